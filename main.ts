@@ -1,0 +1,174 @@
+// Entry point. `node main.ts` (npm start) runs the whole platform in one process; split mode runs
+// `node main.ts --role <subgraph:NAME|router|front-door>` per process (see scripts/split.ts).
+import fs from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import { loadConfig, ConfigError, type Config } from './platform/config.ts';
+import { createLogger, type Logger } from './platform/logger.ts';
+import { startDatabase, type RunningDatabase } from './platform/database.ts';
+import { ensureInternalSecret } from './platform/secrets.ts';
+import { startSubgraph, type RunningSubgraph, type SubgraphHandle } from './platform/subgraph.ts';
+import { createSubgraphServer } from './platform/subgraph-server.ts';
+import { INTERNAL_CONTEXT_HEADER, verifyContext, type RequestContext } from './platform/auth.ts';
+import { sendError } from './rest-compat/render.ts';
+import { SUBGRAPHS } from './subgraphs/index.ts';
+import { createRouter, type Router } from './router/router.ts';
+import { readSupergraphConfig, SUPERGRAPH_FILE } from './router/compose.ts';
+import { remoteSubgraph } from './router/remote-subgraph.ts';
+import { authenticate, credentialsOf } from './router/authenticate.ts';
+import { serveGraphQL } from './router/http.ts';
+import { createFrontDoor } from './rest-compat/server.ts';
+
+export type Tessera = { url: string; config: Config; app: FastifyInstance; router: Router; close: () => Promise<void> };
+
+function supergraphSdl(): string {
+  return fs.readFileSync(SUPERGRAPH_FILE, 'utf8');
+}
+
+/** Routing URLs of the subgraphs: supergraph.yaml, overridden by TESSERA_SUBGRAPH_URLS. */
+export function routingUrls(config: Config): Map<string, string> {
+  const urls = new Map(readSupergraphConfig().map((e) => [e.name, e.routingUrl]));
+  for (const pair of config.subgraphUrls.split(',').filter(Boolean)) {
+    const [name, url] = pair.split('=');
+    if (name && url) urls.set(name.trim(), url.trim());
+  }
+  return urls;
+}
+
+async function listen(app: FastifyInstance, port: number, host: string): Promise<string> {
+  await app.listen({ port, host });
+  const addr = app.server.address();
+  const actual = typeof addr === 'object' && addr ? addr.port : port;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${actual}`;
+}
+
+/** Starts everything in one process: database, five subgraphs, router and front door. */
+export async function startTessera(env: Record<string, string | undefined> = process.env, logger?: Logger): Promise<Tessera> {
+  const config = loadConfig(env);
+  const log = logger ?? createLogger(config.logLevel);
+  ensureInternalSecret(config);
+  const db: RunningDatabase = await startDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDirAbs, port: config.embeddedPgPort, logger: log });
+  const running: RunningSubgraph[] = [];
+  try {
+    for (const def of Object.values(SUBGRAPHS)) running.push(await startSubgraph(def, { config, databaseUrl: db.url, logger: log }));
+    const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: running, logger: log });
+    const app = await createFrontDoor({ config, logger: log, router });
+    const url = await listen(app, config.port, config.host);
+    if (!config.publicUrl) config.issuer = `http://localhost:${new URL(url).port}`;
+    log.info({ url, database: db.embedded ? 'embedded' : 'external' }, 'Tessera is listening');
+    return {
+      url,
+      config,
+      app,
+      router,
+      close: async () => {
+        await app.close();
+        await router.stop();
+        for (const s of running) await s.close();
+        await db.stop();
+      },
+    };
+  } catch (err) {
+    for (const s of running) await s.close().catch(() => {});
+    await db.stop().catch(() => {});
+    throw err;
+  }
+}
+
+/** Split mode, one subgraph: serves it at the port of its routing URL. */
+async function runSubgraph(name: string, config: Config, log: Logger): Promise<() => Promise<void>> {
+  const def = SUBGRAPHS[name];
+  if (!def) throw new Error(`unknown subgraph "${name}" (known: ${Object.keys(SUBGRAPHS).join(', ')})`);
+  if (!config.databaseUrl) throw new ConfigError(['DATABASE_URL: required for a subgraph process in split mode (scripts/split.ts passes it)']);
+  const secret = ensureInternalSecret(config);
+  const sub = await startSubgraph(def, { config, databaseUrl: config.databaseUrl, logger: log });
+  const app = createSubgraphServer(sub, secret, log, config.bodyLimit);
+  const url = new URL(routingUrls(config).get(name)!);
+  await listen(app, Number(url.port), url.hostname);
+  log.info({ subgraph: name, url: url.toString() }, 'subgraph listening');
+  return async () => {
+    await app.close();
+    await sub.close();
+  };
+}
+
+function remoteHandles(config: Config, secret: string): SubgraphHandle[] {
+  return [...routingUrls(config)].map(([name, url]) => remoteSubgraph(name, url, secret));
+}
+
+/** Split mode, the router: /graphql over HTTP subgraphs. Accepts the front door's signed context or raw credentials. */
+async function runRouter(config: Config, log: Logger): Promise<() => Promise<void>> {
+  const secret = ensureInternalSecret(config);
+  const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log });
+  const app = Fastify({ loggerInstance: log.child({ component: 'router' }) as FastifyBaseLogger, disableRequestLogging: true, bodyLimit: config.bodyLimit });
+  app.setErrorHandler((err, _req, reply) => sendError(reply, err, log));
+  app.route({
+    method: ['GET', 'POST'],
+    url: '/graphql',
+    handler: async (req, reply) => {
+      const signed = req.headers[INTERNAL_CONTEXT_HEADER];
+      let ctx: RequestContext;
+      if (typeof signed === 'string') ctx = await verifyContext(signed, secret).catch(() => { throw new Error('invalid router context'); });
+      else ctx = { requestId: String(req.id), principal: await authenticate(credentialsOf(req.headers), router.handles, String(req.id)), ip: req.ip };
+      return serveGraphQL(router.apollo, req, reply, ctx);
+    },
+  });
+  app.get('/readyz', async () => ({ status: 'ok' }));
+  await listen(app, config.routerPort, '127.0.0.1');
+  log.info({ port: config.routerPort }, 'router listening');
+  return async () => {
+    await app.close();
+    await router.stop();
+  };
+}
+
+/** Split mode, the front door: public address; fast path straight to subgraphs, the rest via the router process. */
+async function runFrontDoor(config: Config, log: Logger): Promise<() => Promise<void>> {
+  const secret = ensureInternalSecret(config);
+  const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log });
+  const app = await createFrontDoor({ config, logger: log, router, routerUrl: config.routerUrl });
+  const url = await listen(app, config.port, config.host);
+  log.info({ url }, 'front door listening');
+  return async () => {
+    await app.close();
+    await router.stop();
+  };
+}
+
+async function cli(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  const roleIdx = process.argv.indexOf('--role');
+  const role = roleIdx > 0 ? process.argv[roleIdx + 1] : 'all';
+  let stop: () => Promise<void>;
+  if (role === 'all') stop = (await startTessera(process.env, log)).close;
+  else if (role?.startsWith('subgraph:')) stop = await runSubgraph(role.slice(9), config, log);
+  else if (role === 'router') stop = await runRouter(config, log);
+  else if (role === 'front-door') stop = await runFrontDoor(config, log);
+  else throw new Error(`unknown role "${role}": use all, subgraph:<name>, router or front-door`);
+  const shutdown = (signal: string) => {
+    log.info({ signal }, 'shutting down');
+    stop().then(() => process.exit(0), (err) => {
+      log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    });
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+if (import.meta.main) {
+  cli().catch((err: unknown) => {
+    console.error(err instanceof ConfigError ? err.message : err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,48 @@
+// Who is calling. The router/front door authenticates credentials and hands subgraphs a verified
+// RequestContext: in-process as an object, over HTTP as a short-lived token signed with the internal secret.
+import { SignJWT, jwtVerify } from 'jose';
+
+export type Principal =
+  | { kind: 'anonymous' }
+  /** The router itself, e.g. resolving a credential; never given to an outside caller. */
+  | { kind: 'internal' }
+  /** A developer account signed in with a tenant access token. */
+  | { kind: 'tenant'; tenantId: string; sessionId: string }
+  /** A project API key (`X-Api-Key`): full access to that project. */
+  | { kind: 'project'; projectId: string; tenantId: string }
+  /** A project's end-user with an access token from `/token`. */
+  | { kind: 'user'; projectId: string; userId: string; clientId: string; scopes: string[]; mfa: boolean };
+
+export type RequestContext = {
+  requestId: string;
+  principal: Principal;
+  /** Client address as seen by the front door (rate limits). */
+  ip?: string;
+};
+
+export const INTERNAL_CONTEXT_HEADER = 'x-tessera-context';
+const CONTEXT_TTL_SECONDS = 60;
+const AUDIENCE = 'tessera:subgraph';
+
+function keyOf(secret: string): Uint8Array {
+  return new TextEncoder().encode(secret);
+}
+
+/** Signs a request context for a subgraph reached over HTTP. */
+export async function signContext(ctx: RequestContext, secret: string): Promise<string> {
+  return await new SignJWT({ ctx })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setAudience(AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime(`${CONTEXT_TTL_SECONDS}s`)
+    .sign(keyOf(secret));
+}
+
+/** Verifies a context token from the router; throws when missing, forged or expired. */
+export async function verifyContext(token: string | undefined, secret: string): Promise<RequestContext> {
+  if (!token) throw new Error('missing router context');
+  const { payload } = await jwtVerify(token, keyOf(secret), { audience: AUDIENCE, algorithms: ['HS256'] });
+  const ctx = payload.ctx as RequestContext | undefined;
+  if (!ctx || typeof ctx.requestId !== 'string' || typeof ctx.principal?.kind !== 'string') throw new Error('malformed router context');
+  return ctx;
+}

@@ -1,0 +1,123 @@
+// The one config schema: every setting Tessera reads from the environment is a row here.
+// Nothing else in the code base reads process.env for configuration.
+import path from 'node:path';
+
+export type ConfigRow<T> = {
+  env: string;
+  description: string;
+  /** Printed in the README table; `undefined` means required when its condition applies, or optional. */
+  default: string | undefined;
+  parse: (raw: string) => T;
+};
+
+class ParseError extends Error {}
+
+function int(min: number, max: number) {
+  return (raw: string): number => {
+    if (!/^-?\d+$/.test(raw.trim())) throw new ParseError(`expected a whole number, got "${raw}"`);
+    const n = Number(raw);
+    if (n < min || n > max) throw new ParseError(`expected a number from ${min} to ${max}, got ${n}`);
+    return n;
+  };
+}
+
+function oneOf<const T extends string>(...values: T[]) {
+  return (raw: string): T => {
+    if (!(values as string[]).includes(raw)) throw new ParseError(`expected one of ${values.join(', ')}, got "${raw}"`);
+    return raw as T;
+  };
+}
+
+function url(protocols: string[]) {
+  return (raw: string): string => {
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      throw new ParseError(`expected a URL, got "${raw}"`);
+    }
+    if (!protocols.includes(parsed.protocol)) throw new ParseError(`expected a ${protocols.join(' or ')} URL, got "${parsed.protocol}"`);
+    return raw.replace(/\/$/, '');
+  };
+}
+
+function optionalUrl(protocols: string[]) {
+  const parse = url(protocols);
+  return (raw: string): string | undefined => (raw === '' ? undefined : parse(raw));
+}
+
+function text(raw: string): string {
+  return raw;
+}
+
+function secret(minLength: number) {
+  return (raw: string): string | undefined => {
+    if (raw === '') return undefined;
+    if (raw.length < minLength) throw new ParseError(`expected at least ${minLength} characters`);
+    return raw;
+  };
+}
+
+function bool(raw: string): boolean {
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ParseError(`expected true or false, got "${raw}"`);
+}
+
+/** The config schema. Keep the README's configuration table in step (a test compares them). */
+export const CONFIG_SCHEMA = {
+  port: { env: 'PORT', default: '8080', parse: int(0, 65535), description: 'Port of the public HTTP address (front door). `0` picks a free port.' },
+  host: { env: 'HOST', default: '127.0.0.1', parse: text, description: 'Interface the public address listens on (`0.0.0.0` to accept outside connections).' },
+  publicUrl: { env: 'TESSERA_PUBLIC_URL', default: '', parse: optionalUrl(['http:', 'https:']), description: 'Public base URL, also the OIDC issuer. Default `http://localhost:<PORT>`.' },
+  dataDir: { env: 'TESSERA_DATA_DIR', default: './.tessera', parse: text, description: 'Folder for the embedded database, blobs and keys (created if missing).' },
+  databaseUrl: { env: 'DATABASE_URL', default: '', parse: optionalUrl(['postgres:', 'postgresql:']), description: 'PostgreSQL server to use. Empty: Tessera starts an embedded PostgreSQL under the data folder.' },
+  embeddedPgPort: { env: 'TESSERA_EMBEDDED_PG_PORT', default: '0', parse: int(0, 65535), description: 'Port of the embedded PostgreSQL (`0` picks a free port).' },
+  internalSecret: { env: 'TESSERA_INTERNAL_SECRET', default: '', parse: secret(32), description: 'Secret (32+ characters) that signs the context the router hands subgraphs and encrypts stored secrets. Empty: generated once into the data folder.' },
+  mode: { env: 'TESSERA_MODE', default: 'single', parse: oneOf('single', 'split'), description: '`single` runs everything in one process; `split` makes the router reach subgraphs over HTTP at their routing URLs.' },
+  subgraphUrls: { env: 'TESSERA_SUBGRAPH_URLS', default: '', parse: text, description: 'Split mode: comma-separated `name=url` pairs overriding the routing URLs of `supergraph.yaml`.' },
+  routerPort: { env: 'TESSERA_ROUTER_PORT', default: '4100', parse: int(0, 65535), description: 'Split mode: port of the router process (`/graphql`).' },
+  routerUrl: { env: 'TESSERA_ROUTER_URL', default: '', parse: optionalUrl(['http:', 'https:']), description: 'Split mode: the router process the front door sends multi-subgraph operations to. Empty: the front door routes them itself.' },
+  logLevel: { env: 'LOG_LEVEL', default: 'info', parse: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'), description: 'pino log level.' },
+  accessTokenTtl: { env: 'TESSERA_ACCESS_TOKEN_TTL', default: '900', parse: int(1, 86400), description: 'Lifetime of access tokens, in seconds.' },
+  refreshTokenTtl: { env: 'TESSERA_REFRESH_TOKEN_TTL', default: '2592000', parse: int(60, 31536000), description: 'Lifetime of refresh tokens, in seconds.' },
+  bodyLimit: { env: 'TESSERA_BODY_LIMIT', default: '1048576', parse: int(1024, 1073741824), description: 'Largest JSON request body accepted, in bytes.' },
+  trustProxy: { env: 'TESSERA_TRUST_PROXY', default: 'false', parse: bool, description: 'Trust `X-Forwarded-*` headers (set when behind a reverse proxy).' },
+} as const satisfies Record<string, ConfigRow<unknown>>;
+
+type Schema = typeof CONFIG_SCHEMA;
+export type Config = { -readonly [K in keyof Schema]: ReturnType<Schema[K]['parse']> } & { dataDirAbs: string; issuer: string };
+
+export class ConfigError extends Error {
+  problems: string[];
+  constructor(problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/** Parses every row of the schema from `env`; throws one ConfigError listing every problem. */
+export function loadConfig(env: Record<string, string | undefined> = process.env, cwd = process.cwd()): Config {
+  const problems: string[] = [];
+  const out: Record<string, unknown> = {};
+  for (const [key, row] of Object.entries(CONFIG_SCHEMA) as [string, ConfigRow<unknown>][]) {
+    const raw = env[row.env] ?? row.default ?? '';
+    try {
+      out[key] = row.parse(raw);
+    } catch (err) {
+      problems.push(`${row.env}: ${(err as Error).message}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  const config = out as Config;
+  config.dataDirAbs = path.resolve(cwd, config.dataDir);
+  config.issuer = config.publicUrl ?? `http://localhost:${config.port}`;
+  return config;
+}
+
+let cached: Config | undefined;
+/** The process-wide config, loaded once. */
+export function getConfig(): Config {
+  cached ??= loadConfig();
+  return cached;
+}

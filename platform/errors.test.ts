@@ -1,0 +1,57 @@
+import { describe, it, expect } from '@jest/globals';
+import { GraphQLError } from 'graphql';
+import { ERROR_TABLE, AppError, errors, shapeError, statusOf, toGraphQLError } from './errors.ts';
+
+describe('error table', () => {
+  it('gives every code a 4xx or 5xx status and a default message', () => {
+    for (const [code, row] of Object.entries(ERROR_TABLE)) {
+      expect(code).toMatch(/^[A-Z][A-Z_]+$/);
+      expect(row.status).toBeGreaterThanOrEqual(400);
+      expect(row.status).toBeLessThan(600);
+      expect(row.message.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('masks only internal errors', () => {
+    const masked = Object.entries(ERROR_TABLE).filter(([, r]) => !r.expose).map(([c]) => c);
+    expect(masked).toEqual(['INTERNAL']);
+  });
+
+  it('shapes an AppError with its own status, message and details', () => {
+    const s = shapeError(errors.notFound('project', 'abc'));
+    expect(s).toEqual({ code: 'NOT_FOUND', message: 'project abc not found', details: { resource: 'project', id: 'abc' }, status: 404, masked: false });
+  });
+
+  it('masks an unknown error and says so', () => {
+    const s = shapeError(new Error('connection string postgres://secret leaked'));
+    expect(s.code).toBe('INTERNAL');
+    expect(s.status).toBe(500);
+    expect(s.message).not.toContain('secret');
+    expect(s.masked).toBe(true);
+  });
+
+  it('keeps an AppError thrown inside a resolver (wrapped by graphql-js)', () => {
+    const wrapped = new GraphQLError('x', { originalError: new AppError('CONFLICT', 'name taken') });
+    expect(shapeError(wrapped)).toMatchObject({ code: 'CONFLICT', status: 409, message: 'name taken' });
+  });
+
+  it('classifies graphql-js document and variable errors as 400', () => {
+    expect(shapeError(new GraphQLError('Syntax Error: Unexpected Name "x".')).code).toBe('GRAPHQL_PARSE_FAILED');
+    expect(shapeError(new GraphQLError('Variable "$input" got invalid value 1.')).code).toBe('BAD_USER_INPUT');
+    expect(shapeError(new GraphQLError('Cannot query field "x" on type "Query".')).status).toBe(400);
+  });
+
+  it('puts the code and HTTP status in GraphQL extensions', () => {
+    let logged: unknown;
+    const e = toGraphQLError(new TypeError('boom'), (c) => (logged = c));
+    expect(e.extensions).toMatchObject({ code: 'INTERNAL', http: { status: 500 } });
+    expect(e.message).toBe('Internal error');
+    expect(logged).toBeInstanceOf(TypeError);
+    expect(toGraphQLError(errors.rateLimited(3)).extensions).toMatchObject({ code: 'RATE_LIMITED', details: { retry_after: 3 } });
+  });
+
+  it('maps unknown codes to 500', () => {
+    expect(statusOf('NOPE')).toBe(500);
+    expect(statusOf('MFA_REQUIRED')).toBe(401);
+  });
+});

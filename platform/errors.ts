@@ -1,0 +1,121 @@
+// The one error table. Every error Tessera answers with is a row: code, HTTP status, and whether its
+// message may be shown to the caller. The GraphQL formatter and the REST renderer both read it.
+import { GraphQLError } from 'graphql';
+
+export const ERROR_TABLE = {
+  BAD_REQUEST: { status: 400, expose: true, message: 'The request is malformed' },
+  VALIDATION_FAILED: { status: 400, expose: true, message: 'The request failed validation' },
+  GRAPHQL_PARSE_FAILED: { status: 400, expose: true, message: 'The GraphQL document does not parse' },
+  GRAPHQL_VALIDATION_FAILED: { status: 400, expose: true, message: 'The GraphQL document is not valid' },
+  BAD_USER_INPUT: { status: 400, expose: true, message: 'A variable or argument is not valid' },
+  UNAUTHENTICATED: { status: 401, expose: true, message: 'Authentication is required' },
+  INVALID_CREDENTIALS: { status: 401, expose: true, message: 'E-mail or password is wrong' },
+  INVALID_TOKEN: { status: 401, expose: true, message: 'The token is invalid, expired or revoked' },
+  INVALID_API_KEY: { status: 401, expose: true, message: 'The API key is invalid' },
+  MFA_REQUIRED: { status: 401, expose: true, message: 'A TOTP code is required' },
+  INVALID_MFA_CODE: { status: 401, expose: true, message: 'The TOTP code is wrong or already used' },
+  FORBIDDEN: { status: 403, expose: true, message: 'This credential may not do that' },
+  NOT_FOUND: { status: 404, expose: true, message: 'Not found' },
+  ROUTE_NOT_FOUND: { status: 404, expose: true, message: 'No such route' },
+  METHOD_NOT_ALLOWED: { status: 405, expose: true, message: 'Method not allowed on this path' },
+  CONFLICT: { status: 409, expose: true, message: 'The request conflicts with the current state' },
+  EMAIL_TAKEN: { status: 409, expose: true, message: 'An account with this e-mail already exists' },
+  MFA_NOT_ENROLLED: { status: 409, expose: true, message: 'MFA enrollment has not been started' },
+  MFA_ALREADY_ENABLED: { status: 409, expose: true, message: 'MFA is already enabled' },
+  MFA_NOT_ENABLED: { status: 409, expose: true, message: 'MFA is not enabled' },
+  PLAN_LIMIT_REACHED: { status: 409, expose: true, message: 'The plan limit is reached' },
+  PAYLOAD_TOO_LARGE: { status: 413, expose: true, message: 'The request body is too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, expose: true, message: 'Unsupported content type' },
+  RATE_LIMITED: { status: 429, expose: true, message: 'Too many requests' },
+  INTERNAL: { status: 500, expose: false, message: 'Internal error' },
+  SERVICE_UNAVAILABLE: { status: 503, expose: true, message: 'A service is unavailable' },
+} as const satisfies Record<string, { status: number; expose: boolean; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_TABLE;
+
+/** An error whose code is a row of the error table; the only kind the domain throws on purpose. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+  constructor(code: ErrorCode, message?: string, details?: Record<string, unknown>, options?: { cause?: unknown }) {
+    super(message ?? ERROR_TABLE[code].message, options);
+    this.name = 'AppError';
+    this.code = code;
+    this.details = details;
+  }
+  get status(): number {
+    return ERROR_TABLE[this.code].status;
+  }
+}
+
+/** Named factories: the domain says `errors.notFound('project')`, never builds statuses itself. */
+export const errors = {
+  badRequest: (message: string, details?: Record<string, unknown>) => new AppError('BAD_REQUEST', message, details),
+  validation: (field: string, message: string) => new AppError('VALIDATION_FAILED', `${field}: ${message}`, { field }),
+  unauthenticated: (message?: string) => new AppError('UNAUTHENTICATED', message),
+  invalidCredentials: () => new AppError('INVALID_CREDENTIALS'),
+  invalidToken: (message?: string) => new AppError('INVALID_TOKEN', message),
+  invalidApiKey: () => new AppError('INVALID_API_KEY'),
+  mfaRequired: () => new AppError('MFA_REQUIRED', 'MFA is enabled for this account: send totp_code'),
+  invalidMfaCode: () => new AppError('INVALID_MFA_CODE'),
+  forbidden: (message?: string) => new AppError('FORBIDDEN', message),
+  notFound: (what: string, id?: string) =>
+    new AppError('NOT_FOUND', id ? `${what} ${id} not found` : `${what} not found`, id ? { resource: what, id } : { resource: what }),
+  conflict: (message: string, details?: Record<string, unknown>) => new AppError('CONFLICT', message, details),
+  rateLimited: (retryAfterSeconds: number) => new AppError('RATE_LIMITED', `Too many requests: retry after ${retryAfterSeconds} s`, { retry_after: retryAfterSeconds }),
+  unavailable: (message: string) => new AppError('SERVICE_UNAVAILABLE', message),
+};
+
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && Object.hasOwn(ERROR_TABLE, code);
+}
+
+/** HTTP status for a code; unknown codes are internal errors. */
+export function statusOf(code: unknown): number {
+  return isErrorCode(code) ? ERROR_TABLE[code].status : 500;
+}
+
+export type ShapedError = { code: ErrorCode; message: string; details?: Record<string, unknown>; status: number; masked: boolean };
+
+/** Reduces anything thrown to what the caller may see; `masked` says the cause must be logged. */
+export function shapeError(err: unknown): ShapedError {
+  if (err instanceof AppError) {
+    return { code: err.code, message: err.message, details: err.details, status: err.status, masked: false };
+  }
+  if (err instanceof GraphQLError) {
+    const original = err.originalError;
+    if (original instanceof AppError) return shapeError(original);
+    const code = err.extensions?.code;
+    if (isErrorCode(code) && ERROR_TABLE[code].expose) {
+      const details = err.extensions?.details as Record<string, unknown> | undefined;
+      return { code, message: err.message, details, status: ERROR_TABLE[code].status, masked: false };
+    }
+    // graphql-js reports document and variable problems without a code and without an originalError.
+    // Variable coercion wraps its cause (a GraphQLError or a scalar's parse error) in originalError.
+    const variableProblem = err.message.startsWith('Variable "$') && !err.path;
+    if (code === undefined && (!original || variableProblem)) {
+      const kind: ErrorCode = err.message.startsWith('Syntax Error')
+        ? 'GRAPHQL_PARSE_FAILED'
+        : err.message.startsWith('Variable "$')
+          ? 'BAD_USER_INPUT'
+          : 'GRAPHQL_VALIDATION_FAILED';
+      return { code: kind, message: err.message, status: 400, masked: false };
+    }
+  }
+  return { code: 'INTERNAL', message: ERROR_TABLE.INTERNAL.message, status: 500, masked: true };
+}
+
+/** The GraphQL side of the table: an error as it travels in a GraphQL response. */
+export function toGraphQLError(err: unknown, onMasked?: (cause: unknown) => void): GraphQLError {
+  const shaped = shapeError(err);
+  if (shaped.masked) onMasked?.(err);
+  const gqlErr = err instanceof GraphQLError ? err : undefined;
+  return new GraphQLError(shaped.message, {
+    path: gqlErr?.path,
+    extensions: {
+      code: shaped.code,
+      http: { status: shaped.status },
+      ...(shaped.details ? { details: shaped.details } : {}),
+    },
+  });
+}

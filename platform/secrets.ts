@@ -1,0 +1,20 @@
+// The internal secret: from config, or generated once into the data folder so that every process of
+// a split deployment on this machine shares it.
+import fs from 'node:fs';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import type { Config } from './config.ts';
+
+/** Makes sure `config.internalSecret` is set, creating `<dataDir>/internal.secret` when needed. */
+export function ensureInternalSecret(config: Config): string {
+  if (config.internalSecret) return config.internalSecret;
+  fs.mkdirSync(config.dataDirAbs, { recursive: true, mode: 0o755 });
+  const file = path.join(config.dataDirAbs, 'internal.secret');
+  try {
+    fs.writeFileSync(file, crypto.randomBytes(32).toString('base64url'), { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  config.internalSecret = fs.readFileSync(file, 'utf8').trim();
+  return config.internalSecret;
+}

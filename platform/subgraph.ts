@@ -1,0 +1,112 @@
+// The contract every subgraph fulfils, and the runtime that turns one into an executor.
+// A subgraph is a factory: nothing runs on import. The router sees only `RunningSubgraph`.
+import fs from 'node:fs';
+import { parse, validate, execute, specifiedRules, type DocumentNode, type GraphQLSchema, type GraphQLFormattedError } from 'graphql';
+import { buildSubgraphSchema } from '@apollo/subgraph';
+import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
+import type { EntitySchema, MigrationObject } from '@mikro-orm/postgresql';
+import { LRUCache } from 'lru-cache';
+import type { Config } from './config.ts';
+import type { Logger } from './logger.ts';
+import type { RequestContext } from './auth.ts';
+import { openSubgraphDatabase, type SubgraphDatabase } from './database.ts';
+import { toGraphQLError } from './errors.ts';
+
+/** What a resolver receives as its context. */
+export type SubgraphContext<S> = RequestContext & { services: S; logger: Logger };
+
+export type SubgraphDeps = { config: Config; db: SubgraphDatabase; logger: Logger };
+
+export type SubgraphDefinition<S> = {
+  /** Name as in supergraph.yaml. */
+  name: string;
+  /** Path of the subgraph's schema.graphql. */
+  schemaFile: URL;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  entities: EntitySchema<any, any>[];
+  migrations: MigrationObject[];
+  createServices: (deps: SubgraphDeps) => S | Promise<S>;
+  resolvers: GraphQLResolverMap<SubgraphContext<S>>;
+  /** Background work the subgraph owns (jobs, timers); started after migrations. */
+  start?: (services: S) => Promise<void>;
+  stop?: (services: S) => Promise<void>;
+};
+
+/** Helper giving `resolvers` the right context type. */
+export function defineSubgraph<S>(def: SubgraphDefinition<S>): SubgraphDefinition<S> {
+  return def;
+}
+
+export type ExecutionResultJson = { data?: Record<string, unknown> | null; errors?: GraphQLFormattedError[] };
+
+export type HealthReport = { status: 'ok' | 'down'; database: 'ok' | 'down'; detail?: string };
+
+/** A subgraph as the router uses it, in-process or over HTTP. */
+export type SubgraphHandle = {
+  name: string;
+  execute: (query: string, variables: Record<string, unknown> | undefined, ctx: RequestContext, operationName?: string) => Promise<ExecutionResultJson>;
+  health: () => Promise<HealthReport>;
+};
+
+export type RunningSubgraph = SubgraphHandle & { schema: GraphQLSchema; sdl: string; close: () => Promise<void> };
+
+/** Reads a subgraph's SDL. */
+export function readSchemaFile(file: URL): string {
+  return fs.readFileSync(file, 'utf8');
+}
+
+/** Opens the subgraph's database, runs its migrations, builds its schema and returns an executor. */
+export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { config: Config; databaseUrl: string; logger: Logger }): Promise<RunningSubgraph> {
+  const logger = opts.logger.child({ subgraph: def.name });
+  const db = await openSubgraphDatabase({ name: def.name, url: opts.databaseUrl, entities: def.entities, migrations: def.migrations, logger });
+  const services = await def.createServices({ config: opts.config, db, logger });
+  const sdl = readSchemaFile(def.schemaFile);
+  const schema = buildSubgraphSchema([{ typeDefs: parse(sdl), resolvers: def.resolvers as GraphQLResolverMap<unknown> }]);
+  await def.start?.(services);
+
+  // Parsing and validating is most of the cost of a small operation: cache by the document's text.
+  const documents = new LRUCache<string, DocumentNode | GraphQLFormattedError[]>({ max: 500 });
+  const prepare = (query: string): DocumentNode | GraphQLFormattedError[] => {
+    let doc = documents.get(query);
+    if (doc) return doc;
+    try {
+      const parsed = parse(query);
+      const problems = validate(schema, parsed, specifiedRules);
+      doc = problems.length > 0 ? problems.map((e) => toGraphQLError(e).toJSON()) : parsed;
+    } catch (err) {
+      doc = [toGraphQLError(err).toJSON()];
+    }
+    documents.set(query, doc);
+    return doc;
+  };
+
+  return {
+    name: def.name,
+    schema,
+    sdl,
+    async execute(query, variables, ctx, operationName) {
+      const doc = prepare(query);
+      if (Array.isArray(doc)) return { errors: doc };
+      const reqLogger = logger.child({ requestId: ctx.requestId });
+      const contextValue: SubgraphContext<S> = { ...ctx, services, logger: reqLogger };
+      const result = await execute({ schema, document: doc, variableValues: variables ?? {}, contextValue, operationName });
+      if (!result.errors) return { data: result.data as Record<string, unknown> };
+      return {
+        data: (result.data as Record<string, unknown> | null | undefined) ?? null,
+        errors: result.errors.map((e) => toGraphQLError(e, (cause) => reqLogger.error({ err: cause, path: e.path }, 'masked error')).toJSON()),
+      };
+    },
+    async health() {
+      try {
+        await db.ping();
+        return { status: 'ok', database: 'ok' };
+      } catch (err) {
+        return { status: 'down', database: 'down', detail: (err as Error).message };
+      }
+    },
+    async close() {
+      await def.stop?.(services);
+      await db.close();
+    },
+  };
+}

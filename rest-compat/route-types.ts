@@ -1,0 +1,36 @@
+// The shape of one row of the REST route table (see route-table.ts).
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * Where a GraphQL variable's value comes from:
+ * - `body`: the whole JSON body, its top-level keys turned from snake_case to camelCase
+ * - `body.<field>`: one field of the body (as sent)
+ * - `params.<name>`: a path parameter; `query.<name>`: a query-string parameter
+ * Path and query values are strings; they are coerced to the variable's GraphQL type (Int, Float, Boolean).
+ */
+export type VariableSource = 'body' | `body.${string}` | `params.${string}` | `query.${string}`;
+
+/** Who may call: `none` (public), `tenant` (tenant bearer token), `project` (X-Api-Key or end-user token), `any` credential. */
+export type RouteAuth = 'none' | 'tenant' | 'project' | 'user' | 'any';
+
+export type RouteRow = {
+  /** Dotted operation id, reused as OpenAPI operationId and in logs. */
+  id: string;
+  method: HttpMethod;
+  /** Path with `:name` parameters, as in the seed. */
+  path: string;
+  summary: string;
+  /** OpenAPI tag (the domain). */
+  tag: string;
+  auth: RouteAuth;
+  /** GraphQL operation document; fields are aliased to the REST (snake_case) shape. */
+  operation: string;
+  /** HTTP status on success. 204 sends no body. */
+  status: number;
+  variables: Record<string, VariableSource>;
+  /** Body is `data[<first root field>]` instead of `data` (for flat responses like login). */
+  unwrap?: boolean;
+  /** Extra OpenAPI query parameters documented but not passed as variables (rare). */
+  description?: string;
+};

@@ -1,0 +1,166 @@
+// The front door: owns the public HTTP address. REST rows run their GraphQL operation straight on the
+// subgraph that serves it (fast path) or through the router; /graphql is the full router.
+import crypto from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { Config } from '../platform/config.ts';
+import type { Logger } from '../platform/logger.ts';
+import { INTERNAL_CONTEXT_HEADER, signContext, type Principal, type RequestContext } from '../platform/auth.ts';
+import { AppError, errors } from '../platform/errors.ts';
+import type { ExecutionResultJson } from '../platform/subgraph.ts';
+import type { Router } from '../router/router.ts';
+import { authenticate, credentialsOf } from '../router/authenticate.ts';
+import { serveGraphQL } from '../router/http.ts';
+import type { FastPath } from '../router/planner.ts';
+import { ROUTE_TABLE } from './route-table.ts';
+import type { RouteRow } from './route-types.ts';
+import { variablesFor, variableTypesOf } from './variables.ts';
+import { sendError, sendGraphQLErrors } from './render.ts';
+import { registerHealthRoutes } from './health.ts';
+import { buildOpenApi } from './openapi.ts';
+import { renderDocsPage } from './docs-page.ts';
+
+export type FrontDoorOptions = {
+  config: Config;
+  logger: Logger;
+  router: Router;
+  /** Split mode: send operations that need several subgraphs to this router process instead. */
+  routerUrl?: string;
+  routes?: readonly RouteRow[];
+};
+
+type PreparedRoute = { row: RouteRow; fast: FastPath | null; types: Map<string, string> };
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Checks every row's operation against the supergraph and plans it; throws listing every bad row. */
+export function prepareRoutes(router: Router, routes: readonly RouteRow[]): PreparedRoute[] {
+  const problems: string[] = [];
+  const prepared: PreparedRoute[] = [];
+  for (const row of routes) {
+    const errs = router.validateOperation(row.operation);
+    if (errs.length > 0) {
+      problems.push(`${row.method} ${row.path} (${row.id}): ${errs.join('; ')}`);
+      continue;
+    }
+    prepared.push({ row, fast: router.planner.fastPathOf(row.operation), types: variableTypesOf(row) });
+  }
+  if (problems.length > 0) throw new Error(`Route table operations do not match the supergraph:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  return prepared;
+}
+
+function allowed(row: RouteRow, p: Principal): boolean {
+  switch (row.auth) {
+    case 'none':
+      return true;
+    case 'tenant':
+      return p.kind === 'tenant';
+    case 'project':
+      return p.kind === 'project' || p.kind === 'user';
+    case 'user':
+      return p.kind === 'user';
+    case 'any':
+      return p.kind !== 'anonymous';
+  }
+}
+
+const AUTH_HINT: Record<RouteRow['auth'], string> = {
+  none: '',
+  tenant: 'a tenant access token is required (Authorization: Bearer <access_token> from /auth/api/v1/tenant/login)',
+  project: 'a project API key (X-Api-Key) or an end-user access token is required',
+  user: 'an end-user access token is required (Authorization: Bearer <access_token> from /token)',
+  any: 'credentials are required (X-Api-Key or Authorization: Bearer)',
+};
+
+/** Builds the Fastify app of the public address (not yet listening). */
+export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyInstance> {
+  const { config, logger, router } = opts;
+  const prepared = prepareRoutes(router, opts.routes ?? ROUTE_TABLE);
+  const app = Fastify({
+    loggerInstance: logger.child({ component: 'front-door' }) as FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: config.bodyLimit,
+    trustProxy: config.trustProxy,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+    },
+    // The seed's data API lives at /v1/*; the data service's own paths are /api/v1/*.
+    rewriteUrl: (req) => (req.url?.startsWith('/v1/') || req.url === '/v1' ? `/api${req.url}` : (req.url ?? '/')),
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  app.addHook('onRequest', async (req, reply) => {
+    void reply.header('x-request-id', req.id);
+  });
+  app.setErrorHandler((err, req, reply) => {
+    const e = err as Error & { statusCode?: number; code?: string };
+    if (!(e instanceof AppError) && typeof e.statusCode === 'number' && e.statusCode < 500) {
+      const code = e.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : e.statusCode === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'BAD_REQUEST';
+      return sendError(reply, new AppError(code, e.message), req.log);
+    }
+    return sendError(reply, err, req.log);
+  });
+  app.setNotFoundHandler((req, reply) => sendError(reply, new AppError('ROUTE_NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`), req.log));
+
+  const contextOf = async (req: FastifyRequest): Promise<RequestContext> => {
+    const principal = await authenticate(credentialsOf(req.headers), router.handles, String(req.id));
+    return { requestId: String(req.id), principal, ip: req.ip };
+  };
+
+  const viaRouterProcess = async (query: string, variables: Record<string, unknown>, ctx: RequestContext): Promise<ExecutionResultJson> => {
+    const res = await fetch(`${opts.routerUrl}/graphql`, {
+      method: 'POST',
+      redirect: 'error',
+      headers: { 'content-type': 'application/json', [INTERNAL_CONTEXT_HEADER]: await signContext(ctx, config.internalSecret!), 'x-request-id': ctx.requestId },
+      body: JSON.stringify({ query, variables }),
+    }).catch((err: Error) => {
+      throw errors.unavailable(`router unreachable: ${err.message}`);
+    });
+    return (await res.json()) as ExecutionResultJson;
+  };
+
+  const run = async (route: PreparedRoute, variables: Record<string, unknown>, ctx: RequestContext): Promise<ExecutionResultJson> => {
+    if (route.fast) {
+      const handle = router.handles.get(route.fast.subgraph)!;
+      const used = Object.fromEntries(route.fast.variableUsages.filter((v) => v in variables).map((v) => [v, variables[v]]));
+      return await handle.execute(route.fast.query, used, ctx, route.fast.operationName);
+    }
+    if (opts.routerUrl) return await viaRouterProcess(route.row.operation, variables, ctx);
+    return await router.execute(route.row.operation, variables, ctx);
+  };
+
+  for (const route of prepared) {
+    const { row } = route;
+    app.route({
+      method: row.method,
+      url: row.path,
+      handler: async (req, reply) => {
+        const ctx = await contextOf(req);
+        if (!allowed(row, ctx.principal)) {
+          throw ctx.principal.kind === 'anonymous' ? errors.unauthenticated(AUTH_HINT[row.auth]) : errors.forbidden(AUTH_HINT[row.auth]);
+        }
+        const variables = variablesFor(row, { body: req.body, params: req.params as Record<string, string>, query: req.query as Record<string, unknown> }, route.types);
+        req.log = req.log.child({ operation: row.id });
+        const result = await run(route, variables, ctx);
+        if (result.errors?.length) return sendGraphQLErrors(reply, result.errors, req.log);
+        if (row.status === 204) return reply.code(204).send();
+        const data = result.data ?? {};
+        const body = row.unwrap ? data[Object.keys(data)[0]!] : data;
+        return reply.code(row.status).send(body);
+      },
+    });
+  }
+
+  app.route({
+    method: ['GET', 'POST'],
+    url: '/graphql',
+    handler: async (req, reply) => serveGraphQL(router.apollo, req, reply, await contextOf(req)),
+  });
+
+  const openapi = buildOpenApi(prepared.map((p) => p.row), router.apiSchema, config);
+  app.get('/openapi.json', async () => openapi);
+  const docs = renderDocsPage(openapi);
+  app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').send(docs));
+  registerHealthRoutes(app, router.handles);
+  return app;
+}

@@ -1,0 +1,115 @@
+// npm run start:split — split mode: each subgraph, the router and the front door in its own process.
+// Starts the embedded database once (unless DATABASE_URL is set) and hands its URL to the subgraphs.
+// `--free-ports` picks free loopback ports instead of the routing URLs of supergraph.yaml (tests).
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadConfig, ConfigError } from '../platform/config.ts';
+import { createLogger } from '../platform/logger.ts';
+import { startDatabase } from '../platform/database.ts';
+import { ensureInternalSecret } from '../platform/secrets.ts';
+import { readSupergraphConfig, ROOT } from '../router/compose.ts';
+
+async function freePort(): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`${url}: process exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(url);
+      if (res.status < 500) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up within ${timeoutMs} ms`);
+}
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exit(2);
+  }
+  const log = createLogger(config.logLevel, 'tessera-split');
+  const secret = ensureInternalSecret(config);
+  const db = await startDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDirAbs, port: config.embeddedPgPort, logger: log });
+  const freePorts = process.argv.includes('--free-ports');
+  const entries = readSupergraphConfig();
+  const urls: string[] = [];
+  for (const e of entries) urls.push(`${e.name}=${freePorts ? `http://127.0.0.1:${await freePort()}/graphql` : e.routingUrl}`);
+  const routerPort = freePorts ? await freePort() : config.routerPort;
+  const env = {
+    ...process.env,
+    DATABASE_URL: db.url,
+    TESSERA_INTERNAL_SECRET: secret,
+    TESSERA_MODE: 'split',
+    TESSERA_SUBGRAPH_URLS: urls.join(','),
+    TESSERA_ROUTER_PORT: String(routerPort),
+    TESSERA_ROUTER_URL: `http://127.0.0.1:${routerPort}`,
+  };
+  const children: ChildProcess[] = [];
+  const start = (role: string) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'main.ts'), '--role', role], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+    children.push(child);
+    return child;
+  };
+  let stopping = false;
+  const stopAll = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    for (const c of children) c.kill('SIGTERM');
+    await Promise.all(children.map((c) => (c.exitCode !== null ? Promise.resolve() : new Promise((r) => c.once('exit', r)))));
+    await db.stop();
+    process.exit(code);
+  };
+  process.once('SIGINT', () => void stopAll(0));
+  process.once('SIGTERM', () => void stopAll(0));
+  try {
+    // Subgraphs one after another: their migrations must not race on a fresh database.
+    for (const [i, e] of entries.entries()) {
+      const child = start(`subgraph:${e.name}`);
+      await waitFor(urls[i]!.split('=')[1]!.replace(/\/graphql$/, '/readyz'), child);
+    }
+    const router = start('router');
+    await waitFor(`http://127.0.0.1:${routerPort}/readyz`, router);
+    const front = start('front-door');
+    await waitFor(`http://${config.host}:${config.port}/health`, front);
+    // What runs where, for operators and tests: <dataDir>/split.json.
+    const layout = {
+      url: `http://${config.host}:${config.port}`,
+      router: { url: `http://127.0.0.1:${routerPort}`, pid: router.pid },
+      subgraphs: Object.fromEntries(entries.map((e, i) => [e.name, { url: urls[i]!.split('=')[1], pid: children[i]!.pid }])),
+      frontDoor: { pid: front.pid },
+    };
+    fs.writeFileSync(path.join(config.dataDirAbs, 'split.json'), JSON.stringify(layout, null, 2));
+    log.info({ url: layout.url }, 'split mode ready');
+    for (const c of children) {
+      c.once('exit', (code) => {
+        if (!stopping) log.warn({ pid: c.pid, code }, 'a process of the split deployment exited');
+      });
+    }
+  } catch (err) {
+    log.error({ err }, 'split start-up failed');
+    await stopAll(1);
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof ConfigError ? err.message : err);
+  process.exit(1);
+});
