@@ -1,0 +1,8 @@
+// The one REST route table: every documented path is a row naming a GraphQL operation.
+// Rows live per domain in ./routes/; this file is the only place they are put together.
+import type { RouteRow } from './route-types.ts';
+import { tenantRoutes } from './routes/tenant.ts';
+
+export type { RouteRow };
+
+export const ROUTE_TABLE: readonly RouteRow[] = [...tenantRoutes];

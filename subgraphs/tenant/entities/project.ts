@@ -1,0 +1,21 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/postgresql';
+
+/** A tenant's project. The API key is sealed for the owner to read back and hashed for lookup. */
+export const ProjectEntity = defineEntity({
+  name: 'Project',
+  tableName: 'projects',
+  properties: {
+    id: p.uuid().primary(),
+    tenantId: p.uuid(),
+    name: p.text(),
+    apiKeySealed: p.text(),
+    /** SHA-256 of the API key; unique, the only column credentials are looked up by. */
+    apiKeyHash: p.text(),
+    /** The first characters of the key, safe to show in lists and logs. */
+    apiKeyPrefix: p.text(),
+    createdAt: p.datetime(),
+    updatedAt: p.datetime(),
+  },
+});
+
+export type Project = InferEntity<typeof ProjectEntity>;

@@ -1,0 +1,20 @@
+// The tenant subgraph: developer accounts, sessions, MFA, plans and projects. A definition only:
+// the platform's startSubgraph opens its database, runs its migrations and serves it.
+import { defineSubgraph } from '../../platform/subgraph.ts';
+import { tenantEntities } from './entities/index.ts';
+import { tenantMigrations } from './migrations/index.ts';
+import { tenantResolvers } from './resolvers/index.ts';
+import { createTenantServices, type TenantServices } from './services/index.ts';
+
+export const tenantSubgraph = defineSubgraph<TenantServices>({
+  name: 'tenant',
+  schemaFile: new URL('./schema.graphql', import.meta.url),
+  entities: tenantEntities,
+  migrations: tenantMigrations,
+  createServices: createTenantServices,
+  resolvers: tenantResolvers,
+  // Creates the first signing key, so the first sign-in does not pay for it.
+  start: async (services) => {
+    await services.signingKeys.ensureCurrent();
+  },
+});

@@ -1,0 +1,5 @@
+// The tenant subgraph's migrations, oldest first. Never edit one that has shipped: add a new one.
+import type { MigrationObject } from '@mikro-orm/postgresql';
+import { TenantInitialMigration } from './0001-initial.ts';
+
+export const tenantMigrations: MigrationObject[] = [{ name: '0001-tenant-initial', class: TenantInitialMigration }];

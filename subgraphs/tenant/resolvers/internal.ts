@@ -1,0 +1,25 @@
+// Operations only the router (and the identity provider through it) may call; hidden from the public schema.
+import { errors } from '../../../platform/errors.ts';
+import type { TenantContext } from './context.ts';
+import { requireInternal } from './context.ts';
+
+export const internalQueries = {
+  /** Exactly one of `apiKey` and `token`. */
+  _authenticate: async (_: unknown, { apiKey, token }: { apiKey?: string | null; token?: string | null }, ctx: TenantContext) => {
+    requireInternal(ctx);
+    if (typeof apiKey === 'string' && typeof token === 'string') throw errors.validation('apiKey', 'give an API key or a token, not both');
+    if (typeof apiKey === 'string') {
+      const { projectId, tenantId } = await ctx.services.projects.authenticate(apiKey);
+      return { kind: 'project', projectId, tenantId, sessionId: null };
+    }
+    if (typeof token === 'string') {
+      const { tenantId, sessionId } = await ctx.services.sessions.authenticate(token);
+      return { kind: 'tenant', tenantId, sessionId, projectId: null };
+    }
+    throw errors.validation('apiKey', 'give an API key or a token');
+  },
+  _oidcClient: async (_: unknown, args: { clientId: string; clientSecret?: string | null }, ctx: TenantContext) => {
+    requireInternal(ctx);
+    return await ctx.services.oidcClients.resolve(args.clientId, args.clientSecret);
+  },
+};

@@ -1,0 +1,43 @@
+// Project, publication and OIDC client operations.
+import { errors } from '../../../platform/errors.ts';
+import type { TenantContext } from './context.ts';
+import { requireTenant } from './context.ts';
+
+type Id = { id: string };
+
+export const projectQueries = {
+  projects: async (_: unknown, args: { first?: number | null; after?: string | null }, ctx: TenantContext) =>
+    await ctx.services.projects.list(requireTenant(ctx).tenantId, args),
+  /** The owning tenant, or the project's own API key, may read a project. */
+  project: async (_: unknown, { id }: Id, ctx: TenantContext) => {
+    const p = ctx.principal;
+    if (p.kind === 'project') {
+      if (p.projectId !== id) throw errors.notFound('project', id.slice(0, 100));
+      const project = await ctx.services.projects.load(id);
+      if (!project) throw errors.notFound('project', id);
+      return project;
+    }
+    return await ctx.services.projects.getOwned(requireTenant(ctx).tenantId, id);
+  },
+};
+
+export const projectMutations = {
+  createProject: async (_: unknown, { input }: { input: { name: string } }, ctx: TenantContext) =>
+    await ctx.services.projects.create(requireTenant(ctx).tenantId, input),
+  renameProject: async (_: unknown, { id, input }: Id & { input: { name: string } }, ctx: TenantContext) =>
+    await ctx.services.projects.rename(requireTenant(ctx).tenantId, id, input),
+  deleteProject: async (_: unknown, { id }: Id, ctx: TenantContext) => {
+    await ctx.services.projects.remove(requireTenant(ctx).tenantId, id);
+    return true;
+  },
+  regenerateProjectKey: async (_: unknown, { id }: Id, ctx: TenantContext) => await ctx.services.projects.regenerateKey(requireTenant(ctx).tenantId, id),
+  setPublication: async (_: unknown, args: { projectId: string; input: { table: string; enabled: boolean } }, ctx: TenantContext) =>
+    await ctx.services.publications.set(requireTenant(ctx).tenantId, args.projectId, args.input),
+  updateOidcClient: async (
+    _: unknown,
+    args: { projectId: string; clientId: string; input: { name?: string | null; redirectUris?: string[] | null } },
+    ctx: TenantContext,
+  ) => await ctx.services.oidcClients.update(requireTenant(ctx).tenantId, args.projectId, args.clientId, args.input),
+  rotateOidcClientSecret: async (_: unknown, args: { projectId: string; clientId: string }, ctx: TenantContext) =>
+    await ctx.services.oidcClients.rotateSecret(requireTenant(ctx).tenantId, args.projectId, args.clientId),
+};

@@ -1,0 +1,64 @@
+// Field resolvers of the object types: formatting (ISO dates), joins, and the guards on secrets.
+import { AppError } from '../../../platform/errors.ts';
+import type { Plan, Project, ProjectOidcClient, ProjectPublication } from '../entities/index.ts';
+import type { TenantView } from '../services/accounts.ts';
+import type { ResolvedOidcClient } from '../services/oidc-clients.ts';
+import { assertOwner, assertReader, type TenantContext } from './context.ts';
+
+const iso = (d: Date) => d.toISOString();
+
+export const typeResolvers = {
+  Tenant: {
+    plan: async (t: TenantView, _: unknown, ctx: TenantContext) => await ctx.services.plans.get(t.planId),
+    createdAt: (t: TenantView) => iso(t.createdAt),
+  },
+  Plan: {
+    __resolveReference: async (ref: { id: string }, ctx: TenantContext) => {
+      try {
+        return await ctx.services.plans.get(ref.id);
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'NOT_FOUND') return null;
+        throw err;
+      }
+    },
+    // PlanLimits reads the limit columns straight off the plan.
+    limits: (plan: Plan) => plan,
+  },
+  Project: {
+    // Used by the gateway for other subgraphs' Project references: no ownership check here, the root
+    // fields check it, and the secret fields below check it again.
+    __resolveReference: async (ref: { id: string }, ctx: TenantContext) => await ctx.services.projects.load(ref.id),
+    apiKey: (p: Project, _: unknown, ctx: TenantContext) => {
+      assertOwner(ctx, p);
+      return ctx.services.projects.revealApiKey(p);
+    },
+    createdAt: (p: Project) => iso(p.createdAt),
+    updatedAt: (p: Project) => iso(p.updatedAt),
+    plan: async (p: Project, _: unknown, ctx: TenantContext) => await ctx.services.plans.ofTenant(p.tenantId),
+    publications: async (p: Project, _: unknown, ctx: TenantContext) => {
+      assertReader(ctx, p);
+      return await ctx.services.publications.list(p.id);
+    },
+    oidcClients: async (p: Project, _: unknown, ctx: TenantContext) => {
+      assertOwner(ctx, p);
+      return await ctx.services.oidcClients.list(p.id);
+    },
+  },
+  Publication: {
+    table: (r: ProjectPublication) => r.tableName,
+    updatedAt: (r: ProjectPublication) => iso(r.updatedAt),
+  },
+  OidcClient: {
+    // Reached only through owner-checked paths (Project.oidcClients and the owner's mutations).
+    clientSecret: (c: ProjectOidcClient, _: unknown, ctx: TenantContext) => ctx.services.oidcClients.revealSecret(c),
+    createdAt: (c: ProjectOidcClient) => iso(c.createdAt),
+  },
+  InternalOidcClient: {
+    clientId: (r: ResolvedOidcClient) => r.client.clientId,
+    projectId: (r: ResolvedOidcClient) => r.client.projectId,
+    name: (r: ResolvedOidcClient) => r.client.name,
+    redirectUris: (r: ResolvedOidcClient) => r.client.redirectUris,
+    grantTypes: (r: ResolvedOidcClient) => r.client.grantTypes,
+    secretValid: (r: ResolvedOidcClient) => r.secretValid,
+  },
+};

@@ -1,0 +1,133 @@
+// Projects of a tenant: create (within the plan's limit, with a default OIDC client), list, rename,
+// delete, API key regeneration, and the API key check the router runs on every request.
+import crypto from 'node:crypto';
+import { AppError, errors } from '../../../platform/errors.ts';
+import { ProjectEntity, type Project } from '../entities/index.ts';
+import type { ServiceDeps } from './context.ts';
+import { randomToken, sha256Hex } from './crypto.ts';
+import { newOidcClient } from './oidc-clients.ts';
+import type { PlanService } from './plans.ts';
+import { checkName, checkPageSize, isUuid } from './validation.ts';
+
+const API_KEY_PREFIX = 'tsk_';
+const SHOWN_PREFIX_LENGTH = 12;
+export const PAGE_DEFAULT = 20;
+export const PAGE_MAX = 100;
+
+export type ProjectPage = { items: Project[]; nextCursor: string | null };
+export type ProjectService = ReturnType<typeof createProjectService>;
+
+function newApiKey() {
+  const apiKey = randomToken(API_KEY_PREFIX);
+  return { apiKey, apiKeyHash: sha256Hex(apiKey), apiKeyPrefix: apiKey.slice(0, SHOWN_PREFIX_LENGTH) };
+}
+
+/** Cursor = base64url JSON of [createdAt, id] of the last item shown. */
+export function encodeCursor(p: Pick<Project, 'createdAt' | 'id'>): string {
+  return Buffer.from(JSON.stringify([p.createdAt.toISOString(), p.id])).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): { createdAt: Date; id: string } {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    const createdAt = new Date(at as string);
+    if (typeof at === 'string' && !Number.isNaN(createdAt.getTime()) && isUuid(id)) return { createdAt, id };
+  } catch {
+    // fall through
+  }
+  throw errors.validation('after', 'is not a cursor returned by this API');
+}
+
+/** Creates the project service. */
+export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' | 'box'> & { plans: PlanService }) {
+  const notFound = (id: string) => errors.notFound('project', id.slice(0, 100));
+
+  /** The project when `tenantId` owns it; NOT_FOUND otherwise (also for ids that are not UUIDs). */
+  async function getOwned(tenantId: string, id: string): Promise<Project> {
+    if (!isUuid(id)) throw notFound(id);
+    const project = await db.em().findOne(ProjectEntity, { id, tenantId });
+    if (!project) throw notFound(id);
+    return project;
+  }
+
+  return {
+    getOwned,
+
+    /** Creates a project and its default OIDC client; PLAN_LIMIT_REACHED past the plan's project count. */
+    async create(tenantId: string, input: { name: unknown }): Promise<Project> {
+      const name = checkName('name', input.name);
+      return await db.em().transactional(async (em) => {
+        // Locking the tenant row serialises concurrent creates, so the count below cannot go stale.
+        const [tenant] = await em.execute<{ plan_id: string }[]>('select plan_id from tenants where id = ? for update', [tenantId]);
+        if (!tenant) throw errors.unauthenticated('The account no longer exists');
+        const plan = await plans.get(tenant.plan_id);
+        const count = await em.count(ProjectEntity, { tenantId });
+        if (count >= plan.maxProjects) {
+          throw new AppError('PLAN_LIMIT_REACHED', `The ${plan.name} plan allows ${plan.maxProjects} projects`, { limit: 'max_projects', max: plan.maxProjects, plan: plan.id });
+        }
+        const now = new Date();
+        const { apiKey, ...key } = newApiKey();
+        const project = em.create(ProjectEntity, { id: crypto.randomUUID(), tenantId, name, apiKeySealed: box.encrypt(apiKey), ...key, createdAt: now, updatedAt: now });
+        // No ORM relations between the tables: flush the project first so the client's foreign key holds.
+        await em.flush();
+        newOidcClient(em, box, { projectId: project.id, name: 'Default client', isDefault: true, now });
+        return project;
+      });
+    },
+
+    /** One page of the tenant's projects, oldest first. */
+    async list(tenantId: string, opts: { first?: unknown; after?: unknown }): Promise<ProjectPage> {
+      const first = checkPageSize('first', opts.first, PAGE_DEFAULT, PAGE_MAX);
+      const after = typeof opts.after === 'string' && opts.after !== '' ? decodeCursor(opts.after) : undefined;
+      const where = after
+        ? { tenantId, $or: [{ createdAt: { $gt: after.createdAt } }, { createdAt: after.createdAt, id: { $gt: after.id } }] }
+        : { tenantId };
+      const rows = await db.em().find(ProjectEntity, where, { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], limit: first + 1 });
+      const items = rows.slice(0, first);
+      return { items, nextCursor: rows.length > first ? encodeCursor(items[items.length - 1]) : null };
+    },
+
+    async rename(tenantId: string, id: string, input: { name: unknown }): Promise<Project> {
+      const name = checkName('name', input.name);
+      const project = await getOwned(tenantId, id);
+      const em = db.em();
+      await em.nativeUpdate(ProjectEntity, { id: project.id }, { name, updatedAt: new Date() });
+      return (await em.findOne(ProjectEntity, { id: project.id })) as Project;
+    },
+
+    /** Deletes the project with its OIDC clients and publications. */
+    async remove(tenantId: string, id: string): Promise<void> {
+      if (!isUuid(id)) throw notFound(id);
+      const deleted = await db.em().nativeDelete(ProjectEntity, { id, tenantId });
+      if (deleted === 0) throw notFound(id);
+    },
+
+    /** Replaces the API key; the old one is refused from the next request on. */
+    async regenerateKey(tenantId: string, id: string): Promise<Project> {
+      const project = await getOwned(tenantId, id);
+      const { apiKey, ...key } = newApiKey();
+      const em = db.em();
+      await em.nativeUpdate(ProjectEntity, { id: project.id }, { apiKeySealed: box.encrypt(apiKey), ...key, updatedAt: new Date() });
+      return (await em.findOne(ProjectEntity, { id: project.id })) as Project;
+    },
+
+    /** The project by id, whoever asks (entity references); null when unknown or not a UUID. */
+    async load(id: unknown): Promise<Project | null> {
+      if (!isUuid(id)) return null;
+      return await db.em().findOne(ProjectEntity, { id });
+    },
+
+    /** The project's API key in clear. */
+    revealApiKey(project: Project): string {
+      return box.decrypt(project.apiKeySealed);
+    },
+
+    /** Resolves an API key to its project with one indexed read; INVALID_API_KEY when unknown. */
+    async authenticate(apiKey: string): Promise<{ projectId: string; tenantId: string }> {
+      if (!apiKey.startsWith(API_KEY_PREFIX) || apiKey.length > 200) throw errors.invalidApiKey();
+      const rows = await db.em().execute<{ id: string; tenant_id: string }[]>('select id, tenant_id from projects where api_key_hash = ?', [sha256Hex(apiKey)]);
+      if (rows.length === 0) throw errors.invalidApiKey();
+      return { projectId: rows[0].id, tenantId: rows[0].tenant_id };
+    },
+  };
+}

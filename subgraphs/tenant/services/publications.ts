@@ -1,0 +1,34 @@
+// Realtime publication switches: which tables of a project's database stream their changes.
+import crypto from 'node:crypto';
+import { ProjectPublicationEntity, type ProjectPublication } from '../entities/index.ts';
+import type { ServiceDeps } from './context.ts';
+import type { ProjectService } from './projects.ts';
+import { checkTableName } from './validation.ts';
+
+export type PublicationService = ReturnType<typeof createPublicationService>;
+
+/** Creates the publication service. */
+export function createPublicationService({ db, projects }: Pick<ServiceDeps, 'db'> & { projects: ProjectService }) {
+  return {
+    /** Every table with a publication setting, by name. */
+    async list(projectId: string): Promise<ProjectPublication[]> {
+      return await db.em().find(ProjectPublicationEntity, { projectId }, { orderBy: { tableName: 'asc' } });
+    },
+
+    /** Turns realtime on or off for a table (created on first use). */
+    async set(tenantId: string, projectId: string, input: { table: unknown; enabled: unknown }): Promise<ProjectPublication> {
+      const tableName = checkTableName('table', input.table);
+      const enabled = input.enabled === true;
+      const project = await projects.getOwned(tenantId, projectId);
+      const now = new Date();
+      const em = db.em();
+      await em.execute(
+        `insert into project_publications (id, project_id, table_name, enabled, created_at, updated_at)
+         values (?, ?, ?, ?, ?, ?)
+         on conflict (project_id, table_name) do update set enabled = excluded.enabled, updated_at = excluded.updated_at`,
+        [crypto.randomUUID(), project.id, tableName, enabled, now, now],
+      );
+      return (await em.findOne(ProjectPublicationEntity, { projectId: project.id, tableName })) as ProjectPublication;
+    },
+  };
+}
