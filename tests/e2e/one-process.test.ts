@@ -1,0 +1,51 @@
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { startOneProcess, type TestPlatform } from '../support/platform.ts';
+import { tenantScenario } from './tenant-scenario.ts';
+import { client } from '../support/http.ts';
+
+describe('one-process mode', () => {
+  let p: TestPlatform;
+  beforeAll(async () => {
+    p = await startOneProcess();
+  }, 60_000);
+  afterAll(async () => {
+    await p?.close();
+  });
+
+  it('runs the whole tenant journey over HTTP', async () => {
+    await tenantScenario(p.url);
+  }, 60_000);
+
+  it('reports every service healthy, each with its database', async () => {
+    const call = client(p.url);
+    const h = await call('GET', '/health');
+    expect(h.status).toBe(200);
+    expect(h.body.status).toBe('ok');
+    for (const s of ['auth', 'idp', 'core', 'storage']) {
+      const r = await call('GET', `/health/${s}/readyz`);
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ service: s, status: 'ok', database: 'ok' });
+    }
+  });
+
+  it('serves the OpenAPI document and a human docs page', async () => {
+    const call = client(p.url);
+    const oa = await call('GET', '/openapi.json');
+    expect(oa.status).toBe(200);
+    expect(oa.body.openapi).toBe('3.1.0');
+    expect(oa.body.paths['/auth/api/v1/projects/{id}'].put.operationId).toBeDefined();
+    expect(oa.body.paths['/auth/api/v1/tenants/signup'].post.requestBody.content['application/json'].schema.required).toEqual(
+      expect.arrayContaining(['email', 'password']),
+    );
+    const docs = await fetch(`${p.url}/docs`);
+    expect(docs.headers.get('content-type')).toContain('text/html');
+    expect(await docs.text()).toContain('/auth/api/v1/tenants/signup');
+  });
+
+  it('rewrites /v1/* to /api/v1/* (data API paths)', async () => {
+    const call = client(p.url);
+    const r = await call('POST', '/v1/nothing-here', { body: {} });
+    expect(r.status).toBe(404);
+    expect(r.body.error.message).toContain('/api/v1/nothing-here');
+  });
+});

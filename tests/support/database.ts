@@ -1,0 +1,51 @@
+// Test databases: every test file gets a fresh database on a real PostgreSQL server.
+// The server is DATABASE_URL when set (CI's second target), otherwise one embedded PostgreSQL
+// started by the global setup (TESSERA_TEST_PG_URL), or, failing that, by this file itself.
+import fs from 'node:fs';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import pg from 'pg';
+import { startDatabase, type RunningDatabase } from '../../platform/database.ts';
+import { createLogger } from '../../platform/logger.ts';
+
+let own: RunningDatabase | undefined;
+
+/** URL of the server tests create their databases on. */
+export async function serverUrl(): Promise<string> {
+  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
+  if (process.env.TESSERA_TEST_PG_URL) return process.env.TESSERA_TEST_PG_URL;
+  if (!own) {
+    const dir = path.resolve('.tessera', 'test-pg', `w${process.env.JEST_WORKER_ID ?? '0'}-${process.pid}`);
+    fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
+    fs.chmodSync(path.dirname(dir), 0o755);
+    own = await startDatabase({ dataDir: dir, logger: createLogger('silent') });
+  }
+  return own.url;
+}
+
+/** Creates an empty database and returns its URL and a drop function. */
+export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const base = await serverUrl();
+  const name = `t_${crypto.randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+/** Stops the server this file started itself, if any. */
+export async function stopOwnServer(): Promise<void> {
+  await own?.stop();
+  own = undefined;
+}

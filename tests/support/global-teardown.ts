@@ -1,0 +1,4 @@
+// Stops the embedded PostgreSQL of the global setup.
+export default async function globalTeardown(): Promise<void> {
+  await globalThis.__tesseraTestPg?.stop();
+}

@@ -1,0 +1,106 @@
+// Starts a real Tessera for a test: in-process (one-process mode) or as the split-mode process tree.
+import fs from 'node:fs';
+import path from 'node:path';
+import net from 'node:net';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { startTessera, type Tessera } from '../../main.ts';
+import { createTestDatabase } from './database.ts';
+
+export type TestPlatform = { url: string; close: () => Promise<void>; tessera?: Tessera; dataDir: string; child?: ChildProcess };
+
+export const TEST_SECRET = 'test-internal-secret-0123456789abcdefghij';
+
+function tmpDataDir(): string {
+  const base = path.resolve('.tessera', 'test-data');
+  fs.mkdirSync(base, { recursive: true, mode: 0o755 });
+  return fs.mkdtempSync(path.join(base, 'p-'));
+}
+
+/** One-process mode on a fresh database. */
+export async function startOneProcess(env: Record<string, string> = {}): Promise<TestPlatform> {
+  const db = await createTestDatabase();
+  const dataDir = tmpDataDir();
+  const tessera = await startTessera({
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: db.url,
+    TESSERA_DATA_DIR: dataDir,
+    TESSERA_INTERNAL_SECRET: TEST_SECRET,
+    ...env,
+  });
+  return {
+    url: tessera.url,
+    tessera,
+    dataDir,
+    close: async () => {
+      await tessera.close();
+      await db.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function freePort(): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Runs `node script args` with Node 24 (the one running the tests) and waits for `readyUrl`. */
+export async function startProcess(args: string[], env: Record<string, string>, readyUrl: string, timeoutMs = 90_000): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode}:\n${output.slice(-4000)}`);
+    try {
+      const res = await fetch(readyUrl);
+      if (res.status === 200) return child;
+    } catch {
+      // not yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${readyUrl} not ready after ${timeoutMs} ms:\n${output.slice(-4000)}`);
+}
+
+/** Stops a child process and waits for it. */
+export async function stopProcess(child: ChildProcess, timeoutMs = 20_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Split mode: every subgraph, the router and the front door as separate processes. */
+export async function startSplit(env: Record<string, string> = {}): Promise<TestPlatform> {
+  const db = await createTestDatabase();
+  const dataDir = tmpDataDir();
+  const port = await freePort();
+  const child = await startProcess(
+    [path.resolve('scripts/split.ts'), '--free-ports'],
+    { PORT: String(port), LOG_LEVEL: 'warn', DATABASE_URL: db.url, TESSERA_DATA_DIR: dataDir, TESSERA_INTERNAL_SECRET: TEST_SECRET, ...env },
+    `http://127.0.0.1:${port}/health`,
+  );
+  return {
+    url: `http://127.0.0.1:${port}`,
+    dataDir,
+    child,
+    close: async () => {
+      await stopProcess(child);
+      await db.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
