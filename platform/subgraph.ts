@@ -11,11 +11,12 @@ import type { Logger } from './logger.ts';
 import type { RequestContext } from './auth.ts';
 import { openSubgraphDatabase, type SubgraphDatabase } from './database.ts';
 import { toGraphQLError } from './errors.ts';
+import { ensureEventTables, startEventConsumer, type EventConsumer, type EventHandlers } from './events.ts';
 
 /** What a resolver receives as its context. */
 export type SubgraphContext<S> = RequestContext & { services: S; logger: Logger };
 
-export type SubgraphDeps = { config: Config; db: SubgraphDatabase; logger: Logger };
+export type SubgraphDeps = { config: Config; db: SubgraphDatabase; logger: Logger; databaseUrl: string };
 
 export type SubgraphDefinition<S> = {
   /** Name as in supergraph.yaml. */
@@ -27,6 +28,8 @@ export type SubgraphDefinition<S> = {
   migrations: MigrationObject[];
   createServices: (deps: SubgraphDeps) => S | Promise<S>;
   resolvers: GraphQLResolverMap<SubgraphContext<S>>;
+  /** Platform events this subgraph reacts to (platform/events.ts); consumed under the subgraph's name. */
+  events?: (services: S) => EventHandlers;
   /** Background work the subgraph owns (jobs, timers); started after migrations. */
   start?: (services: S) => Promise<void>;
   stop?: (services: S) => Promise<void>;
@@ -58,11 +61,15 @@ export function readSchemaFile(file: URL): string {
 /** Opens the subgraph's database, runs its migrations, builds its schema and returns an executor. */
 export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { config: Config; databaseUrl: string; logger: Logger }): Promise<RunningSubgraph> {
   const logger = opts.logger.child({ subgraph: def.name });
+  await ensureEventTables(opts.databaseUrl);
   const db = await openSubgraphDatabase({ name: def.name, url: opts.databaseUrl, entities: def.entities, migrations: def.migrations, logger });
-  const services = await def.createServices({ config: opts.config, db, logger });
+  const services = await def.createServices({ config: opts.config, db, logger, databaseUrl: opts.databaseUrl });
   const sdl = readSchemaFile(def.schemaFile);
   const schema = buildSubgraphSchema([{ typeDefs: parse(sdl), resolvers: def.resolvers as GraphQLResolverMap<unknown> }]);
   await def.start?.(services);
+  const consumer: EventConsumer | undefined = def.events
+    ? await startEventConsumer({ name: def.name, url: opts.databaseUrl, handlers: def.events(services), logger })
+    : undefined;
 
   // Parsing and validating is most of the cost of a small operation: cache by the document's text.
   const documents = new LRUCache<string, DocumentNode | GraphQLFormattedError[]>({ max: 500 });
@@ -105,6 +112,7 @@ export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { confi
       }
     },
     async close() {
+      await consumer?.stop();
       await def.stop?.(services);
       await db.close();
     },

@@ -18,6 +18,7 @@ import { sendError, sendGraphQLErrors } from './render.ts';
 import { registerHealthRoutes } from './health.ts';
 import { buildOpenApi } from './openapi.ts';
 import { renderDocsPage } from './docs-page.ts';
+import { RAW_HANDLERS, type RawHandlerModule } from './handlers/index.ts';
 
 export type FrontDoorOptions = {
   config: Config;
@@ -26,6 +27,7 @@ export type FrontDoorOptions = {
   /** Split mode: send operations that need several subgraphs to this router process instead. */
   routerUrl?: string;
   routes?: readonly RouteRow[];
+  rawHandlers?: readonly RawHandlerModule[];
 };
 
 type PreparedRoute = { row: RouteRow; fast: FastPath | null; types: Map<string, string> };
@@ -119,14 +121,25 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
     return (await res.json()) as ExecutionResultJson;
   };
 
-  const run = async (route: PreparedRoute, variables: Record<string, unknown>, ctx: RequestContext): Promise<ExecutionResultJson> => {
-    if (route.fast) {
-      const handle = router.handles.get(route.fast.subgraph)!;
-      const used = Object.fromEntries(route.fast.variableUsages.filter((v) => v in variables).map((v) => [v, variables[v]]));
-      return await handle.execute(route.fast.query, used, ctx, route.fast.operationName);
+  // Plans are made once per operation text (route rows at start-up, raw handlers on first use).
+  const plans = new Map<string, FastPath | null>(prepared.map((p) => [p.row.operation, p.fast]));
+  const execute = async (query: string, variables: Record<string, unknown>, ctx: RequestContext): Promise<ExecutionResultJson> => {
+    let fast = plans.get(query);
+    if (fast === undefined) {
+      try {
+        fast = router.planner.fastPathOf(query);
+      } catch {
+        fast = null; // an invalid document: let the gateway report it
+      }
+      plans.set(query, fast);
     }
-    if (opts.routerUrl) return await viaRouterProcess(route.row.operation, variables, ctx);
-    return await router.execute(route.row.operation, variables, ctx);
+    if (fast) {
+      const handle = router.handles.get(fast.subgraph)!;
+      const used = Object.fromEntries(fast.variableUsages.filter((v) => v in variables).map((v) => [v, variables[v]]));
+      return await handle.execute(fast.query, used, ctx, fast.operationName);
+    }
+    if (opts.routerUrl) return await viaRouterProcess(query, variables, ctx);
+    return await router.execute(query, variables, ctx);
   };
 
   for (const route of prepared) {
@@ -141,7 +154,7 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
         }
         const variables = variablesFor(row, { body: req.body, params: req.params as Record<string, string>, query: req.query as Record<string, unknown> }, route.types);
         req.log = req.log.child({ operation: row.id });
-        const result = await run(route, variables, ctx);
+        const result = await execute(row.operation, variables, ctx);
         if (result.errors?.length) return sendGraphQLErrors(reply, result.errors, req.log);
         if (row.status === 204) return reply.code(204).send();
         const data = result.data ?? {};
@@ -157,7 +170,26 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
     handler: async (req, reply) => serveGraphQL(router.apollo, req, reply, await contextOf(req)),
   });
 
+  const rawHandlers = opts.rawHandlers ?? RAW_HANDLERS;
+  for (const mod of rawHandlers) {
+    await mod.register(app, {
+      config,
+      logger,
+      router,
+      execute,
+      contextOf,
+      sendError: (reply, err) => sendError(reply, err, reply.request.log),
+      sendGraphQLErrors: (reply, errs) => sendGraphQLErrors(reply, errs, reply.request.log),
+    });
+  }
+
   const openapi = buildOpenApi(prepared.map((p) => p.row), router.apiSchema, config);
+  for (const mod of rawHandlers) {
+    for (const [path, item] of Object.entries(mod.openapi ?? {})) {
+      const paths = openapi.paths as Record<string, Record<string, unknown>>;
+      paths[path] = { ...paths[path], ...item };
+    }
+  }
   app.get('/openapi.json', async () => openapi);
   const docs = renderDocsPage(openapi);
   app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').send(docs));

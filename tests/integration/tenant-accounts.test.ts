@@ -150,7 +150,7 @@ describe('sessions', () => {
     const logger = createLogger('silent');
     const db = await openSubgraphDatabase({ name: 'tenant', url: h.databaseUrl, entities: tenantEntities, migrations: [], logger });
     try {
-      const other = await createTenantServices({ config: h.config, db, logger });
+      const other = await createTenantServices({ config: h.config, db, logger, databaseUrl: h.databaseUrl });
       await other.signingKeys.ensureCurrent();
       const kidOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()).kid as string;
 

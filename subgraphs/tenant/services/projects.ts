@@ -2,6 +2,7 @@
 // delete, API key regeneration, and the API key check the router runs on every request.
 import crypto from 'node:crypto';
 import { AppError, errors } from '../../../platform/errors.ts';
+import { publishEvent } from '../../../platform/events.ts';
 import { ProjectEntity, type Project } from '../entities/index.ts';
 import type { ServiceDeps } from './context.ts';
 import { randomToken, sha256Hex } from './crypto.ts';
@@ -71,6 +72,8 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
         // No ORM relations between the tables: flush the project first so the client's foreign key holds.
         await em.flush();
         newOidcClient(em, box, { projectId: project.id, name: 'Default client', isDefault: true, now });
+        // Other domains (the project's database schema, storage, functions) set themselves up from this event.
+        await publishEvent(em, 'project.created', { projectId: project.id, tenantId, name });
         return project;
       });
     },
@@ -98,8 +101,11 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
     /** Deletes the project with its OIDC clients and publications. */
     async remove(tenantId: string, id: string): Promise<void> {
       if (!isUuid(id)) throw notFound(id);
-      const deleted = await db.em().nativeDelete(ProjectEntity, { id, tenantId });
-      if (deleted === 0) throw notFound(id);
+      await db.em().transactional(async (em) => {
+        const deleted = await em.nativeDelete(ProjectEntity, { id, tenantId });
+        if (deleted === 0) throw notFound(id);
+        await publishEvent(em, 'project.deleted', { projectId: id, tenantId });
+      });
     },
 
     /** Replaces the API key; the old one is refused from the next request on. */

@@ -1,5 +1,6 @@
 // Realtime publication switches: which tables of a project's database stream their changes.
 import crypto from 'node:crypto';
+import { publishEvent } from '../../../platform/events.ts';
 import { ProjectPublicationEntity, type ProjectPublication } from '../entities/index.ts';
 import type { ServiceDeps } from './context.ts';
 import type { ProjectService } from './projects.ts';
@@ -22,12 +23,16 @@ export function createPublicationService({ db, projects }: Pick<ServiceDeps, 'db
       const project = await projects.getOwned(tenantId, projectId);
       const now = new Date();
       const em = db.em();
-      await em.execute(
-        `insert into project_publications (id, project_id, table_name, enabled, created_at, updated_at)
-         values (?, ?, ?, ?, ?, ?)
-         on conflict (project_id, table_name) do update set enabled = excluded.enabled, updated_at = excluded.updated_at`,
-        [crypto.randomUUID(), project.id, tableName, enabled, now, now],
-      );
+      await em.transactional(async (tx) => {
+        await tx.execute(
+          `insert into project_publications (id, project_id, table_name, enabled, created_at, updated_at)
+           values (?, ?, ?, ?, ?, ?)
+           on conflict (project_id, table_name) do update set enabled = excluded.enabled, updated_at = excluded.updated_at`,
+          [crypto.randomUUID(), project.id, tableName, enabled, now, now],
+        );
+        // The data domain starts or stops streaming the table's changes from this event.
+        await publishEvent(tx, 'publication.changed', { projectId: project.id, table: tableName, enabled });
+      });
       return (await em.findOne(ProjectPublicationEntity, { projectId: project.id, tableName })) as ProjectPublication;
     },
   };

@@ -1,0 +1,69 @@
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import pg from 'pg';
+import { createTestDatabase } from '../tests/support/database.ts';
+import { createLogger } from './logger.ts';
+import { ensureEventTables, publishEvent, startEventConsumer, type PlatformEvent } from './events.ts';
+
+describe('platform events (transactional outbox)', () => {
+  let db: { url: string; drop: () => Promise<void> };
+  let client: pg.Client;
+  const exec = { execute: (sql: string, params: unknown[]) => { let i = 0; return client.query(sql.replace(/\?/g, () => `$${++i}`), params); } };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await ensureEventTables(db.url);
+    await ensureEventTables(db.url); // idempotent
+    client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+  });
+  afterAll(async () => {
+    await client.end();
+    await db.drop();
+  });
+
+  it('delivers committed events in order to each consumer, and never rolled-back ones', async () => {
+    await publishEvent(exec, 'project.created', { projectId: 'a', tenantId: 't', name: 'A' });
+    await client.query('begin');
+    await publishEvent(exec, 'project.created', { projectId: 'rolled-back', tenantId: 't', name: 'X' });
+    await client.query('rollback');
+    await publishEvent(exec, 'project.deleted', { projectId: 'a', tenantId: 't' });
+
+    const seenA: string[] = [];
+    const seenB: string[] = [];
+    const log = createLogger('silent');
+    const a = await startEventConsumer({
+      name: 'a', url: db.url, logger: log,
+      handlers: { 'project.created': async (e) => void seenA.push(`created:${e.payload.projectId}`), 'project.deleted': async (e) => void seenA.push(`deleted:${e.payload.projectId}`) },
+    });
+    const b = await startEventConsumer({ name: 'b', url: db.url, logger: log, handlers: { 'project.deleted': async (e) => void seenB.push(e.payload.projectId) } });
+    expect(seenA).toEqual(['created:a', 'deleted:a']);
+    expect(seenB).toEqual(['a']);
+
+    // New events wake the consumers (LISTEN/NOTIFY), and nothing is delivered twice.
+    await publishEvent(exec, 'project.created', { projectId: 'b', tenantId: 't', name: 'B' });
+    for (let i = 0; i < 50 && seenA.length < 3; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(seenA).toEqual(['created:a', 'deleted:a', 'created:b']);
+    await a.stop();
+    await b.stop();
+  });
+
+  it('retries a failing handler from the failed event, keeping the order', async () => {
+    const seen: number[] = [];
+    let fail = true;
+    const c = await startEventConsumer({
+      name: 'flaky', url: db.url, logger: createLogger('silent'),
+      handlers: {
+        'project.created': async (e: PlatformEvent<'project.created'>) => {
+          if (e.payload.projectId === 'b' && fail) throw new Error('transient');
+          seen.push(e.id);
+        },
+      },
+    });
+    const firstPass = [...seen];
+    fail = false;
+    await c.drain();
+    expect(seen.length).toBe(firstPass.length + 1);
+    expect([...seen].sort((x, y) => x - y)).toEqual(seen);
+    await c.stop();
+  });
+});
