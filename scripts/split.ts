@@ -96,7 +96,10 @@ async function main(): Promise<void> {
       subgraphs: Object.fromEntries(entries.map((e, i) => [e.name, { url: urls[i]!.split('=')[1], pid: children[i]!.pid }])),
       frontDoor: { pid: front.pid },
     };
-    fs.writeFileSync(path.join(config.dataDirAbs, 'split.json'), JSON.stringify(layout, null, 2));
+    // Written whole under a temporary name, then renamed, so a reader never sees half a file.
+    const layoutFile = path.join(config.dataDirAbs, 'split.json');
+    fs.writeFileSync(`${layoutFile}.tmp`, JSON.stringify(layout, null, 2));
+    fs.renameSync(`${layoutFile}.tmp`, layoutFile);
     log.info({ url: layout.url }, 'split mode ready');
     for (const c of children) {
       c.once('exit', (code) => {

@@ -92,6 +92,9 @@ export async function startSplit(env: Record<string, string> = {}): Promise<Test
     { PORT: String(port), LOG_LEVEL: 'warn', DATABASE_URL: db.url, TESSERA_DATA_DIR: dataDir, TESSERA_INTERNAL_SECRET: TEST_SECRET, ...env },
     `http://127.0.0.1:${port}/health`,
   );
+  // The launcher writes its layout (ports, pids) once every process is up, just after /health answers.
+  const layoutFile = path.join(dataDir, 'split.json');
+  for (let i = 0; i < 100 && !fs.existsSync(layoutFile); i++) await new Promise((r) => setTimeout(r, 100));
   return {
     url: `http://127.0.0.1:${port}`,
     dataDir,
