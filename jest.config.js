@@ -17,6 +17,9 @@ const config = {
   modulePathIgnorePatterns: ['<rootDir>/.tessera/', '<rootDir>/coverage/', '<rootDir>/bench/out/'],
   watchPathIgnorePatterns: ['<rootDir>/.tessera/', '<rootDir>/coverage/'],
   testTimeout: 30_000,
+  // Agenda 6 leaves a lock-check timer (lockLifetime / 2) pending after every job it ran, which keeps a
+  // worker alive for minutes after its tests finished; the platform itself exits through process.exit.
+  forceExit: true,
   maxWorkers: 2,
   // One embedded PostgreSQL for the run; each test file makes its own database on it.
   globalSetup: '<rootDir>/tests/support/global-setup.ts',

@@ -1,0 +1,57 @@
+// The job scheduler: Agenda over the platform PostgreSQL (@agendajs/postgres-backend, one `agenda_jobs`
+// table shared by every process, jobs locked so each runs once). A process only runs the jobs it
+// defines, so each subgraph makes its own scheduler with its own job names (dotted: `identity.mail.send`).
+// The production layout's MongoDB backend would replace the PostgresBackend constructor below, nothing else.
+import { Agenda, backoffStrategies, type Job } from 'agenda';
+import { PostgresBackend } from '@agendajs/postgres-backend';
+import type { Logger } from './logger.ts';
+
+export type JobHandler<D> = (data: D, job: Job<D>) => Promise<void>;
+
+export type Scheduler = {
+  agenda: Agenda;
+  /** Defines a job; failures are retried with exponential backoff up to `retries` times. */
+  define: <D>(name: string, handler: JobHandler<D>, opts?: { retries?: number; concurrency?: number; lockLifetimeMs?: number }) => void;
+  /** Queues a job to run as soon as a worker is free. */
+  enqueue: <D extends object>(name: string, data: D) => Promise<void>;
+  start: () => Promise<void>;
+  stop: () => Promise<void>;
+};
+
+/** Creates a scheduler; define jobs, then `start()` to begin processing. */
+export function createScheduler(opts: { url: string; name: string; logger: Logger; processEveryMs?: number }): Scheduler {
+  const log = opts.logger.child({ scheduler: opts.name });
+  const backend = new PostgresBackend({ connectionString: opts.url });
+  const agenda = new Agenda({
+    name: opts.name,
+    backend,
+    processEvery: opts.processEveryMs ?? 1000,
+  });
+  agenda.on('error', (err: unknown) => log.error({ err }, 'scheduler error'));
+  agenda.on('fail', (err: Error, job: Job) => log.warn({ err, job: job.attrs.name, id: String(job.attrs._id) }, 'job failed'));
+  let started = false;
+  return {
+    agenda,
+    define(name, handler, o = {}) {
+      agenda.define(name, async (job: Job) => handler(job.attrs.data as never, job as never), {
+        concurrency: o.concurrency ?? 5,
+        // Jobs here are short; a job still running after this long is presumed dead and may run again.
+        lockLifetime: o.lockLifetimeMs ?? 60_000,
+        backoff: backoffStrategies.exponential({ delay: 1000, maxRetries: o.retries ?? 5 }),
+      });
+    },
+    async enqueue(name, data) {
+      await agenda.now(name, data);
+    },
+    async start() {
+      if (started) return;
+      started = true;
+      await agenda.start();
+    },
+    async stop() {
+      await agenda.stop(true);
+      await backend.disconnect().catch(() => {});
+      started = false;
+    },
+  };
+}
