@@ -5,8 +5,8 @@ import { AppError, errors } from '../../../platform/errors.ts';
 import { TenantEntity, type Tenant } from '../entities/index.ts';
 import type { ServiceDeps } from './context.ts';
 import { DEFAULT_PLAN_ID } from './plans.ts';
-import { dummyPasswordHash, hashPassword, verifyPassword } from './passwords.ts';
-import type { FailureLimiter } from './rate-limit.ts';
+import { dummyPasswordHash, hashPassword, verifyPassword } from '../../../platform/passwords.ts';
+import type { FailureLimiter } from '../../../platform/rate-limit.ts';
 import { checkName, checkPassword, normalizeEmail } from './validation.ts';
 
 /** What the API shows of a tenant. */

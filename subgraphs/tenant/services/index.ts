@@ -2,13 +2,13 @@
 import { errors } from '../../../platform/errors.ts';
 import type { SubgraphDeps } from '../../../platform/subgraph.ts';
 import { createAccountService } from './accounts.ts';
-import { createSecretBox } from './crypto.ts';
+import { createSecretBox } from '../../../platform/crypto.ts';
 import { createMfaService } from './mfa.ts';
 import { createOidcClientService } from './oidc-clients.ts';
 import { createPlanService } from './plans.ts';
 import { createProjectService } from './projects.ts';
 import { createPublicationService } from './publications.ts';
-import { createFailureLimiter } from './rate-limit.ts';
+import { createFailureLimiter } from '../../../platform/rate-limit.ts';
 import { createSessionService } from './sessions.ts';
 import { createSigningKeyService } from './signing-keys.ts';
 

@@ -4,7 +4,7 @@ import { generateSecret, generateURI, verify as verifyTotp } from 'otplib';
 import { AppError, errors } from '../../../platform/errors.ts';
 import { TenantEntity, type Tenant } from '../entities/index.ts';
 import type { ServiceDeps } from './context.ts';
-import type { FailureLimiter } from './rate-limit.ts';
+import type { FailureLimiter } from '../../../platform/rate-limit.ts';
 
 const ISSUER = 'Tessera';
 /** Accept the previous, current and next 30-second step (clock drift). */

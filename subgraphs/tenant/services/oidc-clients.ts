@@ -3,7 +3,7 @@
 import { errors } from '../../../platform/errors.ts';
 import { ProjectOidcClientEntity, type ProjectOidcClient } from '../entities/index.ts';
 import type { ServiceDeps } from './context.ts';
-import { randomToken, safeEqual, sha256Hex } from './crypto.ts';
+import { randomToken, safeEqual, sha256Hex } from '../../../platform/crypto.ts';
 import type { ProjectService } from './projects.ts';
 import { checkName, checkRedirectUris } from './validation.ts';
 

@@ -5,7 +5,7 @@ import { AppError, errors } from '../../../platform/errors.ts';
 import { publishEvent } from '../../../platform/events.ts';
 import { ProjectEntity, type Project } from '../entities/index.ts';
 import type { ServiceDeps } from './context.ts';
-import { randomToken, sha256Hex } from './crypto.ts';
+import { randomToken, sha256Hex } from '../../../platform/crypto.ts';
 import { newOidcClient } from './oidc-clients.ts';
 import type { PlanService } from './plans.ts';
 import { checkName, checkPageSize, isUuid } from './validation.ts';

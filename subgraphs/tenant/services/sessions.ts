@@ -5,7 +5,7 @@ import { errors } from '../../../platform/errors.ts';
 import { TenantSessionEntity } from '../entities/index.ts';
 import { toTenantView, type AccountService, type TenantView } from './accounts.ts';
 import type { ServiceDeps } from './context.ts';
-import { randomToken, sha256Hex } from './crypto.ts';
+import { randomToken, sha256Hex } from '../../../platform/crypto.ts';
 import type { MfaService } from './mfa.ts';
 import type { SigningKeyService } from './signing-keys.ts';
 import { isUuid } from './validation.ts';

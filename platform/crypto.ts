@@ -1,4 +1,4 @@
-// Secrets the tenant subgraph must be able to read back (API keys, OIDC client secrets, TOTP seeds,
+// Secrets a subgraph must be able to read back (API keys, OIDC client secrets, TOTP seeds,
 // signing keys) are sealed with AES-256-GCM under a key derived from the internal secret.
 // Credentials are looked up by their SHA-256, never by the sealed value.
 import crypto from 'node:crypto';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { AppError } from '../../../platform/errors.ts';
+import { AppError } from './errors.ts';
 import { createFailureLimiter } from './rate-limit.ts';
 
 describe('failure limiter', () => {

@@ -1,6 +1,6 @@
 // Counts failed sign-in and MFA attempts per key in fixed windows, in this process's memory.
 // Several instances each keep their own counts: the limit then applies per instance.
-import { errors } from '../../../platform/errors.ts';
+import { errors } from './errors.ts';
 
 export type FailureLimiter = {
   /** Throws RATE_LIMITED when `key` already failed `limit` times in the current window. */
