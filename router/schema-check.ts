@@ -3,10 +3,20 @@ import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { composeSupergraph, readSupergraphConfig, breakingChanges, readAllowlist, SUPERGRAPH_FILE, ROOT, type SubgraphEntry } from './compose.ts';
 
-/** The supergraph as last committed to git (falls back to the file on disk outside a checkout). */
-function committedSupergraph(): string | undefined {
+/**
+ * The schema clients relied on before this change: the newest committed version of
+ * schema/supergraph.graphql that differs from `current` (in a clean checkout, HEAD's own version is the
+ * current one, so the one before it is taken). Outside a git checkout: the file on disk.
+ */
+function previousSupergraph(current: string): string | undefined {
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 * 1024 * 1024 });
   try {
-    return execFileSync('git', ['show', 'HEAD:schema/supergraph.graphql'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const commits = git('log', '--format=%H', '-n', '50', '--', 'schema/supergraph.graphql').split('\n').filter(Boolean);
+    for (const c of commits) {
+      const text = git('show', `${c}:schema/supergraph.graphql`);
+      if (text.trimEnd() !== current.trimEnd()) return text;
+    }
+    return undefined;
   } catch {
     return fs.existsSync(SUPERGRAPH_FILE) ? fs.readFileSync(SUPERGRAPH_FILE, 'utf8') : undefined;
   }
@@ -33,7 +43,7 @@ export function checkSchema(opts: { previous?: string; current?: string; readSdl
     ok = false;
     messages.push('schema/supergraph.graphql is out of date: run `npm run schema:compose` and commit the result');
   }
-  const previous = opts.previous ?? committedSupergraph();
+  const previous = opts.previous ?? previousSupergraph(composed);
   if (previous) {
     const allowed = new Set(opts.allowlist ?? readAllowlist());
     const breaking = breakingChanges(previous, composed);
