@@ -7,9 +7,10 @@ import { loadConfig, ConfigError, type Config } from './platform/config.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
 import { startDatabase, type RunningDatabase } from './platform/database.ts';
 import { ensureInternalSecret } from './platform/secrets.ts';
-import { startSubgraph, type RunningSubgraph, type SubgraphHandle } from './platform/subgraph.ts';
+import { lateBoundRouterClient, startSubgraph, type RouterClient, type RunningSubgraph, type SubgraphHandle } from './platform/subgraph.ts';
 import { createSubgraphServer } from './platform/subgraph-server.ts';
 import { INTERNAL_CONTEXT_HEADER, verifyContext, type RequestContext } from './platform/auth.ts';
+import { errors } from './platform/errors.ts';
 import { sendError } from './rest-compat/render.ts';
 import { SUBGRAPHS } from './subgraphs/index.ts';
 import { createRouter, type Router } from './router/router.ts';
@@ -49,9 +50,11 @@ export async function startTessera(env: Record<string, string | undefined> = pro
   ensureInternalSecret(config);
   const db: RunningDatabase = await startDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDirAbs, port: config.embeddedPgPort, logger: log });
   const running: RunningSubgraph[] = [];
+  const routerClient = lateBoundRouterClient();
   try {
-    for (const def of Object.values(SUBGRAPHS)) running.push(await startSubgraph(def, { config, databaseUrl: db.url, logger: log }));
+    for (const def of Object.values(SUBGRAPHS)) running.push(await startSubgraph(def, { config, databaseUrl: db.url, logger: log, router: routerClient }));
     const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: running, logger: log });
+    routerClient.bind(router);
     const app = await createFrontDoor({ config, logger: log, router });
     const url = await listen(app, config.port, config.host);
     if (!config.publicUrl) config.issuer = `http://localhost:${new URL(url).port}`;
@@ -81,7 +84,15 @@ async function runSubgraph(name: string, config: Config, log: Logger): Promise<(
   if (!def) throw new Error(`unknown subgraph "${name}" (known: ${Object.keys(SUBGRAPHS).join(', ')})`);
   if (!config.databaseUrl) throw new ConfigError(['DATABASE_URL: required for a subgraph process in split mode (scripts/split.ts passes it)']);
   const secret = ensureInternalSecret(config);
-  const sub = await startSubgraph(def, { config, databaseUrl: config.databaseUrl, logger: log });
+  // Calls to other domains go through a router over the HTTP subgraphs, built on first use.
+  let routing: Promise<RouterClient> | undefined;
+  const router: RouterClient = {
+    run: async (query, variables, ctx) => {
+      routing ??= createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log, remote: remoteRouterOf(config, secret) });
+      return (await routing).run(query, variables, ctx);
+    },
+  };
+  const sub = await startSubgraph(def, { config, databaseUrl: config.databaseUrl, logger: log, router });
   const app = createSubgraphServer(sub, secret, log, config.bodyLimit);
   const url = new URL(routingUrls(config).get(name)!);
   await listen(app, Number(url.port), url.hostname);
@@ -90,6 +101,10 @@ async function runSubgraph(name: string, config: Config, log: Logger): Promise<(
     await app.close();
     await sub.close();
   };
+}
+
+function remoteRouterOf(config: Config, secret: string): { url: string; secret: string } | undefined {
+  return config.routerUrl ? { url: config.routerUrl, secret } : undefined;
 }
 
 function remoteHandles(config: Config, secret: string): SubgraphHandle[] {
@@ -108,7 +123,11 @@ async function runRouter(config: Config, log: Logger): Promise<() => Promise<voi
     handler: async (req, reply) => {
       const signed = req.headers[INTERNAL_CONTEXT_HEADER];
       let ctx: RequestContext;
-      if (typeof signed === 'string') ctx = await verifyContext(signed, secret).catch(() => { throw new Error('invalid router context'); });
+      if (typeof signed === 'string') {
+        ctx = await verifyContext(signed, secret).catch((err: Error) => {
+          throw errors.unauthenticated(`invalid router context: ${err.message}`);
+        });
+      }
       else ctx = { requestId: String(req.id), principal: await authenticate(credentialsOf(req.headers), router.handles, String(req.id)), ip: req.ip };
       return serveGraphQL(router.apollo, req, reply, ctx);
     },
@@ -125,8 +144,8 @@ async function runRouter(config: Config, log: Logger): Promise<() => Promise<voi
 /** Split mode, the front door: public address; fast path straight to subgraphs, the rest via the router process. */
 async function runFrontDoor(config: Config, log: Logger): Promise<() => Promise<void>> {
   const secret = ensureInternalSecret(config);
-  const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log });
-  const app = await createFrontDoor({ config, logger: log, router, routerUrl: config.routerUrl });
+  const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log, remote: remoteRouterOf(config, secret) });
+  const app = await createFrontDoor({ config, logger: log, router });
   const url = await listen(app, config.port, config.host);
   log.info({ url }, 'front door listening');
   return async () => {

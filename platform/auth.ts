@@ -8,10 +8,13 @@ export type Principal =
   | { kind: 'internal' }
   /** A developer account signed in with a tenant access token. */
   | { kind: 'tenant'; tenantId: string; sessionId: string }
-  /** A project API key (`X-Api-Key`): full access to that project. */
-  | { kind: 'project'; projectId: string; tenantId: string }
-  /** A project's end-user with an access token from `/token`. */
-  | { kind: 'user'; projectId: string; userId: string; clientId: string; scopes: string[]; mfa: boolean };
+  /**
+   * A project API key (`X-Api-Key`): full access to that project. A `client_credentials` access token
+   * from `/token` is the same principal (the client acts for its project), with its client and scopes.
+   */
+  | { kind: 'project'; projectId: string; tenantId: string; clientId?: string; scopes?: string[] }
+  /** A project's end-user with an access token from `/token`; `mfa` says the sign-in used a TOTP code. */
+  | { kind: 'user'; projectId: string; userId: string; clientId: string; scopes: string[]; mfa: boolean; sessionId?: string };
 
 export type RequestContext = {
   requestId: string;

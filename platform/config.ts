@@ -82,6 +82,8 @@ export const CONFIG_SCHEMA = {
   refreshTokenTtl: { env: 'TESSERA_REFRESH_TOKEN_TTL', default: '2592000', parse: int(60, 31536000), description: 'Lifetime of refresh tokens, in seconds.' },
   bodyLimit: { env: 'TESSERA_BODY_LIMIT', default: '1048576', parse: int(1024, 1073741824), description: 'Largest JSON request body accepted, in bytes.' },
   trustProxy: { env: 'TESSERA_TRUST_PROXY', default: 'false', parse: bool, description: 'Trust `X-Forwarded-*` headers (set when behind a reverse proxy).' },
+  smtpUrl: { env: 'TESSERA_SMTP_URL', default: '', parse: optionalUrl(['smtp:', 'smtps:']), description: 'Platform default SMTP server for e-mails (`smtp://user:pass@host:587`, `smtps://` for TLS). Empty: mails are logged at info level instead of sent.' },
+  mailFrom: { env: 'TESSERA_MAIL_FROM', default: 'Tessera <no-reply@localhost>', parse: text, description: 'Sender of platform e-mails (password reset, e-mail verification).' },
 } as const satisfies Record<string, ConfigRow<unknown>>;
 
 type Schema = typeof CONFIG_SCHEMA;

@@ -16,7 +16,29 @@ import { ensureEventTables, startEventConsumer, type EventConsumer, type EventHa
 /** What a resolver receives as its context. */
 export type SubgraphContext<S> = RequestContext & { services: S; logger: Logger };
 
-export type SubgraphDeps = { config: Config; db: SubgraphDatabase; logger: Logger; databaseUrl: string };
+/**
+ * How a subgraph asks another domain for something: an operation through the router (never an import).
+ * Bound once the router exists (one-process mode) or a router over HTTP subgraphs (split mode).
+ */
+export type RouterClient = {
+  run: (query: string, variables: Record<string, unknown>, ctx: RequestContext) => Promise<ExecutionResultJson>;
+};
+
+export type SubgraphDeps = { config: Config; db: SubgraphDatabase; logger: Logger; databaseUrl: string; router: RouterClient };
+
+/** A RouterClient whose target is set later (the router is built after the subgraphs it routes to). */
+export function lateBoundRouterClient(): RouterClient & { bind: (target: RouterClient) => void } {
+  let target: RouterClient | undefined;
+  return {
+    bind: (t) => {
+      target = t;
+    },
+    run: (query, variables, ctx) => {
+      if (!target) throw new Error('the router is not ready yet');
+      return target.run(query, variables, ctx);
+    },
+  };
+}
 
 export type SubgraphDefinition<S> = {
   /** Name as in supergraph.yaml. */
@@ -59,11 +81,12 @@ export function readSchemaFile(file: URL): string {
 }
 
 /** Opens the subgraph's database, runs its migrations, builds its schema and returns an executor. */
-export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { config: Config; databaseUrl: string; logger: Logger }): Promise<RunningSubgraph> {
+export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { config: Config; databaseUrl: string; logger: Logger; router?: RouterClient }): Promise<RunningSubgraph> {
   const logger = opts.logger.child({ subgraph: def.name });
   await ensureEventTables(opts.databaseUrl);
   const db = await openSubgraphDatabase({ name: def.name, url: opts.databaseUrl, entities: def.entities, migrations: def.migrations, logger });
-  const services = await def.createServices({ config: opts.config, db, logger, databaseUrl: opts.databaseUrl });
+  const router = opts.router ?? lateBoundRouterClient();
+  const services = await def.createServices({ config: opts.config, db, logger, databaseUrl: opts.databaseUrl, router });
   const sdl = readSchemaFile(def.schemaFile);
   const schema = buildSubgraphSchema([{ typeDefs: parse(sdl), resolvers: def.resolvers as GraphQLResolverMap<unknown> }]);
   await def.start?.(services);

@@ -4,9 +4,8 @@ import crypto from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Config } from '../platform/config.ts';
 import type { Logger } from '../platform/logger.ts';
-import { INTERNAL_CONTEXT_HEADER, signContext, type Principal, type RequestContext } from '../platform/auth.ts';
+import type { Principal, RequestContext } from '../platform/auth.ts';
 import { AppError, errors } from '../platform/errors.ts';
-import type { ExecutionResultJson } from '../platform/subgraph.ts';
 import type { Router } from '../router/router.ts';
 import { authenticate, credentialsOf } from '../router/authenticate.ts';
 import { serveGraphQL } from '../router/http.ts';
@@ -24,8 +23,6 @@ export type FrontDoorOptions = {
   config: Config;
   logger: Logger;
   router: Router;
-  /** Split mode: send operations that need several subgraphs to this router process instead. */
-  routerUrl?: string;
   routes?: readonly RouteRow[];
   rawHandlers?: readonly RawHandlerModule[];
 };
@@ -109,38 +106,7 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
     return { requestId: String(req.id), principal, ip: req.ip };
   };
 
-  const viaRouterProcess = async (query: string, variables: Record<string, unknown>, ctx: RequestContext): Promise<ExecutionResultJson> => {
-    const res = await fetch(`${opts.routerUrl}/graphql`, {
-      method: 'POST',
-      redirect: 'error',
-      headers: { 'content-type': 'application/json', [INTERNAL_CONTEXT_HEADER]: await signContext(ctx, config.internalSecret!), 'x-request-id': ctx.requestId },
-      body: JSON.stringify({ query, variables }),
-    }).catch((err: Error) => {
-      throw errors.unavailable(`router unreachable: ${err.message}`);
-    });
-    return (await res.json()) as ExecutionResultJson;
-  };
-
-  // Plans are made once per operation text (route rows at start-up, raw handlers on first use).
-  const plans = new Map<string, FastPath | null>(prepared.map((p) => [p.row.operation, p.fast]));
-  const execute = async (query: string, variables: Record<string, unknown>, ctx: RequestContext): Promise<ExecutionResultJson> => {
-    let fast = plans.get(query);
-    if (fast === undefined) {
-      try {
-        fast = router.planner.fastPathOf(query);
-      } catch {
-        fast = null; // an invalid document: let the gateway report it
-      }
-      plans.set(query, fast);
-    }
-    if (fast) {
-      const handle = router.handles.get(fast.subgraph)!;
-      const used = Object.fromEntries(fast.variableUsages.filter((v) => v in variables).map((v) => [v, variables[v]]));
-      return await handle.execute(fast.query, used, ctx, fast.operationName);
-    }
-    if (opts.routerUrl) return await viaRouterProcess(query, variables, ctx);
-    return await router.execute(query, variables, ctx);
-  };
+  const execute = router.run;
 
   for (const route of prepared) {
     const { row } = route;

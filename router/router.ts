@@ -9,7 +9,9 @@ import type { RequestContext } from '../platform/auth.ts';
 import type { ExecutionResultJson, SubgraphHandle } from '../platform/subgraph.ts';
 import { shapeError, ERROR_TABLE } from '../platform/errors.ts';
 import { apiSchemaOf } from './compose.ts';
-import { createPlanner, type Planner } from './planner.ts';
+import { createPlanner, type FastPath, type Planner } from './planner.ts';
+import { INTERNAL_CONTEXT_HEADER, signContext } from '../platform/auth.ts';
+import { errors } from '../platform/errors.ts';
 
 export type Router = {
   apollo: ApolloServer<RequestContext>;
@@ -18,6 +20,12 @@ export type Router = {
   handles: Map<string, SubgraphHandle>;
   /** Runs an operation through the gateway. */
   execute: (query: string, variables: Record<string, unknown> | undefined, ctx: RequestContext) => Promise<ExecutionResultJson>;
+  /**
+   * Runs an operation the cheapest correct way: straight on its subgraph when one subgraph answers it
+   * alone (planned once per document text), otherwise through the gateway — or, when a router process
+   * is configured (split mode), through that process.
+   */
+  run: (query: string, variables: Record<string, unknown>, ctx: RequestContext) => Promise<ExecutionResultJson>;
   /** Validates an operation document against the public API schema; returns the problems. */
   validateOperation: (query: string) => string[];
   stop: () => Promise<void>;
@@ -54,7 +62,13 @@ export function formatGraphQLError(logger: Logger) {
 }
 
 /** Starts the gateway over the given subgraph handles. */
-export async function createRouter(opts: { supergraphSdl: string; handles: SubgraphHandle[]; logger: Logger }): Promise<Router> {
+export async function createRouter(opts: {
+  supergraphSdl: string;
+  handles: SubgraphHandle[];
+  logger: Logger;
+  /** Split mode: the router process for operations spanning subgraphs, and the secret to sign contexts. */
+  remote?: { url: string; secret: string };
+}): Promise<Router> {
   const handles = new Map(opts.handles.map((h) => [h.name, h]));
   const gateway = new ApolloGateway({
     supergraphSdl: opts.supergraphSdl,
@@ -75,17 +89,53 @@ export async function createRouter(opts: { supergraphSdl: string; handles: Subgr
   const apiSchema = apiSchemaOf(opts.supergraphSdl);
   const planner = createPlanner(opts.supergraphSdl);
 
+  const execute = async (query: string, variables: Record<string, unknown> | undefined, ctx: RequestContext): Promise<ExecutionResultJson> => {
+    const request: GraphQLRequest = { query, variables, http: { method: 'POST', headers: new HeaderMap(), search: '', body: undefined } };
+    const response = await apollo.executeOperation(request, { contextValue: ctx });
+    if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by REST operations');
+    return response.body.singleResult as ExecutionResultJson;
+  };
+
+  const viaRouterProcess = async (remote: { url: string; secret: string }, query: string, variables: Record<string, unknown>, ctx: RequestContext): Promise<ExecutionResultJson> => {
+    const res = await fetch(`${remote.url}/graphql`, {
+      method: 'POST',
+      redirect: 'error',
+      headers: { 'content-type': 'application/json', [INTERNAL_CONTEXT_HEADER]: await signContext(ctx, remote.secret), 'x-request-id': ctx.requestId },
+      body: JSON.stringify({ query, variables }),
+    }).catch((err: Error) => {
+      throw errors.unavailable(`router unreachable: ${err.message}`);
+    });
+    return (await res.json()) as ExecutionResultJson;
+  };
+
+  const plans = new Map<string, FastPath | null>();
+  const run = async (query: string, variables: Record<string, unknown>, ctx: RequestContext): Promise<ExecutionResultJson> => {
+    let fast = plans.get(query);
+    if (fast === undefined) {
+      try {
+        fast = planner.fastPathOf(query);
+      } catch {
+        fast = null; // an invalid document: let the gateway report it
+      }
+      if (plans.size > 5000) plans.clear();
+      plans.set(query, fast);
+    }
+    if (fast) {
+      const handle = handles.get(fast.subgraph)!;
+      const used = Object.fromEntries(fast.variableUsages.filter((v) => v in variables).map((v) => [v, variables[v]]));
+      return await handle.execute(fast.query, used, ctx, fast.operationName);
+    }
+    if (opts.remote) return await viaRouterProcess(opts.remote, query, variables, ctx);
+    return await execute(query, variables, ctx);
+  };
+
   return {
     apollo,
     apiSchema,
     planner,
     handles,
-    async execute(query, variables, ctx) {
-      const request: GraphQLRequest = { query, variables, http: { method: 'POST', headers: new HeaderMap(), search: '', body: undefined } };
-      const response = await apollo.executeOperation(request, { contextValue: ctx });
-      if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by REST operations');
-      return response.body.singleResult as ExecutionResultJson;
-    },
+    execute,
+    run,
     validateOperation(query) {
       try {
         return validate(apiSchema, parse(query)).map((e) => e.message);

@@ -42,6 +42,15 @@ describe('one-process mode', () => {
     expect(await docs.text()).toContain('/auth/api/v1/tenants/signup');
   });
 
+  it('lets a domain reach another through the router client, straight or through the gateway', async () => {
+    const router = p.tessera!.router;
+    const ctx = { requestId: 'test', principal: { kind: 'anonymous' as const } };
+    const plans = await router.run('{ plans { id } }', {}, ctx);
+    expect((plans.data as { plans: unknown[] }).plans.length).toBeGreaterThan(0);
+    const bad = await router.run('{ nope }', {}, ctx);
+    expect(bad.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+  });
+
   it('rewrites /v1/* to /api/v1/* (data API paths)', async () => {
     const call = client(p.url);
     const r = await call('POST', '/v1/nothing-here', { body: {} });

@@ -1,6 +1,7 @@
 // Tenant accounts, sessions and MFA, driven through the tenant subgraph on a real PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { openSubgraphDatabase } from '../../platform/database.ts';
+import { lateBoundRouterClient } from '../../platform/subgraph.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { tenantEntities } from '../../subgraphs/tenant/entities/index.ts';
 import { createTenantServices } from '../../subgraphs/tenant/services/index.ts';
@@ -150,7 +151,7 @@ describe('sessions', () => {
     const logger = createLogger('silent');
     const db = await openSubgraphDatabase({ name: 'tenant', url: h.databaseUrl, entities: tenantEntities, migrations: [], logger });
     try {
-      const other = await createTenantServices({ config: h.config, db, logger, databaseUrl: h.databaseUrl });
+      const other = await createTenantServices({ config: h.config, db, logger, databaseUrl: h.databaseUrl, router: lateBoundRouterClient() });
       await other.signingKeys.ensureCurrent();
       const kidOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()).kid as string;
 
