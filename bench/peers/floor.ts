@@ -1,0 +1,45 @@
+// The floor: a plain node:http + pg handler running the same statements as the Tessera path it is
+// compared with, on the same database. Anything Tessera adds on top is overhead to explain.
+import http from 'node:http';
+import pg from 'pg';
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.FLOOR_POOL ?? 10) });
+const port = Number(process.env.PORT ?? 0);
+
+type Handler = (req: http.IncomingMessage, url: URL) => Promise<[number, unknown]>;
+
+const routes: Record<string, Handler> = {
+  // S1: an authenticated read of one project (session check + project row), as GET /auth/api/v1/projects/:id does.
+  'GET /project': async (_req, url) => {
+    const sid = url.searchParams.get('sid');
+    const tenant = url.searchParams.get('tenant');
+    const id = url.searchParams.get('id');
+    const s = await pool.query('select 1 as ok from tenant_sessions where id = $1 and tenant_id = $2 and revoked_at is null', [sid, tenant]);
+    if (s.rowCount === 0) return [401, { error: 'unauthenticated' }];
+    const r = await pool.query('select id, name, created_at, updated_at from projects where id = $1 and tenant_id = $2', [id, tenant]);
+    if (r.rowCount === 0) return [404, { error: 'not found' }];
+    const p = r.rows[0];
+    return [200, { project: { id: p.id, name: p.name, created_at: p.created_at, updated_at: p.updated_at } }];
+  },
+};
+
+const server = http.createServer((req, res) => {
+  const url = new URL(req.url ?? '/', 'http://x');
+  const handler = routes[`${req.method} ${url.pathname}`];
+  if (!handler) {
+    res.writeHead(404).end();
+    return;
+  }
+  handler(req, url).then(
+    ([status, body]) => {
+      const text = JSON.stringify(body);
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+    },
+    (err: Error) => res.writeHead(500).end(err.message),
+  );
+});
+server.listen(port, '127.0.0.1', () => {
+  const addr = server.address() as { port: number };
+  process.stdout.write(`listening ${addr.port}\n`);
+});
+process.on('SIGTERM', () => server.close(() => void pool.end().then(() => process.exit(0))));
