@@ -1,13 +1,29 @@
-// Identity provider subgraph: OIDC / OAuth 2.0 for each project's end-users.
+// Identity provider subgraph: OIDC / OAuth 2.0 for each project's end-users. A definition only: the
+// platform's startSubgraph opens its database, runs its migrations and serves it. The wire endpoints
+// live in rest-compat/handlers/identity.ts and call the operations of schema.graphql.
 import { defineSubgraph } from '../../platform/subgraph.ts';
-import { projectResolvers } from './resolvers/project.ts';
-import { createIdentityServices, type IdentityServices } from './services/issuer.ts';
+import { identityEntities } from './entities/index.ts';
+import { identityMigrations } from './migrations/index.ts';
+import { identityResolvers } from './resolvers/index.ts';
+import { createIdentityServices, type IdentityServices } from './services/index.ts';
 
 export const identitySubgraph = defineSubgraph<IdentityServices>({
   name: 'identity',
   schemaFile: new URL('./schema.graphql', import.meta.url),
-  entities: [],
-  migrations: [],
+  entities: identityEntities,
+  migrations: identityMigrations,
   createServices: createIdentityServices,
-  resolvers: { ...projectResolvers },
+  resolvers: identityResolvers,
+  events: (services) => ({
+    'project.deleted': async (event) => await services.projectDeleted(event.payload.projectId),
+  }),
+  // The first signing key, so the first token does not pay for it; then the mail queue.
+  start: async (services) => {
+    await services.keys.ensureCurrent();
+    await services.scheduler.start();
+  },
+  stop: async (services) => {
+    await services.scheduler.stop();
+    services.mail.close();
+  },
 });

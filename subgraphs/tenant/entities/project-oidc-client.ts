@@ -14,6 +14,8 @@ export const ProjectOidcClientEntity = defineEntity({
     grantTypes: p.array(),
     /** The client created with the project. */
     isDefault: p.boolean(),
+    /** A public client (browser or native app) has no usable secret: the identity provider requires PKCE. */
+    isPublic: p.boolean(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
   },

@@ -1,5 +1,9 @@
 // The tenant subgraph's migrations, oldest first. Never edit one that has shipped: add a new one.
 import type { MigrationObject } from '@mikro-orm/postgresql';
 import { TenantInitialMigration } from './0001-initial.ts';
+import { TenantOidcClientPublicMigration } from './0002-oidc-client-public.ts';
 
-export const tenantMigrations: MigrationObject[] = [{ name: '0001-tenant-initial', class: TenantInitialMigration }];
+export const tenantMigrations: MigrationObject[] = [
+  { name: '0001-tenant-initial', class: TenantInitialMigration },
+  { name: '0002-tenant-oidc-client-public', class: TenantOidcClientPublicMigration },
+];

@@ -14,6 +14,14 @@ export function requireTenant(ctx: TenantContext): { tenantId: string; sessionId
   throw errors.forbidden('Only a tenant access token may manage the account and its projects');
 }
 
+/** The calling project's API key; UNAUTHENTICATED without a credential, FORBIDDEN for any other kind. */
+export function requireProject(ctx: TenantContext): { projectId: string; tenantId: string } {
+  const p = ctx.principal;
+  if (p.kind === 'project') return { projectId: p.projectId, tenantId: p.tenantId };
+  if (p.kind === 'anonymous') throw errors.unauthenticated('Send the project API key (X-Api-Key)');
+  throw errors.forbidden('Only the project API key may manage its publications here');
+}
+
 /** Only the router itself. */
 export function requireInternal(ctx: TenantContext): void {
   if (ctx.principal.kind !== 'internal') throw errors.forbidden('Internal operation');

@@ -1,7 +1,7 @@
 // Project, publication and OIDC client operations.
 import { errors } from '../../../platform/errors.ts';
 import type { TenantContext } from './context.ts';
-import { requireTenant } from './context.ts';
+import { requireProject, requireTenant } from './context.ts';
 
 type Id = { id: string };
 
@@ -19,6 +19,8 @@ export const projectQueries = {
     }
     return await ctx.services.projects.getOwned(requireTenant(ctx).tenantId, id);
   },
+  /** The API key's own project: the same publications as the tenant routes (one source of truth). */
+  projectPublications: async (_: unknown, _args: unknown, ctx: TenantContext) => await ctx.services.publications.list(requireProject(ctx).projectId),
 };
 
 export const projectMutations = {
@@ -33,9 +35,13 @@ export const projectMutations = {
   regenerateProjectKey: async (_: unknown, { id }: Id, ctx: TenantContext) => await ctx.services.projects.regenerateKey(requireTenant(ctx).tenantId, id),
   setPublication: async (_: unknown, args: { projectId: string; input: { table: string; enabled: boolean } }, ctx: TenantContext) =>
     await ctx.services.publications.set(requireTenant(ctx).tenantId, args.projectId, args.input),
+  setProjectPublication: async (_: unknown, args: { input: { table: string; enabled: boolean } }, ctx: TenantContext) => {
+    const p = requireProject(ctx);
+    return await ctx.services.publications.set(p.tenantId, p.projectId, args.input);
+  },
   updateOidcClient: async (
     _: unknown,
-    args: { projectId: string; clientId: string; input: { name?: string | null; redirectUris?: string[] | null } },
+    args: { projectId: string; clientId: string; input: { name?: string | null; redirectUris?: string[] | null; public?: boolean | null } },
     ctx: TenantContext,
   ) => await ctx.services.oidcClients.update(requireTenant(ctx).tenantId, args.projectId, args.clientId, args.input),
   rotateOidcClientSecret: async (_: unknown, args: { projectId: string; clientId: string }, ctx: TenantContext) =>

@@ -51,11 +51,14 @@ export const typeResolvers = {
   OidcClient: {
     // Reached only through owner-checked paths (Project.oidcClients and the owner's mutations).
     clientSecret: (c: ProjectOidcClient, _: unknown, ctx: TenantContext) => ctx.services.oidcClients.revealSecret(c),
+    public: (c: ProjectOidcClient) => c.isPublic,
     createdAt: (c: ProjectOidcClient) => iso(c.createdAt),
   },
   InternalOidcClient: {
     clientId: (r: ResolvedOidcClient) => r.client.clientId,
     projectId: (r: ResolvedOidcClient) => r.client.projectId,
+    tenantId: (r: ResolvedOidcClient) => r.tenantId,
+    public: (r: ResolvedOidcClient) => r.client.isPublic,
     name: (r: ResolvedOidcClient) => r.client.name,
     redirectUris: (r: ResolvedOidcClient) => r.client.redirectUris,
     grantTypes: (r: ResolvedOidcClient) => r.client.grantTypes,

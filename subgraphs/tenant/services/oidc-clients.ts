@@ -28,13 +28,14 @@ export function newOidcClient(em: SqlEm, box: ServiceDeps['box'], opts: { projec
     redirectUris: [],
     grantTypes: [...DEFAULT_GRANT_TYPES],
     isDefault: opts.isDefault,
+    isPublic: false,
     createdAt: opts.now,
     updatedAt: opts.now,
   });
 }
 
 /** What the identity provider needs to know about a client. */
-export type ResolvedOidcClient = { client: ProjectOidcClient; secretValid: boolean | null };
+export type ResolvedOidcClient = { client: ProjectOidcClient; tenantId: string; secretValid: boolean | null };
 
 export type OidcClientService = ReturnType<typeof createOidcClientService>;
 
@@ -54,8 +55,12 @@ export function createOidcClientService({ db, box, projects }: Pick<ServiceDeps,
     },
 
     /** Renames a client and/or replaces its redirect URIs. */
-    async update(tenantId: string, projectId: string, clientId: string, input: { name?: unknown; redirectUris?: unknown }): Promise<ProjectOidcClient> {
-      const change: Partial<Pick<ProjectOidcClient, 'name' | 'redirectUris'>> = {};
+    async update(tenantId: string, projectId: string, clientId: string, input: { name?: unknown; redirectUris?: unknown; public?: unknown }): Promise<ProjectOidcClient> {
+      const change: Partial<Pick<ProjectOidcClient, 'name' | 'redirectUris' | 'isPublic'>> = {};
+      if (input.public !== undefined && input.public !== null) {
+        if (typeof input.public !== 'boolean') throw errors.validation('public', 'must be true or false');
+        change.isPublic = input.public;
+      }
       if (input.name !== undefined && input.name !== null) change.name = checkName('name', input.name);
       if (input.redirectUris !== undefined && input.redirectUris !== null) change.redirectUris = checkRedirectUris('redirectUris', input.redirectUris);
       const client = await getOwned(tenantId, projectId, clientId);
@@ -81,8 +86,10 @@ export function createOidcClientService({ db, box, projects }: Pick<ServiceDeps,
     async resolve(clientId: string, clientSecret?: string | null): Promise<ResolvedOidcClient | null> {
       const client = await db.em().findOne(ProjectOidcClientEntity, { clientId });
       if (!client) return null;
+      const project = await projects.load(client.projectId);
+      if (!project) return null;
       const secretValid = typeof clientSecret === 'string' ? safeEqual(sha256Hex(clientSecret), client.clientSecretHash) : null;
-      return { client, secretValid };
+      return { client, tenantId: project.tenantId, secretValid };
     },
   };
 }

@@ -1,0 +1,46 @@
+// Wires the identity services together. Built once per running subgraph; nothing runs on import.
+import { createSecretBox } from '../../../platform/crypto.ts';
+import { errors } from '../../../platform/errors.ts';
+import { createScheduler } from '../../../platform/scheduler.ts';
+import type { SubgraphDeps } from '../../../platform/subgraph.ts';
+import { createGrantService } from './grants.ts';
+import { createLimiters } from './limits.ts';
+import { createMailService } from './mail.ts';
+import { createMfaService } from './mfa.ts';
+import { createRecoveryService } from './recovery.ts';
+import { createSigningKeyService } from './signing-keys.ts';
+import { createTokenService } from './tokens.ts';
+import { createUserService } from './users.ts';
+
+export type IdentityServices = Awaited<ReturnType<typeof createIdentityServices>>;
+
+/** Builds every service of the identity subgraph from the platform's dependencies. */
+export async function createIdentityServices({ config, db, logger, databaseUrl }: SubgraphDeps) {
+  if (!config.internalSecret) throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the identity subgraph cannot seal secrets');
+  const box = createSecretBox(config.internalSecret, 'identity:secrets');
+  const limiters = createLimiters();
+  const scheduler = createScheduler({ url: databaseUrl, name: 'identity', logger });
+  const keys = createSigningKeyService({ db, box, config });
+  const users = await createUserService({ db, limiters });
+  const mfa = createMfaService({ db, box, limiters });
+  const tokens = createTokenService({ db, config, logger, keys });
+  const grants = createGrantService({ db, logger, users, mfa, tokens });
+  const mail = createMailService({ config, logger, box, scheduler });
+  const recovery = createRecoveryService({ db, config, users, tokens, mail, limiters });
+  const issuer = {
+    /** The issuer is the platform's public address (read at call time: it is set after listen when PORT=0). */
+    issuerOf: () => config.issuer,
+    discoveryUrlOf: () => `${config.issuer}/.well-known/openid-configuration`,
+  };
+
+  /** A deleted project: its users and their sessions and codes go; its tokens are refused from now on. */
+  async function projectDeleted(projectId: string): Promise<void> {
+    await db.em().transactional(async (em) => {
+      await em.execute('insert into identity_deleted_projects (project_id, deleted_at) values (?, now()) on conflict do nothing', [projectId]);
+      await em.execute('delete from identity_authorization_codes where project_id = ?', [projectId]);
+      await em.execute('delete from identity_users where project_id = ?', [projectId]);
+    });
+  }
+
+  return { config, keys, users, mfa, tokens, grants, mail, recovery, issuer, scheduler, projectDeleted };
+}

@@ -1,0 +1,45 @@
+// Rate limits of the identity provider, per account (project + e-mail) and per client address, in this
+// process's memory (platform/rate-limit.ts). Sign-in counts failures; registration and reset requests
+// count every attempt (they cost an argon2 hash or an e-mail each).
+import { createFailureLimiter, type FailureLimiter } from '../../../platform/rate-limit.ts';
+
+export const LIMITS = {
+  /** Failed password checks (password grant, hosted sign-in page) per account / per address. */
+  signIn: { account: 10, address: 50, windowMs: 15 * 60_000 },
+  /** Registrations per e-mail / per address. */
+  register: { account: 5, address: 30, windowMs: 15 * 60_000 },
+  /** Password reset and verification mail requests per e-mail / per address. */
+  mail: { account: 5, address: 30, windowMs: 15 * 60_000 },
+  /** Wrong TOTP codes per account. */
+  mfa: { account: 10, address: 50, windowMs: 15 * 60_000 },
+};
+
+/** A pair of limiters; keys are `account:...` or `ip:...`. */
+export type KeyedLimiter = {
+  check: (keys: string[]) => void;
+  fail: (keys: string[]) => void;
+  reset: (keys: string[]) => void;
+  /** Check, then count the attempt (for limits on every attempt). */
+  hit: (keys: string[]) => void;
+};
+
+function pair(opts: { account: number; address: number; windowMs: number }): KeyedLimiter {
+  const account = createFailureLimiter({ limit: opts.account, windowMs: opts.windowMs });
+  const address = createFailureLimiter({ limit: opts.address, windowMs: opts.windowMs });
+  const of = (key: string): FailureLimiter => (key.startsWith('ip:') ? address : account);
+  return {
+    check: (keys) => keys.forEach((k) => of(k).check(k)),
+    fail: (keys) => keys.forEach((k) => of(k).fail(k)),
+    reset: (keys) => keys.forEach((k) => of(k).reset(k)),
+    hit(keys) {
+      keys.forEach((k) => of(k).check(k));
+      keys.forEach((k) => of(k).fail(k));
+    },
+  };
+}
+
+export type Limiters = { signIn: KeyedLimiter; register: KeyedLimiter; mail: KeyedLimiter; mfa: KeyedLimiter };
+
+export function createLimiters(): Limiters {
+  return { signIn: pair(LIMITS.signIn), register: pair(LIMITS.register), mail: pair(LIMITS.mail), mfa: pair(LIMITS.mfa) };
+}

@@ -1,0 +1,110 @@
+// End-users of a project: registration, the password check of sign-in, profile and claims.
+import crypto from 'node:crypto';
+import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
+import { AppError, errors } from '../../../platform/errors.ts';
+import { dummyPasswordHash, hashPassword, verifyPassword } from '../../../platform/passwords.ts';
+import { EndUserEntity, type EndUser } from '../entities/index.ts';
+import type { ServiceDeps } from './context.ts';
+import type { Limiters } from './limits.ts';
+import { checkPassword, checkProfile, isUuid, normalizeEmail, PROFILE_CLAIMS } from './validation.ts';
+
+/** What the API shows of an end-user. */
+export type EndUserView = { id: string; projectId: string; email: string; emailVerified: boolean; profile: Record<string, string>; mfaEnabled: boolean; createdAt: Date; updatedAt: Date };
+
+export function toEndUserView(u: EndUser): EndUserView {
+  return { id: u.id, projectId: u.projectId, email: u.email, emailVerified: u.emailVerified, profile: u.profile ?? {}, mfaEnabled: u.mfaEnabled, createdAt: u.createdAt, updatedAt: u.updatedAt };
+}
+
+/** OIDC claims of a user for the granted scopes (userinfo, id_token). */
+export function claimsOf(u: EndUserView, scopes: string[]): Record<string, unknown> {
+  const claims: Record<string, unknown> = { sub: u.id };
+  if (scopes.includes('profile')) {
+    for (const c of PROFILE_CLAIMS) if (c !== 'phone_number' && u.profile[c]) claims[c] = u.profile[c];
+    claims.updated_at = Math.floor(u.updatedAt.getTime() / 1000);
+  }
+  if (scopes.includes('email')) {
+    claims.email = u.email;
+    claims.email_verified = u.emailVerified;
+  }
+  if (scopes.includes('phone') && u.profile.phone_number) claims.phone_number = u.profile.phone_number;
+  return claims;
+}
+
+export type UserService = Awaited<ReturnType<typeof createUserService>>;
+
+/** Creates the end-user service. */
+export async function createUserService({ db, limiters }: Pick<ServiceDeps, 'db'> & { limiters: Limiters }) {
+  const dummyHash = await dummyPasswordHash();
+
+  return {
+    /** Registers an end-user of `projectId`; EMAIL_TAKEN (409, nothing more) when the address is registered. */
+    async register(projectId: string, input: Record<string, unknown>, ip?: string): Promise<EndUserView> {
+      const email = normalizeEmail(input.email);
+      limiters.register.hit([`account:${projectId}:${email}`, ...(ip ? [`ip:${ip}`] : [])]);
+      const password = checkPassword(input.password, email);
+      const profile = checkProfile(input);
+      const em = db.em();
+      if (await em.count(EndUserEntity, { projectId, email })) throw new AppError('EMAIL_TAKEN');
+      const now = new Date();
+      const user = em.create(EndUserEntity, {
+        id: crypto.randomUUID(), projectId, email, emailVerified: false, passwordHash: await hashPassword(password), profile,
+        mfaEnabled: false, mfaSecret: null, mfaPendingSecret: null, mfaLastTimeStep: null, createdAt: now, updatedAt: now,
+      });
+      try {
+        await em.flush();
+      } catch (err) {
+        if (err instanceof UniqueConstraintViolationException) throw new AppError('EMAIL_TAKEN');
+        throw err;
+      }
+      return toEndUserView(user);
+    },
+
+    /**
+     * The user of `projectId` whose e-mail and password match. Unknown address and wrong password fail
+     * alike (same error, same argon2 work); repeated failures per account or address are RATE_LIMITED.
+     */
+    async verifyCredentials(projectId: string, emailInput: unknown, password: unknown, ip?: string): Promise<EndUser> {
+      const email = typeof emailInput === 'string' ? emailInput.trim().toLowerCase() : '';
+      const keys = [`account:${projectId}:${email}`, ...(ip ? [`ip:${ip}`] : [])];
+      limiters.signIn.check(keys);
+      const user = email ? await db.em().findOne(EndUserEntity, { projectId, email }) : null;
+      const ok = await verifyPassword(user?.passwordHash ?? dummyHash, typeof password === 'string' ? password : '');
+      if (!user || !ok) {
+        limiters.signIn.fail(keys);
+        throw errors.invalidCredentials();
+      }
+      return user;
+    },
+
+    /** Forgets failed attempts after a complete sign-in. */
+    signedIn(user: EndUser): void {
+      limiters.signIn.reset([`account:${user.projectId}:${user.email}`]);
+    },
+
+    async load(id: string): Promise<EndUser | null> {
+      if (!isUuid(id)) return null;
+      return await db.em().findOne(EndUserEntity, { id });
+    },
+
+    async findByEmail(projectId: string, email: string): Promise<EndUser | null> {
+      return await db.em().findOne(EndUserEntity, { projectId, email });
+    },
+
+    /** The user behind a verified principal; INVALID_TOKEN when the account is gone. */
+    async get(id: string): Promise<EndUserView> {
+      const user = isUuid(id) ? await db.em().findOne(EndUserEntity, { id }) : null;
+      if (!user) throw errors.invalidToken('The account no longer exists');
+      return toEndUserView(user);
+    },
+
+    /** Replaces the password hash (the caller has checked the old password or a reset token). */
+    async setPassword(user: EndUser, password: unknown, field: string): Promise<void> {
+      const checked = checkPassword(password, user.email, field);
+      await db.em().nativeUpdate(EndUserEntity, { id: user.id }, { passwordHash: await hashPassword(checked), updatedAt: new Date() });
+    },
+
+    async checkPassword(user: EndUser, password: unknown): Promise<boolean> {
+      return await verifyPassword(user.passwordHash, typeof password === 'string' ? password : '');
+    },
+  };
+}
