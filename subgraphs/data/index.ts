@@ -1,13 +1,26 @@
-// Data API subgraph: queries, aggregates, transactions, vector search and SQL over each project's schema.
-import { defineSubgraph } from '../../platform/subgraph.ts';
+// Data API subgraph: queries, aggregates, transactions, vector search and SQL over each project's schema,
+// and realtime change streams. Reacts to the project lifecycle and publication switches through events.
+import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
+import { defineSubgraph, type SubgraphContext } from '../../platform/subgraph.ts';
+import { dataMigrations } from './migrations/index.ts';
+import { actionResolvers } from './resolvers/actions.ts';
 import { projectResolvers } from './resolvers/project.ts';
-import { createDataServices, type DataServices } from './services/project-schema.ts';
+import { createDataServices, type DataServices } from './services/index.ts';
+import { createRealtimeHttp, REALTIME_PREFIX } from './realtime/server.ts';
 
 export const dataSubgraph = defineSubgraph<DataServices>({
   name: 'data',
   schemaFile: new URL('./schema.graphql', import.meta.url),
   entities: [],
-  migrations: [],
+  migrations: dataMigrations,
   createServices: createDataServices,
-  resolvers: { ...projectResolvers },
+  resolvers: { ...actionResolvers, ...projectResolvers } as unknown as GraphQLResolverMap<SubgraphContext<DataServices>>,
+  events: (services) => ({
+    'project.created': async (e) => await services.onProjectCreated(e.payload.projectId),
+    'project.deleted': async (e) => await services.onProjectDeleted(e.payload.projectId),
+    'publication.changed': async (e) => await services.onPublicationChanged(e.payload.projectId, e.payload.table, e.payload.enabled),
+  }),
+  http: { prefix: REALTIME_PREFIX, create: createRealtimeHttp },
+  start: async (services) => await services.start(),
+  stop: async (services) => await services.stop(),
 });

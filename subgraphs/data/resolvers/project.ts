@@ -1,5 +1,5 @@
 import type { SubgraphContext } from '../../../platform/subgraph.ts';
-import type { DataServices } from '../services/project-schema.ts';
+import type { DataServices } from '../services/index.ts';
 
 type Ctx = SubgraphContext<DataServices>;
 type Ref = { id: string };

@@ -1,0 +1,48 @@
+// Subgraph HTTP endpoints beside GraphQL (platform/subgraph.ts SubgraphHttp), mounted on the public
+// address at their prefix. The front door authenticates; the endpoint gets a WHATWG Request and the
+// verified context, and may stream its answer (server-sent events). WebSockets at the prefix are
+// accepted when the endpoint serves them (one-process mode).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { WebSocketServer } from 'ws';
+import type { RequestContext } from '../platform/auth.ts';
+import type { SubgraphHttp } from '../platform/subgraph.ts';
+import { sendWebResponse, toWebRequest } from '../platform/http-bridge.ts';
+import type { Router } from '../router/router.ts';
+import { authenticate, credentialsOf } from '../router/authenticate.ts';
+
+/** A subgraph endpoint and where it is mounted. */
+export type HttpMount = SubgraphHttp & { prefix: string };
+
+/** Mounts one subgraph endpoint at its prefix. */
+export function mountSubgraphHttp(app: FastifyInstance, mount: HttpMount, contextOf: (req: FastifyRequest) => Promise<RequestContext>, router: Router): void {
+  for (const url of [mount.prefix, `${mount.prefix}/*`]) {
+    app.route({
+      method: ['GET', 'POST'],
+      url,
+      handler: async (req, reply) => {
+        const ctx = await contextOf(req);
+        return sendWebResponse(reply, await mount.fetch(toWebRequest(req, reply), ctx));
+      },
+    });
+  }
+  if (!mount.websocket) return;
+  const wss = new WebSocketServer({ noServer: true });
+  mount.websocket(wss, async (params) => {
+    const header = (name: string) => {
+      const v = params[name] ?? params[name.toLowerCase()] ?? Object.entries(params).find(([k]) => k.toLowerCase() === name)?.[1];
+      return typeof v === 'string' ? v : undefined;
+    };
+    const requestId = crypto.randomUUID();
+    const principal = await authenticate(credentialsOf({ 'x-api-key': header('x-api-key'), authorization: header('authorization') }), router.handles, requestId);
+    return { requestId, principal };
+  });
+  app.server.on('upgrade', (req, socket, head) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== mount.prefix && !path?.startsWith(`${mount.prefix}/`)) return;
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
+  app.addHook('onClose', async () => {
+    for (const c of wss.clients) c.terminate();
+    await new Promise((r) => wss.close(() => r(undefined)));
+  });
+}

@@ -1,0 +1,124 @@
+// The realtime endpoint: a GraphQL subscription served by graphql-yoga (SSE, and graphql-ws through
+// the front door). The Apollo gateway cannot serve subscriptions, so this schema stands beside the
+// supergraph. Callers authenticate at the front door; a subscriber only ever sees its own project's rows.
+import { createSchema, createYoga, filter, pipe, map, createGraphQLError } from 'graphql-yoga';
+import { useServer } from 'graphql-ws/use/ws';
+import type { WebSocketServer } from 'ws';
+import { execute, subscribe, validate } from 'graphql';
+import type { RequestContext } from '../../../platform/auth.ts';
+import { errors, shapeError } from '../../../platform/errors.ts';
+import type { SubgraphHttp } from '../../../platform/subgraph.ts';
+import type { DataServices } from '../services/index.ts';
+import type { Change } from '../services/realtime.ts';
+
+export const REALTIME_PREFIX = '/realtime';
+
+const typeDefs = /* GraphQL */ `
+  "Any JSON value."
+  scalar JSON
+
+  type Query {
+    "Whether the realtime endpoint answers (always true)."
+    realtime: Boolean!
+  }
+
+  type Subscription {
+    "Row changes of the calling project's published tables (optionally one table), as they commit."
+    dataChanges("Only this table." table: String): DataChange!
+  }
+
+  "One committed row change."
+  type DataChange {
+    "The table."
+    table: String!
+    "insert, update or delete."
+    operation: String!
+    "The row after the change (insert, update)."
+    row: JSON
+    "The row before the change (update, delete). End users receive only its primary key on delete."
+    old: JSON
+    "Commit time (ISO 8601)."
+    at: String!
+    "True when the rows were too large to send (over 8000 bytes): read them with find."
+    truncated: Boolean!
+  }
+`;
+
+type YogaContext = { requestContext: RequestContext };
+
+/** Builds the realtime endpoint of the data subgraph. */
+export function createRealtimeHttp(services: DataServices): SubgraphHttp {
+  const { realtime } = services;
+
+  const subscribeChanges = async (ctx: RequestContext, table: string | null | undefined): Promise<AsyncIterable<{ dataChanges: unknown }>> => {
+    const sub = await services.subscriber(ctx.principal);
+    const source = realtime.subscribe(sub.schema);
+    return pipe(
+      source,
+      filter((c: Change) => !table || c.table === table),
+      filter((c: Change) => sub.visible(c)),
+      map((c: Change) => ({
+        dataChanges: { table: c.table, operation: c.op, row: c.row ?? null, old: sub.oldOf(c), at: new Date(c.at).toISOString(), truncated: c.truncated === true },
+      })),
+    );
+  };
+
+  const schema = createSchema<YogaContext>({
+    typeDefs,
+    resolvers: {
+      Query: { realtime: () => true },
+      Subscription: {
+        dataChanges: {
+          subscribe: async (_: unknown, args: { table?: string | null }, ctx: YogaContext) => {
+            try {
+              return await subscribeChanges(ctx.requestContext, args.table);
+            } catch (err) {
+              const shaped = shapeError(err);
+              throw createGraphQLError(shaped.message, { extensions: { code: shaped.code, http: { status: shaped.status } } });
+            }
+          },
+          resolve: (payload: { dataChanges: unknown }) => payload.dataChanges,
+        },
+      },
+    },
+  });
+
+  const yoga = createYoga<YogaContext>({
+    schema,
+    graphqlEndpoint: REALTIME_PREFIX,
+    graphiql: false,
+    landingPage: false,
+    logging: false,
+    maskedErrors: false,
+  });
+
+  return {
+    async fetch(request, ctx) {
+      const p = ctx.principal;
+      if (p.kind === 'anonymous') throw errors.unauthenticated('Send the project API key (X-Api-Key) or an end-user access token');
+      if (p.kind !== 'project' && p.kind !== 'user') throw errors.forbidden('Realtime takes a project API key or an end-user access token');
+      return await yoga.fetch(request, { requestContext: ctx });
+    },
+    websocket(wss: WebSocketServer, authenticate) {
+      useServer<Record<string, unknown>, { requestContext?: RequestContext }>(
+        {
+          schema,
+          execute,
+          subscribe,
+          validate,
+          onConnect: async (c) => {
+            try {
+              c.extra.requestContext = await authenticate(c.connectionParams ?? {});
+              const kind = c.extra.requestContext.principal.kind;
+              return kind === 'project' || kind === 'user';
+            } catch {
+              return false;
+            }
+          },
+          context: (c) => ({ requestContext: c.extra.requestContext! }),
+        },
+        wss,
+      );
+    },
+  };
+}

@@ -1,0 +1,236 @@
+// The nine data API actions. Each runs on the calling project's own pool (its own role); an end-user
+// runs as the project's end-user role with its id in `request.user_id`, so row level security applies.
+import type pg from 'pg';
+import type { Principal } from '../../../platform/auth.ts';
+import { AppError, errors } from '../../../platform/errors.ts';
+import { buildAggregate, buildDelete, buildFind, buildInsert, buildUpdate, buildVectorSearch, PGVECTOR_OPCLASSES, HNSW_INDEX_SQL, type Built } from './builder.ts';
+import type { Catalog, TableMeta } from './catalog.ts';
+import { mapPgError } from './pg-errors.ts';
+import type { ProjectPools } from './pools.ts';
+import type { ProjectRole, Provisioning } from './provisioning.ts';
+import type { Realtime } from './realtime.ts';
+import { checkRawSql } from './sql-guard.ts';
+import { ident } from './names.ts';
+import { bindValue, isPlainObject, Params } from './where.ts';
+import type { Change } from './realtime.ts';
+
+export type Body = Record<string, unknown>;
+export type ActionName = 'find' | 'findOne' | 'insert' | 'update' | 'delete' | 'aggregate' | 'vectorSearch' | 'rawSQL' | 'transaction';
+const TRANSACTION_ACTIONS = ['find', 'findOne', 'insert', 'update', 'delete', 'aggregate', 'vectorSearch', 'rawSQL'] as const;
+const MAX_OPERATIONS = 100;
+
+/** Who runs the action, on which project. */
+type Caller = { role: ProjectRole; user?: { id: string; clientId: string; scopes: string[] } };
+
+/** One connection (or the pool) of the caller, with the caller's identity applied. */
+type Session = { db: pg.Pool | pg.PoolClient; caller: Caller; ddl: boolean };
+
+export type Actions = ReturnType<typeof createActions>;
+
+const TYPE_NAMES: Record<number, string> = {
+  16: 'bool', 17: 'bytea', 20: 'int8', 21: 'int2', 23: 'int4', 25: 'text', 114: 'json', 700: 'float4', 701: 'float8', 1042: 'bpchar',
+  1043: 'varchar', 1082: 'date', 1083: 'time', 1114: 'timestamp', 1184: 'timestamptz', 1700: 'numeric', 2950: 'uuid', 3802: 'jsonb',
+  1000: '_bool', 1005: '_int2', 1007: '_int4', 1016: '_int8', 1009: '_text', 1021: '_float4', 1022: '_float8', 26: 'oid', 19: 'name', 18: 'char',
+};
+
+async function run(db: pg.Pool | pg.PoolClient, built: Built): Promise<pg.QueryResult> {
+  try {
+    return await db.query({ text: built.sql, values: built.params, queryMode: 'extended' } as pg.QueryConfig);
+  } catch (err) {
+    throw mapPgError(err);
+  }
+}
+
+/** pgvector values come back as text (`[1,2,3]`): answer them as arrays. */
+function decodeRows(t: TableMeta, rows: Record<string, unknown>[]): Record<string, unknown>[] {
+  const vectors = [...t.columns.values()].filter((c) => c.typname === 'vector').map((c) => c.name);
+  if (vectors.length === 0) return rows;
+  for (const r of rows) for (const v of vectors) if (typeof r[v] === 'string') r[v] = JSON.parse(r[v] as string);
+  return rows;
+}
+
+/** Creates the action runner. */
+export function createActions(deps: { provisioning: Provisioning; pools: ProjectPools; catalog: Catalog; realtime: Realtime }) {
+  const { provisioning, pools, catalog, realtime } = deps;
+
+  const callerOf = async (principal: Principal): Promise<Caller> => {
+    let projectId: string;
+    let user: Caller['user'];
+    if (principal.kind === 'project') projectId = principal.projectId;
+    else if (principal.kind === 'user') {
+      projectId = principal.projectId;
+      user = { id: principal.userId, clientId: principal.clientId, scopes: principal.scopes };
+    } else if (principal.kind === 'anonymous') throw errors.unauthenticated('Send the project API key (X-Api-Key) or an end-user access token');
+    else throw errors.forbidden('The data API takes a project API key or an end-user access token');
+    const role = await provisioning.load(projectId);
+    if (!role) throw errors.unavailable("The project's database is not ready yet; retry in a moment");
+    return { role, user };
+  };
+
+  const table = async (s: Session, name: unknown): Promise<TableMeta> => {
+    const t = await catalog.table(s.db, s.caller.role.schemaName, name);
+    if (s.caller.user && !t.rls) {
+      throw errors.forbidden(`End users may only use tables with row level security enabled; "${t.name}" has none (ALTER TABLE ... ENABLE ROW LEVEL SECURITY and add policies)`);
+    }
+    return t;
+  };
+
+  const actions = {
+    async find(s: Session, body: Body) {
+      const t = await table(s, body.table);
+      const res = await run(s.db, buildFind(s.caller.role.schemaName, t, body));
+      return { rows: decodeRows(t, res.rows) };
+    },
+    async findOne(s: Session, body: Body) {
+      const t = await table(s, body.table);
+      const res = await run(s.db, buildFind(s.caller.role.schemaName, t, body, true));
+      return { row: decodeRows(t, res.rows)[0] ?? null };
+    },
+    async insert(s: Session, body: Body) {
+      const t = await table(s, body.table);
+      const res = await run(s.db, buildInsert(s.caller.role.schemaName, t, body));
+      return { count: res.rowCount ?? res.rows.length, rows: decodeRows(t, res.rows) };
+    },
+    async update(s: Session, body: Body) {
+      const t = await table(s, body.table);
+      const res = await run(s.db, buildUpdate(s.caller.role.schemaName, t, body));
+      return { count: res.rowCount ?? 0, rows: decodeRows(t, res.rows) };
+    },
+    async delete(s: Session, body: Body) {
+      const t = await table(s, body.table);
+      const res = await run(s.db, buildDelete(s.caller.role.schemaName, t, body));
+      return { count: res.rowCount ?? 0, rows: decodeRows(t, res.rows) };
+    },
+    async aggregate(s: Session, body: Body) {
+      const t = await table(s, body.table);
+      const res = await run(s.db, buildAggregate(s.caller.role.schemaName, t, body));
+      return { rows: res.rows };
+    },
+    async vectorSearch(s: Session, body: Body) {
+      const t = await table(s, body.table);
+      const built = buildVectorSearch(s.caller.role.schemaName, t, body);
+      let method = 'exact';
+      if (built.pgvector) {
+        const { rows } = await run(s.db, {
+          sql: HNSW_INDEX_SQL,
+          params: [s.caller.role.schemaName, t.name, built.column, PGVECTOR_OPCLASSES[built.metric]],
+        });
+        if (rows.length > 0) method = 'hnsw';
+      }
+      const res = await run(s.db, built);
+      return { rows: decodeRows(t, res.rows), method };
+    },
+    async rawSQL(s: Session, body: Body) {
+      if (s.caller.user) throw errors.forbidden('rawSQL needs the project API key; end users cannot run SQL');
+      const guard = await checkRawSql(body.sql, s.caller.role.schemaName);
+      const params = body.params ?? [];
+      if (!Array.isArray(params)) throw errors.validation('params', 'expected an array of values');
+      if (params.length > 10_000) throw errors.validation('params', 'at most 10000 values');
+      const res = await run(s.db, { sql: body.sql as string, params });
+      if (guard.ddl) s.ddl = true;
+      catalog.invalidate(s.caller.role.schemaName);
+      const fields = (res.fields ?? []).map((f) => ({ name: f.name, type: TYPE_NAMES[f.dataTypeID] ?? String(f.dataTypeID) }));
+      return { rows: res.rows ?? [], rowCount: res.rowCount ?? res.rows?.length ?? 0, fields };
+    },
+  };
+
+  /** Runs `fn` in a transaction on one connection, as the caller (end users switch to the end-user role). */
+  const inTransaction = async <T>(caller: Caller, fn: (s: Session) => Promise<T>): Promise<T> => {
+    const client = await pools.get(caller.role).connect();
+    const s: Session = { db: client, caller, ddl: false };
+    let broken = false;
+    try {
+      await client.query('begin');
+      if (caller.user) {
+        await client.query(`set local role ${ident(caller.role.userRoleName)}`);
+        await client.query(
+          `select set_config('request.user_id', $1, true), set_config('request.client_id', $2, true), set_config('request.scopes', $3, true)`,
+          [caller.user.id, caller.user.clientId, caller.user.scopes.join(' ')],
+        );
+      }
+      const out = await fn(s);
+      await client.query('commit');
+      return out;
+    } catch (err) {
+      await client.query('rollback').catch(() => {
+        broken = true;
+      });
+      throw err;
+    } finally {
+      client.release(broken);
+      if (s.ddl) await realtime.sync(caller.role.projectId, caller.role.schemaName).catch(() => {});
+    }
+  };
+
+  /** Runs one action for the caller; with the project key a single statement runs without a transaction. */
+  const perform = async (principal: Principal, action: Exclude<ActionName, 'transaction'>, body: Body): Promise<unknown> => {
+    const caller = await callerOf(principal);
+    const fn = actions[action] as (s: Session, b: Body) => Promise<unknown>;
+    if (caller.user) return await inTransaction(caller, (s) => fn(s, body));
+    const s: Session = { db: pools.get(caller.role), caller, ddl: false };
+    try {
+      return await fn(s, body);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'NOT_FOUND') catalog.invalidate(caller.role.schemaName);
+      throw err;
+    } finally {
+      if (s.ddl) await realtime.sync(caller.role.projectId, caller.role.schemaName).catch(() => {});
+    }
+  };
+
+  /** Several actions, all or nothing; an error names the failing operation's index. */
+  const transaction = async (principal: Principal, operations: unknown): Promise<{ results: unknown[] }> => {
+    if (!Array.isArray(operations) || operations.length === 0) throw errors.validation('operations', 'expected a non-empty array of {action, table, ...}');
+    if (operations.length > MAX_OPERATIONS) throw errors.validation('operations', `at most ${MAX_OPERATIONS} operations`);
+    operations.forEach((op, i) => {
+      if (!isPlainObject(op)) throw errors.validation(`operations[${i}]`, 'expected an object with an action');
+      if (!(TRANSACTION_ACTIONS as readonly unknown[]).includes(op.action)) {
+        throw errors.validation(`operations[${i}].action`, `expected one of ${TRANSACTION_ACTIONS.join(', ')}, got ${JSON.stringify(op.action)}`);
+      }
+    });
+    const caller = await callerOf(principal);
+    return await inTransaction(caller, async (s) => {
+      const results: unknown[] = [];
+      for (const [i, op] of (operations as Body[]).entries()) {
+        try {
+          const fn = actions[op.action as (typeof TRANSACTION_ACTIONS)[number]] as (s: Session, b: Body) => Promise<unknown>;
+          results.push(await fn(s, op));
+        } catch (err) {
+          const mapped = mapPgError(err);
+          if (!(mapped instanceof AppError)) throw mapped;
+          throw new AppError(mapped.code, `operations[${i}] (${String(op.action)}): ${mapped.message}`, { ...mapped.details, operation: i });
+        }
+      }
+      return { results };
+    });
+  };
+
+  /** What a realtime subscriber may receive: the project key everything, an end user what RLS lets it read. */
+  const subscriber = async (principal: Principal) => {
+    const caller = await callerOf(principal);
+    const schema = caller.role.schemaName;
+    const tableOf = async (name: string) => await catalog.table(pools.get(caller.role), schema, name).catch(() => undefined);
+    if (!caller.user) return { schema, visible: async (_c: Change) => true, oldOf: (c: Change) => c.old ?? null };
+    const keys = new Map<string, string[]>();
+    return {
+      schema,
+      visible: async (c: Change): Promise<boolean> => {
+        const t = await tableOf(c.table);
+        if (!t || !t.rls || t.primaryKey.length === 0) return false;
+        keys.set(t.name, t.primaryKey);
+        if (c.op === 'delete' || !c.row) return c.op === 'delete';
+        const row = c.row;
+        return await inTransaction(caller, async (s) => {
+          const p = new Params();
+          const cond = t.primaryKey.map((k) => `${ident(k)} = ${p.add(bindValue(t.columns.get(k), row[k], k))}`).join(' and ');
+          const res = await run(s.db, { sql: `select 1 from ${ident(schema)}.${ident(t.name)} where ${cond}`, params: p.values });
+          return res.rows.length > 0;
+        }).catch(() => false);
+      },
+      // A deleted row cannot be checked against the policies any more: end users get its key only.
+      oldOf: (c: Change) => (c.old ? Object.fromEntries((keys.get(c.table) ?? []).map((k) => [k, c.old![k]])) : null),
+    };
+  };
+
+  return { perform, transaction, subscriber };
+}

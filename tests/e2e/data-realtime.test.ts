@@ -1,0 +1,186 @@
+// Realtime end to end: publications toggled with the project key (one source of truth with the tenant
+// routes), changes streamed over SSE and graphql-ws, only to the project's own subscribers, and
+// nothing more once the table is turned off.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import WebSocket from 'ws';
+import { createClient } from 'graphql-ws';
+import { startOneProcess, type TestPlatform } from '../support/platform.ts';
+import { client } from '../support/http.ts';
+import { createProject, dataCall, dropLeftoverRoles, signIn, waitFor, type Call, type DataProject } from './data-support.ts';
+
+type Change = { table: string; operation: string; row: Record<string, unknown> | null; old: Record<string, unknown> | null };
+
+let platform: TestPlatform;
+let call: Call;
+let a: DataProject;
+let b: DataProject;
+let dataA: ReturnType<typeof dataCall>;
+let dataB: ReturnType<typeof dataCall>;
+let databaseUrl: string;
+
+const SUBSCRIPTION = 'subscription($t: String) { dataChanges(table: $t) { table operation row old } }';
+
+/** Opens an SSE subscription; collects each change until closed. */
+async function subscribeSse(headers: Record<string, string>, table?: string) {
+  const abort = new AbortController();
+  const res = await fetch(`${platform.url}/realtime`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
+    body: JSON.stringify({ query: SUBSCRIPTION, variables: { t: table ?? null } }),
+    signal: abort.signal,
+  });
+  const changes: Change[] = [];
+  const errors: unknown[] = [];
+  if (res.status === 200 && res.body) {
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    void (async () => {
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return;
+          buffer += decoder.decode(value, { stream: true });
+          let idx: number;
+          while ((idx = buffer.indexOf('\n\n')) >= 0) {
+            const chunk = buffer.slice(0, idx);
+            buffer = buffer.slice(idx + 2);
+            const data = chunk.split('\n').find((l) => l.startsWith('data:'));
+            if (!data || !chunk.includes('event: next')) continue;
+            const payload = JSON.parse(data.slice(5)) as { data?: { dataChanges: Change }; errors?: unknown[] };
+            if (payload.data) changes.push(payload.data.dataChanges);
+            if (payload.errors) errors.push(...payload.errors);
+          }
+        }
+      } catch {
+        // aborted
+      }
+    })();
+  }
+  return { status: res.status, changes, errors, close: () => abort.abort(), body: res.status === 200 ? undefined : await res.json() };
+}
+
+const triggerCount = async (table: string): Promise<number> =>
+  (await dataA('rawSQL', { sql: 'select count(*)::int as n from information_schema.triggers where event_object_table = $1', params: [table] })).body.rows[0].n;
+
+beforeAll(async () => {
+  platform = await startOneProcess();
+  databaseUrl = platform.tessera!.config.databaseUrl!;
+  call = client(platform.url);
+  a = await createProject(call, await signIn(call), 'realtime a');
+  b = await createProject(call, await signIn(call), 'realtime b');
+  dataA = dataCall(call, a.apiKey);
+  dataB = dataCall(call, b.apiKey);
+  for (const d of [dataA, dataB]) expect((await d('rawSQL', { sql: 'create table items (id serial primary key, name text not null)' })).status).toBe(200);
+}, 60_000);
+
+afterAll(async () => {
+  await platform?.close();
+  if (databaseUrl) await dropLeftoverRoles(databaseUrl);
+});
+
+describe('publications', () => {
+  it('are read and toggled with the project key, the same switches as the tenant routes', async () => {
+    const set = await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'items', enabled: true } });
+    expect(set.status).toBe(200);
+    expect(set.body.publication).toMatchObject({ table: 'items', enabled: true });
+    const list = await call('GET', '/v1/publication', { apiKey: a.apiKey });
+    expect(list.body.publications).toEqual([expect.objectContaining({ table: 'items', enabled: true })]);
+    const tenant = await call('GET', `/auth/api/v1/projects/${a.id}/publications`, { token: a.token });
+    expect(tenant.body.publications).toEqual(list.body.publications);
+    expect((await call('GET', '/v1/publication', { apiKey: b.apiKey })).body.publications).toEqual([]);
+    await waitFor(async () => (await triggerCount('items')) > 0, 'realtime trigger');
+  });
+
+  it('refuses bad bodies and other credentials', async () => {
+    expect((await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { enabled: true } })).status).toBe(400);
+    expect((await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'a.b', enabled: true } })).status).toBe(400);
+    expect((await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'items', enabled: 'yes' } })).status).toBe(400);
+    expect((await call('GET', '/v1/publication')).status).toBe(401);
+    expect((await call('GET', '/v1/publication', { apiKey: 'tsk_nope' })).status).toBe(401);
+    expect((await call('POST', '/v1/publication', { token: a.token, body: { table: 'items', enabled: true } })).status).toBe(403);
+  });
+});
+
+describe('realtime over SSE', () => {
+  it('refuses subscribers without valid project credentials', async () => {
+    expect((await subscribeSse({})).status).toBe(401);
+    expect((await subscribeSse({ 'x-api-key': 'tsk_garbage' })).status).toBe(401);
+    expect((await subscribeSse({ authorization: `Bearer ${a.token}` })).status).toBe(403);
+  });
+
+  it('streams inserts, updates and deletes to the project, nothing to others, and stops when turned off', async () => {
+    const mine = await subscribeSse({ 'x-api-key': a.apiKey }, 'items');
+    const all = await subscribeSse({ 'x-api-key': a.apiKey });
+    const other = await subscribeSse({ 'x-api-key': b.apiKey });
+    expect([mine.status, all.status, other.status, mine.body]).toEqual([200, 200, 200, undefined]);
+    await new Promise((r) => setTimeout(r, 300)); // subscriptions registered
+    expect((await dataA('insert', { table: 'items', values: { name: 'first' } })).status).toBe(201);
+    expect((await dataA('update', { table: 'items', where: { name: 'first' }, set: { name: 'renamed' } })).status).toBe(200);
+    expect((await dataA('delete', { table: 'items', where: { name: 'renamed' } })).status).toBe(200);
+    await waitFor(async () => mine.changes.length >= 3, 'three changes');
+    expect(mine.changes).toEqual([
+      { table: 'items', operation: 'insert', row: { id: 1, name: 'first' }, old: null },
+      { table: 'items', operation: 'update', row: { id: 1, name: 'renamed' }, old: { id: 1, name: 'first' } },
+      { table: 'items', operation: 'delete', row: null, old: { id: 1, name: 'renamed' } },
+    ]);
+    await waitFor(async () => all.changes.length >= 3, 'three changes on the unfiltered stream');
+    // B's own table of the same name is not published: B's writes stream nowhere either.
+    await dataB('insert', { table: 'items', values: { name: 'b row' } });
+
+    expect((await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'items', enabled: false } })).status).toBe(200);
+    await waitFor(async () => (await triggerCount('items')) === 0, 'trigger dropped');
+    await dataA('insert', { table: 'items', values: { name: 'after off' } });
+    await new Promise((r) => setTimeout(r, 800));
+    expect(mine.changes).toHaveLength(3);
+    expect(all.changes).toHaveLength(3);
+    expect(other.changes).toEqual([]);
+    expect([mine.errors, other.errors]).toEqual([[], []]);
+    for (const s of [mine, all, other]) s.close();
+  }, 30_000);
+
+  it('starts streaming a table published before it existed once it is created', async () => {
+    expect((await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'later', enabled: true } })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await dataA('rawSQL', { sql: 'create table later (id int primary key)' })).status).toBe(200);
+    await waitFor(async () => (await triggerCount('later')) > 0, 'trigger on the new table');
+    const sub = await subscribeSse({ 'x-api-key': a.apiKey }, 'later');
+    await new Promise((r) => setTimeout(r, 300));
+    await dataA('insert', { table: 'later', values: { id: 7 } });
+    await waitFor(async () => sub.changes.length === 1, 'one change');
+    expect(sub.changes[0]).toMatchObject({ operation: 'insert', row: { id: 7 } });
+    sub.close();
+  }, 30_000);
+});
+
+describe('realtime over graphql-ws', () => {
+  it('authenticates with connection params and streams changes', async () => {
+    const ws = createClient({ url: `${platform.url.replace('http', 'ws')}/realtime`, webSocketImpl: WebSocket, connectionParams: { 'x-api-key': a.apiKey }, retryAttempts: 0, lazy: true });
+    const got: Change[] = [];
+    const done = new Promise<void>((resolve, reject) => {
+      const stop = ws.subscribe<{ dataChanges: Change }>({ query: SUBSCRIPTION, variables: { t: 'later' } }, {
+        next: (v) => {
+          if (v.data) got.push(v.data.dataChanges);
+          if (got.length === 1) {
+            stop();
+            resolve();
+          }
+        },
+        error: reject,
+        complete: () => resolve(),
+      });
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    await dataA('insert', { table: 'later', values: { id: 8 } });
+    await done;
+    expect(got[0]).toMatchObject({ operation: 'insert', row: { id: 8 } });
+    await ws.dispose();
+
+    const refused = createClient({ url: `${platform.url.replace('http', 'ws')}/realtime`, webSocketImpl: WebSocket, connectionParams: { 'x-api-key': 'tsk_garbage' }, retryAttempts: 0, lazy: true });
+    const outcome = await new Promise<string>((resolve) => {
+      refused.subscribe({ query: SUBSCRIPTION }, { next: () => resolve('next'), error: () => resolve('error'), complete: () => resolve('complete') });
+    });
+    expect(outcome).toBe('error');
+    await refused.dispose();
+  }, 30_000);
+});

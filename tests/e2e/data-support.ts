@@ -1,0 +1,60 @@
+// Helpers of the data API end-to-end tests: a signed-in tenant, projects created through the tenant
+// REST API, and a wait for the data domain to have created each project's schema (an event away).
+import pg from 'pg';
+import { client, type Res } from '../support/http.ts';
+
+export type Call = ReturnType<typeof client>;
+export type DataProject = { id: string; apiKey: string; token: string };
+
+let counter = 0;
+
+/** Signs up and signs in a fresh tenant; answers its access token. */
+export async function signIn(call: Call): Promise<string> {
+  const email = `data-${Date.now()}-${counter++}@example.com`;
+  const signup = await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password: 'correct horse battery', name: 'Data' } });
+  if (signup.status !== 201) throw new Error(`signup: ${signup.status} ${JSON.stringify(signup.body)}`);
+  const login = await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: 'correct horse battery' } });
+  if (login.status !== 200) throw new Error(`login: ${login.status} ${JSON.stringify(login.body)}`);
+  return login.body.access_token as string;
+}
+
+/** Creates a project through the tenant API and waits until its database answers. */
+export async function createProject(call: Call, token: string, name = 'data test'): Promise<DataProject> {
+  const res = await call('POST', '/auth/api/v1/projects', { token, body: { name } });
+  if (res.status !== 201) throw new Error(`create project: ${res.status} ${JSON.stringify(res.body)}`);
+  const project = { id: res.body.project.id as string, apiKey: res.body.project.api_key as string, token };
+  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: project.apiKey, body: { sql: 'select 1 as one' } })).status === 200, 'project schema');
+  return project;
+}
+
+/** Polls `check` until it answers true. */
+export async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** POST /v1/<action> with the project's key. */
+export function dataCall(call: Call, apiKey: string) {
+  return async (action: string, body: unknown): Promise<Res> => await call('POST', `/v1/${action}`, { apiKey, body });
+}
+
+/** Drops the roles a test database's projects left on the shared server (roles are cluster-wide). */
+export async function dropLeftoverRoles(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const dbName = url.pathname.slice(1);
+  const { createHash } = await import('node:crypto');
+  const prefix = `tsr_${createHash('sha256').update(dbName, 'utf8').digest('hex').slice(0, 8)}_`;
+  url.pathname = '/postgres';
+  const admin = new pg.Client({ connectionString: url.toString() });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ rolname: string }>('select rolname from pg_roles where starts_with(rolname, $1) order by rolname desc', [prefix]);
+    for (const r of rows) await admin.query(`drop role if exists "${r.rolname}"`).catch(() => {});
+  } finally {
+    await admin.end();
+  }
+}
