@@ -1,20 +1,37 @@
-// Storage subgraph: objects, folders, usage and ACL policies.
+// Storage subgraph: objects, folders, usage and ACL policies. Bytes are streamed by the front door
+// (REST) or by the upload resolver (GraphQL multipart) into platform/blob-store.
 import { defineSubgraph } from '../../platform/subgraph.ts';
-import type { SubgraphContext } from '../../platform/subgraph.ts';
-import { createStorageServices, type StorageServices } from './services/locations.ts';
+import type { Scheduler } from '../../platform/scheduler.ts';
+import { storageEntities } from './entities/index.ts';
+import { storageMigrations } from './migrations/index.ts';
+import { storageResolvers } from './resolvers/index.ts';
+import { createStorageServices, type StorageServices } from './services/index.ts';
+import { startStorageJobs } from './jobs/sweep.ts';
 
-type Ref = { id: string };
+const schedulers = new WeakMap<StorageServices, Scheduler>();
 
 export const storageSubgraph = defineSubgraph<StorageServices>({
   name: 'storage',
   schemaFile: new URL('./schema.graphql', import.meta.url),
-  entities: [],
-  migrations: [],
+  entities: storageEntities,
+  migrations: storageMigrations,
   createServices: createStorageServices,
-  resolvers: {
-    Project: {
-      __resolveReference: (ref: Ref) => ({ id: ref.id }),
-      storageApiUrl: (_p: Ref, _a: unknown, ctx: SubgraphContext<StorageServices>) => ctx.services.locations.apiUrl(),
+  resolvers: storageResolvers,
+  events: (s) => ({
+    // A deleted project's objects, bytes, policies and limits go with it (idempotent: events may repeat).
+    'project.deleted': async (event) => {
+      const { projectId } = event.payload;
+      const removed = await s.objects.purgeProject(projectId);
+      await s.policies.purge(projectId);
+      await s.limits.forget(projectId);
+      s.logger.info({ projectId, removed }, 'storage of a deleted project removed');
     },
+  }),
+  start: async (s) => {
+    schedulers.set(s, await startStorageJobs(s));
+  },
+  stop: async (s) => {
+    await schedulers.get(s)?.stop();
+    await s.blobs.close();
   },
 });

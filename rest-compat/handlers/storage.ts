@@ -1,0 +1,279 @@
+// The byte paths of storage, which GraphQL cannot carry: the multipart upload streams the file part
+// straight into the blob store (never whole in memory) and the download streams it back with ranges and
+// validators. Everything else (policies, names, limits, quota, object records) is decided by the storage
+// subgraph through its operations: `_beginStorageUpload` before the first byte, `_completeStorageUpload`
+// after the last (internal, @inaccessible: only the front door can run them).
+import type { Readable } from 'node:stream';
+import busboy from 'busboy';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { GraphQLFormattedError } from 'graphql';
+import { AppError, errors } from '../../platform/errors.ts';
+import type { RequestContext } from '../../platform/auth.ts';
+import { BlobNotFoundError, BlobTooLargeError, blobKeyOf, openBlobStore, type BlobStore } from '../../platform/blob-store/index.ts';
+import { STORAGE_OBJECT } from '../routes/storage.ts';
+import { contentDisposition, parseRange, etagMatches } from './storage/http.ts';
+import type { RawHandlerDeps, RawHandlerModule } from './types.ts';
+
+const BASE = '/storage/api/v1/storage';
+const TAG = 'Storage';
+
+const BEGIN = `mutation StorageUploadBegin($input: BeginStorageUploadInput!) { _beginStorageUpload(input: $input) { id projectId maxBytes limitedBy } }`;
+const COMPLETE = `mutation StorageUploadComplete($id: ID!, $size: Float!, $sha256: String!) {
+  object: _completeStorageUpload(id: $id, size: $size, sha256: $sha256) { ${STORAGE_OBJECT} }
+}`;
+const ABORT = 'mutation StorageUploadAbort($id: ID!) { _abortStorageUpload(id: $id) }';
+const DOWNLOAD = `query StorageDownload($id: ID!) { object: storageObject(id: $id) { id projectId name contentType size sha256 status updatedAt } }`;
+
+/** Form fields (or query parameters) an upload understands. */
+const UPLOAD_FIELDS = ['folder', 'name', 'content_type', 'confirm', 'upsert', 'project_id'];
+
+type Ticket = { id: string; projectId: string; maxBytes: number; limitedBy: 'upload' | 'quota' };
+type DownloadFacts = { id: string; projectId: string; name: string; contentType: string; size: number; sha256: string | null; status: string; updatedAt: string };
+
+/** A GraphQL answer with errors, to be rendered by the REST error renderer. */
+class OperationFailed extends Error {
+  readonly errors: readonly GraphQLFormattedError[];
+  constructor(errs: readonly GraphQLFormattedError[]) {
+    super(errs[0]?.message ?? 'operation failed');
+    this.errors = errs;
+  }
+}
+
+async function run<T>(deps: RawHandlerDeps, query: string, variables: Record<string, unknown>, ctx: RequestContext): Promise<T> {
+  const result = await deps.execute(query, variables, ctx);
+  if (result.errors?.length) throw new OperationFailed(result.errors);
+  return result.data as T;
+}
+
+function flag(field: string, v: string | undefined): boolean | undefined {
+  if (v === undefined || v === '') return undefined;
+  if (/^(true|1|yes)$/i.test(v)) return true;
+  if (/^(false|0|no)$/i.test(v)) return false;
+  throw errors.validation(field, `expected true or false, got "${v.slice(0, 20)}"`);
+}
+
+function tooLarge(t: Ticket): AppError {
+  return t.limitedBy === 'quota'
+    ? new AppError('QUOTA_EXCEEDED', `The upload would take the project past its storage quota (${t.maxBytes} bytes left)`, { remaining_bytes: t.maxBytes })
+    : new AppError('PAYLOAD_TOO_LARGE', `The upload exceeds the largest upload allowed, ${t.maxBytes} bytes`, { max_bytes: t.maxBytes });
+}
+
+/** Streams the multipart request's `file` part into the blob store; answers the recorded object. */
+async function receiveUpload(req: FastifyRequest, deps: RawHandlerDeps, blobs: BlobStore, ctx: RequestContext): Promise<Record<string, unknown>> {
+  const contentType = req.headers['content-type'] ?? '';
+  if (!/^multipart\/form-data/i.test(contentType)) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the upload as multipart/form-data with a `file` part (and optional folder, name, content_type fields before it)');
+  }
+  const fields: Record<string, string> = {};
+  for (const key of UPLOAD_FIELDS) {
+    const v = (req.query as Record<string, unknown>)[key];
+    if (typeof v === 'string') fields[key] = v;
+  }
+  let bb: busboy.Busboy;
+  try {
+    // preservePath: a file name such as `../x` reaches the name checks (and is refused) instead of being cut to `x`.
+    bb = busboy({ headers: req.headers, defParamCharset: 'utf8', preservePath: true, limits: { files: 1, fields: 20, parts: 21, fieldSize: 64 * 1024, fieldNameSize: 100 } });
+  } catch (err) {
+    throw errors.badRequest(`Malformed multipart request: ${(err as Error).message}`);
+  }
+
+  return await new Promise<Record<string, unknown>>((resolve, reject) => {
+    let settled = false;
+    let fileSeen = false;
+    let parsed = false;
+    let stored: Record<string, unknown> | undefined;
+    let current: Readable | undefined;
+    const finish = () => {
+      if (!settled && parsed && stored) {
+        settled = true;
+        resolve(stored);
+      }
+    };
+    const fail = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      // Stop parsing; Node discards the rest of the body once the answer is sent.
+      req.raw.unpipe(bb);
+      req.raw.resume();
+      // A file still streaming into the blob store is cut off, so its upload is aborted and forgotten.
+      // (With an error: busboy's part streams emit no 'close', so only an error ends a pipeline reading one.)
+      current?.destroy(new Error('upload cancelled'));
+      reject(err);
+    };
+
+    const store = async (file: Readable, info: busboy.FileInfo): Promise<void> => {
+      const input = {
+        projectId: fields.project_id,
+        folder: fields.folder,
+        name: fields.name ?? info.filename,
+        contentType: fields.content_type ?? (info.mimeType && info.mimeType !== 'application/octet-stream' ? info.mimeType : undefined),
+        confirm: flag('confirm', fields.confirm),
+        upsert: flag('upsert', fields.upsert),
+      };
+      const { _beginStorageUpload: ticket } = await run<{ _beginStorageUpload: Ticket }>(deps, BEGIN, { input }, ctx);
+      let put;
+      try {
+        put = await blobs.put(blobKeyOf(ticket.projectId, ticket.id), file, { maxBytes: ticket.maxBytes });
+      } catch (err) {
+        await deps.execute(ABORT, { id: ticket.id }, ctx).catch(() => {});
+        if (err instanceof BlobTooLargeError) throw tooLarge(ticket);
+        throw err;
+      }
+      const done = await run<{ object: Record<string, unknown> }>(deps, COMPLETE, { id: ticket.id, size: put.size, sha256: put.sha256 }, ctx);
+      stored = done.object;
+      finish();
+    };
+
+    bb.on('field', (name, value, info) => {
+      if (fileSeen) return fail(errors.badRequest(`Field "${name.slice(0, 40)}" came after the file: send the fields before the file part`));
+      if (info.valueTruncated) return fail(errors.validation(name.slice(0, 40), 'is too long'));
+      if (UPLOAD_FIELDS.includes(name)) fields[name] = value;
+    });
+    bb.on('file', (name, file, info) => {
+      // Errors of the part surface through the blob store's pipeline (or do not matter once we failed).
+      file.on('error', () => {});
+      if (settled) return file.resume();
+      if (name !== 'file') {
+        file.resume();
+        return fail(errors.badRequest(`Unexpected file part "${name.slice(0, 40)}": the file goes in a part named "file"`));
+      }
+      fileSeen = true;
+      current = file;
+      store(file, info).catch((err: unknown) => {
+        file.resume();
+        fail(err);
+      });
+    });
+    bb.on('filesLimit', () => fail(errors.badRequest('Send exactly one file part per upload')));
+    bb.on('fieldsLimit', () => fail(errors.badRequest('Too many form fields')));
+    bb.on('partsLimit', () => fail(errors.badRequest('Too many form parts')));
+    bb.on('error', (err: Error) => fail(errors.badRequest(`Malformed multipart request: ${err.message}`)));
+    bb.on('close', () => {
+      parsed = true;
+      if (!fileSeen) fail(errors.validation('file', 'is required: the multipart body has no part named "file"'));
+      else finish();
+    });
+    req.raw.on('close', () => {
+      if (!req.raw.complete) fail(errors.badRequest('The client went away during the upload'));
+    });
+    req.raw.pipe(bb);
+  });
+}
+
+/** Streams an object's bytes: ETag/If-None-Match, Last-Modified, Range (one range) and Content-Disposition. */
+async function sendDownload(req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply, deps: RawHandlerDeps, blobs: BlobStore, ctx: RequestContext) {
+  const { object } = await run<{ object: DownloadFacts }>(deps, DOWNLOAD, { id: req.params.id }, ctx);
+  if (object.status !== 'ready' || !object.sha256) throw errors.notFound('object', object.id);
+  const etag = `"${object.sha256}"`;
+  const size = object.size;
+  void reply
+    .header('etag', etag)
+    .header('last-modified', new Date(object.updatedAt).toUTCString())
+    .header('accept-ranges', 'bytes')
+    .header('cache-control', 'private, no-cache')
+    .header('x-content-type-options', 'nosniff')
+    .header('content-disposition', contentDisposition(object.name));
+  if (etagMatches(req.headers['if-none-match'], etag)) return reply.code(304).send();
+  const ifRange = req.headers['if-range'];
+  const range = ifRange === undefined || ifRange === etag ? parseRange(req.headers.range, size) : undefined;
+  if (range === 'unsatisfiable') {
+    void reply.header('content-range', `bytes */${size}`);
+    throw new AppError('RANGE_NOT_SATISFIABLE', `The range ${String(req.headers.range).slice(0, 60)} is outside the ${size} bytes of the object`, { size });
+  }
+  let stream: Readable;
+  try {
+    stream = await blobs.get(blobKeyOf(object.projectId, object.id), range ?? undefined);
+  } catch (err) {
+    if (err instanceof BlobNotFoundError) {
+      req.log.warn({ object: object.id }, 'object without bytes');
+      throw errors.notFound('object', object.id);
+    }
+    throw err;
+  }
+  void reply.type(object.contentType);
+  if (range) {
+    return reply
+      .code(206)
+      .header('content-range', `bytes ${range.start}-${range.end}/${size}`)
+      .header('content-length', String(range.end - range.start + 1))
+      .send(stream);
+  }
+  return reply.code(200).header('content-length', String(size)).send(stream);
+}
+
+const errorRefs = (codes: string[]) => Object.fromEntries(codes.map((c) => [c, { $ref: `#/components/responses/E${c}` }]));
+
+export const storageHandlers: RawHandlerModule = {
+  name: 'storage',
+  register: async (app: FastifyInstance, deps: RawHandlerDeps) => {
+    const blobs = openBlobStore(deps.config);
+    app.addHook('onClose', async () => blobs.close());
+    await app.register(async (scope) => {
+      // Multipart bodies are streamed by the handler: nothing may read them first.
+      if (!scope.hasContentTypeParser('multipart/form-data')) scope.addContentTypeParser('multipart/form-data', (_req, _payload, done) => done(null));
+      const fail = (reply: FastifyReply, err: unknown) => (err instanceof OperationFailed ? deps.sendGraphQLErrors(reply, err.errors) : deps.sendError(reply, err));
+
+      scope.post(`${BASE}/upload`, async (req, reply) => {
+        req.log = req.log.child({ operation: 'storage.upload' });
+        try {
+          const ctx = await deps.contextOf(req);
+          const object = await receiveUpload(req, deps, blobs, ctx);
+          return reply.code(201).send({ object });
+        } catch (err) {
+          return fail(reply, err);
+        }
+      });
+
+      scope.get<{ Params: { id: string } }>(`${BASE}/download/:id`, async (req, reply) => {
+        req.log = req.log.child({ operation: 'storage.download' });
+        try {
+          return await sendDownload(req, reply, deps, blobs, await deps.contextOf(req));
+        } catch (err) {
+          return fail(reply, err);
+        }
+      });
+    });
+  },
+  openapi: {
+    [`${BASE}/upload`]: {
+      post: {
+        operationId: 'storage.upload',
+        summary: 'Upload a file, multipart body',
+        description:
+          'multipart/form-data: optional fields `folder`, `name` (default: the file name), `content_type` (default: the part type), `confirm` (true: ready at once), `upsert` (replace an object of the same path), `project_id` (anonymous callers), then the `file` part. Fields may also be query parameters. The file streams into the blob store; the object is `pending` until confirmed (POST /upload/confirm). 413 PAYLOAD_TOO_LARGE past the largest upload, 413 QUOTA_EXCEEDED past the quota, 409 CONFLICT when the path exists, 415 when a policy refuses the content type.',
+        tags: [TAG],
+        requestBody: {
+          required: true,
+          content: {
+            'multipart/form-data': {
+              schema: {
+                type: 'object',
+                required: ['file'],
+                properties: {
+                  folder: { type: 'string' },
+                  name: { type: 'string' },
+                  content_type: { type: 'string' },
+                  confirm: { type: 'boolean' },
+                  upsert: { type: 'boolean' },
+                  project_id: { type: 'string' },
+                  file: { type: 'string', format: 'binary' },
+                },
+              },
+            },
+          },
+        },
+        responses: { '201': { description: 'The object `{"object": {...}}`' }, ...errorRefs(['400', '401', '403', '404', '500']), '409': { description: 'CONFLICT' }, '413': { description: 'PAYLOAD_TOO_LARGE or QUOTA_EXCEEDED' }, '415': { description: 'UNSUPPORTED_MEDIA_TYPE' } },
+      },
+    },
+    [`${BASE}/download/{id}`]: {
+      get: {
+        operationId: 'storage.download',
+        summary: 'Download a file',
+        description: 'Streams the bytes with Content-Type, Content-Length, ETag, Last-Modified and Content-Disposition. `Range: bytes=a-b` answers 206 (one range; 416 when outside the file); `If-None-Match` with the ETag answers 304. Needs `read` on its folder (a public policy allows anonymous downloads).',
+        tags: [TAG],
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: { '200': { description: 'The bytes' }, '206': { description: 'The requested range' }, '304': { description: 'Not modified' }, ...errorRefs(['400', '401', '403', '404', '500']), '416': { description: 'RANGE_NOT_SATISFIABLE' } },
+      },
+    },
+  },
+};

@@ -1,0 +1,39 @@
+// Everything the storage resolvers, jobs and event handlers use, built once per subgraph.
+import type { SubgraphDeps } from '../../../platform/subgraph.ts';
+import { openBlobStore, type BlobStore } from '../../../platform/blob-store/index.ts';
+import type { Config } from '../../../platform/config.ts';
+import type { Logger } from '../../../platform/logger.ts';
+import { createLimitService, type LimitService } from './limits.ts';
+import { createObjectService, type ObjectService } from './objects.ts';
+import { createPolicyService, type PolicyService } from './policies.ts';
+
+export type StorageServices = {
+  config: Config;
+  logger: Logger;
+  databaseUrl: string;
+  blobs: BlobStore;
+  objects: ObjectService;
+  policies: PolicyService;
+  limits: LimitService;
+  locations: { apiUrl: () => string; downloadPath: (id: string) => string };
+};
+
+export function createStorageServices({ config, db, logger, databaseUrl, router }: SubgraphDeps): StorageServices {
+  const blobs = openBlobStore(config);
+  const policies = createPolicyService({ db });
+  const limits = createLimitService({ db, config, router });
+  const objects = createObjectService({ db, blobs, policies, limits, config, logger });
+  return {
+    config,
+    logger,
+    databaseUrl,
+    blobs,
+    objects,
+    policies,
+    limits,
+    locations: {
+      apiUrl: () => `${config.issuer}/storage/api/v1/storage`,
+      downloadPath: (id) => `/storage/api/v1/storage/download/${id}`,
+    },
+  };
+}

@@ -1,0 +1,77 @@
+// Plan limits of a project as storage knows them, and the bytes a project uses against them.
+// Plans belong to tenant management: the router hands their limits to storage through federation
+// (`@requires` on Project.storageLimits / storageUsage); storage keeps the last copy it was handed.
+import type { Config } from '../../../platform/config.ts';
+import type { RouterClient } from '../../../platform/subgraph.ts';
+import type { SubgraphDatabase } from '../../../platform/database.ts';
+import { AppError } from '../../../platform/errors.ts';
+
+export type PlanLimits = { maxStorageBytes: number; maxUploadBytes: number };
+type Sql = { execute: (sql: string, params?: unknown[]) => Promise<unknown> };
+
+export type LimitService = ReturnType<typeof createLimitService>;
+
+/** Limits younger than this are used as they are; older ones are asked for again first. */
+const FRESH_MS = 30_000;
+
+// Asking for the field makes the router fetch the plan from tenant management and hand it to
+// Project.storageLimits, whose resolver remembers it (see resolvers/index.ts).
+const REFRESH = `query StorageLimitsRefresh($projectId: ID!) { storageProject(projectId: $projectId) { storageLimits { quotaBytes } } }`;
+
+export function createLimitService({ db, config, router }: { db: SubgraphDatabase; config: Config; router?: RouterClient }) {
+  const read = async (projectId: string, sql: Sql) =>
+    (
+      (await sql.execute('select max_storage_bytes, max_upload_bytes, updated_at from storage_project_limits where project_id = ?', [projectId])) as {
+        max_storage_bytes: string;
+        max_upload_bytes: string;
+        updated_at: Date | string;
+      }[]
+    )[0];
+  const notFound = (projectId: string) => new AppError('NOT_FOUND', `project ${projectId} not found`, { resource: 'project', id: projectId });
+  return {
+    /**
+     * The project's plan limits, asked of the router again when the copy is missing or older than 30 s.
+     * NOT_FOUND when tenant management knows no such project.
+     */
+    async current(projectId: string, requestId: string): Promise<PlanLimits> {
+      let row = await read(projectId, db.em());
+      if ((!row || Date.now() - new Date(row.updated_at).getTime() > FRESH_MS) && router) {
+        const result = await router.run(REFRESH, { projectId }, { requestId, principal: { kind: 'internal' } });
+        const err = result.errors?.[0];
+        if (err && err.extensions?.code !== 'NOT_FOUND') throw new AppError('SERVICE_UNAVAILABLE', `The plan limits of the project could not be read: ${err.message}`);
+        row = await read(projectId, db.em());
+      }
+      if (!row) throw notFound(projectId);
+      return { maxStorageBytes: Number(row.max_storage_bytes), maxUploadBytes: Number(row.max_upload_bytes) };
+    },
+    /** Stores the plan limits the router handed over. */
+    async remember(projectId: string, limits: PlanLimits): Promise<void> {
+      await db.em().execute(
+        `insert into storage_project_limits (project_id, max_storage_bytes, max_upload_bytes, updated_at) values (?, ?, ?, now())
+         on conflict (project_id) do update set max_storage_bytes = excluded.max_storage_bytes, max_upload_bytes = excluded.max_upload_bytes, updated_at = now()`,
+        [projectId, Math.floor(limits.maxStorageBytes), Math.floor(limits.maxUploadBytes)],
+      );
+    },
+    /** Forgets a deleted project's limits. */
+    async forget(projectId: string): Promise<void> {
+      await db.em().execute('delete from storage_project_limits where project_id = ?', [projectId]);
+    },
+    /** The plan limits last handed over; NOT_FOUND when storage never learned them (no such project). */
+    async of(projectId: string, sql: Sql = db.em()): Promise<PlanLimits> {
+      const row = await read(projectId, sql);
+      if (!row) throw notFound(projectId);
+      return { maxStorageBytes: Number(row.max_storage_bytes), maxUploadBytes: Number(row.max_upload_bytes) };
+    },
+    /** Bytes of ready and pending objects (what counts against the quota). */
+    async used(projectId: string, sql: Sql = db.em()): Promise<number> {
+      const rows = (await sql.execute(`select coalesce(sum(size), 0) as bytes from storage_objects where project_id = ? and status in ('pending', 'ready')`, [projectId])) as {
+        bytes: string;
+      }[];
+      return Number(rows[0]!.bytes);
+    },
+    /** The per-upload limit: the plan's or the server's (TESSERA_STORAGE_MAX_UPLOAD_BYTES), the smaller. */
+    maxUpload(limits: PlanLimits): number {
+      return Math.min(limits.maxUploadBytes, config.storageMaxUploadBytes);
+    },
+  };
+}

@@ -1,0 +1,85 @@
+// Storage through /graphql in one-process mode: object metadata queries and mutations, usage with the
+// plan's quota (federated from tenant management), and uploads with the GraphQL multipart request spec.
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startOneProcess, type TestPlatform } from '../support/platform.ts';
+import { download, multipart, newStorageProject, put, type Part, type StorageProject } from './storage-fixtures.ts';
+
+let p: TestPlatform;
+let a: StorageProject;
+
+beforeAll(async () => {
+  p = await startOneProcess();
+  a = await newStorageProject(p.url);
+}, 60_000);
+
+afterAll(async () => {
+  await p?.close();
+});
+
+async function gql(query: string, variables: Record<string, unknown> = {}, apiKey: string | undefined = a.apiKey) {
+  const res = await fetch(`${p.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(apiKey ? { 'x-api-key': apiKey } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  return { status: res.status, body: (await res.json()) as { data?: any; errors?: { message: string; extensions: { code: string } }[] } }; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+const UPLOAD = `mutation($file: Upload!, $folder: String, $confirm: Boolean) {
+  uploadStorageObject(file: $file, folder: $folder, confirm: $confirm) { id name folder size sha256 status contentType }
+}`;
+
+/** A GraphQL multipart request (operations, map, then the file). */
+async function gqlUpload(file: Buffer, variables: Record<string, unknown>, headers: Record<string, string> = { 'apollo-require-preflight': 'true' }, filename = 'g.txt') {
+  const parts: Part[] = [
+    { name: 'operations', value: JSON.stringify({ query: UPLOAD, variables: { ...variables, file: null } }) },
+    { name: 'map', value: JSON.stringify({ 0: ['variables.file'] }) },
+    { name: '0', filename, contentType: 'text/plain', body: file },
+  ];
+  const { body, contentType } = multipart(parts);
+  const res = await fetch(`${p.url}/graphql`, { method: 'POST', headers: { 'x-api-key': a.apiKey, 'content-type': contentType, ...headers }, body, duplex: 'half' } as RequestInit);
+  return { status: res.status, body: (await res.json()) as { data?: any; errors?: { message: string; extensions: { code: string } }[] } }; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+describe('storage over GraphQL', () => {
+  it('lists, reads, confirms and deletes objects, and reports usage against the plan', async () => {
+    const id = (await put(p.url, a, 'gql', 'one.txt', 'one', { confirm: false })).body.object.id as string;
+    const confirmed = await gql('mutation($id: ID!) { confirmStorageUpload(id: $id) { id status confirmedAt } }', { id });
+    expect(confirmed.body.data.confirmStorageUpload).toMatchObject({ id, status: 'ready' });
+    const listed = await gql('{ storageObjects(folder: "gql") { items { id path size downloadUrl } nextCursor } storageFolders { items { folder objects bytes } } }');
+    expect(listed.body.data.storageObjects).toEqual({ items: [{ id, path: 'gql/one.txt', size: 3, downloadUrl: `/storage/api/v1/storage/download/${id}` }], nextCursor: null });
+    expect(listed.body.data.storageFolders.items).toContainEqual({ folder: 'gql', objects: 1, bytes: 3 });
+    const usage = await gql('{ storageProject { id storageUsage { objects bytes quotaBytes maxUploadBytes } } }');
+    expect(usage.body.data.storageProject).toEqual({ id: a.id, storageUsage: { objects: 1, bytes: 3, quotaBytes: 1024 ** 3, maxUploadBytes: 50 * 1024 ** 2 } });
+    expect((await gql('mutation($id: ID!) { deleteStorageObject(id: $id) }', { id })).body.data).toEqual({ deleteStorageObject: true });
+    const again = await gql('mutation($id: ID!) { deleteStorageObject(id: $id) }', { id });
+    expect(again.body.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+  });
+
+  it('does not expose the front-door-only upload operations', async () => {
+    const r = await gql('mutation { _beginStorageUpload(input: { name: "x" }) { id } }');
+    expect(r.status).toBe(400);
+    expect(r.body.errors?.[0]?.extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    const c = await gql('mutation { _completeStorageUpload(id: "00000000-0000-0000-0000-000000000000", size: 1, sha256: "x") { id } }');
+    expect(c.body.errors?.[0]?.extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+  });
+
+  it('uploads a file with the GraphQL multipart request spec', async () => {
+    const content = crypto.randomBytes(300 * 1024);
+    const r = await gqlUpload(content, { folder: 'gql-up', confirm: true });
+    expect(r.status).toBe(200);
+    expect(r.body.errors).toBeUndefined();
+    expect(r.body.data.uploadStorageObject).toMatchObject({ name: 'g.txt', folder: 'gql-up', size: content.length, status: 'ready', contentType: 'text/plain', sha256: crypto.createHash('sha256').update(content).digest('hex') });
+    const got = await download(p.url, r.body.data.uploadStorageObject.id, { apiKey: a.apiKey });
+    expect(got.bytes.equals(content)).toBe(true);
+  });
+
+  it('refuses a multipart request without a preflight header, and a bad name', async () => {
+    const r = await gqlUpload(Buffer.from('x'), {}, {});
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ error: { code: 'BAD_REQUEST' } });
+    const bad = await gqlUpload(Buffer.from('x'), { folder: '../etc' });
+    expect(bad.body.errors?.[0]?.extensions.code).toBe('VALIDATION_FAILED');
+  });
+});
