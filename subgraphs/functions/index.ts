@@ -1,22 +1,22 @@
-// Edge functions subgraph: functions, invoke, hooks, webhooks, cron, e-mail, executions.
+// Edge functions subgraph: functions and their step engine, invoke, secrets, webhooks, cron, e-mail,
+// executions. A definition only: the platform's startSubgraph opens its database, runs its migrations and serves it.
 import { defineSubgraph } from '../../platform/subgraph.ts';
-import type { SubgraphContext } from '../../platform/subgraph.ts';
-import { createFunctionsServices, type FunctionsServices } from './services/locations.ts';
-
-type Ref = { id: string };
-type Ctx = SubgraphContext<FunctionsServices>;
+import { startJobs } from './jobs/index.ts';
+import { functionsMigrations } from './migrations/index.ts';
+import { functionsResolvers } from './resolvers/index.ts';
+import { createFunctionsServices, type FunctionsServices } from './services/index.ts';
 
 export const functionsSubgraph = defineSubgraph<FunctionsServices>({
   name: 'functions',
   schemaFile: new URL('./schema.graphql', import.meta.url),
   entities: [],
-  migrations: [],
+  migrations: functionsMigrations,
   createServices: createFunctionsServices,
-  resolvers: {
-    Project: {
-      __resolveReference: (ref: Ref) => ({ id: ref.id }),
-      webhookBaseUrl: (p: Ref, _a: unknown, ctx: Ctx) => ctx.services.locations.webhookBaseUrl(p.id),
-      functionsApiUrl: (_p: Ref, _a: unknown, ctx: Ctx) => ctx.services.locations.apiUrl(),
-    },
-  },
+  resolvers: functionsResolvers,
+  // A deleted project's functions, secrets, receivers, cron jobs, e-mail settings and executions go with it.
+  events: (services) => ({
+    'project.deleted': async (event) => await services.removeProject(event.payload.projectId),
+  }),
+  start: async (services) => await startJobs(services),
+  stop: async (services) => await services.scheduler.stop(),
 });

@@ -1,13 +1,12 @@
 // Public locations of the edge-functions API and a project's webhook receivers.
-import type { SubgraphDeps } from '../../../platform/subgraph.ts';
+import type { Config } from '../../../platform/config.ts';
 
-export type FunctionsServices = { locations: { apiUrl: () => string; webhookBaseUrl: (projectId: string) => string } };
+export type Locations = { apiUrl: () => string; webhookBaseUrl: (projectId: string) => string };
 
-export function createFunctionsServices({ config }: SubgraphDeps): FunctionsServices {
+/** Where the API and the receivers are reached (from the public URL, read at call time). */
+export function createLocations(config: Config): Locations {
   return {
-    locations: {
-      apiUrl: () => `${config.issuer}/edge/api/v1`,
-      webhookBaseUrl: (projectId) => `${config.issuer}/webhooks/${projectId}`,
-    },
+    apiUrl: () => `${config.issuer}/edge/api/v1`,
+    webhookBaseUrl: (projectId) => `${config.issuer}/webhooks/${projectId}`,
   };
 }

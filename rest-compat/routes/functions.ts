@@ -1,0 +1,334 @@
+// REST rows of edge functions (`/edge/api/v1`): every row of the seed's table except the database hooks
+// (they come with the data API), plus secrets, `/:id` forms and the e-mail preview and test send.
+// The public webhook receiver is a hand-written handler (handlers/functions.ts). Fields are aliased to snake_case.
+import type { RouteRow } from '../route-types.ts';
+
+const TAG = 'Edge functions';
+const BASE = '/edge/api/v1';
+
+const FUNCTION = 'id name slug description steps timeout_ms: timeoutMs retries version created_at: createdAt updated_at: updatedAt';
+const SECRET = 'name created_at: createdAt updated_at: updatedAt';
+const RECEIVER = 'id slug function description url created_at: createdAt';
+const CRON = 'id name schedule timezone function input enabled next_runs: nextRuns last_run_at: lastRunAt created_at: createdAt updated_at: updatedAt';
+const TEMPLATE = 'id name subject html text variables created_at: createdAt updated_at: updatedAt';
+const EMAIL_CONFIG = 'host port secure user from has_password: hasPassword updated_at: updatedAt';
+const EXECUTION = `id function function_version: functionVersion trigger trigger_ref: triggerRef parent_id: parentId status input output error
+  response_status: responseStatus created_at: createdAt started_at: startedAt finished_at: finishedAt duration_ms: durationMs`;
+const EVENT = 'seq step kind type attempt input output error duration_ms: durationMs at';
+
+const row = (r: Omit<RouteRow, 'tag' | 'auth'>): RouteRow => ({ tag: TAG, auth: 'project', ...r });
+
+export const functionsRoutes: RouteRow[] = [
+  row({
+    id: 'functions.function.list',
+    method: 'GET',
+    path: `${BASE}/functions`,
+    summary: 'List functions',
+    description: 'By name. Query `first` (1-100, default 50) and `after` (the `next_cursor` of the previous page).',
+    operation: `query FunctionList($first: Int, $after: String) { edgeFunctions(first: $first, after: $after) { functions: items { ${FUNCTION} } next_cursor: nextCursor } }`,
+    status: 200,
+    variables: { first: 'query.first', after: 'query.after' },
+    unwrap: true,
+  }),
+  row({
+    id: 'functions.function.create',
+    method: 'POST',
+    path: `${BASE}/functions`,
+    summary: 'Create a function',
+    description:
+      'Body `{name, slug?, description?, steps: [...], timeout_ms?, retries?}`. Steps are `{name, kind, when?, return?, retries?, ...}` of kinds Transform, HTTP, Email, Invoke. ' +
+      'Errors name the step and the field: 400 `details: {step, field}`. 409 when the name or slug is taken.',
+    operation: `mutation FunctionCreate($input: EdgeFunctionInput!) { function: createEdgeFunction(input: $input) { ${FUNCTION} } }`,
+    status: 201,
+    variables: { input: 'body' },
+  }),
+  row({
+    id: 'functions.function.get',
+    method: 'GET',
+    path: `${BASE}/functions/:id`,
+    summary: 'Get a function',
+    operation: `query FunctionGet($id: ID!) { function: edgeFunction(id: $id) { ${FUNCTION} } }`,
+    status: 200,
+    variables: { id: 'params.id' },
+  }),
+  row({
+    id: 'functions.function.update',
+    method: 'PUT',
+    path: `${BASE}/functions/:id`,
+    summary: 'Update a function',
+    description: 'Body as for create (the whole definition). The version goes up by one.',
+    operation: `mutation FunctionUpdate($id: ID!, $input: EdgeFunctionInput!) { function: updateEdgeFunction(id: $id, input: $input) { ${FUNCTION} } }`,
+    status: 200,
+    variables: { id: 'params.id', input: 'body' },
+  }),
+  row({
+    id: 'functions.function.delete',
+    method: 'DELETE',
+    path: `${BASE}/functions/:id`,
+    summary: 'Delete a function',
+    description: 'Its webhook receivers and cron jobs go with it.',
+    operation: 'mutation FunctionDelete($id: ID!) { deleteEdgeFunction(id: $id) }',
+    status: 204,
+    variables: { id: 'params.id' },
+  }),
+  row({
+    id: 'functions.invoke',
+    method: 'POST',
+    path: `${BASE}/invoke/:name`,
+    summary: 'Invoke a function',
+    description:
+      'The JSON body is the function\'s `input.body`. Sync: the final step\'s output (an `{"error", "status"}` result answers with that status). ' +
+      '`?async=true`: 202 `{execution_id, status}`. `?dry_run=true`: no side effects, `{dry_run, status, output, error, trace}`. The `X-Execution-Id` header names the execution.',
+    operation: `mutation FunctionInvoke($name: String!, $input: JSON, $async: Boolean, $dryRun: Boolean) {
+      invokeEdgeFunction(name: $name, input: $input, async: $async, dryRun: $dryRun) { status body headers }
+    }`,
+    status: 200,
+    variables: { name: 'params.name', input: 'json', async: 'query.async', dryRun: 'query.dry_run' },
+    response: 'http',
+  }),
+  row({
+    id: 'functions.secret.list',
+    method: 'GET',
+    path: `${BASE}/secrets`,
+    summary: "List the project's secret names",
+    description: 'Values are never returned.',
+    operation: `query FunctionSecretList { secrets: functionSecrets { ${SECRET} } }`,
+    status: 200,
+    variables: {},
+  }),
+  row({
+    id: 'functions.secret.set',
+    method: 'POST',
+    path: `${BASE}/secrets`,
+    summary: 'Create or replace a secret',
+    description: 'Body `{name, value}`; used in templates as `{{secrets.NAME}}`. Stored encrypted.',
+    operation: `mutation FunctionSecretSet($input: FunctionSecretInput!) { secret: setFunctionSecret(input: $input) { ${SECRET} } }`,
+    status: 201,
+    variables: { input: 'body' },
+  }),
+  row({
+    id: 'functions.secret.delete',
+    method: 'DELETE',
+    path: `${BASE}/secrets`,
+    summary: 'Delete a secret',
+    description: 'The name as `?name=` or in the body `{name}`.',
+    operation: 'mutation FunctionSecretDelete($name: String!) { deleteFunctionSecret(name: $name) }',
+    status: 204,
+    variables: { name: 'query.name|body.name' },
+  }),
+  row({
+    id: 'functions.webhook.list',
+    method: 'GET',
+    path: `${BASE}/webhooks`,
+    summary: 'List inbound webhook receivers',
+    operation: `query FunctionWebhookList { webhooks: webhookReceivers { ${RECEIVER} } }`,
+    status: 200,
+    variables: {},
+  }),
+  row({
+    id: 'functions.webhook.create',
+    method: 'POST',
+    path: `${BASE}/webhooks`,
+    summary: 'Create an inbound webhook receiver',
+    description: "Body `{slug?, function, description?}` (function by name; the slug defaults to the function's). Public URL: `POST /webhooks/<project_id>/<slug>`.",
+    operation: `mutation FunctionWebhookCreate($input: WebhookReceiverInput!) { webhook: createWebhookReceiver(input: $input) { ${RECEIVER} } }`,
+    status: 201,
+    variables: { input: 'body' },
+  }),
+  row({
+    id: 'functions.webhook.delete',
+    method: 'DELETE',
+    path: `${BASE}/webhooks`,
+    summary: 'Delete an inbound webhook receiver',
+    description: 'The id as `?id=` or in the body `{id}`.',
+    operation: 'mutation FunctionWebhookDelete($id: ID!) { deleteWebhookReceiver(id: $id) }',
+    status: 204,
+    variables: { id: 'query.id|body.id' },
+  }),
+  row({
+    id: 'functions.cron.list',
+    method: 'GET',
+    path: `${BASE}/cron`,
+    summary: 'List cron jobs',
+    description: 'Each with its next run times (`next_runs`).',
+    operation: `query FunctionCronList { cron_jobs: cronJobs { ${CRON} } }`,
+    status: 200,
+    variables: {},
+  }),
+  row({
+    id: 'functions.cron.create',
+    method: 'POST',
+    path: `${BASE}/cron`,
+    summary: 'Create a cron job',
+    description: 'Body `{name, schedule, timezone?, function, input?, enabled?}`: a cron expression (5 fields, or 6 with seconds first) in an IANA time zone (default UTC); `input` is the run\'s `input.body`.',
+    operation: `mutation FunctionCronCreate($input: CronJobInput!) { cron_job: createCronJob(input: $input) { ${CRON} } }`,
+    status: 201,
+    variables: { input: 'body' },
+  }),
+  row({
+    id: 'functions.cron.update',
+    method: 'PUT',
+    path: `${BASE}/cron/:id`,
+    summary: 'Change a cron job',
+    description: 'Body: any of `{name, schedule, timezone, function, input, enabled}`.',
+    operation: `mutation FunctionCronUpdate($id: ID!, $input: CronJobUpdateInput!) { cron_job: updateCronJob(id: $id, input: $input) { ${CRON} } }`,
+    status: 200,
+    variables: { id: 'params.id', input: 'body' },
+  }),
+  row({
+    id: 'functions.cron.delete',
+    method: 'DELETE',
+    path: `${BASE}/cron`,
+    summary: 'Delete a cron job',
+    description: 'The id as `?id=` or in the body `{id}`.',
+    operation: 'mutation FunctionCronDelete($id: ID!) { deleteCronJob(id: $id) }',
+    status: 204,
+    variables: { id: 'query.id|body.id' },
+  }),
+  row({
+    id: 'functions.emailTemplate.list',
+    method: 'GET',
+    path: `${BASE}/email-templates`,
+    summary: 'List e-mail templates',
+    operation: `query FunctionEmailTemplateList { email_templates: emailTemplates { ${TEMPLATE} } }`,
+    status: 200,
+    variables: {},
+  }),
+  row({
+    id: 'functions.emailTemplate.create',
+    method: 'POST',
+    path: `${BASE}/email-templates`,
+    summary: 'Create an e-mail template',
+    description: 'Body `{name, subject, html?, text?}` with `{{ variable }}` placeholders (HTML-escaped in `html`).',
+    operation: `mutation FunctionEmailTemplateCreate($input: EmailTemplateInput!) { email_template: createEmailTemplate(input: $input) { ${TEMPLATE} } }`,
+    status: 201,
+    variables: { input: 'body' },
+  }),
+  row({
+    id: 'functions.emailTemplate.update',
+    method: 'PUT',
+    path: `${BASE}/email-templates`,
+    summary: 'Change an e-mail template',
+    description: 'The id as `?id=` or in the body; body: any of `{name, subject, html, text}`.',
+    operation: `mutation FunctionEmailTemplateUpdate($id: ID!, $input: EmailTemplateUpdateInput!) { email_template: updateEmailTemplate(id: $id, input: $input) { ${TEMPLATE} } }`,
+    status: 200,
+    variables: { id: 'query.id|body.id', input: 'body' },
+  }),
+  row({
+    id: 'functions.emailTemplate.delete',
+    method: 'DELETE',
+    path: `${BASE}/email-templates`,
+    summary: 'Delete an e-mail template',
+    description: 'The id as `?id=` or in the body `{id}`.',
+    operation: 'mutation FunctionEmailTemplateDelete($id: ID!) { deleteEmailTemplate(id: $id) }',
+    status: 204,
+    variables: { id: 'query.id|body.id' },
+  }),
+  row({
+    id: 'functions.emailTemplate.get',
+    method: 'GET',
+    path: `${BASE}/email-templates/:id`,
+    summary: 'Get an e-mail template',
+    operation: `query FunctionEmailTemplateGet($id: ID!) { email_template: emailTemplate(id: $id) { ${TEMPLATE} } }`,
+    status: 200,
+    variables: { id: 'params.id' },
+  }),
+  row({
+    id: 'functions.emailTemplate.preview',
+    method: 'POST',
+    path: `${BASE}/email-templates/:id/preview`,
+    summary: 'Render an e-mail template',
+    description: 'Body `{variables}`; sends nothing. Answers `{subject, html, text}`.',
+    operation: `mutation FunctionEmailTemplatePreview($id: ID!, $variables: JSON) { preview: previewEmailTemplate(id: $id, variables: $variables) { subject html text } }`,
+    status: 200,
+    variables: { id: 'params.id', variables: 'body.variables' },
+  }),
+  row({
+    id: 'functions.emailConfig.get',
+    method: 'GET',
+    path: `${BASE}/email-config`,
+    summary: "The project's SMTP settings",
+    description: '`{"email_config": null}` when the platform default is used. The password is never returned.',
+    operation: `query FunctionEmailConfigGet { email_config: emailConfig { ${EMAIL_CONFIG} } }`,
+    status: 200,
+    variables: {},
+  }),
+  row({
+    id: 'functions.emailConfig.set',
+    method: 'POST',
+    path: `${BASE}/email-config`,
+    summary: 'Set the SMTP settings',
+    description: 'Body `{host, port?, secure?, user?, password?, from}`; the password is stored encrypted (left out: the stored one stays).',
+    operation: `mutation FunctionEmailConfigSet($input: EmailConfigInput!) { email_config: setEmailConfig(input: $input) { ${EMAIL_CONFIG} } }`,
+    status: 200,
+    variables: { input: 'body' },
+  }),
+  row({
+    id: 'functions.emailConfig.delete',
+    method: 'DELETE',
+    path: `${BASE}/email-config`,
+    summary: 'Delete the SMTP settings',
+    operation: 'mutation FunctionEmailConfigDelete { deleteEmailConfig }',
+    status: 204,
+    variables: {},
+  }),
+  row({
+    id: 'functions.emailConfig.test',
+    method: 'POST',
+    path: `${BASE}/email-config/test`,
+    summary: 'Send a test e-mail',
+    description: 'Body `{to}`. Sent at once; 502 UPSTREAM_FAILED with the SMTP error when the server refuses.',
+    operation: 'mutation FunctionEmailConfigTest($to: String!) { result: testEmailConfig(to: $to) { sent message_id: messageId } }',
+    status: 200,
+    variables: { to: 'body.to' },
+    unwrap: true,
+  }),
+  row({
+    id: 'functions.execution.list',
+    method: 'GET',
+    path: `${BASE}/executions`,
+    summary: 'List executions',
+    description: 'Newest first. Query `function`, `status`, `trigger`, `since`, `until` (ISO 8601), `first` (1-100, default 20), `after`.',
+    operation: `query FunctionExecutionList($function: String, $status: String, $trigger: String, $since: String, $until: String, $first: Int, $after: String) {
+      functionExecutions(function: $function, status: $status, trigger: $trigger, since: $since, until: $until, first: $first, after: $after) {
+        executions: items { ${EXECUTION} } next_cursor: nextCursor
+      }
+    }`,
+    status: 200,
+    variables: { function: 'query.function', status: 'query.status', trigger: 'query.trigger', since: 'query.since', until: 'query.until', first: 'query.first', after: 'query.after' },
+    unwrap: true,
+  }),
+  row({
+    id: 'functions.execution.get',
+    method: 'GET',
+    path: `${BASE}/executions/:id`,
+    summary: 'Execution detail',
+    operation: `query FunctionExecutionGet($id: ID!) { execution: functionExecution(id: $id) { ${EXECUTION} } }`,
+    status: 200,
+    variables: { id: 'params.id' },
+  }),
+  row({
+    id: 'functions.execution.events',
+    method: 'GET',
+    path: `${BASE}/executions/:id/events`,
+    summary: 'Step-by-step log of an execution',
+    operation: `query FunctionExecutionEvents($id: ID!) { events: functionExecutionEvents(id: $id) { ${EVENT} } }`,
+    status: 200,
+    variables: { id: 'params.id' },
+  }),
+  row({
+    id: 'functions.stats',
+    method: 'GET',
+    path: `${BASE}/stats`,
+    summary: 'Execution statistics',
+    description: 'Counts by status and p50/p95 duration per function. Query `since`, `until` (ISO 8601; default the last 24 hours).',
+    operation: `query FunctionStats($since: String, $until: String) {
+      functionStats(since: $since, until: $until) {
+        since until functions { function total queued running succeeded failed p50_ms: p50Ms p95_ms: p95Ms }
+      }
+    }`,
+    status: 200,
+    variables: { since: 'query.since', until: 'query.until' },
+    unwrap: true,
+  }),
+];

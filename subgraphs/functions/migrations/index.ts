@@ -1,0 +1,5 @@
+// The functions subgraph's migrations, oldest first. Never edit one that has shipped: add a new one.
+import type { MigrationObject } from '@mikro-orm/postgresql';
+import { FunctionsInitialMigration } from './0001-initial.ts';
+
+export const functionsMigrations: MigrationObject[] = [{ name: '0001-functions-initial', class: FunctionsInitialMigration }];

@@ -1,0 +1,16 @@
+// The functions subgraph's resolver map.
+import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
+import type { FunctionsContext } from './context.ts';
+import { emailMutations, emailQueries } from './email.ts';
+import { executionQueries } from './executions.ts';
+import { functionMutations, functionQueries } from './functions.ts';
+import { JSONScalar } from './json.ts';
+import { triggerMutations, triggerQueries } from './triggers.ts';
+import { typeResolvers } from './types.ts';
+
+export const functionsResolvers = {
+  JSON: JSONScalar,
+  Query: { ...functionQueries, ...triggerQueries, ...emailQueries, ...executionQueries },
+  Mutation: { ...functionMutations, ...triggerMutations, ...emailMutations },
+  ...typeResolvers,
+} as unknown as GraphQLResolverMap<FunctionsContext>;

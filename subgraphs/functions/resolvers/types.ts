@@ -1,0 +1,39 @@
+// Field resolvers of the object types: ISO dates, names of referenced functions, computed fields.
+import type { CronJob } from '../services/cron.ts';
+import type { Execution, ExecutionEvent } from '../services/executions.ts';
+import type { WebhookReceiver } from '../services/webhooks.ts';
+import type { FunctionsContext as Ctx } from './context.ts';
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+const dates = { createdAt: (o: { createdAt: Date }) => iso(o.createdAt), updatedAt: (o: { updatedAt: Date }) => iso(o.updatedAt) };
+
+export const typeResolvers = {
+  EdgeFunction: dates,
+  FunctionSecret: dates,
+  EmailTemplate: dates,
+  EmailConfig: { updatedAt: (o: { updatedAt: Date }) => iso(o.updatedAt) },
+  WebhookReceiver: {
+    function: (w: WebhookReceiver) => w.functionName,
+    url: (w: WebhookReceiver, _: unknown, ctx: Ctx) => `${ctx.services.locations.webhookBaseUrl(w.projectId)}/${w.slug}`,
+    createdAt: (w: WebhookReceiver) => iso(w.createdAt),
+  },
+  CronJob: {
+    ...dates,
+    function: (c: CronJob) => c.functionName,
+    nextRuns: (c: CronJob, _: unknown, ctx: Ctx) => ctx.services.cron.nextRuns(c).map((d) => d.toISOString()),
+    lastRunAt: (c: CronJob) => iso(c.lastRunAt),
+  },
+  FunctionExecution: {
+    function: (e: Execution) => e.functionName,
+    createdAt: (e: Execution) => iso(e.createdAt),
+    startedAt: (e: Execution) => iso(e.startedAt),
+    finishedAt: (e: Execution) => iso(e.finishedAt),
+  },
+  FunctionExecutionEvent: { at: (e: ExecutionEvent) => iso(e.at) },
+  FunctionStats: { since: (s: { since: Date }) => iso(s.since), until: (s: { until: Date }) => iso(s.until) },
+  Project: {
+    __resolveReference: (ref: { id: string }) => ({ id: ref.id }),
+    webhookBaseUrl: (p: { id: string }, _a: unknown, ctx: Ctx) => ctx.services.locations.webhookBaseUrl(p.id),
+    functionsApiUrl: (_p: { id: string }, _a: unknown, ctx: Ctx) => ctx.services.locations.apiUrl(),
+  },
+};

@@ -1,0 +1,291 @@
+// The step engine: runs a function's steps in order over `{input, steps, secrets, env}`, with `when`,
+// `return`, per-step retries with backoff and the function's timeout; records the execution and its
+// step log. Knows the step kinds only through their contract (steps/types.ts).
+import crypto from 'node:crypto';
+import { AppError } from '../../../platform/errors.ts';
+import type { Logger } from '../../../platform/logger.ts';
+import type { RouterClient } from '../../../platform/subgraph.ts';
+import type { Scheduler } from '../../../platform/scheduler.ts';
+import type { CompiledStep } from './definitions.ts';
+import type { ExecutionEvent, ExecutionService, Trigger } from './executions.ts';
+import type { EdgeFunction, FunctionService } from './functions.ts';
+import type { SecretService } from './secrets.ts';
+import { StepFailure, type StepDeps, type StepRunContext } from './steps/index.ts';
+import { TemplateError, templateScope, truthy } from './templates.ts';
+
+export const EXECUTION_JOB = 'functions.execution.run';
+/** How deep functions may invoke functions (sync or async), so a chain cannot run forever. */
+export const MAX_DEPTH = 8;
+const BACKOFF_BASE_MS = 200;
+const BACKOFF_MAX_MS = 5000;
+
+/** What a function sees as `input`: always `{body, headers, method, query, rawBody}` (header names lower case). */
+export type FunctionInputValue = { body: unknown; headers: Record<string, string>; method: string; query: Record<string, unknown>; rawBody: string };
+
+/** Builds a function's input from a trigger's payload. */
+const DEADLINE_SLACK_MS = 25;
+
+export function makeInput(p: { body?: unknown; headers?: Record<string, string>; method?: string; query?: Record<string, unknown>; rawBody?: string }): FunctionInputValue {
+  const body = p.body === undefined ? null : JSON.parse(JSON.stringify(p.body)) as unknown;
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(p.headers ?? {})) headers[k.toLowerCase()] = String(v);
+  return { body, headers, method: p.method ?? 'POST', query: JSON.parse(JSON.stringify(p.query ?? {})) as Record<string, unknown>, rawBody: p.rawBody ?? JSON.stringify(body) };
+}
+
+/** `{"error": "...", "status": 4xx|5xx}` as a function's output chooses the HTTP status of the answer. */
+export function responseStatusOf(output: unknown): number {
+  if (output && typeof output === 'object' && !Array.isArray(output)) {
+    const o = output as { error?: unknown; status?: unknown };
+    if (typeof o.error === 'string' && typeof o.status === 'number' && Number.isInteger(o.status) && o.status >= 400 && o.status <= 599) return o.status;
+  }
+  return 200;
+}
+
+/** The error a caller gets for a failed run: FUNCTION_TIMEOUT (504) or FUNCTION_FAILED (502), naming the execution and step. */
+export function failureError(o: RunOutcome): AppError {
+  const details = { execution_id: o.executionId, step: o.error?.step ?? null, reason: o.error?.code ?? null };
+  return new AppError(o.timedOut ? 'FUNCTION_TIMEOUT' : 'FUNCTION_FAILED', o.error?.message ?? 'The function failed', details);
+}
+
+export type RunRequest = {
+  fn: EdgeFunction;
+  input: FunctionInputValue;
+  trigger: Trigger;
+  triggerRef?: string | null;
+  parentId?: string | null;
+  depth: number;
+  dryRun: boolean;
+  /** Caps the timeout (a synchronous Invoke step inside another function's time). */
+  maxTimeoutMs?: number;
+};
+
+export type RunOutcome = {
+  executionId: string | null;
+  status: 'succeeded' | 'failed';
+  output: unknown;
+  responseStatus: number;
+  error: { code: string; message: string; step?: string } | null;
+  events: ExecutionEvent[];
+  durationMs: number;
+  timedOut: boolean;
+};
+
+export type Engine = ReturnType<typeof createEngine>;
+
+class Timeout extends Error {}
+
+/** Replaces secret values inside recorded data, so the execution log never shows them. */
+function redactor(secrets: Record<string, string>): (v: unknown) => unknown {
+  const values = Object.values(secrets).filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
+  if (values.length === 0) return (v) => v;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return values.reduce((acc, s) => acc.split(s).join('[secret]'), v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    return v;
+  };
+  return walk;
+}
+
+function clone(v: unknown): unknown {
+  return v === undefined ? null : (JSON.parse(JSON.stringify(v)) as unknown);
+}
+
+/** Creates the engine. `http` and `email` are the outside effects; the engine supplies `invoke` and `router`. */
+export function createEngine(deps: {
+  functions: FunctionService;
+  secrets: SecretService;
+  executions: ExecutionService;
+  scheduler: Scheduler;
+  router: RouterClient;
+  http: StepDeps['http'];
+  email: StepDeps['email'];
+  logger: Logger;
+}) {
+  const { functions, secrets, executions, scheduler, logger } = deps;
+
+  /** Runs the steps; pure of persistence (the callers record). */
+  async function execute(req: RunRequest, executionId: string | null): Promise<RunOutcome> {
+    const started = performance.now();
+    const timeoutMs = Math.max(1, Math.min(req.fn.timeoutMs, req.maxTimeoutMs ?? Infinity));
+    const deadline = Date.now() + timeoutMs;
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(new Timeout()), timeoutMs);
+    const expired = new Promise<never>((_, reject) => abort.signal.addEventListener('abort', () => reject(new Timeout()), { once: true }));
+    expired.catch(() => {});
+    const events: ExecutionEvent[] = [];
+    let seq = 0;
+    const secretValues = await secrets.reveal(req.fn.projectId);
+    const redact = redactor(secretValues);
+    const log = (e: Omit<ExecutionEvent, 'seq' | 'at'>) =>
+      events.push({ ...e, seq: ++seq, at: new Date(), input: redact(e.input), output: redact(e.output), error: redact(e.error), durationMs: e.durationMs == null ? null : Math.round(e.durationMs * 1000) / 1000 });
+    const env = {
+      project_id: req.fn.projectId,
+      function: req.fn.name,
+      function_version: req.fn.version,
+      execution_id: executionId,
+      trigger: req.trigger,
+      dry_run: req.dryRun,
+    };
+    const steps: Record<string, unknown> = {};
+    const ctx: StepRunContext = {
+      projectId: req.fn.projectId,
+      executionId,
+      dryRun: req.dryRun,
+      signal: abort.signal,
+      remainingMs: () => Math.max(0, deadline - Date.now()),
+      requestContext: { requestId: `execution-${executionId ?? crypto.randomUUID()}`, principal: { kind: 'project', projectId: req.fn.projectId, tenantId: req.fn.tenantId } },
+      logger: logger.child({ function: req.fn.name, execution: executionId }),
+      deps: { router: deps.router, http: deps.http, email: deps.email, invoke: (c, call) => invokeFromStep(req, c, call) },
+    };
+    let output: unknown = null;
+    let failure: RunOutcome['error'] = null;
+    let timedOut = false;
+    let compiled: CompiledStep[];
+    try {
+      compiled = functions.compiled(req.fn);
+    } catch (err) {
+      compiled = [];
+      failure = { code: 'INVALID_DEFINITION', message: (err as Error).message };
+    }
+    try {
+      for (const step of compiled) {
+        const { name, kind } = step.def;
+        const scope = templateScope({ input: req.input, steps, secrets: secretValues, env });
+        const resolved: Record<string, unknown> = {};
+        try {
+          if (step.when && !truthy(step.when.render(scope))) {
+            log({ step: name, kind, type: 'skipped', attempt: 1, durationMs: 0 });
+            steps[name] = { body: null, skipped: true };
+            continue;
+          }
+          for (const [field, template] of Object.entries(step.prepared.templates)) resolved[field] = clone(template.render(scope));
+        } catch (err) {
+          const message = err instanceof TemplateError ? `${err.path}: ${err.message}` : (err as Error).message;
+          log({ step: name, kind, type: 'failed', attempt: 1, input: resolved, error: { code: 'TEMPLATE_FAILED', message }, durationMs: 0 });
+          failure = { code: 'TEMPLATE_FAILED', message: `step "${name}": ${message}`, step: name };
+          break;
+        }
+        let attempt = 0;
+        for (;;) {
+          attempt++;
+          const t0 = performance.now();
+          log({ step: name, kind, type: 'started', attempt, input: resolved });
+          try {
+            const result = clone(await Promise.race([step.prepared.run(resolved, ctx), expired])) as { body: unknown };
+            const durationMs = performance.now() - t0;
+            log({ step: name, kind, type: 'succeeded', attempt, output: result, durationMs });
+            steps[name] = result;
+            output = result.body ?? null;
+            break;
+          } catch (err) {
+            const durationMs = performance.now() - t0;
+            // Past the deadline the step's own abort error is the timeout too; so is a step whose own
+            // timer (capped to the time left) fired a moment before the function's.
+            if (err instanceof Timeout || abort.signal.reason instanceof Timeout || Date.now() >= deadline - DEADLINE_SLACK_MS) throw new Timeout();
+            const f = err instanceof StepFailure ? err : new StepFailure('STEP_FAILED', (err as Error).message);
+            log({ step: name, kind, type: 'failed', attempt, error: { code: f.code, message: f.message, retryable: f.retryable }, durationMs });
+            const wait = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (attempt - 1));
+            if (f.retryable && attempt <= step.retries && Date.now() + wait < deadline) {
+              await Promise.race([new Promise((r) => setTimeout(r, wait)), expired]);
+              continue;
+            }
+            failure = { code: f.code, message: `step "${name}": ${f.message}`, step: name };
+            break;
+          }
+        }
+        if (failure || step.returns) break;
+      }
+    } catch (err) {
+      if (!(err instanceof Timeout)) throw err;
+      timedOut = true;
+      const running = events[events.length - 1];
+      failure = { code: 'FUNCTION_TIMEOUT', message: `the function ran past its timeout of ${timeoutMs} ms`, ...(running ? { step: running.step } : {}) };
+      if (running?.type === 'started') log({ step: running.step, kind: running.kind, type: 'failed', attempt: running.attempt, error: { code: 'FUNCTION_TIMEOUT', message: failure.message }, durationMs: null });
+    } finally {
+      clearTimeout(timer);
+      if (!abort.signal.aborted) abort.abort(new Error('finished'));
+    }
+    return {
+      executionId,
+      status: failure ? 'failed' : 'succeeded',
+      output: failure ? null : output,
+      responseStatus: failure ? 0 : responseStatusOf(output),
+      error: failure,
+      events,
+      durationMs: performance.now() - started,
+      timedOut,
+    };
+  }
+
+  const finished = (o: RunOutcome, startedAt: Date, version: number) => ({
+    status: o.status,
+    output: o.output,
+    error: o.error,
+    responseStatus: o.status === 'succeeded' ? o.responseStatus : null,
+    startedAt,
+    finishedAt: new Date(),
+    durationMs: Math.round(o.durationMs * 1000) / 1000,
+    functionVersion: version,
+    events: o.events,
+  });
+
+  /** Runs now and records the execution (dry runs are not recorded: they return their trace). */
+  async function runSync(req: RunRequest): Promise<RunOutcome> {
+    if (req.dryRun) return await execute(req, null);
+    const id = crypto.randomUUID();
+    const startedAt = new Date();
+    const outcome = await execute(req, id);
+    const stored = { ...req.input, rawBody: undefined };
+    await executions.record(
+      { id, projectId: req.fn.projectId, functionId: req.fn.id, functionName: req.fn.name, functionVersion: req.fn.version, trigger: req.trigger, triggerRef: req.triggerRef, parentId: req.parentId, depth: req.depth, input: stored },
+      finished(outcome, startedAt, req.fn.version),
+    );
+    return outcome;
+  }
+
+  /** Queues a run through the scheduler; answers its execution id at once. */
+  async function enqueue(req: Omit<RunRequest, 'dryRun'>): Promise<string> {
+    const id = await executions.enqueue({
+      projectId: req.fn.projectId, functionId: req.fn.id, functionName: req.fn.name, functionVersion: req.fn.version,
+      trigger: req.trigger, triggerRef: req.triggerRef, parentId: req.parentId, depth: req.depth, input: { ...req.input, rawBody: undefined },
+    });
+    await scheduler.enqueue(EXECUTION_JOB, { executionId: id });
+    return id;
+  }
+
+  /** The job: runs a queued execution once (an execution already taken is left alone). */
+  async function runQueued(executionId: string): Promise<void> {
+    const e = await executions.claim(executionId);
+    if (!e) return;
+    const fn = e.functionId ? await functions.load(e.functionId) : null;
+    if (!fn) {
+      await executions.fail(e.id, { code: 'NOT_FOUND', message: `function ${e.functionName} no longer exists` });
+      return;
+    }
+    const stored = (e.input ?? {}) as Partial<FunctionInputValue>;
+    const input = makeInput({ ...stored, rawBody: JSON.stringify(stored.body ?? null) });
+    const startedAt = e.startedAt ?? new Date();
+    const outcome = await execute({ fn, input, trigger: e.trigger, triggerRef: e.triggerRef, parentId: e.parentId, depth: e.depth, dryRun: false }, e.id);
+    await executions.finish(e.id, finished(outcome, startedAt, fn.version));
+  }
+
+  /** The Invoke step's way to another function of the same project. */
+  async function invokeFromStep(parent: RunRequest, ctx: StepRunContext, call: { function: string; input: unknown; async: boolean }): Promise<{ body: unknown } & Record<string, unknown>> {
+    if (parent.depth + 1 > MAX_DEPTH) throw new StepFailure('INVOKE_TOO_DEEP', `functions may invoke functions at most ${MAX_DEPTH} levels deep`);
+    const fn = await functions.findByName(parent.fn.projectId, call.function);
+    if (!fn) throw new StepFailure('NOT_FOUND', `no function named "${call.function}" in this project`);
+    const input = makeInput({ body: call.input, method: 'POST' });
+    const common = { fn, input, trigger: 'function' as const, triggerRef: parent.fn.name, parentId: ctx.executionId, depth: parent.depth + 1 };
+    if (call.async) {
+      if (ctx.dryRun) return { body: { execution_id: null, status: 'not queued (dry run)' } };
+      const id = await enqueue(common);
+      return { body: { execution_id: id, status: 'queued' } };
+    }
+    const outcome = await runSync({ ...common, dryRun: ctx.dryRun, maxTimeoutMs: ctx.remainingMs() });
+    if (outcome.status === 'failed') throw new StepFailure(outcome.error?.code ?? 'INVOKE_FAILED', `${fn.name} failed: ${outcome.error?.message ?? 'unknown error'}`);
+    return { body: outcome.output, execution_id: outcome.executionId };
+  }
+
+  return { execute, runSync, enqueue, runQueued };
+}

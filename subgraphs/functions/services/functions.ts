@@ -1,0 +1,145 @@
+// Functions of a project: create, read, list, update (version bumped), delete; and the compiled form
+// the engine runs (cached per id and version).
+import crypto from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { errors } from '../../../platform/errors.ts';
+import { checkDefinition, compileSteps, type CompiledStep, type FunctionInput } from './definitions.ts';
+import type { StepDefinition } from './steps/index.ts';
+import { isUniqueViolation, type Sql } from './sql.ts';
+import { checkPageSize, isUuid } from './validation.ts';
+
+export type EdgeFunction = {
+  id: string;
+  projectId: string;
+  tenantId: string;
+  name: string;
+  slug: string;
+  description: string;
+  steps: StepDefinition[];
+  timeoutMs: number;
+  retries: number;
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+type Row = Record<string, unknown>;
+
+function toFunction(r: Row): EdgeFunction {
+  return {
+    id: r.id as string,
+    projectId: r.project_id as string,
+    tenantId: r.tenant_id as string,
+    name: r.name as string,
+    slug: r.slug as string,
+    description: r.description as string,
+    steps: r.steps as StepDefinition[],
+    timeoutMs: Number(r.timeout_ms),
+    retries: Number(r.retries),
+    version: Number(r.version),
+    createdAt: new Date(r.created_at as string),
+    updatedAt: new Date(r.updated_at as string),
+  };
+}
+
+export type FunctionService = ReturnType<typeof createFunctionService>;
+export type Caller = { projectId: string; tenantId: string };
+
+/** Creates the function service. */
+export function createFunctionService({ sql }: { sql: Sql }) {
+  const compiledCache = new LRUCache<string, CompiledStep[]>({ max: 1000 });
+  const notFound = (id: string) => errors.notFound('function', id.slice(0, 100));
+
+  const conflict = async (projectId: string, name: string, slug: string, exceptId: string | null) => {
+    const rows = await sql.rows<{ name: string; slug: string }>('select name, slug from edge_functions where project_id = ? and (name = ? or slug = ?) and id is distinct from ?', [projectId, name, slug, exceptId]);
+    if (rows.some((r) => r.name === name)) return errors.conflict(`A function named "${name}" already exists`, { field: 'name', name });
+    if (rows.length > 0) return errors.conflict(`A function with slug "${slug}" already exists`, { field: 'slug', slug });
+    return undefined;
+  };
+
+  return {
+    async create(caller: Caller, input: FunctionInput): Promise<EdgeFunction> {
+      const def = checkDefinition(input);
+      const clash = await conflict(caller.projectId, def.name, def.slug, null);
+      if (clash) throw clash;
+      const now = new Date();
+      try {
+        const rows = await sql.rows(
+          `insert into edge_functions (id, project_id, tenant_id, name, slug, description, steps, timeout_ms, retries, version, created_at, updated_at)
+           values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, 1, ?, ?) returning *`,
+          [crypto.randomUUID(), caller.projectId, caller.tenantId, def.name, def.slug, def.description, JSON.stringify(def.steps), def.timeoutMs, def.retries, now, now],
+        );
+        return toFunction(rows[0]!);
+      } catch (err) {
+        if (isUniqueViolation(err)) throw (await conflict(caller.projectId, def.name, def.slug, null)) ?? errors.conflict('The function name or slug is taken');
+        throw err;
+      }
+    },
+
+    /** Replaces the definition; the version goes up by one. */
+    async update(projectId: string, id: string, input: FunctionInput): Promise<EdgeFunction> {
+      await this.get(projectId, id);
+      const def = checkDefinition(input);
+      const clash = await conflict(projectId, def.name, def.slug, id);
+      if (clash) throw clash;
+      try {
+        const rows = await sql.rows(
+          `update edge_functions set name = ?, slug = ?, description = ?, steps = ?::jsonb, timeout_ms = ?, retries = ?, version = version + 1, updated_at = ?
+           where id = ? and project_id = ? returning *`,
+          [def.name, def.slug, def.description, JSON.stringify(def.steps), def.timeoutMs, def.retries, new Date(), id, projectId],
+        );
+        if (!rows[0]) throw notFound(id);
+        return toFunction(rows[0]);
+      } catch (err) {
+        if (isUniqueViolation(err)) throw (await conflict(projectId, def.name, def.slug, id)) ?? errors.conflict('The function name or slug is taken');
+        throw err;
+      }
+    },
+
+    async get(projectId: string, id: string): Promise<EdgeFunction> {
+      if (!isUuid(id)) throw notFound(id);
+      const rows = await sql.rows('select * from edge_functions where id = ? and project_id = ?', [id, projectId]);
+      if (!rows[0]) throw notFound(id);
+      return toFunction(rows[0]);
+    },
+
+    /** By name (invoke path, Invoke steps, webhook and cron bodies); null when unknown. */
+    async findByName(projectId: string, name: string): Promise<EdgeFunction | null> {
+      const rows = await sql.rows('select * from edge_functions where project_id = ? and name = ?', [projectId, name]);
+      return rows[0] ? toFunction(rows[0]) : null;
+    },
+
+    /** By id, whoever's (jobs); null when gone. */
+    async load(id: string): Promise<EdgeFunction | null> {
+      const rows = await sql.rows('select * from edge_functions where id = ?', [id]);
+      return rows[0] ? toFunction(rows[0]) : null;
+    },
+
+    /** By name, one page at a time. */
+    async list(projectId: string, opts: { first?: unknown; after?: unknown }) {
+      const first = checkPageSize('first', opts.first, 50, 100);
+      const after = typeof opts.after === 'string' && opts.after !== '' ? Buffer.from(opts.after, 'base64url').toString('utf8') : null;
+      const rows = await sql.rows(`select * from edge_functions where project_id = ? and (?::text is null or name > ?) order by name limit ${first + 1}`, [projectId, after, after]);
+      const items = rows.slice(0, first).map(toFunction);
+      const last = items[items.length - 1];
+      return { items, nextCursor: rows.length > first && last ? Buffer.from(last.name).toString('base64url') : null };
+    },
+
+    async remove(projectId: string, id: string): Promise<EdgeFunction> {
+      const fn = await this.get(projectId, id);
+      await sql.run('delete from edge_functions where id = ? and project_id = ?', [id, projectId]);
+      return fn;
+    },
+
+    /** The steps ready to run (compiled once per version). */
+    compiled(fn: EdgeFunction): CompiledStep[] {
+      const key = `${fn.id}:${fn.version}`;
+      let c = compiledCache.get(key);
+      if (!c) {
+        c = compileSteps(fn.steps, fn.retries);
+        compiledCache.set(key, c);
+      }
+      return c;
+    },
+  };
+}

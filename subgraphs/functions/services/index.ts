@@ -1,0 +1,63 @@
+// Wires the functions services together. Built once per running subgraph.
+import { createSecretBox } from '../../../platform/crypto.ts';
+import { errors } from '../../../platform/errors.ts';
+import { createScheduler } from '../../../platform/scheduler.ts';
+import type { SubgraphDeps } from '../../../platform/subgraph.ts';
+import { createCronService } from './cron.ts';
+import { createEmailService } from './email.ts';
+import { createEngine } from './engine.ts';
+import { createExecutionService } from './executions.ts';
+import { createFunctionService } from './functions.ts';
+import { createInvokeService } from './invoke.ts';
+import { createLocations } from './locations.ts';
+import { guardedRequest, OutboundRefused } from './outbound.ts';
+import { createSecretService } from './secrets.ts';
+import { createSql } from './sql.ts';
+import { createWebhookService } from './webhooks.ts';
+
+export type FunctionsServices = Awaited<ReturnType<typeof createFunctionsServices>>;
+
+/** Builds every service of the functions subgraph from the platform's dependencies. */
+export function createFunctionsServices({ config, db, logger, databaseUrl, router }: SubgraphDeps) {
+  if (!config.internalSecret) throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the functions subgraph cannot seal secrets');
+  const box = createSecretBox(config.internalSecret, 'functions:secrets');
+  const sql = createSql(db);
+  const scheduler = createScheduler({ url: databaseUrl, name: 'functions', logger, processEveryMs: 500 });
+  const functions = createFunctionService({ sql });
+  const secrets = createSecretService({ sql, box });
+  const executions = createExecutionService({ sql });
+  const email = createEmailService({ sql, box, config, scheduler, logger });
+  const engine = createEngine({
+    functions,
+    secrets,
+    executions,
+    scheduler,
+    router,
+    logger,
+    email: (projectId, mail, dryRun) => email.queueFromStep(projectId, mail, dryRun),
+    http: async (req) => {
+      try {
+        return await guardedRequest({ ...req, allowPrivate: config.functionsAllowPrivateNetworks });
+      } catch (err) {
+        if (err instanceof OutboundRefused) throw Object.assign(new Error(err.message), { refused: true });
+        throw err;
+      }
+    },
+  });
+  const invoke = createInvokeService({ functions, engine });
+  const webhooks = createWebhookService({ sql, functions, engine });
+  const cron = createCronService({ sql, functions, engine, scheduler, logger });
+  const locations = createLocations(config);
+
+  /** Removes everything a deleted project had here (idempotent: events may come twice). */
+  const removeProject = async (projectId: string) => {
+    await cron.cancelProject(projectId);
+    await sql.tx(async (tx) => {
+      for (const table of ['webhook_idempotency', 'webhook_receivers', 'cron_jobs', 'function_executions', 'edge_functions', 'function_secrets', 'email_templates', 'email_configs']) {
+        await tx.run(`delete from ${table} where project_id = ?`, [projectId]);
+      }
+    });
+  };
+
+  return { sql, scheduler, functions, secrets, executions, email, engine, invoke, webhooks, cron, locations, removeProject };
+}

@@ -1,0 +1,56 @@
+// `POST /edge/api/v1/invoke/:name`: synchronous (the output, or the status of an `{error, status}`
+// result), `async` (202 and an execution id; the scheduler runs it), or `dry_run` (no side effects:
+// nothing sent or queued, nothing recorded; the answer is the step trace).
+import { errors } from '../../../platform/errors.ts';
+import { checkFunctionName } from './definitions.ts';
+import { failureError, makeInput, type Engine } from './engine.ts';
+import type { ExecutionEvent } from './executions.ts';
+import type { FunctionService } from './functions.ts';
+import type { HttpAnswer } from './webhooks.ts';
+
+/** A step log line in the REST shape (the trace of a dry run). */
+export function eventJson(e: ExecutionEvent) {
+  return {
+    seq: e.seq,
+    step: e.step,
+    kind: e.kind,
+    type: e.type,
+    attempt: e.attempt,
+    input: e.input ?? null,
+    output: e.output ?? null,
+    error: e.error ?? null,
+    duration_ms: e.durationMs === undefined || e.durationMs === null ? null : Math.round(e.durationMs * 1000) / 1000,
+    at: e.at.toISOString(),
+  };
+}
+
+export type InvokeService = ReturnType<typeof createInvokeService>;
+
+/** Creates the invoke service. */
+export function createInvokeService({ functions, engine }: { functions: FunctionService; engine: Engine }) {
+  return {
+    async invoke(projectId: string, args: { name: string; input?: unknown; async?: boolean | null; dryRun?: boolean | null }): Promise<HttpAnswer> {
+      const name = checkFunctionName(args.name, 'name');
+      if (args.async && args.dryRun) throw errors.validation('async', 'cannot be combined with dry_run');
+      const fn = await functions.findByName(projectId, name);
+      if (!fn) throw errors.notFound('function', name);
+      const body = args.input === undefined ? null : args.input;
+      const input = makeInput({ body, method: 'POST', rawBody: JSON.stringify(body) });
+      if (args.async) {
+        const id = await engine.enqueue({ fn, input, trigger: 'invoke', depth: 0 });
+        return { status: 202, body: { execution_id: id, status: 'queued' }, headers: { 'x-execution-id': id } };
+      }
+      if (args.dryRun) {
+        const o = await engine.execute({ fn, input, trigger: 'invoke', depth: 0, dryRun: true }, null);
+        return {
+          status: 200,
+          body: { dry_run: true, status: o.status, output: o.output, response_status: o.status === 'succeeded' ? o.responseStatus : null, error: o.error, trace: o.events.map(eventJson) },
+          headers: {},
+        };
+      }
+      const o = await engine.runSync({ fn, input, trigger: 'invoke', depth: 0, dryRun: false });
+      if (o.status === 'failed') throw failureError(o);
+      return { status: o.responseStatus, body: o.output, headers: { 'x-execution-id': o.executionId ?? '' } };
+    },
+  };
+}

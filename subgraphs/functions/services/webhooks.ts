@@ -1,0 +1,118 @@
+// Inbound webhook receivers: `{slug, function, description?}` per project, and the run of one inbound
+// request (the public receiver's handler calls `receive` through an internal operation). An optional
+// Idempotency-Key returns the stored answer of an earlier request with the same key, without running again.
+import crypto from 'node:crypto';
+import { errors } from '../../../platform/errors.ts';
+import { checkSlug, checkFunctionName } from './definitions.ts';
+import { failureError, makeInput, type Engine } from './engine.ts';
+import type { FunctionService } from './functions.ts';
+import { isUniqueViolation, type Sql } from './sql.ts';
+import { isUuid, optionalText } from './validation.ts';
+
+/** How long an Idempotency-Key's answer is kept. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 3600_000;
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+export type WebhookReceiver = { id: string; projectId: string; slug: string; functionId: string; functionName: string; description: string; createdAt: Date };
+export type HttpAnswer = { status: number; body: unknown; headers: Record<string, string> };
+export type InboundRequest = { method: string; headers: Record<string, string>; query: Record<string, unknown>; rawBody: string; idempotencyKey?: string | null };
+
+type Row = Record<string, unknown>;
+const toReceiver = (r: Row): WebhookReceiver => ({
+  id: r.id as string,
+  projectId: r.project_id as string,
+  slug: r.slug as string,
+  functionId: r.function_id as string,
+  functionName: r.function_name as string,
+  description: r.description as string,
+  createdAt: new Date(r.created_at as string),
+});
+
+const SELECT = 'select w.*, f.name as function_name from webhook_receivers w join edge_functions f on f.id = w.function_id';
+
+/** The body a function sees: JSON parsed, forms decoded, anything else as text. */
+export function parseBody(contentType: string | undefined, raw: string): unknown {
+  if (raw === '') return null;
+  const type = (contentType ?? '').toLowerCase();
+  if (type.includes('json')) {
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      throw errors.badRequest('The body is not valid JSON (Content-Type says JSON)');
+    }
+  }
+  if (type.startsWith('application/x-www-form-urlencoded')) return Object.fromEntries(new URLSearchParams(raw));
+  return raw;
+}
+
+export type WebhookService = ReturnType<typeof createWebhookService>;
+
+/** Creates the webhook service. */
+export function createWebhookService({ sql, functions, engine }: { sql: Sql; functions: FunctionService; engine: Engine }) {
+  return {
+    /** Registers a receiver; the slug defaults to the function's slug. */
+    async create(projectId: string, input: { slug?: unknown; function?: unknown; description?: unknown }): Promise<WebhookReceiver> {
+      const name = checkFunctionName(input.function, 'function');
+      const fn = await functions.findByName(projectId, name);
+      if (!fn) throw errors.validation('function', `no function named "${name}" in this project`);
+      const slug = input.slug === undefined || input.slug === null ? fn.slug : checkSlug(input.slug);
+      const description = optionalText('description', input.description, 1000);
+      try {
+        await sql.run('insert into webhook_receivers (id, project_id, slug, function_id, description, created_at) values (?, ?, ?, ?, ?, ?)', [
+          crypto.randomUUID(), projectId, slug, fn.id, description, new Date(),
+        ]);
+      } catch (err) {
+        if (isUniqueViolation(err)) throw errors.conflict(`A webhook receiver with slug "${slug}" already exists`, { field: 'slug', slug });
+        throw err;
+      }
+      return toReceiver((await sql.rows(`${SELECT} where w.project_id = ? and w.slug = ?`, [projectId, slug]))[0]!);
+    },
+
+    async list(projectId: string): Promise<WebhookReceiver[]> {
+      return (await sql.rows(`${SELECT} where w.project_id = ? order by w.slug`, [projectId])).map(toReceiver);
+    },
+
+    async remove(projectId: string, id: unknown): Promise<void> {
+      if (typeof id !== 'string' || id === '') throw errors.validation('id', 'is required (the receiver id, as ?id= or in the body)');
+      if (!isUuid(id)) throw errors.notFound('webhook receiver', String(id).slice(0, 100));
+      const n = await sql.run('delete from webhook_receivers where id = ? and project_id = ?', [id, projectId]);
+      if (n === 0) throw errors.notFound('webhook receiver', id);
+    },
+
+    /** Runs the receiver's function for one inbound request; unknown project or slug → NOT_FOUND. */
+    async receive(projectId: string, slug: string, req: InboundRequest): Promise<HttpAnswer> {
+      const notFound = () => errors.notFound('webhook receiver', `${projectId.slice(0, 64)}/${slug.slice(0, 64)}`);
+      if (!isUuid(projectId)) throw notFound();
+      const rows = await sql.rows(`${SELECT} where w.project_id = ? and w.slug = ?`, [projectId, slug]);
+      if (!rows[0]) throw notFound();
+      const receiver = toReceiver(rows[0]);
+      const key = req.idempotencyKey ?? null;
+      if (key !== null) {
+        if (!IDEMPOTENCY_KEY.test(key)) throw errors.validation('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
+        await sql.run('delete from webhook_idempotency where project_id = ? and slug = ? and key = ? and created_at < ?', [projectId, slug, key, new Date(Date.now() - IDEMPOTENCY_WINDOW_MS)]);
+        // Claim the key first: a concurrent request with the same key sees the claim and does not run.
+        const claimed = await sql.run('insert into webhook_idempotency (project_id, slug, key, created_at) values (?, ?, ?, ?) on conflict do nothing', [projectId, slug, key, new Date()]);
+        if (claimed === 0) {
+          const [stored] = await sql.rows<{ response: HttpAnswer | null }>('select response from webhook_idempotency where project_id = ? and slug = ? and key = ?', [projectId, slug, key]);
+          if (!stored?.response) throw errors.conflict('A request with this Idempotency-Key is still being handled', { idempotency_key: key });
+          return { ...stored.response, headers: { ...stored.response.headers, 'x-idempotent-replay': 'true' } };
+        }
+      }
+      try {
+        const fn = await functions.load(receiver.functionId);
+        if (!fn) throw notFound();
+        const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
+        const input = makeInput({ body: parseBody(headers['content-type'], req.rawBody), headers, method: req.method.toUpperCase(), query: req.query, rawBody: req.rawBody });
+        const outcome = await engine.runSync({ fn, input, trigger: 'webhook', triggerRef: slug, depth: 0, dryRun: false });
+        if (outcome.status === 'failed') throw failureError(outcome);
+        const answer: HttpAnswer = { status: outcome.responseStatus, body: outcome.output, headers: { 'x-execution-id': outcome.executionId ?? '' } };
+        if (key !== null) await sql.run('update webhook_idempotency set response = ?::jsonb where project_id = ? and slug = ? and key = ?', [JSON.stringify(answer), projectId, slug, key]);
+        return answer;
+      } catch (err) {
+        // A failure is not stored: free the key so the sender's retry runs again.
+        if (key !== null) await sql.run('delete from webhook_idempotency where project_id = ? and slug = ? and key = ? and response is null', [projectId, slug, key]);
+        throw err;
+      }
+    },
+  };
+}
