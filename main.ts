@@ -9,6 +9,7 @@ import { startDatabase, type RunningDatabase } from './platform/database.ts';
 import { ensureInternalSecret } from './platform/secrets.ts';
 import { lateBoundRouterClient, startSubgraph, type RouterClient, type RunningSubgraph, type SubgraphHandle } from './platform/subgraph.ts';
 import { createSubgraphServer } from './platform/subgraph-server.ts';
+import { remoteSubgraphHttp } from './platform/http-bridge.ts';
 import { INTERNAL_CONTEXT_HEADER, verifyContext, type RequestContext } from './platform/auth.ts';
 import { errors } from './platform/errors.ts';
 import { sendError } from './rest-compat/render.ts';
@@ -55,7 +56,8 @@ export async function startTessera(env: Record<string, string | undefined> = pro
     for (const def of Object.values(SUBGRAPHS)) running.push(await startSubgraph(def, { config, databaseUrl: db.url, logger: log, router: routerClient }));
     const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: running, logger: log });
     routerClient.bind(router);
-    const app = await createFrontDoor({ config, logger: log, router });
+    const mounts = running.flatMap((r) => (r.http ? [r.http] : []));
+    const app = await createFrontDoor({ config, logger: log, router, mounts });
     const url = await listen(app, config.port, config.host);
     if (!config.publicUrl) config.issuer = `http://localhost:${new URL(url).port}`;
     log.info({ url, database: db.embedded ? 'embedded' : 'external' }, 'Tessera is listening');
@@ -145,7 +147,10 @@ async function runRouter(config: Config, log: Logger): Promise<() => Promise<voi
 async function runFrontDoor(config: Config, log: Logger): Promise<() => Promise<void>> {
   const secret = ensureInternalSecret(config);
   const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log, remote: remoteRouterOf(config, secret) });
-  const app = await createFrontDoor({ config, logger: log, router });
+  // Subgraph HTTP endpoints (e.g. /realtime) are forwarded to the subgraph's own server.
+  const urls = routingUrls(config);
+  const mounts = Object.entries(SUBGRAPHS).flatMap(([name, def]) => (def.http && urls.get(name) ? [{ prefix: def.http.prefix, ...remoteSubgraphHttp(urls.get(name)!, secret) }] : []));
+  const app = await createFrontDoor({ config, logger: log, router, mounts });
   const url = await listen(app, config.port, config.host);
   log.info({ url }, 'front door listening');
   return async () => {

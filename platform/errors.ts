@@ -18,6 +18,7 @@ export const ERROR_TABLE = {
   NOT_FOUND: { status: 404, expose: true, message: 'Not found' },
   ROUTE_NOT_FOUND: { status: 404, expose: true, message: 'No such route' },
   METHOD_NOT_ALLOWED: { status: 405, expose: true, message: 'Method not allowed on this path' },
+  QUERY_TIMEOUT: { status: 408, expose: true, message: 'The statement ran past the statement timeout' },
   CONFLICT: { status: 409, expose: true, message: 'The request conflicts with the current state' },
   EMAIL_TAKEN: { status: 409, expose: true, message: 'An account with this e-mail already exists' },
   MFA_NOT_ENROLLED: { status: 409, expose: true, message: 'MFA enrollment has not been started' },
@@ -25,10 +26,15 @@ export const ERROR_TABLE = {
   MFA_NOT_ENABLED: { status: 409, expose: true, message: 'MFA is not enabled' },
   PLAN_LIMIT_REACHED: { status: 409, expose: true, message: 'The plan limit is reached' },
   PAYLOAD_TOO_LARGE: { status: 413, expose: true, message: 'The request body is too large' },
+  QUOTA_EXCEEDED: { status: 413, expose: true, message: "The project's storage quota is used up" },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, expose: true, message: 'Unsupported content type' },
+  RANGE_NOT_SATISFIABLE: { status: 416, expose: true, message: 'The requested range is outside the content' },
   RATE_LIMITED: { status: 429, expose: true, message: 'Too many requests' },
   INTERNAL: { status: 500, expose: false, message: 'Internal error' },
+  FUNCTION_FAILED: { status: 502, expose: true, message: 'The function failed' },
+  UPSTREAM_FAILED: { status: 502, expose: true, message: 'An outside server failed or could not be reached' },
   SERVICE_UNAVAILABLE: { status: 503, expose: true, message: 'A service is unavailable' },
+  FUNCTION_TIMEOUT: { status: 504, expose: true, message: 'The function ran past its timeout' },
 } as const satisfies Record<string, { status: number; expose: boolean; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_TABLE;

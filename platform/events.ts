@@ -55,6 +55,8 @@ export type EventConsumer = { drain: () => Promise<number>; stop: () => Promise<
 export async function startEventConsumer(opts: { name: string; url: string; handlers: EventHandlers; logger: Logger; pollMs?: number }): Promise<EventConsumer> {
   const log = opts.logger.child({ consumer: opts.name });
   const pool = new pg.Pool({ connectionString: opts.url, max: 1 });
+  // An idle connection dropped by the server (restart, database dropped) must not crash the process.
+  pool.on('error', (err) => log.warn({ err: err.message }, 'event consumer connection lost'));
   const listener = new pg.Client({ connectionString: opts.url });
   await listener.connect();
   await listener.query(`listen ${CHANNEL}`);

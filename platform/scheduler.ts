@@ -4,6 +4,7 @@
 // The production layout's MongoDB backend would replace the PostgresBackend constructor below, nothing else.
 import { Agenda, backoffStrategies, type Job } from 'agenda';
 import { PostgresBackend } from '@agendajs/postgres-backend';
+import pg from 'pg';
 import type { Logger } from './logger.ts';
 
 export type JobHandler<D> = (data: D, job: Job<D>) => Promise<void>;
@@ -21,7 +22,11 @@ export type Scheduler = {
 /** Creates a scheduler; define jobs, then `start()` to begin processing. */
 export function createScheduler(opts: { url: string; name: string; logger: Logger; processEveryMs?: number }): Scheduler {
   const log = opts.logger.child({ scheduler: opts.name });
-  const backend = new PostgresBackend({ connectionString: opts.url });
+  // Our own pool, so an idle connection dropped by the server (restart, admin command) is logged instead of
+  // crashing the process as an unhandled 'error' event.
+  const pool = new pg.Pool({ connectionString: opts.url });
+  pool.on('error', (err) => log.warn({ err }, 'scheduler database connection lost'));
+  const backend = new PostgresBackend({ pool });
   const agenda = new Agenda({
     name: opts.name,
     backend,
@@ -51,6 +56,7 @@ export function createScheduler(opts: { url: string; name: string; logger: Logge
     async stop() {
       await agenda.stop(true);
       await backend.disconnect().catch(() => {});
+      await pool.end().catch(() => {});
       started = false;
     },
   };

@@ -6,6 +6,7 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import type { EntitySchema, MigrationObject } from '@mikro-orm/postgresql';
 import { LRUCache } from 'lru-cache';
+import type { WebSocketServer } from 'ws';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 import type { RequestContext } from './auth.ts';
@@ -25,6 +26,18 @@ export type RouterClient = {
 };
 
 export type SubgraphDeps = { config: Config; db: SubgraphDatabase; logger: Logger; databaseUrl: string; router: RouterClient };
+
+/**
+ * An HTTP endpoint a subgraph serves beside GraphQL under `prefix` (e.g. realtime streams, which the
+ * gateway cannot carry). The front door authenticates the caller and hands over a WHATWG Request: in
+ * one-process mode directly, in split mode through the subgraph's own server (signed context).
+ */
+export type SubgraphHttp = {
+  /** Answers one request of an authenticated caller; may stream (SSE). */
+  fetch: (request: Request, ctx: RequestContext) => Promise<Response>;
+  /** Serves WebSockets accepted at the prefix; `authenticate` turns connection params (`x-api-key`, `authorization`) into a context. */
+  websocket?: (wss: WebSocketServer, authenticate: (params: Record<string, unknown>) => Promise<RequestContext>) => void;
+};
 
 /** A RouterClient whose target is set later (the router is built after the subgraphs it routes to). */
 export function lateBoundRouterClient(): RouterClient & { bind: (target: RouterClient) => void } {
@@ -52,6 +65,8 @@ export type SubgraphDefinition<S> = {
   resolvers: GraphQLResolverMap<SubgraphContext<S>>;
   /** Platform events this subgraph reacts to (platform/events.ts); consumed under the subgraph's name. */
   events?: (services: S) => EventHandlers;
+  /** An HTTP endpoint beside GraphQL, mounted by the front door at `prefix` (see SubgraphHttp). */
+  http?: { prefix: string; create: (services: S) => SubgraphHttp };
   /** Background work the subgraph owns (jobs, timers); started after migrations. */
   start?: (services: S) => Promise<void>;
   stop?: (services: S) => Promise<void>;
@@ -73,7 +88,7 @@ export type SubgraphHandle = {
   health: () => Promise<HealthReport>;
 };
 
-export type RunningSubgraph = SubgraphHandle & { schema: GraphQLSchema; sdl: string; close: () => Promise<void> };
+export type RunningSubgraph = SubgraphHandle & { schema: GraphQLSchema; sdl: string; close: () => Promise<void>; http?: SubgraphHttp & { prefix: string } };
 
 /** Reads a subgraph's SDL. */
 export function readSchemaFile(file: URL): string {
@@ -110,10 +125,13 @@ export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { confi
     return doc;
   };
 
+  const http = def.http ? { prefix: def.http.prefix, ...def.http.create(services) } : undefined;
+
   return {
     name: def.name,
     schema,
     sdl,
+    http,
     async execute(query, variables, ctx, operationName) {
       const doc = prepare(query);
       if (Array.isArray(doc)) return { errors: doc };

@@ -42,7 +42,12 @@ export function renderDocsPage(openapi: Json): string {
       const security = (op.security as Json[]) ?? [];
       const auth = security.length === 0 ? '' : 'bearerAuth' in (security[0] ?? {}) ? ' -H "Authorization: Bearer $ACCESS_TOKEN"' : ' -H "X-Api-Key: $API_KEY"';
       const body = (op.requestBody as Json | undefined)?.content as Record<string, { schema: Json }> | undefined;
-      const sample = body ? ` -H 'content-type: application/json' -d '${JSON.stringify(example(body['application/json']!.schema))}'` : '';
+      const form = body?.['application/x-www-form-urlencoded']?.schema.properties as Json | undefined;
+      const sample = body?.['application/json']
+        ? ` -H 'content-type: application/json' -d '${JSON.stringify(example(body['application/json'].schema))}'`
+        : form
+          ? Object.keys(form).map((k) => ` -d '${k}=...'`).join('')
+          : '';
       const curl = `curl -X ${method.toUpperCase()} "$BASE_URL${path.replace(/\{(\w+)\}/g, ':$1')}"${auth}${sample}`;
       const statuses = Object.keys(op.responses as Json).join(', ');
       const html = `<section id="${esc(op.operationId)}"><h3><span class="m ${esc(method)}">${esc(method.toUpperCase())}</span> <code>${esc(path)}</code></h3>

@@ -87,16 +87,20 @@ export function buildOpenApi(rows: readonly RouteRow[], schema: GraphQLSchema, _
     let body: Json | undefined;
     const bodyProps: Json = {};
     const bodyRequired: string[] = [];
-    for (const [name, source] of Object.entries(row.variables)) {
+    for (const [name, sources] of Object.entries(row.variables)) {
       const t = varTypes.get(name);
       if (!t) continue;
-      if (source === 'body') body = inputSchema(t, true);
+      // `a|b` sources: document each place the value may come from.
+      for (const source of sources.split('|')) {
+      if (source === 'json') body = { description: 'Any JSON value' };
+      else if (source === 'body') body = inputSchema(t, true);
       else if (source.startsWith('body.')) {
         bodyProps[source.slice(5)] = inputSchema(t, true);
-        if (isNonNullType(t)) bodyRequired.push(source.slice(5));
+        if (isNonNullType(t) && !sources.includes('|')) bodyRequired.push(source.slice(5));
       } else {
         const [where, key] = source.split('.') as ['params' | 'query', string];
-        parameters.push({ name: key, in: where === 'params' ? 'path' : 'query', required: where === 'params' || isNonNullType(t), schema: inputSchema(t, true) });
+        parameters.push({ name: key, in: where === 'params' ? 'path' : 'query', required: where === 'params' || (isNonNullType(t) && !sources.includes('|')), schema: inputSchema(t, true) });
+      }
       }
     }
     for (const m of row.path.matchAll(/:([A-Za-z_]+)/g)) {
@@ -107,7 +111,7 @@ export function buildOpenApi(rows: readonly RouteRow[], schema: GraphQLSchema, _
     const rootType = op.operation === 'mutation' ? schema.getMutationType()! : schema.getQueryType()!;
     const data = selectionSchema(op.selectionSet, rootType, schema);
     const firstKey = Object.keys(data.properties as Json)[0]!;
-    const responseSchema = row.unwrap ? (data.properties as Json)[firstKey] : data;
+    const responseSchema = row.response === 'http' ? { description: "The function's own answer (any JSON)" } : row.unwrap ? (data.properties as Json)[firstKey] : data;
 
     const responses: Json = {
       [String(row.status)]: row.status === 204 ? { description: 'Done, no content' } : { description: 'Success', content: { 'application/json': { schema: responseSchema } } },

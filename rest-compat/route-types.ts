@@ -9,7 +9,9 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  * - `params.<name>`: a path parameter; `query.<name>`: a query-string parameter
  * Path and query values are strings; they are coerced to the variable's GraphQL type (Int, Float, Boolean).
  */
-export type VariableSource = 'body' | `body.${string}` | `params.${string}` | `query.${string}`;
+type OneSource = 'body' | 'json' | `body.${string}` | `params.${string}` | `query.${string}`;
+/** `json`: the whole JSON body exactly as sent (any JSON value). `a|b`: the first of the two that is present. */
+export type VariableSource = OneSource | `${OneSource}|${OneSource}`;
 
 /** Who may call: `none` (public), `tenant` (tenant bearer token), `project` (X-Api-Key or end-user token), `any` credential. */
 export type RouteAuth = 'none' | 'tenant' | 'project' | 'user' | 'any';
@@ -31,6 +33,11 @@ export type RouteRow = {
   variables: Record<string, VariableSource>;
   /** Body is `data[<first root field>]` instead of `data` (for flat responses like login). */
   unwrap?: boolean;
+  /**
+   * `http`: the operation chooses the answer: its single root field is `{status, body, headers?}` (e.g. a
+   * function's own `{"error": ..., "status": 401}` result); `status` above is only the documented default.
+   */
+  response?: 'http';
   /** Extra OpenAPI query parameters documented but not passed as variables (rare). */
   description?: string;
 };

@@ -1,14 +1,14 @@
 // The front door: owns the public HTTP address. REST rows run their GraphQL operation straight on the
 // subgraph that serves it (fast path) or through the router; /graphql is the full router.
 import crypto from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../platform/config.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Principal, RequestContext } from '../platform/auth.ts';
 import { AppError, errors } from '../platform/errors.ts';
 import type { Router } from '../router/router.ts';
 import { authenticate, credentialsOf } from '../router/authenticate.ts';
-import { serveGraphQL } from '../router/http.ts';
+import { isMultipartRequest, readMultipartRequest, serveGraphQL } from '../router/http.ts';
 import type { FastPath } from '../router/planner.ts';
 import { ROUTE_TABLE } from './route-table.ts';
 import type { RouteRow } from './route-types.ts';
@@ -18,6 +18,7 @@ import { registerHealthRoutes } from './health.ts';
 import { buildOpenApi } from './openapi.ts';
 import { renderDocsPage } from './docs-page.ts';
 import { RAW_HANDLERS, type RawHandlerModule } from './handlers/index.ts';
+import { mountSubgraphHttp, type HttpMount } from './mounts.ts';
 
 export type FrontDoorOptions = {
   config: Config;
@@ -25,6 +26,8 @@ export type FrontDoorOptions = {
   router: Router;
   routes?: readonly RouteRow[];
   rawHandlers?: readonly RawHandlerModule[];
+  /** HTTP endpoints subgraphs serve beside GraphQL (e.g. /realtime), mounted at their prefix. */
+  mounts?: readonly HttpMount[];
 };
 
 type PreparedRoute = { row: RouteRow; fast: FastPath | null; types: Map<string, string> };
@@ -70,6 +73,17 @@ const AUTH_HINT: Record<RouteRow['auth'], string> = {
   any: 'credentials are required (X-Api-Key or Authorization: Bearer)',
 };
 
+/** Answers a row with `response: 'http'`: its root field is `{status, body, headers?}` chosen by the domain. */
+function sendHttpResult(reply: FastifyReply, data: Record<string, unknown>): FastifyReply {
+  const out = (data[Object.keys(data)[0]!] ?? {}) as { status?: unknown; body?: unknown; headers?: unknown };
+  const status = typeof out.status === 'number' && Number.isInteger(out.status) && out.status >= 200 && out.status <= 599 ? out.status : 200;
+  if (out.headers && typeof out.headers === 'object') {
+    for (const [k, v] of Object.entries(out.headers)) if (typeof v === 'string' && /^x-[a-z0-9-]+$/i.test(k)) void reply.header(k, v);
+  }
+  if (status === 204 || status === 304) return reply.code(status).send();
+  return reply.code(status).type('application/json').send(JSON.stringify(out.body ?? null));
+}
+
 /** Builds the Fastify app of the public address (not yet listening). */
 export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyInstance> {
   const { config, logger, router } = opts;
@@ -99,6 +113,8 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
     }
     return sendError(reply, err, req.log);
   });
+  // Multipart bodies are streamed by whoever serves the route (GraphQL multipart requests, storage uploads).
+  app.addContentTypeParser('multipart/form-data', (_req, _payload, done) => done(null));
   app.setNotFoundHandler((req, reply) => sendError(reply, new AppError('ROUTE_NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`), req.log));
 
   const contextOf = async (req: FastifyRequest): Promise<RequestContext> => {
@@ -122,6 +138,7 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
         req.log = req.log.child({ operation: row.id });
         const result = await execute(row.operation, variables, ctx);
         if (result.errors?.length) return sendGraphQLErrors(reply, result.errors, req.log);
+        if (row.response === 'http') return sendHttpResult(reply, result.data ?? {});
         if (row.status === 204) return reply.code(204).send();
         const data = result.data ?? {};
         const body = row.unwrap ? data[Object.keys(data)[0]!] : data;
@@ -133,8 +150,15 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
   app.route({
     method: ['GET', 'POST'],
     url: '/graphql',
-    handler: async (req, reply) => serveGraphQL(router.apollo, req, reply, await contextOf(req)),
+    handler: async (req, reply) => {
+      const ctx = await contextOf(req);
+      if (!isMultipartRequest(req)) return serveGraphQL(router.apollo, req, reply, ctx);
+      const body = await readMultipartRequest(req, reply, { maxFileSize: config.storageMaxUploadBytes });
+      return serveGraphQL(router.apollo, req, reply, ctx, body);
+    },
   });
+
+  for (const mount of opts.mounts ?? []) mountSubgraphHttp(app, mount, contextOf, router);
 
   const rawHandlers = opts.rawHandlers ?? RAW_HANDLERS;
   for (const mod of rawHandlers) {

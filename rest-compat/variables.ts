@@ -44,9 +44,16 @@ export function variablesFor(row: RouteRow, req: RestRequest, types: Map<string,
   const vars: Record<string, unknown> = {};
   const body = req.body;
   const bodyObject = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
-  for (const [name, source] of Object.entries(row.variables)) {
+  const valueOf = (name: string, source: string): unknown => {
     let value: unknown;
-    if (source === 'body') {
+    if (source.includes('|')) {
+      const [first, second] = source.split('|') as [string, string];
+      value = valueOf(name, first);
+      return value !== undefined ? value : valueOf(name, second);
+    }
+    if (source === 'json') {
+      value = body;
+    } else if (source === 'body') {
       if (body !== undefined && !bodyObject) throw errors.badRequest('The request body must be a JSON object');
       value = Object.fromEntries(Object.entries(bodyObject ?? {}).map(([k, v]) => [camelCase(k), v]));
     } else if (source.startsWith('body.')) {
@@ -59,6 +66,10 @@ export function variablesFor(row: RouteRow, req: RestRequest, types: Map<string,
       const raw = req.query[key];
       value = coerce(Array.isArray(raw) ? raw[0] : raw, types.get(name), key);
     }
+    return value;
+  };
+  for (const [name, source] of Object.entries(row.variables)) {
+    const value = valueOf(name, source);
     if (value !== undefined) vars[name] = value;
   }
   return vars;

@@ -10,6 +10,14 @@ const AUTHENTICATE = `query Authenticate($apiKey: String, $token: String) {
   _authenticate(apiKey: $apiKey, token: $token) { kind tenantId projectId sessionId }
 }`;
 
+const AUTHENTICATE_USER = `query AuthenticateUser($token: String!) {
+  _authenticateUser(token: $token) { kind projectId tenantId userId clientId scopes mfa sessionId }
+}`;
+
+type AuthenticatedUser = {
+  kind: string; projectId: string; tenantId: string | null; userId: string | null; clientId: string; scopes: string[]; mfa: boolean; sessionId: string | null;
+};
+
 export type Credentials = { apiKey?: string; bearer?: string };
 
 /** Reads `X-Api-Key` and `Authorization: Bearer` from request headers. */
@@ -38,23 +46,40 @@ export async function authenticate(creds: Credentials, handles: Map<string, Subg
     } catch {
       throw errors.invalidToken('The bearer token is not a JWT');
     }
-    // Only tenant tokens are issued so far; end-user tokens will be resolved by the identity subgraph.
-    if (claims.typ !== 'tenant') throw errors.invalidToken();
-    owner = 'tenant';
+    // Tenant tokens belong to the tenant subgraph; every other JWT (end-user and client tokens from
+    // /token) to the identity subgraph, which checks it and says who it stands for.
+    owner = claims.typ === 'tenant' ? 'tenant' : 'identity';
   }
   const handle = handles.get(owner);
   if (!handle) throw errors.unavailable(`${owner} service is not available`);
+  if (owner === 'identity') return principalOfUserToken(await handle.execute(AUTHENTICATE_USER, { token: creds.bearer }, internal, 'AuthenticateUser'));
   const vars = creds.bearer ? { token: creds.bearer } : { apiKey: creds.apiKey };
   const result = await handle.execute(AUTHENTICATE, vars, internal, 'Authenticate');
-  const err = result.errors?.[0];
-  if (err) {
-    const code = err.extensions?.code;
-    if (code === 'INVALID_TOKEN' || code === 'INVALID_API_KEY' || code === 'UNAUTHENTICATED') throw new AppError(code, err.message);
-    if (code === 'SERVICE_UNAVAILABLE') throw errors.unavailable(err.message);
-    throw new AppError('INTERNAL', err.message);
-  }
+  throwIfFailed(result);
   const p = (result.data as { _authenticate: { kind: string; tenantId?: string; projectId?: string; sessionId?: string } })._authenticate;
   if (p.kind === 'tenant' && p.tenantId && p.sessionId) return { kind: 'tenant', tenantId: p.tenantId, sessionId: p.sessionId };
   if (p.kind === 'project' && p.projectId && p.tenantId) return { kind: 'project', projectId: p.projectId, tenantId: p.tenantId };
+  throw new AppError('INTERNAL', `unexpected principal kind ${p.kind}`);
+}
+
+/** Turns the subgraph's error into the caller's: a bad credential stays a 401, anything else is internal. */
+function throwIfFailed(result: { errors?: readonly { message: string; extensions?: Record<string, unknown> }[] }): void {
+  const err = result.errors?.[0];
+  if (!err) return;
+  const code = err.extensions?.code;
+  if (code === 'INVALID_TOKEN' || code === 'INVALID_API_KEY' || code === 'UNAUTHENTICATED') throw new AppError(code, err.message);
+  if (code === 'SERVICE_UNAVAILABLE') throw errors.unavailable(err.message);
+  throw new AppError('INTERNAL', err.message);
+}
+
+/** An end-user token is a `user` principal; a client_credentials token acts for its project (`project`, with its client and scopes). */
+function principalOfUserToken(result: { data?: Record<string, unknown> | null; errors?: readonly { message: string; extensions?: Record<string, unknown> }[] }): Principal {
+  throwIfFailed(result);
+  const p = (result.data as { _authenticateUser: AuthenticatedUser | null } | null)?._authenticateUser;
+  if (!p) throw errors.invalidToken();
+  if (p.kind === 'user' && p.userId) {
+    return { kind: 'user', projectId: p.projectId, userId: p.userId, clientId: p.clientId, scopes: p.scopes, mfa: p.mfa, ...(p.sessionId ? { sessionId: p.sessionId } : {}) };
+  }
+  if (p.kind === 'project' && p.tenantId) return { kind: 'project', projectId: p.projectId, tenantId: p.tenantId, clientId: p.clientId, scopes: p.scopes };
   throw new AppError('INTERNAL', `unexpected principal kind ${p.kind}`);
 }

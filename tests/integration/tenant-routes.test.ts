@@ -167,6 +167,7 @@ describe('tenant REST bodies', () => {
             name: 'Default client',
             redirect_uris: [],
             grant_types: ['password', 'authorization_code', 'client_credentials', 'refresh_token'],
+            public: false,
             created_at: expect.any(String),
           },
         ],
@@ -175,6 +176,9 @@ describe('tenant REST bodies', () => {
     const clientId: string = clients.body.oidc_clients[0].client_id;
     const updated = await rest('PUT', `/auth/api/v1/projects/${id}/oidc-clients/${clientId}`, { as, body: { redirect_uris: ['https://app.example.com/cb'] } });
     expect(updated).toMatchObject({ status: 200, body: { oidc_client: { client_id: clientId, name: 'Default client', redirect_uris: ['https://app.example.com/cb'] } } });
+    const madePublic = await rest('PUT', `/auth/api/v1/projects/${id}/oidc-clients/${clientId}`, { as, body: { public: true } });
+    expect(madePublic).toMatchObject({ status: 200, body: { oidc_client: { public: true, redirect_uris: ['https://app.example.com/cb'] } } });
+    expect(await rest('PUT', `/auth/api/v1/projects/${id}/oidc-clients/${clientId}`, { as, body: { public: 'yes' } })).toMatchObject({ status: 400 });
     const badUri = await rest('PUT', `/auth/api/v1/projects/${id}/oidc-clients/${clientId}`, { as, body: { redirect_uris: ['https://app.example.com/cb#x'] } });
     expect(badUri).toMatchObject({ status: 400, body: { error: { code: 'VALIDATION_FAILED' } } });
     const rotated = await rest('POST', `/auth/api/v1/projects/${id}/oidc-clients/${clientId}/rotate-secret`, { as });
