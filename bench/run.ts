@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { startDatabase } from '../platform/database.ts';
 import { createLogger } from '../platform/logger.ts';
-import { CASES, type BenchCase, type Target } from './cases.ts';
+import { CASES, type BenchCase, type BenchContext, type Target } from './cases/index.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'bench', 'out');
@@ -79,7 +79,17 @@ async function main(): Promise<void> {
   const tessera = await startChild([path.join(ROOT, 'main.ts')], { PORT: String(port), DATABASE_URL: db.url, TESSERA_DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, `http://127.0.0.1:${port}/health`);
   const floor = await startChild([path.join(ROOT, 'bench', 'peers', 'floor.ts')], { PORT: '0', DATABASE_URL: db.url }, /listening (\d+)/);
   const floorPort = Number(/listening (\d+)/.exec(floor.output())![1]);
-  const ctx = { tessera: `http://127.0.0.1:${port}`, floor: `http://127.0.0.1:${floorPort}`, databaseUrl: db.url };
+  const peers: ChildProcess[] = [];
+  const ctx: BenchContext = {
+    tessera: `http://127.0.0.1:${port}`,
+    floor: `http://127.0.0.1:${floorPort}`,
+    databaseUrl: db.url,
+    spawnPeer: async (args, env, ready) => {
+      const started = await startChild(args, env, ready);
+      peers.push(started.child);
+      return started;
+    },
+  };
   const rows: Record<string, unknown>[] = [];
   try {
     const cases = CASES.filter((c) => !only || c.id === only);
@@ -103,6 +113,7 @@ async function main(): Promise<void> {
   } finally {
     tessera.child.kill('SIGTERM');
     floor.child.kill('SIGTERM');
+    for (const p of peers) p.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));
     await db.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
