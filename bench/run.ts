@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { startDatabase } from '../platform/database.ts';
 import { createLogger } from '../platform/logger.ts';
@@ -69,7 +69,17 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
+/** The peers (Parse Server, oidc-provider) live in bench/peers with their own lockfile; install them once. */
+function ensurePeersInstalled(): void {
+  const dir = path.join(ROOT, 'bench', 'peers');
+  if (fs.existsSync(path.join(dir, 'node_modules', '.package-lock.json'))) return;
+  console.log('installing benchmark peers (bench/peers) ...');
+  const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('npm ci in bench/peers failed');
+}
+
 async function main(): Promise<void> {
+  ensurePeersInstalled();
   fs.mkdirSync(OUT, { recursive: true, mode: 0o755 });
   const dataDir = fs.mkdtempSync(path.join(OUT, 'data-'));
   fs.chmodSync(dataDir, 0o755);
