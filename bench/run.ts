@@ -1,6 +1,8 @@
 // npm run bench [-- --quick] [-- --case S1]: starts Tessera (one-process mode) and its peers side by side
 // on loopback, drives each with the same autocannon settings (cases and targets interleaved, several
-// rounds), and prints req/s, p50, p99 and the ratio to the peer. Results also go to bench/out/.
+// rounds), and prints req/s, p50, p99 and the ratio to the peer. Custom cases (file throughput, memory...)
+// measure themselves once per round, interleaved with the others, and print their figures in the same
+// table (req/s columns empty). Results also go to bench/out/.
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
@@ -9,6 +11,7 @@ import autocannon from 'autocannon';
 import { startDatabase } from '../platform/database.ts';
 import { createLogger } from '../platform/logger.ts';
 import { CASES, type BenchCase, type BenchContext, type Target } from './cases/index.ts';
+import type { CustomCase, CustomFigures, HttpCase } from './cases/types.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'bench', 'out');
@@ -69,6 +72,24 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
+/** The default fold of a custom case's rounds: the median of every figure; met only if every round met it. */
+function summarizeCustom(rounds: CustomFigures[]): CustomFigures {
+  const fold = (side: 'tessera' | 'peer') => {
+    const out: Record<string, number> = {};
+    for (const key of Object.keys(rounds[0]![side])) out[key] = median(rounds.map((r) => r[side][key]!));
+    return out;
+  };
+  const met = rounds.every((r) => r.met === undefined) ? undefined : rounds.every((r) => r.met === true);
+  return { tessera: fold('tessera'), peer: fold('peer'), ratio: median(rounds.map((r) => r.ratio)), met };
+}
+
+/** `a=1 b=2` of a side's figures, for the printed table. */
+function describeFigures(figures: Record<string, number>): string {
+  return Object.entries(figures)
+    .map(([k, v]) => `${k}=${Number.isInteger(v) ? v : v.toFixed(1)}`)
+    .join(' ');
+}
+
 /** The peers (Parse Server, oidc-provider) live in bench/peers with their own lockfile; install them once. */
 function ensurePeersInstalled(): void {
   const dir = path.join(ROOT, 'bench', 'peers');
@@ -86,14 +107,18 @@ async function main(): Promise<void> {
   const log = createLogger('warn');
   const db = await startDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir, logger: log });
   const port = 18080 + Math.floor(Math.random() * 1000);
-  const tessera = await startChild([path.join(ROOT, 'main.ts')], { PORT: String(port), DATABASE_URL: db.url, TESSERA_DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, `http://127.0.0.1:${port}/health`);
+  // Tokens made during set-up must outlive a full run (~15 min), or introspection measures the cheaper inactive answer.
+  const tessera = await startChild([path.join(ROOT, 'main.ts')], { PORT: String(port), DATABASE_URL: db.url, TESSERA_DATA_DIR: dataDir, LOG_LEVEL: 'warn', TESSERA_ACCESS_TOKEN_TTL: '3600' }, `http://127.0.0.1:${port}/health`);
   const floor = await startChild([path.join(ROOT, 'bench', 'peers', 'floor.ts')], { PORT: '0', DATABASE_URL: db.url }, /listening (\d+)/);
   const floorPort = Number(/listening (\d+)/.exec(floor.output())![1]);
   const peers: ChildProcess[] = [];
   const ctx: BenchContext = {
     tessera: `http://127.0.0.1:${port}`,
+    tesseraPid: tessera.child.pid!,
     floor: `http://127.0.0.1:${floorPort}`,
     databaseUrl: db.url,
+    outDir: OUT,
+    quick,
     spawnPeer: async (args, env, ready) => {
       const started = await startChild(args, env, ready);
       peers.push(started.child);
@@ -101,10 +126,14 @@ async function main(): Promise<void> {
     },
   };
   const rows: Record<string, unknown>[] = [];
+  const customs: { c: CustomCase; run: () => Promise<CustomFigures>; cleanup?: () => Promise<void>; rounds: CustomFigures[]; error?: string }[] = [];
   try {
-    const cases = CASES.filter((c) => !only || c.id === only);
-    const prepared: { c: BenchCase; targets: { tessera: Target; peer: Target } }[] = [];
-    for (const c of cases) prepared.push({ c, targets: await c.setup(ctx) });
+    const cases: BenchCase[] = CASES.filter((c) => !only || c.id === only);
+    const prepared: { c: HttpCase; targets: { tessera: Target; peer: Target } }[] = [];
+    for (const c of cases) {
+      if (c.kind === 'custom') customs.push({ c, ...(await c.setup(ctx)), rounds: [] });
+      else prepared.push({ c, targets: await c.setup(ctx) });
+    }
     const samples = new Map<string, { tessera: Awaited<ReturnType<typeof load>>[]; peer: Awaited<ReturnType<typeof load>>[] }>();
     for (let round = 0; round < ROUNDS; round++) {
       for (const { c, targets } of prepared) {
@@ -113,6 +142,16 @@ async function main(): Promise<void> {
         s.peer.push(await load(targets.peer));
         samples.set(c.id, s);
       }
+      for (const custom of customs) {
+        if (custom.error) continue;
+        try {
+          custom.rounds.push(await custom.run());
+        } catch (err) {
+          // One broken custom case must not hide the others' figures; it is reported as missing.
+          custom.error = err instanceof Error ? err.message : String(err);
+          console.error(`${custom.c.id} failed:`, err);
+        }
+      }
     }
     for (const { c } of prepared) {
       const s = samples.get(c.id)!;
@@ -120,7 +159,22 @@ async function main(): Promise<void> {
       const p = { rps: median(s.peer.map((x) => x.rps)), p50: median(s.peer.map((x) => x.p50)), p99: median(s.peer.map((x) => x.p99)), errors: s.peer.reduce((a, x) => a + x.errors, 0) };
       rows.push({ case: c.id, title: c.title, peer: c.peer, goal: c.goal, tessera_rps: Math.round(t.rps), peer_rps: Math.round(p.rps), ratio: +(t.rps / p.rps).toFixed(2), tessera_p50_ms: t.p50, tessera_p99_ms: t.p99, peer_p50_ms: p.p50, peer_p99_ms: p.p99, errors: t.errors + p.errors });
     }
+    for (const { c, rounds, error } of customs) {
+      if (rounds.length === 0) {
+        rows.push({ case: c.id, title: c.title, peer: c.peer, goal: c.goal, kind: 'custom', error: error ?? 'no rounds ran' });
+        continue;
+      }
+      const f = (c.summarize ?? summarizeCustom)(rounds);
+      rows.push({ case: c.id, title: c.title, peer: c.peer, goal: c.goal, kind: 'custom', ratio: +f.ratio.toFixed(2), tessera: f.tessera, peer_figures: f.peer, met: f.met, rounds, ...(error ? { error } : {}) });
+    }
   } finally {
+    for (const custom of customs) {
+      try {
+        await custom.cleanup?.();
+      } catch (err) {
+        console.error(`${custom.c.id} cleanup failed:`, err);
+      }
+    }
     tessera.child.kill('SIGTERM');
     floor.child.kill('SIGTERM');
     for (const p of peers) p.kill('SIGTERM');
@@ -129,11 +183,20 @@ async function main(): Promise<void> {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
   const machine = { nproc: os.cpus().length, memory_gib: +(os.totalmem() / 2 ** 30).toFixed(1), node: process.version, date: new Date().toISOString(), quick, rounds: ROUNDS, duration_s: DURATION, connections: CONNECTIONS };
-  console.table(rows);
+  // Custom rows: their figures as text in the table (the JSON keeps them as numbers).
+  console.table(
+    rows.map((r) => {
+      if (r.kind !== 'custom') return r;
+      const { tessera: t, peer_figures: p, rounds: _rounds, kind: _kind, ...rest } = r;
+      return { ...rest, figures: t ? `tessera ${describeFigures(t as Record<string, number>)} | peer ${describeFigures(p as Record<string, number>)}` : undefined };
+    }),
+  );
   console.log(JSON.stringify(machine));
   fs.writeFileSync(path.join(OUT, `bench-${Date.now()}.json`), JSON.stringify({ machine, rows }, null, 2));
   const missing = CASES.filter((c) => (!only || c.id === only) && !rows.some((r) => r.case === c.id));
-  if (missing.length > 0 || rows.some((r) => !(Number(r.tessera_rps) > 0 && Number(r.peer_rps) > 0))) {
+  const noFigures = (r: Record<string, unknown>) =>
+    r.kind === 'custom' ? Boolean(r.error) || !(Number.isFinite(r.ratio) && Number(r.ratio) > 0) : !(Number(r.tessera_rps) > 0 && Number(r.peer_rps) > 0);
+  if (missing.length > 0 || rows.some(noFigures)) {
     console.error('some cases produced no figures');
     process.exit(1);
   }

@@ -1,4 +1,5 @@
-// What a benchmark case is: it sets up its data and names the two targets driven with the same load.
+// What a benchmark case is. An HTTP case sets up its data and names the two targets driven with the same
+// autocannon load; a custom case (file throughput, memory, drains...) measures itself and answers figures.
 import type { ChildProcess } from 'node:child_process';
 
 export type Target = { url: string; method: 'GET' | 'POST' | 'PUT'; headers?: Record<string, string>; body?: string | Buffer };
@@ -6,19 +7,49 @@ export type Target = { url: string; method: 'GET' | 'POST' | 'PUT'; headers?: Re
 export type BenchContext = {
   /** Base URL of Tessera (one-process mode). */
   tessera: string;
+  /** Process id of the Tessera child (its /proc/<pid>/status gives VmRSS and VmHWM). */
+  tesseraPid: number;
   /** Base URL of the node:http + pg floor (bench/peers/floor.ts). */
   floor: string;
   /** The database both use. */
   databaseUrl: string;
+  /** A scratch folder (bench/out, git-ignored, on the disk Tessera's blobs land on); remove what you put there. */
+  outDir: string;
+  /** `--quick`: run briefly (smaller files, fewer items). */
+  quick: boolean;
   /** Starts a peer process (killed when the run ends). */
   spawnPeer: (args: string[], env: Record<string, string>, ready: RegExp | string) => Promise<{ child: ChildProcess; output: () => string }>;
 };
 
-/** An HTTP case is driven by autocannon on both targets; a custom case measures itself. */
-export type BenchCase = {
+type CaseInfo = {
   id: string;
   title: string;
   peer: string;
   goal: string;
+};
+
+/** Driven by autocannon on both targets (the default kind). */
+export type HttpCase = CaseInfo & {
+  kind?: 'http';
   setup: (ctx: BenchContext) => Promise<{ tessera: Target; peer: Target }>;
 };
+
+/** What one round of a custom case measured: named figures of each side and Tessera's ratio to the peer. */
+export type CustomFigures = {
+  tessera: Record<string, number>;
+  peer: Record<string, number>;
+  /** Tessera relative to the peer in the goal's sense (higher is better). */
+  ratio: number;
+  /** Whether the case's goal was met, when the case can tell. */
+  met?: boolean;
+};
+
+/** Measures itself: `setup` prepares once and answers a runner called once per round (rounds interleaved with the other cases). */
+export type CustomCase = CaseInfo & {
+  kind: 'custom';
+  setup: (ctx: BenchContext) => Promise<{ run: () => Promise<CustomFigures>; cleanup?: () => Promise<void> }>;
+  /** Folds the rounds into one result; default: the median of every figure, `met` only when every round met it. */
+  summarize?: (rounds: CustomFigures[]) => CustomFigures;
+};
+
+export type BenchCase = HttpCase | CustomCase;

@@ -8,6 +8,20 @@ const port = Number(process.env.PORT ?? 0);
 
 type Handler = (req: http.IncomingMessage, url: URL) => Promise<[number, unknown]>;
 
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** A quoted identifier; the floor only checks its shape (Tessera checks it against the live catalog). */
+function ident(name: unknown): string {
+  if (typeof name !== 'string' || !IDENT.test(name)) throw new Error(`bad identifier: ${String(name)}`);
+  return `"${name}"`;
+}
+
+async function jsonBody(req: http.IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+}
+
 const routes: Record<string, Handler> = {
   // S1: an authenticated read of one project (session check + project row), as GET /auth/api/v1/projects/:id does.
   'GET /project': async (_req, url) => {
@@ -20,6 +34,26 @@ const routes: Record<string, Handler> = {
     if (r.rowCount === 0) return [404, { error: 'not found' }];
     const p = r.rows[0];
     return [200, { project: { id: p.id, name: p.name, created_at: p.created_at, updated_at: p.updated_at } }];
+  },
+  // P1: POST /find?schema=p_<hex> with the body of POST /v1/find restricted to equality on one column:
+  // `{table, where: {col: value}, limit}` → the same `select * ... where "col" = $1 limit n`.
+  'POST /find': async (req, url) => {
+    const body = await jsonBody(req);
+    const where = Object.entries((body.where ?? {}) as Record<string, unknown>);
+    const limit = Number(body.limit ?? 100);
+    const clause = where.map(([c], i) => `${ident(c)} = $${i + 1}`).join(' and ');
+    const sql = `select * from ${ident(url.searchParams.get('schema'))}.${ident(body.table)}${clause ? ` where ${clause}` : ''} limit ${limit}`;
+    const r = await pool.query(sql, where.map(([, v]) => v));
+    return [200, { rows: r.rows }];
+  },
+  // P2: POST /insert?schema=p_<hex> with the body of POST /v1/insert (one row): `{table, values}` →
+  // the same `insert into ... (cols) values ($1, ...) returning *`.
+  'POST /insert': async (req, url) => {
+    const body = await jsonBody(req);
+    const values = Object.entries(body.values as Record<string, unknown>);
+    const sql = `insert into ${ident(url.searchParams.get('schema'))}.${ident(body.table)} (${values.map(([c]) => ident(c)).join(', ')}) values (${values.map((_, i) => `$${i + 1}`).join(', ')}) returning *`;
+    const r = await pool.query(sql, values.map(([, v]) => v));
+    return [201, { count: r.rowCount, rows: r.rows }];
   },
 };
 
