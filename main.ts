@@ -95,7 +95,7 @@ async function runSubgraph(name: string, config: Config, log: Logger): Promise<(
     },
   };
   const sub = await startSubgraph(def, { config, databaseUrl: config.databaseUrl, logger: log, router });
-  const app = createSubgraphServer(sub, secret, log, config.bodyLimit);
+  const app = createSubgraphServer(sub, secret, log, config.bodyLimit, { maxFileSize: config.storageMaxUploadBytes });
   const url = new URL(routingUrls(config).get(name)!);
   await listen(app, Number(url.port), url.hostname);
   log.info({ subgraph: name, url: url.toString() }, 'subgraph listening');

@@ -1,9 +1,13 @@
 // Bridges Fastify requests and WHATWG Request/Response for SubgraphHttp endpoints (platform/subgraph.ts):
 // the front door and the split-mode subgraph server both hand such endpoints a Request and stream back
-// their Response; the front door in split mode forwards the Request to the subgraph's server.
+// their Response; the front door in split mode forwards the Request (and WebSockets) to the subgraph's
+// server. Also reads GraphQL multipart requests, for the front door's /graphql and the subgraph servers.
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import processRequest from 'graphql-upload/processRequest.mjs';
+import WebSocket, { type RawData } from 'ws';
 import { INTERNAL_CONTEXT_HEADER, signContext, type RequestContext } from './auth.ts';
+import { AppError } from './errors.ts';
 import type { SubgraphHttp } from './subgraph.ts';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'host', 'upgrade']);
@@ -48,7 +52,7 @@ async function* chunksOf(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8
 }
 
 /** Split mode: an endpoint that forwards to the subgraph's own server with the signed context. */
-export function remoteSubgraphHttp(baseUrl: string, secret: string): Pick<SubgraphHttp, 'fetch'> {
+export function remoteSubgraphHttp(baseUrl: string, secret: string): Pick<SubgraphHttp, 'fetch' | 'websocket'> {
   const origin = new URL(baseUrl).origin;
   return {
     async fetch(request: Request, ctx: RequestContext): Promise<Response> {
@@ -58,5 +62,102 @@ export function remoteSubgraphHttp(baseUrl: string, secret: string): Pick<Subgra
       const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.text();
       return await fetch(`${origin}${url.pathname}${url.search}`, { method: request.method, headers, body, signal: request.signal, redirect: 'error' });
     },
+    websocket(wss, authenticate) {
+      wss.on('connection', (client, req) => forwardWebSocket(client, `${origin.replace(/^http/, 'ws')}${req.url ?? '/'}`, authenticate, secret));
+    },
   };
+}
+
+/** Close codes a peer may send (RFC 6455 §7.4): 1005, 1006 and 1015 are only ever reported locally. */
+function sendableClose(code: number): number {
+  if (code === 1005) return 1000;
+  if (code === 1000 || (code >= 1001 && code <= 1014 && code !== 1004 && code !== 1006) || (code >= 3000 && code <= 4999)) return code;
+  return 1011;
+}
+
+const INIT_TIMEOUT_MS = 10_000;
+
+/**
+ * Forwards one graphql-ws (graphql-transport-ws) connection to a subgraph's server. The caller's first
+ * message must be `connection_init`; its params are authenticated here, and the subgraph gets the signed
+ * context instead of the caller's credentials: on the upgrade (`x-tessera-context`, or it refuses the
+ * socket) and as the only connection param, which the subgraph server verifies again. Every later frame
+ * is relayed unchanged both ways.
+ */
+function forwardWebSocket(client: WebSocket, upstreamUrl: string, authenticate: (params: Record<string, unknown>) => Promise<RequestContext>, secret: string): void {
+  const queued: { data: RawData; binary: boolean }[] = [];
+  let upstream: WebSocket | undefined;
+  const timer = setTimeout(() => client.close(4408, 'Connection initialisation timeout'), INIT_TIMEOUT_MS);
+  const start = async (first: RawData): Promise<void> => {
+    clearTimeout(timer);
+    let message: { type?: unknown; payload?: unknown };
+    try {
+      message = JSON.parse(first.toString()) as typeof message;
+    } catch {
+      return client.close(4400, 'Invalid message received');
+    }
+    if (message?.type !== 'connection_init') return client.close(4400, 'Expected connection_init first');
+    const params = message.payload && typeof message.payload === 'object' ? (message.payload as Record<string, unknown>) : {};
+    let token: string;
+    try {
+      token = await signContext(await authenticate(params), secret);
+    } catch {
+      return client.close(4403, 'Forbidden');
+    }
+    if (client.readyState !== WebSocket.OPEN) return;
+    const up = new WebSocket(upstreamUrl, client.protocol ? [client.protocol] : [], { headers: { [INTERNAL_CONTEXT_HEADER]: token } });
+    upstream = up;
+    up.on('open', () => {
+      up.send(JSON.stringify({ type: 'connection_init', payload: { [INTERNAL_CONTEXT_HEADER]: token } }));
+      for (const m of queued) up.send(m.data, { binary: m.binary });
+      queued.length = 0;
+    });
+    up.on('message', (data, binary) => {
+      if (client.readyState === WebSocket.OPEN) client.send(data, { binary });
+    });
+    up.on('close', (code, reason) => {
+      if (client.readyState === WebSocket.OPEN) client.close(sendableClose(code), reason.toString());
+    });
+    up.on('error', () => {
+      if (client.readyState === WebSocket.OPEN) client.close(1011, 'The service behind this endpoint is unavailable');
+    });
+  };
+  let started = false;
+  client.on('message', (data, binary) => {
+    if (!started) {
+      started = true;
+      void start(data);
+      return;
+    }
+    if (upstream?.readyState === WebSocket.OPEN) upstream.send(data, { binary });
+    else queued.push({ data, binary });
+  });
+  client.on('close', () => {
+    clearTimeout(timer);
+    if (upstream && upstream.readyState !== WebSocket.CLOSED) upstream.terminate();
+  });
+  client.on('error', () => client.terminate());
+}
+
+/** True for a GraphQL multipart request (https://github.com/jaydenseric/graphql-multipart-request-spec). */
+export function isMultipartRequest(req: FastifyRequest): boolean {
+  return /^multipart\/form-data/i.test(req.headers['content-type'] ?? '');
+}
+
+/**
+ * Reads the operations of a GraphQL multipart request; files become `Upload` values whose streams the
+ * resolvers read (graphql-upload buffers them in temporary files, never in memory). Like Apollo's own
+ * CSRF prevention, it needs a header a browser form cannot send. The route must leave multipart bodies
+ * unread (a content-type parser that does nothing).
+ */
+export async function readMultipartRequest(req: FastifyRequest, reply: FastifyReply, opts: { maxFileSize: number; maxFiles?: number }): Promise<unknown> {
+  if (!req.headers['apollo-require-preflight'] && !req.headers['x-apollo-operation-name']) {
+    throw new AppError('BAD_REQUEST', 'A multipart GraphQL request needs an `apollo-require-preflight: true` (or `x-apollo-operation-name`) header');
+  }
+  try {
+    return await processRequest(req.raw, reply.raw, { maxFileSize: opts.maxFileSize, maxFiles: opts.maxFiles ?? 10 });
+  } catch (err) {
+    const status = (err as { status?: number }).status;
+    throw new AppError(status === 413 ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST', `GraphQL multipart request: ${(err as Error).message}`);
+  }
 }

@@ -1,28 +1,43 @@
 // Split mode: one subgraph as its own HTTP server. It answers only calls carrying the router's signed
 // context; anything else is refused with 401.
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { INTERNAL_CONTEXT_HEADER, verifyContext } from './auth.ts';
+import { WebSocketServer } from 'ws';
+import { INTERNAL_CONTEXT_HEADER, verifyContext, type RequestContext } from './auth.ts';
 import type { RunningSubgraph } from './subgraph.ts';
 import type { Logger } from './logger.ts';
-import { sendWebResponse, toWebRequest } from './http-bridge.ts';
+import { isMultipartRequest, readMultipartRequest, sendWebResponse, toWebRequest } from './http-bridge.ts';
 import { shapeError } from './errors.ts';
 
-/** Builds the HTTP server of a running subgraph (POST /graphql, GET /readyz). */
-export function createSubgraphServer(sub: RunningSubgraph, secret: string, logger: Logger, bodyLimit: number): FastifyInstance {
+type GraphQLBody = { query?: unknown; variables?: Record<string, unknown>; operationName?: string };
+
+/**
+ * Builds the HTTP server of a running subgraph (POST /graphql, GET /readyz, its SubgraphHttp endpoint).
+ * /graphql also takes GraphQL multipart requests (file uploads forwarded by the router as a stream);
+ * `maxFileSize` bounds each file.
+ */
+export function createSubgraphServer(sub: RunningSubgraph, secret: string, logger: Logger, bodyLimit: number, opts: { maxFileSize?: number } = {}): FastifyInstance {
   const app = Fastify({ loggerInstance: logger.child({ component: `subgraph-server:${sub.name}` }) as FastifyBaseLogger, disableRequestLogging: true, bodyLimit });
+  // Multipart bodies are left unread here: graphql-upload streams them (after the context is checked).
+  app.addContentTypeParser('multipart/form-data', (_req, _payload, done) => done(null));
+  const graphqlError = (status: number, code: string, message: string) => ({ errors: [{ message, extensions: { code, http: { status } } }] });
   app.post('/graphql', async (req, reply) => {
     let ctx;
     try {
       ctx = await verifyContext(req.headers[INTERNAL_CONTEXT_HEADER] as string | undefined, secret);
     } catch (err) {
-      return reply.code(401).send({
-        errors: [{ message: `This subgraph only answers the router: ${(err as Error).message}`, extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } }],
-      });
+      return reply.code(401).send(graphqlError(401, 'UNAUTHENTICATED', `This subgraph only answers the router: ${(err as Error).message}`));
     }
-    const body = (req.body ?? {}) as { query?: string; variables?: Record<string, unknown>; operationName?: string };
-    if (typeof body.query !== 'string') {
-      return reply.code(400).send({ errors: [{ message: 'query must be a string', extensions: { code: 'BAD_REQUEST', http: { status: 400 } } }] });
+    let body = (req.body ?? {}) as GraphQLBody;
+    if (isMultipartRequest(req)) {
+      try {
+        body = (await readMultipartRequest(req, reply, { maxFileSize: opts.maxFileSize ?? Infinity })) as GraphQLBody;
+      } catch (err) {
+        const shaped = shapeError(err);
+        return reply.code(shaped.status).send(graphqlError(shaped.status, shaped.code, shaped.message));
+      }
+      if (Array.isArray(body)) return reply.code(400).send(graphqlError(400, 'BAD_REQUEST', 'batched operations are not supported'));
     }
+    if (typeof body.query !== 'string') return reply.code(400).send(graphqlError(400, 'BAD_REQUEST', 'query must be a string'));
     return reply.send(await sub.execute(body.query, body.variables, ctx, body.operationName));
   });
   // A SubgraphHttp endpoint (e.g. realtime), reached through the front door with its signed context.
@@ -48,10 +63,37 @@ export function createSubgraphServer(sub: RunningSubgraph, secret: string, logge
         },
       });
     }
+    if (http.websocket) serveWebSockets(app, http.prefix, http.websocket, secret);
   }
   app.get('/readyz', async (_req, reply) => {
     const report = await sub.health();
     return reply.code(report.status === 'ok' ? 200 : 503).send({ subgraph: sub.name, ...report });
   });
   return app;
+}
+
+/**
+ * WebSockets at the endpoint's prefix, forwarded by the front door (platform/http-bridge.ts): the upgrade
+ * needs the signed context header, or the socket is refused with 401; the connection params then carry
+ * the signed context (and nothing else the caller sent), which is verified again as the caller's context.
+ */
+function serveWebSockets(app: FastifyInstance, prefix: string, serve: NonNullable<RunningSubgraph['http']>['websocket'] & {}, secret: string): void {
+  const wss = new WebSocketServer({ noServer: true });
+  serve(wss, async (params): Promise<RequestContext> => await verifyContext(typeof params[INTERNAL_CONTEXT_HEADER] === 'string' ? params[INTERNAL_CONTEXT_HEADER] : undefined, secret));
+  app.server.on('upgrade', (req, socket, head) => {
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    const refuse = (status: string) => {
+      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    };
+    if (path !== prefix && !path.startsWith(`${prefix}/`)) return refuse('404 Not Found');
+    const header = req.headers[INTERNAL_CONTEXT_HEADER];
+    verifyContext(typeof header === 'string' ? header : undefined, secret).then(
+      () => wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)),
+      () => refuse('401 Unauthorized'),
+    );
+  });
+  app.addHook('onClose', async () => {
+    for (const c of wss.clients) c.terminate();
+    await new Promise((r) => wss.close(() => r(undefined)));
+  });
 }

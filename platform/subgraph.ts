@@ -35,7 +35,10 @@ export type SubgraphDeps = { config: Config; db: SubgraphDatabase; logger: Logge
 export type SubgraphHttp = {
   /** Answers one request of an authenticated caller; may stream (SSE). */
   fetch: (request: Request, ctx: RequestContext) => Promise<Response>;
-  /** Serves WebSockets accepted at the prefix; `authenticate` turns connection params (`x-api-key`, `authorization`) into a context. */
+  /**
+   * Serves WebSockets accepted at the prefix; `authenticate` turns connection params (`x-api-key`, `authorization`)
+   * into a context (in split mode the front door has done so and the params carry the signed context).
+   */
   websocket?: (wss: WebSocketServer, authenticate: (params: Record<string, unknown>) => Promise<RequestContext>) => void;
 };
 

@@ -1,7 +1,8 @@
 // Subgraph HTTP endpoints beside GraphQL (platform/subgraph.ts SubgraphHttp), mounted on the public
 // address at their prefix. The front door authenticates; the endpoint gets a WHATWG Request and the
 // verified context, and may stream its answer (server-sent events). WebSockets at the prefix are
-// accepted when the endpoint serves them (one-process mode).
+// accepted when the endpoint serves them: in one-process mode the subgraph's own socket server, in split
+// mode a forwarder to the subgraph's process (platform/http-bridge.ts remoteSubgraphHttp).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { WebSocketServer } from 'ws';
 import type { RequestContext } from '../platform/auth.ts';
