@@ -1,0 +1,162 @@
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { createTestDatabase } from '../tests/support/database.ts';
+import { createSecretBox } from './crypto.ts';
+import { openSubgraphDatabase, type SubgraphDatabase } from './database.ts';
+import { createLogger } from './logger.ts';
+import { createSigningKeyRing, type SigningKeyRingOptions } from './signing-keys.ts';
+
+const ISSUER = 'https://issuer.test';
+const box = createSecretBox('a-test-internal-secret', 'test:secrets');
+
+describe('the signing key ring (platform/signing-keys.ts)', () => {
+  let testDb: { url: string; drop: () => Promise<void> };
+  let db: SubgraphDatabase;
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase();
+    db = await openSubgraphDatabase({ name: 'keyring', url: testDb.url, entities: [], migrations: [], logger: createLogger('silent'), poolMax: 4 });
+    for (const table of ['ring_plain', 'ring_race', 'ring_demoted', 'ring_shared']) {
+      await db.em().execute(`create table ${table} (
+        kid text primary key, alg text not null, public_jwk jsonb not null, private_jwk_sealed text not null,
+        status text not null check (status in ('current', 'previous', 'retired')),
+        created_at timestamptz not null, demoted_at timestamptz, retired_at timestamptz)`);
+      await db.em().execute(`create unique index ${table}_one_current on ${table} (status) where status = 'current'`);
+    }
+  });
+  afterAll(async () => {
+    await db.close();
+    await testDb.drop();
+  });
+
+  const ring = (table: string, extra: Partial<SigningKeyRingOptions> = {}) =>
+    createSigningKeyRing({ db: () => db.em(), table, lockId: 91_000_001, box, refreshMs: 60_000, reloadMinIntervalMs: 0, ...extra });
+
+  async function rows(table: string): Promise<{ kid: string; status: string; alg: string; public_jwk: Record<string, unknown>; private_jwk_sealed: string; demoted_at: Date | null; retired_at: Date | null }[]> {
+    const raw = (await db.em().execute(`select * from ${table} order by created_at`)) as Record<string, unknown>[];
+    const date = (v: unknown) => (v === null ? null : new Date(v as string));
+    return raw.map((r) => ({ ...r, demoted_at: date(r.demoted_at), retired_at: date(r.retired_at) })) as never;
+  }
+
+  it('refuses a table name that is not a plain identifier', () => {
+    expect(() => ring('keys; drop table x')).toThrow(/not a plain table name/);
+  });
+
+  it('creates one current ES256 key with a sealed private half, and signs tokens that verify', async () => {
+    const keys = ring('ring_plain');
+    await keys.ensureCurrent();
+    await keys.ensureCurrent();
+    const [row, ...more] = await rows('ring_plain');
+    expect(more).toHaveLength(0);
+    expect(row.status).toBe('current');
+    expect(row.alg).toBe('ES256');
+    expect(row.kid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(row.public_jwk).toMatchObject({ kty: 'EC', crv: 'P-256', kid: row.kid, alg: 'ES256', use: 'sig' });
+    expect(row.public_jwk).not.toHaveProperty('d');
+    expect(row.private_jwk_sealed).toMatch(/^v1\./);
+    expect(JSON.parse(box.decrypt(row.private_jwk_sealed))).toMatchObject({ kid: row.kid, alg: 'ES256', d: expect.any(String) });
+
+    const now = Math.floor(Date.now() / 1000);
+    const token = await keys.sign({ sub: 'someone', iss: ISSUER, aud: 'tests', iat: now, exp: now + 60 }, 'at+jwt');
+    expect(decodeProtectedHeader(token)).toEqual({ alg: 'ES256', kid: row.kid, typ: 'at+jwt' });
+    const { payload, kid } = await keys.verify(token, { issuer: ISSUER, audience: 'tests', typ: 'at+jwt' });
+    expect(kid).toBe(row.kid);
+    expect(payload.sub).toBe('someone');
+  });
+
+  it('refuses tokens with the wrong issuer, audience or typ, expired ones, and garbage, as INVALID_TOKEN', async () => {
+    const keys = ring('ring_plain');
+    const now = Math.floor(Date.now() / 1000);
+    const token = await keys.sign({ sub: 'x', iss: ISSUER, aud: 'tests', iat: now - 120, exp: now - 60 }, 'JWT');
+    const fresh = await keys.sign({ sub: 'x', iss: ISSUER, aud: 'tests', iat: now, exp: now + 60 }, 'JWT');
+    const invalid = { code: 'INVALID_TOKEN' };
+    await expect(keys.verify(token, { issuer: ISSUER })).rejects.toMatchObject(invalid);
+    expect((await keys.verify(token, { issuer: ISSUER, allowExpired: true })).payload.sub).toBe('x');
+    await expect(keys.verify(fresh, { issuer: 'https://other.test' })).rejects.toMatchObject(invalid);
+    await expect(keys.verify(fresh, { issuer: ISSUER, audience: 'others' })).rejects.toMatchObject(invalid);
+    await expect(keys.verify(fresh, { issuer: ISSUER, typ: 'at+jwt' })).rejects.toMatchObject(invalid);
+    await expect(keys.verify('not.a.jwt', { issuer: ISSUER })).rejects.toMatchObject(invalid);
+    await expect(keys.verify(fresh.slice(0, -4) + 'AAAA', { issuer: ISSUER })).rejects.toMatchObject(invalid);
+    // Signed by a ring over another table: its kid is unknown here.
+    const stranger = ring('ring_shared');
+    const foreign = await stranger.sign({ iss: ISSUER, exp: now + 60 }, 'JWT');
+    await expect(keys.verify(foreign, { issuer: ISSUER })).rejects.toMatchObject(invalid);
+  });
+
+  it('creates a single current key when several instances start at once (advisory lock)', async () => {
+    await Promise.all([ring('ring_race'), ring('ring_race'), ring('ring_race')].map((k) => k.ensureCurrent()));
+    expect((await rows('ring_race')).map((r) => r.status)).toEqual(['current']);
+  });
+
+  it('without keepPreviousForMs, rotation keeps the old key verifying until the next rotation retires it', async () => {
+    const keys = ring('ring_plain');
+    const exp = Math.floor(Date.now() / 1000) + 60;
+    const first = await keys.sign({ iss: ISSUER, exp }, 'JWT');
+    const second = await keys.rotate();
+    expect(decodeProtectedHeader(await keys.sign({ iss: ISSUER, exp }, 'JWT')).kid).toBe(second);
+    expect((await keys.verify(first, { issuer: ISSUER })).kid).toBe(decodeProtectedHeader(first).kid);
+    const third = await keys.rotate();
+    const after = await rows('ring_plain');
+    expect(after.map((r) => [r.kid, r.status])).toEqual([
+      [decodeProtectedHeader(first).kid, 'retired'],
+      [second, 'previous'],
+      [third, 'current'],
+    ]);
+    expect(Math.abs((after[0].retired_at as Date).getTime() - Date.now())).toBeLessThan(10_000);
+    expect(after[1].demoted_at).toBeNull();
+    await expect(keys.verify(first, { issuer: ISSUER })).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+  });
+
+  it('with keepPreviousForMs, rotation retires only the previous keys demoted longer ago than that', async () => {
+    const keys = ring('ring_demoted', { keepPreviousForMs: 60_000 });
+    await keys.ensureCurrent();
+    const a = (await rows('ring_demoted'))[0].kid;
+    const b = await keys.rotate();
+    const c = await keys.rotate();
+    let now = await rows('ring_demoted');
+    expect(now.map((r) => [r.kid, r.status])).toEqual([[a, 'previous'], [b, 'previous'], [c, 'current']]);
+    expect(Math.abs((now[0].demoted_at as Date).getTime() - Date.now())).toBeLessThan(10_000);
+    await db.em().execute(`update ring_demoted set demoted_at = now() - interval '2 minutes' where kid = ?`, [a]);
+    const d = await keys.rotate();
+    now = await rows('ring_demoted');
+    expect(now.map((r) => [r.kid, r.status])).toEqual([[a, 'retired'], [b, 'previous'], [c, 'previous'], [d, 'current']]);
+  });
+
+  it('sees a rotation made by another instance: an unknown kid and the periodic refresh re-read the keys', async () => {
+    const a = ring('ring_shared', { refreshMs: 300, reloadMinIntervalMs: 60_000 });
+    const b = ring('ring_shared');
+    await a.ensureCurrent();
+    await b.ensureCurrent();
+    const exp = Math.floor(Date.now() / 1000) + 60;
+    const oldKid = decodeProtectedHeader(await a.sign({ iss: ISSUER, exp }, 'JWT')).kid;
+    const newKid = await b.rotate();
+    const byB = await b.sign({ iss: ISSUER, exp }, 'JWT');
+    // Within reloadMinIntervalMs an unknown kid does not re-read; a stale cache does.
+    await expect(a.verify(byB, { issuer: ISSUER })).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+    expect(decodeProtectedHeader(await a.sign({ iss: ISSUER, exp }, 'JWT')).kid).toBe(oldKid);
+    await new Promise((r) => setTimeout(r, 400));
+    expect((await a.verify(byB, { issuer: ISSUER })).kid).toBe(newKid);
+    const signed = await a.sign({ iss: ISSUER, exp, n: 1 }, 'JWT');
+    expect(decodeProtectedHeader(signed).kid).toBe(newKid);
+    expect(decodeJwt(signed).n).toBe(1);
+
+    // With reloadMinIntervalMs 0, an unknown kid re-reads at once.
+    const c = ring('ring_shared');
+    await c.ensureCurrent();
+    const newer = await b.rotate();
+    expect((await c.verify(await b.sign({ iss: ISSUER, exp }, 'JWT'), { issuer: ISSUER })).kid).toBe(newer);
+  });
+
+  it('reload() drops a key whose status the caller changed', async () => {
+    const keys = ring('ring_shared', { reloadMinIntervalMs: 60_000 });
+    await keys.ensureCurrent();
+    const exp = Math.floor(Date.now() / 1000) + 60;
+    const token = await keys.sign({ iss: ISSUER, exp }, 'JWT');
+    await keys.rotate();
+    await keys.verify(token, { issuer: ISSUER });
+    await db.em().execute(`update ring_shared set status = 'retired' where kid = ?`, [decodeProtectedHeader(token).kid]);
+    await keys.verify(token, { issuer: ISSUER });
+    await keys.reload();
+    await expect(keys.verify(token, { issuer: ISSUER })).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+  });
+});
