@@ -28,3 +28,44 @@ export function registerHealthRoutes(app: FastifyInstance, handles: Map<string, 
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'degraded', gateway: 'ok', services });
   });
 }
+
+const report = {
+  type: 'object',
+  properties: {
+    service: { type: 'string' },
+    subgraph: { type: 'string' },
+    status: { type: 'string', enum: ['ok', 'down'] },
+    database: { type: 'string', enum: ['ok', 'down'] },
+    detail: { type: 'string' },
+  },
+};
+
+/** OpenAPI path items of the health endpoints. */
+export const HEALTH_OPENAPI: Record<string, Record<string, Record<string, unknown>>> = {
+  '/health': {
+    get: {
+      operationId: 'health.all',
+      summary: 'Aggregated health of every service and its database (503 when any is down)',
+      tags: ['Health'],
+      security: [],
+      responses: {
+        '200': { description: 'All up', content: { 'application/json': { schema: { type: 'object', properties: { status: { type: 'string', enum: ['ok', 'degraded'] }, gateway: { type: 'string' }, services: { type: 'object', additionalProperties: report } } } } } },
+        '503': { description: 'A service is down (same body, status "degraded")' },
+      },
+    },
+  },
+  ...Object.fromEntries(
+    Object.entries(HEALTH_SERVICES).map(([service, subgraph]) => [
+      `/health/${service}/readyz`,
+      {
+        get: {
+          operationId: `health.${service}`,
+          summary: `Readiness of the ${subgraph} service and its database (503 when down)`,
+          tags: ['Health'],
+          security: [],
+          responses: { '200': { description: 'Ready', content: { 'application/json': { schema: report } } }, '503': { description: 'Down' } },
+        },
+      },
+    ]),
+  ),
+};

@@ -14,7 +14,7 @@ import { ROUTE_TABLE } from './route-table.ts';
 import type { RouteRow } from './route-types.ts';
 import { variablesFor, variableTypesOf } from './variables.ts';
 import { sendError, sendGraphQLErrors } from './render.ts';
-import { registerHealthRoutes } from './health.ts';
+import { HEALTH_OPENAPI, registerHealthRoutes } from './health.ts';
 import { buildOpenApi } from './openapi.ts';
 import { renderDocsPage } from './docs-page.ts';
 import { RAW_HANDLERS, type RawHandlerModule } from './handlers/index.ts';
@@ -174,7 +174,7 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
   }
 
   const openapi = buildOpenApi(prepared.map((p) => p.row), router.apiSchema, config);
-  for (const mod of rawHandlers) {
+  for (const mod of [...rawHandlers, { openapi: HEALTH_OPENAPI }]) {
     for (const [path, item] of Object.entries(mod.openapi ?? {})) {
       const paths = openapi.paths as Record<string, Record<string, unknown>>;
       paths[path] = { ...paths[path], ...item };

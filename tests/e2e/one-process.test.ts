@@ -2,6 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { tenantScenario } from './tenant-scenario.ts';
 import { client } from '../support/http.ts';
+import { SEED_ENDPOINTS } from '../unit/seed-rows.ts';
 
 describe('one-process mode', () => {
   let p: TestPlatform;
@@ -26,6 +27,12 @@ describe('one-process mode', () => {
       expect(r.status).toBe(200);
       expect(r.body).toMatchObject({ service: s, status: 'ok', database: 'ok' });
     }
+  });
+
+  it('documents every endpoint of the seed in the OpenAPI document', async () => {
+    const oa = (await client(p.url)('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+    const have = new Set(Object.entries(oa.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`)));
+    expect(SEED_ENDPOINTS.filter((e) => !have.has(e))).toEqual([]);
   });
 
   it('serves the OpenAPI document and a human docs page', async () => {

@@ -1,20 +1,37 @@
 // Starts one embedded PostgreSQL for the whole test run (unless DATABASE_URL points at a server);
-// test files create their own databases on it (tests/support/database.ts).
+// test files create their own databases on it (tests/support/database.ts). Each run gets its own
+// cluster folder, so two test runs in one checkout never fight over one server.
 import fs from 'node:fs';
 import path from 'node:path';
 import { startDatabase, type RunningDatabase } from '../../platform/database.ts';
 import { createLogger } from '../../platform/logger.ts';
 
 declare global {
-  var __tesseraTestPg: RunningDatabase | undefined;
+  var __tesseraTestPg: { db: RunningDatabase; dir: string } | undefined;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export default async function globalSetup(): Promise<void> {
   if (process.env.DATABASE_URL) return;
-  const dir = path.resolve('.tessera', 'test-pg', 'shared');
-  fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
+  const base = path.resolve('.tessera', 'test-pg');
+  fs.mkdirSync(base, { recursive: true, mode: 0o755 });
   fs.chmodSync(path.resolve('.tessera'), 0o755);
-  fs.chmodSync(path.dirname(dir), 0o755);
-  globalThis.__tesseraTestPg = await startDatabase({ dataDir: dir, logger: createLogger('silent') });
-  process.env.TESSERA_TEST_PG_URL = globalThis.__tesseraTestPg.url;
+  fs.chmodSync(base, 0o755);
+  // Clusters of runs whose process is gone (killed runs) are removed.
+  for (const name of fs.readdirSync(base)) {
+    const m = /^run-(\d+)$/.exec(name);
+    if ((m && !alive(Number(m[1]))) || name === 'shared') fs.rmSync(path.join(base, name), { recursive: true, force: true });
+  }
+  const dir = path.join(base, `run-${process.pid}`);
+  const db = await startDatabase({ dataDir: dir, logger: createLogger('silent') });
+  globalThis.__tesseraTestPg = { db, dir };
+  process.env.TESSERA_TEST_PG_URL = db.url;
 }

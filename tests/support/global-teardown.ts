@@ -1,4 +1,9 @@
-// Stops the embedded PostgreSQL of the global setup.
+// Stops the embedded PostgreSQL of the global setup and removes its cluster.
+import fs from 'node:fs';
+
 export default async function globalTeardown(): Promise<void> {
-  await globalThis.__tesseraTestPg?.stop();
+  const pg = globalThis.__tesseraTestPg;
+  if (!pg) return;
+  await pg.db.stop();
+  fs.rmSync(pg.dir, { recursive: true, force: true });
 }
