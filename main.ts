@@ -2,7 +2,7 @@
 // `node main.ts --role <subgraph:NAME|router|front-door>` per process (see scripts/split.ts).
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import Fastify, { type FastifyBaseLogger } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import { loadConfig, ConfigError, type Config } from './platform/config.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
 import { startDatabase, type RunningDatabase } from './platform/database.ts';
@@ -117,7 +117,7 @@ function remoteHandles(config: Config, secret: string): SubgraphHandle[] {
 async function runRouter(config: Config, log: Logger): Promise<() => Promise<void>> {
   const secret = ensureInternalSecret(config);
   const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log });
-  const app = Fastify({ loggerInstance: log.child({ component: 'router' }) as FastifyBaseLogger, disableRequestLogging: true, bodyLimit: config.bodyLimit });
+  const app = Fastify({ loggerInstance: log.child({ component: 'router' }) as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: config.bodyLimit });
   app.setErrorHandler((err, _req, reply) => sendError(reply, err, log));
   app.route({
     method: ['GET', 'POST'],

@@ -1,6 +1,6 @@
 // Split mode: one subgraph as its own HTTP server. It answers only calls carrying the router's signed
 // context; anything else is refused with 401.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { WebSocketServer } from 'ws';
 import { INTERNAL_CONTEXT_HEADER, verifyContext, type RequestContext } from './auth.ts';
 import type { RunningSubgraph } from './subgraph.ts';
@@ -16,7 +16,7 @@ type GraphQLBody = { query?: unknown; variables?: Record<string, unknown>; opera
  * `maxFileSize` bounds each file.
  */
 export function createSubgraphServer(sub: RunningSubgraph, secret: string, logger: Logger, bodyLimit: number, opts: { maxFileSize?: number } = {}): FastifyInstance {
-  const app = Fastify({ loggerInstance: logger.child({ component: `subgraph-server:${sub.name}` }) as FastifyBaseLogger, disableRequestLogging: true, bodyLimit });
+  const app = Fastify({ loggerInstance: logger.child({ component: `subgraph-server:${sub.name}` }) as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit });
   // Multipart bodies are left unread here: graphql-upload streams them (after the context is checked).
   app.addContentTypeParser('multipart/form-data', (_req, _payload, done) => done(null));
   const graphqlError = (status: number, code: string, message: string) => ({ errors: [{ message, extensions: { code, http: { status } } }] });

@@ -1,7 +1,7 @@
 // The front door: owns the public HTTP address. REST rows run their GraphQL operation straight on the
 // subgraph that serves it (fast path) or through the router; /graphql is the full router.
 import crypto from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../platform/config.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Principal, RequestContext } from '../platform/auth.ts';
@@ -90,7 +90,7 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
   const prepared = prepareRoutes(router, opts.routes ?? ROUTE_TABLE);
   const app = Fastify({
     loggerInstance: logger.child({ component: 'front-door' }) as FastifyBaseLogger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     genReqId: (req) => {
