@@ -75,9 +75,12 @@ describe('edge functions API', () => {
       const bad = await w.call('POST', `${F}/functions`, { ...as(), body: { name: 'bad', steps: [{ name: 'verify', kind: 'Transform', expression: '{{ input.body = 1 }}' }] } });
       expectError(bad, 400, 'VALIDATION_FAILED', /verify.*expression.*assignments/);
       expect(bad.body.error.details).toMatchObject({ step: 'verify', field: 'expression' });
-      const db = await w.call('POST', `${F}/functions`, { ...as(), body: { name: 'db', steps: [{ name: 'q', kind: 'Database', query: { action: 'find', table: 'x' } }] } });
-      expectError(db, 400, 'VALIDATION_FAILED');
-      expect(db.body.error.details).toMatchObject({ step: 'q', field: 'kind' });
+      const kind = await w.call('POST', `${F}/functions`, { ...as(), body: { name: 'kind', steps: [{ name: 'q', kind: 'Sql', query: 'select 1' }] } });
+      expectError(kind, 400, 'VALIDATION_FAILED', /Transform, Database, HTTP/);
+      expect(kind.body.error.details).toMatchObject({ step: 'q', field: 'kind' });
+      const db = await w.call('POST', `${F}/functions`, { ...as(), body: { name: 'db', steps: [{ name: 'q', kind: 'Database', query: { action: 'upsert', table: 'x' } }] } });
+      expectError(db, 400, 'VALIDATION_FAILED', /find, findOne, insert/);
+      expect(db.body.error.details).toMatchObject({ step: 'q', field: 'query.action' });
       const order = await w.call('POST', `${F}/functions`, { ...as(), body: { name: 'order', steps: [{ name: 'a', kind: 'Transform', expression: '{{ steps.b.body }}' }, { name: 'b', kind: 'Transform', expression: 1 }] } });
       expect(order.body.error.details).toMatchObject({ step: 'a', field: 'expression' });
       expectError(await w.call('POST', `${F}/functions`, { ...as(), body: { steps: [] } }), 400, 'BAD_USER_INPUT', /name/);

@@ -52,6 +52,7 @@ export const actionResolvers = {
     dataUpdate: action('update'),
     dataDelete: action('delete'),
     dataRawSql: action('rawSQL'),
-    dataTransaction: async (_: unknown, args: { operations: unknown }, ctx: Ctx) => await ctx.services.actions.transaction(ctx.principal, args.operations),
+    dataTransaction: async (_: unknown, args: { operations: unknown; rollback?: boolean | null }, ctx: Ctx) =>
+      await ctx.services.actions.transaction(ctx.principal, args.operations, { rollback: args.rollback === true }),
   },
 };

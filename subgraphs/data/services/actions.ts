@@ -134,8 +134,11 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
     },
   };
 
-  /** Runs `fn` in a transaction on one connection, as the caller (end users switch to the end-user role). */
-  const inTransaction = async <T>(caller: Caller, fn: (s: Session) => Promise<T>): Promise<T> => {
+  /**
+   * Runs `fn` in a transaction on one connection, as the caller (end users switch to the end-user role);
+   * with `rollback` nothing is kept even when `fn` succeeds.
+   */
+  const inTransaction = async <T>(caller: Caller, fn: (s: Session) => Promise<T>, opts: { rollback?: boolean } = {}): Promise<T> => {
     const client = await pools.get(caller.role).connect();
     const s: Session = { db: client, caller, ddl: false };
     let broken = false;
@@ -149,7 +152,7 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
         );
       }
       const out = await fn(s);
-      await client.query('commit');
+      await client.query(opts.rollback ? 'rollback' : 'commit');
       return out;
     } catch (err) {
       await client.query('rollback').catch(() => {
@@ -158,6 +161,8 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
       throw err;
     } finally {
       client.release(broken);
+      // A rolled-back DDL statement may have left tables it made in the catalog's cache.
+      if (s.ddl) catalog.invalidate(caller.role.schemaName);
       if (s.ddl) await realtime.sync(caller.role.projectId, caller.role.schemaName).catch(() => {});
     }
   };
@@ -178,8 +183,8 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
     }
   };
 
-  /** Several actions, all or nothing; an error names the failing operation's index. */
-  const transaction = async (principal: Principal, operations: unknown): Promise<{ results: unknown[] }> => {
+  /** Several actions, all or nothing (with `rollback`: nothing, whatever happens); an error names the failing operation's index. */
+  const transaction = async (principal: Principal, operations: unknown, opts: { rollback?: boolean } = {}): Promise<{ results: unknown[] }> => {
     if (!Array.isArray(operations) || operations.length === 0) throw errors.validation('operations', 'expected a non-empty array of {action, table, ...}');
     if (operations.length > MAX_OPERATIONS) throw errors.validation('operations', `at most ${MAX_OPERATIONS} operations`);
     operations.forEach((op, i) => {
@@ -202,7 +207,7 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
         }
       }
       return { results };
-    });
+    }, opts);
   };
 
   /** What a realtime subscriber may receive: the project key everything, an end user what RLS lets it read. */

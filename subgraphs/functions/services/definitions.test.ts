@@ -27,10 +27,24 @@ describe('function definitions', () => {
     expect(problem({ name: 'f', steps: [transform('a', 1), transform('a', 2)] })?.details).toEqual({ step: 'a', field: 'name', index: 1 });
   });
 
-  it('refuses unknown kinds (Database comes with the data API)', () => {
-    const p = problem({ name: 'f', steps: [{ name: 'q', kind: 'Database', query: { action: 'find', table: 't' } }] });
+  it('refuses unknown kinds, naming the kinds there are', () => {
+    const p = problem({ name: 'f', steps: [{ name: 'q', kind: 'Sql', query: 'select 1' }] });
     expect(p?.details).toEqual({ step: 'q', field: 'kind', index: 0 });
-    expect(p?.message).toMatch(/Transform, HTTP, Email, Invoke/);
+    expect(p?.message).toMatch(/Transform, Database, HTTP, Email, Invoke/);
+  });
+
+  it('accepts Database steps with templates and refuses unknown actions, missing tables and foreign fields', () => {
+    const db = (query: unknown) => ({ name: 'f', steps: [transform('a', 1), { name: 'q', kind: 'Database', query }] });
+    expect(problem(db({ action: 'insert', table: '{{ input.body.table }}', values: { n: '{{ steps.a.body }}' } }))).toBeNull();
+    expect(problem(db({ action: 'transaction', operations: [{ action: 'find', table: 't' }] }))).toBeNull();
+    expect(problem(db({ action: 'upsert', table: 't' }))?.details).toMatchObject({ step: 'q', field: 'query.action' });
+    expect(problem(db({ table: 't' }))?.message).toMatch(/find, findOne, insert/);
+    expect(problem(db({ action: 'find' }))?.details).toMatchObject({ step: 'q', field: 'query.table' });
+    expect(problem(db({ action: 'find', table: 7 }))?.details).toMatchObject({ step: 'q', field: 'query.table' });
+    expect(problem(db({ action: 'insert', table: 't' }))?.details).toMatchObject({ step: 'q', field: 'query.values' });
+    expect(problem(db({ action: 'find', table: 't', values: {} }))?.details).toMatchObject({ step: 'q', field: 'query.values' });
+    expect(problem(db({ action: 'find', table: 't', where: { id: '{{ steps.later.body }}' } }))?.details).toMatchObject({ step: 'q', field: 'query' });
+    expect(problem({ name: 'f', steps: [{ name: 'q', kind: 'Database' }] })?.details).toMatchObject({ step: 'q', field: 'query' });
   });
 
   it('refuses templates that do not parse, naming the step and field', () => {
