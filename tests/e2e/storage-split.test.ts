@@ -18,7 +18,7 @@ it('uploads, confirms, lists, downloads a range of and deletes an object across 
   const call = client(p.url);
   const a = await newStorageProject(p.url);
   const up = await put(p.url, a, 'split', 'a.txt', 'across processes', { confirm: false });
-  expect(up.status).toBe(201);
+  expect({ status: up.status, body: up.body }).toMatchObject({ status: 201 });
   const id = up.body.object.id as string;
   expect((await call('POST', `${STORAGE}/upload/confirm`, { apiKey: a.apiKey, body: { id } })).body.object.status).toBe('ready');
   expect((await call('GET', `${STORAGE}/objects?folder=split`, { apiKey: a.apiKey })).body.objects.map((o: { id: string }) => o.id)).toEqual([id]);
