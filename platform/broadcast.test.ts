@@ -1,0 +1,73 @@
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import pg from 'pg';
+import { createTestDatabase } from '../tests/support/database.ts';
+import { createLogger } from './logger.ts';
+import { publishBroadcast, publishBroadcastNow, startBroadcastListener, type BroadcastListener } from './broadcast.ts';
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  const end = Date.now() + 5000;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('platform broadcasts (LISTEN/NOTIFY to every process)', () => {
+  let db: { url: string; drop: () => Promise<void> };
+  let client: pg.Client;
+  const listeners: BroadcastListener[] = [];
+  const exec = { execute: (sql: string, params: unknown[]) => { let i = 0; return client.query(sql.replace(/\?/g, () => `$${++i}`), params); } };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+  });
+  afterAll(async () => {
+    for (const l of listeners) await l.stop();
+    await client.end();
+    await db.drop();
+  });
+
+  it('reaches every listener, delivers committed messages only, and routes by topic', async () => {
+    const log = createLogger('silent');
+    const a = await startBroadcastListener({ url: db.url, logger: log });
+    const b = await startBroadcastListener({ url: db.url, logger: log });
+    listeners.push(a, b);
+    const seenA: string[] = [];
+    const seenB: string[] = [];
+    const hooks: string[] = [];
+    a.on('credentials.changed', (p) => seenA.push(p.projectId ?? '?'));
+    b.on('credentials.changed', (p) => seenB.push(p.projectId ?? '?'));
+    b.on('hooks.changed', (p) => hooks.push(p.projectId));
+
+    await client.query('begin');
+    await publishBroadcast(exec, 'credentials.changed', { projectId: 'rolled-back' });
+    await client.query('rollback');
+    await client.query('begin');
+    await publishBroadcast(exec, 'credentials.changed', { projectId: 'committed' });
+    expect(seenA).toEqual([]); // not before commit
+    await client.query('commit');
+    await publishBroadcastNow(client, 'hooks.changed', { projectId: 'p1' });
+
+    await until(() => seenA.length === 1 && seenB.length === 1 && hooks.length === 1, 'the broadcasts');
+    expect(seenA).toEqual(['committed']);
+    expect(seenB).toEqual(['committed']);
+    expect(hooks).toEqual(['p1']);
+  });
+
+  it('calls the reset handlers after its connection is lost, and listens again', async () => {
+    const log = createLogger('silent');
+    const l = await startBroadcastListener({ url: db.url, logger: log });
+    listeners.push(l);
+    let resets = 0;
+    const seen: string[] = [];
+    l.onReset(() => resets++);
+    l.on('hooks.changed', (p) => seen.push(p.projectId));
+    // Kill the listener's backend from another session.
+    await client.query(`select pg_terminate_backend(pid) from pg_stat_activity where query = 'listen tessera_broadcast' and pid <> pg_backend_pid()`);
+    await until(() => resets >= 2, 'the reset after reconnecting');
+    await publishBroadcastNow(client, 'hooks.changed', { projectId: 'after' });
+    await until(() => seen.includes('after'), 'a broadcast after reconnecting');
+  });
+});
