@@ -21,6 +21,12 @@ export type RequestContext = {
   principal: Principal;
   /** Client address as seen by the front door (rate limits). */
   ip?: string;
+  /**
+   * How many nested function runs led to this request (an edge function's writes, the hooks they fire):
+   * absent or 0 for an outside caller. Set only by the platform, never from a request; it travels in the
+   * signed context so recursion (a hook whose function writes and fires the hook again) can be bounded.
+   */
+  depth?: number;
 };
 
 export const INTERNAL_CONTEXT_HEADER = 'x-tessera-context';

@@ -1,6 +1,6 @@
 import { describe, it, expect } from '@jest/globals';
 import { GraphQLError } from 'graphql';
-import { ERROR_TABLE, AppError, errors, shapeError, statusOf, toGraphQLError } from './errors.ts';
+import { ERROR_TABLE, AppError, errors, shapeError, statusFor, statusOf, toGraphQLError } from './errors.ts';
 
 describe('error table', () => {
   it('gives every code a 4xx or 5xx status and a default message', () => {
@@ -48,6 +48,17 @@ describe('error table', () => {
     expect(e.message).toBe('Internal error');
     expect(logged).toBeInstanceOf(TypeError);
     expect(toGraphQLError(errors.rateLimited(3)).extensions).toMatchObject({ code: 'RATE_LIMITED', details: { retry_after: 3 } });
+  });
+
+  it('takes the status of a HOOK_REJECTED error from its details (400-599 only), in AppErrors and GraphQL errors alike', () => {
+    expect(new AppError('HOOK_REJECTED', 'no', { status: 422 }).status).toBe(422);
+    expect(statusFor('HOOK_REJECTED', { status: 200 })).toBe(400);
+    expect(statusFor('HOOK_REJECTED', { status: 422.5 })).toBe(400);
+    expect(statusFor('HOOK_REJECTED')).toBe(400);
+    expect(statusFor('CONFLICT', { status: 422 })).toBe(409);
+    const e = toGraphQLError(new AppError('HOOK_REJECTED', 'no', { status: 451 }));
+    expect(e.extensions).toMatchObject({ code: 'HOOK_REJECTED', http: { status: 451 } });
+    expect(shapeError(new GraphQLError('no', { extensions: { code: 'HOOK_REJECTED', details: { status: 403 } } })).status).toBe(403);
   });
 
   it('maps unknown codes to 500', () => {

@@ -20,6 +20,7 @@ export const ERROR_TABLE = {
   METHOD_NOT_ALLOWED: { status: 405, expose: true, message: 'Method not allowed on this path' },
   QUERY_TIMEOUT: { status: 408, expose: true, message: 'The statement ran past the statement timeout' },
   CONFLICT: { status: 409, expose: true, message: 'The request conflicts with the current state' },
+  HOOK_DEPTH_EXCEEDED: { status: 409, expose: true, message: 'Database hooks are nested too deep' },
   EMAIL_TAKEN: { status: 409, expose: true, message: 'An account with this e-mail already exists' },
   MFA_NOT_ENROLLED: { status: 409, expose: true, message: 'MFA enrollment has not been started' },
   MFA_ALREADY_ENABLED: { status: 409, expose: true, message: 'MFA is already enabled' },
@@ -31,13 +32,23 @@ export const ERROR_TABLE = {
   RANGE_NOT_SATISFIABLE: { status: 416, expose: true, message: 'The requested range is outside the content' },
   RATE_LIMITED: { status: 429, expose: true, message: 'Too many requests' },
   INTERNAL: { status: 500, expose: false, message: 'Internal error' },
+  // The status is the one the hook's function chose (`details.status`, 400-599); 400 when it gave none.
+  HOOK_REJECTED: { status: 400, expose: true, message: 'A database hook refused the write', statusFromDetails: true },
   FUNCTION_FAILED: { status: 502, expose: true, message: 'The function failed' },
   UPSTREAM_FAILED: { status: 502, expose: true, message: 'An outside server failed or could not be reached' },
   SERVICE_UNAVAILABLE: { status: 503, expose: true, message: 'A service is unavailable' },
   FUNCTION_TIMEOUT: { status: 504, expose: true, message: 'The function ran past its timeout' },
-} as const satisfies Record<string, { status: number; expose: boolean; message: string }>;
+} as const satisfies Record<string, { status: number; expose: boolean; message: string; statusFromDetails?: boolean }>;
 
 export type ErrorCode = keyof typeof ERROR_TABLE;
+
+/** The HTTP status of an error: its row's, or for rows marked `statusFromDetails` a 400-599 `details.status`. */
+export function statusFor(code: ErrorCode, details?: Record<string, unknown> | null): number {
+  const row: { status: number; statusFromDetails?: boolean } = ERROR_TABLE[code];
+  const s = details?.status;
+  if (row.statusFromDetails && typeof s === 'number' && Number.isInteger(s) && s >= 400 && s <= 599) return s;
+  return row.status;
+}
 
 /** An error whose code is a row of the error table; the only kind the domain throws on purpose. */
 export class AppError extends Error {
@@ -50,7 +61,7 @@ export class AppError extends Error {
     this.details = details;
   }
   get status(): number {
-    return ERROR_TABLE[this.code].status;
+    return statusFor(this.code, this.details);
   }
 }
 
@@ -94,7 +105,7 @@ export function shapeError(err: unknown): ShapedError {
     const code = err.extensions?.code;
     if (isErrorCode(code) && ERROR_TABLE[code].expose) {
       const details = err.extensions?.details as Record<string, unknown> | undefined;
-      return { code, message: err.message, details, status: ERROR_TABLE[code].status, masked: false };
+      return { code, message: err.message, details, status: statusFor(code, details), masked: false };
     }
     // graphql-js reports document and variable problems without a code and without an originalError.
     // Variable coercion wraps its cause (a GraphQLError or a scalar's parse error) in originalError.

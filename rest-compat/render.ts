@@ -1,7 +1,7 @@
 // The REST side of the error table: one renderer for every error the front door answers with.
 import type { FastifyReply } from 'fastify';
 import type { GraphQLFormattedError } from 'graphql';
-import { ERROR_TABLE, isErrorCode, shapeError, type ErrorCode } from '../platform/errors.ts';
+import { ERROR_TABLE, isErrorCode, shapeError, statusFor, type ErrorCode } from '../platform/errors.ts';
 import type { FastifyBaseLogger } from 'fastify';
 type Logger = Pick<FastifyBaseLogger, 'error'>;
 import { snakeCase } from './variables.ts';
@@ -33,7 +33,7 @@ export function sendGraphQLErrors(reply: FastifyReply, errs: readonly GraphQLFor
   let worstStatus = 0;
   for (const e of errs) {
     const code = e.extensions?.code;
-    const status = isErrorCode(code) ? ERROR_TABLE[code].status : code === 'DOWNSTREAM_SERVICE_ERROR' ? 502 : 500;
+    const status = isErrorCode(code) ? statusFor(code, e.extensions?.details as Record<string, unknown> | undefined) : code === 'DOWNSTREAM_SERVICE_ERROR' ? 502 : 500;
     if (status > worstStatus) {
       worst = e;
       worstStatus = status;
@@ -46,6 +46,7 @@ export function sendGraphQLErrors(reply: FastifyReply, errs: readonly GraphQLFor
   }
   const details = worst.extensions?.details as Record<string, unknown> | undefined;
   const body: ErrorBody = { error: { code, message: restMessage(worst.message), ...(details ? { details } : {}), request_id: String(reply.request.id) } };
-  if (ERROR_TABLE[code].status === 429 && typeof details?.retry_after === 'number') void reply.header('retry-after', String(details.retry_after));
-  return reply.code(ERROR_TABLE[code].status).type('application/json').send(body);
+  const status = statusFor(code, details);
+  if (status === 429 && typeof details?.retry_after === 'number') void reply.header('retry-after', String(details.retry_after));
+  return reply.code(status).type('application/json').send(body);
 }

@@ -1,5 +1,5 @@
-// REST rows of edge functions (`/edge/api/v1`): every row of the seed's table except the database hooks
-// (they come with the data API), plus secrets, `/:id` forms and the e-mail preview and test send.
+// REST rows of edge functions (`/edge/api/v1`): every row of the seed's table (database hooks included),
+// plus secrets, `/:id` forms and the e-mail preview and test send.
 // The public webhook receiver is a hand-written handler (handlers/functions.ts). Fields are aliased to snake_case.
 import type { RouteRow } from '../route-types.ts';
 
@@ -9,6 +9,7 @@ const BASE = '/edge/api/v1';
 const FUNCTION = 'id name slug description steps timeout_ms: timeoutMs retries version created_at: createdAt updated_at: updatedAt';
 const SECRET = 'name created_at: createdAt updated_at: updatedAt';
 const RECEIVER = 'id slug function description url created_at: createdAt';
+const HOOK = 'id table timing events function created_at: createdAt';
 const CRON = 'id name schedule timezone function input enabled next_runs: nextRuns last_run_at: lastRunAt created_at: createdAt updated_at: updatedAt';
 const TEMPLATE = 'id name subject html text variables created_at: createdAt updated_at: updatedAt';
 const EMAIL_CONFIG = 'host port secure user from has_password: hasPassword updated_at: updatedAt';
@@ -142,6 +143,40 @@ export const functionsRoutes: RouteRow[] = [
     summary: 'Delete an inbound webhook receiver',
     description: 'The id as `?id=` or in the body `{id}`.',
     operation: 'mutation FunctionWebhookDelete($id: ID!) { deleteWebhookReceiver(id: $id) }',
+    status: 204,
+    variables: { id: 'query.id|body.id' },
+  }),
+  row({
+    id: 'functions.hook.list',
+    method: 'GET',
+    path: `${BASE}/hooks`,
+    summary: 'List database hooks',
+    description: 'By table, in the order they run.',
+    operation: `query FunctionHookList { hooks: functionHooks { ${HOOK} } }`,
+    status: 200,
+    variables: {},
+  }),
+  row({
+    id: 'functions.hook.create',
+    method: 'POST',
+    path: `${BASE}/hooks`,
+    summary: 'Create a database hook',
+    description:
+      'Body `{table, timing: "before" | "after", events: ["insert", "update", "delete"], function}` (function by name). ' +
+      'The function gets `input.body = {event, table, timing, row, where, user_id}`. A before-hook runs inside the data API write: ' +
+      'an output `{"error", "status"}` refuses it with that status (HOOK_REJECTED), `{"row": {...}}` replaces the row written. ' +
+      'An after-hook runs after commit through the scheduler, once per row, retried until it succeeds (at least once).',
+    operation: `mutation FunctionHookCreate($input: FunctionHookInput!) { hook: createFunctionHook(input: $input) { ${HOOK} } }`,
+    status: 201,
+    variables: { input: 'body' },
+  }),
+  row({
+    id: 'functions.hook.delete',
+    method: 'DELETE',
+    path: `${BASE}/hooks`,
+    summary: 'Delete a database hook',
+    description: 'The id as `?id=` or in the body `{id}`. Takes effect on the next write.',
+    operation: 'mutation FunctionHookDelete($id: ID!) { deleteFunctionHook(id: $id) }',
     status: 204,
     variables: { id: 'query.id|body.id' },
   }),

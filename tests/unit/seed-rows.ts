@@ -24,6 +24,7 @@ export const SEED_ENDPOINTS: string[] = [
   'GET /edge/api/v1/functions', 'POST /edge/api/v1/functions', 'GET /edge/api/v1/functions/{id}', 'PUT /edge/api/v1/functions/{id}',
   'DELETE /edge/api/v1/functions/{id}', 'POST /edge/api/v1/invoke/{name}',
   'GET /edge/api/v1/webhooks', 'POST /edge/api/v1/webhooks', 'DELETE /edge/api/v1/webhooks',
+  'GET /edge/api/v1/hooks', 'POST /edge/api/v1/hooks', 'DELETE /edge/api/v1/hooks',
   'POST /edge/webhooks/{project_id}/{slug}', 'POST /webhooks/{project_id}/{slug}',
   'GET /edge/api/v1/cron', 'POST /edge/api/v1/cron', 'DELETE /edge/api/v1/cron',
   'GET /edge/api/v1/email-templates', 'POST /edge/api/v1/email-templates', 'PUT /edge/api/v1/email-templates', 'DELETE /edge/api/v1/email-templates',

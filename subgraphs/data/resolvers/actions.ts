@@ -1,5 +1,6 @@
 // The data API's root fields: thin, each hands the arguments (the REST body, as sent) to the actions service.
 import { GraphQLScalarType, Kind, type ValueNode } from 'graphql';
+import { errors } from '../../../platform/errors.ts';
 import type { SubgraphContext } from '../../../platform/subgraph.ts';
 import type { DataServices } from '../services/index.ts';
 import type { ActionName, Body } from '../services/actions.ts';
@@ -36,8 +37,9 @@ export const JSONScalar = new GraphQLScalarType({
   parseLiteral: (node, variables) => literalValue(node, variables),
 });
 
+// `depth` (how many function runs deep the caller is) bounds database hooks that write to their own tables.
 const action = (name: Exclude<ActionName, 'transaction'>) => async (_: unknown, args: Body, ctx: Ctx) =>
-  await ctx.services.actions.perform(ctx.principal, name, args);
+  await ctx.services.actions.perform(ctx.principal, name, args, { depth: ctx.depth, requestId: ctx.requestId });
 
 export const actionResolvers = {
   JSON: JSONScalar,
@@ -52,7 +54,12 @@ export const actionResolvers = {
     dataUpdate: action('update'),
     dataDelete: action('delete'),
     dataRawSql: action('rawSQL'),
+    _hooksChanged: (_: unknown, { projectId }: { projectId: string }, ctx: Ctx) => {
+      if (ctx.principal.kind !== 'internal') throw errors.forbidden('Internal operation');
+      ctx.services.hooks.invalidate(projectId);
+      return true;
+    },
     dataTransaction: async (_: unknown, args: { operations: unknown; rollback?: boolean | null }, ctx: Ctx) =>
-      await ctx.services.actions.transaction(ctx.principal, args.operations, { rollback: args.rollback === true }),
+      await ctx.services.actions.transaction(ctx.principal, args.operations, { rollback: args.rollback === true, depth: ctx.depth, requestId: ctx.requestId }),
   },
 };

@@ -1,10 +1,14 @@
 // The nine data API actions. Each runs on the calling project's own pool (its own role); an end-user
 // runs as the project's end-user role with its id in `request.user_id`, so row level security applies.
+// insert, update and delete (alone or inside a transaction) fire the table's database hooks (./hooks.ts):
+// before-hooks run before the statement and may change or refuse it; the committed rows go to the
+// after-hooks once the write has committed (never for a rolled-back transaction or a dry run).
 import type pg from 'pg';
 import type { Principal } from '../../../platform/auth.ts';
 import { AppError, errors } from '../../../platform/errors.ts';
 import { buildAggregate, buildDelete, buildFind, buildInsert, buildUpdate, buildVectorSearch, PGVECTOR_OPCLASSES, HNSW_INDEX_SQL, type Built } from './builder.ts';
 import type { Catalog, TableMeta } from './catalog.ts';
+import type { AfterWrite, DataHooks, HookContext } from './hooks.ts';
 import { mapPgError } from './pg-errors.ts';
 import type { ProjectPools } from './pools.ts';
 import type { ProjectRole, Provisioning } from './provisioning.ts';
@@ -22,8 +26,27 @@ const MAX_OPERATIONS = 100;
 /** Who runs the action, on which project. */
 type Caller = { role: ProjectRole; user?: { id: string; clientId: string; scopes: string[] } };
 
-/** One connection (or the pool) of the caller, with the caller's identity applied. */
-type Session = { db: pg.Pool | pg.PoolClient; caller: Caller; ddl: boolean };
+/** One connection (or the pool) of the caller, with the caller's identity applied, and its writes' hooks. */
+type Session = { db: pg.Pool | pg.PoolClient; caller: Caller; ddl: boolean; hook: HookContext; after: AfterWrite[] };
+
+/** Where a call comes from: how deep in function runs (database hooks) and its request id. */
+export type RunOptions = { depth?: number; requestId?: string };
+
+const hookContext = (caller: Caller, o: RunOptions, dryRun: boolean): HookContext => ({
+  projectId: caller.role.projectId,
+  userId: caller.user?.id ?? null,
+  depth: o.depth ?? 0,
+  dryRun,
+  requestId: o.requestId ?? 'data',
+});
+
+/** With after-hooks a write returns whole rows; its caller still gets the `returning` it asked for (checked when built). */
+function asReturned(returning: unknown, rows: Record<string, unknown>[]): Record<string, unknown>[] {
+  if (returning === undefined || returning === null || returning === true || returning === '*') return rows;
+  if (returning === false) return [];
+  const columns = returning as string[];
+  return rows.map((r) => Object.fromEntries(columns.map((c) => [c, r[c]])));
+}
 
 export type Actions = ReturnType<typeof createActions>;
 
@@ -50,8 +73,8 @@ function decodeRows(t: TableMeta, rows: Record<string, unknown>[]): Record<strin
 }
 
 /** Creates the action runner. */
-export function createActions(deps: { provisioning: Provisioning; pools: ProjectPools; catalog: Catalog; realtime: Realtime }) {
-  const { provisioning, pools, catalog, realtime } = deps;
+export function createActions(deps: { provisioning: Provisioning; pools: ProjectPools; catalog: Catalog; realtime: Realtime; hooks: DataHooks }) {
+  const { provisioning, pools, catalog, realtime, hooks } = deps;
 
   const callerOf = async (principal: Principal): Promise<Caller> => {
     let projectId: string;
@@ -88,18 +111,56 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
     },
     async insert(s: Session, body: Body) {
       const t = await table(s, body.table);
-      const res = await run(s.db, buildInsert(s.caller.role.schemaName, t, body));
-      return { count: res.rowCount ?? res.rows.length, rows: decodeRows(t, res.rows) };
+      const schema = s.caller.role.schemaName;
+      let built = buildInsert(schema, t, body); // the body as sent is checked before any hook runs
+      const plan = await hooks.plan(s.hook, t.name, 'insert');
+      if (!plan.before && !plan.after) {
+        const res = await run(s.db, built);
+        return { count: res.rowCount ?? res.rows.length, rows: decodeRows(t, res.rows) };
+      }
+      let b = body;
+      if (plan.before) {
+        const many = Array.isArray(body.values);
+        const rows = await hooks.runBefore(s.hook, t.name, 'insert', many ? (body.values as unknown[]) : [body.values], null);
+        b = { ...body, values: many ? rows : rows[0] };
+      }
+      built = buildInsert(schema, t, plan.after ? { ...b, returning: '*' } : b);
+      const res = await run(s.db, built);
+      const rows = decodeRows(t, res.rows);
+      if (plan.after) s.after.push({ table: t.name, event: 'insert', rows });
+      return { count: res.rowCount ?? res.rows.length, rows: plan.after ? asReturned(body.returning, rows) : rows };
     },
     async update(s: Session, body: Body) {
       const t = await table(s, body.table);
-      const res = await run(s.db, buildUpdate(s.caller.role.schemaName, t, body));
-      return { count: res.rowCount ?? 0, rows: decodeRows(t, res.rows) };
+      const schema = s.caller.role.schemaName;
+      let built = buildUpdate(schema, t, body);
+      const plan = await hooks.plan(s.hook, t.name, 'update');
+      if (!plan.before && !plan.after) {
+        const res = await run(s.db, built);
+        return { count: res.rowCount ?? 0, rows: decodeRows(t, res.rows) };
+      }
+      let b = body;
+      if (plan.before) b = { ...body, set: (await hooks.runBefore(s.hook, t.name, 'update', [body.set], body.where))[0] };
+      built = buildUpdate(schema, t, plan.after ? { ...b, returning: '*' } : b);
+      const res = await run(s.db, built);
+      const rows = decodeRows(t, res.rows);
+      if (plan.after) s.after.push({ table: t.name, event: 'update', rows });
+      return { count: res.rowCount ?? 0, rows: plan.after ? asReturned(body.returning, rows) : rows };
     },
     async delete(s: Session, body: Body) {
       const t = await table(s, body.table);
-      const res = await run(s.db, buildDelete(s.caller.role.schemaName, t, body));
-      return { count: res.rowCount ?? 0, rows: decodeRows(t, res.rows) };
+      const schema = s.caller.role.schemaName;
+      const built = buildDelete(schema, t, body);
+      const plan = await hooks.plan(s.hook, t.name, 'delete');
+      if (!plan.before && !plan.after) {
+        const res = await run(s.db, built);
+        return { count: res.rowCount ?? 0, rows: decodeRows(t, res.rows) };
+      }
+      if (plan.before) await hooks.runBefore(s.hook, t.name, 'delete', [null], body.where);
+      const res = await run(s.db, plan.after ? buildDelete(schema, t, { ...body, returning: '*' }) : built);
+      const rows = decodeRows(t, res.rows);
+      if (plan.after) s.after.push({ table: t.name, event: 'delete', rows });
+      return { count: res.rowCount ?? 0, rows: plan.after ? asReturned(body.returning, rows) : rows };
     },
     async aggregate(s: Session, body: Body) {
       const t = await table(s, body.table);
@@ -136,12 +197,15 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
 
   /**
    * Runs `fn` in a transaction on one connection, as the caller (end users switch to the end-user role);
-   * with `rollback` nothing is kept even when `fn` succeeds.
+   * with `rollback` nothing is kept even when `fn` succeeds (and its writes' hooks run as dry runs).
+   * After-hooks get the committed rows once the transaction has committed and its connection is back.
    */
-  const inTransaction = async <T>(caller: Caller, fn: (s: Session) => Promise<T>, opts: { rollback?: boolean } = {}): Promise<T> => {
+  const inTransaction = async <T>(caller: Caller, fn: (s: Session) => Promise<T>, opts: RunOptions & { rollback?: boolean } = {}): Promise<T> => {
+    const rollback = opts.rollback === true;
     const client = await pools.get(caller.role).connect();
-    const s: Session = { db: client, caller, ddl: false };
+    const s: Session = { db: client, caller, ddl: false, hook: hookContext(caller, opts, rollback), after: [] };
     let broken = false;
+    let out: T;
     try {
       await client.query('begin');
       if (caller.user) {
@@ -151,9 +215,8 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
           [caller.user.id, caller.user.clientId, caller.user.scopes.join(' ')],
         );
       }
-      const out = await fn(s);
-      await client.query(opts.rollback ? 'rollback' : 'commit');
-      return out;
+      out = await fn(s);
+      await client.query(rollback ? 'rollback' : 'commit');
     } catch (err) {
       await client.query('rollback').catch(() => {
         broken = true;
@@ -165,16 +228,20 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
       if (s.ddl) catalog.invalidate(caller.role.schemaName);
       if (s.ddl) await realtime.sync(caller.role.projectId, caller.role.schemaName).catch(() => {});
     }
+    if (!rollback && s.after.length > 0) await hooks.handOff(s.hook, s.after);
+    return out;
   };
 
   /** Runs one action for the caller; with the project key a single statement runs without a transaction. */
-  const perform = async (principal: Principal, action: Exclude<ActionName, 'transaction'>, body: Body): Promise<unknown> => {
+  const perform = async (principal: Principal, action: Exclude<ActionName, 'transaction'>, body: Body, o: RunOptions = {}): Promise<unknown> => {
     const caller = await callerOf(principal);
     const fn = actions[action] as (s: Session, b: Body) => Promise<unknown>;
-    if (caller.user) return await inTransaction(caller, (s) => fn(s, body));
-    const s: Session = { db: pools.get(caller.role), caller, ddl: false };
+    if (caller.user) return await inTransaction(caller, (s) => fn(s, body), o);
+    const s: Session = { db: pools.get(caller.role), caller, ddl: false, hook: hookContext(caller, o, false), after: [] };
     try {
-      return await fn(s, body);
+      const out = await fn(s, body);
+      if (s.after.length > 0) await hooks.handOff(s.hook, s.after);
+      return out;
     } catch (err) {
       if (err instanceof AppError && err.code === 'NOT_FOUND') catalog.invalidate(caller.role.schemaName);
       throw err;
@@ -184,7 +251,7 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
   };
 
   /** Several actions, all or nothing (with `rollback`: nothing, whatever happens); an error names the failing operation's index. */
-  const transaction = async (principal: Principal, operations: unknown, opts: { rollback?: boolean } = {}): Promise<{ results: unknown[] }> => {
+  const transaction = async (principal: Principal, operations: unknown, opts: RunOptions & { rollback?: boolean } = {}): Promise<{ results: unknown[] }> => {
     if (!Array.isArray(operations) || operations.length === 0) throw errors.validation('operations', 'expected a non-empty array of {action, table, ...}');
     if (operations.length > MAX_OPERATIONS) throw errors.validation('operations', `at most ${MAX_OPERATIONS} operations`);
     operations.forEach((op, i) => {

@@ -1,5 +1,9 @@
 // The functions subgraph's migrations, oldest first. Never edit one that has shipped: add a new one.
 import type { MigrationObject } from '@mikro-orm/postgresql';
 import { FunctionsInitialMigration } from './0001-initial.ts';
+import { FunctionsHooksMigration } from './0002-hooks.ts';
 
-export const functionsMigrations: MigrationObject[] = [{ name: '0001-functions-initial', class: FunctionsInitialMigration }];
+export const functionsMigrations: MigrationObject[] = [
+  { name: '0001-functions-initial', class: FunctionsInitialMigration },
+  { name: '0002-functions-hooks', class: FunctionsHooksMigration },
+];

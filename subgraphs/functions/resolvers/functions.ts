@@ -15,6 +15,7 @@ export const functionMutations = {
     const { projectId } = requireProject(ctx);
     const crons = (await ctx.services.cron.list(projectId)).filter((c) => c.functionId === id);
     await ctx.services.functions.remove(projectId, id);
+    await ctx.services.hooks.changed(projectId); // its hooks went with it
     for (const c of crons) await ctx.services.scheduler.agenda.cancel({ name: 'functions.cron.tick', data: { cronId: c.id } });
     return true;
   },

@@ -4,13 +4,14 @@ import type { FunctionsContext } from './context.ts';
 import { emailMutations, emailQueries } from './email.ts';
 import { executionQueries } from './executions.ts';
 import { functionMutations, functionQueries } from './functions.ts';
+import { hookMutations, hookQueries } from './hooks.ts';
 import { JSONScalar } from './json.ts';
 import { triggerMutations, triggerQueries } from './triggers.ts';
 import { typeResolvers } from './types.ts';
 
 export const functionsResolvers = {
   JSON: JSONScalar,
-  Query: { ...functionQueries, ...triggerQueries, ...emailQueries, ...executionQueries },
-  Mutation: { ...functionMutations, ...triggerMutations, ...emailMutations },
+  Query: { ...functionQueries, ...triggerQueries, ...hookQueries, ...emailQueries, ...executionQueries },
+  Mutation: { ...functionMutations, ...triggerMutations, ...hookMutations, ...emailMutations },
   ...typeResolvers,
 } as unknown as GraphQLResolverMap<FunctionsContext>;

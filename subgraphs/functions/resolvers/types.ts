@@ -1,6 +1,7 @@
 // Field resolvers of the object types: ISO dates, names of referenced functions, computed fields.
 import type { CronJob } from '../services/cron.ts';
 import type { Execution, ExecutionEvent } from '../services/executions.ts';
+import type { Hook } from '../services/hooks.ts';
 import type { WebhookReceiver } from '../services/webhooks.ts';
 import type { FunctionsContext as Ctx } from './context.ts';
 
@@ -16,6 +17,10 @@ export const typeResolvers = {
     function: (w: WebhookReceiver) => w.functionName,
     url: (w: WebhookReceiver, _: unknown, ctx: Ctx) => `${ctx.services.locations.webhookBaseUrl(w.projectId)}/${w.slug}`,
     createdAt: (w: WebhookReceiver) => iso(w.createdAt),
+  },
+  FunctionHook: {
+    function: (h: Hook) => h.functionName,
+    createdAt: (h: Hook) => iso(h.createdAt),
   },
   CronJob: {
     ...dates,

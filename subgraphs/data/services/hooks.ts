@@ -1,0 +1,161 @@
+// Database hooks as the data API sees them. The hooks themselves belong to the functions subgraph; this
+// module asks it, through the router and its internal (`@inaccessible`) operations:
+// - which (table, timing, event) of a project have hooks — cached per project, so a write to a table without
+//   hooks costs one map lookup; the cache entry is dropped on the broadcast `hooks.changed` (published by the
+//   functions subgraph in the transaction that changes a hook) and everything is dropped when the broadcast
+//   connection resets (messages may have been missed). The functions subgraph also calls `_hooksChanged` through
+//   the router once the change has committed, before it answers, so the instance it reaches (the only one in
+//   one-process mode) never serves a write from the old entry; other instances follow the broadcast;
+// - to run the before-hooks of a write (synchronously, before its SQL), which may change or refuse it;
+// - to queue the after-hooks with the committed rows, once the write has committed.
+// Depth: a write made by a function run at depth d fires hooks at depth d + 1; past TESSERA_HOOK_MAX_DEPTH the
+// write is refused (HOOK_DEPTH_EXCEEDED), so a hook whose function writes to its own table cannot recurse forever.
+import { LRUCache } from 'lru-cache';
+import { startBroadcastListener, type BroadcastListener } from '../../../platform/broadcast.ts';
+import { AppError, errors, isErrorCode } from '../../../platform/errors.ts';
+import type { Logger } from '../../../platform/logger.ts';
+import type { ExecutionResultJson, RouterClient } from '../../../platform/subgraph.ts';
+
+export type HookEvent = 'insert' | 'update' | 'delete';
+export type HookPlan = { before: boolean; after: boolean };
+/** What a write knows about its hooks while it runs. */
+export type HookContext = { projectId: string; userId: string | null; depth: number; dryRun: boolean; requestId: string };
+/** Committed rows waiting to be handed to the after-hooks. */
+export type AfterWrite = { table: string; event: HookEvent; rows: Record<string, unknown>[] };
+
+const NONE: HookPlan = { before: false, after: false };
+
+const TRIGGERS = 'query DataHookTriggers($projectId: ID!) { _hookTriggers(projectId: $projectId) { table timing events } }';
+const RUN_BEFORE = `mutation DataRunBeforeHooks($projectId: ID!, $table: String!, $event: String!, $rows: JSON!, $where: JSON, $userId: String, $depth: Int!, $dryRun: Boolean) {
+  _runBeforeHooks(projectId: $projectId, table: $table, event: $event, rows: $rows, where: $where, userId: $userId, depth: $depth, dryRun: $dryRun)
+}`;
+const ENQUEUE_AFTER = `mutation DataEnqueueAfterHooks($projectId: ID!, $table: String!, $event: String!, $rows: JSON!, $userId: String, $depth: Int!) {
+  _enqueueAfterHooks(projectId: $projectId, table: $table, event: $event, rows: $rows, userId: $userId, depth: $depth)
+}`;
+
+type Triggers = Map<string, { before: Set<string>; after: Set<string> }>;
+
+export type DataHooks = ReturnType<typeof createDataHooks>;
+
+/** The first error of a result as an AppError of the error table (unknown codes: the hooks are unavailable). */
+function errorOf(res: ExecutionResultJson): AppError | undefined {
+  const e = res.errors?.[0];
+  if (!e) return undefined;
+  const code = e.extensions?.code;
+  const details = e.extensions?.details as Record<string, unknown> | undefined;
+  if (isErrorCode(code) && code !== 'INTERNAL') return new AppError(code, e.message, details);
+  return errors.unavailable(`Database hooks could not run: ${e.message}`);
+}
+
+/** Creates the hook client of the data subgraph. */
+export function createDataHooks(opts: { router: RouterClient; databaseUrl: string; logger: Logger; maxDepth: number }) {
+  const { router, logger, maxDepth } = opts;
+  const cache = new LRUCache<string, Promise<Triggers>>({ max: 10_000 });
+  let listener: BroadcastListener | undefined;
+
+  const call = async (query: string, variables: Record<string, unknown>, requestId: string): Promise<ExecutionResultJson> => {
+    try {
+      return await router.run(query, variables, { requestId, principal: { kind: 'internal' } });
+    } catch (err) {
+      throw errors.unavailable(`The edge functions service could not be reached for database hooks: ${(err as Error).message}`);
+    }
+  };
+
+  const load = async (projectId: string, requestId: string): Promise<Triggers> => {
+    const res = await call(TRIGGERS, { projectId }, requestId);
+    const err = errorOf(res);
+    if (err) throw err;
+    const triggers: Triggers = new Map();
+    for (const t of (res.data?._hookTriggers ?? []) as { table: string; timing: 'before' | 'after'; events: string[] }[]) {
+      const entry = triggers.get(t.table) ?? { before: new Set<string>(), after: new Set<string>() };
+      for (const e of t.events) entry[t.timing].add(e);
+      triggers.set(t.table, entry);
+    }
+    return triggers;
+  };
+
+  /** The project's triggers: cached while the broadcast listener runs (it is what keeps the cache right). */
+  const triggersOf = async (projectId: string, requestId: string): Promise<Triggers> => {
+    if (!listener) return await load(projectId, requestId);
+    let p = cache.get(projectId);
+    if (!p) {
+      p = load(projectId, requestId);
+      cache.set(projectId, p);
+      // A failed load is not remembered: the next write asks again (and is refused meanwhile, see plan()).
+      p.catch(() => {
+        if (cache.get(projectId) === p) cache.delete(projectId);
+      });
+    }
+    return await p;
+  };
+
+  return {
+    /** Starts listening for `hooks.changed`; until then nothing is cached. */
+    async start(): Promise<void> {
+      const l = await startBroadcastListener({ url: opts.databaseUrl, logger });
+      l.on('hooks.changed', (payload) => {
+        if (typeof payload?.projectId === 'string') cache.delete(payload.projectId);
+      });
+      l.onReset(() => cache.clear());
+      listener = l;
+    },
+    async stop(): Promise<void> {
+      const l = listener;
+      listener = undefined;
+      cache.clear();
+      await l?.stop();
+    },
+
+    /** Forgets the project's hooks (told by the functions subgraph right after a change). */
+    invalidate(projectId: string): void {
+      cache.delete(projectId);
+    },
+
+    /**
+     * Which hooks a write fires. When the hooks cannot be known the write is refused (503): a before-hook
+     * may be what keeps bad rows out. Past the maximum depth a write that would fire hooks is refused.
+     */
+    async plan(h: HookContext, table: string, event: HookEvent): Promise<HookPlan> {
+      const entry = (await triggersOf(h.projectId, h.requestId)).get(table);
+      if (!entry) return NONE;
+      const plan = { before: entry.before.has(event), after: entry.after.has(event) };
+      if ((plan.before || plan.after) && h.depth + 1 > maxDepth) {
+        throw new AppError('HOOK_DEPTH_EXCEEDED', `This ${event} on "${table}" would fire database hooks ${h.depth + 1} levels deep; at most ${maxDepth} (TESSERA_HOOK_MAX_DEPTH)`, {
+          table, event, depth: h.depth + 1, max_depth: maxDepth,
+        });
+      }
+      return plan;
+    },
+
+    /** Runs the before-hooks; answers the rows to write (as many as given). */
+    async runBefore(h: HookContext, table: string, event: HookEvent, rows: unknown[], where: unknown): Promise<unknown[]> {
+      const res = await call(RUN_BEFORE, { projectId: h.projectId, table, event, rows, where: where ?? null, userId: h.userId, depth: h.depth + 1, dryRun: h.dryRun }, h.requestId);
+      const err = errorOf(res);
+      if (err) throw err;
+      const out = res.data?._runBeforeHooks;
+      if (!Array.isArray(out) || out.length !== rows.length) throw errors.unavailable('Database hooks answered an unexpected shape');
+      return out;
+    },
+
+    /**
+     * Hands committed rows to the after-hooks. The write has committed, so a failure here is not the caller's:
+     * it is retried a few times, then logged (the window in which an after-hook can be lost, see the README).
+     */
+    async handOff(h: HookContext, writes: AfterWrite[]): Promise<void> {
+      for (const w of writes) {
+        if (w.rows.length === 0) continue;
+        const rows = JSON.parse(JSON.stringify(w.rows)) as unknown[];
+        const variables = { projectId: h.projectId, table: w.table, event: w.event, rows, userId: h.userId, depth: h.depth + 1 };
+        for (let attempt = 1; ; attempt++) {
+          const res = await call(ENQUEUE_AFTER, variables, h.requestId).catch((err: AppError) => ({ errors: [{ message: err.message }] }) as ExecutionResultJson);
+          if (!res.errors?.length) break;
+          if (attempt >= 3) {
+            logger.error({ project: h.projectId, table: w.table, event: w.event, rows: rows.length, error: res.errors[0]?.message }, 'data: after-hooks could not be queued; they will not run');
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 100 * 4 ** attempt));
+        }
+      }
+    },
+  };
+}
