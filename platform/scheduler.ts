@@ -11,8 +11,13 @@ export type JobHandler<D> = (data: D, job: Job<D>) => Promise<void>;
 
 export type Scheduler = {
   agenda: Agenda;
-  /** Defines a job; failures are retried with exponential backoff up to `retries` times. */
-  define: <D>(name: string, handler: JobHandler<D>, opts?: { retries?: number; concurrency?: number; lockLifetimeMs?: number }) => void;
+  /**
+   * Defines a job; failures are retried with exponential backoff up to `retries` times. `removeOnComplete` deletes a
+   * one-time job's row once it succeeded (for high-volume jobs whose outcome is recorded elsewhere: finished rows
+   * left in the jobs table slow every later lookup of that job name); `lockLimit` caps how many queued jobs of the
+   * name one process locks ahead of running them (0: no cap).
+   */
+  define: <D>(name: string, handler: JobHandler<D>, opts?: { retries?: number; concurrency?: number; lockLifetimeMs?: number; removeOnComplete?: boolean; lockLimit?: number }) => void;
   /** Queues a job to run as soon as a worker is free. */
   enqueue: <D extends object>(name: string, data: D) => Promise<void>;
   start: () => Promise<void>;
@@ -33,7 +38,12 @@ export function createScheduler(opts: { url: string; name: string; logger: Logge
     processEvery: opts.processEveryMs ?? 1000,
   });
   agenda.on('error', (err: unknown) => log.error({ err }, 'scheduler error'));
-  agenda.on('fail', (err: Error, job: Job) => log.warn({ err, job: job.attrs.name, id: String(job.attrs._id) }, 'job failed'));
+  // Agenda also re-emits other schedulers' failures heard over its notification channel, with a notification
+  // (no `attrs`) in place of the job and `remote` set: those are logged by the process that ran the job.
+  agenda.on('fail', (err: unknown, job: Job | undefined, remote?: boolean) => {
+    if (remote || !job?.attrs) return;
+    log.warn({ err, job: job.attrs.name, id: String(job.attrs._id) }, 'job failed');
+  });
   let started = false;
   return {
     agenda,
@@ -43,6 +53,8 @@ export function createScheduler(opts: { url: string; name: string; logger: Logge
         // Jobs here are short; a job still running after this long is presumed dead and may run again.
         lockLifetime: o.lockLifetimeMs ?? 60_000,
         backoff: backoffStrategies.exponential({ delay: 1000, maxRetries: o.retries ?? 5 }),
+        removeOnComplete: o.removeOnComplete ?? false,
+        lockLimit: o.lockLimit ?? 0,
       });
     },
     async enqueue(name, data) {

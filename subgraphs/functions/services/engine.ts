@@ -7,6 +7,7 @@ import type { Logger } from '../../../platform/logger.ts';
 import type { RouterClient } from '../../../platform/subgraph.ts';
 import type { Scheduler } from '../../../platform/scheduler.ts';
 import type { CompiledStep } from './definitions.ts';
+import { createBatcher } from './batching.ts';
 import type { ExecutionEvent, ExecutionService, Trigger } from './executions.ts';
 import type { EdgeFunction, FunctionService } from './functions.ts';
 import type { SecretService } from './secrets.ts';
@@ -14,6 +15,11 @@ import { StepFailure, type StepDeps, type StepRunContext } from './steps/index.t
 import { TemplateError, templateScope, truthy } from './templates.ts';
 
 export const EXECUTION_JOB = 'functions.execution.run';
+/** The data of an execution job: the executions it runs (`executionId`: one, as queued by earlier versions). */
+export type QueuedJob = { executionIds?: string[]; executionId?: string };
+/** Most executions queued under one scheduler job, and most JSON of their inputs in one insert. */
+const ENQUEUE_BATCH_MAX = 25;
+const ENQUEUE_BATCH_MAX_BYTES = 4 * 1024 * 1024;
 /** How deep functions may invoke functions (sync or async), so a chain cannot run forever. */
 export const MAX_DEPTH = 8;
 const BACKOFF_BASE_MS = 200;
@@ -57,6 +63,8 @@ export type RunRequest = {
   dryRun: boolean;
   /** Caps the timeout (a synchronous Invoke step inside another function's time). */
   maxTimeoutMs?: number;
+  /** The project's sealed secrets, read along with the function (`sealedSecretsOf`); read here when absent. */
+  sealedSecrets?: Record<string, string>;
 };
 
 export type RunOutcome = {
@@ -73,6 +81,8 @@ export type RunOutcome = {
 export type Engine = ReturnType<typeof createEngine>;
 
 class Timeout extends Error {}
+/** The abort reason of a run that ended (cancels what its steps left running). */
+const FINISHED = new Error('finished');
 
 /** Replaces secret values inside recorded data, so the execution log never shows them. */
 function redactor(secrets: Record<string, string>): (v: unknown) => unknown {
@@ -87,8 +97,11 @@ function redactor(secrets: Record<string, string>): (v: unknown) => unknown {
   return walk;
 }
 
+/** A JSON copy (a step cannot change what another sees; only JSON is recorded). Strings, booleans and finite numbers are their own copy. */
 function clone(v: unknown): unknown {
-  return v === undefined ? null : (JSON.parse(JSON.stringify(v)) as unknown);
+  if (v === undefined) return null;
+  if (typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))) return v;
+  return JSON.parse(JSON.stringify(v)) as unknown;
 }
 
 /** Creates the engine. `http` and `email` are the outside effects; the engine supplies `invoke` and `router`. */
@@ -110,12 +123,18 @@ export function createEngine(deps: {
     const timeoutMs = Math.max(1, Math.min(req.fn.timeoutMs, req.maxTimeoutMs ?? Infinity));
     const deadline = Date.now() + timeoutMs;
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(new Timeout()), timeoutMs);
-    const expired = new Promise<never>((_, reject) => abort.signal.addEventListener('abort', () => reject(new Timeout()), { once: true }));
+    // Only a timeout rejects `expired` (an Error is made then, not on every run).
+    let expire: (err: Timeout) => void = () => {};
+    const expired = new Promise<never>((_, reject) => (expire = reject));
     expired.catch(() => {});
+    const timer = setTimeout(() => {
+      const err = new Timeout();
+      expire(err);
+      abort.abort(err);
+    }, timeoutMs);
     const events: ExecutionEvent[] = [];
     let seq = 0;
-    const secretValues = await secrets.reveal(req.fn.projectId);
+    const secretValues = req.sealedSecrets ? secrets.open(req.sealedSecrets) : await secrets.reveal(req.fn.projectId);
     const redact = redactor(secretValues);
     const log = (e: Omit<ExecutionEvent, 'seq' | 'at'>) =>
       events.push({ ...e, seq: ++seq, at: new Date(), input: redact(e.input), output: redact(e.output), error: redact(e.error), durationMs: e.durationMs == null ? null : Math.round(e.durationMs * 1000) / 1000 });
@@ -128,14 +147,19 @@ export function createEngine(deps: {
       dry_run: req.dryRun,
     };
     const steps: Record<string, unknown> = {};
+    let stepLogger: Logger | undefined;
     const ctx: StepRunContext = {
       projectId: req.fn.projectId,
       executionId,
       dryRun: req.dryRun,
       signal: abort.signal,
       remainingMs: () => Math.max(0, deadline - Date.now()),
-      requestContext: { requestId: `execution-${executionId ?? crypto.randomUUID()}`, principal: { kind: 'project', projectId: req.fn.projectId, tenantId: req.fn.tenantId } },
-      logger: logger.child({ function: req.fn.name, execution: executionId }),
+      // `depth` travels with the function's own calls: writes it makes fire database hooks one level deeper.
+      requestContext: { requestId: `execution-${executionId ?? crypto.randomUUID()}`, principal: { kind: 'project', projectId: req.fn.projectId, tenantId: req.fn.tenantId }, depth: req.depth },
+      // Made on first use: most runs never log.
+      get logger() {
+        return (stepLogger ??= logger.child({ function: req.fn.name, execution: executionId }));
+      },
       deps: { router: deps.router, http: deps.http, email: deps.email, invoke: (c, call) => invokeFromStep(req, c, call) },
     };
     let output: unknown = null;
@@ -204,7 +228,7 @@ export function createEngine(deps: {
       if (running?.type === 'started') log({ step: running.step, kind: running.kind, type: 'failed', attempt: running.attempt, error: { code: 'FUNCTION_TIMEOUT', message: failure.message }, durationMs: null });
     } finally {
       clearTimeout(timer);
-      if (!abort.signal.aborted) abort.abort(new Error('finished'));
+      if (!abort.signal.aborted) abort.abort(FINISHED);
     }
     return {
       executionId,
@@ -244,30 +268,55 @@ export function createEngine(deps: {
     return outcome;
   }
 
+  /**
+   * Queued runs: concurrent enqueues share one insert of their execution rows and one scheduler job naming
+   * them all (a lone enqueue pays no wait). Each caller gets its answer once its row and job are saved.
+   */
+  const enqueueBatch = createBatcher<{ id: string; row: string }>(
+    async (items) => {
+      await executions.enqueueMany(items.map((i) => i.row));
+      const executionIds = items.map((i) => i.id);
+      try {
+        await scheduler.enqueue(EXECUTION_JOB, { executionIds });
+      } catch (err) {
+        // Without their job nothing would ever run them: say so instead of leaving them queued.
+        await executions.fail(executionIds, { code: 'SERVICE_UNAVAILABLE', message: 'the run could not be queued' }).catch(() => {});
+        throw err;
+      }
+    },
+    { max: ENQUEUE_BATCH_MAX, inFlight: 1, retryAlone: false, weigh: (i) => i.row.length, maxWeight: ENQUEUE_BATCH_MAX_BYTES },
+  );
+
   /** Queues a run through the scheduler; answers its execution id at once. */
   async function enqueue(req: Omit<RunRequest, 'dryRun'>): Promise<string> {
-    const id = await executions.enqueue({
-      projectId: req.fn.projectId, functionId: req.fn.id, functionName: req.fn.name, functionVersion: req.fn.version,
+    const id = crypto.randomUUID();
+    const row = executions.queuedRow({
+      id, projectId: req.fn.projectId, functionId: req.fn.id, functionName: req.fn.name, functionVersion: req.fn.version,
       trigger: req.trigger, triggerRef: req.triggerRef, parentId: req.parentId, depth: req.depth, input: { ...req.input, rawBody: undefined },
     });
-    await scheduler.enqueue(EXECUTION_JOB, { executionId: id });
+    await enqueueBatch({ id, row });
     return id;
   }
 
-  /** The job: runs a queued execution once (an execution already taken is left alone). */
-  async function runQueued(executionId: string): Promise<void> {
-    const e = await executions.claim(executionId);
-    if (!e) return;
-    const fn = e.functionId ? await functions.load(e.functionId) : null;
-    if (!fn) {
-      await executions.fail(e.id, { code: 'NOT_FOUND', message: `function ${e.functionName} no longer exists` });
-      return;
-    }
-    const stored = (e.input ?? {}) as Partial<FunctionInputValue>;
-    const input = makeInput({ ...stored, rawBody: JSON.stringify(stored.body ?? null) });
-    const startedAt = e.startedAt ?? new Date();
-    const outcome = await execute({ fn, input, trigger: e.trigger, triggerRef: e.triggerRef, parentId: e.parentId, depth: e.depth, dryRun: false }, e.id);
-    await executions.finish(e.id, finished(outcome, startedAt, fn.version));
+  /** The job: runs the queued executions it names, side by side (an execution already taken is left alone). */
+  async function runQueued(data: QueuedJob): Promise<void> {
+    const ids = data.executionIds ?? (data.executionId ? [data.executionId] : []);
+    const claimed = await executions.claimMany(ids);
+    const results = await Promise.allSettled(
+      claimed.map(async ({ execution: e, fn, sealedSecrets }) => {
+        if (!fn) {
+          await executions.fail([e.id], { code: 'NOT_FOUND', message: `function ${e.functionName} no longer exists` });
+          return;
+        }
+        const stored = (e.input ?? {}) as Partial<FunctionInputValue>;
+        const input = makeInput({ ...stored, rawBody: JSON.stringify(stored.body ?? null) });
+        const startedAt = e.startedAt ?? new Date();
+        const outcome = await execute({ fn, input, trigger: e.trigger, triggerRef: e.triggerRef, parentId: e.parentId, depth: e.depth, dryRun: false, sealedSecrets }, e.id);
+        await executions.finish(e.id, finished(outcome, startedAt, fn.version));
+      }),
+    );
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   /** The Invoke step's way to another function of the same project. */

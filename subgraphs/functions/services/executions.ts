@@ -1,11 +1,14 @@
 // Executions of functions and their step logs: recorded by the engine, read by the executions API.
-import crypto from 'node:crypto';
 import { errors } from '../../../platform/errors.ts';
+import { createBatcher } from './batching.ts';
+import { TIMEOUT_MAX_MS } from './definitions.ts';
+import { toFunction, type EdgeFunction } from './functions.ts';
+import { sealedSecretsOf } from './secrets.ts';
 import { jsonParam, type Sql } from './sql.ts';
 import { checkPageSize, decodeCursor, encodeCursor, isUuid, optionalTime } from './validation.ts';
 
 export const STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
-export const TRIGGERS = ['invoke', 'webhook', 'cron', 'function'] as const;
+export const TRIGGERS = ['invoke', 'webhook', 'cron', 'function', 'hook'] as const;
 export type ExecutionStatus = (typeof STATUSES)[number];
 export type Trigger = (typeof TRIGGERS)[number];
 
@@ -95,72 +98,168 @@ export type FinishedExecution = {
 
 export type ExecutionService = ReturnType<typeof createExecutionService>;
 
+/** A claimed execution with its function (null when it was deleted) and its project's sealed secrets. */
+export type Claimed = { execution: Execution; fn: EdgeFunction | null; sealedSecrets: Record<string, string> };
+
 export const PAGE_DEFAULT = 20;
 export const PAGE_MAX = 100;
 
+/** A batch of execution writes stays under this much JSON (a lone larger write goes alone). */
+const BATCH_MAX_BYTES = 4 * 1024 * 1024;
+
+/** The columns of a step log line, as `jsonb_to_recordset` reads them (one JSON array for many lines). */
+const EVENT_COLUMNS = 'execution_id uuid, seq integer, step text, kind text, type text, attempt integer, input jsonb, output jsonb, error jsonb, duration_ms double precision, at timestamptz';
+const INSERT_EVENTS = `insert into function_execution_events (execution_id, seq, step, kind, type, attempt, input, output, error, duration_ms, at)
+  select v.execution_id, v.seq, v.step, v.kind, v.type, v.attempt, v.input, v.output, v.error, v.duration_ms, v.at
+  from jsonb_to_recordset(?::jsonb) as v(${EVENT_COLUMNS}) where v.execution_id in (select id from written) order by v.execution_id, v.seq`;
+
+/** A finished execution's row (record: inserted; finish: updated) in the JSON shape the batched statements read. */
+type WriteRow = {
+  id: string;
+  project_id?: string;
+  function_id?: string;
+  function_name?: string;
+  function_version: number;
+  trigger?: string;
+  trigger_ref?: string | null;
+  parent_id?: string | null;
+  depth?: number;
+  status: string;
+  input?: unknown;
+  output: unknown;
+  error: unknown;
+  response_status: number | null;
+  started_at: Date;
+  finished_at: Date;
+  duration_ms: number;
+};
+
+// One statement writes the rows of a batch and their step logs (a data-modifying CTE, so it is atomic).
+const RECORD = `with written as (
+  insert into function_executions (id, project_id, function_id, function_name, function_version, trigger, trigger_ref, parent_id, depth, status,
+    input, output, error, response_status, created_at, started_at, finished_at, duration_ms)
+  select r.id, r.project_id, r.function_id, r.function_name, r.function_version, r.trigger, r.trigger_ref, r.parent_id, r.depth, r.status,
+    r.input, r.output, r.error, r.response_status, r.started_at, r.started_at, r.finished_at, r.duration_ms
+  from jsonb_to_recordset(?::jsonb) as r(id uuid, project_id uuid, function_id uuid, function_name text, function_version integer, trigger text, trigger_ref text,
+    parent_id uuid, depth integer, status text, input jsonb, output jsonb, error jsonb, response_status integer, started_at timestamptz, finished_at timestamptz, duration_ms double precision)
+  returning id
+) ${INSERT_EVENTS}`;
+const FINISH = `with written as (
+  update function_executions e set status = r.status, output = r.output, error = r.error, response_status = r.response_status, started_at = r.started_at,
+    finished_at = r.finished_at, duration_ms = r.duration_ms, function_version = r.function_version
+  from jsonb_to_recordset(?::jsonb) as r(id uuid, status text, output jsonb, error jsonb, response_status integer, started_at timestamptz, finished_at timestamptz,
+    duration_ms double precision, function_version integer)
+  where e.id = r.id
+  returning e.id
+) ${INSERT_EVENTS}`;
+
+function eventRow(e: ExecutionEvent) {
+  return { seq: e.seq, step: e.step, kind: e.kind, type: e.type, attempt: e.attempt, input: e.input, output: e.output, error: e.error, duration_ms: e.durationMs ?? null, at: e.at };
+}
+
 /** Creates the execution store and queries. */
 export function createExecutionService({ sql }: { sql: Sql }) {
-  const insertEvents = async (tx: Sql, executionId: string, events: ExecutionEvent[]) => {
-    if (events.length === 0) return;
-    const values: string[] = [];
-    const params: unknown[] = [];
-    for (const e of events) {
-      values.push('(?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?)');
-      params.push(executionId, e.seq, e.step, e.kind, e.type, e.attempt, jsonParam(e.input), jsonParam(e.output), jsonParam(e.error), e.durationMs ?? null, e.at);
-    }
-    await tx.run(
-      `insert into function_execution_events (execution_id, seq, step, kind, type, attempt, input, output, error, duration_ms, at) values ${values.join(', ')}`,
-      params,
+  // Each write is turned into JSON once, when it is handed in; a batch joins them (and stays under a few MB).
+  type Write = { row: string; events: string };
+  const toWrite = (row: WriteRow, events: ExecutionEvent[]): Write => ({
+    row: JSON.stringify(row),
+    events: events.map((e) => JSON.stringify({ ...eventRow(e), execution_id: row.id })).join(','),
+  });
+  const batched = (statement: string) =>
+    createBatcher<Write>(
+      async (items) => await sql.run(statement, [`[${items.map((w) => w.row).join(',')}]`, `[${items.map((w) => w.events).filter(Boolean).join(',')}]`]),
+      { max: 200, inFlight: 2, retryAlone: true, weigh: (w) => w.row.length + w.events.length, maxWeight: BATCH_MAX_BYTES },
     );
-  };
+  const recordWrite = batched(RECORD);
+  const finishWrite = batched(FINISH);
 
   return {
-    /** Records a queued execution (async invoke, Invoke steps with async, cron). */
-    async enqueue(e: NewExecution): Promise<string> {
-      const id = crypto.randomUUID();
+    /** A queued execution as `enqueueMany` takes it (JSON, made once by the caller, who may weigh it). */
+    queuedRow(e: NewExecution & { id: string }): string {
+      return JSON.stringify({
+        id: e.id, project_id: e.projectId, function_id: e.functionId, function_name: e.functionName, function_version: e.functionVersion, trigger: e.trigger,
+        trigger_ref: e.triggerRef ?? null, parent_id: e.parentId ?? null, depth: e.depth, input: e.input, created_at: new Date(),
+      });
+    },
+
+    /** Records queued executions (async invoke, Invoke steps with async), all in one statement. */
+    async enqueueMany(rows: string[]): Promise<void> {
       await sql.run(
         `insert into function_executions (id, project_id, function_id, function_name, function_version, trigger, trigger_ref, parent_id, depth, status, input, created_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?::jsonb, ?)`,
-        [id, e.projectId, e.functionId, e.functionName, e.functionVersion, e.trigger, e.triggerRef ?? null, e.parentId ?? null, e.depth, jsonParam(e.input), new Date()],
+         select r.id, r.project_id, r.function_id, r.function_name, r.function_version, r.trigger, r.trigger_ref, r.parent_id, r.depth, 'queued', r.input, r.created_at
+         from jsonb_to_recordset(?::jsonb) as r(id uuid, project_id uuid, function_id uuid, function_name text, function_version integer, trigger text, trigger_ref text,
+           parent_id uuid, depth integer, input jsonb, created_at timestamptz)`,
+        [`[${rows.join(',')}]`],
       );
-      return id;
     },
 
-    /** Moves a queued execution to running; false when it is not queued (already taken, or gone). */
-    async claim(id: string): Promise<Execution | null> {
-      const rows = await sql.rows(`update function_executions set status = 'running', started_at = ? where id = ? and status = 'queued' returning *`, [new Date(), id]);
-      return rows[0] ? toExecution(rows[0]) : null;
+    /**
+     * Moves the given executions that are still queued to running (others were taken, or are gone) and answers
+     * them with what running them needs: their function as it is now (null when deleted) and their project's
+     * sealed secrets. One statement.
+     */
+    async claimMany(ids: string[]): Promise<Claimed[]> {
+      if (ids.length === 0) return [];
+      const rows = await sql.rows(
+        `update function_executions e set status = 'running', started_at = ? where e.id in (select (jsonb_array_elements_text(?::jsonb))::uuid) and e.status = 'queued'
+         returning e.*, (select to_jsonb(f) from edge_functions f where f.id = e.function_id) as function_row, ${sealedSecretsOf('e.project_id')} as sealed_secrets`,
+        [new Date(), JSON.stringify(ids)],
+      );
+      return rows.map((r) => ({
+        execution: toExecution(r),
+        fn: r.function_row ? toFunction(r.function_row as Record<string, unknown>) : null,
+        sealedSecrets: (r.sealed_secrets ?? {}) as Record<string, string>,
+      }));
     },
 
-    /** Records the end of a claimed execution with its step log. */
+    /** Records the end of a claimed execution with its step log (one statement, batched with concurrent ones). */
     async finish(id: string, f: FinishedExecution): Promise<void> {
-      await sql.tx(async (tx) => {
-        await tx.run(
-          `update function_executions set status = ?, output = ?::jsonb, error = ?::jsonb, response_status = ?, started_at = ?, finished_at = ?, duration_ms = ?, function_version = ? where id = ?`,
-          [f.status, jsonParam(f.output), jsonParam(f.error), f.responseStatus, f.startedAt, f.finishedAt, f.durationMs, f.functionVersion, id],
-        );
-        await insertEvents(tx, id, f.events);
-      });
+      await finishWrite(
+        toWrite(
+          { id, status: f.status, output: f.output, error: f.error, response_status: f.responseStatus, started_at: f.startedAt, finished_at: f.finishedAt, duration_ms: f.durationMs, function_version: f.functionVersion },
+          f.events,
+        ),
+      );
     },
 
-    /** Records a synchronous execution once it is over (one transaction: the row and its step log). */
+    /** Records a synchronous execution once it is over: the row and its step log in one statement, batched with concurrent ones. */
     async record(e: NewExecution & { id: string }, f: FinishedExecution): Promise<void> {
-      await sql.tx(async (tx) => {
-        await tx.run(
-          `insert into function_executions (id, project_id, function_id, function_name, function_version, trigger, trigger_ref, parent_id, depth, status,
-             input, output, error, response_status, created_at, started_at, finished_at, duration_ms)
-           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?, ?, ?, ?)`,
-          [e.id, e.projectId, e.functionId, e.functionName, f.functionVersion, e.trigger, e.triggerRef ?? null, e.parentId ?? null, e.depth, f.status,
-            jsonParam(e.input), jsonParam(f.output), jsonParam(f.error), f.responseStatus, f.startedAt, f.startedAt, f.finishedAt, f.durationMs],
-        );
-        await insertEvents(tx, e.id, f.events);
-      });
+      await recordWrite(
+        toWrite(
+          {
+            id: e.id, project_id: e.projectId, function_id: e.functionId, function_name: e.functionName, function_version: f.functionVersion, trigger: e.trigger,
+            trigger_ref: e.triggerRef ?? null, parent_id: e.parentId ?? null, depth: e.depth, status: f.status, input: e.input, output: f.output, error: f.error,
+            response_status: f.responseStatus, started_at: f.startedAt, finished_at: f.finishedAt, duration_ms: f.durationMs,
+          },
+          f.events,
+        ),
+      );
     },
 
-    /** Marks a queued execution failed without running it (its function is gone). */
-    async fail(id: string, error: unknown): Promise<void> {
+    /** Marks queued or claimed executions failed without running them (their function is gone, or they could not be queued). */
+    async fail(ids: string[], error: unknown): Promise<void> {
       const now = new Date();
-      await sql.run(`update function_executions set status = 'failed', error = ?::jsonb, finished_at = ?, started_at = coalesce(started_at, ?), duration_ms = 0 where id = ?`, [jsonParam(error), now, now, id]);
+      await sql.run(
+        `update function_executions set status = 'failed', error = ?::jsonb, finished_at = ?, started_at = coalesce(started_at, ?), duration_ms = 0
+         where id in (select (jsonb_array_elements_text(?::jsonb))::uuid) and status in ('queued', 'running')`,
+        [jsonParam(error), now, now, JSON.stringify(ids)],
+      );
+    },
+
+    /**
+     * Marks as failed the executions a worker claimed and never finished (the process crashed or was killed
+     * mid-run): `running` for longer than their function's timeout plus `graceMs`. They are not run again — a
+     * run cut short may have had side effects — but they no longer look alive. Answers how many were marked.
+     */
+    async sweepLost(graceMs: number): Promise<number> {
+      return await sql.run(
+        `update function_executions e set status = 'failed', finished_at = now(),
+           duration_ms = extract(epoch from (now() - e.started_at)) * 1000,
+           error = jsonb_build_object('code', 'WORKER_LOST', 'message', 'the process running this execution stopped before it finished (crash or restart); it was not run again')
+         where e.status = 'running'
+           and e.started_at < now() - make_interval(secs => (coalesce((select f.timeout_ms from edge_functions f where f.id = e.function_id), ?) + ?) / 1000.0)`,
+        [TIMEOUT_MAX_MS, graceMs],
+      );
     },
 
     /** One execution of the project; NOT_FOUND otherwise. */

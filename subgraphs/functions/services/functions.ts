@@ -5,6 +5,7 @@ import { LRUCache } from 'lru-cache';
 import { errors } from '../../../platform/errors.ts';
 import { checkDefinition, compileSteps, type CompiledStep, type FunctionInput } from './definitions.ts';
 import type { StepDefinition } from './steps/index.ts';
+import { announceHooksChanged } from './hooks.ts';
 import { isUniqueViolation, type Sql } from './sql.ts';
 import { checkPageSize, isUuid } from './validation.ts';
 
@@ -25,7 +26,8 @@ export type EdgeFunction = {
 
 type Row = Record<string, unknown>;
 
-function toFunction(r: Row): EdgeFunction {
+/** A function from its row (also `to_jsonb` of a row joined into another query). */
+export function toFunction(r: Row): EdgeFunction {
   return {
     id: r.id as string,
     projectId: r.project_id as string,
@@ -127,7 +129,12 @@ export function createFunctionService({ sql }: { sql: Sql }) {
 
     async remove(projectId: string, id: string): Promise<EdgeFunction> {
       const fn = await this.get(projectId, id);
-      await sql.run('delete from edge_functions where id = ? and project_id = ?', [id, projectId]);
+      await sql.tx(async (tx) => {
+        // Its hooks go with it (foreign key): the data API must hear of it.
+        const hooks = await tx.run('delete from function_hooks where function_id = ?', [id]);
+        await tx.run('delete from edge_functions where id = ? and project_id = ?', [id, projectId]);
+        if (hooks > 0) await announceHooksChanged(tx, projectId);
+      });
       return fn;
     },
 

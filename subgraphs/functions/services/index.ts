@@ -8,6 +8,7 @@ import { createEmailService } from './email.ts';
 import { createEngine } from './engine.ts';
 import { createExecutionService } from './executions.ts';
 import { createFunctionService } from './functions.ts';
+import { announceHooksChanged, createHookService } from './hooks.ts';
 import { createInvokeService } from './invoke.ts';
 import { createLocations } from './locations.ts';
 import { guardedRequest, OutboundRefused } from './outbound.ts';
@@ -44,20 +45,22 @@ export function createFunctionsServices({ config, db, logger, databaseUrl, route
       }
     },
   });
-  const invoke = createInvokeService({ functions, engine });
+  const invoke = createInvokeService({ sql, engine });
   const webhooks = createWebhookService({ sql, functions, engine });
   const cron = createCronService({ sql, functions, engine, scheduler, logger });
+  const hooks = createHookService({ sql, functions, engine, scheduler, router, logger });
   const locations = createLocations(config);
 
   /** Removes everything a deleted project had here (idempotent: events may come twice). */
   const removeProject = async (projectId: string) => {
     await cron.cancelProject(projectId);
     await sql.tx(async (tx) => {
-      for (const table of ['webhook_idempotency', 'webhook_receivers', 'cron_jobs', 'function_executions', 'edge_functions', 'function_secrets', 'email_templates', 'email_configs']) {
+      for (const table of ['function_hooks', 'webhook_idempotency', 'webhook_receivers', 'cron_jobs', 'function_executions', 'edge_functions', 'function_secrets', 'email_templates', 'email_configs']) {
         await tx.run(`delete from ${table} where project_id = ?`, [projectId]);
       }
+      await announceHooksChanged(tx, projectId);
     });
   };
 
-  return { sql, scheduler, functions, secrets, executions, email, engine, invoke, webhooks, cron, locations, removeProject };
+  return { sql, scheduler, logger, functions, secrets, executions, email, engine, invoke, webhooks, cron, hooks, locations, removeProject };
 }

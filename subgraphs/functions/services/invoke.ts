@@ -5,7 +5,9 @@ import { errors } from '../../../platform/errors.ts';
 import { checkFunctionName } from './definitions.ts';
 import { failureError, makeInput, type Engine } from './engine.ts';
 import type { ExecutionEvent } from './executions.ts';
-import type { FunctionService } from './functions.ts';
+import { createBatcher } from './batching.ts';
+import { toFunction, type EdgeFunction } from './functions.ts';
+import type { Sql } from './sql.ts';
 import type { HttpAnswer } from './webhooks.ts';
 
 /** A step log line in the REST shape (the trace of a dry run). */
@@ -27,12 +29,24 @@ export function eventJson(e: ExecutionEvent) {
 export type InvokeService = ReturnType<typeof createInvokeService>;
 
 /** Creates the invoke service. */
-export function createInvokeService({ functions, engine }: { functions: FunctionService; engine: Engine }) {
+export function createInvokeService({ sql, engine }: { sql: Sql; engine: Engine }) {
+  // Concurrent invokes look their functions up together: one query for a batch (always read fresh, never cached).
+  const lookup = createBatcher<{ projectId: string; name: string }, EdgeFunction | null>(
+    async (keys) => {
+      const rows = await sql.rows('select f.* from edge_functions f join jsonb_to_recordset(?::jsonb) as k(project_id uuid, name text) on f.project_id = k.project_id and f.name = k.name', [
+        JSON.stringify(keys.map((k) => ({ project_id: k.projectId, name: k.name }))),
+      ]);
+      const found = new Map(rows.map((r) => [`${String(r.project_id)}/${String(r.name)}`, toFunction(r)]));
+      return keys.map((k) => found.get(`${k.projectId}/${k.name}`) ?? null);
+    },
+    { max: 100, inFlight: 2, retryAlone: false },
+  );
+
   return {
     async invoke(projectId: string, args: { name: string; input?: unknown; async?: boolean | null; dryRun?: boolean | null }): Promise<HttpAnswer> {
       const name = checkFunctionName(args.name, 'name');
       if (args.async && args.dryRun) throw errors.validation('async', 'cannot be combined with dry_run');
-      const fn = await functions.findByName(projectId, name);
+      const fn = await lookup({ projectId, name });
       if (!fn) throw errors.notFound('function', name);
       const body = args.input === undefined ? null : args.input;
       const input = makeInput({ body, method: 'POST', rawBody: JSON.stringify(body) });

@@ -9,6 +9,10 @@ export const SECRET_VALUE_MAX = 16_384;
 
 export type SecretService = ReturnType<typeof createSecretService>;
 
+/** A column of every sealed secret of the project `projectColumn` names, as one JSON object (for `open`). */
+export const sealedSecretsOf = (projectColumn: string) =>
+  `(select coalesce(jsonb_object_agg(s.name, s.value_sealed), '{}'::jsonb) from function_secrets s where s.project_id = ${projectColumn})`;
+
 /** Creates the secret service. */
 export function createSecretService({ sql, box }: { sql: Sql; box: SecretBox }) {
   const checkName = (value: unknown): string => {
@@ -47,8 +51,13 @@ export function createSecretService({ sql, box }: { sql: Sql; box: SecretBox }) 
     /** Every secret of the project in clear, for one execution. */
     async reveal(projectId: string): Promise<Record<string, string>> {
       const rows = await sql.rows<{ name: string; value_sealed: string }>('select name, value_sealed from function_secrets where project_id = ?', [projectId]);
+      return this.open(Object.fromEntries(rows.map((r) => [r.name, r.value_sealed])));
+    },
+
+    /** Opens sealed values read along with something else (a `sealedSecretsOf` column): name → value in clear. */
+    open(sealed: Record<string, string>): Record<string, string> {
       const out = Object.create(null) as Record<string, string>;
-      for (const r of rows) out[r.name] = box.decrypt(r.value_sealed);
+      for (const [name, value] of Object.entries(sealed)) out[name] = box.decrypt(value);
       return out;
     },
   };

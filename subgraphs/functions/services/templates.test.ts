@@ -74,6 +74,27 @@ describe('template evaluation', () => {
     expect(typeof Function.prototype.constructor).toBe('function');
   });
 
+  it('reads plain paths exactly as the expression interpreter does', () => {
+    const data = templateScope({
+      input: { ...input, body: { ...input.body, nothing: null, text: 'abc', nested: { a: [{ b: 0 }], 'dash-key': 1 } } },
+      steps: { verify: { body: { ok: true, rows: [{ id: 7 }] } }, skipped: { body: null, skipped: true } },
+      secrets: { SIGNING: 'whsec' },
+      env: { project_id: 'p' },
+    });
+    const paths = [
+      'input', 'input.body.amount', 'input.body.customer.name', 'input.body.items[1]', 'input.body.items.length', 'input.body.text.length', 'input.body.text[0]',
+      'input.body.nothing', 'input.body.nothing.deeper', 'input.body.missing.deeper', "input.body.nested.a[0]['b']", "input.body.nested['dash-key']",
+      "input.headers['X-Signature']", 'input.headers.X_Signature', 'steps.verify.body.rows[0].id', 'steps.skipped.body.x', 'steps.nope.body', 'secrets.SIGNING',
+      'input.body.constructor', "input.body['__proto__']", 'input.body.items.map', 'input.body.amount.toFixed', 'now', 'env.project_id', 'input.body.items[5]',
+    ];
+    for (const src of paths) {
+      // `true ? <path> : null` is not a plain path: the library's interpreter evaluates it.
+      const direct = compileTemplate(`{{ ${src} }}`).render(data);
+      const interpreted = compileTemplate(`{{ true ? ${src} : null }}`).render(data);
+      expect([src, direct]).toEqual([src, interpreted]);
+    }
+  });
+
   it('reports a failing expression with its path and leaves Function.prototype intact', () => {
     expect(() => compileTemplate({ x: ['{{ input.body.amount() }}'] }).render(scope)).toThrow(/x\[0\]|failed/);
     expect(typeof Function.prototype.constructor).toBe('function');

@@ -152,6 +152,39 @@ function guarded<T>(fn: () => T): T {
   }
 }
 
+/**
+ * The keys of an expression that is only a path from a root name (`input.body.sku`, `steps.save.body.rows[0]`,
+ * `input.headers['x-sig']`); null for anything else. Most placeholders are such paths: they are read directly,
+ * without a round through the library's interpreter (which also swaps `Function.prototype.constructor` out and
+ * back on every evaluation, a cost the whole process pays).
+ */
+function plainPath(ast: AstNode): string[] | null {
+  const body = ast.body as AstNode[] | undefined;
+  if (ast.type !== 'Program' || body?.length !== 1 || body[0]!.type !== 'ExpressionStatement') return null;
+  const keys: string[] = [];
+  let n = body[0]!.expression as AstNode;
+  while (n.type === 'MemberExpression') {
+    const prop = n.property as AstNode;
+    if (!n.computed && prop.type === 'Identifier') keys.push(prop.name as string);
+    else if (n.computed && prop.type === 'Literal' && (typeof prop.value === 'string' || typeof prop.value === 'number')) keys.push(String(prop.value));
+    else return null;
+    n = n.object as AstNode;
+  }
+  if (n.type !== 'Identifier') return null;
+  keys.push(n.name as string);
+  return keys.reverse();
+}
+
+/** Reads a path with the interpreter's rules: own properties only, and `undefined` past a missing step or a null. */
+function readPath(scope: Record<string, unknown>, path: string[]): unknown {
+  let v: unknown = scope;
+  for (const key of path) {
+    if (v === null || v === undefined || !Object.prototype.hasOwnProperty.call(v, key)) return undefined;
+    v = (v as Record<string, unknown>)[key];
+  }
+  return v;
+}
+
 /** Parses and checks one expression (the text between `{{` and `}}`); throws Error with the reason. */
 export function compileExpression(source: string): CompiledExpression {
   const hit = compiled.get(source);
@@ -163,9 +196,10 @@ export function compileExpression(source: string): CompiledExpression {
     const fn = guarded(() => expressions.compile(lowerHeaderLookups(source), { csp: true, cache: {}, filters: Object.create(null) as never } as never));
     const refs = new Set<string>();
     inspect(fn.ast, refs);
+    const path = plainPath(fn.ast as AstNode);
     result = {
       stepRefs: [...refs],
-      evaluate: (scope) => guarded(() => fn(scope)),
+      evaluate: path ? (scope) => readPath(scope, path) : (scope) => guarded(() => fn(scope)),
     };
   } catch (err) {
     // The library's messages carry an AngularJS error URL after a newline; keep the readable part.

@@ -5,7 +5,8 @@ import crypto from 'node:crypto';
 import { errors } from '../../../platform/errors.ts';
 import { checkSlug, checkFunctionName } from './definitions.ts';
 import { failureError, makeInput, type Engine } from './engine.ts';
-import type { FunctionService } from './functions.ts';
+import { toFunction, type FunctionService } from './functions.ts';
+import { sealedSecretsOf } from './secrets.ts';
 import { isUniqueViolation, type Sql } from './sql.ts';
 import { isUuid, optionalText } from './validation.ts';
 
@@ -83,9 +84,12 @@ export function createWebhookService({ sql, functions, engine }: { sql: Sql; fun
     async receive(projectId: string, slug: string, req: InboundRequest): Promise<HttpAnswer> {
       const notFound = () => errors.notFound('webhook receiver', `${projectId.slice(0, 64)}/${slug.slice(0, 64)}`);
       if (!isUuid(projectId)) throw notFound();
-      const rows = await sql.rows(`${SELECT} where w.project_id = ? and w.slug = ?`, [projectId, slug]);
+      // One round trip: the receiver, its function and the project's sealed secrets.
+      const rows = await sql.rows(`select w.*, f.name as function_name, to_jsonb(f) as function_row, ${sealedSecretsOf('w.project_id')} as sealed_secrets
+        from webhook_receivers w join edge_functions f on f.id = w.function_id where w.project_id = ? and w.slug = ?`, [projectId, slug]);
       if (!rows[0]) throw notFound();
-      const receiver = toReceiver(rows[0]);
+      const fn = toFunction(rows[0].function_row as Record<string, unknown>);
+      const sealedSecrets = rows[0].sealed_secrets as Record<string, string>;
       const key = req.idempotencyKey ?? null;
       if (key !== null) {
         if (!IDEMPOTENCY_KEY.test(key)) throw errors.validation('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
@@ -99,11 +103,9 @@ export function createWebhookService({ sql, functions, engine }: { sql: Sql; fun
         }
       }
       try {
-        const fn = await functions.load(receiver.functionId);
-        if (!fn) throw notFound();
         const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
         const input = makeInput({ body: parseBody(headers['content-type'], req.rawBody), headers, method: req.method.toUpperCase(), query: req.query, rawBody: req.rawBody });
-        const outcome = await engine.runSync({ fn, input, trigger: 'webhook', triggerRef: slug, depth: 0, dryRun: false });
+        const outcome = await engine.runSync({ fn, input, trigger: 'webhook', triggerRef: slug, depth: 0, dryRun: false, sealedSecrets });
         if (outcome.status === 'failed') throw failureError(outcome);
         const answer: HttpAnswer = { status: outcome.responseStatus, body: outcome.output, headers: { 'x-execution-id': outcome.executionId ?? '' } };
         if (key !== null) await sql.run('update webhook_idempotency set response = ?::jsonb where project_id = ? and slug = ? and key = ?', [JSON.stringify(answer), projectId, slug, key]);
