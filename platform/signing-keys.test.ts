@@ -1,10 +1,11 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { decodeJwt, decodeProtectedHeader } from 'jose';
+import crypto from 'node:crypto';
+import { SignJWT, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify, type JWK } from 'jose';
 import { createTestDatabase } from '../tests/support/database.ts';
 import { createSecretBox } from './crypto.ts';
 import { openSubgraphDatabase, type SubgraphDatabase } from './database.ts';
 import { createLogger } from './logger.ts';
-import { createSigningKeyRing, type SigningKeyRingOptions } from './signing-keys.ts';
+import { createSigningKeyRing, derToRaw, rawToDer, type SigningKeyRingOptions } from './signing-keys.ts';
 
 const ISSUER = 'https://issuer.test';
 const box = createSecretBox('a-test-internal-secret', 'test:secrets');
@@ -81,6 +82,93 @@ describe('the signing key ring (platform/signing-keys.ts)', () => {
     const stranger = ring('ring_shared');
     const foreign = await stranger.sign({ iss: ISSUER, exp: now + 60 }, 'JWT');
     await expect(keys.verify(foreign, { issuer: ISSUER })).rejects.toMatchObject(invalid);
+  });
+
+  it('speaks standard JWS: jose verifies its tokens with the published key, and it verifies tokens jose signs', async () => {
+    const keys = ring('ring_plain');
+    await keys.ensureCurrent();
+    const [row] = (await rows('ring_plain')).filter((r) => r.status === 'current');
+    const now = Math.floor(Date.now() / 1000);
+    for (let i = 0; i < 20; i++) {
+      const token = await keys.sign({ sub: `s${i}`, iss: ISSUER, aud: 'tests', iat: now, exp: now + 60, amr: ['pwd'], name: 'Zoë ✓' }, 'at+jwt');
+      const { payload, protectedHeader } = await jwtVerify(token, await importJWK(row.public_jwk as JWK, 'ES256'), { issuer: ISSUER, audience: 'tests', typ: 'at+jwt' });
+      expect(payload).toMatchObject({ sub: `s${i}`, name: 'Zoë ✓' });
+      expect(protectedHeader).toEqual({ alg: 'ES256', kid: row.kid, typ: 'at+jwt' });
+    }
+    const privateKey = await importJWK(JSON.parse(box.decrypt(row.private_jwk_sealed)) as JWK, 'ES256');
+    const byJose = await new SignJWT({ sub: 'from-jose', iss: ISSUER, exp: now + 60 }).setProtectedHeader({ alg: 'ES256', kid: row.kid, typ: 'JWT' }).sign(privateKey);
+    expect((await keys.verify(byJose, { issuer: ISSUER, typ: 'JWT' })).payload.sub).toBe('from-jose');
+  });
+
+  it('accepts only what it signs: ES256 with a known kid, no crit, a 64-byte signature, an object with an expiry', async () => {
+    const keys = ring('ring_plain');
+    await keys.ensureCurrent();
+    const now = Math.floor(Date.now() / 1000);
+    const good = await keys.sign({ sub: 'x', iss: ISSUER, exp: now + 60 }, 'JWT');
+    const [h, p, sig] = good.split('.') as [string, string, string];
+    const header = JSON.parse(Buffer.from(h, 'base64url').toString()) as Record<string, unknown>;
+    const enc = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const invalid = { code: 'INVALID_TOKEN' };
+    for (const bad of [
+      `${enc({ ...header, alg: 'none' })}.${p}.`,
+      `${enc({ ...header, alg: 'none' })}.${p}.${sig}`,
+      `${enc({ ...header, alg: 'HS256' })}.${p}.${sig}`,
+      `${enc({ ...header, crit: ['exp'] })}.${p}.${sig}`,
+      `${enc({ alg: 'ES256', typ: 'JWT' })}.${p}.${sig}`,
+      `${h}.${p}.${Buffer.from(sig, 'base64url').subarray(0, 63).toString('base64url')}`,
+      `${h}.${p}.${sig}=`,
+      `${h}.${p}.${sig}.extra`,
+      `${h}.${enc({ sub: 'y', iss: ISSUER, exp: now + 60 })}.${sig}`,
+      `${h}.${p}.${crypto.randomBytes(64).toString('base64url')}`,
+      'a'.repeat(20_000),
+    ]) {
+      await expect(keys.verify(bad, { issuer: ISSUER })).rejects.toMatchObject(invalid);
+    }
+    const signedWithout = async (payload: object | string) => {
+      const input = `${h}.${Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload)).toString('base64url')}`;
+      const { private_jwk_sealed } = (await rows('ring_plain')).find((r) => r.status === 'current')!;
+      const key = crypto.createPrivateKey({ key: JSON.parse(box.decrypt(private_jwk_sealed)) as crypto.JsonWebKey, format: 'jwk' });
+      return `${input}.${crypto.sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+    };
+    // Correctly signed, but not a claims set we accept.
+    await expect(keys.verify(await signedWithout({ sub: 'no-exp', iss: ISSUER }), { issuer: ISSUER })).rejects.toMatchObject(invalid);
+    await expect(keys.verify(await signedWithout({ iss: ISSUER, exp: String(now + 60) }), { issuer: ISSUER })).rejects.toMatchObject(invalid);
+    await expect(keys.verify(await signedWithout({ iss: ISSUER, exp: now + 60, nbf: now + 600 }), { issuer: ISSUER })).rejects.toMatchObject(invalid);
+    await expect(keys.verify(await signedWithout('[1,2]'), { issuer: ISSUER })).rejects.toMatchObject(invalid);
+    expect((await keys.verify(await signedWithout({ iss: ISSUER, exp: now + 60, aud: ['a', 'tests'] }), { issuer: ISSUER, audience: 'tests' })).payload.aud).toEqual(['a', 'tests']);
+  });
+
+  it('checks a token it verified before again for expiry, typ and issuer, and hands out a read-only payload', async () => {
+    const keys = ring('ring_plain');
+    await keys.ensureCurrent();
+    const now = Math.floor(Date.now() / 1000);
+    const expired = await keys.sign({ sub: 'x', iss: ISSUER, iat: now - 120, exp: now - 60 }, 'JWT');
+    expect((await keys.verify(expired, { issuer: ISSUER, allowExpired: true })).payload.sub).toBe('x');
+    await expect(keys.verify(expired, { issuer: ISSUER })).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+    const fresh = await keys.sign({ sub: 'x', iss: ISSUER, exp: now + 60, amr: ['pwd'] }, 'JWT');
+    const { payload } = await keys.verify(fresh, { issuer: ISSUER });
+    expect(() => ((payload as Record<string, unknown>).sub = 'changed')).toThrow(TypeError);
+    expect(() => (payload.amr as string[]).push('otp')).toThrow(TypeError);
+    await expect(keys.verify(fresh, { issuer: ISSUER, typ: 'at+jwt' })).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+    await expect(keys.verify(fresh, { issuer: 'https://other.test' })).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+    expect((await keys.verify(fresh, { issuer: ISSUER })).payload.sub).toBe('x');
+  });
+
+  it('converts ECDSA signatures between DER and r||s exactly, short integers included', () => {
+    const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    // Short encodings (r or s with leading zero bytes) come about once in ~150 signatures: run until a few were seen.
+    let short = 0;
+    for (let i = 0; i < 1000 || (short < 3 && i < 50_000); i++) {
+      const data = crypto.randomBytes(16);
+      const der = crypto.sign('sha256', data, privateKey);
+      if (der.length < 70) short++;
+      const raw = derToRaw(der);
+      expect(raw.length).toBe(64);
+      expect(crypto.verify('sha256', data, { key: publicKey, dsaEncoding: 'ieee-p1363' }, raw)).toBe(true);
+      expect(rawToDer(raw).equals(der)).toBe(true);
+    }
+    expect(short).toBeGreaterThan(0);
+    expect(() => derToRaw(Buffer.from([0x31, 0x00]))).toThrow();
   });
 
   it('creates a single current key when several instances start at once (advisory lock)', async () => {

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../platform/errors.ts';
 import type { RawHandlerDeps, RawHandlerModule } from './types.ts';
 import {
-  OAuthFailure, authenticateClient, internalContext, invalidRequest, lookupClient, oauthFailureOf, paramsOf, sendOAuthError,
+  OAuthFailure, clientCredentialsOf, internalContext, invalidRequest, lookupClient, oauthFailureOf, paramsOf, sendOAuthError,
   type ClientFacts, type Params,
 } from './identity/oauth.ts';
 import { errorPage, resetPasswordPage, signInPage, signedOutPage, verifyEmailPage } from './identity/pages.ts';
@@ -22,17 +22,20 @@ export const CLAIMS_SUPPORTED = [
 ];
 const GRANT_TYPES = ['authorization_code', 'password', 'client_credentials', 'refresh_token'];
 
-const ISSUE_TOKENS = `mutation IdentityIssueTokens($client: OidcClientFactsInput!, $grant: TokenGrantInput!) {
-  _issueTokens(client: $client, grant: $grant) { accessToken tokenType expiresIn refreshToken idToken scope }
+// The token, introspection and revocation endpoints hand the client's credentials to the identity
+// subgraph, which authenticates the client itself (with a cache of what the tenant subgraph vouched for):
+// one operation per request.
+const ISSUE_TOKENS = `mutation IdentityIssueTokens($credentials: ClientCredentialsInput!, $grant: TokenGrantInput!) {
+  _issueTokens(credentials: $credentials, grant: $grant) { accessToken tokenType expiresIn refreshToken idToken scope }
 }`;
 const CHECK_AUTHORIZATION = `query IdentityCheckAuthorization($client: OidcClientFactsInput!, $input: AuthorizeInput!) {
   _checkAuthorizationRequest(client: $client, input: $input)
 }`;
 const AUTHORIZE = `mutation IdentityAuthorize($client: OidcClientFactsInput!, $input: AuthorizeInput!) { _authorize(client: $client, input: $input) { code } }`;
-const INTROSPECT = `query IdentityIntrospect($token: String!, $projectId: ID!) {
-  _introspectToken(token: $token, projectId: $projectId) { active scope clientId username tokenType exp iat sub aud iss jti projectId sid }
+const INTROSPECT = `query IdentityIntrospect($token: String!, $credentials: ClientCredentialsInput!) {
+  _introspectToken(token: $token, credentials: $credentials) { active scope clientId username tokenType exp iat sub aud iss jti projectId sid }
 }`;
-const REVOKE = 'mutation IdentityRevoke($token: String!, $projectId: ID!) { _revokeToken(token: $token, projectId: $projectId) }';
+const REVOKE = 'mutation IdentityRevoke($token: String!, $credentials: ClientCredentialsInput!) { _revokeToken(token: $token, credentials: $credentials) }';
 const END_SESSION = 'mutation IdentityEndSession($idTokenHint: String!) { _endSession(idTokenHint: $idTokenHint) { clientId revoked } }';
 const JWKS = 'query IdentityJwks { identitySigningKeys { kid kty alg use crv x y } }';
 const USERINFO = `query IdentityUserInfo { userInfo {
@@ -86,14 +89,13 @@ function noStore(reply: FastifyReply): FastifyReply {
 
 async function token(deps: RawHandlerDeps, req: FastifyRequest, reply: FastifyReply) {
   const params = paramsOf(req.body);
-  const client = await authenticateClient(deps, req, params, { allowPublic: true });
-  const grantType = params.get('grant_type');
-  if (!grantType) throw invalidRequest('grant_type is required');
+  const credentials = clientCredentialsOf(req, params);
+  // A missing grant_type is answered after the client is authenticated (by the identity subgraph).
   const grant = {
-    grantType, username: params.get('username'), password: params.get('password'), totpCode: params.get('totp_code'), scope: params.get('scope'),
+    grantType: params.get('grant_type') ?? '', username: params.get('username'), password: params.get('password'), totpCode: params.get('totp_code'), scope: params.get('scope'),
     code: params.get('code'), redirectUri: params.get('redirect_uri'), codeVerifier: params.get('code_verifier'), refreshToken: params.get('refresh_token'),
   };
-  const data = await run<{ _issueTokens: Record<string, unknown> }>(deps, req, ISSUE_TOKENS, { client, grant });
+  const data = await run<{ _issueTokens: Record<string, unknown> }>(deps, req, ISSUE_TOKENS, { credentials, grant });
   const t = data._issueTokens;
   const body: Record<string, unknown> = { access_token: t.accessToken, token_type: t.tokenType, expires_in: t.expiresIn, scope: t.scope };
   if (t.refreshToken) body.refresh_token = t.refreshToken;
@@ -103,10 +105,8 @@ async function token(deps: RawHandlerDeps, req: FastifyRequest, reply: FastifyRe
 
 async function introspect(deps: RawHandlerDeps, req: FastifyRequest, reply: FastifyReply) {
   const params = paramsOf(req.body);
-  const client = await authenticateClient(deps, req, params, { allowPublic: false });
-  const tok = params.get('token');
-  if (!tok) throw invalidRequest('token is required');
-  const data = await run<{ _introspectToken: Record<string, unknown> }>(deps, req, INTROSPECT, { token: tok, projectId: client.projectId });
+  const credentials = clientCredentialsOf(req, params);
+  const data = await run<{ _introspectToken: Record<string, unknown> }>(deps, req, INTROSPECT, { token: params.get('token') ?? '', credentials });
   const i = data._introspectToken;
   if (!i.active) return noStore(reply).send({ active: false });
   const body: Record<string, unknown> = {
@@ -119,10 +119,8 @@ async function introspect(deps: RawHandlerDeps, req: FastifyRequest, reply: Fast
 
 async function revocation(deps: RawHandlerDeps, req: FastifyRequest, reply: FastifyReply) {
   const params = paramsOf(req.body);
-  const client = await authenticateClient(deps, req, params, { allowPublic: true });
-  const tok = params.get('token');
-  if (!tok) throw invalidRequest('token is required');
-  await run(deps, req, REVOKE, { token: tok, projectId: client.projectId });
+  const credentials = clientCredentialsOf(req, params);
+  await run(deps, req, REVOKE, { token: params.get('token') ?? '', credentials });
   return noStore(reply).code(200).send();
 }
 

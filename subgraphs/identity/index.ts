@@ -17,12 +17,14 @@ export const identitySubgraph = defineSubgraph<IdentityServices>({
   events: (services) => ({
     'project.deleted': async (event) => await services.projectDeleted(event.payload.projectId),
   }),
-  // The first signing key, so the first token does not pay for it; then the mail queue.
+  // The first signing key, so the first token does not pay for it; the broadcasts its caches follow; then the mail queue.
   start: async (services) => {
     await services.keys.ensureCurrent();
+    await services.broadcasts.start();
     await services.scheduler.start();
   },
   stop: async (services) => {
+    await services.broadcasts.stop();
     await services.scheduler.stop();
     services.mail.close();
   },

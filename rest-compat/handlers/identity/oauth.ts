@@ -1,6 +1,7 @@
 // The OAuth 2.0 wire format shared by the identity provider's endpoints: RFC 6749 error bodies, form
-// parameters (each at most once), client authentication (client_secret_basic, client_secret_post, and
-// none for public clients), and the mapping of domain errors onto protocol errors.
+// parameters (each at most once), the client's credentials (client_secret_basic, client_secret_post, and
+// none for public clients; the identity subgraph checks them), client lookups for /authorize and
+// /logout, and the mapping of domain errors onto protocol errors.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GraphQLFormattedError } from 'graphql';
 import type { RequestContext } from '../../../platform/auth.ts';
@@ -33,6 +34,7 @@ export function sendOAuthError(reply: FastifyReply, err: OAuthFailure): FastifyR
 export function oauthFailureOf(e: GraphQLFormattedError, log?: { error: (o: object, m: string) => void }): OAuthFailure {
   const code = e.extensions?.code;
   const details = e.extensions?.details as Record<string, unknown> | undefined;
+  if (details?.oauth_error === 'invalid_client') return invalidClient(e.message);
   if (typeof details?.oauth_error === 'string') return new OAuthFailure(400, details.oauth_error, e.message);
   switch (code) {
     case 'RATE_LIMITED': {
@@ -104,12 +106,16 @@ function decodeFormComponent(value: string): string {
   return decodeURIComponent(value.replace(/\+/g, ' '));
 }
 
+/** A client's credentials as presented; the identity subgraph checks them (`credentials` of its operations). */
+export type ClientCredentials = { clientId: string; clientSecret: string | null };
+
 /**
- * Authenticates the client of a token, introspection or revocation request: HTTP Basic
+ * The client credentials of a token, introspection or revocation request: HTTP Basic
  * (client_secret_basic), client_id + client_secret in the body (client_secret_post), or, for public
- * clients only, client_id alone. More than one method is invalid_request; a failure is invalid_client.
+ * clients only, client_id alone. More than one method is invalid_request; no client_id or a malformed
+ * Basic header is invalid_client. Whether they are right is for the identity subgraph to say.
  */
-export async function authenticateClient(deps: RawHandlerDeps, req: FastifyRequest, params: Params, opts: { allowPublic: boolean }): Promise<ClientFacts> {
+export function clientCredentialsOf(req: FastifyRequest, params: Params): ClientCredentials {
   const header = req.headers.authorization;
   let id: string | undefined;
   let secret: string | undefined;
@@ -131,12 +137,6 @@ export async function authenticateClient(deps: RawHandlerDeps, req: FastifyReque
     secret = params.get('client_secret');
   }
   if (!id) throw invalidClient('Client authentication is required (client_secret_basic or client_secret_post)');
-  const client = await lookupClient(deps, req, id, secret);
-  if (!client) throw invalidClient('Client authentication failed');
-  if (secret !== undefined) {
-    if (client.secretValid !== true) throw invalidClient('Client authentication failed');
-  } else if (!client.public || !opts.allowPublic) {
-    throw invalidClient('Client authentication is required (client_secret_basic or client_secret_post)');
-  }
-  return { clientId: client.clientId, projectId: client.projectId, tenantId: client.tenantId, grantTypes: client.grantTypes, redirectUris: client.redirectUris, public: client.public };
+  if (id.length > 200) throw invalidClient('Client authentication failed');
+  return { clientId: id, clientSecret: secret ?? null };
 }

@@ -165,6 +165,7 @@ export function createGrantService({ db, logger, users, mfa, tokens }: Deps) {
   return {
     /** The token endpoint: one grant, for a client the caller authenticated. */
     async token(client: ClientFacts, input: GrantInput, ip?: string): Promise<TokenSet> {
+      if (!input.grantType) throw oauthError('invalid_request', 'grant_type is required');
       switch (input.grantType) {
         case 'password':
           return await passwordGrant(client, input, ip);

@@ -10,20 +10,25 @@ import { createMfaService } from './mfa.ts';
 import { createRecoveryService } from './recovery.ts';
 import { createSigningKeyService } from './signing-keys.ts';
 import { createTokenService } from './tokens.ts';
+import { createTokenStateCache } from './token-cache.ts';
+import { announceLocally, publishBroadcast, startBroadcastListener, type BroadcastListener } from '../../../platform/broadcast.ts';
+import { createClientAuthService } from './clients.ts';
 import { createUserService } from './users.ts';
 
 export type IdentityServices = Awaited<ReturnType<typeof createIdentityServices>>;
 
 /** Builds every service of the identity subgraph from the platform's dependencies. */
-export async function createIdentityServices({ config, db, logger, databaseUrl }: SubgraphDeps) {
+export async function createIdentityServices({ config, db, logger, databaseUrl, router }: SubgraphDeps) {
   if (!config.internalSecret) throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the identity subgraph cannot seal secrets');
   const box = createSecretBox(config.internalSecret, 'identity:secrets');
   const limiters = createLimiters();
   const scheduler = createScheduler({ url: databaseUrl, name: 'identity', logger });
+  const tokenCache = createTokenStateCache();
   const keys = createSigningKeyService({ db, box, config });
   const users = await createUserService({ db, limiters });
   const mfa = createMfaService({ db, box, limiters });
-  const tokens = createTokenService({ db, config, logger, keys });
+  const tokens = createTokenService({ db, config, logger, keys, cache: tokenCache });
+  const clients = createClientAuthService({ router, logger });
   const grants = createGrantService({ db, logger, users, mfa, tokens });
   const mail = createMailService({ config, logger, box, scheduler });
   const recovery = createRecoveryService({ db, config, users, tokens, mail, limiters });
@@ -39,8 +44,39 @@ export async function createIdentityServices({ config, db, logger, databaseUrl }
       await em.execute('insert into identity_deleted_projects (project_id, deleted_at) values (?, now()) on conflict do nothing', [projectId]);
       await em.execute('delete from identity_authorization_codes where project_id = ?', [projectId]);
       await em.execute('delete from identity_users where project_id = ?', [projectId]);
+      await publishBroadcast(em, 'access-tokens.changed', { projectId });
     });
+    announceLocally('access-tokens.changed', { projectId });
   }
 
-  return { config, keys, users, mfa, tokens, grants, mail, recovery, issuer, scheduler, projectDeleted };
+  let listener: BroadcastListener | undefined;
+  const broadcasts = {
+    /** Follows what other processes announce; from then on authenticated clients and valid client tokens are remembered. */
+    async start(): Promise<void> {
+      if (listener) return;
+      const l = await startBroadcastListener({ url: databaseUrl, logger });
+      listener = l;
+      l.on('oidc-clients.changed', (change) => clients.drop(change));
+      l.on('access-tokens.changed', (change) => {
+        tokenCache.drop(change);
+        // Another process retired a key: stop verifying with it now, not at the next periodic re-read.
+        if (change.keys) void keys.reload().catch((err: unknown) => logger.warn({ err }, 'signing keys reload failed'));
+      });
+      // Messages may have been lost while the connection was down: start again from empty.
+      l.onReset(() => {
+        tokenCache.drop({});
+        clients.drop({});
+      });
+      tokenCache.follow(l.listening);
+      clients.follow(l.listening);
+    },
+    async stop(): Promise<void> {
+      tokenCache.follow(() => false);
+      clients.follow(() => false);
+      await listener?.stop();
+      listener = undefined;
+    },
+  };
+
+  return { config, keys, users, mfa, tokens, clients, grants, mail, recovery, issuer, scheduler, projectDeleted, broadcasts };
 }

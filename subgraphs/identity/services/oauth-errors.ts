@@ -5,6 +5,7 @@ import { AppError } from '../../../platform/errors.ts';
 
 export type OAuthErrorCode =
   | 'invalid_request'
+  | 'invalid_client'
   | 'invalid_grant'
   | 'invalid_scope'
   | 'unauthorized_client'

@@ -7,6 +7,7 @@
 // refused everywhere at once.
 import type { JWK, JWTPayload } from 'jose';
 import { errors } from '../../../platform/errors.ts';
+import { announceLocally, publishBroadcast } from '../../../platform/broadcast.ts';
 import { createSigningKeyRing, SIGNING_ALG } from '../../../platform/signing-keys.ts';
 import { IdentitySigningKeyEntity, type IdentitySigningKey } from '../entities/index.ts';
 import type { ServiceDeps } from './context.ts';
@@ -63,9 +64,19 @@ export function createSigningKeyService({ db, box, config }: Pick<ServiceDeps, '
       if (row.status === 'previous' && since < RETIRE_GRACE_MS) {
         throw errors.conflict(`The key was demoted ${Math.floor(since / 1000)} s ago and may still sign on other instances: retire it after ${RETIRE_GRACE_MS / 1000} s`);
       }
-      if (row.status === 'previous') await db.em().nativeUpdate(IdentitySigningKeyEntity, { kid, status: 'previous' }, { status: 'retired', retiredAt: new Date() });
+      if (row.status === 'previous') {
+        await db.em().transactional(async (em) => {
+          await em.nativeUpdate(IdentitySigningKeyEntity, { kid, status: 'previous' }, { status: 'retired', retiredAt: new Date() });
+          // Every process forgets the tokens it knew valid (token-cache.ts); this one right below.
+          await publishBroadcast(em, 'access-tokens.changed', { keys: true });
+        });
+        announceLocally('access-tokens.changed', { keys: true });
+      }
       await ring.reload();
     },
+
+    /** Re-reads the keys now (another process retired one). */
+    reload: ring.reload,
 
     /** Signs a JWT with the current key. */
     sign: ring.sign,

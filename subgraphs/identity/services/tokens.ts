@@ -1,16 +1,20 @@
 // Tokens of end-users and clients. Access tokens are JWTs (RFC 9068 `at+jwt`) signed with the identity
 // key; every check of one (the router's, on every request) verifies the signature locally and then reads,
 // in one statement, the key's status, the token's own revocation (jti), its session and its project, so
-// revocation, logout, password change and key retirement take effect everywhere at once.
+// revocation, logout, password change and key retirement take effect everywhere at once. For
+// client_credentials tokens that read is remembered per jti (token-cache.ts) and forgotten by every
+// process as soon as the token is revoked, its project deleted or a key retired (a broadcast).
 // Refresh tokens are opaque, stored hashed in their session (the refresh-token family) and rotated on use;
 // presenting a rotated one revokes the family.
 import crypto from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import { errors } from '../../../platform/errors.ts';
 import { randomToken, sha256Hex } from '../../../platform/crypto.ts';
+import { announceLocally, publishBroadcast } from '../../../platform/broadcast.ts';
 import { EndUserSessionEntity, type EndUser, type EndUserSession } from '../entities/index.ts';
 import type { ClientFacts, ServiceDeps } from './context.ts';
 import type { SigningKeyService } from './signing-keys.ts';
+import type { TokenStateCache } from './token-cache.ts';
 import { claimsOf, toEndUserView } from './users.ts';
 import { oauthError } from './oauth-errors.ts';
 import { isUuid } from './validation.ts';
@@ -49,7 +53,7 @@ export type Introspection = {
   sid?: string;
 };
 
-type Deps = Pick<ServiceDeps, 'db' | 'config' | 'logger'> & { keys: SigningKeyService };
+type Deps = Pick<ServiceDeps, 'db' | 'config' | 'logger'> & { keys: SigningKeyService; cache: TokenStateCache };
 
 export type TokenService = ReturnType<typeof createTokenService>;
 
@@ -61,7 +65,7 @@ function atHash(accessToken: string): string {
 
 const looksLikeJwt = (t: string) => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(t);
 
-export function createTokenService({ db, config, logger, keys }: Deps) {
+export function createTokenService({ db, config, logger, keys, cache }: Deps) {
   const refreshExpiry = () => new Date(Date.now() + config.refreshTokenTtl * 1000);
 
   async function signAccessToken(claims: {
@@ -106,17 +110,12 @@ export function createTokenService({ db, config, logger, keys }: Deps) {
     await db.em().nativeUpdate(EndUserSessionEntity, { id, revokedAt: null }, { revokedAt: new Date(), revokedReason: reason });
   }
 
-  /** The router check of an access token (see the file comment). INVALID_TOKEN for anything wrong. */
-  async function authenticate(token: string): Promise<AuthenticatedToken> {
-    const { payload, kid } = await keys.verify(token, { typ: ACCESS_TOKEN_TYP });
-    const p = payload as JWTPayload & Record<string, unknown>;
-    const typ = p.typ;
-    if ((typ !== 'user' && typ !== 'client') || !isUuid(p.project_id) || typeof p.jti !== 'string' || typeof p.client_id !== 'string' || typeof p.sub !== 'string') {
-      throw errors.invalidToken();
-    }
-    const sid = typ === 'user' ? p.sid : null;
-    if (typ === 'user' && (!isUuid(sid) || !isUuid(p.sub))) throw errors.invalidToken();
-    if (typ === 'client' && !isUuid(p.tenant_id)) throw errors.invalidToken();
+  /**
+   * In one statement: the key's status, the token's revocation, its project's deletion and (end-user
+   * tokens) its session. INVALID_TOKEN when any says no; a valid client token is remembered.
+   */
+  async function checkState(typ: 'user' | 'client', kid: string, p: JWTPayload & Record<string, unknown>, sid: unknown): Promise<void> {
+    const since = cache.begin();
     const [row] = await db.em().execute<{ key_status: string | null; revoked: boolean; project_deleted: boolean; session_ok: boolean | null }[]>(
       `select (select status from identity_signing_keys where kid = ?) as key_status,
               exists (select 1 from identity_revoked_tokens where jti = ?) as revoked,
@@ -126,9 +125,31 @@ export function createTokenService({ db, config, logger, keys }: Deps) {
     );
     if (!row || (row.key_status !== 'current' && row.key_status !== 'previous') || row.revoked || row.project_deleted) throw errors.invalidToken();
     if (typ === 'user' && row.session_ok !== true) throw errors.invalidToken();
+    if (typ === 'client') cache.remember(since, p.jti as string, p.project_id as string, kid);
+  }
+
+  /** The router check of an access token (see the file comment). INVALID_TOKEN for anything wrong. */
+  async function authenticate(token: string): Promise<AuthenticatedToken> {
+    return (await check(token)).auth;
+  }
+
+  /** `authenticate`, with the verified claims (introspection answers them). */
+  async function check(token: string): Promise<{ auth: AuthenticatedToken; payload: JWTPayload }> {
+    const { payload, kid } = await keys.verify(token, { typ: ACCESS_TOKEN_TYP });
+    const p = payload as JWTPayload & Record<string, unknown>;
+    const typ = p.typ;
+    if ((typ !== 'user' && typ !== 'client') || !isUuid(p.project_id) || typeof p.jti !== 'string' || typeof p.client_id !== 'string' || typeof p.sub !== 'string') {
+      throw errors.invalidToken();
+    }
+    const sid = typ === 'user' ? p.sid : null;
+    if (typ === 'user' && (!isUuid(sid) || !isUuid(p.sub))) throw errors.invalidToken();
+    if (typ === 'client' && !isUuid(p.tenant_id)) throw errors.invalidToken();
+    // A client token found valid before, with nothing announced since, needs no read (token-cache.ts).
+    const cached = typ === 'client' && cache.known(p.jti, p.project_id as string, kid);
+    if (!cached) await checkState(typ, kid, p, sid);
     const scopes = typeof p.scope === 'string' ? p.scope.split(' ').filter(Boolean) : [];
     const amr = Array.isArray(p.amr) ? p.amr : [];
-    return {
+    const auth: AuthenticatedToken = {
       kind: typ === 'user' ? 'user' : 'project',
       projectId: p.project_id as string,
       tenantId: typ === 'client' ? (p.tenant_id as string) : null,
@@ -138,6 +159,7 @@ export function createTokenService({ db, config, logger, keys }: Deps) {
       mfa: amr.includes('otp'),
       sessionId: (sid as string | null) ?? null,
     };
+    return { auth, payload };
   }
 
   return {
@@ -208,9 +230,8 @@ export function createTokenService({ db, config, logger, keys }: Deps) {
     async introspect(token: string, projectId: string): Promise<Introspection> {
       if (looksLikeJwt(token)) {
         try {
-          const auth = await authenticate(token);
+          const { auth, payload } = await check(token);
           if (auth.projectId !== projectId) return { active: false };
-          const { payload } = await keys.verify(token, { typ: ACCESS_TOKEN_TYP });
           let username: string | undefined;
           if (auth.userId) {
             const rows = await db.em().execute<{ email: string }[]>('select email from identity_users where id = ?', [auth.userId]);
@@ -253,10 +274,16 @@ export function createTokenService({ db, config, logger, keys }: Deps) {
           return;
         }
         if (payload.project_id !== projectId || typeof payload.jti !== 'string') return;
-        await db.em().execute(
-          'insert into identity_revoked_tokens (jti, project_id, expires_at, revoked_at) values (?, ?, ?, now()) on conflict do nothing',
-          [payload.jti, projectId, new Date((payload.exp ?? 0) * 1000)],
-        );
+        const jti = payload.jti;
+        await db.em().transactional(async (em) => {
+          await em.execute(
+            'insert into identity_revoked_tokens (jti, project_id, expires_at, revoked_at) values (?, ?, ?, now()) on conflict do nothing',
+            [jti, projectId, new Date((payload.exp ?? 0) * 1000)],
+          );
+          // Every process forgets it knew the token valid (this one right below, once committed).
+          await publishBroadcast(em, 'access-tokens.changed', { jtis: [jti] });
+        });
+        announceLocally('access-tokens.changed', { jtis: [jti] });
         // The list only needs tokens that could still verify; forget the rest as we go.
         await db.em().execute(`delete from identity_revoked_tokens where ctid in (select ctid from identity_revoked_tokens where expires_at < now() limit 100)`);
         return;
