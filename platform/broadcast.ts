@@ -13,9 +13,13 @@ const CHANNEL = 'tessera_broadcast';
 /** Topics and their payloads. Add a row here when something new is announced. */
 export type BroadcastTopics = {
   /** Credentials stopped being valid (or what they stand for changed): drop cached lookups. */
-  'credentials.changed': { apiKeyHashes?: string[]; sessionIds?: string[]; projectId?: string; tenantId?: string };
+  'credentials.changed': { apiKeyHashes?: string[]; sessionIds?: string[]; projectId?: string; tenantId?: string; all?: boolean };
   /** The database hooks of a project changed. */
   'hooks.changed': { projectId: string };
+  /** OIDC clients changed (secret rotated, settings edited) or went away with their project: drop cached clients. */
+  'oidc-clients.changed': { clientIds?: string[]; projectId?: string };
+  /** Access tokens stopped being valid: revoked (jti), their project deleted, or a signing key retired (`keys`). */
+  'access-tokens.changed': { jtis?: string[]; projectId?: string; keys?: boolean };
 };
 export type BroadcastTopic = keyof BroadcastTopics;
 
@@ -24,6 +28,19 @@ type Handler<T extends BroadcastTopic> = (payload: BroadcastTopics[T]) => void;
 /** Announces `payload` on `topic`; inside a transaction it is delivered at commit (not at all on rollback). */
 export async function publishBroadcast<T extends BroadcastTopic>(tx: SqlExecutor, topic: T, payload: BroadcastTopics[T]): Promise<void> {
   await tx.execute(`select pg_notify('${CHANNEL}', ?)`, [JSON.stringify({ topic, payload })]);
+}
+
+/** The listeners started in this process (see announceLocally). */
+const localListeners = new Set<(topic: string, payload: unknown) => void>();
+
+/**
+ * Delivers a broadcast to the listeners of THIS process at once, without waiting for the NOTIFY. Call it
+ * after the transaction that published the same message committed: the process that made a change then
+ * never answers from a stale cache while the NOTIFY is in flight. Handlers hear it twice, so they must be
+ * idempotent (dropping cache entries is).
+ */
+export function announceLocally<T extends BroadcastTopic>(topic: T, payload: BroadcastTopics[T]): void {
+  for (const deliver of localListeners) deliver(topic, payload);
 }
 
 /** The same outside a transaction, on any pg client or pool. */
@@ -35,6 +52,15 @@ export type BroadcastListener = {
   on: <T extends BroadcastTopic>(topic: T, handler: Handler<T>) => void;
   /** Called when the listening connection was lost and re-established: messages may have been missed. */
   onReset: (handler: () => void) => void;
+  /** False while the connection is down (messages are being missed): caches should not trust what they hold. */
+  listening: () => boolean;
+  /**
+   * Resolves once every broadcast committed before the call has been handed to the handlers (a round trip
+   * on the listening connection: the server sends pending notifications before it answers). Concurrent
+   * callers share round trips. Rejects while the connection is down. A cache that must honour a change
+   * committed by ANOTHER process before the current request awaits this before trusting an entry.
+   */
+  sync: () => Promise<void>;
   stop: () => Promise<void>;
 };
 
@@ -46,21 +72,24 @@ export async function startBroadcastListener(opts: { url: string; logger: Logger
   let client: pg.Client | undefined;
   let stopped = false;
 
+  const dispatch = (topic: string, payload: unknown) => {
+    for (const h of handlers.get(topic) ?? []) {
+      try {
+        h(payload as never);
+      } catch (err) {
+        log.error({ err, topic }, 'broadcast handler failed');
+      }
+    }
+  };
   const deliver = (msg: pg.Notification) => {
     if (msg.channel !== CHANNEL || !msg.payload) return;
-    let parsed: { topic: string; payload: never };
+    let parsed: { topic: string; payload: unknown };
     try {
-      parsed = JSON.parse(msg.payload) as { topic: string; payload: never };
+      parsed = JSON.parse(msg.payload) as { topic: string; payload: unknown };
     } catch {
       return;
     }
-    for (const h of handlers.get(parsed.topic) ?? []) {
-      try {
-        h(parsed.payload);
-      } catch (err) {
-        log.error({ err, topic: parsed.topic }, 'broadcast handler failed');
-      }
-    }
+    dispatch(parsed.topic, parsed.payload);
   };
 
   const connect = async (): Promise<void> => {
@@ -90,7 +119,40 @@ export async function startBroadcastListener(opts: { url: string; logger: Logger
     }
   };
 
+  // A round trip covers the callers that asked before it was sent. Callers of one event-loop turn share one
+  // (sent at the end of the turn); callers arriving while one is on the wire wait for the next, sent when it
+  // returns (the one on the wire may have been read by the server before their awaited change committed).
+  type Batch = { promise: Promise<void>; resolve: () => void; reject: (err: unknown) => void };
+  let assembling: Batch | undefined;
+  let onTheWire = false;
+  const send = () => {
+    const batch = assembling;
+    if (!batch || onTheWire) return;
+    assembling = undefined;
+    onTheWire = true;
+    const c = client;
+    const done = c ? c.query('').then(() => undefined) : Promise.reject(new Error('the broadcast connection is down'));
+    done.then(batch.resolve, batch.reject).finally(() => {
+      onTheWire = false;
+      if (assembling) setImmediate(send);
+    });
+  };
+  const sync = (): Promise<void> => {
+    if (!assembling) {
+      let resolve!: () => void;
+      let reject!: (err: unknown) => void;
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      assembling = { promise, resolve, reject };
+      if (!onTheWire) setImmediate(send);
+    }
+    return assembling.promise;
+  };
+
   await connect();
+  localListeners.add(dispatch);
   return {
     on: (topic, handler) => {
       const list = handlers.get(topic) ?? [];
@@ -98,8 +160,11 @@ export async function startBroadcastListener(opts: { url: string; logger: Logger
       handlers.set(topic, list);
     },
     onReset: (handler) => resets.push(handler),
+    listening: () => client !== undefined,
+    sync,
     stop: async () => {
       stopped = true;
+      localListeners.delete(dispatch);
       await client?.end().catch(() => {});
       client = undefined;
     },

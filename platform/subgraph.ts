@@ -138,13 +138,16 @@ export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { confi
     async execute(query, variables, ctx, operationName) {
       const doc = prepare(query);
       if (Array.isArray(doc)) return { errors: doc };
-      const reqLogger = logger.child({ requestId: ctx.requestId });
-      const contextValue: SubgraphContext<S> = { ...ctx, services, logger: reqLogger };
+      // The request's child logger is made only when something logs (most requests never do).
+      let reqLogger: Logger | undefined;
+      const loggerOf = () => (reqLogger ??= logger.child({ requestId: ctx.requestId }));
+      const contextValue = { ...ctx, services } as SubgraphContext<S>;
+      Object.defineProperty(contextValue, 'logger', { get: loggerOf, enumerable: true });
       const result = await execute({ schema, document: doc, variableValues: variables ?? {}, contextValue, operationName });
       if (!result.errors) return { data: result.data as Record<string, unknown> };
       return {
         data: (result.data as Record<string, unknown> | null | undefined) ?? null,
-        errors: result.errors.map((e) => toGraphQLError(e, (cause) => reqLogger.error({ err: cause, path: e.path }, 'masked error')).toJSON()),
+        errors: result.errors.map((e) => toGraphQLError(e, (cause) => loggerOf().error({ err: cause, path: e.path }, 'masked error')).toJSON()),
       };
     },
     async health() {

@@ -34,7 +34,7 @@ export function mountSubgraphHttp(app: FastifyInstance, mount: HttpMount, contex
       return typeof v === 'string' ? v : undefined;
     };
     const requestId = crypto.randomUUID();
-    const principal = await authenticate(credentialsOf({ 'x-api-key': header('x-api-key'), authorization: header('authorization') }), router.handles, requestId);
+    const principal = await authenticate(credentialsOf({ 'x-api-key': header('x-api-key'), authorization: header('authorization') }), router.handles, requestId, router.credentials);
     return { requestId, principal };
   });
   app.server.on('upgrade', (req, socket, head) => {

@@ -118,7 +118,7 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
   app.setNotFoundHandler((req, reply) => sendError(reply, new AppError('ROUTE_NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`), req.log));
 
   const contextOf = async (req: FastifyRequest): Promise<RequestContext> => {
-    const principal = await authenticate(credentialsOf(req.headers), router.handles, String(req.id));
+    const principal = await authenticate(credentialsOf(req.headers), router.handles, String(req.id), router.credentials);
     return { requestId: String(req.id), principal, ip: req.ip };
   };
 
@@ -135,7 +135,15 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
           throw ctx.principal.kind === 'anonymous' ? errors.unauthenticated(AUTH_HINT[row.auth]) : errors.forbidden(AUTH_HINT[row.auth]);
         }
         const variables = variablesFor(row, { body: req.body, params: req.params as Record<string, string>, query: req.query as Record<string, unknown> }, route.types);
-        req.log = req.log.child({ operation: row.id });
+        // The operation's child logger is made only when something logs (a child costs more than a small read).
+        const base = req.log;
+        let child: FastifyBaseLogger | undefined;
+        Object.defineProperty(req, 'log', {
+          get: () => (child ??= base.child({ operation: row.id })),
+          set: (value: FastifyBaseLogger) => (child = value),
+          configurable: true,
+          enumerable: true,
+        });
         const result = await execute(row.operation, variables, ctx);
         if (result.errors?.length) return sendGraphQLErrors(reply, result.errors, req.log);
         if (row.response === 'http') return sendHttpResult(reply, result.data ?? {});

@@ -5,6 +5,7 @@ import { decodeJwt } from 'jose';
 import type { Principal, RequestContext } from '../platform/auth.ts';
 import { AppError, errors } from '../platform/errors.ts';
 import type { SubgraphHandle } from '../platform/subgraph.ts';
+import type { CachedPrincipal, CredentialCache } from './credential-cache.ts';
 
 const AUTHENTICATE = `query Authenticate($apiKey: String, $token: String) {
   _authenticate(apiKey: $apiKey, token: $token) { kind tenantId projectId sessionId }
@@ -34,11 +35,22 @@ export function credentialsOf(headers: Record<string, string | string[] | undefi
   return { apiKey, bearer };
 }
 
-/** Resolves credentials to a principal; anonymous when none are given. */
-export async function authenticate(creds: Credentials, handles: Map<string, SubgraphHandle>, requestId: string): Promise<Principal> {
+/**
+ * Resolves credentials to a principal; anonymous when none are given. With `cache`, the tenant subgraph's
+ * answers (API keys, tenant tokens) are remembered until revoked (router/credential-cache.ts).
+ */
+export async function authenticate(creds: Credentials, handles: Map<string, SubgraphHandle>, requestId: string, cache?: CredentialCache): Promise<Principal> {
   if (!creds.apiKey && !creds.bearer) return { kind: 'anonymous' };
+  // Exactly the credential the tenant subgraph would check (a bearer token wins over an API key, as below).
+  // Only its answers are cached, each until its token's expiry at the latest: a hit needs no decoding.
+  const key = cache?.keyOf(creds.bearer ? { bearer: creds.bearer } : { apiKey: creds.apiKey });
+  if (key) {
+    const hit = await cache!.get(key);
+    if (hit) return hit;
+  }
   const internal: RequestContext = { requestId, principal: { kind: 'internal' } };
   let owner = 'tenant';
+  let expiresAt: number | undefined;
   if (creds.bearer) {
     let claims: Record<string, unknown>;
     try {
@@ -49,17 +61,24 @@ export async function authenticate(creds: Credentials, handles: Map<string, Subg
     // Tenant tokens belong to the tenant subgraph; every other JWT (end-user and client tokens from
     // /token) to the identity subgraph, which checks it and says who it stands for.
     owner = claims.typ === 'tenant' ? 'tenant' : 'identity';
+    // A cached token is served only until its own expiry (checked against the subgraph's answer on first use).
+    if (typeof claims.exp === 'number') expiresAt = claims.exp * 1000;
   }
   const handle = handles.get(owner);
   if (!handle) throw errors.unavailable(`${owner} service is not available`);
   if (owner === 'identity') return principalOfUserToken(await handle.execute(AUTHENTICATE_USER, { token: creds.bearer }, internal, 'AuthenticateUser'));
+  if (creds.bearer && expiresAt === undefined) expiresAt = Date.now(); // no exp claim: never cached
+  const generation = cache?.generation() ?? 0;
   const vars = creds.bearer ? { token: creds.bearer } : { apiKey: creds.apiKey };
   const result = await handle.execute(AUTHENTICATE, vars, internal, 'Authenticate');
   throwIfFailed(result);
   const p = (result.data as { _authenticate: { kind: string; tenantId?: string; projectId?: string; sessionId?: string } })._authenticate;
-  if (p.kind === 'tenant' && p.tenantId && p.sessionId) return { kind: 'tenant', tenantId: p.tenantId, sessionId: p.sessionId };
-  if (p.kind === 'project' && p.projectId && p.tenantId) return { kind: 'project', projectId: p.projectId, tenantId: p.tenantId };
-  throw new AppError('INTERNAL', `unexpected principal kind ${p.kind}`);
+  let principal: CachedPrincipal;
+  if (p.kind === 'tenant' && p.tenantId && p.sessionId) principal = { kind: 'tenant', tenantId: p.tenantId, sessionId: p.sessionId };
+  else if (p.kind === 'project' && p.projectId && p.tenantId) principal = { kind: 'project', projectId: p.projectId, tenantId: p.tenantId };
+  else throw new AppError('INTERNAL', `unexpected principal kind ${p.kind}`);
+  if (key) cache!.remember(key, Object.freeze(principal), generation, expiresAt);
+  return principal;
 }
 
 /** Turns the subgraph's error into the caller's: a bad credential stays a 401, anything else is internal. */

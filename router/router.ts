@@ -12,12 +12,15 @@ import { apiSchemaOf } from './compose.ts';
 import { createPlanner, type FastPath, type Planner } from './planner.ts';
 import { INTERNAL_CONTEXT_HEADER, signContext } from '../platform/auth.ts';
 import { errors } from '../platform/errors.ts';
+import { startCredentialCache, type CredentialCache } from './credential-cache.ts';
 
 export type Router = {
   apollo: ApolloServer<RequestContext>;
   apiSchema: GraphQLSchema;
   planner: Planner;
   handles: Map<string, SubgraphHandle>;
+  /** Authenticated credentials, kept until revoked (pass it to `authenticate`); caches nothing without a database URL. */
+  credentials: CredentialCache;
   /** Runs an operation through the gateway. */
   execute: (query: string, variables: Record<string, unknown> | undefined, ctx: RequestContext) => Promise<ExecutionResultJson>;
   /**
@@ -68,6 +71,8 @@ export async function createRouter(opts: {
   logger: Logger;
   /** Split mode: the router process for operations spanning subgraphs, and the secret to sign contexts. */
   remote?: { url: string; secret: string };
+  /** The database whose broadcasts invalidate cached credentials; without it credentials are not cached. */
+  broadcastUrl?: string;
 }): Promise<Router> {
   const handles = new Map(opts.handles.map((h) => [h.name, h]));
   const gateway = new ApolloGateway({
@@ -86,6 +91,7 @@ export async function createRouter(opts: {
     introspection: true,
   });
   await apollo.start();
+  const credentials = await startCredentialCache(opts.broadcastUrl, opts.logger);
   const apiSchema = apiSchemaOf(opts.supergraphSdl);
   const planner = createPlanner(opts.supergraphSdl);
 
@@ -134,6 +140,7 @@ export async function createRouter(opts: {
     apiSchema,
     planner,
     handles,
+    credentials,
     execute,
     run,
     validateOperation(query) {
@@ -143,6 +150,9 @@ export async function createRouter(opts: {
         return [(err as Error).message];
       }
     },
-    stop: () => apollo.stop(),
+    stop: async () => {
+      await credentials.stop();
+      await apollo.stop();
+    },
   };
 }

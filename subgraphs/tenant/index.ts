@@ -16,5 +16,10 @@ export const tenantSubgraph = defineSubgraph<TenantServices>({
   // Creates the first signing key, so the first sign-in does not pay for it.
   start: async (services) => {
     await services.signingKeys.ensureCurrent();
+    // The OIDC client cache follows changes announced by every process.
+    await services.oidcClients.start();
+  },
+  stop: async (services) => {
+    await services.oidcClients.stop();
   },
 });

@@ -5,6 +5,7 @@ import { createSecretBox } from '../../../platform/crypto.ts';
 import type { SubgraphDeps } from '../../../platform/subgraph.ts';
 import { createActions } from './actions.ts';
 import { createCatalog } from './catalog.ts';
+import { createDataHooks } from './hooks.ts';
 import { schemaNameOf } from './names.ts';
 import { createProjectPools } from './pools.ts';
 import { createProvisioning } from './provisioning.ts';
@@ -13,16 +14,17 @@ import { createRealtime } from './realtime.ts';
 export type DataServices = Awaited<ReturnType<typeof createDataServices>>;
 
 /** Creates the data services over the platform database. */
-export async function createDataServices({ config, logger, databaseUrl }: SubgraphDeps) {
+export async function createDataServices({ config, logger, databaseUrl, router }: SubgraphDeps) {
   const log = logger.child({ component: 'data' });
   const admin = new pg.Pool({ connectionString: databaseUrl, max: 4, application_name: 'tessera-data-admin' });
   admin.on('error', (err) => log.warn({ err: err.message }, 'data: idle admin connection failed'));
   const box = createSecretBox(config.internalSecret!, 'data:project-roles');
   const provisioning = createProvisioning({ admin, box, statementTimeoutMs: config.dataStatementTimeoutMs, logger: log });
-  const pools = createProjectPools({ databaseUrl, max: config.dataMaxPools, statementTimeoutMs: config.dataStatementTimeoutMs, logger: log });
+  const pools = createProjectPools({ databaseUrl, max: config.dataMaxPools, size: config.dataPoolSize, statementTimeoutMs: config.dataStatementTimeoutMs, logger: log });
   const catalog = createCatalog();
   const realtime = createRealtime({ admin, databaseUrl, logger: log });
-  const actions = createActions({ provisioning, pools, catalog, realtime });
+  const hooks = createDataHooks({ router, databaseUrl, logger: log, maxDepth: config.hookMaxDepth });
+  const actions = createActions({ provisioning, pools, catalog, realtime, hooks });
 
   return {
     provisioning,
@@ -30,6 +32,7 @@ export async function createDataServices({ config, logger, databaseUrl }: Subgra
     catalog,
     realtime,
     actions,
+    hooks,
     subscriber: actions.subscriber,
     projectSchema: { schemaOf: schemaNameOf, apiUrl: () => `${config.issuer}/v1` },
 
@@ -54,8 +57,10 @@ export async function createDataServices({ config, logger, databaseUrl }: Subgra
     async start(): Promise<void> {
       await provisioning.init();
       await realtime.start();
+      await hooks.start();
     },
     async stop(): Promise<void> {
+      await hooks.stop();
       await realtime.stop();
       await pools.closeAll();
       await admin.end();

@@ -1,4 +1,4 @@
-// Connections per project: a bounded LRU of small pools, each connecting AS the project's own role
+// Connections per project: a bounded LRU of pools (TESSERA_DATA_POOL_SIZE each), each connecting AS the project's own role
 // (so no statement can reset its way back to the platform's role). Evicted pools are closed.
 import pg from 'pg';
 import { LRUCache } from 'lru-cache';
@@ -24,7 +24,7 @@ const types = {
 };
 
 /** Creates the pool cache for `databaseUrl`'s server and database. */
-export function createProjectPools(opts: { databaseUrl: string; max: number; statementTimeoutMs: number; logger: Logger }) {
+export function createProjectPools(opts: { databaseUrl: string; max: number; size: number; statementTimeoutMs: number; logger: Logger }) {
   const closing = new Set<Promise<void>>();
   const pools = new LRUCache<string, pg.Pool>({
     max: opts.max,
@@ -43,7 +43,7 @@ export function createProjectPools(opts: { databaseUrl: string; max: number; sta
     url.password = encodeURIComponent(role.password);
     const pool = new pg.Pool({
       connectionString: url.toString(),
-      max: 4,
+      max: opts.size,
       idleTimeoutMillis: 30_000,
       options: `-c search_path=${role.schemaName} -c statement_timeout=${opts.statementTimeoutMs} -c idle_in_transaction_session_timeout=${opts.statementTimeoutMs * 2}`,
       types,

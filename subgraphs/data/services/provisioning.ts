@@ -3,6 +3,7 @@
 // CREATEROLE, and is granted the project's roles so it may manage (and drop) what they own.
 import crypto from 'node:crypto';
 import type pg from 'pg';
+import { LRUCache } from 'lru-cache';
 import type { SecretBox } from '../../../platform/crypto.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import { ident, literal, roleNameOf, schemaNameOf, userRoleNameOf } from './names.ts';
@@ -10,6 +11,14 @@ import { ident, literal, roleNameOf, schemaNameOf, userRoleNameOf } from './name
 export type ProjectRole = { projectId: string; schemaName: string; roleName: string; userRoleName: string; password: string };
 
 export type Provisioning = ReturnType<typeof createProvisioning>;
+
+/**
+ * Roles read for requests are kept (the sealed password decrypted once): a role changes only when its project
+ * is deleted (`drop` forgets it here; a deleted project's credentials are refused before the data API runs,
+ * and an instance that missed the drop can no longer log in as the dropped role). Bounded and aged anyway.
+ */
+const ROLE_CACHE_MAX = 10_000;
+const ROLE_CACHE_TTL_MS = 10 * 60_000;
 
 const LOCK = `select pg_advisory_xact_lock(hashtext('tessera_data_provisioning'))`;
 
@@ -54,7 +63,11 @@ export function createProvisioning(opts: { admin: pg.Pool; box: SecretBox; state
   const { admin, box, logger } = opts;
   let database = '';
 
-  const load = async (projectId: string): Promise<ProjectRole | undefined> => {
+  const roles = new LRUCache<string, ProjectRole>({ max: ROLE_CACHE_MAX, ttl: ROLE_CACHE_TTL_MS });
+  // Bumped by every drop: a read that overlapped one is not cached (it may have seen the role just before it went).
+  let drops = 0;
+
+  const read = async (projectId: string): Promise<ProjectRole | undefined> => {
     const { rows } = await admin.query<{ schema_name: string; role_name: string; user_role_name: string; password_sealed: string }>(
       'select schema_name, role_name, user_role_name, password_sealed from data_project_roles where project_id = $1',
       [projectId],
@@ -62,6 +75,16 @@ export function createProvisioning(opts: { admin: pg.Pool; box: SecretBox; state
     const r = rows[0];
     if (!r) return undefined;
     return { projectId, schemaName: r.schema_name, roleName: r.role_name, userRoleName: r.user_role_name, password: box.decrypt(r.password_sealed) };
+  };
+
+  /** The project's role (cached); undefined while it is not provisioned (not cached: it is being created). */
+  const load = async (projectId: string): Promise<ProjectRole | undefined> => {
+    const hit = roles.get(projectId);
+    if (hit) return hit;
+    const before = drops;
+    const role = await read(projectId);
+    if (role && before === drops) roles.set(projectId, role);
+    return role;
   };
 
   return {
@@ -126,6 +149,8 @@ export function createProvisioning(opts: { admin: pg.Pool; box: SecretBox; state
 
     /** Drops the project's schema (with every table) and its roles (idempotent). */
     async drop(projectId: string): Promise<void> {
+      drops++;
+      roles.delete(projectId);
       await tx(admin, async (c) => {
         const schemaName = schemaNameOf(projectId);
         const roles = [roleNameOf(database, projectId), userRoleNameOf(database, projectId)];
@@ -138,6 +163,8 @@ export function createProvisioning(opts: { admin: pg.Pool; box: SecretBox; state
         await c.query('delete from data_project_roles where project_id = $1', [projectId]);
         await c.query('delete from data_realtime_tables where project_id = $1', [projectId]);
       });
+      drops++;
+      roles.delete(projectId);
     },
   };
 }

@@ -20,7 +20,7 @@ const WINDOW_MS = 15 * 60_000;
 export type TenantServices = Awaited<ReturnType<typeof createTenantServices>>;
 
 /** Builds every service of the tenant subgraph from the platform's dependencies. */
-export async function createTenantServices({ config, db, logger }: SubgraphDeps) {
+export async function createTenantServices({ config, db, logger, databaseUrl }: SubgraphDeps) {
   if (!config.internalSecret) throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the tenant subgraph cannot seal secrets');
   const box = createSecretBox(config.internalSecret);
   const accountLimiter = createFailureLimiter({ limit: SIGN_IN_FAILURES_PER_ACCOUNT, windowMs: WINDOW_MS });
@@ -38,7 +38,7 @@ export async function createTenantServices({ config, db, logger }: SubgraphDeps)
   const signingKeys = createSigningKeyService({ db, box, config });
   const sessions = createSessionService({ db, config, logger, accounts, mfa, signingKeys });
   const projects = createProjectService({ db, box, plans });
-  const oidcClients = createOidcClientService({ db, box, projects });
+  const oidcClients = createOidcClientService({ db, box, logger, projects, databaseUrl });
   const publications = createPublicationService({ db, projects });
   return { plans, accounts, mfa, signingKeys, sessions, projects, oidcClients, publications };
 }

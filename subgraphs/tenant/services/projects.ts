@@ -6,8 +6,9 @@ import { publishEvent } from '../../../platform/events.ts';
 import { ProjectEntity, type Project } from '../entities/index.ts';
 import type { ServiceDeps } from './context.ts';
 import { randomToken, sha256Hex } from '../../../platform/crypto.ts';
-import { newOidcClient } from './oidc-clients.ts';
+import { announceOidcClientChange, newOidcClient, oidcClientChangeCommitted } from './oidc-clients.ts';
 import type { PlanService } from './plans.ts';
+import { credentialChangeCommitted, publishCredentialChange } from './credentials.ts';
 import { checkName, checkPageSize, isUuid } from './validation.ts';
 
 const API_KEY_PREFIX = 'tsk_';
@@ -39,6 +40,20 @@ export function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   throw errors.validation('after', 'is not a cursor returned by this API');
 }
 
+type ProjectRow = {
+  id: string; tenant_id: string; name: string; api_key_sealed: string; api_key_hash: string; api_key_prefix: string; created_at: Date | string; updated_at: Date | string;
+};
+
+const PROJECT_COLUMNS = 'id, tenant_id, name, api_key_sealed, api_key_hash, api_key_prefix, created_at, updated_at';
+
+/** A project row read with plain SQL (the per-request reads: an ORM findOne costs several times the query). */
+function projectOf(r: ProjectRow): Project {
+  return {
+    id: r.id, tenantId: r.tenant_id, name: r.name, apiKeySealed: r.api_key_sealed, apiKeyHash: r.api_key_hash, apiKeyPrefix: r.api_key_prefix,
+    createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at),
+  } as Project;
+}
+
 /** Creates the project service. */
 export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' | 'box'> & { plans: PlanService }) {
   const notFound = (id: string) => errors.notFound('project', id.slice(0, 100));
@@ -46,9 +61,9 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
   /** The project when `tenantId` owns it; NOT_FOUND otherwise (also for ids that are not UUIDs). */
   async function getOwned(tenantId: string, id: string): Promise<Project> {
     if (!isUuid(id)) throw notFound(id);
-    const project = await db.em().findOne(ProjectEntity, { id, tenantId });
-    if (!project) throw notFound(id);
-    return project;
+    const [row] = await db.em().execute<ProjectRow[]>(`select ${PROJECT_COLUMNS} from projects where id = ? and tenant_id = ?`, [id, tenantId]);
+    if (!row) throw notFound(id);
+    return projectOf(row);
   }
 
   return {
@@ -105,22 +120,34 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
         const deleted = await em.nativeDelete(ProjectEntity, { id, tenantId });
         if (deleted === 0) throw notFound(id);
         await publishEvent(em, 'project.deleted', { projectId: id, tenantId });
+        // Its OIDC clients went with it: every process drops them from its cache (this one right below).
+        await announceOidcClientChange(em, { projectId: id });
+        // Its API key stops working at once in every process (cached credentials dropped).
+        await publishCredentialChange(em, { projectId: id });
       });
+      oidcClientChangeCommitted({ projectId: id });
+      credentialChangeCommitted({ projectId: id });
     },
 
     /** Replaces the API key; the old one is refused from the next request on. */
     async regenerateKey(tenantId: string, id: string): Promise<Project> {
       const project = await getOwned(tenantId, id);
       const { apiKey, ...key } = newApiKey();
-      const em = db.em();
-      await em.nativeUpdate(ProjectEntity, { id: project.id }, { apiKeySealed: box.encrypt(apiKey), ...key, updatedAt: new Date() });
-      return (await em.findOne(ProjectEntity, { id: project.id })) as Project;
+      // Every cached credential of the project goes (by project, not by the old key's hash: a concurrent
+      // regeneration may have replaced the key this request read).
+      await db.em().transactional(async (em) => {
+        await em.nativeUpdate(ProjectEntity, { id: project.id }, { apiKeySealed: box.encrypt(apiKey), ...key, updatedAt: new Date() });
+        await publishCredentialChange(em, { projectId: project.id });
+      });
+      credentialChangeCommitted({ projectId: project.id });
+      return (await db.em().findOne(ProjectEntity, { id: project.id })) as Project;
     },
 
     /** The project by id, whoever asks (entity references); null when unknown or not a UUID. */
     async load(id: unknown): Promise<Project | null> {
       if (!isUuid(id)) return null;
-      return await db.em().findOne(ProjectEntity, { id });
+      const [row] = await db.em().execute<ProjectRow[]>(`select ${PROJECT_COLUMNS} from projects where id = ?`, [id]);
+      return row ? projectOf(row) : null;
     },
 
     /** The project's API key in clear. */

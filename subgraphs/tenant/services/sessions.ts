@@ -9,6 +9,7 @@ import { randomToken, sha256Hex } from '../../../platform/crypto.ts';
 import type { MfaService } from './mfa.ts';
 import type { SigningKeyService } from './signing-keys.ts';
 import { isUuid } from './validation.ts';
+import { credentialChangeCommitted, publishCredentialChange } from './credentials.ts';
 
 const REFRESH_PREFIX = 'tsr_';
 /** How many rotated refresh tokens a session remembers for reuse detection. */
@@ -74,12 +75,17 @@ export function createSessionService({ db, config, logger, accounts, mfa, signin
       );
       const row = rows[0];
       if (!row) {
-        const reused = await em.execute<{ id: string }[]>(
-          `update tenant_sessions set revoked_at = now(), revoked_reason = 'refresh_token_reuse'
-            where rotated_refresh_token_hashes @> array[?]::text[] and revoked_at is null
-            returning id`,
-          [oldHash],
-        );
+        const reused = await em.transactional(async (tx) => {
+          const ids = await tx.execute<{ id: string }[]>(
+            `update tenant_sessions set revoked_at = now(), revoked_reason = 'refresh_token_reuse'
+              where rotated_refresh_token_hashes @> array[?]::text[] and revoked_at is null
+              returning id`,
+            [oldHash],
+          );
+          if (ids.length > 0) await publishCredentialChange(tx, { sessionIds: ids.map((r) => r.id) });
+          return ids;
+        });
+        if (reused.length > 0) credentialChangeCommitted({ sessionIds: reused.map((r) => r.id) });
         if (reused.length > 0) logger.warn({ sessionId: reused[0].id }, 'rotated refresh token presented again: session revoked');
         throw errors.invalidToken(reused.length > 0 ? 'The refresh token was already used: the session is revoked' : undefined);
       }
@@ -90,7 +96,11 @@ export function createSessionService({ db, config, logger, accounts, mfa, signin
 
     /** Ends a session: its refresh token and every access token carrying its id stop working at once. */
     async logout(tenantId: string, sessionId: string): Promise<void> {
-      await db.em().nativeUpdate(TenantSessionEntity, { id: sessionId, tenantId, revokedAt: null }, { revokedAt: new Date(), revokedReason: 'logout' });
+      await db.em().transactional(async (em) => {
+        await em.nativeUpdate(TenantSessionEntity, { id: sessionId, tenantId, revokedAt: null }, { revokedAt: new Date(), revokedReason: 'logout' });
+        await publishCredentialChange(em, { sessionIds: [sessionId] });
+      });
+      credentialChangeCommitted({ sessionIds: [sessionId] });
     },
 
     /** Checks an access token: signature, expiry, audience, then that its session is still active. */

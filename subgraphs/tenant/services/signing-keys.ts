@@ -6,6 +6,7 @@ import type { JWTPayload } from 'jose';
 import { errors } from '../../../platform/errors.ts';
 import { createSigningKeyRing } from '../../../platform/signing-keys.ts';
 import type { ServiceDeps } from './context.ts';
+import { credentialChangeCommitted, publishCredentialChange } from './credentials.ts';
 
 export const TENANT_AUDIENCE = 'tessera:tenant';
 
@@ -32,6 +33,9 @@ export function createSigningKeyService({ db, box, config }: Pick<ServiceDeps, '
     /** Makes a new current key; the old one keeps verifying until the next rotation. */
     async rotate(): Promise<void> {
       await ring.rotate();
+      // The rotation retired the previous key: tokens it signed may sit in credential caches.
+      await publishCredentialChange(db.em(), { all: true });
+      credentialChangeCommitted({ all: true });
     },
 
     /** Signs a tenant access token. */

@@ -1,0 +1,157 @@
+import { describe, expect, it } from '@jest/globals';
+import { sha256Hex } from '../platform/crypto.ts';
+import type { BroadcastTopics } from '../platform/broadcast.ts';
+import { createCredentialCache } from './credential-cache.ts';
+
+type Change = BroadcastTopics['credentials.changed'];
+
+/** A listener driven by the test: what the broadcast connection would deliver. */
+function testListener() {
+  let onChange: ((c: Change) => void) | undefined;
+  let onReset: (() => void) | undefined;
+  let up = true;
+  return {
+    on: (_topic: string, fn: (c: Change) => void) => (onChange = fn),
+    onReset: (fn: () => void) => (onReset = fn),
+    listening: () => up,
+    syncs: 0,
+    sync: async function (this: { syncs: number }) {
+      if (!up) throw new Error('down');
+      this.syncs++;
+    },
+    stop: async () => {},
+    deliver: (c: Change) => onChange!(c),
+    drop: () => {
+      up = false;
+      onReset!();
+    },
+    reconnect: () => {
+      up = true;
+      onReset!();
+    },
+  };
+}
+
+const A = { kind: 'project', projectId: 'p-a', tenantId: 't-1' } as const;
+const B = { kind: 'project', projectId: 'p-b', tenantId: 't-2' } as const;
+const S = { kind: 'tenant', tenantId: 't-1', sessionId: 's-1' } as const;
+
+function filled() {
+  const l = testListener();
+  const cache = createCredentialCache(l as never);
+  const keys = { a: cache.keyOf({ apiKey: 'tsk_a' }), b: cache.keyOf({ apiKey: 'tsk_b' }), s: cache.keyOf({ bearer: 'jwt-s' }) };
+  cache.remember(keys.a, A, cache.generation());
+  cache.remember(keys.b, B, cache.generation());
+  cache.remember(keys.s, S, cache.generation(), Date.now() + 60_000);
+  return { l, cache, keys };
+}
+
+describe('credential cache', () => {
+  it('keys API keys by the SHA-256 stored in projects.api_key_hash, and tokens apart from keys', async () => {
+    const cache = createCredentialCache(testListener() as never);
+    expect(cache.keyOf({ apiKey: 'tsk_x' })).toBe(`k:${sha256Hex('tsk_x')}`);
+    expect(cache.keyOf({ bearer: 'tsk_x' })).not.toBe(cache.keyOf({ apiKey: 'tsk_x' }));
+  });
+
+  it('answers what it was told, each credential its own principal', async () => {
+    const { cache, keys } = filled();
+    expect(await cache.get(keys.a)).toEqual(A);
+    expect(await cache.get(keys.b)).toEqual(B);
+    expect(await cache.get(keys.s)).toEqual(S);
+    expect(await cache.get(cache.keyOf({ apiKey: 'tsk_unknown' }))).toBeUndefined();
+  });
+
+  it("drops a project's credentials when the project's change is announced, and nothing else", async () => {
+    const { l, cache, keys } = filled();
+    l.deliver({ projectId: 'p-a' });
+    expect(await cache.get(keys.a)).toBeUndefined();
+    expect(await cache.get(keys.b)).toEqual(B);
+    expect(await cache.get(keys.s)).toEqual(S);
+  });
+
+  it('drops a revoked session, a tenant, a key by its hash, or everything', async () => {
+    const { l, cache, keys } = filled();
+    l.deliver({ sessionIds: ['s-1'] });
+    expect(await cache.get(keys.s)).toBeUndefined();
+    expect(await cache.get(keys.a)).toEqual(A);
+    l.deliver({ apiKeyHashes: [sha256Hex('tsk_b')] });
+    expect(await cache.get(keys.b)).toBeUndefined();
+    expect(await cache.get(keys.a)).toEqual(A);
+    l.deliver({ tenantId: 't-1' });
+    expect(await cache.get(keys.a)).toBeUndefined();
+    const again = filled();
+    again.l.deliver({ all: true });
+    expect(again.cache.size()).toBe(0);
+  });
+
+  it('serves a hit only after the broadcast connection caught up, honouring a change that arrives meanwhile', async () => {
+    const { l, cache, keys } = filled();
+    l.sync = async function () {
+      l.deliver({ projectId: 'p-a' }); // committed elsewhere just before the request: handed over by the round trip
+    };
+    expect(await cache.get(keys.a)).toBeUndefined();
+    expect(await cache.get(keys.b)).toEqual(B);
+  });
+
+  it('serves no hit when the round trip fails (the connection just went down)', async () => {
+    const { l, cache, keys } = filled();
+    l.sync = async () => {
+      throw new Error('down');
+    };
+    expect(await cache.get(keys.a)).toBeUndefined();
+  });
+
+  it('does not keep a lookup that was in flight when something was invalidated', async () => {
+    const l = testListener();
+    const cache = createCredentialCache(l as never);
+    const key = cache.keyOf({ apiKey: 'tsk_a' });
+    const before = cache.generation();
+    l.deliver({ projectId: 'p-a' }); // the key was revoked while its lookup ran
+    cache.remember(key, A, before);
+    expect(await cache.get(key)).toBeUndefined();
+  });
+
+  it('trusts nothing while the broadcast connection is down, and starts empty once it is back', async () => {
+    const { l, cache, keys } = filled();
+    l.drop();
+    expect(await cache.get(keys.a)).toBeUndefined();
+    cache.remember(keys.a, A, cache.generation());
+    expect(cache.size()).toBe(0);
+    l.reconnect();
+    expect(await cache.get(keys.a)).toBeUndefined();
+    cache.remember(keys.a, A, cache.generation());
+    expect(await cache.get(keys.a)).toEqual(A);
+  });
+
+  it('caches nothing without a listener', async () => {
+    const cache = createCredentialCache(undefined);
+    const key = cache.keyOf({ apiKey: 'tsk_a' });
+    cache.remember(key, A, cache.generation());
+    expect(await cache.get(key)).toBeUndefined();
+  });
+
+  it('serves a token no longer than its own expiry, and entries no longer than the TTL', async () => {
+    const l = testListener();
+    const cache = createCredentialCache(l as never, { ttlMs: 1000 });
+    const expired = cache.keyOf({ bearer: 'expired' });
+    cache.remember(expired, S, cache.generation(), Date.now() - 1);
+    expect(await cache.get(expired)).toBeUndefined();
+    const start = Date.now();
+    const soon = cache.keyOf({ bearer: 'soon' });
+    cache.remember(soon, S, cache.generation(), start + 100);
+    const key = cache.keyOf({ apiKey: 'tsk_a' });
+    cache.remember(key, A, cache.generation());
+    expect(await cache.get(soon)).toEqual(S);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(await cache.get(soon)).toBeUndefined();
+    if (Date.now() - start < 900) expect(await cache.get(key)).toEqual(A); // (a very busy machine may have slept past the TTL)
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(await cache.get(key)).toBeUndefined();
+  });
+
+  it('stays within its size bound', async () => {
+    const cache = createCredentialCache(testListener() as never, { max: 3 });
+    for (let i = 0; i < 10; i++) cache.remember(cache.keyOf({ apiKey: `tsk_${i}` }), A, cache.generation());
+    expect(cache.size()).toBe(3);
+  });
+});

@@ -1,0 +1,110 @@
+// A cache of the tenant subgraph's answers to `_authenticate` (project API keys, tenant access tokens), kept
+// by the process that authenticates (front door / router), so a request with a known credential skips the
+// whole lookup: a GraphQL execution, an ES256 signature check and an SQL read (in split mode also an HTTP hop).
+//
+// Revocation stays instant: the tenant subgraph publishes `credentials.changed` (platform/broadcast.ts) in the
+// same transaction as every change that ends a credential (API key regenerated, project deleted, session
+// logged out or revoked, signing keys rotated) and announces it locally after commit; every process drops
+// the matching entries. A hit is served only after a round trip on the broadcast connection (`sync`, shared by
+// concurrent requests): whatever was committed before the request arrived has then been handled, even when
+// the NOTIFY would otherwise still be on its way from another process. While the broadcast connection is down
+// the cache is bypassed, and it is emptied when it comes back (messages may have been missed). Entries also
+// expire (TTL, and a token's own `exp`) as a safety net. Only successful lookups are cached: a wrong key is
+// checked against the database every time. Keys are SHA-256 hashes, never the credentials themselves.
+import { LRUCache } from 'lru-cache';
+import type { Principal } from '../platform/auth.ts';
+import { sha256Hex } from '../platform/crypto.ts';
+import { startBroadcastListener, type BroadcastListener, type BroadcastTopics } from '../platform/broadcast.ts';
+import type { Logger } from '../platform/logger.ts';
+
+/** Principals the tenant subgraph vouches for. */
+export type CachedPrincipal = Extract<Principal, { kind: 'tenant' } | { kind: 'project' }>;
+
+export const CREDENTIAL_CACHE_MAX = 10_000;
+export const CREDENTIAL_CACHE_TTL_MS = 30_000;
+
+export type CredentialCache = {
+  /** The cache key of an API key (its SHA-256, as stored in `projects.api_key_hash`) or of a token. */
+  keyOf: (creds: { apiKey?: string; bearer?: string }) => string;
+  /** The principal, when cached and still valid after every change committed before the call (see `sync`). */
+  get: (key: string) => Promise<CachedPrincipal | undefined>;
+  /** The entry as it stands, without waiting for pending changes (inspection, tests). */
+  peek: (key: string) => CachedPrincipal | undefined;
+  /** A token for `remember`: taken before the lookup, it makes `remember` a no-op if anything was invalidated meanwhile. */
+  generation: () => number;
+  /** Caches a successful lookup made since `generation` was taken; `expiresAt` (ms) bounds a token's entry. */
+  remember: (key: string, principal: CachedPrincipal, generation: number, expiresAt?: number) => void;
+  /** Drops what a `credentials.changed` message names. */
+  invalidate: (change: BroadcastTopics['credentials.changed']) => void;
+  clear: () => void;
+  size: () => number;
+  stop: () => Promise<void>;
+};
+
+/** Creates the cache; without a listener (no database URL) it caches nothing. */
+export function createCredentialCache(listener: Pick<BroadcastListener, 'on' | 'onReset' | 'listening' | 'sync' | 'stop'> | undefined, opts: { max?: number; ttlMs?: number } = {}): CredentialCache {
+  const entries = new LRUCache<string, CachedPrincipal>({ max: opts.max ?? CREDENTIAL_CACHE_MAX, ttl: opts.ttlMs ?? CREDENTIAL_CACHE_TTL_MS });
+  let gen = 0;
+  const trusted = () => listener !== undefined && listener.listening();
+
+  const clear = () => {
+    gen++;
+    entries.clear();
+  };
+  const invalidate = (change: BroadcastTopics['credentials.changed']) => {
+    gen++;
+    if (change.all) return entries.clear();
+    for (const h of change.apiKeyHashes ?? []) entries.delete(`k:${h}`);
+    const sessions = new Set(change.sessionIds ?? []);
+    if (sessions.size === 0 && !change.projectId && !change.tenantId) return;
+    // Invalidations are rare and the cache is bounded: a scan is simpler than secondary indexes.
+    for (const [key, p] of entries.entries()) {
+      if (
+        (p.kind === 'tenant' && sessions.has(p.sessionId)) ||
+        (change.projectId !== undefined && p.kind === 'project' && p.projectId === change.projectId) ||
+        (change.tenantId !== undefined && p.tenantId === change.tenantId)
+      ) {
+        entries.delete(key);
+      }
+    }
+  };
+  listener?.on('credentials.changed', invalidate);
+  listener?.onReset(clear);
+
+  return {
+    keyOf: (creds) => (creds.apiKey !== undefined ? `k:${sha256Hex(creds.apiKey)}` : `t:${sha256Hex(creds.bearer ?? '')}`),
+    get: async (key) => {
+      if (!trusted() || !entries.has(key)) return undefined;
+      try {
+        await listener!.sync();
+      } catch {
+        return undefined; // the connection went down: nothing is trusted until it is back
+      }
+      return trusted() ? entries.get(key) : undefined;
+    },
+    peek: (key) => (trusted() ? entries.get(key) : undefined),
+    generation: () => gen,
+    remember: (key, principal, generation, expiresAt) => {
+      if (!trusted() || generation !== gen) return;
+      const ttl = expiresAt === undefined ? undefined : Math.min(opts.ttlMs ?? CREDENTIAL_CACHE_TTL_MS, expiresAt - Date.now());
+      if (ttl !== undefined && ttl <= 0) return;
+      entries.set(key, principal, ttl === undefined ? undefined : { ttl });
+    },
+    invalidate,
+    clear,
+    size: () => entries.size,
+    stop: async () => {
+      clear();
+      await listener?.stop();
+    },
+  };
+}
+
+/** Starts a broadcast listener on `url` and a cache fed by it; no URL, no cache (every lookup goes to the subgraph). */
+export async function startCredentialCache(url: string | undefined, logger: Logger): Promise<CredentialCache> {
+  if (!url) {
+    logger.info('no database URL: credentials are not cached (every request is authenticated by its subgraph)');
+    return createCredentialCache(undefined);
+  }
+  return createCredentialCache(await startBroadcastListener({ url, logger }));
+}

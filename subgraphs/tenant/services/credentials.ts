@@ -1,0 +1,18 @@
+// Ending a credential (API key regenerated, project deleted, session logged out or revoked, signing keys
+// rotated) is announced to every process, whose credential caches (router/credential-cache.ts) drop it:
+// published inside the transaction that makes the change (delivered at commit, never on rollback), then
+// delivered to this process's own listeners right after commit, ahead of the NOTIFY.
+import { announceLocally, publishBroadcast, type BroadcastTopics } from '../../../platform/broadcast.ts';
+import type { SqlExecutor } from '../../../platform/events.ts';
+
+export type CredentialChange = BroadcastTopics['credentials.changed'];
+
+/** Inside the transaction that ends the credentials. */
+export async function publishCredentialChange(tx: SqlExecutor, change: CredentialChange): Promise<void> {
+  await publishBroadcast(tx, 'credentials.changed', change);
+}
+
+/** After that transaction committed: this process's caches at once (the others hear the NOTIFY). */
+export function credentialChangeCommitted(change: CredentialChange): void {
+  announceLocally('credentials.changed', change);
+}
