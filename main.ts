@@ -49,12 +49,15 @@ export async function startTessera(env: Record<string, string | undefined> = pro
   const config = loadConfig(env);
   const log = logger ?? createLogger(config.logLevel);
   ensureInternalSecret(config);
-  const db: RunningDatabase = await startDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDirAbs, port: config.embeddedPgPort, logger: log });
+  // An embedded server accepts every connection the data API's project pools may open, plus the platform's own.
+  const maxConnections = Math.max(300, config.dataMaxPools * config.dataPoolSize + 100);
+  const db: RunningDatabase = await startDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDirAbs, port: config.embeddedPgPort, maxConnections, logger: log });
   const running: RunningSubgraph[] = [];
   const routerClient = lateBoundRouterClient();
+  let started: Router | undefined;
   try {
     for (const def of Object.values(SUBGRAPHS)) running.push(await startSubgraph(def, { config, databaseUrl: db.url, logger: log, router: routerClient }));
-    const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: running, logger: log });
+    const router = (started = await createRouter({ supergraphSdl: supergraphSdl(), handles: running, logger: log, broadcastUrl: db.url }));
     routerClient.bind(router);
     const mounts = running.flatMap((r) => (r.http ? [r.http] : []));
     const app = await createFrontDoor({ config, logger: log, router, mounts });
@@ -74,6 +77,7 @@ export async function startTessera(env: Record<string, string | undefined> = pro
       },
     };
   } catch (err) {
+    await started?.stop().catch(() => {});
     for (const s of running) await s.close().catch(() => {});
     await db.stop().catch(() => {});
     throw err;
@@ -116,7 +120,7 @@ function remoteHandles(config: Config, secret: string): SubgraphHandle[] {
 /** Split mode, the router: /graphql over HTTP subgraphs. Accepts the front door's signed context or raw credentials. */
 async function runRouter(config: Config, log: Logger): Promise<() => Promise<void>> {
   const secret = ensureInternalSecret(config);
-  const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log });
+  const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log, broadcastUrl: config.databaseUrl });
   const app = Fastify({ loggerInstance: log.child({ component: 'router' }) as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: config.bodyLimit });
   app.setErrorHandler((err, _req, reply) => sendError(reply, err, log));
   app.route({
@@ -130,7 +134,7 @@ async function runRouter(config: Config, log: Logger): Promise<() => Promise<voi
           throw errors.unauthenticated(`invalid router context: ${err.message}`);
         });
       }
-      else ctx = { requestId: String(req.id), principal: await authenticate(credentialsOf(req.headers), router.handles, String(req.id)), ip: req.ip };
+      else ctx = { requestId: String(req.id), principal: await authenticate(credentialsOf(req.headers), router.handles, String(req.id), router.credentials), ip: req.ip };
       return serveGraphQL(router.apollo, req, reply, ctx);
     },
   });
@@ -146,7 +150,7 @@ async function runRouter(config: Config, log: Logger): Promise<() => Promise<voi
 /** Split mode, the front door: public address; fast path straight to subgraphs, the rest via the router process. */
 async function runFrontDoor(config: Config, log: Logger): Promise<() => Promise<void>> {
   const secret = ensureInternalSecret(config);
-  const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log, remote: remoteRouterOf(config, secret) });
+  const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log, remote: remoteRouterOf(config, secret), broadcastUrl: config.databaseUrl });
   // Subgraph HTTP endpoints (e.g. /realtime) are forwarded to the subgraph's own server.
   const urls = routingUrls(config);
   const mounts = Object.entries(SUBGRAPHS).flatMap(([name, def]) => (def.http && urls.get(name) ? [{ prefix: def.http.prefix, ...remoteSubgraphHttp(urls.get(name)!, secret) }] : []));

@@ -11,6 +11,15 @@ import type { Logger } from './logger.ts';
 
 export type RunningDatabase = { url: string; embedded: boolean; stop: () => Promise<void> };
 
+/**
+ * Connections the embedded server accepts unless told otherwise (PostgreSQL's default is 100). The platform itself holds
+ * ~30-40 at rest (five ORMs, event consumers, schedulers, listeners) and the data API keeps up to TESSERA_DATA_MAX_POOLS
+ * project pools (one role per project) of up to TESSERA_DATA_POOL_SIZE connections each. With 100, TESSERA_DATA_MAX_POOLS=100
+ * ran the server out of connections after 60 busy projects and every domain answered 500 (bench case P9). main.ts
+ * passes what the configuration may open; an unused slot costs only a little shared memory.
+ */
+const EMBEDDED_MAX_CONNECTIONS = 300;
+
 async function freePort(): Promise<number> {
   return await new Promise((resolve, reject) => {
     const srv = net.createServer();
@@ -40,7 +49,7 @@ function clearStalePid(dir: string): void {
  * `<dataDir>/postgres`. The PostgreSQL binaries run as the `postgres` user (they refuse root), so the
  * data folder's parents must be traversable by that user: we make the data folder itself 0755.
  */
-export async function startDatabase(opts: { databaseUrl?: string; dataDir: string; port?: number; logger: Logger }): Promise<RunningDatabase> {
+export async function startDatabase(opts: { databaseUrl?: string; dataDir: string; port?: number; maxConnections?: number; logger: Logger }): Promise<RunningDatabase> {
   if (opts.databaseUrl) return { url: opts.databaseUrl, embedded: false, stop: async () => {} };
   fs.mkdirSync(opts.dataDir, { recursive: true });
   fs.chmodSync(opts.dataDir, 0o755);
@@ -58,6 +67,7 @@ export async function startDatabase(opts: { databaseUrl?: string; dataDir: strin
     persistent: true,
     createPostgresUser: true,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
+    postgresFlags: ['-c', `max_connections=${opts.maxConnections ?? EMBEDDED_MAX_CONNECTIONS}`],
     onLog: (m) => log.debug(m.trim()),
     onError: (m) => log.warn(String(m).trim()),
   });

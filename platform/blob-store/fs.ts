@@ -22,6 +22,14 @@ class MeterStream extends Transform {
 
 const STALE_PARTIAL_MS = 24 * 3600 * 1000;
 
+/**
+ * Bytes the file stream buffers while a write is in flight. With the default (64 KiB) the upload pauses after every
+ * socket read until that chunk's write came back from the thread pool; with more room the reads keep flowing and the
+ * chunks buffered meanwhile go down in one writev (fewer writes: less CPU per GB on the main thread and the pool).
+ * Memory per upload: at most this much more.
+ */
+const WRITE_BUFFER_BYTES = 1024 * 1024;
+
 /** A blob store on the local filesystem under `root`. */
 export function createFsBlobStore(root: string): BlobStore {
   const partial = path.join(root, '.partial');
@@ -42,7 +50,7 @@ export function createFsBlobStore(root: string): BlobStore {
       const file = fileOf(key);
       const tmp = path.join(partial, crypto.randomUUID());
       const meter = new MeterStream(opts.maxBytes);
-      const out = fs.createWriteStream(tmp, { flags: 'wx' });
+      const out = fs.createWriteStream(tmp, { flags: 'wx', highWaterMark: WRITE_BUFFER_BYTES });
       try {
         await pipeline(body, meter, out);
         await fs.promises.mkdir(path.dirname(file), { recursive: true });

@@ -1,11 +1,8 @@
 // S3-compatible driver (AWS S3, MinIO, Ceph, R2, s3rver). Uploads stream as a multipart upload, one
-// part in memory at a time; a blob smaller than one part goes up in a single PutObject.
-import { Readable } from 'node:stream';
-import {
-  S3Client, PutObjectCommand, GetObjectCommand, HeadObjectCommand, DeleteObjectCommand,
-  CreateMultipartUploadCommand, UploadPartCommand, CompleteMultipartUploadCommand, AbortMultipartUploadCommand,
-  type CompletedPart,
-} from '@aws-sdk/client-s3';
+// part in memory at a time; a blob smaller than one part goes up in a single PutObject. The AWS SDK (~11 MB of
+// resident memory) is loaded on first use, so a platform on the filesystem driver never pays for it.
+import type { Readable } from 'node:stream';
+import type { CompletedPart, S3Client } from '@aws-sdk/client-s3';
 import { BlobNotFoundError, BlobTooLargeError, type BlobStore } from './types.ts';
 import { assertBlobKey, ByteMeter } from './keys.ts';
 
@@ -27,14 +24,23 @@ function isNotFound(err: unknown): boolean {
   return e?.name === 'NotFound' || e?.name === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404;
 }
 
+type Sdk = typeof import('@aws-sdk/client-s3');
+let sdkLoading: Promise<Sdk> | undefined;
+
 /** A blob store in an S3 bucket (which must exist). */
 export function createS3BlobStore(s: S3Settings): BlobStore {
-  const client = new S3Client({
-    region: s.region,
-    endpoint: s.endpoint,
-    forcePathStyle: s.forcePathStyle,
-    credentials: s.accessKeyId && s.secretAccessKey ? { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey } : undefined,
-  });
+  let client: S3Client | undefined;
+  /** The SDK and this store's client, made on first use. */
+  const aws = async (): Promise<{ sdk: Sdk; client: S3Client }> => {
+    const sdk = await (sdkLoading ??= import('@aws-sdk/client-s3'));
+    client ??= new sdk.S3Client({
+      region: s.region,
+      endpoint: s.endpoint,
+      forcePathStyle: s.forcePathStyle,
+      credentials: s.accessKeyId && s.secretAccessKey ? { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey } : undefined,
+    });
+    return { sdk, client };
+  };
   const Bucket = s.bucket;
   const partSize = s.partSize ?? DEFAULT_PART_SIZE;
 
@@ -43,6 +49,8 @@ export function createS3BlobStore(s: S3Settings): BlobStore {
     async put(key, body, opts = {}) {
       if (body.destroyed) throw new Error('the body stream was destroyed before it was read');
       assertBlobKey(key);
+      const { sdk, client } = await aws();
+      const { CreateMultipartUploadCommand, UploadPartCommand, CompleteMultipartUploadCommand, PutObjectCommand, AbortMultipartUploadCommand } = sdk;
       const meter = new ByteMeter(opts.maxBytes);
       const ContentType = opts.contentType;
       let chunks: Buffer[] = [];
@@ -79,8 +87,9 @@ export function createS3BlobStore(s: S3Settings): BlobStore {
     },
     async get(key, range) {
       assertBlobKey(key);
+      const { sdk, client } = await aws();
       try {
-        const res = await client.send(new GetObjectCommand({ Bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }));
+        const res = await client.send(new sdk.GetObjectCommand({ Bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }));
         return res.Body as Readable;
       } catch (err) {
         if (isNotFound(err)) throw new BlobNotFoundError(key);
@@ -89,8 +98,9 @@ export function createS3BlobStore(s: S3Settings): BlobStore {
     },
     async stat(key) {
       assertBlobKey(key);
+      const { sdk, client } = await aws();
       try {
-        const res = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
+        const res = await client.send(new sdk.HeadObjectCommand({ Bucket, Key: key }));
         return { size: Number(res.ContentLength ?? 0) };
       } catch (err) {
         if (isNotFound(err)) return null;
@@ -101,11 +111,12 @@ export function createS3BlobStore(s: S3Settings): BlobStore {
       assertBlobKey(key);
       // S3 answers 204 whether or not the key existed: ask first so the answer means something.
       const existed = (await this.stat(key)) !== null;
-      await client.send(new DeleteObjectCommand({ Bucket, Key: key }));
+      const { sdk, client } = await aws();
+      await client.send(new sdk.DeleteObjectCommand({ Bucket, Key: key }));
       return existed;
     },
     async close() {
-      client.destroy();
+      client?.destroy();
     },
   };
 }
