@@ -84,6 +84,7 @@ export const CONFIG_SCHEMA = {
   trustProxy: { env: 'TESSERA_TRUST_PROXY', default: 'false', parse: bool, description: 'Trust `X-Forwarded-*` headers (set when behind a reverse proxy).' },
   dataStatementTimeoutMs: { env: 'TESSERA_DATA_STATEMENT_TIMEOUT_MS', default: '5000', parse: int(100, 600000), description: 'Data API: statement timeout of every query a project runs, in milliseconds.' },
   dataMaxPools: { env: 'TESSERA_DATA_MAX_POOLS', default: '50', parse: int(1, 10000), description: 'Data API: most projects holding a connection pool at once (least recently used pools are closed).' },
+  dataPoolSize: { env: 'TESSERA_DATA_POOL_SIZE', default: '10', parse: int(1, 100), description: "Data API: most connections one project's pool opens (idle ones close after 30 s). Mind the server's `max_connections` across busy projects." },
   smtpUrl: { env: 'TESSERA_SMTP_URL', default: '', parse: optionalUrl(['smtp:', 'smtps:']), description: 'Platform default SMTP server for e-mails (`smtp://user:pass@host:587`, `smtps://` for TLS). Empty: mails are logged at info level instead of sent.' },
   mailFrom: { env: 'TESSERA_MAIL_FROM', default: 'Tessera <no-reply@localhost>', parse: text, description: 'Sender of platform e-mails (password reset, e-mail verification).' },
   storageDriver: { env: 'TESSERA_STORAGE_DRIVER', default: 'fs', parse: oneOf('fs', 's3'), description: 'Storage: where object bytes live: `fs` (the filesystem) or `s3` (an S3-compatible bucket, see `TESSERA_S3_*`).' },
@@ -100,6 +101,7 @@ export const CONFIG_SCHEMA = {
   functionsAllowPrivateNetworks: { env: 'TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS', default: 'false', parse: bool, description: 'Edge functions: let HTTP steps and project SMTP servers reach loopback, private and link-local addresses (refused by default).' },
   webhookBodyLimit: { env: 'TESSERA_WEBHOOK_BODY_LIMIT', default: '1048576', parse: int(1024, 67108864), description: 'Edge functions: largest inbound webhook body accepted, in bytes.' },
   webhookRateLimit: { env: 'TESSERA_WEBHOOK_RATE_LIMIT', default: '600', parse: int(1, 1000000), description: 'Edge functions: requests per minute one webhook receiver accepts (per process), then 429.' },
+  hookMaxDepth: { env: 'TESSERA_HOOK_MAX_DEPTH', default: '3', parse: int(1, 8), description: 'Edge functions: how deep database hooks may nest (a hook whose function writes to a table with hooks fires them one level deeper); a write that would go deeper is refused with 409 HOOK_DEPTH_EXCEEDED.' },
 } as const satisfies Record<string, ConfigRow<unknown>>;
 
 type Schema = typeof CONFIG_SCHEMA;
