@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
+import crypto from 'node:crypto';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { startDatabase } from '../platform/database.ts';
@@ -55,16 +56,16 @@ function startChild(args: string[], env: Record<string, string>, ready: RegExp |
   });
 }
 
-async function load(t: Target): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
+async function load(t: Target, minDuration = 0): Promise<{ rps: number; p50: number; p99: number; errors: number; total: number }> {
   const r = await autocannon({
     url: t.url,
     method: t.method,
     headers: t.headers,
     body: t.body,
     connections: CONNECTIONS,
-    duration: DURATION,
+    duration: Math.max(DURATION, minDuration),
   });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx, total: r.requests.total };
 }
 
 function median(xs: number[]): number {
@@ -93,10 +94,14 @@ function describeFigures(figures: Record<string, number>): string {
 /** The peers (Parse Server, oidc-provider) live in bench/peers with their own lockfile; install them once. */
 function ensurePeersInstalled(): void {
   const dir = path.join(ROOT, 'bench', 'peers');
-  if (fs.existsSync(path.join(dir, 'node_modules', '.package-lock.json'))) return;
+  // Installed from this very lockfile? (A checkout whose lockfile changed since installs again.)
+  const lockHash = crypto.createHash('sha256').update(fs.readFileSync(path.join(dir, 'package-lock.json'))).digest('hex');
+  const stamp = path.join(dir, 'node_modules', '.tessera-lock-sha256');
+  if (fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === lockHash) return;
   console.log('installing benchmark peers (bench/peers) ...');
   const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'inherit' });
   if (r.status !== 0) throw new Error('npm ci in bench/peers failed');
+  fs.writeFileSync(stamp, lockHash);
 }
 
 async function main(): Promise<void> {
@@ -108,7 +113,11 @@ async function main(): Promise<void> {
   const db = await startDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir, logger: log });
   const port = 18080 + Math.floor(Math.random() * 1000);
   // Tokens made during set-up must outlive a full run (~15 min), or introspection measures the cheaper inactive answer.
-  const tessera = await startChild([path.join(ROOT, 'main.ts')], { PORT: String(port), DATABASE_URL: db.url, TESSERA_DATA_DIR: dataDir, LOG_LEVEL: 'warn', TESSERA_ACCESS_TOKEN_TTL: '3600' }, `http://127.0.0.1:${port}/health`);
+  // P6 drives one public webhook receiver far past its default 600 requests/minute: lift the limit, or it measures 429s.
+  // BENCH_CPU_PROF=<dir>: the Tessera child writes a V8 CPU profile there when it exits (read it with a script summing self-time).
+  const profDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : undefined;
+  const profArgs = profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
+  const tessera = await startChild([...profArgs, path.join(ROOT, 'main.ts')], { PORT: String(port), DATABASE_URL: db.url, TESSERA_DATA_DIR: dataDir, LOG_LEVEL: 'warn', TESSERA_ACCESS_TOKEN_TTL: '3600', TESSERA_WEBHOOK_RATE_LIMIT: '1000000' }, `http://127.0.0.1:${port}/health`);
   const floor = await startChild([path.join(ROOT, 'bench', 'peers', 'floor.ts')], { PORT: '0', DATABASE_URL: db.url }, /listening (\d+)/);
   const floorPort = Number(/listening (\d+)/.exec(floor.output())![1]);
   const peers: ChildProcess[] = [];
@@ -138,8 +147,8 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const { c, targets } of prepared) {
         const s = samples.get(c.id) ?? { tessera: [], peer: [] };
-        s.tessera.push(await load(targets.tessera));
-        s.peer.push(await load(targets.peer));
+        s.tessera.push(await load(targets.tessera, c.minDurationS));
+        s.peer.push(await load(targets.peer, c.minDurationS));
         samples.set(c.id, s);
       }
       for (const custom of customs) {
@@ -157,7 +166,10 @@ async function main(): Promise<void> {
       const s = samples.get(c.id)!;
       const t = { rps: median(s.tessera.map((x) => x.rps)), p50: median(s.tessera.map((x) => x.p50)), p99: median(s.tessera.map((x) => x.p99)), errors: s.tessera.reduce((a, x) => a + x.errors, 0) };
       const p = { rps: median(s.peer.map((x) => x.rps)), p50: median(s.peer.map((x) => x.p50)), p99: median(s.peer.map((x) => x.p99)), errors: s.peer.reduce((a, x) => a + x.errors, 0) };
-      rows.push({ case: c.id, title: c.title, peer: c.peer, goal: c.goal, tessera_rps: Math.round(t.rps), peer_rps: Math.round(p.rps), ratio: +(t.rps / p.rps).toFixed(2), tessera_p50_ms: t.p50, tessera_p99_ms: t.p99, peer_p50_ms: p.p50, peer_p99_ms: p.p99, errors: t.errors + p.errors });
+      // Figures made of failed requests are not figures: more than 1% errors on either side fails the case.
+      const total = s.tessera.reduce((a, x) => a + x.total, 0) + s.peer.reduce((a, x) => a + x.total, 0);
+      const errorShare = total > 0 ? (t.errors + p.errors) / total : 1;
+      rows.push({ case: c.id, title: c.title, peer: c.peer, goal: c.goal, tessera_rps: Math.round(t.rps), peer_rps: Math.round(p.rps), ratio: +(t.rps / p.rps).toFixed(2), tessera_p50_ms: t.p50, tessera_p99_ms: t.p99, peer_p50_ms: p.p50, peer_p99_ms: p.p99, errors: t.errors + p.errors, ...(errorShare > 0.01 ? { error: `${(errorShare * 100).toFixed(1)}% of requests failed` } : {}) });
     }
     for (const { c, rounds, error } of customs) {
       if (rounds.length === 0) {
@@ -179,6 +191,8 @@ async function main(): Promise<void> {
     floor.child.kill('SIGTERM');
     for (const p of peers) p.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));
+    // The profile is written when the child exits: let it finish shutting down first.
+    if (profDir && tessera.child.exitCode === null) await new Promise((r) => { tessera.child.once('exit', r); setTimeout(r, 15_000); });
     await db.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
@@ -195,7 +209,7 @@ async function main(): Promise<void> {
   fs.writeFileSync(path.join(OUT, `bench-${Date.now()}.json`), JSON.stringify({ machine, rows }, null, 2));
   const missing = CASES.filter((c) => (!only || c.id === only) && !rows.some((r) => r.case === c.id));
   const noFigures = (r: Record<string, unknown>) =>
-    r.kind === 'custom' ? Boolean(r.error) || !(Number.isFinite(r.ratio) && Number(r.ratio) > 0) : !(Number(r.tessera_rps) > 0 && Number(r.peer_rps) > 0);
+    r.kind === 'custom' ? Boolean(r.error) || !(Number.isFinite(r.ratio) && Number(r.ratio) > 0) : Boolean(r.error) || !(Number(r.tessera_rps) > 0 && Number(r.peer_rps) > 0);
   if (missing.length > 0 || rows.some(noFigures)) {
     console.error('some cases produced no figures');
     process.exit(1);

@@ -15,6 +15,7 @@ export const p5Login: BenchCase = {
   title: 'POST /token grant_type=password (argon2id, OWASP parameters): logins/s',
   peer: 'Parse Server 9 POST /parse/login (its own bcrypt, cost 10), same PostgreSQL',
   goal: '>= 2x',
+  minDurationS: 6,
   async setup(ctx) {
     const project = await identityProject(ctx);
     const email = `bench-login-${Date.now()}@example.com`;

@@ -31,6 +31,8 @@ type CaseInfo = {
 /** Driven by autocannon on both targets (the default kind). */
 export type HttpCase = CaseInfo & {
   kind?: 'http';
+  /** Least seconds each load lasts, also under `--quick` (slow peers, e.g. ~30 logins/s, need more than 2 s to answer anything). */
+  minDurationS?: number;
   setup: (ctx: BenchContext) => Promise<{ tessera: Target; peer: Target }>;
 };
 

@@ -1,0 +1,259 @@
+// P9: 1,000 projects (--quick: 100) in one process. Set-up (timed, done in the first round so the RSS baseline is a
+// warm process's): one tenant on the enterprise plan (1,000 projects) creates them through the API, 16 at a time,
+// and each gets a small indexed table through `POST /v1/rawSQL` with its own key. Each round then drives the same
+// find with autocannon twice: on one project's key (the one-project figure), then round robin over every project's
+// key (a new key per request). Figures: find p50/p99 of both loads (goal: many <= 1.5x one); RSS growth of the
+// Tessera process from just before the projects were made to after the load (goal <= 300 MB); PostgreSQL
+// connections open after the load (all, and the data API's) against max_connections; errors of the many-project
+// load (failed requests and non-2xx answers, of which `non2xx`); CPU ms per request of the Tessera process and of
+// the PostgreSQL server (its backends, also those that ended) in both loads: what a request costs when its
+// project has no open connection.
+import fs from 'node:fs';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { client, type Res } from '../../tests/support/http.ts';
+import type { BenchContext, CustomCase, CustomFigures } from './types.ts';
+
+const MB = 1e6;
+const TABLE = 'p9_items';
+const ROWS = 100;
+const CATEGORIES = 10; // a find answers 10 rows
+const CATEGORY = 'c-3';
+const SETUP_CONCURRENCY = 16;
+const CONNECTIONS = 32;
+const GOAL_P99_FACTOR = 1.5;
+const GOAL_RSS_GROWTH_MB = 300;
+
+function vmRss(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no VmRSS in /proc/${pid}/status`);
+  return Number(m[1]) * 1024;
+}
+
+function expectStatus(res: Res, status: number, what: string): Res {
+  if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res;
+}
+
+/** Runs `fn` over `items` with at most `limit` calls in flight. */
+async function parallel<T, R>(items: T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+async function withDb<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+/** Connections open on the server (every database and role), and its limit. */
+async function connections(url: string): Promise<{ open: number; max: number; data: number }> {
+  return await withDb(url, async (c) => {
+    const { rows } = await c.query<{ open: string; data: string; max: string }>(
+      `select count(*) as open, count(*) filter (where application_name = 'tessera-data') as data, current_setting('max_connections') as max from pg_stat_activity where backend_type = 'client backend'`,
+    );
+    return { open: Number(rows[0]!.open), data: Number(rows[0]!.data), max: Number(rows[0]!.max) };
+  });
+}
+
+/** CPU seconds used so far by `pid` (user + system; with `children`, also its reaped children's). */
+function cpuSeconds(pid: number, children = false): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // After the command: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14), in clock ticks.
+    const ticks = Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0);
+    return ticks / 100;
+  } catch {
+    return 0; // gone
+  }
+}
+
+/** CPU seconds of the PostgreSQL server at `url` (postmaster, its live backends and the backends that ended); 0 when not local. */
+function postgresCpu(url: string): number {
+  const port = new URL(url).port || '5432';
+  const pids = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+  const cmd = (pid: number) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      return [];
+    }
+  };
+  const postmaster = pids.find((pid) => {
+    const args = cmd(pid);
+    return /postgres$/.test(args[0] ?? '') && args[args.indexOf('-p') + 1] === port && args.includes('-D');
+  });
+  if (!postmaster) return 0;
+  let total = cpuSeconds(postmaster, true);
+  for (const pid of pids) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) total += cpuSeconds(pid);
+    } catch {
+      // gone
+    }
+  }
+  return total;
+}
+
+/** One project: created through the API, its table made and seeded through rawSQL with its own key. */
+async function makeProject(base: string, token: string, i: number): Promise<string> {
+  const call = client(base);
+  const created = expectStatus(await call('POST', '/auth/api/v1/projects', { token, body: { name: `bench-p9-${i}` } }), 201, `create project ${i}`);
+  const apiKey = created.body.project.api_key as string;
+  const raw = async (sql: string) => await call('POST', '/v1/rawSQL', { apiKey, body: { sql } });
+  // The data domain creates the project's schema from the project.created event: wait for it.
+  const until = Date.now() + 120_000;
+  for (;;) {
+    const r = await raw('select 1 as ready');
+    if (r.status === 200) break;
+    if (r.status !== 503 || Date.now() > until) throw new Error(`project ${i} schema: ${r.status} ${JSON.stringify(r.body)}`);
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  expectStatus(await raw(`create table ${TABLE} (id integer generated by default as identity primary key, category text not null, n integer not null)`), 200, `create table ${i}`);
+  expectStatus(await raw(`create index ${TABLE}_category on ${TABLE} (category)`), 200, `index ${i}`);
+  expectStatus(await raw(`insert into ${TABLE} (category, n) select 'c-' || (g % ${CATEGORIES}), g from generate_series(1, ${ROWS}) as g`), 200, `seed ${i}`);
+  return apiKey;
+}
+
+/** A tenant on the enterprise plan (its limit: 1,000 projects) with `count` projects; answers their API keys. */
+async function makeProjects(ctx: BenchContext, count: number): Promise<string[]> {
+  const call = client(ctx.tessera);
+  const email = `bench-p9-${Date.now()}@example.com`;
+  const password = 'bench password 123';
+  expectStatus(await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password } }), 201, 'signup');
+  // Plans are assigned by the operator (no API): move the tenant to the enterprise plan as an operator would.
+  await withDb(ctx.databaseUrl, async (c) => {
+    const { rows } = await c.query<{ max_projects: number }>(`update tenants set plan_id = 'enterprise' where email = $1 returning (select max_projects from plans where id = 'enterprise')`, [email]);
+    if (!(rows[0] && rows[0].max_projects >= count)) throw new Error(`the enterprise plan cannot hold ${count} projects: ${JSON.stringify(rows)}`);
+  });
+  const login = expectStatus(await call('POST', '/auth/api/v1/tenant/login', { body: { email, password } }), 200, 'login');
+  const token = login.body.access_token as string;
+  return await parallel(Array.from({ length: count }, (_, i) => i), SETUP_CONCURRENCY, async (i) => await makeProject(ctx.tessera, token, i));
+}
+
+const body = JSON.stringify({ table: TABLE, where: { category: CATEGORY }, limit: 10 });
+
+/** The find, sent with `keys[0]` only, or with the next key of `keys` on every request. */
+async function load(ctx: BenchContext, keys: string[], seconds: number): Promise<{ rps: number; p50: number; p99: number; errors: number; non2xx: number; tesseraCpuMsPerReq: number; pgCpuMsPerReq: number }> {
+  let next = 0;
+  const cpu0 = { tessera: cpuSeconds(ctx.tesseraPid), pg: postgresCpu(ctx.databaseUrl) };
+  const headers = { 'content-type': 'application/json', 'x-api-key': keys[0]! };
+  const r = await autocannon({
+    url: `${ctx.tessera}/v1/find`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [
+      keys.length === 1
+        ? { method: 'POST', headers, body }
+        : { method: 'POST', headers, body, setupRequest: (req) => ({ ...req, headers: { ...headers, 'x-api-key': keys[next++ % keys.length]! } }) },
+    ],
+  });
+  const perReq = (a: number, b: number) => +(((b - a) * 1000) / Math.max(r.requests.total, 1)).toFixed(2);
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.non2xx,
+    non2xx: r.non2xx,
+    tesseraCpuMsPerReq: perReq(cpu0.tessera, cpuSeconds(ctx.tesseraPid)),
+    pgCpuMsPerReq: perReq(cpu0.pg, postgresCpu(ctx.databaseUrl)),
+  };
+}
+
+/** Sends the find with every key once (and fails unless each answers its 10 rows): every project's path warm. */
+async function checkAll(ctx: BenchContext, keys: string[]): Promise<void> {
+  await parallel(keys, SETUP_CONCURRENCY, async (apiKey, i) => {
+    const res = await client(ctx.tessera)('POST', '/v1/find', { apiKey, raw: body });
+    expectStatus(res, 200, `find on project ${i}`);
+    if (res.body.rows?.length !== 10) throw new Error(`find on project ${i}: expected 10 rows, got ${JSON.stringify(res.body).slice(0, 200)}`);
+  });
+}
+
+export const p9: CustomCase = {
+  kind: 'custom',
+  id: 'P9-projects',
+  title: '1,000 projects (--quick: 100): POST /v1/find round robin over every project key vs one project',
+  peer: 'the same find on one project (same round)',
+  goal: 'RSS growth <= 300 MB and many-project p99 <= 1.5x one-project p99',
+  async setup(ctx) {
+    const count = ctx.quick ? 100 : 1000;
+    const seconds = ctx.quick ? 2 : 10;
+    const pid = ctx.tesseraPid;
+    // The projects are made in the first round, not during set-up: the RSS baseline is then taken after the
+    // other cases' first loads (a warm process), so their growth is not counted as the projects'.
+    let made: { keys: string[]; rssBefore: number; setupSeconds: number } | undefined;
+    const prepare = async () => {
+      const rssBefore = vmRss(pid);
+      const started = process.hrtime.bigint();
+      const keys = await makeProjects(ctx, count);
+      const setupSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+      console.log(`P9: ${count} projects made in ${setupSeconds.toFixed(1)} s; RSS ${(rssBefore / MB).toFixed(0)} -> ${(vmRss(pid) / MB).toFixed(0)} MB`);
+      await checkAll(ctx, keys);
+      return { keys, rssBefore, setupSeconds };
+    };
+
+    const run = async (): Promise<CustomFigures> => {
+      made ??= await prepare();
+      const { keys, rssBefore, setupSeconds } = made;
+      const one = await load(ctx, keys.slice(0, 1), seconds);
+      const many = await load(ctx, keys, seconds);
+      const rssAfter = vmRss(pid);
+      const conns = await connections(ctx.databaseUrl);
+      const growth = (rssAfter - rssBefore) / MB;
+      const tessera = {
+        projects: count,
+        p99_ms: many.p99,
+        p50_ms: many.p50,
+        rps: Math.round(many.rps),
+        errors: many.errors,
+        non2xx: many.non2xx,
+        rss_growth_mb: +growth.toFixed(1),
+        rss_before_mb: +(rssBefore / MB).toFixed(1),
+        rss_after_mb: +(rssAfter / MB).toFixed(1),
+        setup_s: +setupSeconds.toFixed(1),
+        pg_connections: conns.open,
+        pg_data_connections: conns.data,
+        pg_max_connections: conns.max,
+        tessera_cpu_ms_per_req: many.tesseraCpuMsPerReq,
+        pg_cpu_ms_per_req: many.pgCpuMsPerReq,
+      };
+      const peer = { p99_ms: one.p99, p50_ms: one.p50, rps: Math.round(one.rps), errors: one.errors, tessera_cpu_ms_per_req: one.tesseraCpuMsPerReq, pg_cpu_ms_per_req: one.pgCpuMsPerReq };
+      const ratio = one.p99 / Math.max(many.p99, 1e-9);
+      const met = many.errors === 0 && one.errors === 0 && many.p99 <= GOAL_P99_FACTOR * one.p99 && growth <= GOAL_RSS_GROWTH_MB;
+      return { tessera, peer, ratio, met };
+    };
+    return { run };
+  },
+  // Medians of the latencies, but the largest growth and error count of any round.
+  summarize(rounds) {
+    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const fold = (side: 'tessera' | 'peer', worst: string[]) => {
+      const out: Record<string, number> = {};
+      for (const key of Object.keys(rounds[0]![side])) {
+        const xs = rounds.map((r) => r[side][key]!);
+        out[key] = worst.includes(key) ? Math.max(...xs) : med(xs);
+      }
+      return out;
+    };
+    const tessera = fold('tessera', ['rss_growth_mb', 'rss_after_mb', 'errors', 'non2xx', 'pg_connections', 'pg_data_connections']);
+    const peer = fold('peer', ['errors']);
+    const ratio = med(rounds.map((r) => r.ratio));
+    const met = tessera.errors === 0 && peer.errors === 0 && tessera.p99_ms! <= GOAL_P99_FACTOR * peer.p99_ms! && tessera.rss_growth_mb! <= GOAL_RSS_GROWTH_MB;
+    return { tessera, peer, ratio, met };
+  },
+};
