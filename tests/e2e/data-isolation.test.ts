@@ -80,6 +80,13 @@ describe("project A's key and project B's tables", () => {
     const schemata = await dataA('rawSQL', { sql: 'select schema_name from information_schema.schemata where schema_name like $1', params: ['p\\_%'] });
     expect(schemata.body.rows).toEqual([{ schema_name: `p_${a.id.replace(/-/g, '')}` }]);
   });
+
+  it("searches its own schema, then the shared extensions schema (pgvector's home), and may not create there", async () => {
+    const res = await dataA('rawSQL', { sql: "select array_to_string(current_schemas(false), ',') as path" });
+    expect(res.status).toBe(200);
+    expect(res.body.rows).toEqual([{ path: `p_${a.id.replace(/-/g, '')},extensions` }]);
+    expect((await dataA('rawSQL', { sql: 'create table extensions.intruder (id int)' })).status).toBe(403);
+  });
 });
 
 describe('rawSQL escape attempts', () => {

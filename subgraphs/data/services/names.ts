@@ -35,3 +35,6 @@ export function ident(name: string): string {
 export function literal(value: string): string {
   return `'${value.replace(/'/g, "''")}'`;
 }
+
+/** The shared schema of extensions projects may use (pgvector), on every project role's search path. */
+export const EXTENSIONS_SCHEMA = 'extensions';

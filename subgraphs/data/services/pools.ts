@@ -4,6 +4,7 @@ import pg from 'pg';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../../platform/logger.ts';
 import type { ProjectRole } from './provisioning.ts';
+import { EXTENSIONS_SCHEMA } from './names.ts';
 
 export type ProjectPools = ReturnType<typeof createProjectPools>;
 
@@ -45,7 +46,7 @@ export function createProjectPools(opts: { databaseUrl: string; max: number; siz
       connectionString: url.toString(),
       max: opts.size,
       idleTimeoutMillis: 30_000,
-      options: `-c search_path=${role.schemaName} -c statement_timeout=${opts.statementTimeoutMs} -c idle_in_transaction_session_timeout=${opts.statementTimeoutMs * 2}`,
+      options: `-c search_path=${role.schemaName},${EXTENSIONS_SCHEMA} -c statement_timeout=${opts.statementTimeoutMs} -c idle_in_transaction_session_timeout=${opts.statementTimeoutMs * 2}`,
       types,
       application_name: 'tessera-data',
     });

@@ -6,7 +6,7 @@ import type pg from 'pg';
 import { LRUCache } from 'lru-cache';
 import type { SecretBox } from '../../../platform/crypto.ts';
 import type { Logger } from '../../../platform/logger.ts';
-import { ident, literal, roleNameOf, schemaNameOf, userRoleNameOf } from './names.ts';
+import { EXTENSIONS_SCHEMA, ident, literal, roleNameOf, schemaNameOf, userRoleNameOf } from './names.ts';
 
 export type ProjectRole = { projectId: string; schemaName: string; roleName: string; userRoleName: string; password: string };
 
@@ -87,6 +87,18 @@ export function createProvisioning(opts: { admin: pg.Pool; box: SecretBox; state
     return role;
   };
 
+  /** Creates pgvector in the extensions schema when the server ships it (best effort: the exact scan works without). */
+  const enablePgvector = async (): Promise<void> => {
+    const available = await admin.query(`select 1 from pg_available_extensions where name = 'vector'`);
+    if (available.rowCount === 0) return;
+    const { rows } = await admin.query<{ schema: string }>(`select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace where e.extname = 'vector'`);
+    if (!rows[0]) {
+      await admin.query(`create extension if not exists vector schema ${EXTENSIONS_SCHEMA}`).catch((err: Error) => logger.warn({ err: err.message }, 'data: pgvector is available but could not be created; vectorSearch uses exact scans'));
+    } else if (rows[0].schema !== EXTENSIONS_SCHEMA) {
+      logger.warn({ schema: rows[0].schema }, `data: pgvector is installed in schema "${rows[0].schema}", which projects cannot reach; run: alter extension vector set schema ${EXTENSIONS_SCHEMA}`);
+    }
+  };
+
   return {
     /** The current database's name (role names depend on it). */
     database: () => database,
@@ -99,7 +111,12 @@ export function createProvisioning(opts: { admin: pg.Pool; box: SecretBox; state
         await c.query('create schema if not exists tessera_realtime');
         await c.query(NOTIFY_FUNCTION);
         await c.query('grant usage on schema tessera_realtime to public');
+        // Extensions projects may use (pgvector) live in one shared schema on every project's search path, as
+        // Supabase does: `public` is closed to project roles below.
+        await c.query(`create schema if not exists ${EXTENSIONS_SCHEMA}`);
+        await c.query(`grant usage on schema ${EXTENSIONS_SCHEMA} to public`);
       });
+      await enablePgvector();
       // Project roles connect to this database only, and must not reach the platform's own tables, functions
       // or temporary schemas through PUBLIC's default privileges. Best effort: a platform role that does not
       // own the database cannot revoke (then table privileges still keep projects out).
@@ -138,7 +155,7 @@ export function createProvisioning(opts: { admin: pg.Pool; box: SecretBox; state
         await c.query(`create schema if not exists ${ident(schemaName)} authorization ${ident(roleName)}`);
         await c.query(`grant usage on schema ${ident(schemaName)} to ${ident(userRoleName)}`);
         await c.query(`grant connect on database ${ident(database)} to ${ident(roleName)}`);
-        await c.query(`alter role ${ident(roleName)} in database ${ident(database)} set search_path = ${ident(schemaName)}`);
+        await c.query(`alter role ${ident(roleName)} in database ${ident(database)} set search_path = ${ident(schemaName)}, ${EXTENSIONS_SCHEMA}`);
         await c.query(`alter role ${ident(roleName)} in database ${ident(database)} set statement_timeout = ${Number(opts.statementTimeoutMs)}`);
         // Tables the project creates are open to its end-user role; row level security decides which rows.
         await c.query(`alter default privileges for role ${ident(roleName)} in schema ${ident(schemaName)} grant select, insert, update, delete on tables to ${ident(userRoleName)}`);
