@@ -64,8 +64,8 @@ describe('platform broadcasts (LISTEN/NOTIFY to every process)', () => {
     const seen: string[] = [];
     l.onReset(() => resets++);
     l.on('hooks.changed', (p) => seen.push(p.projectId));
-    // Kill the listener's backend from another session.
-    await client.query(`select pg_terminate_backend(pid) from pg_stat_activity where query = 'listen tessera_broadcast' and pid <> pg_backend_pid()`);
+    // Kill the listeners' backends of this test's database (other test files run beside it) from another session.
+    await client.query(`select pg_terminate_backend(pid) from pg_stat_activity where query = 'listen tessera_broadcast' and datname = current_database() and pid <> pg_backend_pid()`);
     await until(() => resets >= 2, 'the reset after reconnecting');
     await publishBroadcastNow(client, 'hooks.changed', { projectId: 'after' });
     await until(() => seen.includes('after'), 'a broadcast after reconnecting');

@@ -95,18 +95,35 @@ export async function startBroadcastListener(opts: { url: string; logger: Logger
   const connect = async (): Promise<void> => {
     const c = new pg.Client({ connectionString: opts.url });
     c.on('notification', deliver);
-    c.on('error', (err) => {
-      log.warn({ err: err.message }, 'broadcast connection lost; reconnecting');
+    // Lost either way: an error (server terminated the session, network) or a plain end of the connection.
+    let gone = false;
+    const lost = (reason: string) => {
+      if (gone || stopped) return;
+      gone = true;
+      log.warn({ reason }, 'broadcast connection lost; reconnecting');
       void c.end().catch(() => {});
       if (client === c) client = undefined;
       for (const r of resets) r();
-      if (!stopped) setTimeout(() => void reconnect(), 200).unref();
-    });
+      setTimeout(() => void reconnect(), 200).unref();
+    };
+    c.on('error', (err) => lost(err.message));
+    c.on('end', () => lost('connection ended'));
     await c.connect();
     await c.query(`listen ${CHANNEL}`);
     client = c;
   };
+  let reconnecting = false;
   const reconnect = async (): Promise<void> => {
+    // One loop at a time (a failed attempt's connection may report its loss too).
+    if (reconnecting) return;
+    reconnecting = true;
+    try {
+      await reconnectLoop();
+    } finally {
+      reconnecting = false;
+    }
+  };
+  const reconnectLoop = async (): Promise<void> => {
     while (!stopped && !client) {
       try {
         await connect();
