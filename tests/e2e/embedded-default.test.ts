@@ -1,19 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import net from 'node:net';
 import { describe, it, expect } from '@jest/globals';
 import { startProcess, stopProcess } from '../support/platform.ts';
 import { client } from '../support/http.ts';
+import { freePort } from '../../platform/net.ts';
 
-async function freePort(): Promise<number> {
-  return await new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('npm start on its embedded default', () => {
   it('starts its own PostgreSQL when DATABASE_URL is not set, and keeps data across restarts', async () => {

@@ -2,7 +2,6 @@
 // by no more than ~64 MB while the bytes go through it into the blob store.
 import fs from 'node:fs';
 import path from 'node:path';
-import net from 'node:net';
 import crypto from 'node:crypto';
 import pg from 'pg';
 import type { ChildProcess } from 'node:child_process';
@@ -10,6 +9,7 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { createTestDatabase } from '../support/database.ts';
 import { TEST_SECRET, startProcess, stopProcess } from '../support/platform.ts';
 import { generated, newStorageProject, upload, download, type StorageProject } from './storage-fixtures.ts';
+import { freePort } from '../../platform/net.ts';
 
 const MB = 1024 * 1024;
 let child: ChildProcess;
@@ -18,14 +18,6 @@ let dataDir: string;
 let drop: () => Promise<void>;
 let project: StorageProject;
 
-async function freePort(): Promise<number> {
-  return await new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function rssOf(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));

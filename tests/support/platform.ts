@@ -1,10 +1,10 @@
 // Starts a real Tessera for a test: in-process (one-process mode) or as the split-mode process tree.
 import fs from 'node:fs';
 import path from 'node:path';
-import net from 'node:net';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { startTessera, type Tessera } from '../../main.ts';
 import { createTestDatabase } from './database.ts';
+import { freePort } from '../../platform/net.ts';
 
 export type TestPlatform = { url: string; close: () => Promise<void>; tessera?: Tessera; dataDir: string; child?: ChildProcess };
 
@@ -40,16 +40,6 @@ export async function startOneProcess(env: Record<string, string> = {}): Promise
   };
 }
 
-async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Runs `node script args` with Node 24 (the one running the tests) and waits for `readyUrl`. */
 export async function startProcess(args: string[], env: Record<string, string>, readyUrl: string, timeoutMs = 90_000): Promise<ChildProcess> {
