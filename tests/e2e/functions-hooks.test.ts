@@ -171,7 +171,11 @@ describe('database hooks', () => {
         expect((await eventually(() => audited('update')))[0]!.sku).toBe('audited-2');
         expect((await data('delete', { table: 'orders', where: { id }, returning: ['id'] })).body).toEqual({ count: 1, rows: [{ id }] });
         expect((await eventually(() => audited('delete')))[0]!.sku).toBe('audited-2');
-        const runs = (await hookExecutions()).filter((e) => e.trigger_ref === h.id);
+        // Execution records are written in batches after the audit rows commit: wait for all three.
+        const runs = await eventually(async () => {
+          const mine = (await hookExecutions()).filter((e) => e.trigger_ref === h.id && e.status !== 'running');
+          return mine.length === 3 ? mine : undefined;
+        });
         expect(runs.map((e) => e.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
         expect(runs.map((e) => (e.input as { body: { event: string } }).body.event).sort()).toEqual(['delete', 'insert', 'update']);
       } finally {
@@ -292,7 +296,9 @@ describe('database hooks', () => {
           const rows = (await data('find', { table: 'late_audit' })).body.rows as Row[];
           return rows.length > 0 ? rows : undefined;
         }, 30_000)).toEqual([{ id: expect.any(Number), order_id: id }]);
-        expect((await hookExecutions()).filter((e) => e.trigger_ref === h.id).map((e) => e.status)).toContain('succeeded');
+        // The audit row commits before the execution's final record is written (records are batched): wait for it.
+        expect(await eventually(async () => (await hookExecutions()).find((e) => e.trigger_ref === h.id && e.status === 'succeeded'), 30_000))
+          .toMatchObject({ function: 'late-audit', trigger: 'hook' });
       } finally {
         await unhook(h.id);
       }
