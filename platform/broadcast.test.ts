@@ -70,4 +70,27 @@ describe('platform broadcasts (LISTEN/NOTIFY to every process)', () => {
     await publishBroadcastNow(client, 'hooks.changed', { projectId: 'after' });
     await until(() => seen.includes('after'), 'a broadcast after reconnecting');
   });
+
+  it('shares one LISTEN connection per database among the listeners of a process, closed with the last one', async () => {
+    const log = createLogger('silent');
+    const listens = async () =>
+      Number((await client.query(`select count(*)::int as n from pg_stat_activity where query = 'listen tessera_broadcast' and datname = current_database()`)).rows[0].n);
+    for (const l of listeners.splice(0)) await l.stop();
+    expect(await listens()).toBe(0);
+    const a = await startBroadcastListener({ url: db.url, logger: log });
+    const b = await startBroadcastListener({ url: db.url, logger: log });
+    expect(await listens()).toBe(1);
+    const seen: string[] = [];
+    b.on('hooks.changed', (p) => seen.push(p.projectId));
+    await a.stop();
+    expect(a.listening()).toBe(false);
+    expect(b.listening()).toBe(true);
+    await publishBroadcastNow(client, 'hooks.changed', { projectId: 'still' });
+    await b.sync();
+    expect(seen).toEqual(['still']);
+    await b.stop();
+    const end = Date.now() + 5000;
+    while ((await listens()) !== 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    expect(await listens()).toBe(0);
+  });
 });

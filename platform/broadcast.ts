@@ -64,22 +64,27 @@ export type BroadcastListener = {
   stop: () => Promise<void>;
 };
 
-/** Listens for broadcasts; reconnects (and calls the reset handlers) when the connection drops. */
-export async function startBroadcastListener(opts: { url: string; logger: Logger }): Promise<BroadcastListener> {
-  const log = opts.logger.child({ component: 'broadcast' });
-  const handlers = new Map<string, ((payload: never) => void)[]>();
-  const resets: (() => void)[] = [];
-  let client: pg.Client | undefined;
-  let stopped = false;
+/**
+ * One LISTEN connection per database URL in a process, shared by every listener on it (the router's
+ * credential cache, the identity and tenant caches, the data subgraph's hook cache, ... in one-process mode):
+ * each listener keeps its own handlers and reset handlers; the connection closes with the last listener.
+ */
+type Shared = {
+  handles: Set<Handle>;
+  client: pg.Client | undefined;
+  stopped: boolean;
+  ready: Promise<void>;
+  sync: () => Promise<void>;
+  close: () => Promise<void>;
+};
+type Handle = { dispatch: (topic: string, payload: unknown) => void; reset: () => void };
+const shared = new Map<string, Shared>();
 
-  const dispatch = (topic: string, payload: unknown) => {
-    for (const h of handlers.get(topic) ?? []) {
-      try {
-        h(payload as never);
-      } catch (err) {
-        log.error({ err, topic }, 'broadcast handler failed');
-      }
-    }
+function openShared(url: string, logger: Logger): Shared {
+  const log = logger.child({ component: 'broadcast' });
+  const state: Shared = { handles: new Set(), client: undefined, stopped: false, ready: Promise.resolve(), sync: () => Promise.resolve(), close: async () => {} };
+  const resetAll = () => {
+    for (const h of state.handles) h.reset();
   };
   const deliver = (msg: pg.Notification) => {
     if (msg.channel !== CHANNEL || !msg.payload) return;
@@ -89,28 +94,28 @@ export async function startBroadcastListener(opts: { url: string; logger: Logger
     } catch {
       return;
     }
-    dispatch(parsed.topic, parsed.payload);
+    for (const h of state.handles) h.dispatch(parsed.topic, parsed.payload);
   };
 
   const connect = async (): Promise<void> => {
-    const c = new pg.Client({ connectionString: opts.url });
+    const c = new pg.Client({ connectionString: url });
     c.on('notification', deliver);
     // Lost either way: an error (server terminated the session, network) or a plain end of the connection.
     let gone = false;
     const lost = (reason: string) => {
-      if (gone || stopped) return;
+      if (gone || state.stopped) return;
       gone = true;
       log.warn({ reason }, 'broadcast connection lost; reconnecting');
       void c.end().catch(() => {});
-      if (client === c) client = undefined;
-      for (const r of resets) r();
+      if (state.client === c) state.client = undefined;
+      resetAll();
       setTimeout(() => void reconnect(), 200).unref();
     };
     c.on('error', (err) => lost(err.message));
     c.on('end', () => lost('connection ended'));
     await c.connect();
     await c.query(`listen ${CHANNEL}`);
-    client = c;
+    state.client = c;
   };
   let reconnecting = false;
   const reconnect = async (): Promise<void> => {
@@ -118,21 +123,18 @@ export async function startBroadcastListener(opts: { url: string; logger: Logger
     if (reconnecting) return;
     reconnecting = true;
     try {
-      await reconnectLoop();
+      while (!state.stopped && !state.client) {
+        try {
+          await connect();
+          // Anything published while we were away is lost: caches start again from empty.
+          resetAll();
+        } catch (err) {
+          log.warn({ err: (err as Error).message }, 'broadcast reconnect failed; retrying');
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      }
     } finally {
       reconnecting = false;
-    }
-  };
-  const reconnectLoop = async (): Promise<void> => {
-    while (!stopped && !client) {
-      try {
-        await connect();
-        // Anything published while we were away is lost: caches start again from empty.
-        for (const r of resets) r();
-      } catch (err) {
-        log.warn({ err: (err as Error).message }, 'broadcast reconnect failed; retrying');
-        await new Promise((r) => setTimeout(r, 1000));
-      }
     }
   };
 
@@ -147,14 +149,14 @@ export async function startBroadcastListener(opts: { url: string; logger: Logger
     if (!batch || onTheWire) return;
     assembling = undefined;
     onTheWire = true;
-    const c = client;
+    const c = state.client;
     const done = c ? c.query('').then(() => undefined) : Promise.reject(new Error('the broadcast connection is down'));
     done.then(batch.resolve, batch.reject).finally(() => {
       onTheWire = false;
       if (assembling) setImmediate(send);
     });
   };
-  const sync = (): Promise<void> => {
+  state.sync = (): Promise<void> => {
     if (!assembling) {
       let resolve!: () => void;
       let reject!: (err: unknown) => void;
@@ -167,9 +169,45 @@ export async function startBroadcastListener(opts: { url: string; logger: Logger
     }
     return assembling.promise;
   };
+  state.close = async () => {
+    state.stopped = true;
+    const c = state.client;
+    state.client = undefined;
+    await c?.end().catch(() => {});
+  };
+  state.ready = connect();
+  return state;
+}
 
-  await connect();
+/** Listens for broadcasts; reconnects (and calls the reset handlers) when the connection drops. */
+export async function startBroadcastListener(opts: { url: string; logger: Logger }): Promise<BroadcastListener> {
+  const log = opts.logger.child({ component: 'broadcast' });
+  let conn = shared.get(opts.url);
+  if (!conn) {
+    conn = openShared(opts.url, opts.logger);
+    shared.set(opts.url, conn);
+    const made = conn;
+    made.ready.catch(() => {
+      if (shared.get(opts.url) === made) shared.delete(opts.url);
+    });
+  }
+  await conn.ready;
+  const handlers = new Map<string, ((payload: never) => void)[]>();
+  const resets: (() => void)[] = [];
+  let stopped = false;
+  const dispatch = (topic: string, payload: unknown) => {
+    for (const h of handlers.get(topic) ?? []) {
+      try {
+        h(payload as never);
+      } catch (err) {
+        log.error({ err, topic }, 'broadcast handler failed');
+      }
+    }
+  };
+  const handle: Handle = { dispatch, reset: () => resets.forEach((r) => r()) };
+  conn.handles.add(handle);
   localListeners.add(dispatch);
+  const c = conn;
   return {
     on: (topic, handler) => {
       const list = handlers.get(topic) ?? [];
@@ -177,13 +215,17 @@ export async function startBroadcastListener(opts: { url: string; logger: Logger
       handlers.set(topic, list);
     },
     onReset: (handler) => resets.push(handler),
-    listening: () => client !== undefined,
-    sync,
+    listening: () => !stopped && c.client !== undefined,
+    sync: () => (stopped ? Promise.reject(new Error('the broadcast connection is down (listener stopped)')) : c.sync()),
     stop: async () => {
+      if (stopped) return;
       stopped = true;
       localListeners.delete(dispatch);
-      await client?.end().catch(() => {});
-      client = undefined;
+      c.handles.delete(handle);
+      if (c.handles.size === 0 && shared.get(opts.url) === c) {
+        shared.delete(opts.url);
+        await c.close();
+      }
     },
   };
 }
