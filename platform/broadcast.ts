@@ -20,6 +20,8 @@ export type BroadcastTopics = {
   'oidc-clients.changed': { clientIds?: string[]; projectId?: string };
   /** Access tokens stopped being valid: revoked (jti), their project deleted, or a signing key retired (`keys`). */
   'access-tokens.changed': { jtis?: string[]; projectId?: string; keys?: boolean };
+  /** A process counted a failed attempt against a rate limit (or forgot a key after a success); keys are SHA-256 hashes. */
+  'rate-limits.changed': { origin: string; scope: string; op: 'fail' | 'reset'; key: string };
 };
 export type BroadcastTopic = keyof BroadcastTopics;
 

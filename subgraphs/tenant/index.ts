@@ -18,8 +18,11 @@ export const tenantSubgraph = defineSubgraph<TenantServices>({
     await services.signingKeys.ensureCurrent();
     // The OIDC client cache follows changes announced by every process.
     await services.oidcClients.start();
+    // Sign-in failures counted by other tenant processes count here too.
+    await services.limitSharing.start();
   },
   stop: async (services) => {
     await services.oidcClients.stop();
+    await services.limitSharing.stop();
   },
 });

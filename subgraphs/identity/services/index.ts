@@ -5,6 +5,7 @@ import { createScheduler } from '../../../platform/scheduler.ts';
 import type { SubgraphDeps } from '../../../platform/subgraph.ts';
 import { createGrantService } from './grants.ts';
 import { createLimiters } from './limits.ts';
+import { createLimitSharing } from '../../../platform/rate-limit.ts';
 import { createMailService } from './mail.ts';
 import { createMfaService } from './mfa.ts';
 import { createRecoveryService } from './recovery.ts';
@@ -21,7 +22,9 @@ export type IdentityServices = Awaited<ReturnType<typeof createIdentityServices>
 export async function createIdentityServices({ config, db, logger, databaseUrl, router }: SubgraphDeps) {
   if (!config.internalSecret) throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the identity subgraph cannot seal secrets');
   const box = createSecretBox(config.internalSecret, 'identity:secrets');
-  const limiters = createLimiters();
+  // Failures counted by any identity process count in every one (broadcast; checking stays a memory read).
+  const limitSharing = createLimitSharing({ url: databaseUrl, logger, publish: async (m) => await publishBroadcast(db.em(), 'rate-limits.changed', m) });
+  const limiters = createLimiters(limitSharing);
   const scheduler = createScheduler({ url: databaseUrl, name: 'identity', logger });
   const tokenCache = createTokenStateCache();
   const keys = createSigningKeyService({ db, box, config });
@@ -54,6 +57,7 @@ export async function createIdentityServices({ config, db, logger, databaseUrl, 
     /** Follows what other processes announce; from then on authenticated clients and valid client tokens are remembered. */
     async start(): Promise<void> {
       if (listener) return;
+      await limitSharing.start();
       const l = await startBroadcastListener({ url: databaseUrl, logger });
       listener = l;
       l.on('oidc-clients.changed', (change) => clients.drop(change));
@@ -75,6 +79,7 @@ export async function createIdentityServices({ config, db, logger, databaseUrl, 
       clients.follow(() => false);
       await listener?.stop();
       listener = undefined;
+      await limitSharing.stop();
     },
   };
 

@@ -1,7 +1,7 @@
-// Rate limits of the identity provider, per account (project + e-mail) and per client address, in this
-// process's memory (platform/rate-limit.ts). Sign-in counts failures; registration and reset requests
+// Rate limits of the identity provider, per account (project + e-mail) and per client address, counted in
+// memory and shared with every other identity process (platform/rate-limit.ts, createLimitSharing). Sign-in counts failures; registration and reset requests
 // count every attempt (they cost an argon2 hash or an e-mail each).
-import { createFailureLimiter, type FailureLimiter } from '../../../platform/rate-limit.ts';
+import { createFailureLimiter, type FailureLimiter, type LimitSharing } from '../../../platform/rate-limit.ts';
 
 export const LIMITS = {
   /** Failed password checks (password grant, hosted sign-in page) per account / per address. */
@@ -23,9 +23,9 @@ export type KeyedLimiter = {
   hit: (keys: string[]) => void;
 };
 
-function pair(opts: { account: number; address: number; windowMs: number }): KeyedLimiter {
-  const account = createFailureLimiter({ limit: opts.account, windowMs: opts.windowMs });
-  const address = createFailureLimiter({ limit: opts.address, windowMs: opts.windowMs });
+function pair(name: string, opts: { account: number; address: number; windowMs: number }, sharing?: LimitSharing): KeyedLimiter {
+  const account = createFailureLimiter({ limit: opts.account, windowMs: opts.windowMs, share: sharing?.scope(`identity.${name}.account`) });
+  const address = createFailureLimiter({ limit: opts.address, windowMs: opts.windowMs, share: sharing?.scope(`identity.${name}.address`) });
   const of = (key: string): FailureLimiter => (key.startsWith('ip:') ? address : account);
   return {
     check: (keys) => keys.forEach((k) => of(k).check(k)),
@@ -40,6 +40,12 @@ function pair(opts: { account: number; address: number; windowMs: number }): Key
 
 export type Limiters = { signIn: KeyedLimiter; register: KeyedLimiter; mail: KeyedLimiter; mfa: KeyedLimiter };
 
-export function createLimiters(): Limiters {
-  return { signIn: pair(LIMITS.signIn), register: pair(LIMITS.register), mail: pair(LIMITS.mail), mfa: pair(LIMITS.mfa) };
+/** The identity limiters; with `sharing`, counted together with every other identity process. */
+export function createLimiters(sharing?: LimitSharing): Limiters {
+  return {
+    signIn: pair('signIn', LIMITS.signIn, sharing),
+    register: pair('register', LIMITS.register, sharing),
+    mail: pair('mail', LIMITS.mail, sharing),
+    mfa: pair('mfa', LIMITS.mfa, sharing),
+  };
 }

@@ -8,7 +8,8 @@ import { createOidcClientService } from './oidc-clients.ts';
 import { createPlanService } from './plans.ts';
 import { createProjectService } from './projects.ts';
 import { createPublicationService } from './publications.ts';
-import { createFailureLimiter } from '../../../platform/rate-limit.ts';
+import { createFailureLimiter, createLimitSharing } from '../../../platform/rate-limit.ts';
+import { publishBroadcast } from '../../../platform/broadcast.ts';
 import { createSessionService } from './sessions.ts';
 import { createSigningKeyService } from './signing-keys.ts';
 
@@ -23,8 +24,10 @@ export type TenantServices = Awaited<ReturnType<typeof createTenantServices>>;
 export async function createTenantServices({ config, db, logger, databaseUrl }: SubgraphDeps) {
   if (!config.internalSecret) throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the tenant subgraph cannot seal secrets');
   const box = createSecretBox(config.internalSecret);
-  const accountLimiter = createFailureLimiter({ limit: SIGN_IN_FAILURES_PER_ACCOUNT, windowMs: WINDOW_MS });
-  const addressLimiter = createFailureLimiter({ limit: SIGN_IN_FAILURES_PER_ADDRESS, windowMs: WINDOW_MS });
+  // Failures counted by any tenant process count in every one (broadcast; checking stays a memory read).
+  const limitSharing = createLimitSharing({ url: databaseUrl, logger, publish: async (m) => await publishBroadcast(db.em(), 'rate-limits.changed', m) });
+  const accountLimiter = createFailureLimiter({ limit: SIGN_IN_FAILURES_PER_ACCOUNT, windowMs: WINDOW_MS, share: limitSharing.scope('tenant.signIn.account') });
+  const addressLimiter = createFailureLimiter({ limit: SIGN_IN_FAILURES_PER_ADDRESS, windowMs: WINDOW_MS, share: limitSharing.scope('tenant.signIn.address') });
   // One limiter interface over both: keys are `account:<email>` or `ip:<address>`.
   const limiter = {
     check: (key: string) => (key.startsWith('ip:') ? addressLimiter : accountLimiter).check(key),
@@ -40,5 +43,5 @@ export async function createTenantServices({ config, db, logger, databaseUrl }: 
   const projects = createProjectService({ db, box, plans });
   const oidcClients = createOidcClientService({ db, box, logger, projects, databaseUrl });
   const publications = createPublicationService({ db, projects });
-  return { plans, accounts, mfa, signingKeys, sessions, projects, oidcClients, publications };
+  return { plans, accounts, mfa, signingKeys, sessions, projects, oidcClients, publications, limitSharing };
 }
