@@ -100,6 +100,26 @@ describe('the signing key ring (platform/signing-keys.ts)', () => {
     expect((await keys.verify(byJose, { issuer: ISSUER, typ: 'JWT' })).payload.sub).toBe('from-jose');
   });
 
+  it('signs concurrent requests in one batch, each with its own ring key, every token verifiable by jose', async () => {
+    const plain = ring('ring_plain');
+    const shared = ring('ring_shared');
+    await Promise.all([plain.ensureCurrent(), shared.ensureCurrent()]);
+    const [plainRow] = (await rows('ring_plain')).filter((r) => r.status === 'current');
+    const [sharedRow] = (await rows('ring_shared')).filter((r) => r.status === 'current');
+    const now = Math.floor(Date.now() / 1000);
+    // Asked for in the same turn of the event loop: they are queued and signed together.
+    const tokens = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => (i % 2 ? shared : plain).sign({ sub: `b${i}`, iss: ISSUER, aud: 'tests', iat: now, exp: now + 60 }, 'at+jwt')),
+    );
+    expect(new Set(tokens).size).toBe(30);
+    for (const [i, token] of tokens.entries()) {
+      const row = i % 2 ? sharedRow : plainRow;
+      const { payload, protectedHeader } = await jwtVerify(token, await importJWK(row.public_jwk as JWK, 'ES256'), { issuer: ISSUER, audience: 'tests', typ: 'at+jwt' });
+      expect(payload.sub).toBe(`b${i}`);
+      expect(protectedHeader.kid).toBe(row.kid);
+    }
+  });
+
   it('accepts only what it signs: ES256 with a known kid, no crit, a 64-byte signature, an object with an expiry', async () => {
     const keys = ring('ring_plain');
     await keys.ensureCurrent();

@@ -103,6 +103,8 @@ export async function lookupClient(deps: RawHandlerDeps, req: FastifyRequest, cl
 }
 
 function decodeFormComponent(value: string): string {
+  // Most ids and secrets need no decoding: skip the regex and decodeURIComponent then.
+  if (!value.includes('%') && !value.includes('+')) return value;
   return decodeURIComponent(value.replace(/\+/g, ' '));
 }
 
