@@ -49,8 +49,8 @@ export async function startTessera(env: Record<string, string | undefined> = pro
   const config = loadConfig(env);
   const log = logger ?? createLogger(config.logLevel);
   ensureInternalSecret(config);
-  // An embedded server accepts every connection the data API's project pools may open, plus the platform's own.
-  const maxConnections = Math.max(300, config.dataMaxPools * config.dataPoolSize + 100);
+  // An embedded server accepts every connection the data API may open (its shared budget), plus the platform's own.
+  const maxConnections = Math.max(300, config.dataMaxConnections + 100);
   const db: RunningDatabase = await startDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDirAbs, port: config.embeddedPgPort, maxConnections, logger: log });
   const running: RunningSubgraph[] = [];
   const routerClient = lateBoundRouterClient();

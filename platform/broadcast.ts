@@ -16,12 +16,16 @@ export type BroadcastTopics = {
   'credentials.changed': { apiKeyHashes?: string[]; sessionIds?: string[]; projectId?: string; tenantId?: string; all?: boolean };
   /** The database hooks of a project changed. */
   'hooks.changed': { projectId: string };
+  /** A project schema's tables or columns may have changed (rawSQL, a transaction with rawSQL, project deleted). */
+  'data.catalog.changed': { schema: string };
   /** OIDC clients changed (secret rotated, settings edited) or went away with their project: drop cached clients. */
   'oidc-clients.changed': { clientIds?: string[]; projectId?: string };
   /** Access tokens stopped being valid: revoked (jti), their project deleted, or a signing key retired (`keys`). */
   'access-tokens.changed': { jtis?: string[]; projectId?: string; keys?: boolean };
   /** A process counted a failed attempt against a rate limit (or forgot a key after a success); keys are SHA-256 hashes. */
   'rate-limits.changed': { origin: string; scope: string; op: 'fail' | 'reset'; key: string };
+  /** A project's edge functions, webhook receivers or function secrets changed (or the project went away): drop cached receivers. */
+  'functions.changed': { projectId: string };
 };
 export type BroadcastTopic = keyof BroadcastTopics;
 

@@ -13,10 +13,10 @@ export type RunningDatabase = { url: string; embedded: boolean; stop: () => Prom
 
 /**
  * Connections the embedded server accepts unless told otherwise (PostgreSQL's default is 100). The platform itself holds
- * ~30-40 at rest (five ORMs, event consumers, schedulers, listeners) and the data API keeps up to TESSERA_DATA_MAX_POOLS
- * project pools (one role per project) of up to TESSERA_DATA_POOL_SIZE connections each. With 100, TESSERA_DATA_MAX_POOLS=100
- * ran the server out of connections after 60 busy projects and every domain answered 500 (bench case P9). main.ts
- * passes what the configuration may open; an unused slot costs only a little shared memory.
+ * ~30-40 at rest (five ORMs, event consumers, schedulers, listeners) and the data API keeps up to TESSERA_DATA_MAX_CONNECTIONS
+ * project connections (one role per project). With 100 and 100 data pools, the server ran out of connections after 60 busy
+ * projects and every domain answered 500 (bench case P9). main.ts passes what the configuration may open; an unused slot
+ * costs only a little shared memory.
  */
 const EMBEDDED_MAX_CONNECTIONS = 300;
 

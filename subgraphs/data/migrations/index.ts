@@ -1,5 +1,9 @@
 // The data subgraph's migrations, oldest first. Never edit one that has shipped: add a new one.
 import type { MigrationObject } from '@mikro-orm/postgresql';
 import { DataInitialMigration } from './0001-initial.ts';
+import { DataHookOutboxMigration } from './0002-hook-outbox.ts';
 
-export const dataMigrations: MigrationObject[] = [{ name: '0001-data-initial', class: DataInitialMigration }];
+export const dataMigrations: MigrationObject[] = [
+  { name: '0001-data-initial', class: DataInitialMigration },
+  { name: '0002-data-hook-outbox', class: DataHookOutboxMigration },
+];

@@ -2,15 +2,18 @@
 // runs as the project's end-user role with its id in `request.user_id`, so row level security applies.
 // insert, update and delete (alone or inside a transaction) fire the table's database hooks (./hooks.ts):
 // before-hooks run before the statement and may change or refuse it; the committed rows go to the
-// after-hooks once the write has committed (never for a rolled-back transaction or a dry run).
+// after-hooks once the write has committed (never for a rolled-back transaction or a dry run): they are
+// added to the after-hook outbox in the write's own transaction (./hook-outbox.ts), so they are handed off
+// at least once even if this process dies right after the commit.
 import type pg from 'pg';
 import type { Principal } from '../../../platform/auth.ts';
 import { AppError, errors } from '../../../platform/errors.ts';
 import { buildAggregate, buildDelete, buildFind, buildInsert, buildUpdate, buildVectorSearch, PGVECTOR_OPCLASSES, HNSW_INDEX_SQL, type Built } from './builder.ts';
 import type { Catalog, TableMeta } from './catalog.ts';
-import type { AfterWrite, DataHooks, HookContext } from './hooks.ts';
+import type { HookOutbox } from './hook-outbox.ts';
+import type { AfterWrite, DataHooks, HookContext, HookEvent } from './hooks.ts';
 import { mapPgError } from './pg-errors.ts';
-import type { ProjectPools } from './pools.ts';
+import type { Db, ProjectPool, ProjectPools } from './pools.ts';
 import type { ProjectRole, Provisioning } from './provisioning.ts';
 import type { Realtime } from './realtime.ts';
 import { checkRawSql } from './sql-guard.ts';
@@ -27,7 +30,21 @@ const MAX_OPERATIONS = 100;
 type Caller = { role: ProjectRole; user?: { id: string; clientId: string; scopes: string[] } };
 
 /** One connection (or the pool) of the caller, with the caller's identity applied, and its writes' hooks. */
-type Session = { db: pg.Pool | pg.PoolClient; caller: Caller; ddl: boolean; hook: HookContext; after: AfterWrite[] };
+type Session = {
+  db: Db;
+  caller: Caller;
+  ddl: boolean;
+  /** rawSQL ran: the schema's tables may have changed (announced to every process once it is over). */
+  catalogChanged: boolean;
+  /** SQL or a hook ran (so the action must not be repeated). */
+  sent: boolean;
+  hook: HookContext;
+  after: AfterWrite[];
+  /** The project key's single statement: `db` is this pool (a write with after-hooks takes one connection of it). */
+  autocommit?: ProjectPool;
+  /** The after-hook outbox row of the session's committed writes. */
+  outboxId?: string;
+};
 
 /** Where a call comes from: how deep in function runs (database hooks) and its request id. */
 export type RunOptions = { depth?: number; requestId?: string };
@@ -56,12 +73,18 @@ const TYPE_NAMES: Record<number, string> = {
   1000: '_bool', 1005: '_int2', 1007: '_int4', 1016: '_int8', 1009: '_text', 1021: '_float4', 1022: '_float8', 26: 'oid', 19: 'name', 18: 'char',
 };
 
-async function run(db: pg.Pool | pg.PoolClient, built: Built): Promise<pg.QueryResult> {
+async function run(db: Db, built: Built): Promise<pg.QueryResult> {
   try {
     return await db.query({ text: built.sql, values: built.params, queryMode: 'extended' } as pg.QueryConfig);
   } catch (err) {
     throw mapPgError(err);
   }
+}
+
+/** Runs the session's statement (from then on the action has effects and is never repeated). */
+async function exec(s: Session, built: Built): Promise<pg.QueryResult> {
+  s.sent = true;
+  return await run(s.db, built);
 }
 
 /** pgvector values come back as text (`[1,2,3]`): answer them as arrays. */
@@ -73,8 +96,54 @@ function decodeRows(t: TableMeta, rows: Record<string, unknown>[]): Record<strin
 }
 
 /** Creates the action runner. */
-export function createActions(deps: { provisioning: Provisioning; pools: ProjectPools; catalog: Catalog; realtime: Realtime; hooks: DataHooks }) {
-  const { provisioning, pools, catalog, realtime, hooks } = deps;
+export function createActions(deps: { admin: pg.Pool; provisioning: Provisioning; pools: ProjectPools; catalog: Catalog; realtime: Realtime; hooks: DataHooks; outbox: HookOutbox }) {
+  const { admin, provisioning, pools, catalog, realtime, hooks, outbox } = deps;
+
+  const runBefore = async (s: Session, ...args: Parameters<DataHooks['runBefore']>): Promise<unknown[]> => {
+    s.sent = true;
+    return await hooks.runBefore(...args);
+  };
+  const session = (db: Db, caller: Caller, hook: HookContext): Session => ({ db, caller, ddl: false, catalogChanged: false, sent: false, hook, after: [] });
+  /** Drops the schema's catalog here and in every other process; a failed announcement is logged by nobody: it only costs freshness elsewhere. */
+  const announce = async (schema: string): Promise<void> => await catalog.announce(admin, schema).catch(() => {});
+
+  /**
+   * Runs a write statement; with `event` (the table has after-hooks for it) its rows are kept for them. The project
+   * key's single statement then runs in a short transaction of its own with its outbox row, so both commit together;
+   * inside a transaction the outbox row is added just before the commit (see inTransaction).
+   */
+  const write = async (s: Session, built: Built, t: TableMeta, event?: HookEvent): Promise<{ res: pg.QueryResult; rows: Record<string, unknown>[] }> => {
+    if (!event) {
+      const res = await exec(s, built);
+      return { res, rows: decodeRows(t, res.rows) };
+    }
+    if (!s.autocommit) {
+      const res = await exec(s, built);
+      const rows = decodeRows(t, res.rows);
+      s.after.push({ table: t.name, event, rows });
+      return { res, rows };
+    }
+    s.sent = true;
+    const client = await s.autocommit.connect();
+    let broken = false;
+    try {
+      await client.query('begin');
+      const res = await run(client, built);
+      const rows = decodeRows(t, res.rows);
+      const w: AfterWrite = { table: t.name, event, rows };
+      s.outboxId = await outbox.add(client, s.hook, [w]);
+      await client.query('commit');
+      s.after.push(w);
+      return { res, rows };
+    } catch (err) {
+      await client.query('rollback').catch(() => {
+        broken = true;
+      });
+      throw mapPgError(err);
+    } finally {
+      client.release(broken);
+    }
+  };
 
   const callerOf = async (principal: Principal): Promise<Caller> => {
     let projectId: string;
@@ -101,12 +170,12 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
   const actions = {
     async find(s: Session, body: Body) {
       const t = await table(s, body.table);
-      const res = await run(s.db, buildFind(s.caller.role.schemaName, t, body));
+      const res = await exec(s, buildFind(s.caller.role.schemaName, t, body));
       return { rows: decodeRows(t, res.rows) };
     },
     async findOne(s: Session, body: Body) {
       const t = await table(s, body.table);
-      const res = await run(s.db, buildFind(s.caller.role.schemaName, t, body, true));
+      const res = await exec(s, buildFind(s.caller.role.schemaName, t, body, true));
       return { row: decodeRows(t, res.rows)[0] ?? null };
     },
     async insert(s: Session, body: Body) {
@@ -115,19 +184,17 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
       let built = buildInsert(schema, t, body); // the body as sent is checked before any hook runs
       const plan = await hooks.plan(s.hook, t.name, 'insert');
       if (!plan.before && !plan.after) {
-        const res = await run(s.db, built);
+        const res = await exec(s, built);
         return { count: res.rowCount ?? res.rows.length, rows: decodeRows(t, res.rows) };
       }
       let b = body;
       if (plan.before) {
         const many = Array.isArray(body.values);
-        const rows = await hooks.runBefore(s.hook, t.name, 'insert', many ? (body.values as unknown[]) : [body.values], null);
+        const rows = await runBefore(s, s.hook, t.name, 'insert', many ? (body.values as unknown[]) : [body.values], null);
         b = { ...body, values: many ? rows : rows[0] };
       }
       built = buildInsert(schema, t, plan.after ? { ...b, returning: '*' } : b);
-      const res = await run(s.db, built);
-      const rows = decodeRows(t, res.rows);
-      if (plan.after) s.after.push({ table: t.name, event: 'insert', rows });
+      const { res, rows } = await write(s, built, t, plan.after ? 'insert' : undefined);
       return { count: res.rowCount ?? res.rows.length, rows: plan.after ? asReturned(body.returning, rows) : rows };
     },
     async update(s: Session, body: Body) {
@@ -136,15 +203,13 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
       let built = buildUpdate(schema, t, body);
       const plan = await hooks.plan(s.hook, t.name, 'update');
       if (!plan.before && !plan.after) {
-        const res = await run(s.db, built);
+        const res = await exec(s, built);
         return { count: res.rowCount ?? 0, rows: decodeRows(t, res.rows) };
       }
       let b = body;
-      if (plan.before) b = { ...body, set: (await hooks.runBefore(s.hook, t.name, 'update', [body.set], body.where))[0] };
+      if (plan.before) b = { ...body, set: (await runBefore(s, s.hook, t.name, 'update', [body.set], body.where))[0] };
       built = buildUpdate(schema, t, plan.after ? { ...b, returning: '*' } : b);
-      const res = await run(s.db, built);
-      const rows = decodeRows(t, res.rows);
-      if (plan.after) s.after.push({ table: t.name, event: 'update', rows });
+      const { res, rows } = await write(s, built, t, plan.after ? 'update' : undefined);
       return { count: res.rowCount ?? 0, rows: plan.after ? asReturned(body.returning, rows) : rows };
     },
     async delete(s: Session, body: Body) {
@@ -153,18 +218,16 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
       const built = buildDelete(schema, t, body);
       const plan = await hooks.plan(s.hook, t.name, 'delete');
       if (!plan.before && !plan.after) {
-        const res = await run(s.db, built);
+        const res = await exec(s, built);
         return { count: res.rowCount ?? 0, rows: decodeRows(t, res.rows) };
       }
-      if (plan.before) await hooks.runBefore(s.hook, t.name, 'delete', [null], body.where);
-      const res = await run(s.db, plan.after ? buildDelete(schema, t, { ...body, returning: '*' }) : built);
-      const rows = decodeRows(t, res.rows);
-      if (plan.after) s.after.push({ table: t.name, event: 'delete', rows });
+      if (plan.before) await runBefore(s, s.hook, t.name, 'delete', [null], body.where);
+      const { res, rows } = await write(s, plan.after ? buildDelete(schema, t, { ...body, returning: '*' }) : built, t, plan.after ? 'delete' : undefined);
       return { count: res.rowCount ?? 0, rows: plan.after ? asReturned(body.returning, rows) : rows };
     },
     async aggregate(s: Session, body: Body) {
       const t = await table(s, body.table);
-      const res = await run(s.db, buildAggregate(s.caller.role.schemaName, t, body));
+      const res = await exec(s, buildAggregate(s.caller.role.schemaName, t, body));
       return { rows: res.rows };
     },
     async vectorSearch(s: Session, body: Body) {
@@ -172,13 +235,13 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
       const built = buildVectorSearch(s.caller.role.schemaName, t, body);
       let method = 'exact';
       if (built.pgvector) {
-        const { rows } = await run(s.db, {
+        const { rows } = await exec(s, {
           sql: HNSW_INDEX_SQL,
           params: [s.caller.role.schemaName, t.name, built.column, PGVECTOR_OPCLASSES[built.metric]],
         });
         if (rows.length > 0) method = 'hnsw';
       }
-      const res = await run(s.db, built);
+      const res = await exec(s, built);
       return { rows: decodeRows(t, res.rows), method };
     },
     async rawSQL(s: Session, body: Body) {
@@ -187,9 +250,10 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
       const params = body.params ?? [];
       if (!Array.isArray(params)) throw errors.validation('params', 'expected an array of values');
       if (params.length > 10_000) throw errors.validation('params', 'at most 10000 values');
-      const res = await run(s.db, { sql: body.sql as string, params });
+      s.catalogChanged = true; // even a select may call a function that changes tables
+      const res = await exec(s, { sql: body.sql as string, params });
       if (guard.ddl) s.ddl = true;
-      catalog.invalidate(s.caller.role.schemaName);
+      catalog.invalidate(s.caller.role.schemaName); // later operations of a transaction see its own changes
       const fields = (res.fields ?? []).map((f) => ({ name: f.name, type: TYPE_NAMES[f.dataTypeID] ?? String(f.dataTypeID) }));
       return { rows: res.rows ?? [], rowCount: res.rowCount ?? res.rows?.length ?? 0, fields };
     },
@@ -203,7 +267,7 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
   const inTransaction = async <T>(caller: Caller, fn: (s: Session) => Promise<T>, opts: RunOptions & { rollback?: boolean } = {}): Promise<T> => {
     const rollback = opts.rollback === true;
     const client = await pools.get(caller.role).connect();
-    const s: Session = { db: client, caller, ddl: false, hook: hookContext(caller, opts, rollback), after: [] };
+    const s = session(client, caller, hookContext(caller, opts, rollback));
     let broken = false;
     let out: T;
     try {
@@ -216,19 +280,22 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
         );
       }
       out = await fn(s);
+      // The committed rows wait for their after-hooks in the outbox, added in this transaction (never for a rollback).
+      if (!rollback && s.after.length > 0) s.outboxId = await outbox.add(client, s.hook, s.after);
       await client.query(rollback ? 'rollback' : 'commit');
     } catch (err) {
       await client.query('rollback').catch(() => {
         broken = true;
       });
+      catalog.noteError(caller.role.schemaName, err);
       throw err;
     } finally {
       client.release(broken);
-      // A rolled-back DDL statement may have left tables it made in the catalog's cache.
-      if (s.ddl) catalog.invalidate(caller.role.schemaName);
+      // Committed or rolled back, what rawSQL did is settled now: every process forgets the schema's tables.
+      if (s.catalogChanged) await announce(caller.role.schemaName);
       if (s.ddl) await realtime.sync(caller.role.projectId, caller.role.schemaName).catch(() => {});
     }
-    if (!rollback && s.after.length > 0) await hooks.handOff(s.hook, s.after);
+    if (!rollback && s.after.length > 0) await outbox.deliver(s.hook, s.after, s.outboxId);
     return out;
   };
 
@@ -237,17 +304,30 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
     const caller = await callerOf(principal);
     const fn = actions[action] as (s: Session, b: Body) => Promise<unknown>;
     if (caller.user) return await inTransaction(caller, (s) => fn(s, body), o);
-    const s: Session = { db: pools.get(caller.role), caller, ddl: false, hook: hookContext(caller, o, false), after: [] };
-    try {
-      const out = await fn(s, body);
-      if (s.after.length > 0) await hooks.handOff(s.hook, s.after);
-      return out;
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'NOT_FOUND') catalog.invalidate(caller.role.schemaName);
-      throw err;
-    } finally {
-      if (s.ddl) await realtime.sync(caller.role.projectId, caller.role.schemaName).catch(() => {});
-    }
+    const schema = caller.role.schemaName;
+    const once = async (retry: boolean): Promise<unknown> => {
+      const pool = pools.get(caller.role);
+      const s: Session = { ...session(pool, caller, hookContext(caller, o, false)), autocommit: pool };
+      try {
+        const out = await fn(s, body);
+        if (s.after.length > 0) await outbox.deliver(s.hook, s.after, s.outboxId);
+        return out;
+      } catch (err) {
+        // A column this process did not know may have been made by the project's own trigger or function:
+        // look once more with a fresh catalog, unless something already ran.
+        if (retry && !s.sent && catalog.isUnknownColumn(err)) {
+          catalog.invalidate(schema);
+          return await once(false);
+        }
+        if (err instanceof AppError && err.code === 'NOT_FOUND') catalog.invalidate(schema);
+        catalog.noteError(schema, err);
+        throw err;
+      } finally {
+        if (s.catalogChanged) await announce(schema);
+        if (s.ddl) await realtime.sync(caller.role.projectId, schema).catch(() => {});
+      }
+    };
+    return await once(true);
   };
 
   /** Several actions, all or nothing (with `rollback`: nothing, whatever happens); an error names the failing operation's index. */
@@ -295,7 +375,7 @@ export function createActions(deps: { provisioning: Provisioning; pools: Project
         return await inTransaction(caller, async (s) => {
           const p = new Params();
           const cond = t.primaryKey.map((k) => `${ident(k)} = ${p.add(bindValue(t.columns.get(k), row[k], k))}`).join(' and ');
-          const res = await run(s.db, { sql: `select 1 from ${ident(schema)}.${ident(t.name)} where ${cond}`, params: p.values });
+          const res = await exec(s, { sql: `select 1 from ${ident(schema)}.${ident(t.name)} where ${cond}`, params: p.values });
           return res.rows.length > 0;
         }).catch(() => false);
       },

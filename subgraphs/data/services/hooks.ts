@@ -7,7 +7,8 @@
 //   the router once the change has committed, before it answers, so the instance it reaches (the only one in
 //   one-process mode) never serves a write from the old entry; other instances follow the broadcast;
 // - to run the before-hooks of a write (synchronously, before its SQL), which may change or refuse it;
-// - to queue the after-hooks with the committed rows, once the write has committed.
+// - to queue the after-hooks with the committed rows, once the write has committed (the rows wait in the
+//   data subgraph's outbox until then, so they are handed off at least once: see hook-outbox.ts).
 // Depth: a write made by a function run at depth d fires hooks at depth d + 1; past TESSERA_HOOK_MAX_DEPTH the
 // write is refused (HOOK_DEPTH_EXCEEDED), so a hook whose function writes to its own table cannot recurse forever.
 import { LRUCache } from 'lru-cache';
@@ -89,6 +90,17 @@ export function createDataHooks(opts: { router: RouterClient; databaseUrl: strin
     return await p;
   };
 
+  /**
+   * Hands one write's committed rows to its after-hooks (one attempt): answers the error, or undefined once the
+   * functions subgraph has queued them. `depth` is the depth of the hooks' runs (the writer's depth + 1).
+   */
+  const enqueueAfter = async (projectId: string, w: AfterWrite, userId: string | null, depth: number, requestId: string): Promise<AppError | undefined> => {
+    if (w.rows.length === 0) return undefined;
+    const rows = JSON.parse(JSON.stringify(w.rows)) as unknown[];
+    const res = await call(ENQUEUE_AFTER, { projectId, table: w.table, event: w.event, rows, userId, depth }, requestId).catch((err: AppError) => err);
+    return res instanceof AppError ? res : errorOf(res);
+  };
+
   return {
     /** Starts listening for `hooks.changed`; until then nothing is cached. */
     async start(): Promise<void> {
@@ -137,25 +149,33 @@ export function createDataHooks(opts: { router: RouterClient; databaseUrl: strin
       return out;
     },
 
+    enqueueAfter,
+
     /**
-     * Hands committed rows to the after-hooks. The write has committed, so a failure here is not the caller's:
-     * it is retried a few times, then logged (the window in which an after-hook can be lost, see the README).
+     * Hands committed rows to the after-hooks, retrying a few times (~2 s in all); answers the writes that could
+     * not be handed off (their outbox row stays for the sweeper, see hook-outbox.ts). After a write that fails
+     * every attempt the rest are not tried: they wait with it, and the caller does not wait ~2 s per write.
      */
-    async handOff(h: HookContext, writes: AfterWrite[]): Promise<void> {
+    async handOff(h: HookContext, writes: AfterWrite[]): Promise<{ left: AfterWrite[]; error?: AppError }> {
+      const left: AfterWrite[] = [];
+      let error: AppError | undefined;
       for (const w of writes) {
-        if (w.rows.length === 0) continue;
-        const rows = JSON.parse(JSON.stringify(w.rows)) as unknown[];
-        const variables = { projectId: h.projectId, table: w.table, event: w.event, rows, userId: h.userId, depth: h.depth + 1 };
+        if (error) {
+          if (w.rows.length > 0) left.push(w);
+          continue;
+        }
         for (let attempt = 1; ; attempt++) {
-          const res = await call(ENQUEUE_AFTER, variables, h.requestId).catch((err: AppError) => ({ errors: [{ message: err.message }] }) as ExecutionResultJson);
-          if (!res.errors?.length) break;
+          const err = await enqueueAfter(h.projectId, w, h.userId, h.depth + 1, h.requestId);
+          if (!err) break;
           if (attempt >= 3) {
-            logger.error({ project: h.projectId, table: w.table, event: w.event, rows: rows.length, error: res.errors[0]?.message }, 'data: after-hooks could not be queued; they will not run');
+            left.push(w);
+            error ??= err;
             break;
           }
           await new Promise((r) => setTimeout(r, 100 * 4 ** attempt));
         }
       }
+      return { left, error };
     },
   };
 }

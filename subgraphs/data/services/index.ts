@@ -5,6 +5,7 @@ import { createSecretBox } from '../../../platform/crypto.ts';
 import type { SubgraphDeps } from '../../../platform/subgraph.ts';
 import { createActions } from './actions.ts';
 import { createCatalog } from './catalog.ts';
+import { createHookOutbox } from './hook-outbox.ts';
 import { createDataHooks } from './hooks.ts';
 import { schemaNameOf } from './names.ts';
 import { createProjectPools } from './pools.ts';
@@ -20,11 +21,12 @@ export async function createDataServices({ config, logger, databaseUrl, router }
   admin.on('error', (err) => log.warn({ err: err.message }, 'data: idle admin connection failed'));
   const box = createSecretBox(config.internalSecret!, 'data:project-roles');
   const provisioning = createProvisioning({ admin, box, statementTimeoutMs: config.dataStatementTimeoutMs, logger: log });
-  const pools = createProjectPools({ databaseUrl, max: config.dataMaxPools, size: config.dataPoolSize, statementTimeoutMs: config.dataStatementTimeoutMs, logger: log });
-  const catalog = createCatalog();
+  const pools = createProjectPools({ databaseUrl, maxConnections: config.dataMaxConnections, size: config.dataPoolSize, logger: log });
+  const catalog = createCatalog({ databaseUrl, logger: log });
   const realtime = createRealtime({ admin, databaseUrl, logger: log });
   const hooks = createDataHooks({ router, databaseUrl, logger: log, maxDepth: config.hookMaxDepth });
-  const actions = createActions({ provisioning, pools, catalog, realtime, hooks });
+  const outbox = createHookOutbox({ admin, hooks, logger: log });
+  const actions = createActions({ admin, provisioning, pools, catalog, realtime, hooks, outbox });
 
   return {
     provisioning,
@@ -44,7 +46,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     /** `project.deleted`: pool closed, schema and roles dropped. */
     async onProjectDeleted(projectId: string): Promise<void> {
       await pools.close(projectId);
-      catalog.invalidate(schemaNameOf(projectId));
+      await catalog.announce(admin, schemaNameOf(projectId)).catch(() => {});
       await provisioning.drop(projectId);
       log.info({ project: projectId }, 'data: project schema dropped');
     },
@@ -58,8 +60,12 @@ export async function createDataServices({ config, logger, databaseUrl, router }
       await provisioning.init();
       await realtime.start();
       await hooks.start();
+      outbox.start();
+      await catalog.start();
     },
     async stop(): Promise<void> {
+      await outbox.stop();
+      await catalog.stop();
       await hooks.stop();
       await realtime.stop();
       await pools.closeAll();

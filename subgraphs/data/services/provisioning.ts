@@ -22,6 +22,24 @@ const ROLE_CACHE_TTL_MS = 10 * 60_000;
 
 const LOCK = `select pg_advisory_xact_lock(hashtext('tessera_data_provisioning'))`;
 
+/**
+ * SCRAM iterations of a project role's stored password. The password is 24 random bytes (192 bits), so key
+ * stretching adds nothing against a leaked verifier (nobody can search 2^192 secrets, stretched or not), while
+ * every new project connection pays it: PostgreSQL's default 4096 PBKDF2 rounds cost ~1.5 ms of server CPU per
+ * connection under `password` authentication (the embedded server's) and the same in this process under SCRAM.
+ */
+const SCRAM_ITERATIONS = 16;
+
+/** The SCRAM-SHA-256 verifier PostgreSQL stores for `password` (RFC 5802/7677), made here so its iterations are ours. */
+export function scramVerifier(password: string, iterations = SCRAM_ITERATIONS): string {
+  const salt = crypto.randomBytes(16);
+  const salted = crypto.pbkdf2Sync(password.normalize('NFKC'), salt, iterations, 32, 'sha256');
+  const clientKey = crypto.createHmac('sha256', salted).update('Client Key').digest();
+  const storedKey = crypto.createHash('sha256').update(clientKey).digest();
+  const serverKey = crypto.createHmac('sha256', salted).update('Server Key').digest();
+  return `SCRAM-SHA-256$${iterations}:${salt.toString('base64')}$${storedKey.toString('base64')}:${serverKey.toString('base64')}`;
+}
+
 /** The trigger function that streams a row change of a published table (see realtime.ts). */
 const NOTIFY_FUNCTION = `create or replace function tessera_realtime.notify_change() returns trigger
 language plpgsql as $fn$
@@ -99,6 +117,38 @@ export function createProvisioning(opts: { admin: pg.Pool; box: SecretBox; state
     }
   };
 
+  /**
+   * The session settings of the login role in this database: its search path and the statement and idle-in-transaction
+   * timeouts. They live on the role (not in each connection's start-up packet) so a new connection parses nothing extra.
+   */
+  const sessionDefaults = (schemaName: string): [string, string][] => [
+    ['search_path', `${ident(schemaName)}, ${EXTENSIONS_SCHEMA}`],
+    ['statement_timeout', String(Number(opts.statementTimeoutMs))],
+    ['idle_in_transaction_session_timeout', String(Number(opts.statementTimeoutMs) * 2)],
+  ];
+  const setSessionDefaults = async (c: pg.PoolClient | pg.Pool, roleName: string, schemaName: string): Promise<void> => {
+    for (const [name, value] of sessionDefaults(schemaName)) await c.query(`alter role ${ident(roleName)} in database ${ident(database)} set ${name} = ${value}`);
+  };
+
+  /** Roles whose settings differ from this configuration (made by an older version, or the timeout changed) are updated. */
+  const syncSessionDefaults = async (): Promise<void> => {
+    const { rows } = await admin.query<{ role_name: string; schema_name: string; setconfig: string[] | null }>(
+      `select p.role_name, p.schema_name, s.setconfig from data_project_roles p
+         join pg_roles r on r.rolname = p.role_name
+         left join pg_db_role_setting s on s.setrole = r.oid and s.setdatabase = (select oid from pg_database where datname = current_database())`,
+    );
+    let updated = 0;
+    for (const r of rows) {
+      const have = new Set(r.setconfig ?? []);
+      const want = sessionDefaults(r.schema_name).filter(([name]) => name !== 'search_path').map(([name, value]) => `${name}=${value}`);
+      const searchPath = (r.setconfig ?? []).find((x) => x.startsWith('search_path='))?.replace(/"/g, '');
+      if (want.every((w) => have.has(w)) && searchPath === `search_path=${r.schema_name}, ${EXTENSIONS_SCHEMA}`) continue;
+      await setSessionDefaults(admin, r.role_name, r.schema_name).catch((err: Error) => logger.warn({ err: err.message, role: r.role_name }, 'data: could not update a project role'));
+      updated++;
+    }
+    if (updated > 0) logger.info({ roles: updated }, 'data: project roles given the current session settings');
+  };
+
   return {
     /** The current database's name (role names depend on it). */
     database: () => database,
@@ -123,6 +173,7 @@ export function createProvisioning(opts: { admin: pg.Pool; box: SecretBox; state
       for (const sql of [`revoke all on schema public from public`, `revoke connect, temporary on database ${ident(database)} from public`]) {
         await admin.query(sql).catch((err: Error) => logger.warn({ err: err.message, sql }, 'data: could not harden the database'));
       }
+      await syncSessionDefaults();
     },
 
     load,
@@ -146,8 +197,9 @@ export function createProvisioning(opts: { admin: pg.Pool; box: SecretBox; state
         }
         const exists = async (role: string) => (await c.query('select 1 from pg_roles where rolname = $1', [role])).rowCount! > 0;
         const attrs = 'nosuperuser nocreatedb nocreaterole noreplication nobypassrls';
-        if (await exists(roleName)) await c.query(`alter role ${ident(roleName)} with login noinherit ${attrs} password ${literal(password)}`);
-        else await c.query(`create role ${ident(roleName)} with login noinherit ${attrs} connection limit 50 password ${literal(password)}`);
+        const verifier = literal(scramVerifier(password));
+        if (await exists(roleName)) await c.query(`alter role ${ident(roleName)} with login noinherit ${attrs} password ${verifier}`);
+        else await c.query(`create role ${ident(roleName)} with login noinherit ${attrs} connection limit 50 password ${verifier}`);
         if (!(await exists(userRoleName))) await c.query(`create role ${ident(userRoleName)} with nologin ${attrs}`);
         // The platform role manages what the project owns; the login role may switch to the end-user role.
         await c.query(`grant ${ident(roleName)}, ${ident(userRoleName)} to current_user`);
@@ -155,8 +207,7 @@ export function createProvisioning(opts: { admin: pg.Pool; box: SecretBox; state
         await c.query(`create schema if not exists ${ident(schemaName)} authorization ${ident(roleName)}`);
         await c.query(`grant usage on schema ${ident(schemaName)} to ${ident(userRoleName)}`);
         await c.query(`grant connect on database ${ident(database)} to ${ident(roleName)}`);
-        await c.query(`alter role ${ident(roleName)} in database ${ident(database)} set search_path = ${ident(schemaName)}, ${EXTENSIONS_SCHEMA}`);
-        await c.query(`alter role ${ident(roleName)} in database ${ident(database)} set statement_timeout = ${Number(opts.statementTimeoutMs)}`);
+        await setSessionDefaults(c, roleName, schemaName);
         // Tables the project creates are open to its end-user role; row level security decides which rows.
         await c.query(`alter default privileges for role ${ident(roleName)} in schema ${ident(schemaName)} grant select, insert, update, delete on tables to ${ident(userRoleName)}`);
         await c.query(`alter default privileges for role ${ident(roleName)} in schema ${ident(schemaName)} grant usage, select on sequences to ${ident(userRoleName)}`);

@@ -1,0 +1,213 @@
+// The after-hook outbox: after-hooks run at least once for every committed write that fires them.
+// A write with after-hooks adds one row to `data_hook_outbox` (the platform's table, migration 0002) in its own
+// transaction, through `tessera_hooks.outbox_add` on the project's own connection: the write and its row commit
+// together, or neither does (a rolled-back transaction or a dry run leaves nothing). Once committed, the request
+// hands the rows to the functions subgraph (hooks.ts `handOff`) and deletes the outbox row; if the hand-off
+// fails (the functions subgraph unreachable) or never happens (the process died after the commit), the row stays
+// and the sweeper here hands it off later: every ~10 s, each data instance takes the rows that are due (older
+// than 15 s, so a request still handing off its own is left alone) with `for update skip locked`, hands them
+// off and deletes them in the same transaction. A row that fails again waits longer each time (10 s, 20 s, ...
+// at most an hour) and is logged on every failure, as an error once it keeps failing; it is never dropped,
+// except a row the functions subgraph refuses as malformed (only a row made by hand can be one),
+// which is dropped with an error in the log. A row handed off whose deletion then fails is handed off again:
+// at least once, so an after-hook may (rarely) run twice for one write.
+import type pg from 'pg';
+import { errors, type AppError } from '../../../platform/errors.ts';
+import type { Logger } from '../../../platform/logger.ts';
+import type { AfterWrite, DataHooks, HookContext, HookEvent } from './hooks.ts';
+import type { Db } from './pools.ts';
+
+/** What an outbox row holds: the committed writes of one request or transaction, as `_enqueueAfterHooks` takes them. */
+export type OutboxPayload = { userId: string | null; depth: number; writes: AfterWrite[] };
+
+export type HookOutbox = ReturnType<typeof createHookOutbox>;
+
+const SWEEP_INTERVAL_MS = 10_000;
+const FIRST_SWEEP_MS = 1_000;
+/** Rows younger than this belong to the request that added them (it is handing them off). */
+const GRACE_SECONDS = 15;
+const BATCH = 50;
+/** Batches one sweep takes at most (then the next sweep goes on). */
+const MAX_BATCHES = 20;
+/** From this many failed attempts on, a row's failures are logged as errors. */
+const KEEPS_FAILING = 5;
+/** Answers from the functions subgraph that say the write itself is malformed: retrying cannot help. */
+const MALFORMED = new Set(['VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST']);
+const EVENTS: readonly string[] = ['insert', 'update', 'delete'] satisfies HookEvent[];
+
+/** Seconds a row waits after its `attempts`-th failed sweep: 10, 20, 40, ... at most an hour. */
+export function retryDelaySeconds(attempts: number): number {
+  return Math.min(3600, 10 * 2 ** Math.max(0, attempts - 1));
+}
+
+/** An outbox row's payload, or what is wrong with it (checked: the row is data, not code we wrote). */
+export function readPayload(p: unknown): OutboxPayload | string {
+  if (p === null || typeof p !== 'object' || Array.isArray(p)) return 'not an object';
+  const o = p as Record<string, unknown>;
+  if (o.userId !== null && o.userId !== undefined && typeof o.userId !== 'string') return 'userId must be a string or null';
+  if (!Number.isInteger(o.depth) || (o.depth as number) < 1) return 'depth must be an integer of 1 or more';
+  if (!Array.isArray(o.writes)) return 'writes must be a list';
+  const writes: AfterWrite[] = [];
+  for (const [i, w] of (o.writes as unknown[]).entries()) {
+    const x = (w ?? {}) as Record<string, unknown>;
+    if (typeof x.table !== 'string' || x.table === '') return `writes[${i}].table must be a table name`;
+    if (typeof x.event !== 'string' || !EVENTS.includes(x.event)) return `writes[${i}].event must be insert, update or delete`;
+    if (!Array.isArray(x.rows)) return `writes[${i}].rows must be a list`;
+    writes.push({ table: x.table, event: x.event as HookEvent, rows: x.rows as Record<string, unknown>[] });
+  }
+  return { userId: (o.userId as string | null | undefined) ?? null, depth: o.depth as number, writes };
+}
+
+type Row = { id: string; project_id: string; payload: unknown; attempts: number };
+
+/** Creates the outbox over the platform role's pool (`admin`) and the hook client. */
+export function createHookOutbox(opts: { admin: pg.Pool; hooks: DataHooks; logger: Logger; intervalMs?: number }) {
+  const { admin, hooks, logger } = opts;
+  const intervalMs = opts.intervalMs ?? SWEEP_INTERVAL_MS;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let started = false;
+  let stopped = false;
+
+  /** Hands off one row inside the sweep's transaction `c`: deleted when done, otherwise rescheduled. */
+  const sweepOne = async (c: pg.PoolClient, r: Row): Promise<void> => {
+    const log = { outbox: r.id, project: r.project_id };
+    const payload = readPayload(r.payload);
+    if (typeof payload === 'string') {
+      logger.error({ ...log, problem: payload }, 'data: an after-hook outbox row is malformed; dropped');
+      await c.query('delete from data_hook_outbox where id = $1', [r.id]);
+      return;
+    }
+    const left: AfterWrite[] = [];
+    let error: AppError | undefined;
+    for (const w of payload.writes) {
+      if (error) {
+        left.push(w); // the functions subgraph just failed: the rest waits with it
+        continue;
+      }
+      const err = await hooks.enqueueAfter(r.project_id, w, payload.userId, payload.depth, `hook-outbox-${r.id}`);
+      if (!err) continue;
+      if (MALFORMED.has(err.code)) {
+        logger.error({ ...log, table: w.table, event: w.event, rows: w.rows.length, error: err.message }, 'data: the functions subgraph refused an outbox write as malformed; dropped');
+        continue;
+      }
+      error = err;
+      left.push(w);
+    }
+    if (!error) {
+      await c.query('delete from data_hook_outbox where id = $1', [r.id]);
+      logger.info({ ...log, attempts: r.attempts + 1 }, 'data: after-hooks handed off by the outbox sweeper');
+      return;
+    }
+    const attempts = r.attempts + 1;
+    const delay = retryDelaySeconds(attempts);
+    await c.query(
+      `update data_hook_outbox set attempts = $2, next_attempt_at = now() + make_interval(secs => $3), last_error = $4,
+         payload = jsonb_set(payload, '{writes}', $5::jsonb) where id = $1`,
+      [r.id, attempts, delay, error.message.slice(0, 2000), JSON.stringify(left)],
+    );
+    const fields = { ...log, attempts, retry_in_s: delay, writes: left.length, error: error.message };
+    if (attempts >= KEEPS_FAILING) logger.error(fields, 'data: after-hooks keep failing to be handed off; still retrying');
+    else logger.warn(fields, 'data: after-hooks could not be handed off; retrying later');
+  };
+
+  /** One batch of due rows in one transaction; answers how many were taken. */
+  const sweepBatch = async (): Promise<number> => {
+    const c = await admin.connect();
+    let broken = false;
+    try {
+      await c.query('begin');
+      const { rows } = await c.query<Row>(
+        `select id::text as id, project_id::text as project_id, payload, attempts from data_hook_outbox
+          where next_attempt_at <= now() and created_at <= now() - make_interval(secs => $1)
+          order by next_attempt_at, id limit $2 for update skip locked`,
+        [GRACE_SECONDS, BATCH],
+      );
+      for (const r of rows) await sweepOne(c, r);
+      await c.query('commit');
+      return rows.length;
+    } catch (err) {
+      await c.query('rollback').catch(() => {
+        broken = true;
+      });
+      throw err;
+    } finally {
+      c.release(broken);
+    }
+  };
+
+  const sweep = async (): Promise<void> => {
+    for (let i = 0; i < MAX_BATCHES && !stopped; i++) {
+      if ((await sweepBatch()) < BATCH) break;
+    }
+  };
+
+  const schedule = (ms: number): void => {
+    if (stopped || !started) return;
+    timer = setTimeout(() => {
+      running = sweep()
+        .catch((err: Error) => logger.warn({ err: err.message }, 'data: the after-hook outbox sweep failed; next one in a moment'))
+        .finally(() => {
+          running = undefined;
+          schedule(intervalMs);
+        });
+    }, ms);
+    timer.unref();
+  };
+
+  return {
+    /** Starts the sweeper (first sweep soon, then every ~10 s). */
+    start(): void {
+      started = true;
+      stopped = false;
+      schedule(FIRST_SWEEP_MS);
+    },
+    /** Stops the sweeper and waits for a sweep under way. */
+    async stop(): Promise<void> {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+
+    /** Runs one sweep now (tests, and anyone who knows the functions subgraph is back). */
+    sweep,
+
+    /**
+     * Adds the writes' committed-to-be rows to the outbox on `db`, the connection of the write's own transaction
+     * (as the project's role: the function checks it is this project's). Answers the row's id (none when no
+     * write has rows). A failure here fails the write: its after-hooks could not be guaranteed.
+     */
+    async add(db: Db, h: HookContext, writes: AfterWrite[]): Promise<string | undefined> {
+      const kept = writes.filter((w) => w.rows.length > 0);
+      if (kept.length === 0) return undefined;
+      const payload: OutboxPayload = { userId: h.userId, depth: h.depth + 1, writes: kept };
+      try {
+        const { rows } = await db.query<{ id: string }>('select tessera_hooks.outbox_add($1, $2::jsonb)::text as id', [h.projectId, JSON.stringify(payload)]);
+        return rows[0]!.id;
+      } catch (err) {
+        logger.error({ project: h.projectId, err: (err as Error).message }, 'data: could not add to the after-hook outbox; the write is rolled back');
+        throw errors.unavailable('The write could not record its after-hooks and was rolled back; retry in a moment');
+      }
+    },
+
+    /**
+     * After the commit: hands the writes to the after-hooks and deletes their outbox row (`id`). What could not be
+     * handed off stays in the outbox for the sweeper (the request does not fail: its write has committed).
+     */
+    async deliver(h: HookContext, writes: AfterWrite[], id: string | undefined): Promise<void> {
+      const { left, error } = await hooks.handOff(h, writes);
+      const log = { project: h.projectId, outbox: id };
+      if (!id) return;
+      if (left.length === 0) {
+        await admin.query('delete from data_hook_outbox where id = $1', [id]).catch((err: Error) => {
+          logger.warn({ ...log, err: err.message }, 'data: could not delete a handed-off outbox row; the sweeper hands it off again');
+        });
+        return;
+      }
+      if (left.length < writes.filter((w) => w.rows.length > 0).length) {
+        await admin.query(`update data_hook_outbox set payload = jsonb_set(payload, '{writes}', $2::jsonb) where id = $1`, [id, JSON.stringify(left)]).catch(() => {});
+      }
+      logger.warn({ ...log, writes: left.length, error: error?.message }, 'data: after-hooks could not be handed off yet; the outbox sweeper retries them');
+    },
+  };
+}

@@ -1,0 +1,248 @@
+// After-hooks run at least once, end to end: a write with after-hooks adds a row to the data subgraph's outbox
+// in its own transaction and deletes it once handed to the functions subgraph; when the hand-off fails (the
+// functions subgraph unreachable: here its `_enqueueAfterHooks` calls fail) or never happens (a process that died
+// after the commit: here a row left in the outbox by hand), the sweeper hands it off later and the after-hook
+// runs. Writes without after-hooks, dry runs and rolled-back transactions add nothing; end users' writes and
+// transactions still reach their after-hooks; a project can neither read the outbox nor add rows for another
+// project, through rawSQL or its own role's connection.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import type { RequestContext } from '../../platform/auth.ts';
+import { startOneProcess, type TestPlatform } from '../support/platform.ts';
+import { client, type Res } from '../support/http.ts';
+import { dropLeftoverRoles, waitFor } from './data-support.ts';
+import { eventually } from './functions-helpers.ts';
+import { newProject, passwordGrant, registerUser, type Project } from './identity-fixtures.ts';
+
+const F = '/edge/api/v1';
+type Row = Record<string, unknown>;
+type OutboxRow = { id: string; project_id: string; payload: { userId: string | null; depth: number; writes: { table: string; event: string; rows: Row[] }[] }; attempts: number; last_error: string | null };
+
+let platform: TestPlatform;
+let call: ReturnType<typeof client>;
+let admin: pg.Pool;
+let main: Project;
+let other: Project;
+let userToken: string;
+let userId: string;
+
+const data = (action: string, body: unknown, creds: { apiKey?: string; token?: string } = { apiKey: main.apiKey }): Promise<Res> => call('POST', `/v1/${action}`, { ...creds, body });
+const sql = async (text: string, apiKey = main.apiKey): Promise<Row[]> => {
+  const res = await data('rawSQL', { sql: text }, { apiKey });
+  expect({ status: res.status, error: res.body.error }).toEqual({ status: 200, error: undefined });
+  return res.body.rows as Row[];
+};
+const post = async (path: string, body: unknown) => {
+  const res = await call('POST', `${F}${path}`, { apiKey: main.apiKey, body });
+  expect({ status: res.status, error: res.body.error }).toEqual({ status: 201, error: undefined });
+  return res.body;
+};
+const outbox = async (): Promise<OutboxRow[]> =>
+  (await admin.query<OutboxRow>('select id::text as id, project_id::text as project_id, payload, attempts, last_error from data_hook_outbox order by id')).rows;
+/** How many outbox rows were ever added (the id sequence: a row added and deleted still counts). */
+const added = async (): Promise<number> => {
+  const { rows } = await admin.query<{ n: string }>('select case when is_called then last_value else 0 end as n from data_hook_outbox_id_seq');
+  return Number(rows[0]!.n);
+};
+const audits = async (sku: string): Promise<Row[] | undefined> => {
+  const rows = (await data('find', { table: 'audit', where: { sku }, select: ['order_id', 'event', 'sku', 'user_id'] })).body.rows as Row[];
+  return rows.length > 0 ? rows : undefined;
+};
+
+/** Makes the functions subgraph unreachable for the data subgraph's hand-offs while `fn` runs. */
+async function withHandOffFailing<T>(fn: () => Promise<T>): Promise<T> {
+  const router = platform.tessera!.router;
+  const real = router.run;
+  router.run = async (query: string, variables: Record<string, unknown>, ctx: RequestContext) => {
+    if (query.includes('_enqueueAfterHooks')) throw new Error('connect ECONNREFUSED (the functions subgraph is down)');
+    return await real(query, variables, ctx);
+  };
+  try {
+    return await fn();
+  } finally {
+    router.run = real;
+  }
+}
+
+beforeAll(async () => {
+  platform = await startOneProcess();
+  call = client(platform.url);
+  admin = new pg.Pool({ connectionString: platform.tessera!.config.databaseUrl, max: 2 });
+  main = await newProject(platform.url);
+  other = await newProject(platform.url);
+  for (const p of [main, other]) await waitFor(async () => (await data('rawSQL', { sql: 'select 1 as one' }, { apiKey: p.apiKey })).status === 200, 'project schema');
+  await sql('create table orders (id serial primary key, sku text not null)');
+  await sql('create table audit (id serial primary key, order_id int, event text, sku text, user_id text)');
+  await sql('create table plain (id serial primary key, sku text)');
+  await sql('create table checked (id serial primary key, sku text)');
+  await sql("create table notes (id serial primary key, owner text not null default current_setting('request.user_id', true), sku text not null)");
+  await sql('alter table notes enable row level security');
+  await sql("create policy own on notes using (owner = current_setting('request.user_id', true)) with check (owner = current_setting('request.user_id', true))");
+  await post('/functions', {
+    name: 'audit',
+    steps: [{ name: 'w', kind: 'Database', query: { action: 'insert', table: 'audit', values: { order_id: '{{ input.body.row.id }}', event: '{{ input.body.event }}', sku: '{{ input.body.row.sku }}', user_id: '{{ input.body.user_id }}' } } }],
+  });
+  await post('/functions', { name: 'pass', steps: [{ name: 'same', kind: 'Transform', expression: { row: { sku: '{{ input.body.row.sku }}' } } }] });
+  for (const table of ['orders', 'notes']) await post('/hooks', { table, timing: 'after', events: ['insert', 'update', 'delete'], function: 'audit' });
+  await post('/hooks', { table: 'checked', timing: 'before', events: ['insert'], function: 'pass' });
+  const u = await registerUser(platform.url, main);
+  const t = await passwordGrant(platform.url, main, u);
+  expect(t.status).toBe(200);
+  userToken = t.body.access_token as string;
+  userId = u.id;
+}, 120_000);
+
+afterAll(async () => {
+  await admin?.end();
+  const url = platform?.tessera?.config.databaseUrl;
+  await platform?.close();
+  if (url) await dropLeftoverRoles(url);
+});
+
+describe('the after-hook outbox', () => {
+  it('on the normal path adds one row with the write and deletes it once handed off', async () => {
+    const before = await added();
+    const made = await data('insert', { table: 'orders', values: { sku: 'normal' }, returning: ['id'] });
+    expect(made.status).toBe(201);
+    expect(await added()).toBe(before + 1);
+    expect(await outbox()).toEqual([]); // deleted before the answer
+    expect(await eventually(() => audits('normal'))).toEqual([{ order_id: made.body.rows[0].id, event: 'insert', sku: 'normal', user_id: null }]);
+    // Update and delete too; an update matching nothing hands off nothing and adds nothing.
+    const n = await added();
+    expect((await data('update', { table: 'orders', where: { sku: 'nothing' }, set: { sku: 'x' } })).body.count).toBe(0);
+    expect(await added()).toBe(n);
+    expect((await data('delete', { table: 'orders', where: { sku: 'normal' } })).body.count).toBe(1);
+    expect(await added()).toBe(n + 1);
+    expect((await eventually(async () => (await audits('normal'))?.filter((r) => r.event === 'delete')[0]))).toMatchObject({ event: 'delete' });
+    expect(await outbox()).toEqual([]);
+  });
+
+  it('adds nothing for tables without after-hooks (none, or before-hooks only), dry runs and rolled-back transactions', async () => {
+    const before = await added();
+    expect((await data('insert', { table: 'plain', values: { sku: 'p' } })).status).toBe(201);
+    expect((await data('update', { table: 'plain', where: { sku: 'p' }, set: { sku: 'q' } })).body.count).toBe(1);
+    expect((await data('insert', { table: 'checked', values: { sku: 'c' } })).status).toBe(201);
+    expect((await data('transaction', { operations: [{ action: 'insert', table: 'plain', values: { sku: 'r' } }, { action: 'delete', table: 'plain', where: { sku: 'r' } }] })).status).toBe(200);
+    // A transaction refused part way rolls back its after-hooked write and its outbox row with it.
+    const refused = await data('transaction', { operations: [{ action: 'insert', table: 'orders', values: { sku: 'rolled-back' } }, { action: 'insert', table: 'orders', values: { sku: null } }] });
+    expect(refused.status).toBe(400);
+    // A function's dry run rolls back: its write to a table with after-hooks adds no row and hands nothing off.
+    await post('/functions', { name: 'place', steps: [{ name: 'save', kind: 'Database', query: { action: 'insert', table: 'orders', values: { sku: '{{ input.body.sku }}' } } }] });
+    const dry = await call('POST', `${F}/invoke/place?dry_run=true`, { apiKey: main.apiKey, body: { sku: 'dry' } });
+    expect(dry.body).toMatchObject({ dry_run: true, status: 'succeeded' });
+    expect(await added()).toBe(before);
+    expect(await outbox()).toEqual([]);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(await audits('dry')).toBeUndefined();
+    expect(await audits('rolled-back')).toBeUndefined();
+  });
+
+  it("an end user's write and a transaction's writes reach their after-hooks through the outbox (one row per transaction)", async () => {
+    const before = await added();
+    const mine = await data('insert', { table: 'notes', values: { sku: 'by-user' } }, { token: userToken });
+    expect(mine.status).toBe(201);
+    expect(await eventually(() => audits('by-user'))).toEqual([{ order_id: mine.body.rows[0].id, event: 'insert', sku: 'by-user', user_id: userId }]);
+    const tx = await data('transaction', {
+      operations: [
+        { action: 'insert', table: 'orders', values: [{ sku: 'tx-a' }, { sku: 'tx-b' }] },
+        { action: 'update', table: 'orders', where: { sku: 'tx-a' }, set: { sku: 'tx-a2' } },
+        { action: 'insert', table: 'plain', values: { sku: 'tx-plain' } },
+      ],
+    });
+    expect(tx.status).toBe(200);
+    expect(await eventually(async () => ((await audits('tx-b')) && (await audits('tx-a')) && (await audits('tx-a2')) ? true : undefined))).toBe(true);
+    expect(await added()).toBe(before + 2);
+    expect(await outbox()).toEqual([]);
+  });
+
+  it('when the hand-off fails, the write still succeeds, its row stays, and the sweeper runs the after-hook later', async () => {
+    const made = await withHandOffFailing(async () => {
+      const res = await data('insert', { table: 'orders', values: { sku: 'unreachable' } });
+      expect(res.status).toBe(201); // committed: the caller is not told the hooks' service is down
+      return res;
+    });
+    const id = made.body.rows[0].id as number;
+    const [row] = await outbox();
+    expect(row).toMatchObject({ project_id: main.id, attempts: 0, payload: { userId: null, depth: 1, writes: [{ table: 'orders', event: 'insert', rows: [{ id, sku: 'unreachable' }] }] } });
+    expect(await audits('unreachable')).toBeUndefined();
+    // Still unreachable when the sweeper comes (the row is made old enough for it): it is kept, with its error.
+    await withHandOffFailing(async () => {
+      await admin.query(`update data_hook_outbox set created_at = now() - interval '1 minute'`);
+      const failed = await eventually(async () => (await outbox()).find((r) => r.attempts === 1), 25_000);
+      expect(failed.last_error).toMatch(/could not be reached/);
+    });
+    // Back: the next attempt (made due now rather than in 10 s) hands it off, the audit row appears, the row is gone.
+    await admin.query('update data_hook_outbox set next_attempt_at = now()');
+    expect(await eventually(() => audits('unreachable'), 25_000)).toEqual([{ order_id: id, event: 'insert', sku: 'unreachable', user_id: null }]);
+    await eventually(async () => ((await outbox()).length === 0 ? true : undefined));
+  }, 75_000);
+
+  it('a row left by a process that died after its commit is handed off by the sweeper', async () => {
+    const [order] = await sql("insert into orders (sku) values ('crashed') returning id, sku");
+    await admin.query(`insert into data_hook_outbox (project_id, payload, created_at) values ($1, $2::jsonb, now() - interval '20 seconds')`, [
+      main.id,
+      JSON.stringify({ userId, depth: 1, writes: [{ table: 'orders', event: 'insert', rows: [order] }] }),
+    ]);
+    expect(await eventually(() => audits('crashed'), 25_000)).toEqual([{ order_id: order!.id, event: 'insert', sku: 'crashed', user_id: userId }]);
+    await eventually(async () => ((await outbox()).length === 0 ? true : undefined));
+  }, 45_000);
+});
+
+describe("a project and the outbox's platform table", () => {
+  const roles = async (projectId: string) =>
+    (await admin.query<{ role_name: string; user_role_name: string }>('select role_name, user_role_name from data_project_roles where project_id = $1', [projectId])).rows[0]!;
+
+  it('rawSQL can neither read or write data_hook_outbox nor call tessera_hooks.outbox_add', async () => {
+    const refused = async (text: string, status: number) => {
+      const res = await data('rawSQL', { sql: text });
+      expect({ status: res.status, code: res.body.error?.code }).toEqual({ status, code: status === 403 ? 'FORBIDDEN' : 'NOT_FOUND' });
+    };
+    await refused('select * from data_hook_outbox', 404);
+    await refused('select * from public.data_hook_outbox', 403);
+    await refused(`insert into public.data_hook_outbox (project_id, payload) values ('${other.id}', '{}')`, 403);
+    await refused(`select tessera_hooks.outbox_add('${other.id}', '{"writes": []}'::jsonb)`, 403);
+    await refused(`select tessera_hooks.outbox_add('${main.id}', '{"writes": []}'::jsonb)`, 403);
+    const fn = await data('rawSQL', { sql: `create function sneak() returns bigint language sql as $$ select tessera_hooks.outbox_add('${other.id}', '{"writes": []}'::jsonb) $$` });
+    expect(fn.status).toBe(403);
+    expect(await outbox()).toEqual([]);
+  });
+
+  it("the project's own role (and its end-user role) may add rows for its project only, and cannot read the table", async () => {
+    const mine = await roles(main.id);
+    const c = await admin.connect();
+    const payload = JSON.stringify({ userId: null, depth: 1, writes: [] });
+    try {
+      await c.query('begin');
+      // What a project connection is: logged in (session user) as the project's login role.
+      await c.query(`set local session authorization "${mine.role_name}"`);
+      await c.query('savepoint s');
+      await expect(c.query('select tessera_hooks.outbox_add($1, $2::jsonb)', [other.id, payload])).rejects.toMatchObject({ code: '42501', message: expect.stringMatching(/own connection/) });
+      await c.query('rollback to savepoint s');
+      await expect(c.query('select count(*) from public.data_hook_outbox')).rejects.toMatchObject({ code: '42501' });
+      await c.query('rollback to savepoint s');
+      await expect(c.query(`insert into public.data_hook_outbox (project_id, payload) values ($1, '{}')`, [main.id])).rejects.toMatchObject({ code: '42501' });
+      await c.query('rollback to savepoint s');
+      expect((await c.query('select tessera_hooks.outbox_add($1, $2::jsonb)::text as id', [main.id, payload])).rows[0].id).toMatch(/^\d+$/);
+      // An end user's request: current_user is the end-user role, the session user is still the project's.
+      await c.query(`set local role "${mine.user_role_name}"`);
+      expect((await c.query('select tessera_hooks.outbox_add($1, $2::jsonb)::text as id', [main.id, payload])).rows[0].id).toMatch(/^\d+$/);
+      await c.query('savepoint s2');
+      await expect(c.query('select tessera_hooks.outbox_add($1, $2::jsonb)', [other.id, payload])).rejects.toMatchObject({ code: '42501' });
+    } finally {
+      await c.query('rollback');
+      c.release();
+    }
+    // The other project's role is refused for this project likewise.
+    const theirs = await roles(other.id);
+    const d = await admin.connect();
+    try {
+      await d.query('begin');
+      await d.query(`set local session authorization "${theirs.role_name}"`);
+      await expect(d.query('select tessera_hooks.outbox_add($1, $2::jsonb)', [main.id, payload])).rejects.toMatchObject({ code: '42501' });
+    } finally {
+      await d.query('rollback');
+      d.release();
+    }
+    expect(await outbox()).toEqual([]);
+  });
+});
