@@ -17,6 +17,13 @@ export const functionsSubgraph = defineSubgraph<FunctionsServices>({
   events: (services) => ({
     'project.deleted': async (event) => await services.removeProject(event.payload.projectId),
   }),
-  start: async (services) => await startJobs(services),
-  stop: async (services) => await services.scheduler.stop(),
+  start: async (services) => {
+    await services.receivers.start(services.databaseUrl, services.logger);
+    await startJobs(services);
+  },
+  stop: async (services) => {
+    await services.receivers.stop();
+    await services.scheduler.stop();
+    await services.hot.close();
+  },
 });

@@ -354,7 +354,11 @@ describe('edge functions API', () => {
       await call('POST', `${F}/secrets`, { apiKey, body: { name: 'S', value: 'v' } });
       await call('POST', `${F}/webhooks`, { apiKey, body: { function: 'fn' } });
       await call('POST', `${F}/cron`, { apiKey, body: { name: 'c', schedule: '0 0 * * *', function: 'fn' } });
-      await call('POST', `${F}/invoke/fn`, { apiKey });
+      const run = await call('POST', `${F}/invoke/fn`, { apiKey });
+      // The receiver is cached once used; the project's removal must drop it too.
+      expect((await call('POST', `/webhooks/${id}/fn`, { body: {} })).status).toBe(200);
+      const executionId = run.headers.get('x-execution-id');
+      expect(executionId).toEqual(expect.any(String));
       expect((await call('DELETE', `/auth/api/v1/projects/${id}`, { token })).status).toBe(204);
       const c = new pg.Client({ connectionString: w.p.tessera!.config.databaseUrl! });
       await c.connect();
@@ -365,6 +369,8 @@ describe('edge functions API', () => {
           );
           return counts.every((n) => n === 0) ? true : undefined;
         });
+        // The step logs go with their executions.
+        expect(Number((await c.query('select count(*) from function_execution_events where execution_id = $1', [executionId])).rows[0].count)).toBe(0);
         const jobs = await c.query(`select count(*) from agenda_jobs where name = 'functions.cron.tick' and data->>'projectId' = $1`, [id]);
         expect(Number(jobs.rows[0].count)).toBe(0);
       } finally {

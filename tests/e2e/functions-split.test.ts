@@ -91,3 +91,17 @@ it('answers 404 for an unknown slug across processes', async () => {
   expect(r.status).toBe(404);
   expect(((await r.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
 });
+
+it('honours a rotated signing secret and a removed receiver at the very next webhook (cached receivers)', async () => {
+  const raw = JSON.stringify({ ref: 'S-ROT', amount: 5 });
+  const sign = (secret: string) => crypto.createHmac('sha256', secret).update(raw).digest('hex');
+  expect((await post(raw, { 'x-signature': sign(SECRET) })).status).toBe(200);
+  const rotated = `${SECRET}-rotated`;
+  expect((await call('POST', '/edge/api/v1/secrets', { apiKey, body: { name: 'SIGNING_SECRET', value: rotated } })).status).toBe(201);
+  expect((await post(raw, { 'x-signature': sign(SECRET) })).status).toBe(401);
+  expect((await post(raw, { 'x-signature': sign(rotated) })).status).toBe(200);
+  const receivers = (await call('GET', '/edge/api/v1/webhooks', { apiKey })).body.webhooks as { id: string; slug: string }[];
+  const id = receivers.find((r) => r.slug === 'payments')!.id;
+  expect((await call('DELETE', `/edge/api/v1/webhooks?id=${id}`, { apiKey })).status).toBe(204);
+  expect((await post(raw, { 'x-signature': sign(rotated) })).status).toBe(404);
+}, 30_000);

@@ -183,4 +183,42 @@ describe('inbound webhooks (public receiver)', () => {
     const e = await call('GET', `/edge/api/v1/executions/${res.body.error.details.execution_id}`, { apiKey });
     expect(e.body.execution).toMatchObject({ status: 'failed', error: { step: 'call' } });
   });
+
+  it('runs what the receiver, its function and the secrets are at the very next request after any change (receivers are cached)', async () => {
+    const { call, apiKey } = w;
+    const F = '/edge/api/v1';
+    expect((await call('POST', `${F}/secrets`, { apiKey, body: { name: 'GREETING', value: 'hello-one' } })).status).toBe(201);
+    const made = await call('POST', `${F}/functions`, { apiKey, body: { name: 'cached', steps: [{ name: 'out', kind: 'Transform', expression: { v: 1, greeting: '{{ secrets.GREETING }}' } }] } });
+    expect(made.status).toBe(201);
+    const fnId = made.body.function.id as string;
+    const receiver = await call('POST', `${F}/webhooks`, { apiKey, body: { function: 'cached' } });
+    expect(receiver.status).toBe(201);
+    const hit = async () => await call('POST', `/webhooks/${w.projectId}/cached`, { body: {} });
+    // Twice: the second answer comes from the cached receiver.
+    expect((await hit()).body).toEqual({ v: 1, greeting: 'hello-one' });
+    expect((await hit()).body).toEqual({ v: 1, greeting: 'hello-one' });
+    // A new version of the function.
+    const steps = [{ name: 'out', kind: 'Transform', expression: { v: 2, greeting: '{{ secrets.GREETING }}' } }];
+    expect((await call('PUT', `${F}/functions/${fnId}`, { apiKey, body: { name: 'cached', steps } })).status).toBe(200);
+    expect((await hit()).body).toEqual({ v: 2, greeting: 'hello-one' });
+    // A replaced secret.
+    expect((await call('POST', `${F}/secrets`, { apiKey, body: { name: 'GREETING', value: 'hello-two' } })).status).toBe(201);
+    expect((await hit()).body).toEqual({ v: 2, greeting: 'hello-two' });
+    // A deleted secret: the template sees none.
+    expect((await call('DELETE', `${F}/secrets?name=GREETING`, { apiKey })).status).toBe(204);
+    const without = await hit();
+    expect(without.body).toEqual({ v: 2 });
+    expect(without.body).not.toHaveProperty('greeting');
+    // A deleted receiver: 404 at once; made again for another function: that one runs.
+    expect((await call('DELETE', `${F}/webhooks?id=${receiver.body.webhook.id as string}`, { apiKey })).status).toBe(204);
+    expectError(await hit(), 404, 'NOT_FOUND');
+    await call('POST', `${F}/functions`, { apiKey, body: { name: 'cached-other', steps: [{ name: 'out', kind: 'Transform', expression: { other: true } }] } });
+    expect((await call('POST', `${F}/webhooks`, { apiKey, body: { slug: 'cached', function: 'cached-other' } })).status).toBe(201);
+    expect((await hit()).body).toEqual({ other: true });
+    expect((await hit()).body).toEqual({ other: true });
+    // A deleted function takes its receiver with it.
+    const otherId = (await call('GET', `${F}/functions`, { apiKey })).body.functions.find((f: { name: string }) => f.name === 'cached-other').id as string;
+    expect((await call('DELETE', `${F}/functions/${otherId}`, { apiKey })).status).toBe(204);
+    expectError(await hit(), 404, 'NOT_FOUND');
+  });
 });

@@ -12,7 +12,7 @@ import { startSubgraph, type RunningSubgraph } from '../../platform/subgraph.ts'
 import { functionsSubgraph } from '../../subgraphs/functions/index.ts';
 import { functionsMigrations } from '../../subgraphs/functions/migrations/index.ts';
 import { createExecutionService } from '../../subgraphs/functions/services/executions.ts';
-import { createSql } from '../../subgraphs/functions/services/sql.ts';
+import { createHotSql, createSql } from '../../subgraphs/functions/services/sql.ts';
 import { createTestDatabase } from '../support/database.ts';
 
 let db: { url: string; drop: () => Promise<void> };
@@ -60,8 +60,10 @@ it('marks executions left running past their timeout as failed (WORKER_LOST), an
   const orphanLost = await insert('running', 400, null);
   const done = await insert('succeeded', 600);
 
-  const executions = createExecutionService({ sql: createSql(orm) });
+  const hot = createHotSql(db.url);
+  const executions = createExecutionService({ sql: createSql(orm), hot });
   expect(await executions.sweepLost(60_000)).toBe(2);
+  await hot.close();
   const { rows } = await client.query<{ id: string; status: string; error: { code: string } | null; duration_ms: number | null }>(
     'select id, status, error, duration_ms from function_executions where project_id = $1', [projectId],
   );

@@ -172,10 +172,11 @@ export function createEngine(deps: {
       compiled = [];
       failure = { code: 'INVALID_DEFINITION', message: (err as Error).message };
     }
+    // One scope for the whole run: `steps` fills in as steps finish, and templates cannot assign to anything.
+    const scope = templateScope({ input: req.input, steps, secrets: secretValues, env });
     try {
       for (const step of compiled) {
         const { name, kind } = step.def;
-        const scope = templateScope({ input: req.input, steps, secrets: secretValues, env });
         const resolved: Record<string, unknown> = {};
         try {
           if (step.when && !truthy(step.when.render(scope))) {

@@ -4,7 +4,7 @@ import { createBatcher } from './batching.ts';
 import { TIMEOUT_MAX_MS } from './definitions.ts';
 import { toFunction, type EdgeFunction } from './functions.ts';
 import { sealedSecretsOf } from './secrets.ts';
-import { jsonParam, type Sql } from './sql.ts';
+import { jsonParam, type HotSql, type Sql } from './sql.ts';
 import { checkPageSize, decodeCursor, encodeCursor, isUuid, optionalTime } from './validation.ts';
 
 export const STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
@@ -111,7 +111,7 @@ const BATCH_MAX_BYTES = 4 * 1024 * 1024;
 const EVENT_COLUMNS = 'execution_id uuid, seq integer, step text, kind text, type text, attempt integer, input jsonb, output jsonb, error jsonb, duration_ms double precision, at timestamptz';
 const INSERT_EVENTS = `insert into function_execution_events (execution_id, seq, step, kind, type, attempt, input, output, error, duration_ms, at)
   select v.execution_id, v.seq, v.step, v.kind, v.type, v.attempt, v.input, v.output, v.error, v.duration_ms, v.at
-  from jsonb_to_recordset(?::jsonb) as v(${EVENT_COLUMNS}) where v.execution_id in (select id from written) order by v.execution_id, v.seq`;
+  from jsonb_to_recordset($2::jsonb) as v(${EVENT_COLUMNS}) where v.execution_id in (select id from written) order by v.execution_id, v.seq`;
 
 /** A finished execution's row (record: inserted; finish: updated) in the JSON shape the batched statements read. */
 type WriteRow = {
@@ -134,44 +134,44 @@ type WriteRow = {
   duration_ms: number;
 };
 
-// One statement writes the rows of a batch and their step logs (a data-modifying CTE, so it is atomic).
+// One statement writes the rows of a batch and their step logs (a data-modifying CTE, so it is atomic); both run
+// as prepared statements on the hot pool (`$1`: the rows, `$2`: the step log lines, each one JSON array).
 const RECORD = `with written as (
   insert into function_executions (id, project_id, function_id, function_name, function_version, trigger, trigger_ref, parent_id, depth, status,
     input, output, error, response_status, created_at, started_at, finished_at, duration_ms)
   select r.id, r.project_id, r.function_id, r.function_name, r.function_version, r.trigger, r.trigger_ref, r.parent_id, r.depth, r.status,
     r.input, r.output, r.error, r.response_status, r.started_at, r.started_at, r.finished_at, r.duration_ms
-  from jsonb_to_recordset(?::jsonb) as r(id uuid, project_id uuid, function_id uuid, function_name text, function_version integer, trigger text, trigger_ref text,
+  from jsonb_to_recordset($1::jsonb) as r(id uuid, project_id uuid, function_id uuid, function_name text, function_version integer, trigger text, trigger_ref text,
     parent_id uuid, depth integer, status text, input jsonb, output jsonb, error jsonb, response_status integer, started_at timestamptz, finished_at timestamptz, duration_ms double precision)
   returning id
 ) ${INSERT_EVENTS}`;
 const FINISH = `with written as (
   update function_executions e set status = r.status, output = r.output, error = r.error, response_status = r.response_status, started_at = r.started_at,
     finished_at = r.finished_at, duration_ms = r.duration_ms, function_version = r.function_version
-  from jsonb_to_recordset(?::jsonb) as r(id uuid, status text, output jsonb, error jsonb, response_status integer, started_at timestamptz, finished_at timestamptz,
+  from jsonb_to_recordset($1::jsonb) as r(id uuid, status text, output jsonb, error jsonb, response_status integer, started_at timestamptz, finished_at timestamptz,
     duration_ms double precision, function_version integer)
   where e.id = r.id
   returning e.id
 ) ${INSERT_EVENTS}`;
 
-function eventRow(e: ExecutionEvent) {
-  return { seq: e.seq, step: e.step, kind: e.kind, type: e.type, attempt: e.attempt, input: e.input, output: e.output, error: e.error, duration_ms: e.durationMs ?? null, at: e.at };
-}
 
 /** Creates the execution store and queries. */
-export function createExecutionService({ sql }: { sql: Sql }) {
+export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) {
   // Each write is turned into JSON once, when it is handed in; a batch joins them (and stays under a few MB).
   type Write = { row: string; events: string };
   const toWrite = (row: WriteRow, events: ExecutionEvent[]): Write => ({
     row: JSON.stringify(row),
-    events: events.map((e) => JSON.stringify({ ...eventRow(e), execution_id: row.id })).join(','),
+    events: events
+      .map((e) => JSON.stringify({ execution_id: row.id, seq: e.seq, step: e.step, kind: e.kind, type: e.type, attempt: e.attempt, input: e.input, output: e.output, error: e.error, duration_ms: e.durationMs ?? null, at: e.at }))
+      .join(','),
   });
-  const batched = (statement: string) =>
+  const batched = (name: string, statement: string) =>
     createBatcher<Write>(
-      async (items) => await sql.run(statement, [`[${items.map((w) => w.row).join(',')}]`, `[${items.map((w) => w.events).filter(Boolean).join(',')}]`]),
+      async (items) => await hot.run(name, statement, [`[${items.map((w) => w.row).join(',')}]`, `[${items.map((w) => w.events).filter(Boolean).join(',')}]`]),
       { max: 200, inFlight: 2, retryAlone: true, weigh: (w) => w.row.length + w.events.length, maxWeight: BATCH_MAX_BYTES },
     );
-  const recordWrite = batched(RECORD);
-  const finishWrite = batched(FINISH);
+  const recordWrite = batched('functions.record', RECORD);
+  const finishWrite = batched('functions.finish', FINISH);
 
   return {
     /** A queued execution as `enqueueMany` takes it (JSON, made once by the caller, who may weigh it). */

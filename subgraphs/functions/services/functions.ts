@@ -6,6 +6,7 @@ import { errors } from '../../../platform/errors.ts';
 import { checkDefinition, compileSteps, type CompiledStep, type FunctionInput } from './definitions.ts';
 import type { StepDefinition } from './steps/index.ts';
 import { announceHooksChanged } from './hooks.ts';
+import { announceFunctionsChanged, publishFunctionsChanged } from './receiver-cache.ts';
 import { isUniqueViolation, type Sql } from './sql.ts';
 import { checkPageSize, isUuid } from './validation.ts';
 
@@ -85,12 +86,18 @@ export function createFunctionService({ sql }: { sql: Sql }) {
       const clash = await conflict(projectId, def.name, def.slug, id);
       if (clash) throw clash;
       try {
-        const rows = await sql.rows(
-          `update edge_functions set name = ?, slug = ?, description = ?, steps = ?::jsonb, timeout_ms = ?, retries = ?, version = version + 1, updated_at = ?
-           where id = ? and project_id = ? returning *`,
-          [def.name, def.slug, def.description, JSON.stringify(def.steps), def.timeoutMs, def.retries, new Date(), id, projectId],
-        );
+        // Cached webhook receivers of the project are dropped everywhere when this commits.
+        const rows = await sql.tx(async (tx) => {
+          const updated = await tx.rows(
+            `update edge_functions set name = ?, slug = ?, description = ?, steps = ?::jsonb, timeout_ms = ?, retries = ?, version = version + 1, updated_at = ?
+             where id = ? and project_id = ? returning *`,
+            [def.name, def.slug, def.description, JSON.stringify(def.steps), def.timeoutMs, def.retries, new Date(), id, projectId],
+          );
+          if (updated[0]) await publishFunctionsChanged(tx, projectId);
+          return updated;
+        });
         if (!rows[0]) throw notFound(id);
+        announceFunctionsChanged(projectId);
         return toFunction(rows[0]);
       } catch (err) {
         if (isUniqueViolation(err)) throw (await conflict(projectId, def.name, def.slug, id)) ?? errors.conflict('The function name or slug is taken');
@@ -134,7 +141,9 @@ export function createFunctionService({ sql }: { sql: Sql }) {
         const hooks = await tx.run('delete from function_hooks where function_id = ?', [id]);
         await tx.run('delete from edge_functions where id = ? and project_id = ?', [id, projectId]);
         if (hooks > 0) await announceHooksChanged(tx, projectId);
+        await publishFunctionsChanged(tx, projectId);
       });
+      announceFunctionsChanged(projectId);
       return fn;
     },
 

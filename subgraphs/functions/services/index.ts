@@ -12,8 +12,9 @@ import { announceHooksChanged, createHookService } from './hooks.ts';
 import { createInvokeService } from './invoke.ts';
 import { createLocations } from './locations.ts';
 import { guardedRequest, OutboundRefused } from './outbound.ts';
+import { announceFunctionsChanged, createReceiverCache, publishFunctionsChanged } from './receiver-cache.ts';
 import { createSecretService } from './secrets.ts';
-import { createSql } from './sql.ts';
+import { createHotSql, createSql } from './sql.ts';
 import { createWebhookService } from './webhooks.ts';
 
 export type FunctionsServices = Awaited<ReturnType<typeof createFunctionsServices>>;
@@ -23,10 +24,11 @@ export function createFunctionsServices({ config, db, logger, databaseUrl, route
   if (!config.internalSecret) throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the functions subgraph cannot seal secrets');
   const box = createSecretBox(config.internalSecret, 'functions:secrets');
   const sql = createSql(db);
+  const hot = createHotSql(databaseUrl);
   const scheduler = createScheduler({ url: databaseUrl, name: 'functions', logger, processEveryMs: 500 });
   const functions = createFunctionService({ sql });
   const secrets = createSecretService({ sql, box });
-  const executions = createExecutionService({ sql });
+  const executions = createExecutionService({ sql, hot });
   const email = createEmailService({ sql, box, config, scheduler, logger });
   const engine = createEngine({
     functions,
@@ -46,7 +48,8 @@ export function createFunctionsServices({ config, db, logger, databaseUrl, route
     },
   });
   const invoke = createInvokeService({ sql, engine });
-  const webhooks = createWebhookService({ sql, functions, engine });
+  const receivers = createReceiverCache();
+  const webhooks = createWebhookService({ sql, functions, engine, receivers });
   const cron = createCronService({ sql, functions, engine, scheduler, logger });
   const hooks = createHookService({ sql, functions, engine, scheduler, router, logger });
   const locations = createLocations(config);
@@ -55,12 +58,16 @@ export function createFunctionsServices({ config, db, logger, databaseUrl, route
   const removeProject = async (projectId: string) => {
     await cron.cancelProject(projectId);
     await sql.tx(async (tx) => {
+      // Step-log lines first (they have no foreign key to cascade from their executions).
+      await tx.run('delete from function_execution_events where execution_id in (select id from function_executions where project_id = ?)', [projectId]);
       for (const table of ['function_hooks', 'webhook_idempotency', 'webhook_receivers', 'cron_jobs', 'function_executions', 'edge_functions', 'function_secrets', 'email_templates', 'email_configs']) {
         await tx.run(`delete from ${table} where project_id = ?`, [projectId]);
       }
       await announceHooksChanged(tx, projectId);
+      await publishFunctionsChanged(tx, projectId);
     });
+    announceFunctionsChanged(projectId);
   };
 
-  return { sql, scheduler, logger, functions, secrets, executions, email, engine, invoke, webhooks, cron, hooks, locations, removeProject };
+  return { sql, hot, scheduler, logger, databaseUrl, functions, secrets, executions, email, engine, invoke, webhooks, receivers, cron, hooks, locations, removeProject };
 }

@@ -2,6 +2,7 @@
 // never returned by the API, opened only while a function runs.
 import { errors } from '../../../platform/errors.ts';
 import type { SecretBox } from '../../../platform/crypto.ts';
+import { announceFunctionsChanged, publishFunctionsChanged } from './receiver-cache.ts';
 import type { Sql } from './sql.ts';
 
 const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -27,12 +28,19 @@ export function createSecretService({ sql, box }: { sql: Sql; box: SecretBox }) 
       if (typeof input.value !== 'string' || input.value === '') throw errors.validation('value', 'is required (a non-empty string)');
       if (input.value.length > SECRET_VALUE_MAX) throw errors.validation('value', `must be at most ${SECRET_VALUE_MAX} characters`);
       const now = new Date();
-      const rows = await sql.rows<{ name: string; created_at: Date; updated_at: Date }>(
-        `insert into function_secrets (project_id, name, value_sealed, created_at, updated_at) values (?, ?, ?, ?, ?)
-         on conflict (project_id, name) do update set value_sealed = excluded.value_sealed, updated_at = excluded.updated_at
-         returning name, created_at, updated_at`,
-        [projectId, name, box.encrypt(input.value), now, now],
-      );
+      const sealed = box.encrypt(input.value);
+      // Cached webhook receivers hold the project's sealed secrets: dropped everywhere when this commits.
+      const rows = await sql.tx(async (tx) => {
+        const saved = await tx.rows<{ name: string; created_at: Date; updated_at: Date }>(
+          `insert into function_secrets (project_id, name, value_sealed, created_at, updated_at) values (?, ?, ?, ?, ?)
+           on conflict (project_id, name) do update set value_sealed = excluded.value_sealed, updated_at = excluded.updated_at
+           returning name, created_at, updated_at`,
+          [projectId, name, sealed, now, now],
+        );
+        await publishFunctionsChanged(tx, projectId);
+        return saved;
+      });
+      announceFunctionsChanged(projectId);
       return { name: rows[0]!.name, createdAt: new Date(rows[0]!.created_at), updatedAt: new Date(rows[0]!.updated_at) };
     },
 
@@ -44,8 +52,13 @@ export function createSecretService({ sql, box }: { sql: Sql; box: SecretBox }) 
 
     async remove(projectId: string, name: unknown): Promise<void> {
       const n = checkName(name);
-      const count = await sql.run('delete from function_secrets where project_id = ? and name = ?', [projectId, n]);
+      const count = await sql.tx(async (tx) => {
+        const deleted = await tx.run('delete from function_secrets where project_id = ? and name = ?', [projectId, n]);
+        if (deleted > 0) await publishFunctionsChanged(tx, projectId);
+        return deleted;
+      });
       if (count === 0) throw errors.notFound('secret', n);
+      announceFunctionsChanged(projectId);
     },
 
     /** Every secret of the project in clear, for one execution. */

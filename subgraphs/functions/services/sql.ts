@@ -1,5 +1,6 @@
 // SQL through the subgraph's own MikroORM connection. The functions tables are reached with plain SQL
 // (set-oriented upserts, JSON columns, percentiles), so they have no entity classes.
+import pg from 'pg';
 import type { SubgraphDatabase } from '../../../platform/database.ts';
 
 export type Sql = {
@@ -39,4 +40,30 @@ export function jsonParam(v: unknown): string | null {
 export function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: string; cause?: { code?: string } };
   return e?.code === '23505' || e?.cause?.code === '23505' || /duplicate key value/.test(String((err as Error)?.message));
+}
+
+/**
+ * The hot statements (the execution record of every run, the webhook lookup on a cache miss) on a small pool
+ * of plain pg connections, as named prepared statements: each connection parses and plans a statement once
+ * and then only executes it, and parameters travel apart from the text (no escaping of large JSON values
+ * into the SQL, as the ORM's `execute` does). `$1`, `$2` placeholders.
+ */
+export type HotSql = {
+  rows: <T = Record<string, unknown>>(name: string, text: string, values: unknown[]) => Promise<T[]>;
+  run: (name: string, text: string, values: unknown[]) => Promise<number>;
+  close: () => Promise<void>;
+};
+
+/** Most connections of the hot pool (batched writes use at most two at a time). */
+export const HOT_POOL_MAX = 4;
+
+export function createHotSql(url: string, max = HOT_POOL_MAX): HotSql {
+  const pool = new pg.Pool({ connectionString: url, max, application_name: 'tessera-functions' });
+  // An idle connection that fails (server restart) must not take the process down; the pool drops it.
+  pool.on('error', () => {});
+  return {
+    rows: async <T,>(name: string, text: string, values: unknown[]) => (await pool.query({ name, text, values })).rows as T[],
+    run: async (name, text, values) => (await pool.query({ name, text, values })).rowCount ?? 0,
+    close: async () => await pool.end(),
+  };
 }

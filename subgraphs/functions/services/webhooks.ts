@@ -6,6 +6,7 @@ import { errors } from '../../../platform/errors.ts';
 import { checkSlug, checkFunctionName } from './definitions.ts';
 import { failureError, makeInput, type Engine } from './engine.ts';
 import { toFunction, type FunctionService } from './functions.ts';
+import { announceFunctionsChanged, publishFunctionsChanged, type ReceiverCache, type ReceiverEntry } from './receiver-cache.ts';
 import { sealedSecretsOf } from './secrets.ts';
 import { isUniqueViolation, type Sql } from './sql.ts';
 import { isUuid, optionalText } from './validation.ts';
@@ -49,7 +50,21 @@ export function parseBody(contentType: string | undefined, raw: string): unknown
 export type WebhookService = ReturnType<typeof createWebhookService>;
 
 /** Creates the webhook service. */
-export function createWebhookService({ sql, functions, engine }: { sql: Sql; functions: FunctionService; engine: Engine }) {
+export function createWebhookService({ sql, functions, engine, receivers }: { sql: Sql; functions: FunctionService; engine: Engine; receivers: ReceiverCache }) {
+  /** The receiver's function and the project's sealed secrets: from the cache, or in one round trip (then cached). */
+  const lookup = async (projectId: string, slug: string, notFound: () => Error): Promise<ReceiverEntry> => {
+    const key = receivers.keyOf(projectId, slug);
+    const cached = await receivers.get(key);
+    if (cached) return cached;
+    const generation = receivers.generation();
+    const rows = await sql.rows(`select to_jsonb(f) as function_row, ${sealedSecretsOf('w.project_id')} as sealed_secrets
+      from webhook_receivers w join edge_functions f on f.id = w.function_id where w.project_id = ? and w.slug = ?`, [projectId, slug]);
+    if (!rows[0]) throw notFound();
+    const entry: ReceiverEntry = { fn: toFunction(rows[0].function_row as Record<string, unknown>), sealedSecrets: rows[0].sealed_secrets as Record<string, string> };
+    receivers.remember(key, entry, generation);
+    return entry;
+  };
+
   return {
     /** Registers a receiver; the slug defaults to the function's slug. */
     async create(projectId: string, input: { slug?: unknown; function?: unknown; description?: unknown }): Promise<WebhookReceiver> {
@@ -76,20 +91,21 @@ export function createWebhookService({ sql, functions, engine }: { sql: Sql; fun
     async remove(projectId: string, id: unknown): Promise<void> {
       if (typeof id !== 'string' || id === '') throw errors.validation('id', 'is required (the receiver id, as ?id= or in the body)');
       if (!isUuid(id)) throw errors.notFound('webhook receiver', String(id).slice(0, 100));
-      const n = await sql.run('delete from webhook_receivers where id = ? and project_id = ?', [id, projectId]);
+      // A cached receiver is dropped everywhere when this commits (a new receiver needs nothing: only found ones are cached).
+      const n = await sql.tx(async (tx) => {
+        const deleted = await tx.run('delete from webhook_receivers where id = ? and project_id = ?', [id, projectId]);
+        if (deleted > 0) await publishFunctionsChanged(tx, projectId);
+        return deleted;
+      });
       if (n === 0) throw errors.notFound('webhook receiver', id);
+      announceFunctionsChanged(projectId);
     },
 
     /** Runs the receiver's function for one inbound request; unknown project or slug → NOT_FOUND. */
     async receive(projectId: string, slug: string, req: InboundRequest): Promise<HttpAnswer> {
       const notFound = () => errors.notFound('webhook receiver', `${projectId.slice(0, 64)}/${slug.slice(0, 64)}`);
       if (!isUuid(projectId)) throw notFound();
-      // One round trip: the receiver, its function and the project's sealed secrets.
-      const rows = await sql.rows(`select w.*, f.name as function_name, to_jsonb(f) as function_row, ${sealedSecretsOf('w.project_id')} as sealed_secrets
-        from webhook_receivers w join edge_functions f on f.id = w.function_id where w.project_id = ? and w.slug = ?`, [projectId, slug]);
-      if (!rows[0]) throw notFound();
-      const fn = toFunction(rows[0].function_row as Record<string, unknown>);
-      const sealedSecrets = rows[0].sealed_secrets as Record<string, string>;
+      const { fn, sealedSecrets } = await lookup(projectId, slug, notFound);
       const key = req.idempotencyKey ?? null;
       if (key !== null) {
         if (!IDEMPOTENCY_KEY.test(key)) throw errors.validation('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
