@@ -3,32 +3,102 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BlobNotFoundError, BlobTooLargeError, type BlobStore } from './types.ts';
 import { assertBlobKey, ByteMeter } from './keys.ts';
 
-class MeterStream extends Transform {
-  readonly meter: ByteMeter;
-  constructor(maxBytes?: number) {
-    super();
-    this.meter = new ByteMeter(maxBytes);
-  }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    if (!this.meter.add(chunk)) return cb(new BlobTooLargeError(this.meter.maxBytes));
-    cb(null, chunk);
-  }
-}
-
-const STALE_PARTIAL_MS = 24 * 3600 * 1000;
-
 /**
- * Bytes the file stream buffers while a write is in flight. With the default (64 KiB) the upload pauses after every
- * socket read until that chunk's write came back from the thread pool; with more room the reads keep flowing and the
- * chunks buffered meanwhile go down in one writev (fewer writes: less CPU per GB on the main thread and the pool).
+ * Bytes buffered while a write is in flight. With the default (64 KiB) the upload pauses after every socket read
+ * until that chunk's write came back from the thread pool; with more room the reads keep flowing and the chunks
+ * buffered meanwhile go down in one writev (fewer writes: less CPU per GB on the main thread and the pool).
  * Memory per upload: at most this much more.
  */
 const WRITE_BUFFER_BYTES = 1024 * 1024;
+
+/**
+ * Releases a chunk's memory now instead of at the garbage collector's next pass, when the chunk is the only view of
+ * its ArrayBuffer (never a slice of Node's shared Buffer pool, nor part of a bigger buffer). Without it, the request
+ * body's chunks wait for collection as external memory, and V8 answers every ~50 MB of it with a full mark-compact
+ * over the whole heap (measured: ~22 per GiB uploaded, CPU per GiB twice what it is with the release) while the RSS
+ * grows by the uncollected chunks (70-130 MB; 0-3 MB with the release).
+ */
+function release(chunk: Buffer): void {
+  const ab = chunk.buffer;
+  // (A SharedArrayBuffer has no transfer; `instanceof ArrayBuffer` would miss buffers made in another realm.)
+  if (chunk.byteOffset === 0 && chunk.byteLength === ab.byteLength && ab.byteLength > 0 && 'transfer' in ab && !ab.detached) ab.transfer(0);
+}
+
+/**
+ * Writes a stream into a new file `path` (created exclusively), counting, limiting and hashing the bytes on the
+ * way; `releaseChunks`: each chunk is released once written (see `release`). The file is closed when 'finish' fires.
+ */
+class FileSink extends Writable {
+  readonly meter: ByteMeter;
+  private readonly file: string;
+  private readonly releaseChunks: boolean;
+  private fd: number | undefined;
+  constructor(file: string, maxBytes: number | undefined, releaseChunks: boolean) {
+    super({ highWaterMark: WRITE_BUFFER_BYTES });
+    this.file = file;
+    this.meter = new ByteMeter(maxBytes);
+    this.releaseChunks = releaseChunks;
+  }
+  override _construct(cb: (err?: Error | null) => void): void {
+    fs.open(this.file, 'wx', 0o666, (err, fd) => {
+      this.fd = fd;
+      cb(err);
+    });
+  }
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    this._writev([{ chunk }], cb);
+  }
+  override _writev(entries: { chunk: Buffer }[], cb: (err?: Error | null) => void): void {
+    const chunks = entries.map((e) => e.chunk);
+    for (const c of chunks) if (!this.meter.add(c)) return cb(new BlobTooLargeError(this.meter.maxBytes));
+    this.writeAll(chunks, 0, (err) => {
+      if (!err && this.releaseChunks) for (const c of chunks) release(c);
+      cb(err);
+    });
+  }
+  /** writev until every byte is down (a write may take fewer bytes than asked). */
+  private writeAll(chunks: Buffer[], from: number, cb: (err: Error | null) => void): void {
+    fs.writev(this.fd!, from === 0 ? chunks : remainder(chunks, from), (err, written) => {
+      if (err) return cb(err);
+      const total = chunks.reduce((n, c) => n + c.byteLength, 0);
+      if (from + written < total) return this.writeAll(chunks, from + written, cb);
+      cb(null);
+    });
+  }
+  override _final(cb: (err?: Error | null) => void): void {
+    const fd = this.fd!;
+    this.fd = undefined;
+    fs.close(fd, (err) => cb(err));
+  }
+  override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
+    if (this.fd === undefined) return cb(err);
+    const fd = this.fd;
+    this.fd = undefined;
+    fs.close(fd, () => cb(err));
+  }
+}
+
+/** The bytes of `chunks` from offset `from` on (views, no copy). */
+function remainder(chunks: Buffer[], from: number): Buffer[] {
+  const out: Buffer[] = [];
+  let skip = from;
+  for (const c of chunks) {
+    if (skip >= c.byteLength) {
+      skip -= c.byteLength;
+      continue;
+    }
+    out.push(skip > 0 ? c.subarray(skip) : c);
+    skip = 0;
+  }
+  return out;
+}
+
+const STALE_PARTIAL_MS = 24 * 3600 * 1000;
 
 /** A blob store on the local filesystem under `root`. */
 export function createFsBlobStore(root: string): BlobStore {
@@ -49,10 +119,9 @@ export function createFsBlobStore(root: string): BlobStore {
       if (body.destroyed) throw new Error('the body stream was destroyed before it was read');
       const file = fileOf(key);
       const tmp = path.join(partial, crypto.randomUUID());
-      const meter = new MeterStream(opts.maxBytes);
-      const out = fs.createWriteStream(tmp, { flags: 'wx', highWaterMark: WRITE_BUFFER_BYTES });
+      const out = new FileSink(tmp, opts.maxBytes, opts.releaseChunks === true);
       try {
-        await pipeline(body, meter, out);
+        await pipeline(body, out);
         await fs.promises.mkdir(path.dirname(file), { recursive: true });
         await fs.promises.rename(tmp, file);
       } catch (err) {
@@ -61,7 +130,7 @@ export function createFsBlobStore(root: string): BlobStore {
         await fs.promises.rm(tmp, { force: true });
         throw err;
       }
-      return { size: meter.meter.size, sha256: meter.meter.digest() };
+      return { size: out.meter.size, sha256: out.meter.digest() };
     },
     async get(key, range) {
       let handle: fs.promises.FileHandle;

@@ -14,8 +14,12 @@ export type BlobStore = {
   /**
    * Streams `body` into the blob `key`, computing size and SHA-256 on the way. The blob appears only when
    * every byte arrived; on any failure (including `maxBytes` exceeded: BlobTooLargeError) nothing is left.
+   * `releaseChunks`: the caller hands over the body's chunks (no one else reads or keeps them, as with the fresh
+   * copies Node's HTTP parser makes of a request body): a driver may release each chunk's memory once it is written,
+   * without waiting for the garbage collector (the filesystem driver does; chunks sharing their ArrayBuffer with
+   * other data are always left alone).
    */
-  put: (key: string, body: Readable, opts?: { maxBytes?: number; contentType?: string }) => Promise<BlobInfo>;
+  put: (key: string, body: Readable, opts?: { maxBytes?: number; contentType?: string; releaseChunks?: boolean }) => Promise<BlobInfo>;
   /** A stream of the blob (or of `range` of it); BlobNotFoundError when there is no such blob. */
   get: (key: string, range?: ByteRange) => Promise<Readable>;
   /** The blob's size, or null when there is no such blob. */

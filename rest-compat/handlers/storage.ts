@@ -113,7 +113,8 @@ async function receiveUpload(req: FastifyRequest, deps: RawHandlerDeps, blobs: B
       const { _beginStorageUpload: ticket } = await run<{ _beginStorageUpload: Ticket }>(deps, BEGIN, { input }, ctx);
       let put;
       try {
-        put = await blobs.put(blobKeyOf(ticket.projectId, ticket.id), file, { maxBytes: ticket.maxBytes });
+        // The file part's chunks are busboy's views of the HTTP parser's own copies of the body: nothing else keeps them.
+        put = await blobs.put(blobKeyOf(ticket.projectId, ticket.id), file, { maxBytes: ticket.maxBytes, releaseChunks: true });
       } catch (err) {
         await deps.execute(ABORT, { id: ticket.id }, ctx).catch(() => {});
         if (err instanceof BlobTooLargeError) throw tooLarge(ticket);

@@ -111,6 +111,44 @@ describe.each(['fs', 's3'])('the %s blob store', (driver) => {
   });
 });
 
+describe('the fs blob store with releaseChunks', () => {
+  const fresh = (n: number, fill: number) => Buffer.from(new Uint8Array(n).fill(fill).buffer);
+
+  it('releases each written chunk that alone spans its memory, and stores every byte of it', async () => {
+    const chunks = [fresh(70_000, 1), fresh(65_536, 2), fresh(5_000, 3)];
+    const whole = Buffer.concat(chunks);
+    const k = key();
+    expect(await stores.fs!.put(k, Readable.from(chunks), { releaseChunks: true })).toEqual({ size: whole.length, sha256: sha(whole) });
+    expect(chunks.map((c) => c.buffer.detached)).toEqual([true, true, true]);
+    const back: Buffer[] = [];
+    for await (const c of await stores.fs!.get(k)) back.push(c as Buffer);
+    expect(Buffer.concat(back).equals(whole)).toBe(true);
+  });
+
+  it('leaves alone chunks that share their memory (slices of a bigger buffer, the shared Buffer pool)', async () => {
+    const big = fresh(200_000, 7);
+    const slices = [big.subarray(0, 100_000), big.subarray(100_000)];
+    const pooled = Buffer.from('small pooled chunk');
+    const neighbour = Buffer.from('its neighbour in the pool');
+    expect(pooled.buffer).toBe(neighbour.buffer);
+    const info = await stores.fs!.put(key(), Readable.from([...slices, pooled]), { releaseChunks: true });
+    expect(info.size).toBe(200_000 + pooled.length);
+    expect(big.buffer.detached).toBe(false);
+    expect(big.every((b) => b === 7)).toBe(true);
+    expect(pooled.buffer.detached).toBe(false);
+    expect(neighbour.toString()).toBe('its neighbour in the pool');
+  });
+
+  it('releases nothing unless asked, nor when the upload is refused', async () => {
+    const kept = [fresh(10_000, 4), fresh(10_000, 5)];
+    await stores.fs!.put(key(), Readable.from(kept));
+    expect(kept.some((c) => c.buffer.detached)).toBe(false);
+    const refused = [fresh(60_000, 6), fresh(60_000, 6)];
+    await expect(stores.fs!.put(key(), Readable.from(refused), { maxBytes: 100_000, releaseChunks: true })).rejects.toBeInstanceOf(BlobTooLargeError);
+    expect(refused[1]!.buffer.detached).toBe(false);
+  });
+});
+
 describe('driver selection', () => {
   it('uses the filesystem under the data folder by default, and S3 when configured', async () => {
     const fsStore = openBlobStore(loadConfig({ TESSERA_DATA_DIR: path.join(tmp, 'data') }));
