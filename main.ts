@@ -1,5 +1,8 @@
 // Entry point. `node main.ts` (npm start) runs the whole platform in one process; split mode runs
 // `node main.ts --role <subgraph:NAME|router|front-door>` per process (see scripts/split.ts).
+// First: run as `node main.ts`, this re-executes node in place with the platform's V8/glibc settings.
+import './platform/node-tuning.ts';
+import { watchParent } from './platform/parent-watch.ts';
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
@@ -185,6 +188,8 @@ async function cli(): Promise<void> {
   else throw new Error(`unknown role "${role}": use all, subgraph:<name>, router or front-door`);
   const shutdown = (signal: string) => {
     log.info({ signal }, 'shutting down');
+    // A stop that hangs (its database already gone) must not leave the process behind.
+    setTimeout(() => process.exit(1), 20_000).unref();
     stop().then(() => process.exit(0), (err) => {
       log.error({ err }, 'shutdown failed');
       process.exit(1);
@@ -192,6 +197,8 @@ async function cli(): Promise<void> {
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
+  // Started by a supervisor (split launcher, tests): end with it, even when it was killed outright.
+  watchParent(() => shutdown('supervisor gone'));
 }
 
 if (import.meta.main) {

@@ -10,6 +10,8 @@ import { startDatabase } from '../platform/database.ts';
 import { ensureInternalSecret } from '../platform/secrets.ts';
 import { readSupergraphConfig, ROOT } from '../router/compose.ts';
 import { freePort } from '../platform/net.ts';
+import { tunedExec } from '../platform/node-tuning.ts';
+import { PARENT_PID_ENV, watchParent } from '../platform/parent-watch.ts';
 
 
 async function waitFor(url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
@@ -51,10 +53,15 @@ async function main(): Promise<void> {
     TESSERA_SUBGRAPH_URLS: urls.join(','),
     TESSERA_ROUTER_PORT: String(routerPort),
     TESSERA_ROUTER_URL: `http://127.0.0.1:${routerPort}`,
+    // Every process ends with this launcher, even if it is killed outright (platform/parent-watch.ts).
+    [PARENT_PID_ENV]: String(process.pid),
   };
   const children: ChildProcess[] = [];
   const start = (role: string) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'main.ts'), '--role', role], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+    // Started with the platform's V8/glibc settings already, so main.ts need not load twice to re-execute itself.
+    const argv = [process.execPath, path.join(ROOT, 'main.ts'), '--role', role];
+    const run = tunedExec(argv, [], env) ?? { args: argv, env };
+    const child = spawn(process.execPath, run.args.slice(1), { env: run.env, stdio: ['ignore', 'inherit', 'inherit'] });
     children.push(child);
     return child;
   };
@@ -69,6 +76,8 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', () => void stopAll(0));
   process.once('SIGTERM', () => void stopAll(0));
+  // Started by a supervisor (a test harness): stop everything when it is gone.
+  watchParent(() => void stopAll(0));
   try {
     // Subgraphs one after another: their migrations must not race on a fresh database.
     for (const [i, e] of entries.entries()) {

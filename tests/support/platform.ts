@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { startTessera, type Tessera } from '../../main.ts';
 import { createTestDatabase } from './database.ts';
 import { freePort } from '../../platform/net.ts';
+import { PARENT_PID_ENV } from '../../platform/parent-watch.ts';
 
 export type TestPlatform = { url: string; close: () => Promise<void>; tessera?: Tessera; dataDir: string; child?: ChildProcess };
 
@@ -43,7 +44,8 @@ export async function startOneProcess(env: Record<string, string> = {}): Promise
 
 /** Runs `node script args` with Node 24 (the one running the tests) and waits for `readyUrl`. */
 export async function startProcess(args: string[], env: Record<string, string>, readyUrl: string, timeoutMs = 90_000): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // TESSERA_PARENT_PID: the child (and a split launcher's children) end themselves if this test process dies.
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env, NODE_OPTIONS: '', [PARENT_PID_ENV]: String(process.pid) }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
