@@ -149,7 +149,7 @@ async function makeProjects(ctx: BenchContext, count: number): Promise<string[]>
 const body = JSON.stringify({ table: TABLE, where: { category: CATEGORY }, limit: 10 });
 
 /** The find, sent with `keys[0]` only, or with the next key of `keys` on every request. */
-async function load(ctx: BenchContext, keys: string[], seconds: number): Promise<{ rps: number; p50: number; p99: number; errors: number; non2xx: number; tesseraCpuMsPerReq: number; pgCpuMsPerReq: number }> {
+async function load(ctx: BenchContext, keys: string[], seconds: number): Promise<{ rps: number; p50: number; p99: number; errors: number; non2xx: number; tesseraCpuMsPerReq: number; pgCpuMsPerReq: number | null }> {
   let next = 0;
   const cpu0 = { tessera: cpuSeconds(ctx.tesseraPid), pg: postgresCpu(ctx.databaseUrl) };
   const headers = { 'content-type': 'application/json', 'x-api-key': keys[0]! };
@@ -171,7 +171,10 @@ async function load(ctx: BenchContext, keys: string[], seconds: number): Promise
     errors: r.errors + r.non2xx,
     non2xx: r.non2xx,
     tesseraCpuMsPerReq: perReq(cpu0.tessera, cpuSeconds(ctx.tesseraPid)),
-    pgCpuMsPerReq: perReq(cpu0.pg, postgresCpu(ctx.databaseUrl)),
+    // Ended backends' CPU is read from the postmaster's reaped-children counters; when that comes out below the
+    // start (seen once at 1,000 projects, with hundreds of connections ending during the load) the figure is not
+    // trustworthy and is left out (null) rather than reported wrong.
+    pgCpuMsPerReq: ((v) => (v < 0 ? null : v))(perReq(cpu0.pg, postgresCpu(ctx.databaseUrl))),
   };
 }
 
@@ -230,9 +233,9 @@ export const p9: CustomCase = {
         pg_data_connections: conns.data,
         pg_max_connections: conns.max,
         tessera_cpu_ms_per_req: many.tesseraCpuMsPerReq,
-        pg_cpu_ms_per_req: many.pgCpuMsPerReq,
+        ...(many.pgCpuMsPerReq === null ? {} : { pg_cpu_ms_per_req: many.pgCpuMsPerReq }),
       };
-      const peer = { p99_ms: one.p99, p50_ms: one.p50, rps: Math.round(one.rps), errors: one.errors, tessera_cpu_ms_per_req: one.tesseraCpuMsPerReq, pg_cpu_ms_per_req: one.pgCpuMsPerReq };
+      const peer = { p99_ms: one.p99, p50_ms: one.p50, rps: Math.round(one.rps), errors: one.errors, tessera_cpu_ms_per_req: one.tesseraCpuMsPerReq, ...(one.pgCpuMsPerReq === null ? {} : { pg_cpu_ms_per_req: one.pgCpuMsPerReq }) };
       const ratio = one.p99 / Math.max(many.p99, 1e-9);
       const met = many.errors === 0 && one.errors === 0 && many.p99 <= GOAL_P99_FACTOR * one.p99 && growth <= GOAL_RSS_GROWTH_MB;
       return { tessera, peer, ratio, met };
