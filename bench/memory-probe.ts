@@ -8,11 +8,12 @@
 // CPU µs per request of each load, CPU ms per GiB of each upload).
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { startDatabase } from '../platform/database.ts';
 import { createLogger } from '../platform/logger.ts';
 import { CASES, type BenchContext } from './cases/index.ts';
+import { startChild } from './child.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'bench', 'out');
@@ -21,37 +22,6 @@ const caseIds = arg('--cases', 'S1,P1-floor,P2-floor,P3,P4-token,P4-introspect,P
 const loadS = Number(arg('--load-s', '10'));
 const quick = process.argv.includes('--quick');
 const probe = process.argv.includes('--probe');
-
-function startChild(args: string[], env: Record<string, string>, ready: RegExp | string): Promise<{ child: ChildProcess; output: () => string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`not ready: ${args.join(' ')}\n${out}`)), 60_000);
-    if (typeof ready === 'string') {
-      void (async () => {
-        for (;;) {
-          try {
-            if ((await fetch(ready)).ok) break;
-          } catch {
-            // not yet
-          }
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        clearTimeout(timer);
-        resolve({ child, output: () => out });
-      })();
-    }
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (ready instanceof RegExp && ready.test(out)) {
-        clearTimeout(timer);
-        resolve({ child, output: () => out });
-      }
-    });
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${args.join(' ')}\n${out}`)));
-  });
-}
 
 const MB = 1e6;
 

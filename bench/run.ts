@@ -7,13 +7,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import crypto from 'node:crypto';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { startDatabase } from '../platform/database.ts';
 import { createLogger } from '../platform/logger.ts';
 import { CASES, type BenchCase, type BenchContext, type Target } from './cases/index.ts';
 import type { CustomCase, CustomFigures, HttpCase } from './cases/types.ts';
-import { PARENT_PID_ENV } from '../platform/parent-watch.ts';
+import { startChild } from './child.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'bench', 'out');
@@ -22,41 +22,6 @@ const only = process.argv.includes('--case') ? process.argv[process.argv.indexOf
 const ROUNDS = quick ? 1 : 3;
 const DURATION = quick ? 2 : 10;
 const CONNECTIONS = 32;
-
-type Started = { child: ChildProcess; output: () => string };
-
-function startChild(args: string[], env: Record<string, string>, ready: RegExp | string): Promise<Started> {
-  return new Promise((resolve, reject) => {
-    // TESSERA_PARENT_PID: a Tessera child ends itself if the harness is killed (platform/parent-watch.ts).
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...env, [PARENT_PID_ENV]: String(process.pid) }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`not ready: ${args.join(' ')}\n${out}`)), 60_000);
-    const check = async () => {
-      if (typeof ready === 'string') {
-        for (;;) {
-          try {
-            if ((await fetch(ready)).ok) break;
-          } catch {
-            // not yet
-          }
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        clearTimeout(timer);
-        resolve({ child, output: () => out });
-      }
-    };
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (ready instanceof RegExp && ready.test(out)) {
-        clearTimeout(timer);
-        resolve({ child, output: () => out });
-      }
-    });
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${args.join(' ')}\n${out}`)));
-    void check();
-  });
-}
 
 async function load(t: Target, minDuration = 0): Promise<{ rps: number; p50: number; p99: number; errors: number; total: number }> {
   const r = await autocannon({

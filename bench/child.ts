@@ -1,0 +1,39 @@
+// Starting a server for the benchmark tools (bench/run.ts, bench/memory-probe.ts): a child node process, ready when
+// `ready` (a URL) answers 200 or its output matches `ready` (a pattern); its output is kept for error messages.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { PARENT_PID_ENV } from '../platform/parent-watch.ts';
+
+export type Started = { child: ChildProcess; output: () => string };
+
+export function startChild(args: string[], env: Record<string, string>, ready: RegExp | string): Promise<Started> {
+  return new Promise((resolve, reject) => {
+    // TESSERA_PARENT_PID: a Tessera child ends itself if the harness is killed (platform/parent-watch.ts).
+    const child = spawn(process.execPath, args, { env: { ...process.env, ...env, [PARENT_PID_ENV]: String(process.pid) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`not ready: ${args.join(' ')}\n${out}`)), 60_000);
+    const check = async () => {
+      if (typeof ready === 'string') {
+        for (;;) {
+          try {
+            if ((await fetch(ready)).ok) break;
+          } catch {
+            // not yet
+          }
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        clearTimeout(timer);
+        resolve({ child, output: () => out });
+      }
+    };
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (ready instanceof RegExp && ready.test(out)) {
+        clearTimeout(timer);
+        resolve({ child, output: () => out });
+      }
+    });
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${args.join(' ')}\n${out}`)));
+    void check();
+  });
+}
