@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import type { RequestContext } from '../../platform/auth.ts';
-import { startOneProcess, type TestPlatform } from '../support/platform.ts';
+import { startOneProcess, TEST_SECRET, type TestPlatform } from '../support/platform.ts';
+import { createSecretBox } from '../../platform/crypto.ts';
 import { client, type Res } from '../support/http.ts';
 import { dropLeftoverRoles, waitFor } from './data-support.ts';
 import { eventually } from './functions-helpers.ts';
@@ -190,7 +191,16 @@ describe('the after-hook outbox', () => {
 
 describe("a project and the outbox's platform table", () => {
   const roles = async (projectId: string) =>
-    (await admin.query<{ role_name: string; user_role_name: string }>('select role_name, user_role_name from data_project_roles where project_id = $1', [projectId])).rows[0]!;
+    (await admin.query<{ role_name: string; user_role_name: string; password_sealed: string }>('select role_name, user_role_name, password_sealed from data_project_roles where project_id = $1', [projectId])).rows[0]!;
+  /** A connection logged in as the project's own login role with its password, exactly as the data API's connections are. */
+  const loginAs = async (role: { role_name: string; password_sealed: string }): Promise<pg.Client> => {
+    const url = new URL(platform.tessera!.config.databaseUrl!);
+    url.username = role.role_name;
+    url.password = createSecretBox(TEST_SECRET, 'data:project-roles').decrypt(role.password_sealed);
+    const c = new pg.Client({ connectionString: url.toString() });
+    await c.connect();
+    return c;
+  };
 
   it('rawSQL can neither read or write data_hook_outbox nor call tessera_hooks.outbox_add', async () => {
     const refused = async (text: string, status: number) => {
@@ -209,12 +219,11 @@ describe("a project and the outbox's platform table", () => {
 
   it("the project's own role (and its end-user role) may add rows for its project only, and cannot read the table", async () => {
     const mine = await roles(main.id);
-    const c = await admin.connect();
+    // What a project connection is: logged in (session user) as the project's login role.
+    const c = await loginAs(mine);
     const payload = JSON.stringify({ userId: null, depth: 1, writes: [] });
     try {
       await c.query('begin');
-      // What a project connection is: logged in (session user) as the project's login role.
-      await c.query(`set local session authorization "${mine.role_name}"`);
       await c.query('savepoint s');
       await expect(c.query('select tessera_hooks.outbox_add($1, $2::jsonb)', [other.id, payload])).rejects.toMatchObject({ code: '42501', message: expect.stringMatching(/own connection/) });
       await c.query('rollback to savepoint s');
@@ -230,18 +239,14 @@ describe("a project and the outbox's platform table", () => {
       await expect(c.query('select tessera_hooks.outbox_add($1, $2::jsonb)', [other.id, payload])).rejects.toMatchObject({ code: '42501' });
     } finally {
       await c.query('rollback');
-      c.release();
+      await c.end();
     }
     // The other project's role is refused for this project likewise.
-    const theirs = await roles(other.id);
-    const d = await admin.connect();
+    const d = await loginAs(await roles(other.id));
     try {
-      await d.query('begin');
-      await d.query(`set local session authorization "${theirs.role_name}"`);
       await expect(d.query('select tessera_hooks.outbox_add($1, $2::jsonb)', [main.id, payload])).rejects.toMatchObject({ code: '42501' });
     } finally {
-      await d.query('rollback');
-      d.release();
+      await d.end();
     }
     expect(await outbox()).toEqual([]);
   });

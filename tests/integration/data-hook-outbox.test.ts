@@ -182,14 +182,19 @@ describe('tessera_hooks.outbox_add', () => {
   });
 
   it('adds from the write path of a project connection, which the outbox service uses', async () => {
-    // A role registered as the project's login role, logged in as (session authorization) like the data API's pools.
+    // A role registered as the project's login role, logged in as (with its password) like the data API's connections.
     const role = `tsr_test_${crypto.randomBytes(4).toString('hex')}`;
-    await admin.query(`create role ${role} nologin`);
+    const password = crypto.randomBytes(16).toString('hex');
+    await admin.query(`create role ${role} login password '${password}'`);
+    await admin.query(`grant connect on database "${new URL(db.url).pathname.slice(1)}" to ${role}`);
     try {
       await admin.query(`insert into data_project_roles (project_id, schema_name, role_name, user_role_name, password_sealed) values ($1, $2, $3, $4, 'x')`, [project, `p_${role}`, role, `${role}_u`]);
-      const c = await admin.connect();
+      const url = new URL(db.url);
+      url.username = role;
+      url.password = password;
+      const c = new pg.Client({ connectionString: url.toString() });
+      await c.connect();
       try {
-        await c.query(`set session authorization ${role}`);
         const outbox = createHookOutbox({ admin, hooks, logger });
         const id = await outbox.add(c, { projectId: project, userId: 'u1', depth: 0, dryRun: false, requestId: 't' }, [write('orders'), { table: 'empty', event: 'update', rows: [] }]);
         expect(id).toMatch(/^\d+$/);
@@ -198,16 +203,15 @@ describe('tessera_hooks.outbox_add', () => {
         await expect(c.query(`select tessera_hooks.outbox_add($1, '{"writes": 1}'::jsonb)`, [project])).rejects.toMatchObject({ code: '22023' });
         await expect(c.query('select * from data_hook_outbox')).rejects.toMatchObject({ code: '42501' });
         await expect(c.query(`update data_hook_outbox set payload = '{}'`)).rejects.toMatchObject({ code: '42501' });
-        await c.query('reset session authorization');
         const rows = await outboxRows();
         expect(rows.map((r) => r.id)).toEqual([id]);
         expect(rows[0]!.payload).toEqual({ userId: 'u1', depth: 1, writes: [write('orders')] });
       } finally {
-        await c.query('reset session authorization').catch(() => {});
-        c.release(true);
+        await c.end();
       }
     } finally {
       await admin.query('delete from data_project_roles where role_name = $1', [role]);
+      await admin.query(`revoke connect on database "${new URL(db.url).pathname.slice(1)}" from ${role}`);
       await admin.query(`drop role ${role}`);
     }
   });

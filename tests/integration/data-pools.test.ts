@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { createLogger } from '../../platform/logger.ts';
-import { createProjectPools, type ProjectPools } from '../../subgraphs/data/services/pools.ts';
+import { budgetFor, createProjectPools, type ProjectPools } from '../../subgraphs/data/services/pools.ts';
 import { scramVerifier, type ProjectRole } from '../../subgraphs/data/services/provisioning.ts';
 import { createTestDatabase } from '../support/database.ts';
 
@@ -96,5 +96,26 @@ describe('the data connection budget', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(await loggedIn()).not.toContain(B.roleName);
     expect(await who(B)).toBe(B.roleName); // (a project that comes back opens anew)
+  });
+});
+
+describe('the budget on a server that allows fewer connections', () => {
+  it('is held to max_connections minus what the platform and others need, never below 10, never above the setting', () => {
+    expect(budgetFor(200, 300, 63)).toBe(200);
+    expect(budgetFor(200, 100, 63)).toBe(37);
+    expect(budgetFor(200, 50, 63)).toBe(10);
+    expect(budgetFor(5, 100, 63)).toBe(5);
+  });
+
+  it('can be lowered on a running budget, and never raised above the configured maximum', async () => {
+    const p = createProjectPools({ databaseUrl: db.url, maxConnections: 50, size: 10, logger: createLogger('silent') });
+    try {
+      p.setBudget(2);
+      expect(p.budget()).toBe(2);
+      p.setBudget(500);
+      expect(p.budget()).toBe(50); // never above TESSERA_DATA_MAX_CONNECTIONS
+    } finally {
+      await p.closeAll();
+    }
   });
 });

@@ -8,11 +8,14 @@ import { createCatalog } from './catalog.ts';
 import { createHookOutbox } from './hook-outbox.ts';
 import { createDataHooks } from './hooks.ts';
 import { schemaNameOf } from './names.ts';
-import { createProjectPools } from './pools.ts';
+import { budgetFor, createProjectPools } from './pools.ts';
 import { createProvisioning } from './provisioning.ts';
 import { createRealtime } from './realtime.ts';
 
 export type DataServices = Awaited<ReturnType<typeof createDataServices>>;
+
+/** Connections left to the platform's own pools, schedulers and listeners (~40 in one-process mode) and to other clients. */
+const PLATFORM_RESERVE = 60;
 
 /** Creates the data services over the platform database. */
 export async function createDataServices({ config, logger, databaseUrl, router }: SubgraphDeps) {
@@ -27,6 +30,25 @@ export async function createDataServices({ config, logger, databaseUrl, router }
   const hooks = createDataHooks({ router, databaseUrl, logger: log, maxDepth: config.hookMaxDepth });
   const outbox = createHookOutbox({ admin, hooks, logger: log });
   const actions = createActions({ admin, provisioning, pools, catalog, realtime, hooks, outbox });
+
+  /**
+   * A server that accepts fewer connections than the budget (an external PostgreSQL at its default of 100) would
+   * refuse the platform's own connections once projects took them all: the budget is held to the server's
+   * `max_connections` minus what the platform and other clients need (PLATFORM_RESERVE), with a warning.
+   */
+  const fitBudget = async (): Promise<void> => {
+    const { rows } = await admin.query<{ max: number; reserved: number }>(
+      `select current_setting('max_connections')::int as max, current_setting('superuser_reserved_connections')::int as reserved`,
+    );
+    const budget = budgetFor(config.dataMaxConnections, rows[0]!.max, rows[0]!.reserved + PLATFORM_RESERVE);
+    if (budget < config.dataMaxConnections) {
+      pools.setBudget(budget);
+      log.warn(
+        { configured: config.dataMaxConnections, budget: pools.budget(), max_connections: rows[0]!.max },
+        `data: the server's max_connections leaves room for ${pools.budget()} project connections, fewer than TESSERA_DATA_MAX_CONNECTIONS; raise max_connections to at least the budget + ${PLATFORM_RESERVE + rows[0]!.reserved}`,
+      );
+    }
+  };
 
   return {
     provisioning,
@@ -58,6 +80,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
 
     async start(): Promise<void> {
       await provisioning.init();
+      await fitBudget();
       await realtime.start();
       await hooks.start();
       outbox.start();

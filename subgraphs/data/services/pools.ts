@@ -52,8 +52,15 @@ function survives(err: unknown): boolean {
   return !(code.startsWith('08') || code.startsWith('57P') || code.startsWith('XX') || code === '25P03');
 }
 
+/** The connection budget on a server with `maxConnections`, of which `reserve` are left to others (at least 10). */
+export function budgetFor(configured: number, maxConnections: number, reserve: number): number {
+  return Math.min(configured, Math.max(10, maxConnections - reserve));
+}
+
 /** Creates the connection budget for `databaseUrl`'s server and database. */
+
 export function createProjectPools(opts: { databaseUrl: string; maxConnections: number; size: number; logger: Logger }) {
+  let budget = opts.maxConnections;
   const projects = new Map<string, Project>();
   /** Every idle connection, the one idle the longest first (a Set keeps insertion order). */
   const idle = new Set<Conn>();
@@ -130,7 +137,7 @@ export function createProjectPools(opts: { databaseUrl: string; maxConnections: 
     while (waiters.length > 0) {
       const i = waiters.findIndex((w) => w.project.open < opts.size);
       if (i < 0) return;
-      if (total >= opts.maxConnections) {
+      if (total >= budget) {
         const oldest = idle.values().next().value;
         if (!oldest) return;
         close(oldest);
@@ -150,7 +157,7 @@ export function createProjectPools(opts: { databaseUrl: string; maxConnections: 
     return new Promise<Conn>((resolve, reject) => {
       if (stopped) return reject(errors.unavailable('The data service is stopping'));
       if (p.open < opts.size) {
-        if (total < opts.maxConnections) return open(p, resolve, reject);
+        if (total < budget) return open(p, resolve, reject);
         const oldest = idle.values().next().value; // another project's: this one has none idle
         if (oldest) {
           close(oldest);
@@ -237,6 +244,12 @@ export function createProjectPools(opts: { databaseUrl: string; maxConnections: 
   sweep.unref();
 
   return {
+    /** The connection budget in force (TESSERA_DATA_MAX_CONNECTIONS, or less when the server allows fewer). */
+    budget: () => budget,
+    /** Lowers (or restores) the budget; connections above it close as they become idle. */
+    setBudget(n: number): void {
+      budget = Math.max(1, Math.min(n, opts.maxConnections));
+    },
     /** The project's pool (its connections are opened on demand, within the budget). */
     get(role: ProjectRole): ProjectPool {
       return projectOf(role).pool;
