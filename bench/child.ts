@@ -2,6 +2,7 @@
 // `ready` (a URL) answers 200 or its output matches `ready` (a pattern); its output is kept for error messages.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PARENT_PID_ENV } from '../platform/parent-watch.ts';
+import type { BenchContext } from './cases/types.ts';
 
 export type Started = { child: ChildProcess; output: () => string };
 
@@ -36,4 +37,17 @@ export function startChild(args: string[], env: Record<string, string>, ready: R
     child.once('exit', (code) => reject(new Error(`exited ${code}: ${args.join(' ')}\n${out}`)));
     void check();
   });
+}
+
+/** What every case is handed; the peers it starts are added to `peers` (the caller kills them when the run ends). */
+export function benchContext(o: Omit<BenchContext, 'spawnPeer'> & { peers: ChildProcess[] }): BenchContext {
+  const { peers, ...fixed } = o;
+  return {
+    ...fixed,
+    spawnPeer: async (args, env, ready) => {
+      const started = await startChild(args, env, ready);
+      peers.push(started.child);
+      return started;
+    },
+  };
 }

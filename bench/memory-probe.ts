@@ -13,7 +13,7 @@ import autocannon from 'autocannon';
 import { startDatabase } from '../platform/database.ts';
 import { createLogger } from '../platform/logger.ts';
 import { CASES, type BenchContext } from './cases/index.ts';
-import { startChild } from './child.ts';
+import { benchContext, startChild } from './child.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'bench', 'out');
@@ -96,19 +96,15 @@ async function main(): Promise<void> {
   const floor = await startChild([path.join(ROOT, 'bench', 'peers', 'floor.ts')], { PORT: '0', DATABASE_URL: db.url }, /listening (\d+)/);
   const peers: ChildProcess[] = [floor.child];
   const pid = tessera.child.pid!;
-  const ctx: BenchContext = {
+  const ctx: BenchContext = benchContext({
     tessera: `http://127.0.0.1:${port}`,
     tesseraPid: pid,
     floor: `http://127.0.0.1:${/listening (\d+)/.exec(floor.output())![1]}`,
     databaseUrl: db.url,
     outDir: OUT,
     quick,
-    spawnPeer: async (args, env, ready) => {
-      const s = await startChild(args, env, ready);
-      peers.push(s.child);
-      return s;
-    },
-  };
+    peers,
+  });
   try {
     await new Promise((r) => setTimeout(r, 2000));
     await snapshot('fresh', pid);

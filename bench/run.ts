@@ -13,7 +13,7 @@ import { startDatabase } from '../platform/database.ts';
 import { createLogger } from '../platform/logger.ts';
 import { CASES, type BenchCase, type BenchContext, type Target } from './cases/index.ts';
 import type { CustomCase, CustomFigures, HttpCase } from './cases/types.ts';
-import { startChild } from './child.ts';
+import { benchContext, startChild } from './child.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'bench', 'out');
@@ -88,19 +88,15 @@ async function main(): Promise<void> {
   const floor = await startChild([path.join(ROOT, 'bench', 'peers', 'floor.ts')], { PORT: '0', DATABASE_URL: db.url }, /listening (\d+)/);
   const floorPort = Number(/listening (\d+)/.exec(floor.output())![1]);
   const peers: ChildProcess[] = [];
-  const ctx: BenchContext = {
+  const ctx: BenchContext = benchContext({
     tessera: `http://127.0.0.1:${port}`,
     tesseraPid: tessera.child.pid!,
     floor: `http://127.0.0.1:${floorPort}`,
     databaseUrl: db.url,
     outDir: OUT,
     quick,
-    spawnPeer: async (args, env, ready) => {
-      const started = await startChild(args, env, ready);
-      peers.push(started.child);
-      return started;
-    },
-  };
+    peers,
+  });
   const rows: Record<string, unknown>[] = [];
   const customs: { c: CustomCase; run: () => Promise<CustomFigures>; cleanup?: () => Promise<void>; rounds: CustomFigures[]; error?: string }[] = [];
   try {
