@@ -103,9 +103,10 @@ async function runSubgraph(name: string, config: Config, log: Logger): Promise<(
   };
   const sub = await startSubgraph(def, { config, databaseUrl: config.databaseUrl, logger: log, router });
   const app = createSubgraphServer(sub, secret, log, config.bodyLimit, { maxFileSize: config.storageMaxUploadBytes });
+  // Bound where TESSERA_SUBGRAPH_HOST/PORT say (a container's 0.0.0.0), else where its routing URL points.
   const url = new URL(routingUrls(config).get(name)!);
-  await listen(app, Number(url.port), url.hostname);
-  log.info({ subgraph: name, url: url.toString() }, 'subgraph listening');
+  const bound = await listen(app, config.subgraphPort ?? Number(url.port || (url.protocol === 'https:' ? 443 : 80)), config.subgraphHost || url.hostname);
+  log.info({ subgraph: name, url: url.toString(), listening: bound }, 'subgraph listening');
   return async () => {
     await app.close();
     await sub.close();
@@ -142,8 +143,8 @@ async function runRouter(config: Config, log: Logger): Promise<() => Promise<voi
     },
   });
   app.get('/readyz', async () => ({ status: 'ok' }));
-  await listen(app, config.routerPort, '127.0.0.1');
-  log.info({ port: config.routerPort }, 'router listening');
+  const bound = await listen(app, config.routerPort, config.routerHost);
+  log.info({ url: bound }, 'router listening');
   return async () => {
     await app.close();
     await router.stop();
@@ -180,6 +181,12 @@ async function cli(): Promise<void> {
   const log = createLogger(config.logLevel);
   const roleIdx = process.argv.indexOf('--role');
   const role = roleIdx > 0 ? process.argv[roleIdx + 1] : 'all';
+  // Processes of one deployment may sit on different hosts: a secret generated into one host's data folder
+  // would not be the others' (every signed context refused), so a split-mode process is given it.
+  if (role !== 'all' && !config.internalSecret) {
+    console.error('Invalid configuration:\n  - TESSERA_INTERNAL_SECRET: required for a split-mode process (--role); every process of a deployment must share it');
+    process.exit(2);
+  }
   let stop: () => Promise<void>;
   if (role === 'all') stop = (await startTessera(process.env, log)).close;
   else if (role?.startsWith('subgraph:')) stop = await runSubgraph(role.slice(9), config, log);

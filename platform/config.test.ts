@@ -36,6 +36,13 @@ describe('config', () => {
     expect((err as Error).message).toContain('Invalid configuration');
   });
 
+  it('takes each split-mode process\'s bind address apart from the URL others reach it at', () => {
+    const c = loadConfig({ TESSERA_SUBGRAPH_HOST: '0.0.0.0', TESSERA_SUBGRAPH_PORT: '4002', TESSERA_ROUTER_HOST: '::', TESSERA_SUBGRAPH_URLS: 'data=http://tessera-data:80/graphql' });
+    expect([c.subgraphHost, c.subgraphPort, c.routerHost]).toEqual(['0.0.0.0', 4002, '::']);
+    expect(loadConfig({}).subgraphPort).toBeUndefined();
+    expect(() => loadConfig({ TESSERA_SUBGRAPH_PORT: 'x' })).toThrow(/TESSERA_SUBGRAPH_PORT: expected a whole number/);
+  });
+
   it('refuses a port out of range', () => {
     expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT: expected a number from 0 to 65535/);
   });

@@ -21,6 +21,11 @@ function int(min: number, max: number) {
   };
 }
 
+function optionalInt(min: number, max: number) {
+  const parse = int(min, max);
+  return (raw: string): number | undefined => (raw === '' ? undefined : parse(raw));
+}
+
 function oneOf<const T extends string>(...values: T[]) {
   return (raw: string): T => {
     if (!(values as string[]).includes(raw)) throw new ParseError(`expected one of ${values.join(', ')}, got "${raw}"`);
@@ -76,6 +81,9 @@ export const CONFIG_SCHEMA = {
   mode: { env: 'TESSERA_MODE', default: 'single', parse: oneOf('single', 'split'), description: '`single` runs everything in one process; `split` makes the router reach subgraphs over HTTP at their routing URLs.' },
   subgraphUrls: { env: 'TESSERA_SUBGRAPH_URLS', default: '', parse: text, description: 'Split mode: comma-separated `name=url` pairs overriding the routing URLs of `supergraph.yaml`.' },
   routerPort: { env: 'TESSERA_ROUTER_PORT', default: '4100', parse: int(0, 65535), description: 'Split mode: port of the router process (`/graphql`).' },
+  routerHost: { env: 'TESSERA_ROUTER_HOST', default: '127.0.0.1', parse: text, description: 'Split mode: interface the router process listens on (`0.0.0.0` when other hosts reach it, e.g. in a container).' },
+  subgraphHost: { env: 'TESSERA_SUBGRAPH_HOST', default: '', parse: text, description: 'Split mode: interface a subgraph process listens on (`0.0.0.0` in a container). Empty: the host of its routing URL.' },
+  subgraphPort: { env: 'TESSERA_SUBGRAPH_PORT', default: '', parse: optionalInt(0, 65535), description: 'Split mode: port a subgraph process listens on (behind a load balancer its routing URL may name another). Empty: the port of its routing URL.' },
   routerUrl: { env: 'TESSERA_ROUTER_URL', default: '', parse: optionalUrl(['http:', 'https:']), description: 'Split mode: the router process the front door sends multi-subgraph operations to. Empty: the front door routes them itself.' },
   logLevel: { env: 'LOG_LEVEL', default: 'info', parse: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'), description: 'pino log level.' },
   accessTokenTtl: { env: 'TESSERA_ACCESS_TOKEN_TTL', default: '900', parse: int(1, 86400), description: 'Lifetime of access tokens, in seconds.' },

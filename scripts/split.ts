@@ -53,6 +53,8 @@ async function main(): Promise<void> {
     TESSERA_SUBGRAPH_URLS: urls.join(','),
     TESSERA_ROUTER_PORT: String(routerPort),
     TESSERA_ROUTER_URL: `http://127.0.0.1:${routerPort}`,
+    // Each subgraph listens at its own routing URL's port here (one port for all would collide on one host).
+    TESSERA_SUBGRAPH_PORT: '',
     // Every process ends with this launcher, even if it is killed outright (platform/parent-watch.ts).
     [PARENT_PID_ENV]: String(process.pid),
   };
