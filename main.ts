@@ -143,6 +143,7 @@ async function runRouter(config: Config, log: Logger): Promise<() => Promise<voi
     },
   });
   app.get('/readyz', async () => ({ status: 'ok' }));
+  app.get('/livez', async () => ({ status: 'ok' }));
   const bound = await listen(app, config.routerPort, config.routerHost);
   log.info({ url: bound }, 'router listening');
   return async () => {

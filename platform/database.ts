@@ -8,6 +8,7 @@ import { MikroORM, type EntitySchema, type MigrationObject } from '@mikro-orm/po
 import { Migrator } from '@mikro-orm/migrations';
 import type { Logger } from './logger.ts';
 import { freePort } from './net.ts';
+import pg from 'pg';
 
 export type RunningDatabase = { url: string; embedded: boolean; stop: () => Promise<void> };
 
@@ -80,6 +81,9 @@ export type SubgraphDatabase = {
   close: () => Promise<void>;
 };
 
+/** Advisory lock key held while any subgraph migrates (one key: migrations of different subgraphs must not race either). */
+const MIGRATION_LOCK = 0x7e55e7a;
+
 /** Opens a subgraph's own ORM over its own entities and brings its tables up to date. */
 export async function openSubgraphDatabase(opts: {
   name: string;
@@ -108,8 +112,17 @@ export async function openSubgraphDatabase(opts: {
     allowGlobalContext: false,
   });
   if (opts.migrations.length > 0) {
-    const done = await orm.migrator.up();
-    if (done.length > 0) opts.logger.info({ subgraph: opts.name, migrations: done.map((m) => m.name) }, 'migrations applied');
+    // Several instances start at once in a deployment (replicas, a rolling update): one migrates at a time,
+    // the others then find nothing left to do. A session lock on its own connection, released at the end.
+    const lock = new pg.Client({ connectionString: opts.url });
+    await lock.connect();
+    try {
+      await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      const done = await orm.migrator.up();
+      if (done.length > 0) opts.logger.info({ subgraph: opts.name, migrations: done.map((m) => m.name) }, 'migrations applied');
+    } finally {
+      await lock.end().catch(() => {});
+    }
   }
   return {
     orm,

@@ -11,7 +11,7 @@ import { shapeError } from './errors.ts';
 type GraphQLBody = { query?: unknown; variables?: Record<string, unknown>; operationName?: string };
 
 /**
- * Builds the HTTP server of a running subgraph (POST /graphql, GET /readyz, its SubgraphHttp endpoint).
+ * Builds the HTTP server of a running subgraph (POST /graphql, GET /readyz, GET /livez, its SubgraphHttp endpoint).
  * /graphql also takes GraphQL multipart requests (file uploads forwarded by the router as a stream);
  * `maxFileSize` bounds each file.
  */
@@ -65,6 +65,7 @@ export function createSubgraphServer(sub: RunningSubgraph, secret: string, logge
     }
     if (http.websocket) serveWebSockets(app, http.prefix, http.websocket, secret);
   }
+  app.get('/livez', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
     const report = await sub.health();
     return reply.code(report.status === 'ok' ? 200 : 503).send({ subgraph: sub.name, ...report });

@@ -1,5 +1,6 @@
 // Health endpoints: /health (aggregated) and /health/<service>/readyz, each answering honestly for its
-// subgraph and that subgraph's database (503 when down).
+// subgraph and that subgraph's database (503 when down); /livez answers while the process serves HTTP
+// (a liveness probe that must not fail because a database or another process is down).
 import type { FastifyInstance } from 'fastify';
 import type { HealthReport, SubgraphHandle } from '../platform/subgraph.ts';
 
@@ -19,6 +20,7 @@ export function registerHealthRoutes(app: FastifyInstance, handles: Map<string, 
       return reply.code(report.status === 'ok' ? 200 : 503).send({ service, subgraph, ...report });
     });
   }
+  app.get('/livez', async () => ({ status: 'ok' }));
   app.get('/health', async (_req, reply) => {
     const entries = await Promise.all(
       Object.entries(HEALTH_SERVICES).map(async ([service, subgraph]) => [service, await check(handles.get(subgraph), subgraph)] as const),
@@ -42,6 +44,15 @@ const report = {
 
 /** OpenAPI path items of the health endpoints. */
 export const HEALTH_OPENAPI: Record<string, Record<string, Record<string, unknown>>> = {
+  '/livez': {
+    get: {
+      operationId: 'health.live',
+      summary: 'Liveness of this process (200 while it serves HTTP, whatever the state of databases and other processes)',
+      tags: ['Health'],
+      security: [],
+      responses: { '200': { description: 'Alive', content: { 'application/json': { schema: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } } } } } } },
+    },
+  },
   '/health': {
     get: {
       operationId: 'health.all',
