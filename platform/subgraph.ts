@@ -12,6 +12,7 @@ import type { Logger } from './logger.ts';
 import type { RequestContext } from './auth.ts';
 import { openSubgraphDatabase, type SubgraphDatabase } from './database.ts';
 import { toGraphQLError } from './errors.ts';
+import { adminRefusal, adminScopesOf, currentPrincipal, type AdminScope } from './admin-scopes.ts';
 import { ensureEventTables, startEventConsumer, type EventConsumer, type EventHandlers } from './events.ts';
 
 /** What a resolver receives as its context. */
@@ -112,15 +113,17 @@ export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { confi
     ? await startEventConsumer({ name: def.name, url: opts.databaseUrl, handlers: def.events(services), logger })
     : undefined;
 
-  // Parsing and validating is most of the cost of a small operation: cache by the document's text.
-  const documents = new LRUCache<string, DocumentNode | GraphQLFormattedError[]>({ max: 500 });
-  const prepare = (query: string): DocumentNode | GraphQLFormattedError[] => {
+  // Parsing and validating is most of the cost of a small operation: cache by the document's text, with
+  // the admin scopes its root fields need (platform/admin-scopes.ts), so the check costs nothing per request.
+  type Prepared = { doc: DocumentNode; admin: AdminScope[] };
+  const documents = new LRUCache<string, Prepared | GraphQLFormattedError[]>({ max: 500 });
+  const prepare = (query: string): Prepared | GraphQLFormattedError[] => {
     let doc = documents.get(query);
     if (doc) return doc;
     try {
       const parsed = parse(query);
       const problems = validate(schema, parsed, specifiedRules);
-      doc = problems.length > 0 ? problems.map((e) => toGraphQLError(e).toJSON()) : parsed;
+      doc = problems.length > 0 ? problems.map((e) => toGraphQLError(e).toJSON()) : { doc: parsed, admin: adminScopesOf(parsed) };
     } catch (err) {
       doc = [toGraphQLError(err).toJSON()];
     }
@@ -136,14 +139,20 @@ export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { confi
     sdl,
     http,
     async execute(query, variables, ctx, operationName) {
-      const doc = prepare(query);
-      if (Array.isArray(doc)) return { errors: doc };
+      const prepared = prepare(query);
+      if (Array.isArray(prepared)) return { errors: prepared };
+      // Admin operations: refused before anything runs unless the principal holds the grant.
+      for (const scope of prepared.admin) {
+        const refusal = adminRefusal(ctx.principal, scope);
+        if (refusal) return { data: null, errors: [toGraphQLError(refusal).toJSON()] };
+      }
       // The request's child logger is made only when something logs (most requests never do).
       let reqLogger: Logger | undefined;
       const loggerOf = () => (reqLogger ??= logger.child({ requestId: ctx.requestId }));
       const contextValue = { ...ctx, services } as SubgraphContext<S>;
       Object.defineProperty(contextValue, 'logger', { get: loggerOf, enumerable: true });
-      const result = await execute({ schema, document: doc, variableValues: variables ?? {}, contextValue, operationName });
+      // The principal stays reachable for the checks a root field cannot make (requireAdminScope).
+      const result = await currentPrincipal.run(ctx.principal, () => execute({ schema, document: prepared.doc, variableValues: variables ?? {}, contextValue, operationName }));
       if (!result.errors) return { data: result.data as Record<string, unknown> };
       return {
         data: (result.data as Record<string, unknown> | null | undefined) ?? null,

@@ -193,7 +193,10 @@ async function checkAuthorizationRequest(deps: RawHandlerDeps, req: FastifyReque
     errorPage(reply, 400, 'The redirect_uri is missing or not registered for this client (it must match exactly).');
     return null;
   }
-  const client: ClientFacts = { clientId: found.clientId, projectId: found.projectId, tenantId: found.tenantId, grantTypes: found.grantTypes, redirectUris: found.redirectUris, public: found.public };
+  const client: ClientFacts = {
+    clientId: found.clientId, projectId: found.projectId, tenantId: found.tenantId, grantTypes: found.grantTypes, redirectUris: found.redirectUris, public: found.public,
+    allowedScopes: found.allowedScopes,
+  };
   const state = params.get('state');
   const request = Object.fromEntries(REQUEST_PARAMS.map((n) => [n, params.get(n)]));
   const fail = (error: string, description: string) => {
@@ -337,6 +340,8 @@ async function register(app: FastifyInstance, deps: RawHandlerDeps): Promise<voi
       if (err instanceof OAuthFailure) return sendOAuthError(reply, err);
       const e = err as Error & { statusCode?: number };
       const oauthPath = /^\/(token|introspect|revocation)\b/.test(req.url);
+      // Input the edge refused (text PostgreSQL cannot store, ...) is an invalid_request too.
+      if (oauthPath && err instanceof AppError && err.status < 500) return sendOAuthError(reply, invalidRequest(err.message));
       if (oauthPath && !(err instanceof AppError) && typeof e.statusCode === 'number' && e.statusCode < 500) {
         return sendOAuthError(reply, invalidRequest(`The request body is malformed: ${e.message}`));
       }

@@ -9,7 +9,7 @@ export const END_USER = `id project_id: projectId email email_verified: emailVer
   middle_name: middleName nickname preferred_username: preferredUsername picture website gender birthdate zoneinfo locale
   phone_number: phoneNumber mfa_enabled: mfaEnabled created_at: createdAt updated_at: updatedAt`;
 
-export const identityRoutes: RouteRow[] = [
+const endUserRoutes: RouteRow[] = [
   {
     id: 'identity.user.register',
     method: 'POST',
@@ -112,3 +112,102 @@ export const identityRoutes: RouteRow[] = [
     variables: {},
   },
 ];
+
+// The end-user admin API (`/admin/users`): the project's secret API key, or a client_credentials token of a
+// client granted `admin:users` (or `admin`); anything else is refused by the executor (platform/admin-scopes.ts).
+const ADMIN_USER = `${END_USER} roles app_metadata: appMetadata disabled disabled_at: disabledAt`;
+const ADMIN = 'End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403.';
+
+const adminRow = (r: Omit<RouteRow, 'tag' | 'auth'>): RouteRow => ({ tag: TAG, auth: 'project', ...r, description: `${ADMIN} ${r.description ?? ''}`.trim() });
+
+const adminUserRoutes: RouteRow[] = [
+  adminRow({
+    id: 'identity.admin.user.list',
+    method: 'GET',
+    path: '/admin/users',
+    summary: "List and search the project's end-users",
+    description:
+      'Newest first. Query `search` (part of the e-mail or name, case-insensitive), `role` (only users holding it), `disabled` (true or false), ' +
+      '`first` (1-100, default 20) and `after` (the `next_cursor` of the previous page) → `{users, next_cursor}`.',
+    operation: `query IdentityAdminUserList($search: String, $role: String, $disabled: Boolean, $first: Int, $after: String) {
+      projectEndUsers(search: $search, role: $role, disabled: $disabled, first: $first, after: $after) { users: items { ${ADMIN_USER} } next_cursor: nextCursor }
+    }`,
+    status: 200,
+    variables: { search: 'query.search', role: 'query.role', disabled: 'query.disabled', first: 'query.first', after: 'query.after' },
+    unwrap: true,
+  }),
+  adminRow({
+    id: 'identity.admin.user.get',
+    method: 'GET',
+    path: '/admin/users/:id',
+    summary: 'One end-user of the project',
+    description: '→ `{user}` with `roles`, `app_metadata`, `disabled`. Users of other projects are 404.',
+    operation: `query IdentityAdminUserGet($id: ID!) { user: projectEndUser(id: $id) { ${ADMIN_USER} } }`,
+    status: 200,
+    variables: { id: 'params.id' },
+  }),
+  adminRow({
+    id: 'identity.admin.user.update',
+    method: 'PATCH',
+    path: '/admin/users/:id',
+    summary: "Set an end-user's app metadata and roles",
+    description:
+      'Body `{app_metadata?, roles?}`: `app_metadata` a JSON object (at most 16 KiB) replacing the old one; `roles` role names (1-64 of letters, digits, `_ . : -`; at most 50) replacing the old list. ' +
+      'Roles are the only source of `role:<name>` scopes (storage policies, RLS through `request.scopes`); a role taken away is gone from the user\'s tokens at once. → `{user}`.',
+    operation: `mutation IdentityAdminUserUpdate($id: ID!, $input: UpdateProjectEndUserInput!) { user: updateProjectEndUser(id: $id, input: $input) { ${ADMIN_USER} } }`,
+    status: 200,
+    variables: { id: 'params.id', input: 'body' },
+  }),
+  adminRow({
+    id: 'identity.admin.user.disable',
+    method: 'POST',
+    path: '/admin/users/:id/disable',
+    summary: 'Disable an end-user',
+    description: 'Sign-in is refused (`invalid_grant`, "This account is disabled") and every session ends at once: its access and refresh tokens stop working. → `{user}`.',
+    operation: `mutation IdentityAdminUserDisable($id: ID!) { user: disableProjectEndUser(id: $id) { ${ADMIN_USER} } }`,
+    status: 200,
+    variables: { id: 'params.id' },
+  }),
+  adminRow({
+    id: 'identity.admin.user.enable',
+    method: 'POST',
+    path: '/admin/users/:id/enable',
+    summary: 'Enable a disabled end-user',
+    description: 'The user may sign in again; sessions ended by the disable stay ended. → `{user}`.',
+    operation: `mutation IdentityAdminUserEnable($id: ID!) { user: enableProjectEndUser(id: $id) { ${ADMIN_USER} } }`,
+    status: 200,
+    variables: { id: 'params.id' },
+  }),
+  adminRow({
+    id: 'identity.admin.user.delete',
+    method: 'DELETE',
+    path: '/admin/users/:id',
+    summary: 'Delete an end-user',
+    description: 'With its sessions, codes and reset tokens; its tokens stop working at once. 204; 404 when unknown.',
+    operation: 'mutation IdentityAdminUserDelete($id: ID!) { deleteProjectEndUser(id: $id) }',
+    status: 204,
+    variables: { id: 'params.id' },
+  }),
+  adminRow({
+    id: 'identity.admin.user.sessions.revoke',
+    method: 'POST',
+    path: '/admin/users/:id/revoke-sessions',
+    summary: "End every session of an end-user",
+    description: 'Access and refresh tokens of every session stop working at once; the user may sign in again. → `{revoked_sessions: n}`.',
+    operation: 'mutation IdentityAdminUserSessionsRevoke($id: ID!) { revoked_sessions: revokeProjectEndUserSessions(id: $id) }',
+    status: 200,
+    variables: { id: 'params.id' },
+  }),
+  adminRow({
+    id: 'identity.admin.user.mfa.reset',
+    method: 'POST',
+    path: '/admin/users/:id/reset-mfa',
+    summary: "Reset an end-user's TOTP MFA",
+    description: 'MFA is turned off and its secret forgotten (the user may enroll again); sessions are left alone. → `{user}`.',
+    operation: `mutation IdentityAdminUserMfaReset($id: ID!) { user: resetProjectEndUserMfa(id: $id) { ${ADMIN_USER} } }`,
+    status: 200,
+    variables: { id: 'params.id' },
+  }),
+];
+
+export const identityRoutes: RouteRow[] = [...endUserRoutes, ...adminUserRoutes];

@@ -15,7 +15,7 @@ const PLAN = `id name description price_cents_per_month: priceCentsPerMonth limi
 }`;
 const SESSION = `access_token: accessToken refresh_token: refreshToken token_type: tokenType expires_in: expiresIn tenant { ${TENANT} }`;
 const PUBLICATION = 'table enabled updated_at: updatedAt';
-const OIDC_CLIENT = 'client_id: clientId client_secret: clientSecret name redirect_uris: redirectUris grant_types: grantTypes public created_at: createdAt';
+const OIDC_CLIENT = 'client_id: clientId client_secret: clientSecret name redirect_uris: redirectUris grant_types: grantTypes allowed_scopes: allowedScopes public created_at: createdAt';
 
 export const tenantRoutes: RouteRow[] = [
   {
@@ -235,8 +235,9 @@ export const tenantRoutes: RouteRow[] = [
     id: 'tenant.oidcClient.update',
     method: 'PUT',
     path: '/auth/api/v1/projects/:id/oidc-clients/:client_id',
-    summary: 'Rename an OIDC client or replace its redirect URIs',
-    description: 'Body `{name?, redirect_uris?, public?}`; redirect URIs are absolute http(s) URLs without fragments. A public client (browser or native app) authenticates with client_id alone and must use PKCE.',
+    summary: 'Rename an OIDC client or replace its redirect URIs or allowed scopes',
+    description: 'Body `{name?, redirect_uris?, public?, allowed_scopes?}`; redirect URIs are absolute http(s) URLs without fragments. A public client (browser or native app) authenticates with client_id alone and must use PKCE. ' +
+      '`allowed_scopes` replaces the scopes the client may be issued (anything else asked of /token is `invalid_scope`): e.g. `openid`, `orders:read`, `role:*` (role scopes, only for roles assigned to the end-user), admin scopes (`admin`, `admin:sql`, `admin:functions`, `admin:secrets`, `admin:email`, `admin:storage`, `admin:users`; not for public clients).',
     tag: TAG,
     auth: 'tenant',
     operation: `mutation TenantOidcClientUpdate($projectId: ID!, $clientId: String!, $input: UpdateOidcClientInput!) {

@@ -63,8 +63,11 @@ export type Project = { id: string; apiKey: string; clientId: string; clientSecr
 
 export const REDIRECT_URI = 'https://app.example.com/callback';
 
-/** Signs up a tenant, creates a project and registers a redirect URI on its default OIDC client. */
-export async function newProject(base: string, opts: { public?: boolean } = {}): Promise<Project> {
+/** The scopes a new OIDC client may be issued (DEFAULT_ALLOWED_SCOPES of the tenant subgraph). */
+export const DEFAULT_ALLOWED_SCOPES = ['openid', 'profile', 'email', 'phone', 'offline_access', 'role:*'];
+
+/** Signs up a tenant, creates a project and registers a redirect URI (and `allowedScopes`, when given) on its default OIDC client. */
+export async function newProject(base: string, opts: { public?: boolean; allowedScopes?: string[] } = {}): Promise<Project> {
   const call = client(base);
   const email = `dev-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
   const password = 'correct horse battery staple';
@@ -78,7 +81,7 @@ export async function newProject(base: string, opts: { public?: boolean } = {}):
   const c = clients.body.oidc_clients[0];
   const put = await call('PUT', `/auth/api/v1/projects/${project.id}/oidc-clients/${c.client_id}`, {
     token: tenantToken,
-    body: { redirect_uris: [REDIRECT_URI, 'https://app.example.com/other?x=1'], ...(opts.public ? { public: true } : {}) },
+    body: { redirect_uris: [REDIRECT_URI, 'https://app.example.com/other?x=1'], ...(opts.public ? { public: true } : {}), ...(opts.allowedScopes ? { allowed_scopes: opts.allowedScopes } : {}) },
   });
   if (put.status !== 200) throw new Error(`PUT oidc client: ${put.status} ${JSON.stringify(put.body)}`);
   return { id: project.id, apiKey: project.api_key, clientId: c.client_id, clientSecret: c.client_secret, tenantToken };

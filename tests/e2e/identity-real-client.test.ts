@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as oidc from 'openid-client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { client } from '../support/http.ts';
-import { newProject, REDIRECT_URI, registerUser, signInThroughPage, startIdentityPlatform, type Project } from './identity-fixtures.ts';
+import { DEFAULT_ALLOWED_SCOPES, newProject, REDIRECT_URI, registerUser, signInThroughPage, startIdentityPlatform, type Project } from './identity-fixtures.ts';
 
 let env: Awaited<ReturnType<typeof startIdentityPlatform>>;
 let issuer: string;
@@ -16,7 +16,8 @@ let user: { email: string; password: string; id: string };
 beforeAll(async () => {
   env = await startIdentityPlatform();
   issuer = env.platform.tessera!.config.issuer;
-  project = await newProject(env.base);
+  // Scopes are granted: the client may be issued the API scopes the test asks for.
+  project = await newProject(env.base, { allowedScopes: [...DEFAULT_ALLOWED_SCOPES, 'orders:read', 'orders:write'] });
   user = await registerUser(env.base, project);
   config = await oidc.discovery(new URL(issuer), project.clientId, project.clientSecret, oidc.ClientSecretBasic(project.clientSecret), { execute: [oidc.allowInsecureRequests] });
 }, 60_000);

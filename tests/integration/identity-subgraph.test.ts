@@ -12,7 +12,7 @@ import { createTestDatabase } from '../support/database.ts';
 
 const PROJECT = '6c1e3a52-8f7e-4d0b-9a43-2d7f0c1b9e01';
 const TENANT = '0b5b2f8e-2f9a-4c1e-8d3b-6a7c9e0f1a2b';
-const CLIENT = { clientId: 'tsc_test', projectId: PROJECT, tenantId: TENANT, grantTypes: ['password', 'client_credentials', 'refresh_token', 'authorization_code'], redirectUris: ['https://app.example.com/cb'], public: false };
+const CLIENT = { clientId: 'tsc_test', projectId: PROJECT, tenantId: TENANT, grantTypes: ['password', 'client_credentials', 'refresh_token', 'authorization_code'], redirectUris: ['https://app.example.com/cb'], public: false, allowedScopes: ['openid', 'profile', 'email', 'offline_access'] };
 
 let db: { url: string; drop: () => Promise<void> };
 let sub: RunningSubgraph;

@@ -148,6 +148,7 @@ describe('tenant REST bodies', () => {
             name: 'Default client',
             redirect_uris: [],
             grant_types: ['password', 'authorization_code', 'client_credentials', 'refresh_token'],
+            allowed_scopes: ['openid', 'profile', 'email', 'phone', 'offline_access', 'role:*'],
             public: false,
             created_at: expect.any(String),
           },

@@ -82,10 +82,10 @@ export function paramsOf(source: unknown): Params {
 }
 
 /** What the tenant subgraph vouched for about a client, in the identity subgraph's input shape. */
-export type ClientFacts = { clientId: string; projectId: string; tenantId: string; grantTypes: string[]; redirectUris: string[]; public: boolean };
+export type ClientFacts = { clientId: string; projectId: string; tenantId: string; grantTypes: string[]; redirectUris: string[]; public: boolean; allowedScopes: string[] };
 
 const OIDC_CLIENT = `query IdentityOidcClient($clientId: String!, $clientSecret: String) {
-  _oidcClient(clientId: $clientId, clientSecret: $clientSecret) { clientId projectId tenantId redirectUris grantTypes public secretValid }
+  _oidcClient(clientId: $clientId, clientSecret: $clientSecret) { clientId projectId tenantId redirectUris grantTypes allowedScopes public secretValid }
 }`;
 
 /** The trusted context for the front door's own calls (client lookups, token grants). */

@@ -8,6 +8,7 @@
 import type pg from 'pg';
 import type { Principal } from '../../../platform/auth.ts';
 import { AppError, errors } from '../../../platform/errors.ts';
+import { requireAdminScope } from '../../../platform/admin-scopes.ts';
 import { buildAggregate, buildDelete, buildFind, buildInsert, buildUpdate, buildVectorSearch, PGVECTOR_OPCLASSES, HNSW_INDEX_SQL, type Built } from './builder.ts';
 import type { Catalog, TableMeta } from './catalog.ts';
 import type { HookOutbox } from './hook-outbox.ts';
@@ -245,7 +246,7 @@ export function createActions(deps: { admin: pg.Pool; provisioning: Provisioning
       return { rows: decodeRows(t, res.rows), method };
     },
     async rawSQL(s: Session, body: Body) {
-      if (s.caller.user) throw errors.forbidden('rawSQL needs the project API key; end users cannot run SQL');
+      requireAdminScope('admin:sql'); // (platform/admin-scopes.ts) end users, and client tokens without admin:sql, are refused: also inside a transaction
       const guard = await checkRawSql(body.sql, s.caller.role.schemaName);
       const params = body.params ?? [];
       if (!Array.isArray(params)) throw errors.validation('params', 'expected an array of values');

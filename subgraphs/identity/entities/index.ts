@@ -18,6 +18,12 @@ export const EndUserEntity = defineEntity({
     mfaSecret: p.text().nullable(),
     mfaPendingSecret: p.text().nullable(),
     mfaLastTimeStep: p.bigint('number').nullable(),
+    /** Roles the project assigned (admin API): the only source of `role:<name>` scopes. */
+    roles: p.array(),
+    /** The project's own data about the user (admin API), never writable by the user. */
+    appMetadata: p.json<Record<string, unknown>>(),
+    /** Set while the project has disabled the account: no sign-in, no session. */
+    disabledAt: p.datetime().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
   },

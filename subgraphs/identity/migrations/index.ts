@@ -1,5 +1,9 @@
 // The identity subgraph's migrations, oldest first. Never edit one that has shipped: add a new one.
 import type { MigrationObject } from '@mikro-orm/postgresql';
 import { IdentityInitialMigration } from './0001-initial.ts';
+import { IdentityEndUserAdminMigration } from './0002-end-user-admin.ts';
 
-export const identityMigrations: MigrationObject[] = [{ name: '0001-identity-initial', class: IdentityInitialMigration }];
+export const identityMigrations: MigrationObject[] = [
+  { name: '0001-identity-initial', class: IdentityInitialMigration },
+  { name: '0002-identity-end-user-admin', class: IdentityEndUserAdminMigration },
+];

@@ -2,12 +2,20 @@
 import type { EndUserView } from '../services/users.ts';
 import type { PublicKeyView } from '../services/signing-keys.ts';
 import type { IdentityContext } from './context.ts';
+import { GraphQLScalarType, valueFromASTUntyped } from 'graphql';
 
 type Claims = Record<string, unknown>;
 const iso = (d: Date) => new Date(d).toISOString();
 const claim = (name: string) => (u: EndUserView) => u.profile[name] ?? null;
 
 export const typeResolvers = {
+  JSON: new GraphQLScalarType({
+    name: 'JSON',
+    description: 'Any JSON value.',
+    serialize: (v) => v,
+    parseValue: (v) => v,
+    parseLiteral: (ast, variables) => valueFromASTUntyped(ast, variables ?? undefined),
+  }),
   Project: {
     __resolveReference: (ref: { id: string }) => ({ id: ref.id }),
     issuer: (_p: { id: string }, _: unknown, ctx: IdentityContext) => ctx.services.issuer.issuerOf(),
@@ -29,6 +37,8 @@ export const typeResolvers = {
     phoneNumber: claim('phone_number'),
     createdAt: (u: EndUserView) => iso(u.createdAt),
     updatedAt: (u: EndUserView) => iso(u.updatedAt),
+    disabled: (u: EndUserView) => u.disabledAt !== null,
+    disabledAt: (u: EndUserView) => (u.disabledAt ? iso(u.disabledAt) : null),
   },
   UserInfo: {
     givenName: (c: Claims) => c.given_name ?? null,

@@ -18,7 +18,7 @@ import { oauthError } from './oauth-errors.ts';
 export type ClientCredentials = { clientId: string; clientSecret?: string | null };
 
 const OIDC_CLIENT = `query IdentityOidcClient($clientId: String!, $clientSecret: String) {
-  _oidcClient(clientId: $clientId, clientSecret: $clientSecret) { clientId projectId tenantId redirectUris grantTypes public secretValid }
+  _oidcClient(clientId: $clientId, clientSecret: $clientSecret) { clientId projectId tenantId redirectUris grantTypes allowedScopes public secretValid }
 }`;
 
 const MAX_ENTRIES = 10_000;
@@ -67,6 +67,7 @@ export function createClientAuthService({ router, logger }: { router: RouterClie
         if (hasSecret && found.secretValid !== true) throw failed();
         facts = Object.freeze({
           clientId: found.clientId, projectId: found.projectId, tenantId: found.tenantId, grantTypes: [...found.grantTypes], redirectUris: [...found.redirectUris], public: found.public,
+          allowedScopes: [...found.allowedScopes],
         });
         if (since === generation && live()) {
           if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value as string);

@@ -15,4 +15,6 @@ export type ClientFacts = {
   redirectUris: string[];
   /** A public client has no secret: PKCE is required, client_credentials is refused. */
   public: boolean;
+  /** Scopes the client may be issued (`role:*`: role scopes, each for a role the end-user holds). */
+  allowedScopes: string[];
 };

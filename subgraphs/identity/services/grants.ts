@@ -11,13 +11,10 @@ import { oauthError } from './oauth-errors.ts';
 import type { TokenService, TokenSet } from './tokens.ts';
 import type { UserService } from './users.ts';
 import { parseScope } from './validation.ts';
+import { clientScopes, refreshedScopes, userScopes } from './scopes.ts';
 
 const CODE_PREFIX = 'tac_';
 const CODE_TTL_MS = 60_000;
-/** Scopes a user grant gets when it asks for none. */
-export const DEFAULT_USER_SCOPES = ['openid', 'profile', 'email'];
-/** Scopes that only make sense with an end-user. */
-const USER_ONLY_SCOPES = ['openid', 'offline_access', 'profile', 'email', 'phone'];
 // RFC 7636 §4.1: 43 to 128 characters of [A-Z a-z 0-9 - . _ ~]
 const PKCE_VALUE = /^[A-Za-z0-9\-._~]{43,128}$/;
 
@@ -66,7 +63,8 @@ export function checkAuthorizationRequest(client: ClientFacts, input: Pick<Autho
   } else if (client.public) {
     throw oauthError('invalid_request', 'PKCE is required for public clients: send code_challenge with code_challenge_method=S256');
   }
-  return scopes.length > 0 ? scopes : DEFAULT_USER_SCOPES;
+  // The user is not known yet: their roles are checked once they have signed in (`authorize`).
+  return userScopes(client, scopes, null);
 }
 
 export function createGrantService({ db, logger, users, mfa, tokens }: Deps) {
@@ -83,8 +81,9 @@ export function createGrantService({ db, logger, users, mfa, tokens }: Deps) {
     if (!input.username) throw oauthError('invalid_request', 'username is required');
     if (!input.password) throw oauthError('invalid_request', 'password is required');
     const requested = parseScope(input.scope);
-    const scopes = requested.length > 0 ? requested : DEFAULT_USER_SCOPES;
+    userScopes(client, requested, null); // a request no user could get is refused before any password is checked
     const { user, amr } = await signIn(client, input.username, input.password, input.totpCode, ip);
+    const scopes = userScopes(client, requested, user.roles);
     const { session, refreshToken } = await tokens.startSession(user, client, { scopes, amr, authTime: new Date(), ip });
     return await tokens.issueForSession(session, user, refreshToken);
   }
@@ -92,9 +91,7 @@ export function createGrantService({ db, logger, users, mfa, tokens }: Deps) {
   async function clientCredentialsGrant(client: ClientFacts, input: GrantInput): Promise<TokenSet> {
     if (client.public) throw oauthError('unauthorized_client', 'A public client cannot use client_credentials');
     requireGrant(client, 'client_credentials');
-    const scopes = parseScope(input.scope);
-    const userOnly = scopes.find((s) => USER_ONLY_SCOPES.includes(s));
-    if (userOnly) throw oauthError('invalid_scope', `scope "${userOnly}" needs an end-user; client_credentials has none`);
+    const scopes = clientScopes(client, parseScope(input.scope));
     return await tokens.issueClientToken(client, scopes);
   }
 
@@ -107,10 +104,10 @@ export function createGrantService({ db, logger, users, mfa, tokens }: Deps) {
       const extra = requested.find((r) => !grantedOf(s).includes(r));
       if (extra) throw oauthError('invalid_scope', `scope "${extra}" was not granted to this refresh token`);
     });
-    const granted = grantedOf(session);
     const user = await users.load(session.userId);
     if (!user) throw oauthError('invalid_grant', 'The account no longer exists');
-    return await tokens.issueForSession(session, user, refreshToken, { scopes: requested.length > 0 ? requested : granted });
+    const scopes = refreshedScopes(client, grantedOf(session), requested, user.roles);
+    return await tokens.issueForSession(session, user, refreshToken, { scopes });
   }
 
   /**
@@ -156,7 +153,9 @@ export function createGrantService({ db, logger, users, mfa, tokens }: Deps) {
     }
     const user = await users.load(code.user_id);
     if (!user) throw oauthError('invalid_grant', 'The account no longer exists');
-    const scopes = code.scope.split(' ').filter(Boolean);
+    if (user.disabledAt) throw oauthError('invalid_grant', 'The account is disabled');
+    // Roles were checked at sign-in; one taken away since then is not issued.
+    const scopes = refreshedScopes(client, code.scope.split(' ').filter(Boolean), [], user.roles);
     const { session, refreshToken } = await tokens.startSession(user, client, { scopes, amr: code.amr, authTime: new Date(code.auth_time), ip });
     await em.execute('update identity_authorization_codes set session_id = ? where code_hash = ?', [session.id, hash]);
     return await tokens.issueForSession(session, user, refreshToken, { nonce: code.nonce });
@@ -186,6 +185,7 @@ export function createGrantService({ db, logger, users, mfa, tokens }: Deps) {
       if (!input.email || !input.password) throw errors.validation(!input.email ? 'email' : 'password', 'is required');
       if (typeof input.nonce === 'string' && input.nonce.length > 512) throw oauthError('invalid_request', 'nonce is longer than 512 characters');
       const { user, amr } = await signIn(client, input.email, input.password, input.totpCode, ip);
+      userScopes(client, scopes, user.roles);
       const code = randomToken(CODE_PREFIX);
       const now = new Date();
       await db.em().execute(

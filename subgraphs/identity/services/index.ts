@@ -15,6 +15,7 @@ import { createTokenStateCache } from './token-cache.ts';
 import { announceLocally, publishBroadcast, startBroadcastListener, type BroadcastListener } from '../../../platform/broadcast.ts';
 import { createClientAuthService } from './clients.ts';
 import { createUserService } from './users.ts';
+import { createAdminUserService } from './admin-users.ts';
 
 export type IdentityServices = Awaited<ReturnType<typeof createIdentityServices>>;
 
@@ -35,6 +36,7 @@ export async function createIdentityServices({ config, db, logger, databaseUrl, 
   const grants = createGrantService({ db, logger, users, mfa, tokens });
   const mail = createMailService({ config, logger, box, scheduler });
   const recovery = createRecoveryService({ db, config, users, tokens, mail, limiters });
+  const adminUsers = createAdminUserService({ db });
   const issuer = {
     /** The issuer is the platform's public address (read at call time: it is set after listen when PORT=0). */
     issuerOf: () => config.issuer,
@@ -83,5 +85,5 @@ export async function createIdentityServices({ config, db, logger, databaseUrl, 
     },
   };
 
-  return { config, keys, users, mfa, tokens, clients, grants, mail, recovery, issuer, scheduler, projectDeleted, broadcasts };
+  return { config, keys, users, adminUsers, mfa, tokens, clients, grants, mail, recovery, issuer, scheduler, projectDeleted, broadcasts };
 }

@@ -18,6 +18,7 @@ import type { TokenStateCache } from './token-cache.ts';
 import { claimsOf, toEndUserView } from './users.ts';
 import { oauthError } from './oauth-errors.ts';
 import { isUuid } from './validation.ts';
+import { roleOfScope } from './scopes.ts';
 
 const REFRESH_PREFIX = 'tur_';
 const ROTATED_KEPT = 100;
@@ -114,18 +115,23 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
    * In one statement: the key's status, the token's revocation, its project's deletion and (end-user
    * tokens) its session. INVALID_TOKEN when any says no; a valid client token is remembered.
    */
-  async function checkState(typ: 'user' | 'client', kid: string, p: JWTPayload & Record<string, unknown>, sid: unknown): Promise<void> {
+  async function checkState(typ: 'user' | 'client', kid: string, p: JWTPayload & Record<string, unknown>, sid: unknown): Promise<{ roles: string[] }> {
     const since = cache.begin();
-    const [row] = await db.em().execute<{ key_status: string | null; revoked: boolean; project_deleted: boolean; session_ok: boolean | null }[]>(
+    // For a user token also the session (not revoked, the user not disabled) and the user's roles now.
+    const [row] = await db.em().execute<{ key_status: string | null; revoked: boolean; project_deleted: boolean; session_ok: boolean | null; roles: string[] | null }[]>(
       `select (select status from identity_signing_keys where kid = ?) as key_status,
               exists (select 1 from identity_revoked_tokens where jti = ?) as revoked,
               exists (select 1 from identity_deleted_projects where project_id = ?) as project_deleted,
-              (select revoked_at is null and user_id = ? from identity_sessions where id = ?) as session_ok`,
-      [kid, p.jti, p.project_id, typ === 'user' ? p.sub : '00000000-0000-0000-0000-000000000000', sid ?? '00000000-0000-0000-0000-000000000000'],
+              s.ok as session_ok, s.roles
+         from (select 1) as one
+         left join lateral (select s.revoked_at is null and u.disabled_at is null as ok, u.roles
+                              from identity_sessions s join identity_users u on u.id = s.user_id where s.id = ? and s.user_id = ?) as s on true`,
+      [kid, p.jti, p.project_id, sid ?? '00000000-0000-0000-0000-000000000000', typ === 'user' ? p.sub : '00000000-0000-0000-0000-000000000000'],
     );
     if (!row || (row.key_status !== 'current' && row.key_status !== 'previous') || row.revoked || row.project_deleted) throw errors.invalidToken();
     if (typ === 'user' && row.session_ok !== true) throw errors.invalidToken();
     if (typ === 'client') cache.remember(since, p.jti as string, p.project_id as string, kid);
+    return { roles: row.roles ?? [] };
   }
 
   /** The router check of an access token (see the file comment). INVALID_TOKEN for anything wrong. */
@@ -146,8 +152,10 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
     if (typ === 'client' && !isUuid(p.tenant_id)) throw errors.invalidToken();
     // A client token found valid before, with nothing announced since, needs no read (token-cache.ts).
     const cached = typ === 'client' && cache.known(p.jti, p.project_id as string, kid);
-    if (!cached) await checkState(typ, kid, p, sid);
-    const scopes = typeof p.scope === 'string' ? p.scope.split(' ').filter(Boolean) : [];
+    const state = cached ? null : await checkState(typ, kid, p, sid);
+    let scopes = typeof p.scope === 'string' ? p.scope.split(' ').filter(Boolean) : [];
+    // A role scope counts only while the project still assigns the role to the user (taken away: gone at once).
+    if (typ === 'user') scopes = scopes.filter((s) => roleOfScope(s) === undefined || state!.roles.includes(roleOfScope(s)!));
     const amr = Array.isArray(p.amr) ? p.amr : [];
     const auth: AuthenticatedToken = {
       kind: typ === 'user' ? 'user' : 'project',

@@ -9,10 +9,16 @@ import type { Limiters } from './limits.ts';
 import { checkPassword, checkProfile, isUuid, normalizeEmail, PROFILE_CLAIMS } from './validation.ts';
 
 /** What the API shows of an end-user. */
-export type EndUserView = { id: string; projectId: string; email: string; emailVerified: boolean; profile: Record<string, string>; mfaEnabled: boolean; createdAt: Date; updatedAt: Date };
+export type EndUserView = {
+  id: string; projectId: string; email: string; emailVerified: boolean; profile: Record<string, string>; mfaEnabled: boolean;
+  roles: string[]; appMetadata: Record<string, unknown>; disabledAt: Date | null; createdAt: Date; updatedAt: Date;
+};
 
 export function toEndUserView(u: EndUser): EndUserView {
-  return { id: u.id, projectId: u.projectId, email: u.email, emailVerified: u.emailVerified, profile: u.profile ?? {}, mfaEnabled: u.mfaEnabled, createdAt: u.createdAt, updatedAt: u.updatedAt };
+  return {
+    id: u.id, projectId: u.projectId, email: u.email, emailVerified: u.emailVerified, profile: u.profile ?? {}, mfaEnabled: u.mfaEnabled,
+    roles: u.roles ?? [], appMetadata: u.appMetadata ?? {}, disabledAt: u.disabledAt ?? null, createdAt: u.createdAt, updatedAt: u.updatedAt,
+  };
 }
 
 /** OIDC claims of a user for the granted scopes (userinfo, id_token). */
@@ -48,7 +54,7 @@ export async function createUserService({ db, limiters }: Pick<ServiceDeps, 'db'
       const now = new Date();
       const user = em.create(EndUserEntity, {
         id: crypto.randomUUID(), projectId, email, emailVerified: false, passwordHash: await hashPassword(password), profile,
-        mfaEnabled: false, mfaSecret: null, mfaPendingSecret: null, mfaLastTimeStep: null, createdAt: now, updatedAt: now,
+        mfaEnabled: false, mfaSecret: null, mfaPendingSecret: null, mfaLastTimeStep: null, roles: [], appMetadata: {}, disabledAt: null, createdAt: now, updatedAt: now,
       });
       try {
         await em.flush();
@@ -73,6 +79,8 @@ export async function createUserService({ db, limiters }: Pick<ServiceDeps, 'db'
         limiters.signIn.fail(keys);
         throw errors.invalidCredentials();
       }
+      // Said only to whoever knows the password.
+      if (user.disabledAt) throw new AppError('FORBIDDEN', 'This account is disabled', { oauth_error: 'invalid_grant', reason: 'account_disabled' });
       return user;
     },
 

@@ -12,6 +12,8 @@ export const ProjectOidcClientEntity = defineEntity({
     clientSecretHash: p.text(),
     redirectUris: p.array(),
     grantTypes: p.array(),
+    /** Scopes the client may be issued (`role:*`: role scopes, for roles assigned to the end-user). */
+    allowedScopes: p.array(),
     /** The client created with the project. */
     isDefault: p.boolean(),
     /** A public client (browser or native app) has no usable secret: the identity provider requires PKCE. */

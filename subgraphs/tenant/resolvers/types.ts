@@ -62,6 +62,7 @@ export const typeResolvers = {
     name: (r: ResolvedOidcClient) => r.client.name,
     redirectUris: (r: ResolvedOidcClient) => r.client.redirectUris,
     grantTypes: (r: ResolvedOidcClient) => r.client.grantTypes,
+    allowedScopes: (r: ResolvedOidcClient) => r.client.allowedScopes,
     secretValid: (r: ResolvedOidcClient) => r.secretValid,
   },
 };

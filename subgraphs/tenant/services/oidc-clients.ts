@@ -13,9 +13,12 @@ import { ProjectOidcClientEntity, type ProjectOidcClient } from '../entities/ind
 import type { ServiceDeps } from './context.ts';
 import { randomToken, safeEqual, sha256Hex } from '../../../platform/crypto.ts';
 import type { ProjectService } from './projects.ts';
-import { checkName, checkRedirectUris } from './validation.ts';
+import { checkAllowedScopes, checkName, checkRedirectUris } from './validation.ts';
+import { isAdminScope } from '../../../platform/admin-scopes.ts';
 
 export const DEFAULT_GRANT_TYPES = ['password', 'authorization_code', 'client_credentials', 'refresh_token'];
+/** Scopes a new client may be issued: the OpenID Connect ones and role scopes. API and admin scopes are granted by the tenant. */
+export const DEFAULT_ALLOWED_SCOPES = ['openid', 'profile', 'email', 'phone', 'offline_access', 'role:*'];
 const CLIENT_ID_PREFIX = 'tsc_';
 const CLIENT_SECRET_PREFIX = 'tss_';
 
@@ -35,6 +38,7 @@ export function newOidcClient(em: SqlEm, box: ServiceDeps['box'], opts: { projec
     ...newSecret(box),
     redirectUris: [],
     grantTypes: [...DEFAULT_GRANT_TYPES],
+    allowedScopes: [...DEFAULT_ALLOWED_SCOPES],
     isDefault: opts.isDefault,
     isPublic: false,
     createdAt: opts.now,
@@ -43,7 +47,7 @@ export function newOidcClient(em: SqlEm, box: ServiceDeps['box'], opts: { projec
 }
 
 /** What the identity provider checks a client with (the secret only as its hash). */
-export type OidcClientFacts = Pick<ProjectOidcClient, 'clientId' | 'projectId' | 'name' | 'redirectUris' | 'grantTypes' | 'isPublic' | 'clientSecretHash'>;
+export type OidcClientFacts = Pick<ProjectOidcClient, 'clientId' | 'projectId' | 'name' | 'redirectUris' | 'grantTypes' | 'allowedScopes' | 'isPublic' | 'clientSecretHash'>;
 
 /** What the identity provider needs to know about a client. */
 export type ResolvedOidcClient = { client: OidcClientFacts; tenantId: string; secretValid: boolean | null };
@@ -80,7 +84,7 @@ export function createOidcClientCache() {
     set(since: number, facts: OidcClientFacts, tenantId: string): void {
       if (since !== generation || !live()) return;
       if (entries.size >= CACHE_MAX) entries.delete(entries.keys().next().value as string);
-      entries.set(facts.clientId, { facts: Object.freeze({ ...facts, redirectUris: [...facts.redirectUris], grantTypes: [...facts.grantTypes] }), tenantId, at: Date.now() });
+      entries.set(facts.clientId, { facts: Object.freeze({ ...facts, redirectUris: [...facts.redirectUris], grantTypes: [...facts.grantTypes], allowedScopes: [...facts.allowedScopes] }), tenantId, at: Date.now() });
     },
     /** Drops the clients named, those of a project, or (nothing named) every one. */
     drop(change: Change): void {
@@ -144,16 +148,21 @@ export function createOidcClientService({ db, box, projects, databaseUrl, logger
       return await db.em().find(ProjectOidcClientEntity, { projectId }, { orderBy: [{ createdAt: 'asc' }, { clientId: 'asc' }] });
     },
 
-    /** Renames a client and/or replaces its redirect URIs. */
-    async update(tenantId: string, projectId: string, clientId: string, input: { name?: unknown; redirectUris?: unknown; public?: unknown }): Promise<ProjectOidcClient> {
-      const change: Partial<Pick<ProjectOidcClient, 'name' | 'redirectUris' | 'isPublic'>> = {};
+    /** Renames a client and/or replaces its redirect URIs, its allowed scopes or whether it is public. */
+    async update(tenantId: string, projectId: string, clientId: string, input: { name?: unknown; redirectUris?: unknown; public?: unknown; allowedScopes?: unknown }): Promise<ProjectOidcClient> {
+      const change: Partial<Pick<ProjectOidcClient, 'name' | 'redirectUris' | 'isPublic' | 'allowedScopes'>> = {};
       if (input.public !== undefined && input.public !== null) {
         if (typeof input.public !== 'boolean') throw errors.validation('public', 'must be true or false');
         change.isPublic = input.public;
       }
       if (input.name !== undefined && input.name !== null) change.name = checkName('name', input.name);
       if (input.redirectUris !== undefined && input.redirectUris !== null) change.redirectUris = checkRedirectUris('redirectUris', input.redirectUris);
+      if (input.allowedScopes !== undefined && input.allowedScopes !== null) change.allowedScopes = checkAllowedScopes('allowedScopes', input.allowedScopes);
       const client = await getOwned(tenantId, projectId, clientId);
+      // Admin scopes are only ever issued to client_credentials, which a public client cannot use.
+      if ((change.isPublic ?? client.isPublic) && (change.allowedScopes ?? client.allowedScopes).some(isAdminScope)) {
+        throw errors.validation('allowedScopes', 'a public client cannot be granted admin scopes (they are issued only with client_credentials)');
+      }
       return await changeClient(client.clientId, change);
     },
 
@@ -176,15 +185,15 @@ export function createOidcClientService({ db, box, projects, databaseUrl, logger
       const hit = cache.get(clientId);
       if (hit) return check(hit.facts, hit.tenantId);
       const since = cache.begin();
-      const rows = await db.em().execute<{ client_id: string; project_id: string; name: string; redirect_uris: string[]; grant_types: string[]; is_public: boolean; client_secret_hash: string; tenant_id: string }[]>(
-        `select c.client_id, c.project_id, c.name, c.redirect_uris, c.grant_types, c.is_public, c.client_secret_hash, p.tenant_id
+      const rows = await db.em().execute<{ client_id: string; project_id: string; name: string; redirect_uris: string[]; grant_types: string[]; allowed_scopes: string[]; is_public: boolean; client_secret_hash: string; tenant_id: string }[]>(
+        `select c.client_id, c.project_id, c.name, c.redirect_uris, c.grant_types, c.allowed_scopes, c.is_public, c.client_secret_hash, p.tenant_id
            from project_oidc_clients c join projects p on p.id = c.project_id where c.client_id = ?`,
         [clientId],
       );
       const row = rows[0];
       if (!row) return null;
       const facts: OidcClientFacts = {
-        clientId: row.client_id, projectId: row.project_id, name: row.name, redirectUris: row.redirect_uris, grantTypes: row.grant_types, isPublic: row.is_public,
+        clientId: row.client_id, projectId: row.project_id, name: row.name, redirectUris: row.redirect_uris, grantTypes: row.grant_types, allowedScopes: row.allowed_scopes, isPublic: row.is_public,
         clientSecretHash: row.client_secret_hash,
       };
       cache.set(since, facts, row.tenant_id);

@@ -1,5 +1,6 @@
 // Input rules of the tenant domain. Each check names the field it refuses (VALIDATION_FAILED).
 import { errors } from '../../../platform/errors.ts';
+import { ADMIN_SCOPE_NAMES, isAdminScope } from '../../../platform/admin-scopes.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // Deliberately loose (RFC 5322 is not worth matching): one @, no spaces, a dot in the domain.
@@ -12,6 +13,9 @@ export const PASSWORD_MAX = 1024;
 export const EMAIL_MAX = 254;
 export const IDENTIFIER_MAX = 63;
 export const REDIRECT_URIS_MAX = 20;
+export const ALLOWED_SCOPES_MAX = 100;
+// RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]{1,200}$/;
 
 /** True when `value` is a UUID in its canonical text form. */
 export function isUuid(value: unknown): value is string {
@@ -69,6 +73,25 @@ export function checkRedirectUris(field: string, value: unknown): string[] {
     if (uri.includes('#')) throw errors.validation(`${field}[${i}]`, 'must not contain a fragment');
     if (parsed.username || parsed.password) throw errors.validation(`${field}[${i}]`, 'must not contain credentials');
     if (!out.includes(uri)) out.push(uri);
+  }
+  return out;
+}
+
+/**
+ * The scopes an OIDC client may be issued: RFC 6749 scope tokens, no duplicates. `role:*` lets it carry role scopes
+ * (each still only for a role the project assigned to the end-user), `role:<name>` one role; admin scopes must be
+ * known ones (`admin`, `admin:sql`, ...: platform/admin-scopes.ts).
+ */
+export function checkAllowedScopes(field: string, value: unknown): string[] {
+  if (!Array.isArray(value)) throw errors.validation(field, 'must be a list of scopes');
+  if (value.length > ALLOWED_SCOPES_MAX) throw errors.validation(field, `must have at most ${ALLOWED_SCOPES_MAX} entries`);
+  const out: string[] = [];
+  for (const [i, raw] of value.entries()) {
+    const scope = typeof raw === 'string' ? raw.trim() : '';
+    if (!SCOPE_TOKEN.test(scope)) throw errors.validation(`${field}[${i}]`, 'must be a scope token (1 to 200 visible ASCII characters, no space, quote or backslash)');
+    if (isAdminScope(scope) && !ADMIN_SCOPE_NAMES.includes(scope)) throw errors.validation(`${field}[${i}]`, `is not an admin scope; admin scopes are ${ADMIN_SCOPE_NAMES.join(', ')}`);
+    if (scope.startsWith('role:') && scope.length === 5) throw errors.validation(`${field}[${i}]`, 'must name a role (role:<name>) or all roles (role:*)');
+    if (!out.includes(scope)) out.push(scope);
   }
   return out;
 }
