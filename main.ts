@@ -5,7 +5,7 @@ import './platform/node-tuning.ts';
 import { watchParent } from './platform/parent-watch.ts';
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import { loadConfig, ConfigError, type Config } from './platform/config.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
 import { startDatabase, type RunningDatabase } from './platform/database.ts';
@@ -14,8 +14,10 @@ import { lateBoundRouterClient, startSubgraph, type RouterClient, type RunningSu
 import { createSubgraphServer } from './platform/subgraph-server.ts';
 import { remoteSubgraphHttp } from './platform/http-bridge.ts';
 import { INTERNAL_CONTEXT_HEADER, verifyContext, type RequestContext } from './platform/auth.ts';
-import { errors } from './platform/errors.ts';
-import { sendError } from './rest-compat/render.ts';
+import { AppError, errors } from './platform/errors.ts';
+import { sendGraphQLHttpError } from './rest-compat/render.ts';
+import { clientErrorHandler, edgeServerOptions, frameworkErrorsOf, installEdge, underPath } from './platform/http-edge.ts';
+import { graphqlLimitsOf } from './platform/graphql-limits.ts';
 import { SUBGRAPHS } from './subgraphs/index.ts';
 import { createRouter, type Router } from './router/router.ts';
 import { readSupergraphConfig, SUPERGRAPH_FILE } from './router/compose.ts';
@@ -60,7 +62,7 @@ export async function startTessera(env: Record<string, string | undefined> = pro
   let started: Router | undefined;
   try {
     for (const def of Object.values(SUBGRAPHS)) running.push(await startSubgraph(def, { config, databaseUrl: db.url, logger: log, router: routerClient }));
-    const router = (started = await createRouter({ supergraphSdl: supergraphSdl(), handles: running, logger: log, broadcastUrl: db.url }));
+    const router = (started = await createRouter({ supergraphSdl: supergraphSdl(), handles: running, logger: log, broadcastUrl: db.url, limits: graphqlLimitsOf(config) }));
     routerClient.bind(router);
     const mounts = running.flatMap((r) => (r.http ? [r.http] : []));
     const app = await createFrontDoor({ config, logger: log, router, mounts });
@@ -97,12 +99,12 @@ async function runSubgraph(name: string, config: Config, log: Logger): Promise<(
   let routing: Promise<RouterClient> | undefined;
   const router: RouterClient = {
     run: async (query, variables, ctx) => {
-      routing ??= createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log, remote: remoteRouterOf(config, secret) });
+      routing ??= createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log, remote: remoteRouterOf(config, secret), limits: graphqlLimitsOf(config) });
       return (await routing).run(query, variables, ctx);
     },
   };
   const sub = await startSubgraph(def, { config, databaseUrl: config.databaseUrl, logger: log, router });
-  const app = createSubgraphServer(sub, secret, log, config.bodyLimit, { maxFileSize: config.storageMaxUploadBytes });
+  const app = createSubgraphServer(sub, secret, log, config, { maxFileSize: config.storageMaxUploadBytes });
   // Bound where TESSERA_SUBGRAPH_HOST/PORT say (a container's 0.0.0.0), else where its routing URL points.
   const url = new URL(routingUrls(config).get(name)!);
   const bound = await listen(app, config.subgraphPort ?? Number(url.port || (url.protocol === 'https:' ? 443 : 80)), config.subgraphHost || url.hostname);
@@ -124,9 +126,20 @@ function remoteHandles(config: Config, secret: string): SubgraphHandle[] {
 /** Split mode, the router: /graphql over HTTP subgraphs. Accepts the front door's signed context or raw credentials. */
 async function runRouter(config: Config, log: Logger): Promise<() => Promise<void>> {
   const secret = ensureInternalSecret(config);
-  const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log, broadcastUrl: config.databaseUrl });
-  const app = Fastify({ loggerInstance: log.child({ component: 'router' }) as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: config.bodyLimit });
-  app.setErrorHandler((err, _req, reply) => sendError(reply, err, log));
+  const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log, broadcastUrl: config.databaseUrl, limits: graphqlLimitsOf(config) });
+  // Every answer of this process is a GraphQL response, errors before execution included.
+  const render = (reply: FastifyReply, err: unknown) => sendGraphQLHttpError(reply, err, log);
+  const app = Fastify({
+    ...edgeServerOptions(config),
+    frameworkErrors: frameworkErrorsOf(render),
+    clientErrorHandler,
+    loggerInstance: log.child({ component: 'router' }) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.bodyLimit,
+  });
+  installEdge(app, config, { render, exempt: (url) => underPath(url, '/readyz') || underPath(url, '/livez') });
+  app.setErrorHandler((err, _req, reply) => render(reply, err));
+  app.setNotFoundHandler((req, reply) => render(reply, new AppError('ROUTE_NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`)));
   app.route({
     method: ['GET', 'POST'],
     url: '/graphql',
@@ -139,7 +152,7 @@ async function runRouter(config: Config, log: Logger): Promise<() => Promise<voi
         });
       }
       else ctx = { requestId: String(req.id), principal: await authenticate(credentialsOf(req.headers), router.handles, String(req.id), router.credentials), ip: req.ip };
-      return serveGraphQL(router.apollo, req, reply, ctx);
+      return serveGraphQL(router, req, reply, ctx, undefined, { jsonMaxDepth: config.jsonMaxDepth });
     },
   });
   app.get('/readyz', async () => ({ status: 'ok' }));
@@ -155,7 +168,7 @@ async function runRouter(config: Config, log: Logger): Promise<() => Promise<voi
 /** Split mode, the front door: public address; fast path straight to subgraphs, the rest via the router process. */
 async function runFrontDoor(config: Config, log: Logger): Promise<() => Promise<void>> {
   const secret = ensureInternalSecret(config);
-  const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log, remote: remoteRouterOf(config, secret), broadcastUrl: config.databaseUrl });
+  const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log, remote: remoteRouterOf(config, secret), broadcastUrl: config.databaseUrl, limits: graphqlLimitsOf(config) });
   // Subgraph HTTP endpoints (e.g. /realtime) are forwarded to the subgraph's own server.
   const urls = routingUrls(config);
   const mounts = Object.entries(SUBGRAPHS).flatMap(([name, def]) => (def.http && urls.get(name) ? [{ prefix: def.http.prefix, ...remoteSubgraphHttp(urls.get(name)!, secret) }] : []));

@@ -8,6 +8,8 @@ export const ERROR_TABLE = {
   GRAPHQL_PARSE_FAILED: { status: 400, expose: true, message: 'The GraphQL document does not parse' },
   GRAPHQL_VALIDATION_FAILED: { status: 400, expose: true, message: 'The GraphQL document is not valid' },
   BAD_USER_INPUT: { status: 400, expose: true, message: 'A variable or argument is not valid' },
+  // A GraphQL document over one of the documented limits (depth, aliases, directives, tokens, cost, rows); `details.limit` names it.
+  GRAPHQL_LIMIT_EXCEEDED: { status: 400, expose: true, message: 'The GraphQL operation is over a limit' },
   UNAUTHENTICATED: { status: 401, expose: true, message: 'Authentication is required' },
   INVALID_CREDENTIALS: { status: 401, expose: true, message: 'E-mail or password is wrong' },
   INVALID_TOKEN: { status: 401, expose: true, message: 'The token is invalid, expired or revoked' },
@@ -18,6 +20,7 @@ export const ERROR_TABLE = {
   NOT_FOUND: { status: 404, expose: true, message: 'Not found' },
   ROUTE_NOT_FOUND: { status: 404, expose: true, message: 'No such route' },
   METHOD_NOT_ALLOWED: { status: 405, expose: true, message: 'Method not allowed on this path' },
+  REQUEST_TIMEOUT: { status: 408, expose: true, message: 'The request was not received in time' },
   QUERY_TIMEOUT: { status: 408, expose: true, message: 'The statement ran past the statement timeout' },
   CONFLICT: { status: 409, expose: true, message: 'The request conflicts with the current state' },
   HOOK_DEPTH_EXCEEDED: { status: 409, expose: true, message: 'Database hooks are nested too deep' },
@@ -28,9 +31,11 @@ export const ERROR_TABLE = {
   PLAN_LIMIT_REACHED: { status: 409, expose: true, message: 'The plan limit is reached' },
   PAYLOAD_TOO_LARGE: { status: 413, expose: true, message: 'The request body is too large' },
   QUOTA_EXCEEDED: { status: 413, expose: true, message: "The project's storage quota is used up" },
+  URI_TOO_LONG: { status: 414, expose: true, message: 'The request path is too long' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, expose: true, message: 'Unsupported content type' },
   RANGE_NOT_SATISFIABLE: { status: 416, expose: true, message: 'The requested range is outside the content' },
   RATE_LIMITED: { status: 429, expose: true, message: 'Too many requests' },
+  HEADERS_TOO_LARGE: { status: 431, expose: true, message: 'The request headers are too large' },
   INTERNAL: { status: 500, expose: false, message: 'Internal error' },
   // The status is the one the hook's function chose (`details.status`, 400-599); 400 when it gave none.
   HOOK_REJECTED: { status: 400, expose: true, message: 'A database hook refused the write', statusFromDetails: true },
@@ -94,10 +99,34 @@ export function statusOf(code: unknown): number {
 
 export type ShapedError = { code: ErrorCode; message: string; details?: Record<string, unknown>; status: number; masked: boolean };
 
+/** The code of a 4xx the web framework raised itself (body parsing, content type, URL): Fastify's `FST_ERR_*` errors. */
+export function frameworkErrorCode(status: number): ErrorCode {
+  switch (status) {
+    case 408:
+      return 'REQUEST_TIMEOUT';
+    case 413:
+      return 'PAYLOAD_TOO_LARGE';
+    case 414:
+      return 'URI_TOO_LONG';
+    case 415:
+      return 'UNSUPPORTED_MEDIA_TYPE';
+    case 431:
+      return 'HEADERS_TOO_LARGE';
+    default:
+      return 'BAD_REQUEST';
+  }
+}
+
 /** Reduces anything thrown to what the caller may see; `masked` says the cause must be logged. */
 export function shapeError(err: unknown): ShapedError {
   if (err instanceof AppError) {
     return { code: err.code, message: err.message, details: err.details, status: err.status, masked: false };
+  }
+  // The web framework's own refusals (bad JSON, empty body, wrong content type, body too large, bad URL): 4xx.
+  const fw = err as { code?: unknown; statusCode?: unknown; message?: unknown } | null;
+  if (fw && typeof fw === 'object' && typeof fw.code === 'string' && fw.code.startsWith('FST_') && typeof fw.statusCode === 'number' && fw.statusCode >= 400 && fw.statusCode < 500) {
+    const code = frameworkErrorCode(fw.statusCode);
+    return { code, message: typeof fw.message === 'string' && fw.message ? fw.message : ERROR_TABLE[code].message, status: ERROR_TABLE[code].status, masked: false };
   }
   if (err instanceof GraphQLError) {
     const original = err.originalError;

@@ -66,4 +66,29 @@ describe('platform events (transactional outbox)', () => {
     expect([...seen].sort((x, y) => x - y)).toEqual(seen);
     await c.stop();
   });
+
+  it('re-makes its LISTEN connection after the server ends it, and catches up on what was published meanwhile', async () => {
+    const seen: string[] = [];
+    // No poll to hide a dead listener: only LISTEN/NOTIFY and the catch-up on reconnection can deliver.
+    const c = await startEventConsumer({
+      name: 'resilient', url: db.url, logger: createLogger('silent'), pollMs: 3_600_000,
+      handlers: { 'project.created': async (e) => void seen.push(e.payload.projectId) },
+    });
+    await c.drain();
+    seen.length = 0;
+    const waitUntil = async (cond: () => boolean, what: string) => {
+      for (let i = 0; i < 100 && !cond(); i++) await new Promise((r) => setTimeout(r, 50));
+      if (!cond()) throw new Error(`timed out waiting for ${what}`);
+    };
+    const kill = () => client.query(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'tessera-events-resilient' and datname = current_database()`);
+    await kill();
+    // Published while the listener is down (or coming back): delivered on reconnection.
+    await publishEvent(exec, 'project.created', { projectId: 'during-outage', tenantId: 't', name: 'D' });
+    await waitUntil(() => seen.includes('during-outage'), 'the event published during the outage');
+    await waitUntil(() => c.listening(), 'the listener to come back');
+    await publishEvent(exec, 'project.created', { projectId: 'after', tenantId: 't', name: 'E' });
+    await waitUntil(() => seen.includes('after'), 'an event after the reconnection (NOTIFY)');
+    expect(seen).toEqual(['during-outage', 'after']);
+    await c.stop();
+  });
 });

@@ -46,7 +46,12 @@ export async function publishEvent<T extends EventType>(tx: SqlExecutor, type: T
 
 export type EventHandlers = { [T in EventType]?: (event: PlatformEvent<T>) => Promise<void> };
 
-export type EventConsumer = { drain: () => Promise<number>; stop: () => Promise<void> };
+export type EventConsumer = {
+  drain: () => Promise<number>;
+  /** Whether the LISTEN connection is up (it is re-made with backoff after a loss). */
+  listening: () => boolean;
+  stop: () => Promise<void>;
+};
 
 /**
  * Consumes events for `name` with `handlers`. A failing handler stops the batch at that event, which is
@@ -57,9 +62,6 @@ export async function startEventConsumer(opts: { name: string; url: string; hand
   const pool = new pg.Pool({ connectionString: opts.url, max: 1 });
   // An idle connection dropped by the server (restart, database dropped) must not crash the process.
   pool.on('error', (err) => log.warn({ err: err.message }, 'event consumer connection lost'));
-  const listener = new pg.Client({ connectionString: opts.url });
-  await listener.connect();
-  await listener.query(`listen ${CHANNEL}`);
   let running: Promise<number> | undefined;
   let again = false;
   let stopped = false;
@@ -119,20 +121,67 @@ export async function startEventConsumer(opts: { name: string; url: string; hand
   };
 
   const wake = () => {
-    if (!stopped) drain().catch((err: unknown) => log.error({ err }, 'event consumer failed'));
+    if (!stopped) drain().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'event consumer failed; will retry'));
   };
-  listener.on('notification', wake);
-  listener.on('error', (err) => log.error({ err }, 'event listener connection failed'));
+
+  // The LISTEN connection. A loss (PostgreSQL restart, pg_terminate_backend, network) is logged and the
+  // connection re-made with backoff (100 ms doubling to 2 s); each new connection drains at once, catching up
+  // on every event committed while it was away (the cursor makes that exact). The poll is only a last resort.
+  let listener: pg.Client | undefined;
+  let reconnectTimer: NodeJS.Timeout | undefined;
+  let attempt = 0;
+  const listen = async (): Promise<void> => {
+    const c = new pg.Client({ connectionString: opts.url, application_name: `tessera-events-${opts.name}` });
+    let lost = false;
+    const onLost = (why: string) => {
+      if (lost || stopped) return;
+      lost = true;
+      if (listener === c) listener = undefined;
+      log.warn({ reason: why }, 'event listener connection lost; reconnecting');
+      void c.end().catch(() => {});
+      schedule();
+    };
+    c.on('error', (err) => onLost(err.message));
+    c.on('end', () => onLost('connection ended'));
+    c.on('notification', wake);
+    try {
+      await c.connect();
+      await c.query(`listen ${CHANNEL}`);
+    } catch (err) {
+      onLost((err as Error).message);
+      throw err;
+    }
+    if (stopped) {
+      await c.end().catch(() => {});
+      return;
+    }
+    listener = c;
+    attempt = 0;
+    wake();
+  };
+  const schedule = () => {
+    if (stopped || reconnectTimer) return;
+    const delay = Math.min(2000, 100 * 2 ** attempt++);
+    reconnectTimer = setTimeout(() => {
+      reconnectTimer = undefined;
+      listen().catch(() => {}); // a failed attempt schedules the next one itself
+    }, delay);
+    reconnectTimer.unref();
+  };
+
+  await listen();
   const timer = setInterval(wake, opts.pollMs ?? 5000);
   timer.unref();
   await drain();
   return {
     drain,
+    listening: () => listener !== undefined,
     stop: async () => {
       stopped = true;
       clearInterval(timer);
+      if (reconnectTimer) clearTimeout(reconnectTimer);
       await running?.catch(() => {});
-      await listener.end().catch(() => {});
+      await listener?.end().catch(() => {});
       await pool.end();
     },
   };

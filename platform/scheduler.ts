@@ -24,6 +24,25 @@ export type Scheduler = {
   stop: () => Promise<void>;
 };
 
+type NotificationChannel = {
+  on: (event: 'error', listener: (err: unknown) => void) => void;
+  config?: { reconnect?: { enabled: boolean; maxAttempts: number; initialDelayMs: number; maxDelayMs: number } };
+};
+
+/**
+ * The PostgreSQL backend's LISTEN connection (PostgresNotificationChannel) reconnects by itself, but reports every
+ * loss as an 'error' event — with no listener, a PostgreSQL restart ended the process — and gives up after 10 tries
+ * waiting up to 30 s between them. Its losses are logged here, and it keeps trying every 100 ms to 1 s (jobs are
+ * also polled every `processEvery` meanwhile, so none is missed).
+ */
+function superviseNotifications(backend: unknown, log: Logger): void {
+  const channel = (backend as { notificationChannel?: NotificationChannel }).notificationChannel;
+  if (!channel) return;
+  channel.on('error', (err) => log.warn({ err: (err as Error)?.message ?? String(err) }, 'scheduler notification connection lost; reconnecting'));
+  const reconnect = channel.config?.reconnect;
+  if (reconnect) Object.assign(reconnect, { enabled: true, maxAttempts: Number.POSITIVE_INFINITY, initialDelayMs: 100, maxDelayMs: 1000 });
+}
+
 /** Creates a scheduler; define jobs, then `start()` to begin processing. */
 export function createScheduler(opts: { url: string; name: string; logger: Logger; processEveryMs?: number }): Scheduler {
   const log = opts.logger.child({ scheduler: opts.name });
@@ -37,6 +56,7 @@ export function createScheduler(opts: { url: string; name: string; logger: Logge
     backend,
     processEvery: opts.processEveryMs ?? 1000,
   });
+  superviseNotifications(backend, log);
   agenda.on('error', (err: unknown) => log.error({ err }, 'scheduler error'));
   // Agenda also re-emits other schedulers' failures heard over its notification channel, with a notification
   // (no `attrs`) in place of the job and `remote` set: those are logged by the process that ran the job.

@@ -1,12 +1,13 @@
 // Split mode: one subgraph as its own HTTP server. It answers only calls carrying the router's signed
 // context; anything else is refused with 401.
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { WebSocketServer } from 'ws';
 import { INTERNAL_CONTEXT_HEADER, verifyContext, type RequestContext } from './auth.ts';
 import type { RunningSubgraph } from './subgraph.ts';
 import type { Logger } from './logger.ts';
 import { isMultipartRequest, readMultipartRequest, sendWebResponse, toWebRequest } from './http-bridge.ts';
 import { shapeError } from './errors.ts';
+import { clientErrorHandler, edgeServerOptions, frameworkErrorsOf, installEdge, underPath, type EdgeConfig } from './http-edge.ts';
 
 type GraphQLBody = { query?: unknown; variables?: Record<string, unknown>; operationName?: string };
 
@@ -15,11 +16,33 @@ type GraphQLBody = { query?: unknown; variables?: Record<string, unknown>; opera
  * /graphql also takes GraphQL multipart requests (file uploads forwarded by the router as a stream);
  * `maxFileSize` bounds each file.
  */
-export function createSubgraphServer(sub: RunningSubgraph, secret: string, logger: Logger, bodyLimit: number, opts: { maxFileSize?: number } = {}): FastifyInstance {
-  const app = Fastify({ loggerInstance: logger.child({ component: `subgraph-server:${sub.name}` }) as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit });
+export function createSubgraphServer(sub: RunningSubgraph, secret: string, logger: Logger, config: EdgeConfig, opts: { maxFileSize?: number } = {}): FastifyInstance {
+  const graphqlError = (status: number, code: string, message: string) => ({ errors: [{ message, extensions: { code, http: { status } } }] });
+  // GraphQL-shaped errors on /graphql, the REST error body on the subgraph's own endpoint.
+  const render = (reply: FastifyReply, err: unknown): FastifyReply => {
+    const shaped = shapeError(err);
+    if (shaped.masked) logger.error({ err }, 'masked error');
+    const retry = shaped.details?.retry_after;
+    if (typeof retry === 'number') void reply.header('retry-after', String(retry));
+    const body = reply.request.url.startsWith('/graphql')
+      ? graphqlError(shaped.status, shaped.code, shaped.message)
+      : { error: { code: shaped.code, message: shaped.message, ...(shaped.details ? { details: shaped.details } : {}), request_id: String(reply.request.id) } };
+    return reply.code(shaped.status).type('application/json').send(body);
+  };
+  const app = Fastify({
+    ...edgeServerOptions(config),
+    frameworkErrors: frameworkErrorsOf(render),
+    clientErrorHandler,
+    loggerInstance: logger.child({ component: `subgraph-server:${sub.name}` }) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.bodyLimit,
+  });
+  // Streams of the subgraph's endpoint (realtime) and readiness and liveness probes are never shed.
+  const streams = sub.http?.prefix;
+  installEdge(app, config, { render, exempt: (url) => underPath(url, '/readyz') || underPath(url, '/livez') || (streams !== undefined && underPath(url, streams)) });
+  app.setErrorHandler((err, _req, reply) => render(reply, err));
   // Multipart bodies are left unread here: graphql-upload streams them (after the context is checked).
   app.addContentTypeParser('multipart/form-data', (_req, _payload, done) => done(null));
-  const graphqlError = (status: number, code: string, message: string) => ({ errors: [{ message, extensions: { code, http: { status } } }] });
   app.post('/graphql', async (req, reply) => {
     let ctx;
     try {

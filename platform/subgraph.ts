@@ -12,6 +12,7 @@ import type { Logger } from './logger.ts';
 import type { RequestContext } from './auth.ts';
 import { openSubgraphDatabase, type SubgraphDatabase } from './database.ts';
 import { toGraphQLError } from './errors.ts';
+import { checkRows, graphqlLimitsOf, limitRules, parseLimited, subgraphLimitsOf } from './graphql-limits.ts';
 import { adminRefusal, adminScopesOf, currentPrincipal, type AdminScope } from './admin-scopes.ts';
 import { ensureEventTables, startEventConsumer, type EventConsumer, type EventHandlers } from './events.ts';
 
@@ -113,6 +114,7 @@ export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { confi
     ? await startEventConsumer({ name: def.name, url: opts.databaseUrl, handlers: def.events(services), logger })
     : undefined;
 
+  const limits = subgraphLimitsOf(graphqlLimitsOf(opts.config));
   // Parsing and validating is most of the cost of a small operation: cache by the document's text, with
   // the admin scopes its root fields need (platform/admin-scopes.ts), so the check costs nothing per request.
   type Prepared = { doc: DocumentNode; admin: AdminScope[] };
@@ -121,8 +123,11 @@ export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { confi
     let doc = documents.get(query);
     if (doc) return doc;
     try {
-      const parsed = parse(query);
-      const problems = validate(schema, parsed, specifiedRules);
+      // The limits first (platform/graphql-limits.ts): each is linear, while some of graphql-js's own rules are not
+      // on adversarial documents; a document over a limit is not validated further.
+      const parsed = parseLimited(query, limits);
+      let problems = validate(schema, parsed, limitRules(limits));
+      if (problems.length === 0) problems = validate(schema, parsed, specifiedRules);
       doc = problems.length > 0 ? problems.map((e) => toGraphQLError(e).toJSON()) : { doc: parsed, admin: adminScopesOf(parsed) };
     } catch (err) {
       doc = [toGraphQLError(err).toJSON()];
@@ -141,6 +146,8 @@ export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { confi
     async execute(query, variables, ctx, operationName) {
       const prepared = prepare(query);
       if (Array.isArray(prepared)) return { errors: prepared };
+      const overRows = checkRows(schema, prepared.doc, operationName, variables, limits);
+      if (overRows) return { data: null, errors: [overRows.toJSON()] };
       // Admin operations: refused before anything runs unless the principal holds the grant.
       for (const scope of prepared.admin) {
         const refusal = adminRefusal(ctx.principal, scope);

@@ -23,7 +23,7 @@ export function sendError(reply: FastifyReply, err: unknown, logger: Logger): Fa
     error: { code: shaped.code, message: restMessage(shaped.message), ...(shaped.details ? { details: shaped.details } : {}), request_id: String(reply.request.id) },
   };
   const retry = shaped.details?.retry_after;
-  if (shaped.status === 429 && typeof retry === 'number') void reply.header('retry-after', String(retry));
+  if ((shaped.status === 429 || shaped.status === 503) && typeof retry === 'number') void reply.header('retry-after', String(retry));
   return reply.code(shaped.status).type('application/json').send(body);
 }
 
@@ -47,6 +47,28 @@ export function sendGraphQLErrors(reply: FastifyReply, errs: readonly GraphQLFor
   const details = worst.extensions?.details as Record<string, unknown> | undefined;
   const body: ErrorBody = { error: { code, message: restMessage(worst.message), ...(details ? { details } : {}), request_id: String(reply.request.id) } };
   const status = statusFor(code, details);
-  if (status === 429 && typeof details?.retry_after === 'number') void reply.header('retry-after', String(details.retry_after));
+  if ((status === 429 || status === 503) && typeof details?.retry_after === 'number') void reply.header('retry-after', String(details.retry_after));
   return reply.code(status).type('application/json').send(body);
+}
+
+/** `/graphql` answers GraphQL-over-HTTP bodies, also for what fails before GraphQL runs (credentials, body, limits). */
+export function isGraphQLUrl(url: string): boolean {
+  return url === '/graphql' || url.startsWith('/graphql?') || url.startsWith('/graphql/');
+}
+
+/** Sends an error as a GraphQL response `{"errors": [{message, extensions: {code, http: {status}, details}}]}` with its status. */
+export function sendGraphQLHttpError(reply: FastifyReply, err: unknown, logger: Logger): FastifyReply {
+  const shaped = shapeError(err);
+  if (shaped.masked) logger.error({ err }, 'masked error');
+  const extensions = { code: shaped.code, http: { status: shaped.status }, ...(shaped.details ? { details: shaped.details } : {}), request_id: String(reply.request.id) };
+  const retry = shaped.details?.retry_after;
+  if ((shaped.status === 429 || shaped.status === 503) && typeof retry === 'number') void reply.header('retry-after', String(retry));
+  const accept = String(reply.request.headers.accept ?? '');
+  const type = /application\/graphql-response\+json/i.test(accept) ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8';
+  return reply.code(shaped.status).type(type).send(JSON.stringify({ errors: [{ message: shaped.message, extensions }] }));
+}
+
+/** The renderer of the front door: GraphQL-shaped on /graphql, the REST error body everywhere else. */
+export function renderError(reply: FastifyReply, err: unknown, logger: Logger): FastifyReply {
+  return isGraphQLUrl(reply.request.url) ? sendGraphQLHttpError(reply, err, logger) : sendError(reply, err, logger);
 }

@@ -13,7 +13,9 @@ import type { FastPath } from '../router/planner.ts';
 import { ROUTE_TABLE } from './route-table.ts';
 import type { RouteRow } from './route-types.ts';
 import { variablesFor, variableTypesOf } from './variables.ts';
-import { sendError, sendGraphQLErrors } from './render.ts';
+import { renderError, sendError, sendGraphQLErrors } from './render.ts';
+import { clientErrorHandler, edgeServerOptions, frameworkErrorsOf, installEdge, underPath } from '../platform/http-edge.ts';
+import { checkJsonValue } from '../platform/input-guard.ts';
 import { HEALTH_OPENAPI, registerHealthRoutes } from './health.ts';
 import { buildOpenApi } from './openapi.ts';
 import { renderDocsPage } from './docs-page.ts';
@@ -89,7 +91,11 @@ function sendHttpResult(reply: FastifyReply, data: Record<string, unknown>): Fas
 export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyInstance> {
   const { config, logger, router } = opts;
   const prepared = prepareRoutes(router, opts.routes ?? ROUTE_TABLE);
+  const render = (reply: FastifyReply, err: unknown) => renderError(reply, err, reply.request.log);
   const app = Fastify({
+    ...edgeServerOptions(config),
+    frameworkErrors: frameworkErrorsOf(render),
+    clientErrorHandler,
     loggerInstance: logger.child({ component: 'front-door' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: (logger, bindings, opts) => lazyRequestLogger(logger, bindings, opts),
@@ -101,7 +107,7 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
     },
     // The seed's data API lives at /v1/*; the data service's own paths are /api/v1/*.
     rewriteUrl: (req) => (req.url?.startsWith('/v1/') || req.url === '/v1' ? `/api${req.url}` : (req.url ?? '/')),
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ...edgeServerOptions(config).routerOptions, ignoreTrailingSlash: true },
   });
 
   // A callback hook, not an async one: no promise and no extra microtask turn per request.
@@ -109,17 +115,21 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
     void reply.header('x-request-id', req.id);
     done();
   });
-  app.setErrorHandler((err, req, reply) => {
+  // Timeouts, load shedding, JSON limits and the text check for every route (platform/http-edge.ts); streams of
+  // subgraph endpoints (realtime) and health checks are never shed.
+  const mountPrefixes = (opts.mounts ?? []).map((m) => m.prefix);
+  installEdge(app, config, { render, exempt: (url) => underPath(url, '/health') || underPath(url, '/livez') || mountPrefixes.some((p) => underPath(url, p)) });
+  app.setErrorHandler((err, _req, reply) => {
     const e = err as Error & { statusCode?: number; code?: string };
     if (!(e instanceof AppError) && typeof e.statusCode === 'number' && e.statusCode < 500) {
       const code = e.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : e.statusCode === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'BAD_REQUEST';
-      return sendError(reply, new AppError(code, e.message), req.log);
+      return render(reply, new AppError(code, e.message));
     }
-    return sendError(reply, err, req.log);
+    return render(reply, err);
   });
   // Multipart bodies are streamed by whoever serves the route (GraphQL multipart requests, storage uploads).
   app.addContentTypeParser('multipart/form-data', (_req, _payload, done) => done(null));
-  app.setNotFoundHandler((req, reply) => sendError(reply, new AppError('ROUTE_NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`), req.log));
+  app.setNotFoundHandler((req, reply) => render(reply, new AppError('ROUTE_NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`)));
 
   const contextOf = async (req: FastifyRequest): Promise<RequestContext> => {
     const principal = await authenticate(credentialsOf(req.headers), router.handles, String(req.id), router.credentials);
@@ -164,9 +174,10 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
     url: '/graphql',
     handler: async (req, reply) => {
       const ctx = await contextOf(req);
-      if (!isMultipartRequest(req)) return serveGraphQL(router.apollo, req, reply, ctx);
+      if (!isMultipartRequest(req)) return serveGraphQL(router, req, reply, ctx, undefined, { jsonMaxDepth: config.jsonMaxDepth });
       const body = await readMultipartRequest(req, reply, { maxFileSize: config.storageMaxUploadBytes });
-      return serveGraphQL(router.apollo, req, reply, ctx, body);
+      checkJsonValue(body, { maxDepth: config.jsonMaxDepth, where: 'operations' });
+      return serveGraphQL(router, req, reply, ctx, body, { jsonMaxDepth: config.jsonMaxDepth });
     },
   });
 

@@ -3,7 +3,10 @@
 // credential authentication used by the front door.
 import { ApolloServer, HeaderMap, type GraphQLRequest } from '@apollo/server';
 import { ApolloGateway, type GraphQLDataSource } from '@apollo/gateway';
-import { parse, validate, type GraphQLSchema, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError, Kind, parse, validate, type DocumentNode, type GraphQLSchema, type GraphQLFormattedError } from 'graphql';
+import { LRUCache } from 'lru-cache';
+import { checkRows, isTokenLimitError, limitError, limitRules, parseLimited, type GraphQLLimits } from '../platform/graphql-limits.ts';
+import { CONFIG_SCHEMA } from '../platform/config.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { RequestContext } from '../platform/auth.ts';
 import type { ExecutionResultJson, SubgraphHandle } from '../platform/subgraph.ts';
@@ -31,6 +34,11 @@ export type Router = {
   run: (query: string, variables: Record<string, unknown>, ctx: RequestContext) => Promise<ExecutionResultJson>;
   /** Validates an operation document against the public API schema; returns the problems. */
   validateOperation: (query: string) => string[];
+  /**
+   * Checks a caller's operation against the GraphQL limits before anything else reads it (tokens while parsing,
+   * then depth, aliases, directives, cost and text, then the row budget with its variables): the errors, if any.
+   */
+  checkLimits: (query: string, operationName: string | null | undefined, variables: Record<string, unknown> | undefined) => GraphQLError[];
   stop: () => Promise<void>;
 };
 
@@ -51,6 +59,8 @@ class HandleDataSource implements GraphQLDataSource<RequestContext> {
 export function formatGraphQLError(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const code = formatted.extensions?.code;
+    // The parser's token cap (Apollo's parseOptions) is a limit of ours, named as such.
+    if (isTokenLimitError(formatted)) return limitError('tokens', Number(/more th(?:an|at) (\d+) tokens/.exec(formatted.message)?.[1] ?? 0)).toJSON();
     // Errors that already carry a code of the table (from a subgraph) pass through unchanged.
     if (typeof code === 'string' && code in ERROR_TABLE) return formatted;
     const shaped = shapeError(error);
@@ -73,7 +83,10 @@ export async function createRouter(opts: {
   remote?: { url: string; secret: string };
   /** The database whose broadcasts invalidate cached credentials; without it credentials are not cached. */
   broadcastUrl?: string;
+  /** GraphQL limits of /graphql (default: the configuration's defaults). */
+  limits?: GraphQLLimits;
 }): Promise<Router> {
+  const limits = opts.limits ?? defaultLimits();
   const handles = new Map(opts.handles.map((h) => [h.name, h]));
   const gateway = new ApolloGateway({
     supergraphSdl: opts.supergraphSdl,
@@ -89,6 +102,9 @@ export async function createRouter(opts: {
     formatError: formatGraphQLError(opts.logger),
     includeStacktraceInErrorResponses: false,
     introspection: true,
+    // The limits are checked before Apollo parses (checkLimits, from serveGraphQL); the token cap stays as a second wall.
+    parseOptions: { maxTokens: limits.maxTokens },
+    plugins: [operationGuard],
   });
   await apollo.start();
   const credentials = await startCredentialCache(opts.broadcastUrl, opts.logger);
@@ -135,10 +151,32 @@ export async function createRouter(opts: {
     return await execute(query, variables, ctx);
   };
 
+  // Documents that passed the limits, by text (the row budget depends on the variables: checked every time).
+  const accepted = new LRUCache<string, DocumentNode>({ max: 1000 });
+  const checkLimits = (query: string, operationName: string | null | undefined, variables: Record<string, unknown> | undefined): GraphQLError[] => {
+    let doc = accepted.get(query);
+    if (!doc) {
+      try {
+        doc = parseLimited(query, limits);
+      } catch (err) {
+        // A syntax error is Apollo's to report (GRAPHQL_PARSE_FAILED); only the limits are answered here.
+        const code = (err as { extensions?: { code?: unknown } }).extensions?.code;
+        if (code === 'GRAPHQL_LIMIT_EXCEEDED') return [err as GraphQLError];
+        return [];
+      }
+      const problems = validate(apiSchema, doc, limitRules(limits));
+      if (problems.length > 0) return [...problems];
+      accepted.set(query, doc);
+    }
+    const rows = checkRows(apiSchema, doc, operationName, variables, limits);
+    return rows ? [rows] : [];
+  };
+
   return {
     apollo,
     apiSchema,
     planner,
+    checkLimits,
     handles,
     credentials,
     execute,
@@ -156,3 +194,37 @@ export async function createRouter(opts: {
     },
   };
 }
+
+function defaultLimits(): GraphQLLimits {
+  const n = (row: { default: string }) => Number(row.default);
+  return {
+    maxDepth: n(CONFIG_SCHEMA.graphqlMaxDepth),
+    maxAliases: n(CONFIG_SCHEMA.graphqlMaxAliases),
+    maxDirectives: n(CONFIG_SCHEMA.graphqlMaxDirectives),
+    maxTokens: n(CONFIG_SCHEMA.graphqlMaxTokens),
+    maxCost: n(CONFIG_SCHEMA.graphqlMaxCost),
+    maxRows: n(CONFIG_SCHEMA.graphqlMaxRows),
+  };
+}
+
+const badRequest = (message: string, status = 400) => new GraphQLError(message, { extensions: { code: 'BAD_REQUEST', http: { status } } });
+
+/**
+ * Requests GraphQL-over-HTTP cannot serve, refused as 400s before execution: an operationName the document
+ * does not define (or several operations and none named), and subscriptions (served over SSE and WebSockets at /realtime).
+ */
+const operationGuard = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation(rc: { operation?: { operation: string } | undefined; request: { operationName?: string | null }; document?: DocumentNode }) {
+        if (!rc.operation) {
+          const count = rc.document?.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION).length ?? 0;
+          throw rc.request.operationName
+            ? badRequest(`Unknown operation named "${rc.request.operationName}"`)
+            : badRequest(count === 0 ? 'The document has no operation' : 'The document has several operations: send operationName');
+        }
+        if (rc.operation.operation === 'subscription') throw badRequest('Subscriptions are not served over HTTP POST/GET: use /realtime (server-sent events or graphql-ws)');
+      },
+    };
+  },
+};

@@ -7,6 +7,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createFailureLimiter } from '../../platform/rate-limit.ts';
 import type { RequestContext } from '../../platform/auth.ts';
+import { AppError } from '../../platform/errors.ts';
+import { checkTextRecord, parseCheckedJson, textProblem } from '../../platform/input-guard.ts';
 import type { RawHandlerDeps, RawHandlerModule } from './types.ts';
 
 const RECEIVE = `mutation FunctionWebhookReceive($projectId: ID!, $slug: String!, $request: InboundWebhookInput!) {
@@ -19,6 +21,28 @@ const WINDOW_MS = 60_000;
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'te', 'trailer']);
 
 type Answer = { status: number; body: unknown; headers: Record<string, string> | null };
+
+/**
+ * The body as the function will see it (the functions domain parses JSON and form bodies) must be storable and
+ * bounded like any other input: no NUL or lone surrogate, JSON nested no deeper than TESSERA_JSON_MAX_DEPTH.
+ * Malformed JSON is left to the domain, which answers it.
+ */
+function checkWebhookBody(raw: string, contentType: string | undefined, maxDepth: number): void {
+  const problem = textProblem(raw);
+  if (problem) throw new AppError('VALIDATION_FAILED', `body: the webhook body ${problem}`, { field: 'body', source: 'body' });
+  const type = (contentType ?? '').toLowerCase();
+  if (raw === '') return;
+  if (type.includes('json')) {
+    try {
+      JSON.parse(raw);
+    } catch {
+      return;
+    }
+    parseCheckedJson(raw, { maxDepth, where: 'body' });
+  } else if (type.startsWith('application/x-www-form-urlencoded')) {
+    checkTextRecord(Object.fromEntries(new URLSearchParams(raw)), 'body');
+  }
+}
 
 export const functionsHandlers: RawHandlerModule = {
   name: 'functions',
@@ -39,6 +63,7 @@ export const functionsHandlers: RawHandlerModule = {
           headers[name] = Array.isArray(value) ? value.join(', ') : value;
         }
         const raw = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
+        checkWebhookBody(raw, headers['content-type'], deps.config.jsonMaxDepth);
         const query = Object.fromEntries(Object.entries(req.query as Record<string, unknown>).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
         const idempotencyKey = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : null;
         const ctx: RequestContext = { requestId: String(req.id), principal: { kind: 'internal' }, ip: req.ip };

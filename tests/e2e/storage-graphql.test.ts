@@ -78,7 +78,7 @@ describe('storage over GraphQL', () => {
   it('refuses a multipart request without a preflight header, and a bad name', async () => {
     const r = await gqlUpload(Buffer.from('x'), {}, {});
     expect(r.status).toBe(400);
-    expect(r.body).toMatchObject({ error: { code: 'BAD_REQUEST' } });
+    expect(r.body).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST', http: { status: 400 } } }] });
     const bad = await gqlUpload(Buffer.from('x'), { folder: '../etc' });
     expect(bad.body.errors?.[0]?.extensions.code).toBe('VALIDATION_FAILED');
   });

@@ -58,8 +58,10 @@ describe('tenant routes refuse bad input with the documented 4xx, never a 500', 
     expectError(await call('GET', '/auth/api/v1/projects', { headers: { authorization: 'Basic dXNlcjpwYXNz' } }), 401, 'INVALID_TOKEN', /Bearer/);
   });
 
-  it('refuses an unknown API key', async () => {
-    expectError(await call('POST', '/graphql', { apiKey: 'tsk_nope', body: { query: '{ plans { id } }' } }), 401, 'INVALID_API_KEY');
+  it('refuses an unknown API key (GraphQL-shaped on /graphql)', async () => {
+    const res = await call('POST', '/graphql', { apiKey: 'tsk_nope', body: { query: '{ plans { id } }' } });
+    expect({ status: res.status, code: res.body?.errors?.[0]?.extensions?.code }).toEqual({ status: 401, code: 'INVALID_API_KEY' });
+    expectError(await call('GET', '/auth/api/v1/projects', { apiKey: 'tsk_nope' }), 401, 'INVALID_API_KEY');
   });
 
   describe('signup', () => {

@@ -1,5 +1,6 @@
 // Small input rules shared by the functions services. Each check names the field it refuses.
 import { errors } from '../../../platform/errors.ts';
+import { isStorableTime } from '../../../platform/input-guard.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -37,9 +38,10 @@ export function requiredText(field: string, value: unknown, max: number, trim = 
 export function optionalTime(field: string, value: unknown): Date | undefined {
   if (value === undefined || value === null || value === '') return undefined;
   const d = typeof value === 'string' ? new Date(value) : undefined;
-  if (!d || Number.isNaN(d.getTime())) throw errors.validation(field, 'must be an ISO 8601 time, e.g. 2026-01-31T12:00:00Z');
+  if (!d || !isStorableTime(d)) throw errors.validation(field, 'must be an ISO 8601 time from year 0001 to 9999, e.g. 2026-01-31T12:00:00Z');
   return d;
 }
+
 
 /** Cursor = base64url JSON of [createdAt, id]. */
 export function encodeCursor(createdAt: Date, id: string): string {
@@ -51,7 +53,7 @@ export function decodeCursor(field: string, cursor: unknown): { createdAt: Date;
   try {
     const [at, id] = JSON.parse(Buffer.from(String(cursor), 'base64url').toString('utf8')) as unknown[];
     const createdAt = new Date(at as string);
-    if (typeof at === 'string' && !Number.isNaN(createdAt.getTime()) && isUuid(id)) return { createdAt, id };
+    if (typeof at === 'string' && isStorableTime(createdAt) && isUuid(id)) return { createdAt, id };
   } catch {
     // fall through
   }

@@ -7,6 +7,7 @@ import type { Principal } from '../../../platform/auth.ts';
 import type { Config } from '../../../platform/config.ts';
 import type { SubgraphDatabase } from '../../../platform/database.ts';
 import { AppError, errors } from '../../../platform/errors.ts';
+import { isStorableTime, textProblem } from '../../../platform/input-guard.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import { BlobTooLargeError, blobKeyOf, type BlobStore } from '../../../platform/blob-store/index.ts';
 import { assertMayOnObject, assertMayWrite, callerOf, grants, hasFullAccess, listScope, type Caller, type ListScope } from './access.ts';
@@ -116,7 +117,10 @@ function encodeCursor(sort: string, value: string | number, id: string): string 
 function decodeCursor(cursor: string, sort: string): { value: string | number; id: string } {
   try {
     const [s, value, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    if (s === sort && (typeof value === 'string' || typeof value === 'number') && isUuid(id)) return { value, id };
+    // A forged cursor must not reach PostgreSQL with a value its column cannot take (bad time, NUL, huge number).
+    const storable =
+      typeof value === 'number' ? Number.isSafeInteger(value) : typeof value === 'string' && !textProblem(value) && (!sort.endsWith('_at') || isStorableTime(new Date(value)));
+    if (s === sort && storable && isUuid(id)) return { value: value as string | number, id };
   } catch {
     // fall through
   }

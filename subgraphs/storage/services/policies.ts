@@ -2,6 +2,7 @@
 import crypto from 'node:crypto';
 import type { SubgraphDatabase } from '../../../platform/database.ts';
 import { errors } from '../../../platform/errors.ts';
+import { isStorableTime } from '../../../platform/input-guard.ts';
 import { StoragePolicyEntity, type StoragePolicy } from '../entities/index.ts';
 import { checkFirst, checkPolicy, isUuid } from './names.ts';
 
@@ -17,7 +18,7 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
     const createdAt = new Date(at as string);
-    if (typeof at === 'string' && !Number.isNaN(createdAt.getTime()) && isUuid(id)) return { createdAt, id };
+    if (typeof at === 'string' && isStorableTime(createdAt) && isUuid(id)) return { createdAt, id };
   } catch {
     // fall through
   }

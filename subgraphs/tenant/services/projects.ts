@@ -2,6 +2,7 @@
 // delete, API key regeneration, and the API key check the router runs on every request.
 import crypto from 'node:crypto';
 import { AppError, errors } from '../../../platform/errors.ts';
+import { isStorableTime } from '../../../platform/input-guard.ts';
 import { publishEvent } from '../../../platform/events.ts';
 import { ProjectEntity, type Project } from '../entities/index.ts';
 import type { ServiceDeps } from './context.ts';
@@ -33,7 +34,7 @@ export function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
     const createdAt = new Date(at as string);
-    if (typeof at === 'string' && !Number.isNaN(createdAt.getTime()) && isUuid(id)) return { createdAt, id };
+    if (typeof at === 'string' && isStorableTime(createdAt) && isUuid(id)) return { createdAt, id };
   } catch {
     // fall through
   }
