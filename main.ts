@@ -25,6 +25,8 @@ import { remoteSubgraph } from './router/remote-subgraph.ts';
 import { authenticate, credentialsOf } from './router/authenticate.ts';
 import { serveGraphQL } from './router/http.ts';
 import { createFrontDoor } from './rest-compat/server.ts';
+import { countOperations, setMetricsRole } from './platform/metrics.ts';
+import { noteProject, observeHttp } from './platform/http-observe.ts';
 
 export type Tessera = { url: string; config: Config; app: FastifyInstance; router: Router; close: () => Promise<void> };
 
@@ -61,7 +63,7 @@ export async function startTessera(env: Record<string, string | undefined> = pro
   const routerClient = lateBoundRouterClient();
   let started: Router | undefined;
   try {
-    for (const def of Object.values(SUBGRAPHS)) running.push(await startSubgraph(def, { config, databaseUrl: db.url, logger: log, router: routerClient }));
+    for (const def of Object.values(SUBGRAPHS)) running.push(countOperations(await startSubgraph(def, { config, databaseUrl: db.url, logger: log, router: routerClient })));
     const router = (started = await createRouter({ supergraphSdl: supergraphSdl(), handles: running, logger: log, broadcastUrl: db.url, limits: graphqlLimitsOf(config) }));
     routerClient.bind(router);
     const mounts = running.flatMap((r) => (r.http ? [r.http] : []));
@@ -103,8 +105,8 @@ async function runSubgraph(name: string, config: Config, log: Logger): Promise<(
       return (await routing).run(query, variables, ctx);
     },
   };
-  const sub = await startSubgraph(def, { config, databaseUrl: config.databaseUrl, logger: log, router });
-  const app = createSubgraphServer(sub, secret, log, config, { maxFileSize: config.storageMaxUploadBytes });
+  const sub = countOperations(await startSubgraph(def, { config, databaseUrl: config.databaseUrl, logger: log, router }));
+  const app = createSubgraphServer(sub, secret, log, config, { maxFileSize: config.storageMaxUploadBytes, observe: config });
   // Bound where TESSERA_SUBGRAPH_HOST/PORT say (a container's 0.0.0.0), else where its routing URL points.
   const url = new URL(routingUrls(config).get(name)!);
   const bound = await listen(app, config.subgraphPort ?? Number(url.port || (url.protocol === 'https:' ? 443 : 80)), config.subgraphHost || url.hostname);
@@ -152,11 +154,13 @@ async function runRouter(config: Config, log: Logger): Promise<() => Promise<voi
         });
       }
       else ctx = { requestId: String(req.id), principal: await authenticate(credentialsOf(req.headers), router.handles, String(req.id), router.credentials), ip: req.ip };
+      noteProject(req, ctx.principal);
       return serveGraphQL(router, req, reply, ctx, undefined, { jsonMaxDepth: config.jsonMaxDepth });
     },
   });
   app.get('/readyz', async () => ({ status: 'ok' }));
   app.get('/livez', async () => ({ status: 'ok' }));
+  observeHttp(app, { config, logger: log });
   const bound = await listen(app, config.routerPort, config.routerHost);
   log.info({ url: bound }, 'router listening');
   return async () => {
@@ -195,6 +199,7 @@ async function cli(): Promise<void> {
   const log = createLogger(config.logLevel);
   const roleIdx = process.argv.indexOf('--role');
   const role = roleIdx > 0 ? process.argv[roleIdx + 1] : 'all';
+  setMetricsRole(role ?? 'all');
   // Processes of one deployment may sit on different hosts: a secret generated into one host's data folder
   // would not be the others' (every signed context refused), so a split-mode process is given it.
   if (role !== 'all' && !config.internalSecret) {

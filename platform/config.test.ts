@@ -43,6 +43,13 @@ describe('config', () => {
     expect(() => loadConfig({ TESSERA_SUBGRAPH_PORT: 'x' })).toThrow(/TESSERA_SUBGRAPH_PORT: expected a whole number/);
   });
 
+  it('takes a MongoDB scheduler URL with several hosts, and refuses what is not one', () => {
+    const multi = 'mongodb://u:p@m1:27017,m2:27017,m3:27017/tessera?replicaSet=rs0';
+    expect(loadConfig({ TESSERA_SCHEDULER_URL: multi }).schedulerUrl).toBe(multi);
+    expect(loadConfig({}).schedulerUrl).toBeUndefined();
+    expect(() => loadConfig({ TESSERA_SCHEDULER_URL: 'postgres://db/x' })).toThrow(/TESSERA_SCHEDULER_URL: expected a mongodb/);
+  });
+
   it('refuses a port out of range', () => {
     expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT: expected a number from 0 to 65535/);
   });

@@ -1,6 +1,7 @@
 // The one config schema: every setting Tessera reads from the environment is a row here.
 // Nothing else in the code base reads process.env for configuration.
 import path from 'node:path';
+import { ConnectionString } from 'mongodb-connection-string-url';
 
 export type ConfigRow<T> = {
   env: string;
@@ -51,6 +52,17 @@ function optionalUrl(protocols: string[]) {
   return (raw: string): string | undefined => (raw === '' ? undefined : parse(raw));
 }
 
+/** A MongoDB connection string (several hosts allowed, which a WHATWG URL is not), checked by the driver's own parser. */
+function optionalMongoUrl(raw: string): string | undefined {
+  if (raw === '') return undefined;
+  try {
+    new ConnectionString(raw);
+  } catch (err) {
+    throw new ParseError(`expected a mongodb:// or mongodb+srv:// connection string: ${(err as Error).message}`);
+  }
+  return raw;
+}
+
 function text(raw: string): string {
   return raw;
 }
@@ -85,6 +97,10 @@ export const CONFIG_SCHEMA = {
   subgraphHost: { env: 'TESSERA_SUBGRAPH_HOST', default: '', parse: text, description: 'Split mode: interface a subgraph process listens on (`0.0.0.0` in a container). Empty: the host of its routing URL.' },
   subgraphPort: { env: 'TESSERA_SUBGRAPH_PORT', default: '', parse: optionalInt(0, 65535), description: 'Split mode: port a subgraph process listens on (behind a load balancer its routing URL may name another). Empty: the port of its routing URL.' },
   routerUrl: { env: 'TESSERA_ROUTER_URL', default: '', parse: optionalUrl(['http:', 'https:']), description: 'Split mode: the router process the front door sends multi-subgraph operations to. Empty: the front door routes them itself.' },
+  accessLog: { env: 'TESSERA_ACCESS_LOG', default: 'true', parse: bool, description: 'One info-level log line per HTTP request (method, route, status, duration, request id, project) from every process.' },
+  metricsToken: { env: 'TESSERA_METRICS_TOKEN', default: '', parse: secret(16), description: 'Bearer token `GET /metrics` requires (16+ characters). Empty: `/metrics` answers anyone who reaches the process (keep it off the public address: the deploy kit blocks it at the proxy).' },
+  otlpEndpoint: { env: 'OTEL_EXPORTER_OTLP_ENDPOINT', default: '', parse: optionalUrl(['http:', 'https:']), description: 'OpenTelemetry collector (OTLP over HTTP, e.g. `http://otel-collector:4318`): traces of HTTP, Fastify, GraphQL and PostgreSQL are exported there. Empty: no tracing, nothing loaded. The other standard `OTEL_*` variables apply (`OTEL_SERVICE_NAME`, `OTEL_TRACES_SAMPLER`...).' },
+  schedulerUrl: { env: 'TESSERA_SCHEDULER_URL', default: '', parse: optionalMongoUrl, description: 'Where the job scheduler (Agenda) keeps its jobs: a MongoDB replica set (`mongodb://…`, driver options in the URL). Empty: the platform PostgreSQL.' },
   logLevel: { env: 'LOG_LEVEL', default: 'info', parse: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'), description: 'pino log level.' },
   accessTokenTtl: { env: 'TESSERA_ACCESS_TOKEN_TTL', default: '900', parse: int(1, 86400), description: 'Lifetime of access tokens, in seconds.' },
   refreshTokenTtl: { env: 'TESSERA_REFRESH_TOKEN_TTL', default: '2592000', parse: int(60, 31536000), description: 'Lifetime of refresh tokens, in seconds.' },

@@ -9,6 +9,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import type { Logger } from './logger.ts';
 import { freePort } from './net.ts';
 import pg from 'pg';
+import { trackPool, untrackPool } from './metrics.ts';
 
 export type RunningDatabase = { url: string; embedded: boolean; stop: () => Promise<void> };
 
@@ -124,12 +125,16 @@ export async function openSubgraphDatabase(opts: {
       await lock.end().catch(() => {});
     }
   }
+  trackPool(`subgraph:${opts.name}`, await orm.em.getConnection().getNativeClient());
   return {
     orm,
     em: () => orm.em.fork(),
     ping: async () => {
       await orm.em.getConnection().execute('select 1');
     },
-    close: () => orm.close(true),
+    close: async () => {
+      untrackPool(`subgraph:${opts.name}`);
+      await orm.close(true);
+    },
   };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { MALLOC_TUNABLES, NODE_FLAGS, TUNED_MARK, tunedExec } from './node-tuning.ts';
+import { serviceNameOf, TELEMETRY_PRELOAD } from './telemetry.ts';
 
 const argv = ['/usr/bin/node', '/srv/tessera/main.ts', '--role', 'router'];
 
@@ -18,6 +19,16 @@ describe('the settings `node main.ts` re-executes itself with', () => {
     const flagsOnly = tunedExec(argv, [], { GLIBC_TUNABLES: 'glibc.malloc.arena_max=8' })!;
     expect(flagsOnly.env.GLIBC_TUNABLES).toBe('glibc.malloc.arena_max=8');
     expect(flagsOnly.env[TUNED_MARK]).toBe('1');
+  });
+
+  it('preloads the OpenTelemetry SDK only when an OTLP endpoint is set', () => {
+    const traced = tunedExec(argv, [], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })!;
+    expect(traced.args).toEqual(['/usr/bin/node', ...NODE_FLAGS, '--import', TELEMETRY_PRELOAD, '/srv/tessera/main.ts', '--role', 'router']);
+    expect(tunedExec(argv, [], {})!.args.join(' ')).not.toMatch(/telemetry/);
+    expect(tunedExec(argv, ['--import', TELEMETRY_PRELOAD], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' })!.args.filter((a) => a === TELEMETRY_PRELOAD)).toHaveLength(1);
+    expect(serviceNameOf(argv)).toBe('tessera-router');
+    expect(serviceNameOf(['node', 'main.ts', '--role', 'subgraph:data'])).toBe('tessera-data');
+    expect(serviceNameOf(['node', 'main.ts'])).toBe('tessera');
   });
 
   it('does nothing once tuned (no re-execution loop) or when the mark is set by hand', () => {

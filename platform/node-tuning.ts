@@ -14,6 +14,7 @@
 // (argon2id's 19 MiB) go back to the system when freed instead of raising the threshold and staying in an arena.
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { telemetryFlags } from './telemetry.ts';
 
 /** Node/V8 flags added unless the command line or NODE_OPTIONS already sets them. */
 export const NODE_FLAGS = ['--max-semi-space-size=16', '--heap-growing-percent=50'];
@@ -36,7 +37,8 @@ function realpath(p: string): string {
 export function tunedExec(argv: readonly string[], execArgv: readonly string[], env: NodeJS.ProcessEnv): { args: string[]; env: NodeJS.ProcessEnv } | null {
   if (env[TUNED_MARK]) return null;
   const given = [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
-  const flags = NODE_FLAGS.filter((f) => !given.some((g) => g.startsWith(f.split('=')[0]!)));
+  // Tracing (OTEL_EXPORTER_OTLP_ENDPOINT set) preloads the OpenTelemetry SDK: platform/telemetry.ts.
+  const flags = [...NODE_FLAGS.filter((f) => !given.some((g) => g.startsWith(f.split('=')[0]!))), ...telemetryFlags(env, given)];
   const addTunables = !env.GLIBC_TUNABLES && process.platform === 'linux';
   if (flags.length === 0 && !addTunables) return null;
   // Which variables this step added, so the platform removes them again and its children (PostgreSQL) never see them.

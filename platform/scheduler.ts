@@ -1,11 +1,11 @@
 // The job scheduler: Agenda over the platform PostgreSQL (@agendajs/postgres-backend, one `agenda_jobs`
-// table shared by every process, jobs locked so each runs once). A process only runs the jobs it
-// defines, so each subgraph makes its own scheduler with its own job names (dotted: `identity.mail.send`).
-// The production layout's MongoDB backend would replace the PostgresBackend constructor below, nothing else.
+// table shared by every process, jobs locked so each runs once), or over MongoDB when the URL is `mongodb://…`
+// (platform/scheduler-backend.ts). A process only runs the jobs it defines, so each subgraph makes its own
+// scheduler with its own job names (dotted: `identity.mail.send`).
 import { Agenda, backoffStrategies, type Job } from 'agenda';
-import { PostgresBackend } from '@agendajs/postgres-backend';
-import pg from 'pg';
 import type { Logger } from './logger.ts';
+import { createSchedulerBackend } from './scheduler-backend.ts';
+import { trackQueue, untrackQueue } from './metrics.ts';
 
 export type JobHandler<D> = (data: D, job: Job<D>) => Promise<void>;
 
@@ -43,14 +43,10 @@ function superviseNotifications(backend: unknown, log: Logger): void {
   if (reconnect) Object.assign(reconnect, { enabled: true, maxAttempts: Number.POSITIVE_INFINITY, initialDelayMs: 100, maxDelayMs: 1000 });
 }
 
-/** Creates a scheduler; define jobs, then `start()` to begin processing. */
+/** Creates a scheduler over `url` (PostgreSQL, or MongoDB for `mongodb://`); define jobs, then `start()` to begin processing. */
 export function createScheduler(opts: { url: string; name: string; logger: Logger; processEveryMs?: number }): Scheduler {
   const log = opts.logger.child({ scheduler: opts.name });
-  // Our own pool, so an idle connection dropped by the server (restart, admin command) is logged instead of
-  // crashing the process as an unhandled 'error' event.
-  const pool = new pg.Pool({ connectionString: opts.url });
-  pool.on('error', (err) => log.warn({ err }, 'scheduler database connection lost'));
-  const backend = new PostgresBackend({ pool });
+  const { backend, close } = createSchedulerBackend(opts.url, opts.name, log);
   const agenda = new Agenda({
     name: opts.name,
     backend,
@@ -84,11 +80,18 @@ export function createScheduler(opts: { url: string; name: string; logger: Logge
       if (started) return;
       started = true;
       await agenda.start();
+      // Queue depth and lag for /metrics: due jobs of this scheduler's names not yet picked up.
+      trackQueue(opts.name, async () => {
+        const names = Object.keys(agenda.definitions);
+        if (names.length === 0) return { depth: 0, oldestDueAt: null };
+        const { jobs, total } = await agenda.queryJobs({ names, state: 'queued', sort: { nextRunAt: 'asc' }, limit: 1 });
+        return { depth: total, oldestDueAt: jobs[0]?.nextRunAt ? new Date(jobs[0].nextRunAt) : null };
+      });
     },
     async stop() {
+      untrackQueue(opts.name);
       await agenda.stop(true);
-      await backend.disconnect().catch(() => {});
-      await pool.end().catch(() => {});
+      await close();
       started = false;
     },
   };

@@ -7,6 +7,8 @@ import type { RunningSubgraph } from './subgraph.ts';
 import type { Logger } from './logger.ts';
 import { isMultipartRequest, readMultipartRequest, sendWebResponse, toWebRequest } from './http-bridge.ts';
 import { shapeError } from './errors.ts';
+import type { Config } from './config.ts';
+import { noteProject, observeHttp } from './http-observe.ts';
 import { clientErrorHandler, edgeServerOptions, frameworkErrorsOf, installEdge, underPath, type EdgeConfig } from './http-edge.ts';
 
 type GraphQLBody = { query?: unknown; variables?: Record<string, unknown>; operationName?: string };
@@ -16,7 +18,7 @@ type GraphQLBody = { query?: unknown; variables?: Record<string, unknown>; opera
  * /graphql also takes GraphQL multipart requests (file uploads forwarded by the router as a stream);
  * `maxFileSize` bounds each file.
  */
-export function createSubgraphServer(sub: RunningSubgraph, secret: string, logger: Logger, config: EdgeConfig, opts: { maxFileSize?: number } = {}): FastifyInstance {
+export function createSubgraphServer(sub: RunningSubgraph, secret: string, logger: Logger, config: EdgeConfig, opts: { maxFileSize?: number; observe?: Pick<Config, 'accessLog' | 'metricsToken'> } = {}): FastifyInstance {
   const graphqlError = (status: number, code: string, message: string) => ({ errors: [{ message, extensions: { code, http: { status } } }] });
   // GraphQL-shaped errors on /graphql, the REST error body on the subgraph's own endpoint.
   const render = (reply: FastifyReply, err: unknown): FastifyReply => {
@@ -50,6 +52,7 @@ export function createSubgraphServer(sub: RunningSubgraph, secret: string, logge
     } catch (err) {
       return reply.code(401).send(graphqlError(401, 'UNAUTHENTICATED', `This subgraph only answers the router: ${(err as Error).message}`));
     }
+    noteProject(req, ctx.principal);
     let body = (req.body ?? {}) as GraphQLBody;
     if (isMultipartRequest(req)) {
       try {
@@ -89,6 +92,7 @@ export function createSubgraphServer(sub: RunningSubgraph, secret: string, logge
     if (http.websocket) serveWebSockets(app, http.prefix, http.websocket, secret);
   }
   app.get('/livez', async () => ({ status: 'ok' }));
+  if (opts.observe) observeHttp(app, { config: opts.observe, logger });
   app.get('/readyz', async (_req, reply) => {
     const report = await sub.health();
     return reply.code(report.status === 'ok' ? 200 : 503).send({ subgraph: sub.name, ...report });

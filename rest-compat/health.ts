@@ -44,6 +44,18 @@ const report = {
 
 /** OpenAPI path items of the health endpoints. */
 export const HEALTH_OPENAPI: Record<string, Record<string, Record<string, unknown>>> = {
+  '/metrics': {
+    get: {
+      operationId: 'health.metrics',
+      summary: 'Prometheus metrics of this process (text format 0.0.4); with TESSERA_METRICS_TOKEN set, only for `Authorization: Bearer <token>`',
+      tags: ['Health'],
+      security: [],
+      responses: {
+        '200': { description: 'Metrics', content: { 'text/plain': { schema: { type: 'string' } } } },
+        '401': { description: 'TESSERA_METRICS_TOKEN is set and the request does not carry it' },
+      },
+    },
+  },
   '/livez': {
     get: {
       operationId: 'health.live',

@@ -22,6 +22,7 @@ import { renderDocsPage } from './docs-page.ts';
 import { RAW_HANDLERS, type RawHandlerModule } from './handlers/index.ts';
 import { mountSubgraphHttp, type HttpMount } from './mounts.ts';
 import { lazyRequestLogger } from './request-logger.ts';
+import { noteProject, observeHttp } from '../platform/http-observe.ts';
 
 export type FrontDoorOptions = {
   config: Config;
@@ -110,6 +111,8 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
     routerOptions: { ...edgeServerOptions(config).routerOptions, ignoreTrailingSlash: true },
   });
 
+  // Metrics and the access log of every request; GET /metrics.
+  observeHttp(app, { config, logger });
   // A callback hook, not an async one: no promise and no extra microtask turn per request.
   app.addHook('onRequest', (req, reply, done) => {
     void reply.header('x-request-id', req.id);
@@ -133,6 +136,7 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
 
   const contextOf = async (req: FastifyRequest): Promise<RequestContext> => {
     const principal = await authenticate(credentialsOf(req.headers), router.handles, String(req.id), router.credentials);
+    noteProject(req, principal);
     return { requestId: String(req.id), principal, ip: req.ip };
   };
 

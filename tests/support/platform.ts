@@ -6,6 +6,7 @@ import { startTessera, type Tessera } from '../../main.ts';
 import { createTestDatabase } from './database.ts';
 import { freePort } from '../../platform/net.ts';
 import { PARENT_PID_ENV } from '../../platform/parent-watch.ts';
+import type { Logger } from '../../platform/logger.ts';
 
 export type TestPlatform = { url: string; close: () => Promise<void>; tessera?: Tessera; dataDir: string; child?: ChildProcess };
 
@@ -18,7 +19,7 @@ function tmpDataDir(): string {
 }
 
 /** One-process mode on a fresh database. */
-export async function startOneProcess(env: Record<string, string> = {}): Promise<TestPlatform> {
+export async function startOneProcess(env: Record<string, string> = {}, logger?: Logger): Promise<TestPlatform> {
   const db = await createTestDatabase();
   const dataDir = tmpDataDir();
   const tessera = await startTessera({
@@ -28,7 +29,7 @@ export async function startOneProcess(env: Record<string, string> = {}): Promise
     TESSERA_DATA_DIR: dataDir,
     TESSERA_INTERNAL_SECRET: TEST_SECRET,
     ...env,
-  });
+  }, logger);
   return {
     url: tessera.url,
     tessera,

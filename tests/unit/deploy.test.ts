@@ -158,6 +158,7 @@ describe('deploy/compose.yaml', () => {
       expect(Object.keys(services)).toContain(dbHost);
       if (config.s3Endpoint) expect(Object.keys(services)).toContain(new URL(config.s3Endpoint).hostname);
       if (config.smtpUrl) expect(Object.keys(services)).toContain(new URL(config.smtpUrl).hostname);
+      if (config.schedulerUrl) expect(Object.keys(services)).toContain(new URL(config.schedulerUrl).hostname);
       for (const dep of Object.keys(svc.depends_on as object)) expect(Object.keys(services)).toContain(dep);
     }
     for (const role of ROLES) expect({ role, instances: seen.get(role) ?? 0 }).toEqual({ role, instances: 2 });

@@ -13,6 +13,7 @@ import type { EdgeFunction, FunctionService } from './functions.ts';
 import type { SecretService } from './secrets.ts';
 import { StepFailure, type StepDeps, type StepRunContext } from './steps/index.ts';
 import { TemplateError, templateScope, truthy } from './templates.ts';
+import { functionRuns } from '../../../platform/metrics.ts';
 
 export const EXECUTION_JOB = 'functions.execution.run';
 /** The data of an execution job: the executions it runs (`executionId`: one, as queued by earlier versions). */
@@ -231,6 +232,7 @@ export function createEngine(deps: {
       clearTimeout(timer);
       if (!abort.signal.aborted) abort.abort(FINISHED);
     }
+    functionRuns.inc({ outcome: timedOut ? 'timeout' : failure ? 'failed' : 'succeeded' });
     return {
       executionId,
       status: failure ? 'failed' : 'succeeded',

@@ -25,7 +25,7 @@ export function createFunctionsServices({ config, db, logger, databaseUrl, route
   const box = createSecretBox(config.internalSecret, 'functions:secrets');
   const sql = createSql(db);
   const hot = createHotSql(databaseUrl);
-  const scheduler = createScheduler({ url: databaseUrl, name: 'functions', logger, processEveryMs: 500 });
+  const scheduler = createScheduler({ url: config.schedulerUrl ?? databaseUrl, name: 'functions', logger, processEveryMs: 500 });
   const functions = createFunctionService({ sql });
   const secrets = createSecretService({ sql, box });
   const executions = createExecutionService({ sql, hot });

@@ -26,7 +26,7 @@ export async function createIdentityServices({ config, db, logger, databaseUrl, 
   // Failures counted by any identity process count in every one (broadcast; checking stays a memory read).
   const limitSharing = createLimitSharing({ url: databaseUrl, logger, publish: async (m) => await publishBroadcast(db.em(), 'rate-limits.changed', m) });
   const limiters = createLimiters(limitSharing);
-  const scheduler = createScheduler({ url: databaseUrl, name: 'identity', logger });
+  const scheduler = createScheduler({ url: config.schedulerUrl ?? databaseUrl, name: 'identity', logger });
   const tokenCache = createTokenStateCache();
   const keys = createSigningKeyService({ db, box, config });
   const users = await createUserService({ db, limiters });

@@ -6,7 +6,7 @@ export const SWEEP_JOB = 'storage.pending.sweep';
 
 /** Starts the storage scheduler with the sweep every TESSERA_STORAGE_SWEEP_INTERVAL seconds. */
 export async function startStorageJobs(s: StorageServices): Promise<Scheduler> {
-  const scheduler = createScheduler({ url: s.databaseUrl, name: 'storage', logger: s.logger, processEveryMs: Math.min(s.config.storageSweepInterval * 1000, 5000) });
+  const scheduler = createScheduler({ url: s.config.schedulerUrl ?? s.databaseUrl, name: 'storage', logger: s.logger, processEveryMs: Math.min(s.config.storageSweepInterval * 1000, 5000) });
   scheduler.define(SWEEP_JOB, async () => {
     const removed = await s.objects.sweep(s.config.storagePendingTtl);
     if (removed > 0) s.logger.info({ removed }, 'unconfirmed uploads removed');

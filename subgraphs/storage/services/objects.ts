@@ -14,6 +14,7 @@ import { assertMayOnObject, assertMayWrite, callerOf, grants, hasFullAccess, lis
 import type { LimitService } from './limits.ts';
 import { checkContentType, checkFirst, checkFolder, checkName, isUuid, pathOf } from './names.ts';
 import type { PolicyService } from './policies.ts';
+import { uploadBytes } from '../../../platform/metrics.ts';
 
 export type ObjectStatus = 'uploading' | 'pending' | 'ready';
 
@@ -381,6 +382,7 @@ export function createObjectService(deps: { db: SubgraphDatabase; blobs: BlobSto
           return ready;
         });
         await dropBlobs(dropped);
+        uploadBytes.inc(size);
         return result;
       } catch (err) {
         // A refused upload leaves nothing behind.

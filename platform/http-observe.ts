@@ -1,0 +1,51 @@
+// What every Tessera HTTP server reports about each request: Prometheus series (platform/metrics.ts) and one
+// access-log line (method, route, status, duration, request id, project), and the GET /metrics route itself.
+import crypto from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Config } from './config.ts';
+import type { Logger } from './logger.ts';
+import type { Principal } from './auth.ts';
+import { httpDuration, httpRequests, registry } from './metrics.ts';
+
+const PROJECT = Symbol('tessera.project');
+type Noted = FastifyRequest & { [PROJECT]?: string };
+
+/** Records the project a request acts for (from its authenticated principal), for the access log. */
+export function noteProject(req: FastifyRequest, principal: Principal): void {
+  if ('projectId' in principal) (req as Noted)[PROJECT] = principal.projectId;
+}
+
+function sameToken(given: string, expected: string): boolean {
+  const a = crypto.createHash('sha256').update(given).digest();
+  const b = crypto.createHash('sha256').update(expected).digest();
+  return crypto.timingSafeEqual(a, b);
+}
+
+/**
+ * Adds the per-request metrics and access log to `app`, and GET /metrics (Prometheus text format; with
+ * TESSERA_METRICS_TOKEN set, only for `Authorization: Bearer <token>`).
+ */
+export function observeHttp(app: FastifyInstance, opts: { config: Pick<Config, 'accessLog' | 'metricsToken'>; logger: Logger }): void {
+  const access = opts.logger.child({ component: 'access' });
+  const logAccess = opts.config.accessLog;
+  app.addHook('onResponse', (req, reply, done) => {
+    // The route template (`/storage/api/v1/objects/:id`), never the raw path: bounded label values, no ids or secrets.
+    const route = req.routeOptions.url ?? 'unmatched';
+    const status = String(reply.statusCode);
+    const ms = reply.elapsedTime;
+    httpRequests.inc({ method: req.method, route, status });
+    httpDuration.observe({ method: req.method, route, status }, ms / 1000);
+    if (logAccess) access.info({ method: req.method, route, status: reply.statusCode, duration_ms: Math.round(ms * 1000) / 1000, request_id: String(req.id), project: (req as Noted)[PROJECT] }, 'request');
+    done();
+  });
+  const token = opts.config.metricsToken;
+  app.get('/metrics', async (req, reply) => {
+    if (token) {
+      const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      if (!given || !sameToken(given, token)) {
+        return reply.code(401).header('www-authenticate', 'Bearer').send({ error: { code: 'UNAUTHENTICATED', message: 'metrics need Authorization: Bearer <TESSERA_METRICS_TOKEN>', request_id: String(req.id) } });
+      }
+    }
+    return reply.type(registry.contentType).send(await registry.metrics());
+  });
+}

@@ -1,0 +1,41 @@
+// Where the scheduler keeps its jobs: the platform PostgreSQL (the default, @agendajs/postgres-backend, one
+// `agenda_jobs` table) or MongoDB (@agendajs/mongo-backend over the official `mongodb` driver, the design card's
+// production layout) when the scheduler URL is `mongodb://…` / `mongodb+srv://…` (TESSERA_SCHEDULER_URL).
+// Agenda's locking keeps each job to one run across every process either way.
+import type { AgendaBackend } from 'agenda';
+import { PostgresBackend } from '@agendajs/postgres-backend';
+import { MongoBackend } from '@agendajs/mongo-backend';
+import pg from 'pg';
+import type { Logger } from './logger.ts';
+import { trackPool, untrackPool } from './metrics.ts';
+
+export type SchedulerBackend = { kind: 'postgresql' | 'mongodb'; backend: AgendaBackend; close: () => Promise<void> };
+
+/** Whether a scheduler URL names MongoDB. */
+export function isMongoUrl(url: string): boolean {
+  return /^mongodb(\+srv)?:\/\//i.test(url);
+}
+
+/** The Agenda backend for a scheduler URL; `name` labels its connection pool in the metrics. */
+export function createSchedulerBackend(url: string, name: string, log: Logger): SchedulerBackend {
+  if (isMongoUrl(url)) {
+    // The backend opens its own MongoClient on connect (driver options belong in the URL: replicaSet, tls, w...).
+    const backend = new MongoBackend({ address: url, collection: 'agendaJobs', ensureIndex: true });
+    return { kind: 'mongodb', backend, close: async () => await backend.disconnect().catch(() => {}) };
+  }
+  // Our own pool, so an idle connection dropped by the server (restart, admin command) is logged instead of
+  // crashing the process as an unhandled 'error' event.
+  const pool = new pg.Pool({ connectionString: url });
+  pool.on('error', (err) => log.warn({ err }, 'scheduler database connection lost'));
+  trackPool(`scheduler:${name}`, pool);
+  const backend = new PostgresBackend({ pool });
+  return {
+    kind: 'postgresql',
+    backend,
+    close: async () => {
+      untrackPool(`scheduler:${name}`);
+      await backend.disconnect().catch(() => {});
+      await pool.end().catch(() => {});
+    },
+  };
+}
