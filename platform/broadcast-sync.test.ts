@@ -2,7 +2,10 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import pg from 'pg';
 import { createTestDatabase } from '../tests/support/database.ts';
 import { createLogger } from './logger.ts';
-import { announceLocally, publishBroadcastNow, startBroadcastListener, type BroadcastListener } from './broadcast.ts';
+import { configureBroadcasts, announceLocally, publishBroadcastNow, startBroadcastListener, type BroadcastListener } from './broadcast.ts';
+
+// Broadcasts are signed with a key from the internal secret (see platform/secrets.ts).
+configureBroadcasts('test-internal-secret-0123456789abcdefghij');
 
 describe('broadcast sync: a barrier after which every committed broadcast has been handled', () => {
   let db: { url: string; drop: () => Promise<void> };

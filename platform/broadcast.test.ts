@@ -2,7 +2,10 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import pg from 'pg';
 import { createTestDatabase } from '../tests/support/database.ts';
 import { createLogger } from './logger.ts';
-import { publishBroadcast, publishBroadcastNow, startBroadcastListener, type BroadcastListener } from './broadcast.ts';
+import { configureBroadcasts, openBroadcast, publishBroadcast, publishBroadcastNow, sealBroadcast, startBroadcastListener, type BroadcastListener } from './broadcast.ts';
+
+// Broadcasts are signed with a key from the internal secret (see platform/secrets.ts).
+configureBroadcasts('test-internal-secret-0123456789abcdefghij');
 
 async function until(check: () => boolean, what: string): Promise<void> {
   const end = Date.now() + 5000;
@@ -27,6 +30,29 @@ describe('platform broadcasts (LISTEN/NOTIFY to every process)', () => {
     for (const l of listeners) await l.stop();
     await client.end();
     await db.drop();
+  });
+
+  it("drops a message that does not carry the installation's signature (forged on the channel, or signed with another secret)", async () => {
+    const log = createLogger('silent');
+    const l = await startBroadcastListener({ url: db.url, logger: log });
+    listeners.push(l);
+    const seen: string[] = [];
+    l.on('rate-limits.changed', (p) => seen.push(`${p.op}:${p.key}`));
+    l.on('hooks.changed', (p) => seen.push(p.projectId));
+    const forged = JSON.stringify({ topic: 'rate-limits.changed', payload: { origin: 'x', scope: 'tenant.signIn.account', op: 'reset', key: 'k' } });
+    await client.query(`select pg_notify('tessera_broadcast', $1)`, [forged]);
+    await client.query(`select pg_notify('tessera_broadcast', $1)`, [`AAAA.${forged}`]);
+    const signed = sealBroadcast('hooks.changed', { projectId: 'other-installation' });
+    configureBroadcasts('another-secret-of-another-installation-0123');
+    const foreign = sealBroadcast('hooks.changed', { projectId: 'foreign' });
+    configureBroadcasts('test-internal-secret-0123456789abcdefghij');
+    await client.query(`select pg_notify('tessera_broadcast', $1)`, [foreign]);
+    // A signature is over the whole message: the same signature on another body is refused.
+    await client.query(`select pg_notify('tessera_broadcast', $1)`, [`${signed.split('.')[0]}.${forged}`]);
+    await publishBroadcastNow(client, 'hooks.changed', { projectId: 'genuine' });
+    await until(() => seen.includes('genuine'), 'the genuine broadcast');
+    expect(seen).toEqual(['genuine']);
+    expect(openBroadcast(signed)).toEqual({ topic: 'hooks.changed', payload: { projectId: 'other-installation' } });
   });
 
   it('reaches every listener, delivers committed messages only, and routes by topic', async () => {

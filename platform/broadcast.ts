@@ -4,7 +4,12 @@
 // process, at most once and only while it listens — so a cache fed by broadcasts must also be emptied when
 // its listening connection drops (`onReset`), since it may have missed messages then.
 // A message published inside a transaction (`publishBroadcast(tx, ...)`) is delivered when it commits.
+// Every message carries proof of origin: an HMAC under a key derived from the internal secret, which only the
+// platform's processes hold; a message without a valid one is dropped (DESIGN §6: no project's SQL runs in the
+// platform database, where this channel lives, and if anything ever NOTIFYs there, it cannot forge a message).
+import crypto from 'node:crypto';
 import pg from 'pg';
+import { deriveKey } from './crypto.ts';
 import type { Logger } from './logger.ts';
 import type { SqlExecutor } from './events.ts';
 
@@ -31,9 +36,43 @@ export type BroadcastTopic = keyof BroadcastTopics;
 
 type Handler<T extends BroadcastTopic> = (payload: BroadcastTopics[T]) => void;
 
+let signingKey: crypto.KeyObject | undefined;
+
+/** Gives this process the key that signs and checks broadcasts (from the internal secret; see ensureInternalSecret). */
+export function configureBroadcasts(internalSecret: string): void {
+  signingKey = crypto.createSecretKey(deriveKey(internalSecret, 'broadcast'));
+}
+
+const sign = (body: string): string => {
+  if (!signingKey) throw new Error('broadcasts are not configured: the internal secret is not known to this process');
+  return crypto.createHmac('sha256', signingKey).update(body).digest('base64url');
+};
+
+/** The NOTIFY payload of a message: `<signature>.<json>`. */
+export function sealBroadcast(topic: string, payload: unknown): string {
+  const body = JSON.stringify({ topic, payload });
+  return `${sign(body)}.${body}`;
+}
+
+/** The message a NOTIFY payload holds, or undefined when it is not one signed with this installation's key. */
+export function openBroadcast(raw: string): { topic: string; payload: unknown } | undefined {
+  const dot = raw.indexOf('.');
+  if (dot <= 0 || !signingKey) return undefined;
+  const body = raw.slice(dot + 1);
+  const given = Buffer.from(raw.slice(0, dot), 'base64url');
+  const want = crypto.createHmac('sha256', signingKey).update(body).digest();
+  if (given.length !== want.length || !crypto.timingSafeEqual(given, want)) return undefined;
+  try {
+    const m = JSON.parse(body) as { topic?: unknown; payload?: unknown };
+    return typeof m.topic === 'string' ? { topic: m.topic, payload: m.payload } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Announces `payload` on `topic`; inside a transaction it is delivered at commit (not at all on rollback). */
 export async function publishBroadcast<T extends BroadcastTopic>(tx: SqlExecutor, topic: T, payload: BroadcastTopics[T]): Promise<void> {
-  await tx.execute(`select pg_notify('${CHANNEL}', ?)`, [JSON.stringify({ topic, payload })]);
+  await tx.execute(`select pg_notify('${CHANNEL}', ?)`, [sealBroadcast(topic, payload)]);
 }
 
 /** The listeners started in this process (see announceLocally). */
@@ -51,7 +90,7 @@ export function announceLocally<T extends BroadcastTopic>(topic: T, payload: Bro
 
 /** The same outside a transaction, on any pg client or pool. */
 export async function publishBroadcastNow<T extends BroadcastTopic>(db: pg.Pool | pg.Client | pg.PoolClient, topic: T, payload: BroadcastTopics[T]): Promise<void> {
-  await db.query(`select pg_notify('${CHANNEL}', $1)`, [JSON.stringify({ topic, payload })]);
+  await db.query(`select pg_notify('${CHANNEL}', $1)`, [sealBroadcast(topic, payload)]);
 }
 
 export type BroadcastListener = {
@@ -92,12 +131,14 @@ function openShared(url: string, logger: Logger): Shared {
   const resetAll = () => {
     for (const h of state.handles) h.reset();
   };
+  let lastForgery = 0;
   const deliver = (msg: pg.Notification) => {
     if (msg.channel !== CHANNEL || !msg.payload) return;
-    let parsed: { topic: string; payload: unknown };
-    try {
-      parsed = JSON.parse(msg.payload) as { topic: string; payload: unknown };
-    } catch {
+    const parsed = openBroadcast(msg.payload);
+    if (!parsed) {
+      // At most one line a minute: a flood of forgeries must not flood the log.
+      if (Date.now() - lastForgery > 60_000) log.warn({ from_pid: msg.processId }, 'broadcast: a message without a valid signature was dropped');
+      lastForgery = Date.now();
       return;
     }
     for (const h of state.handles) h.dispatch(parsed.topic, parsed.payload);

@@ -1,6 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { AppError } from './errors.ts';
 import { createFailureLimiter, createLimitSharing } from './rate-limit.ts';
+import { configureBroadcasts } from './broadcast.ts';
+
+// Broadcasts are signed with a key from the internal secret (see platform/secrets.ts).
+configureBroadcasts('test-internal-secret-0123456789abcdefghij');
 
 describe('failure limiter', () => {
   it('refuses a key after the allowed failures until its window ends', () => {

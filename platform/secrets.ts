@@ -4,10 +4,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import type { Config } from './config.ts';
+import { configureBroadcasts } from './broadcast.ts';
 
-/** Makes sure `config.internalSecret` is set, creating `<dataDir>/internal.secret` when needed. */
+/**
+ * Makes sure `config.internalSecret` is set, creating `<dataDir>/internal.secret` when needed, and gives it to what
+ * signs with it process-wide (broadcasts).
+ */
 export function ensureInternalSecret(config: Config): string {
-  if (config.internalSecret) return config.internalSecret;
+  if (config.internalSecret) {
+    configureBroadcasts(config.internalSecret);
+    return config.internalSecret;
+  }
   fs.mkdirSync(config.dataDirAbs, { recursive: true, mode: 0o755 });
   const file = path.join(config.dataDirAbs, 'internal.secret');
   try {
@@ -16,5 +23,6 @@ export function ensureInternalSecret(config: Config): string {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
   config.internalSecret = fs.readFileSync(file, 'utf8').trim();
+  configureBroadcasts(config.internalSecret);
   return config.internalSecret;
 }

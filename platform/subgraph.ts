@@ -14,6 +14,7 @@ import { openSubgraphDatabase, type SubgraphDatabase } from './database.ts';
 import { toGraphQLError } from './errors.ts';
 import { checkRows, graphqlLimitsOf, limitRules, parseLimited, subgraphLimitsOf } from './graphql-limits.ts';
 import { adminRefusal, adminScopesOf, currentPrincipal, type AdminScope } from './admin-scopes.ts';
+import { configureBroadcasts } from './broadcast.ts';
 import { ensureEventTables, startEventConsumer, type EventConsumer, type EventHandlers } from './events.ts';
 
 /** What a resolver receives as its context. */
@@ -103,6 +104,7 @@ export function readSchemaFile(file: URL): string {
 /** Opens the subgraph's database, runs its migrations, builds its schema and returns an executor. */
 export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { config: Config; databaseUrl: string; logger: Logger; router?: RouterClient }): Promise<RunningSubgraph> {
   const logger = opts.logger.child({ subgraph: def.name });
+  if (opts.config.internalSecret) configureBroadcasts(opts.config.internalSecret);
   await ensureEventTables(opts.databaseUrl);
   const db = await openSubgraphDatabase({ name: def.name, url: opts.databaseUrl, entities: def.entities, migrations: def.migrations, logger });
   const router = opts.router ?? lateBoundRouterClient();

@@ -4,6 +4,19 @@ import http from 'node:http';
 import pg from 'pg';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.FLOOR_POOL ?? 10) });
+/** A pool per project database (`?db=`: each project's tables live in a database of its own), as the platform user. */
+const pools = new Map<string, pg.Pool>();
+function poolOf(db: string | null): pg.Pool {
+  if (!db) return pool;
+  let p = pools.get(db);
+  if (!p) {
+    const url = new URL(process.env.DATABASE_URL!);
+    url.pathname = `/${ident(db).slice(1, -1)}`;
+    p = new pg.Pool({ connectionString: url.toString(), max: Number(process.env.FLOOR_POOL ?? 10) });
+    pools.set(db, p);
+  }
+  return p;
+}
 const port = Number(process.env.PORT ?? 0);
 
 type Handler = (req: http.IncomingMessage, url: URL) => Promise<[number, unknown]>;
@@ -35,7 +48,7 @@ const routes: Record<string, Handler> = {
     const p = r.rows[0];
     return [200, { project: { id: p.id, name: p.name, created_at: p.created_at, updated_at: p.updated_at } }];
   },
-  // P1: POST /find?schema=p_<hex> with the body of POST /v1/find restricted to equality on one column:
+  // P1: POST /find?db=<project database>&schema=p_<hex> with the body of POST /v1/find restricted to equality on one column:
   // `{table, where: {col: value}, limit}` → the same `select * ... where "col" = $1 limit n`.
   'POST /find': async (req, url) => {
     const body = await jsonBody(req);
@@ -43,16 +56,16 @@ const routes: Record<string, Handler> = {
     const limit = Number(body.limit ?? 100);
     const clause = where.map(([c], i) => `${ident(c)} = $${i + 1}`).join(' and ');
     const sql = `select * from ${ident(url.searchParams.get('schema'))}.${ident(body.table)}${clause ? ` where ${clause}` : ''} limit ${limit}`;
-    const r = await pool.query(sql, where.map(([, v]) => v));
+    const r = await poolOf(url.searchParams.get('db')).query(sql, where.map(([, v]) => v));
     return [200, { rows: r.rows }];
   },
-  // P2: POST /insert?schema=p_<hex> with the body of POST /v1/insert (one row): `{table, values}` →
+  // P2: POST /insert?db=<project database>&schema=p_<hex> with the body of POST /v1/insert (one row): `{table, values}` →
   // the same `insert into ... (cols) values ($1, ...) returning *`.
   'POST /insert': async (req, url) => {
     const body = await jsonBody(req);
     const values = Object.entries(body.values as Record<string, unknown>);
     const sql = `insert into ${ident(url.searchParams.get('schema'))}.${ident(body.table)} (${values.map(([c]) => ident(c)).join(', ')}) values (${values.map((_, i) => `$${i + 1}`).join(', ')}) returning *`;
-    const r = await pool.query(sql, values.map(([, v]) => v));
+    const r = await poolOf(url.searchParams.get('db')).query(sql, values.map(([, v]) => v));
     return [201, { count: r.rowCount, rows: r.rows }];
   },
 };
@@ -76,4 +89,4 @@ server.listen(port, '127.0.0.1', () => {
   const addr = server.address() as { port: number };
   process.stdout.write(`listening ${addr.port}\n`);
 });
-process.on('SIGTERM', () => server.close(() => void pool.end().then(() => process.exit(0))));
+process.on('SIGTERM', () => server.close(() => void Promise.all([pool, ...pools.values()].map((p) => p.end())).then(() => process.exit(0))));

@@ -353,20 +353,35 @@ describe('credentials', () => {
 });
 
 describe('project lifecycle', () => {
-  it("creates a schema and roles per project, and drops them with the project", async () => {
+  it('creates a database and roles per project, and drops them with the project', async () => {
     const other = await createProject(call, project.token, 'short-lived');
+    expect((await call('POST', '/v1/rawSQL', { apiKey: other.apiKey, body: { sql: 'select 1 as one' } })).status).toBe(200);
     const admin = new pg.Client({ connectionString: databaseUrl });
     await admin.connect();
     try {
-      const schema = `p_${other.id.replace(/-/g, '')}`;
-      const roles = async () => (await admin.query('select role_name, user_role_name from data_project_roles where project_id = $1', [other.id])).rows;
-      const [r] = await roles();
-      expect(r.role_name).toMatch(/^tsr_[0-9a-f]{8}_[0-9a-f]{32}$/);
-      const exists = async () => (await admin.query('select 1 from pg_namespace where nspname = $1 union all select 1 from pg_roles where rolname = any($2)', [schema, [r.role_name, r.user_role_name]])).rowCount;
+      const rows = async () =>
+        (await admin.query('select database_name, schema_name, role_name, user_role_name from data_project_roles where project_id = $1', [other.id])).rows;
+      const [r] = await rows();
+      // Names tell nothing of the project: a keyed digest of its id, behind the installation's prefix.
+      expect(r.database_name).toMatch(/^tsp_[0-9a-f]{8}_[0-9a-f]{24}$/);
+      expect(r.role_name).toMatch(/^tsr_[0-9a-f]{8}_[0-9a-f]{24}$/);
+      expect(r.user_role_name).toBe(`${r.role_name}_u`);
+      expect(`${r.database_name}${r.role_name}`).not.toContain(other.id.replace(/-/g, '').slice(0, 12));
+      expect(r.schema_name).toBe(`p_${other.id.replace(/-/g, '')}`);
+      const exists = async () =>
+        (await admin.query('select 1 from pg_database where datname = $1 union all select 1 from pg_roles where rolname = any($2)', [r.database_name, [r.role_name, r.user_role_name]])).rowCount;
       expect(await exists()).toBe(3);
+      // Only the project's own role may connect to its database.
+      const acl = await admin.query<{ public_connect: boolean; role_connect: boolean }>(
+        `select has_database_privilege('public', $1, 'connect') as public_connect, has_database_privilege($2, $1, 'connect') as role_connect`,
+        [r.database_name, r.role_name],
+      );
+      expect(acl.rows[0]).toEqual({ public_connect: false, role_connect: true });
       expect((await call('DELETE', `/auth/api/v1/projects/${other.id}`, { token: project.token })).status).toBe(204);
-      await waitFor(async () => (await exists()) === 0, 'schema and roles dropped');
-      expect(await roles()).toEqual([]);
+      await waitFor(async () => (await exists()) === 0, 'database and roles dropped');
+      expect(await rows()).toEqual([]);
+      // A request that was on its way cannot provision the deleted project again.
+      expect((await call('POST', '/v1/rawSQL', { apiKey: other.apiKey, body: { sql: 'select 1' } })).status).toBe(401);
     } finally {
       await admin.end();
     }

@@ -129,13 +129,18 @@ describe('the connection budget', () => {
 describe('session settings', () => {
   it('live on the project role, and a starting instance brings every role to its configuration', async () => {
     const project = await createProject(call, await signIn(call), 'settings');
+    expect((await dataCall(call, project.apiKey)('rawSQL', { sql: 'select 1' })).status).toBe(200);
     const c = new pg.Client({ connectionString: databaseUrl });
     await c.connect();
     try {
-      const { rows } = await c.query<{ role_name: string; schema_name: string }>('select role_name, schema_name from data_project_roles where project_id = $1', [project.id]);
+      const { rows } = await c.query<{ role_name: string; schema_name: string; database_name: string }>(
+        'select role_name, schema_name, database_name from data_project_roles where project_id = $1',
+        [project.id],
+      );
       const role = rows[0]!;
-      // As a role made by an older version: no settings at all.
-      await c.query(`alter role "${role.role_name}" in database "${(await c.query('select current_database() as d')).rows[0].d}" reset all`);
+      // As a role made by an older version: no settings at all, and no connection limit.
+      await c.query(`alter role "${role.role_name}" in database "${role.database_name}" reset all`);
+      await c.query(`alter role "${role.role_name}" connection limit -1`);
       const dir = fs.mkdtempSync(path.join(path.resolve('.tessera', 'test-data'), 'p-'));
       const third = await startTessera({ PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, TESSERA_DATA_DIR: dir, TESSERA_INTERNAL_SECRET: TEST_SECRET, TESSERA_DATA_STATEMENT_TIMEOUT_MS: '1234' });
       try {
@@ -144,6 +149,8 @@ describe('session settings', () => {
         expect(await show('statement_timeout')).toBe('1234ms');
         expect(await show('idle_in_transaction_session_timeout')).toBe('2468ms');
         expect(await show('search_path')).toBe(`${role.schema_name}, extensions`);
+        const limit = await c.query<{ n: number }>('select rolconnlimit as n from pg_roles where rolname = $1', [role.role_name]);
+        expect(limit.rows[0]!.n).toBe(50);
         const slow = await data('rawSQL', { sql: 'select pg_sleep(3)' });
         expect(slow.status).toBe(408);
       } finally {

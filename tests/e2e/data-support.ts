@@ -1,7 +1,8 @@
 // Helpers of the data API end-to-end tests: a signed-in tenant, projects created through the tenant
-// REST API, and a wait for the data domain to have created each project's schema (an event away).
+// REST API (usable at once: the first data call makes the project's database if the event has not yet).
 import pg from 'pg';
 import { client, type Res } from '../support/http.ts';
+import { dropInstallation } from '../support/database.ts';
 
 export type Call = ReturnType<typeof client>;
 export type DataProject = { id: string; apiKey: string; token: string };
@@ -18,13 +19,11 @@ export async function signIn(call: Call): Promise<string> {
   return login.body.access_token as string;
 }
 
-/** Creates a project through the tenant API and waits until its database answers. */
+/** Creates a project through the tenant API (usable at once: its first data call makes its database if needed). */
 export async function createProject(call: Call, token: string, name = 'data test'): Promise<DataProject> {
   const res = await call('POST', '/auth/api/v1/projects', { token, body: { name } });
   if (res.status !== 201) throw new Error(`create project: ${res.status} ${JSON.stringify(res.body)}`);
-  const project = { id: res.body.project.id as string, apiKey: res.body.project.api_key as string, token };
-  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: project.apiKey, body: { sql: 'select 1 as one' } })).status === 200, 'project schema');
-  return project;
+  return { id: res.body.project.id as string, apiKey: res.body.project.api_key as string, token };
 }
 
 /** Polls `check` until it answers true. */
@@ -42,18 +41,18 @@ export function dataCall(call: Call, apiKey: string) {
   return async (action: string, body: unknown): Promise<Res> => await call('POST', `/v1/${action}`, { apiKey, body });
 }
 
-/** Drops the roles a test database's projects left on the shared server (roles are cluster-wide). */
+/**
+ * Drops the databases and roles a test database's projects left on the shared server (they are cluster-wide).
+ * Closing a platform started by tests/support/platform.ts does this already; this is for platforms a test started itself.
+ */
 export async function dropLeftoverRoles(databaseUrl: string): Promise<void> {
   const url = new URL(databaseUrl);
   const dbName = url.pathname.slice(1);
-  const { createHash } = await import('node:crypto');
-  const prefix = `tsr_${createHash('sha256').update(dbName, 'utf8').digest('hex').slice(0, 8)}_`;
   url.pathname = '/postgres';
   const admin = new pg.Client({ connectionString: url.toString() });
   await admin.connect();
   try {
-    const { rows } = await admin.query<{ rolname: string }>('select rolname from pg_roles where starts_with(rolname, $1) order by rolname desc', [prefix]);
-    for (const r of rows) await admin.query(`drop role if exists "${r.rolname}"`).catch(() => {});
+    await dropInstallation(admin, dbName);
   } finally {
     await admin.end();
   }

@@ -1,15 +1,16 @@
-// After-hooks run at least once, end to end: a write with after-hooks adds a row to the data subgraph's outbox
-// in its own transaction and deletes it once handed to the functions subgraph; when the hand-off fails (the
-// functions subgraph unreachable: here its `_enqueueAfterHooks` calls fail) or never happens (a process that died
-// after the commit: here a row left in the outbox by hand), the sweeper hands it off later and the after-hook
-// runs. Writes without after-hooks, dry runs and rolled-back transactions add nothing; end users' writes and
-// transactions still reach their after-hooks; a project can neither read the outbox nor add rows for another
-// project, through rawSQL or its own role's connection.
+// After-hooks run at least once, end to end: a write with after-hooks adds a row to the outbox in its project's
+// own database, in its own transaction, and deletes it once handed to the functions subgraph; when the hand-off
+// fails (the functions subgraph unreachable: here its `_enqueueAfterHooks` calls fail) or never happens (a process
+// that died after the commit: here a row left in the outbox by hand), the sweeper hands it off later and the
+// after-hook runs. Writes without after-hooks, dry runs and rolled-back transactions add nothing; end users' writes
+// and transactions still reach their after-hooks; a project's outbox is in its own database, out of rawSQL's reach,
+// and its role can reach neither another project's database nor the platform's.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import type { RequestContext } from '../../platform/auth.ts';
 import { startOneProcess, TEST_SECRET, type TestPlatform } from '../support/platform.ts';
 import { createSecretBox } from '../../platform/crypto.ts';
+import { publishBroadcastNow } from '../../platform/broadcast.ts';
 import { client, type Res } from '../support/http.ts';
 import { dropLeftoverRoles, waitFor } from './data-support.ts';
 import { eventually } from './functions-helpers.ts';
@@ -22,6 +23,8 @@ type OutboxRow = { id: string; project_id: string; payload: { userId: string | n
 let platform: TestPlatform;
 let call: ReturnType<typeof client>;
 let admin: pg.Pool;
+/** Main's own database, as main's own role (what the data API's connections are). */
+let mainDb: pg.Client;
 let main: Project;
 let other: Project;
 let userToken: string;
@@ -39,11 +42,31 @@ const post = async (path: string, body: unknown) => {
   return res.body;
 };
 const outbox = async (): Promise<OutboxRow[]> =>
-  (await admin.query<OutboxRow>('select id::text as id, project_id::text as project_id, payload, attempts, last_error from data_hook_outbox order by id')).rows;
+  (await mainDb.query<OutboxRow>('select id::text as id, payload, attempts, last_error from tessera_hooks.outbox order by id')).rows;
 /** How many outbox rows were ever added (the id sequence: a row added and deleted still counts). */
 const added = async (): Promise<number> => {
-  const { rows } = await admin.query<{ n: string }>('select case when is_called then last_value else 0 end as n from data_hook_outbox_id_seq');
+  const { rows } = await mainDb.query<{ n: string }>('select case when is_called then last_value else 0 end as n from tessera_hooks.outbox_id_seq');
   return Number(rows[0]!.n);
+};
+/** Ages main's outbox rows and its mark past the sweeper's grace, and makes them due now. */
+const ageOutbox = async (): Promise<void> => {
+  await mainDb.query(`update tessera_hooks.outbox set created_at = now() - interval '1 minute', next_attempt_at = now()`);
+  await admin.query(`update data_hook_outbox_projects set touched_at = now() - interval '2 minutes', next_attempt_at = now() where project_id = $1`, [main.id]);
+};
+const roles = async (projectId: string) =>
+  (await admin.query<{ role_name: string; user_role_name: string; password_sealed: string; database_name: string }>(
+    'select role_name, user_role_name, password_sealed, database_name from data_project_roles where project_id = $1',
+    [projectId],
+  )).rows[0]!;
+/** A connection logged in as a project's own login role with its password, as the data API's connections are (to `database`, by default its own). */
+const loginAs = async (role: { role_name: string; password_sealed: string; database_name: string }, database = role.database_name): Promise<pg.Client> => {
+  const url = new URL(platform.tessera!.config.databaseUrl!);
+  url.username = role.role_name;
+  url.password = createSecretBox(TEST_SECRET, 'data:project-roles').decrypt(role.password_sealed);
+  url.pathname = `/${database}`;
+  const c = new pg.Client({ connectionString: url.toString() });
+  await c.connect();
+  return c;
 };
 const audits = async (sku: string): Promise<Row[] | undefined> => {
   const rows = (await data('find', { table: 'audit', where: { sku }, select: ['order_id', 'event', 'sku', 'user_id'] })).body.rows as Row[];
@@ -72,6 +95,7 @@ beforeAll(async () => {
   main = await newProject(platform.url);
   other = await newProject(platform.url);
   for (const p of [main, other]) await waitFor(async () => (await data('rawSQL', { sql: 'select 1 as one' }, { apiKey: p.apiKey })).status === 200, 'project schema');
+  mainDb = await loginAs(await roles(main.id));
   await sql('create table orders (id serial primary key, sku text not null)');
   await sql('create table audit (id serial primary key, order_id int, event text, sku text, user_id text)');
   await sql('create table plain (id serial primary key, sku text)');
@@ -94,6 +118,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  await mainDb?.end();
   await admin?.end();
   const url = platform?.tessera?.config.databaseUrl;
   await platform?.close();
@@ -164,90 +189,81 @@ describe('the after-hook outbox', () => {
     });
     const id = made.body.rows[0].id as number;
     const [row] = await outbox();
-    expect(row).toMatchObject({ project_id: main.id, attempts: 0, payload: { userId: null, depth: 1, writes: [{ table: 'orders', event: 'insert', rows: [{ id, sku: 'unreachable' }] }] } });
+    expect(row).toMatchObject({ attempts: 0, payload: { userId: null, depth: 1, writes: [{ table: 'orders', event: 'insert', rows: [{ id, sku: 'unreachable' }] }] } });
     expect(await audits('unreachable')).toBeUndefined();
     // Still unreachable when the sweeper comes (the row is made old enough for it): it is kept, with its error.
     await withHandOffFailing(async () => {
-      await admin.query(`update data_hook_outbox set created_at = now() - interval '1 minute'`);
+      await ageOutbox();
       const failed = await eventually(async () => (await outbox()).find((r) => r.attempts === 1), 25_000);
       expect(failed.last_error).toMatch(/could not be reached/);
     });
     // Back: the next attempt (made due now rather than in 10 s) hands it off, the audit row appears, the row is gone.
-    await admin.query('update data_hook_outbox set next_attempt_at = now()');
+    await ageOutbox();
     expect(await eventually(() => audits('unreachable'), 25_000)).toEqual([{ order_id: id, event: 'insert', sku: 'unreachable', user_id: null }]);
     await eventually(async () => ((await outbox()).length === 0 ? true : undefined));
   }, 75_000);
 
   it('a row left by a process that died after its commit is handed off by the sweeper', async () => {
     const [order] = await sql("insert into orders (sku) values ('crashed') returning id, sku");
-    await admin.query(`insert into data_hook_outbox (project_id, payload, created_at) values ($1, $2::jsonb, now() - interval '20 seconds')`, [
-      main.id,
+    await mainDb.query(`insert into tessera_hooks.outbox (payload, created_at) values ($1::jsonb, now() - interval '20 seconds')`, [
       JSON.stringify({ userId, depth: 1, writes: [{ table: 'orders', event: 'insert', rows: [order] }] }),
     ]);
+    // Its write had marked the project just before committing, long enough ago for the sweeper.
+    await admin.query(`insert into data_hook_outbox_projects (project_id, touched_at) values ($1, now() - interval '20 seconds')
+      on conflict (project_id) do update set touched_at = excluded.touched_at, next_attempt_at = now()`, [main.id]);
     expect(await eventually(() => audits('crashed'), 25_000)).toEqual([{ order_id: order!.id, event: 'insert', sku: 'crashed', user_id: userId }]);
     await eventually(async () => ((await outbox()).length === 0 ? true : undefined));
   }, 45_000);
 });
 
-describe("a project and the outbox's platform table", () => {
-  const roles = async (projectId: string) =>
-    (await admin.query<{ role_name: string; user_role_name: string; password_sealed: string }>('select role_name, user_role_name, password_sealed from data_project_roles where project_id = $1', [projectId])).rows[0]!;
-  /** A connection logged in as the project's own login role with its password, exactly as the data API's connections are. */
-  const loginAs = async (role: { role_name: string; password_sealed: string }): Promise<pg.Client> => {
-    const url = new URL(platform.tessera!.config.databaseUrl!);
-    url.username = role.role_name;
-    url.password = createSecretBox(TEST_SECRET, 'data:project-roles').decrypt(role.password_sealed);
-    const c = new pg.Client({ connectionString: url.toString() });
-    await c.connect();
-    return c;
-  };
-
-  it('rawSQL can neither read or write data_hook_outbox nor call tessera_hooks.outbox_add', async () => {
-    const refused = async (text: string, status: number) => {
-      const res = await data('rawSQL', { sql: text });
-      expect({ status: res.status, code: res.body.error?.code }).toEqual({ status, code: status === 403 ? 'FORBIDDEN' : 'NOT_FOUND' });
+describe('while the functions subgraph cannot be asked at all', () => {
+  it('writes go by the last hooks known: tables without hooks and with after-hooks only are served, before-hooks wait (503)', async () => {
+    const router = platform.tessera!.router;
+    const real = router.run;
+    // Every earlier write asked for main's hooks; `other` never had a write.
+    expect((await sql('create table lonely (id serial primary key)', other.apiKey))).toEqual([]);
+    router.run = async (query: string, variables: Record<string, unknown>, ctx: RequestContext) => {
+      if (/_hookTriggers|_enqueueAfterHooks|_runBeforeHooks/.test(query)) throw new Error('connect ECONNREFUSED (the functions subgraph is down)');
+      return await real(query, variables, ctx);
     };
-    await refused('select * from data_hook_outbox', 404);
-    await refused('select * from public.data_hook_outbox', 403);
-    await refused(`insert into public.data_hook_outbox (project_id, payload) values ('${other.id}', '{}')`, 403);
-    await refused(`select tessera_hooks.outbox_add('${other.id}', '{"writes": []}'::jsonb)`, 403);
-    await refused(`select tessera_hooks.outbox_add('${main.id}', '{"writes": []}'::jsonb)`, 403);
-    const fn = await data('rawSQL', { sql: `create function sneak() returns bigint language sql as $$ select tessera_hooks.outbox_add('${other.id}', '{"writes": []}'::jsonb) $$` });
+    try {
+      // What this process remembered goes (as after a lost broadcast connection): it must ask again, and cannot.
+      await publishBroadcastNow(admin, 'hooks.changed', { projectId: main.id });
+      await waitFor(async () => (await data('insert', { table: 'plain', values: { sku: 'while-down' } })).status === 201, 'a write to a table without hooks');
+      expect((await data('insert', { table: 'orders', values: { sku: 'down-after' } })).status).toBe(201);
+      expect((await data('insert', { table: 'checked', values: { sku: 'down-before' } })).status).toBe(503);
+      expect((await data('insert', { table: 'lonely', values: {} }, { apiKey: other.apiKey })).status).toBe(503);
+    } finally {
+      router.run = real;
+    }
+    await ageOutbox();
+    expect(await eventually(() => audits('down-after'), 25_000)).toMatchObject([{ event: 'insert', sku: 'down-after' }]);
+    expect((await data('insert', { table: 'lonely', values: {} }, { apiKey: other.apiKey })).status).toBe(201);
+  }, 60_000);
+});
+
+describe("a project and the outbox", () => {
+  it("rawSQL cannot reach the outbox (a schema of the platform's, not the project's)", async () => {
+    for (const text of ['select * from tessera_hooks.outbox', "insert into tessera_hooks.outbox (payload) values ('{}')", 'select * from data_hook_outbox_projects']) {
+      const res = await data('rawSQL', { sql: text });
+      expect({ text, status: res.status }).toEqual({ text, status: text.includes('tessera_hooks') ? 403 : 404 });
+    }
+    const fn = await data('rawSQL', { sql: `create function sneak() returns bigint language sql as $$ select count(*) from tessera_hooks.outbox $$` });
     expect(fn.status).toBe(403);
     expect(await outbox()).toEqual([]);
   });
 
-  it("the project's own role (and its end-user role) may add rows for its project only, and cannot read the table", async () => {
+  it("the project's own role reaches its own database's outbox only: not another project's database, nor the platform's", async () => {
     const mine = await roles(main.id);
-    // What a project connection is: logged in (session user) as the project's login role.
-    const c = await loginAs(mine);
-    const payload = JSON.stringify({ userId: null, depth: 1, writes: [] });
+    const theirs = await roles(other.id);
+    await expect(loginAs(mine, theirs.database_name)).rejects.toMatchObject({ code: '42501' });
+    await expect(loginAs(mine, new URL(platform.tessera!.config.databaseUrl!).pathname.slice(1))).rejects.toMatchObject({ code: '42501' });
+    // Rows it writes into its own outbox can only ever run its own project's after-hooks.
+    const d = await loginAs(theirs);
     try {
-      await c.query('begin');
-      await c.query('savepoint s');
-      await expect(c.query('select tessera_hooks.outbox_add($1, $2::jsonb)', [other.id, payload])).rejects.toMatchObject({ code: '42501', message: expect.stringMatching(/own connection/) });
-      await c.query('rollback to savepoint s');
-      await expect(c.query('select count(*) from public.data_hook_outbox')).rejects.toMatchObject({ code: '42501' });
-      await c.query('rollback to savepoint s');
-      await expect(c.query(`insert into public.data_hook_outbox (project_id, payload) values ($1, '{}')`, [main.id])).rejects.toMatchObject({ code: '42501' });
-      await c.query('rollback to savepoint s');
-      expect((await c.query('select tessera_hooks.outbox_add($1, $2::jsonb)::text as id', [main.id, payload])).rows[0].id).toMatch(/^\d+$/);
-      // An end user's request: current_user is the end-user role, the session user is still the project's.
-      await c.query(`set local role "${mine.user_role_name}"`);
-      expect((await c.query('select tessera_hooks.outbox_add($1, $2::jsonb)::text as id', [main.id, payload])).rows[0].id).toMatch(/^\d+$/);
-      await c.query('savepoint s2');
-      await expect(c.query('select tessera_hooks.outbox_add($1, $2::jsonb)', [other.id, payload])).rejects.toMatchObject({ code: '42501' });
-    } finally {
-      await c.query('rollback');
-      await c.end();
-    }
-    // The other project's role is refused for this project likewise.
-    const d = await loginAs(await roles(other.id));
-    try {
-      await expect(d.query('select tessera_hooks.outbox_add($1, $2::jsonb)', [main.id, payload])).rejects.toMatchObject({ code: '42501' });
+      expect((await d.query('select count(*)::int as n from tessera_hooks.outbox')).rows[0].n).toBe(0);
     } finally {
       await d.end();
     }
-    expect(await outbox()).toEqual([]);
   });
 });

@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import pg from 'pg';
 import { startDatabase, type RunningDatabase } from '../../platform/database.ts';
 import { createLogger } from '../../platform/logger.ts';
+import { installationDigest } from '../../subgraphs/data/services/names.ts';
 
 let own: RunningDatabase | undefined;
 
@@ -38,10 +39,26 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
     drop: async () => {
       const c = new pg.Client({ connectionString: base });
       await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
+      try {
+        await c.query(`drop database if exists ${name} with (force)`);
+        await dropInstallation(c, name);
+      } finally {
+        await c.end();
+      }
     },
   };
+}
+
+/**
+ * Drops what a platform on database `name` left on the server beside it: its projects' databases, its project
+ * template and its projects' roles (all named `<kind>_<digest of name>_…`, see subgraphs/data/services/names.ts).
+ */
+export async function dropInstallation(c: pg.Client, name: string): Promise<void> {
+  const d = installationDigest(name);
+  const { rows: dbs } = await c.query<{ datname: string }>(`select datname from pg_database where starts_with(datname, $1) or starts_with(datname, $2)`, [`tsp_${d}_`, `tst_${d}_`]);
+  for (const r of dbs) await c.query(`drop database if exists "${r.datname}" with (force)`).catch(() => {});
+  const { rows: roles } = await c.query<{ rolname: string }>('select rolname from pg_roles where starts_with(rolname, $1) order by rolname desc', [`tsr_${d}_`]);
+  for (const r of roles) await c.query(`drop role if exists "${r.rolname}"`).catch(() => {});
 }
 
 /** Stops the server this file started itself, if any. */

@@ -2,8 +2,10 @@
 import type { MigrationObject } from '@mikro-orm/postgresql';
 import { DataInitialMigration } from './0001-initial.ts';
 import { DataHookOutboxMigration } from './0002-hook-outbox.ts';
+import { DataDatabasePerProjectMigration } from './0003-database-per-project.ts';
 
 export const dataMigrations: MigrationObject[] = [
   { name: '0001-data-initial', class: DataInitialMigration },
   { name: '0002-data-hook-outbox', class: DataHookOutboxMigration },
+  { name: '0003-data-database-per-project', class: DataDatabasePerProjectMigration },
 ];

@@ -27,11 +27,14 @@ const typeDefs = /* GraphQL */ `
     dataChanges("Only this table." table: String): DataChange!
   }
 
-  "One committed row change."
+  """
+  One committed row change; or, with operation "gap", word that the server's listener for this project was away
+  from \`at\` until now: changes committed in that time may not have been sent, so re-read what you show.
+  """
   type DataChange {
-    "The table."
+    "The table (\`*\` for a gap)."
     table: String!
-    "insert, update or delete."
+    "insert, update, delete, or gap."
     operation: String!
     "The row after the change (insert, update)."
     row: JSON
@@ -48,14 +51,11 @@ type YogaContext = { requestContext: RequestContext };
 
 /** Builds the realtime endpoint of the data subgraph. */
 export function createRealtimeHttp(services: DataServices): SubgraphHttp {
-  const { realtime } = services;
-
   const subscribeChanges = async (ctx: RequestContext, table: string | null | undefined): Promise<AsyncIterable<{ dataChanges: unknown }>> => {
     const sub = await services.subscriber(ctx.principal);
-    const source = realtime.subscribe(sub.schema);
     return pipe(
-      source,
-      filter((c: Change) => !table || c.table === table),
+      sub.source,
+      filter((c: Change) => !table || c.table === table || c.op === 'gap'),
       filter((c: Change) => sub.visible(c)),
       map((c: Change) => ({
         dataChanges: { table: c.table, operation: c.op, row: c.row ?? null, old: sub.oldOf(c), at: new Date(c.at).toISOString(), truncated: c.truncated === true },

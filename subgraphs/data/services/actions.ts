@@ -1,5 +1,7 @@
-// The nine data API actions. Each runs on the calling project's own pool (its own role); an end-user
-// runs as the project's end-user role with its id in `request.user_id`, so row level security applies.
+// The nine data API actions. Each runs on the calling project's own pool (its own role, in its own database); an
+// end-user runs as the project's end-user role with its id in `request.user_id`, so row level security applies.
+// rawSQL runs in a transaction of its own through a cursor that stops past TESSERA_DATA_MAX_ROWS rows (or
+// TESSERA_DATA_MAX_RESULT_BYTES) and rolls back, and its session is reset afterwards (see pools.ts).
 // insert, update and delete (alone or inside a transaction) fire the table's database hooks (./hooks.ts):
 // before-hooks run before the statement and may change or refuse it; the committed rows go to the
 // after-hooks once the write has committed (never for a rolled-back transaction or a dry run): they are
@@ -13,8 +15,8 @@ import { buildAggregate, buildDelete, buildFind, buildInsert, buildUpdate, build
 import type { Catalog, TableMeta } from './catalog.ts';
 import type { HookOutbox } from './hook-outbox.ts';
 import type { AfterWrite, DataHooks, HookContext, HookEvent } from './hooks.ts';
-import { mapPgError } from './pg-errors.ts';
-import type { Db, ProjectPool, ProjectPools } from './pools.ts';
+import { forEndUser, mapPgError } from './pg-errors.ts';
+import type { Db, ProjectClient, ProjectPool, ProjectPools } from './pools.ts';
 import type { ProjectRole, Provisioning } from './provisioning.ts';
 import type { Realtime } from './realtime.ts';
 import { checkRawSql } from './sql-guard.ts';
@@ -43,6 +45,10 @@ type Session = {
   after: AfterWrite[];
   /** The project key's single statement: `db` is this pool (a write with after-hooks takes one connection of it). */
   autocommit?: ProjectPool;
+  /** In a transaction: its connection (`db` is the same). */
+  client?: ProjectClient;
+  /** The project's own SQL ran: the session's settings may have changed (it is reset before it serves again). */
+  dirty: boolean;
   /** The after-hook outbox row of the session's committed writes. */
   outboxId?: string;
 };
@@ -97,14 +103,27 @@ function decodeRows(t: TableMeta, rows: Record<string, unknown>[]): Record<strin
 }
 
 /** Creates the action runner. */
-export function createActions(deps: { admin: pg.Pool; provisioning: Provisioning; pools: ProjectPools; catalog: Catalog; realtime: Realtime; hooks: DataHooks; outbox: HookOutbox }) {
-  const { admin, provisioning, pools, catalog, realtime, hooks, outbox } = deps;
+export function createActions(deps: {
+  admin: pg.Pool;
+  provisioning: Provisioning;
+  pools: ProjectPools;
+  catalog: Catalog;
+  realtime: Realtime;
+  hooks: DataHooks;
+  outbox: HookOutbox;
+  /** Most rows rawSQL or a write's `returning` answers (TESSERA_DATA_MAX_ROWS). */
+  maxRows: number;
+  /** Most bytes (roughly, as JSON) a rawSQL answer holds (TESSERA_DATA_MAX_RESULT_BYTES). */
+  maxResultBytes: number;
+}) {
+  const { admin, provisioning, pools, catalog, realtime, hooks, outbox, maxRows } = deps;
+  const limits = { maxRows, maxBytes: deps.maxResultBytes };
 
   const runBefore = async (s: Session, ...args: Parameters<DataHooks['runBefore']>): Promise<unknown[]> => {
     s.sent = true;
     return await hooks.runBefore(...args);
   };
-  const session = (db: Db, caller: Caller, hook: HookContext): Session => ({ db, caller, ddl: false, catalogChanged: false, sent: false, hook, after: [] });
+  const session = (db: Db, caller: Caller, hook: HookContext): Session => ({ db, caller, ddl: false, catalogChanged: false, sent: false, hook, after: [], dirty: false });
   /** Drops the schema's catalog here and in every other process; a failed announcement is logged by nobody: it only costs freshness elsewhere. */
   const announce = async (schema: string): Promise<void> => await catalog.announce(admin, schema).catch(() => {});
 
@@ -155,9 +174,8 @@ export function createActions(deps: { admin: pg.Pool; provisioning: Provisioning
       user = { id: principal.userId, clientId: principal.clientId, scopes: principal.scopes };
     } else if (principal.kind === 'anonymous') throw errors.unauthenticated('Send the project API key (X-Api-Key) or an end-user access token');
     else throw errors.forbidden('The data API takes a project API key or an end-user access token');
-    const role = await provisioning.load(projectId);
-    if (!role) throw errors.unavailable("The project's database is not ready yet; retry in a moment");
-    return { role, user };
+    // A new project's database may still be on its way (made from the project.created event): this call makes it.
+    return { role: await provisioning.ensure(projectId), user };
   };
 
   const table = async (s: Session, name: unknown): Promise<TableMeta> => {
@@ -201,7 +219,7 @@ export function createActions(deps: { admin: pg.Pool; provisioning: Provisioning
     async update(s: Session, body: Body) {
       const t = await table(s, body.table);
       const schema = s.caller.role.schemaName;
-      let built = buildUpdate(schema, t, body);
+      let built = buildUpdate(schema, t, body, maxRows);
       const plan = await hooks.plan(s.hook, t.name, 'update');
       if (!plan.before && !plan.after) {
         const res = await exec(s, built);
@@ -209,21 +227,21 @@ export function createActions(deps: { admin: pg.Pool; provisioning: Provisioning
       }
       let b = body;
       if (plan.before) b = { ...body, set: (await runBefore(s, s.hook, t.name, 'update', [body.set], body.where))[0] };
-      built = buildUpdate(schema, t, plan.after ? { ...b, returning: '*' } : b);
+      built = buildUpdate(schema, t, plan.after ? { ...b, returning: '*' } : b, maxRows);
       const { res, rows } = await write(s, built, t, plan.after ? 'update' : undefined);
       return { count: res.rowCount ?? 0, rows: plan.after ? asReturned(body.returning, rows) : rows };
     },
     async delete(s: Session, body: Body) {
       const t = await table(s, body.table);
       const schema = s.caller.role.schemaName;
-      const built = buildDelete(schema, t, body);
+      const built = buildDelete(schema, t, body, maxRows);
       const plan = await hooks.plan(s.hook, t.name, 'delete');
       if (!plan.before && !plan.after) {
         const res = await exec(s, built);
         return { count: res.rowCount ?? 0, rows: decodeRows(t, res.rows) };
       }
       if (plan.before) await runBefore(s, s.hook, t.name, 'delete', [null], body.where);
-      const { res, rows } = await write(s, plan.after ? buildDelete(schema, t, { ...body, returning: '*' }) : built, t, plan.after ? 'delete' : undefined);
+      const { res, rows } = await write(s, plan.after ? buildDelete(schema, t, { ...body, returning: '*' }, maxRows) : built, t, plan.after ? 'delete' : undefined);
       return { count: res.rowCount ?? 0, rows: plan.after ? asReturned(body.returning, rows) : rows };
     },
     async aggregate(s: Session, body: Body) {
@@ -252,12 +270,50 @@ export function createActions(deps: { admin: pg.Pool; provisioning: Provisioning
       if (!Array.isArray(params)) throw errors.validation('params', 'expected an array of values');
       if (params.length > 10_000) throw errors.validation('params', 'at most 10000 values');
       s.catalogChanged = true; // even a select may call a function that changes tables
-      const res = await exec(s, { sql: body.sql as string, params });
+      s.dirty = true;
+      s.sent = true;
+      const sql = body.sql as string;
+      let res: { rows: Record<string, unknown>[]; rowCount: number | null; fields: { name: string; dataTypeID: number }[] };
+      try {
+        if (s.client) res = await s.client.readLimited(sql, params, limits);
+        else res = await alone(s.autocommit!, sql, params, guard.transactional);
+      } catch (err) {
+        throw mapPgError(err);
+      }
       if (guard.ddl) s.ddl = true;
       catalog.invalidate(s.caller.role.schemaName); // later operations of a transaction see its own changes
       const fields = (res.fields ?? []).map((f) => ({ name: f.name, type: TYPE_NAMES[f.dataTypeID] ?? String(f.dataTypeID) }));
-      return { rows: res.rows ?? [], rowCount: res.rowCount ?? res.rows?.length ?? 0, fields };
+      return { rows: res.rows, rowCount: res.rowCount ?? res.rows.length, fields };
     },
+  };
+
+  /**
+   * The project key's rawSQL statement on a connection of its own: in a transaction read through the row-limited
+   * cursor (a statement past the limit is rolled back: nothing half done), or alone for the statements PostgreSQL
+   * refuses in a transaction (VACUUM, CREATE INDEX CONCURRENTLY). The session is reset afterwards either way.
+   */
+  const alone = async (pool: ProjectPool, sql: string, params: unknown[], transactional: boolean) => {
+    const client = await pool.connect();
+    let broken = false;
+    try {
+      if (!transactional) {
+        const r = await client.query(sql, params);
+        return { rows: r.rows ?? [], rowCount: r.rowCount, fields: r.fields ?? [] };
+      }
+      await client.query('begin');
+      const r = await client.readLimited(sql, params, limits);
+      await client.query('commit');
+      return r;
+    } catch (err) {
+      if (transactional) {
+        await client.query('rollback').catch(() => {
+          broken = true;
+        });
+      }
+      throw err;
+    } finally {
+      client.release(broken ? true : 'reset');
+    }
   };
 
   /**
@@ -268,7 +324,7 @@ export function createActions(deps: { admin: pg.Pool; provisioning: Provisioning
   const inTransaction = async <T>(caller: Caller, fn: (s: Session) => Promise<T>, opts: RunOptions & { rollback?: boolean } = {}): Promise<T> => {
     const rollback = opts.rollback === true;
     const client = await pools.get(caller.role).connect();
-    const s = session(client, caller, hookContext(caller, opts, rollback));
+    const s: Session = { ...session(client, caller, hookContext(caller, opts, rollback)), client };
     let broken = false;
     let out: T;
     try {
@@ -291,12 +347,12 @@ export function createActions(deps: { admin: pg.Pool; provisioning: Provisioning
       catalog.noteError(caller.role.schemaName, err);
       throw err;
     } finally {
-      client.release(broken);
+      client.release(broken ? true : s.dirty ? 'reset' : false);
       // Committed or rolled back, what rawSQL did is settled now: every process forgets the schema's tables.
       if (s.catalogChanged) await announce(caller.role.schemaName);
-      if (s.ddl) await realtime.sync(caller.role.projectId, caller.role.schemaName).catch(() => {});
+      if (s.ddl) await realtime.sync(caller.role).catch(() => {});
     }
-    if (!rollback && s.after.length > 0) await outbox.deliver(s.hook, s.after, s.outboxId);
+    if (!rollback && s.after.length > 0) await outbox.deliver(caller.role, s.hook, s.after, s.outboxId);
     return out;
   };
 
@@ -304,14 +360,18 @@ export function createActions(deps: { admin: pg.Pool; provisioning: Provisioning
   const perform = async (principal: Principal, action: Exclude<ActionName, 'transaction'>, body: Body, o: RunOptions = {}): Promise<unknown> => {
     const caller = await callerOf(principal);
     const fn = actions[action] as (s: Session, b: Body) => Promise<unknown>;
-    if (caller.user) return await inTransaction(caller, (s) => fn(s, body), o);
+    if (caller.user) {
+      return await inTransaction(caller, (s) => fn(s, body), o).catch((err: unknown) => {
+        throw forEndUser(mapPgError(err));
+      });
+    }
     const schema = caller.role.schemaName;
     const once = async (retry: boolean): Promise<unknown> => {
       const pool = pools.get(caller.role);
       const s: Session = { ...session(pool, caller, hookContext(caller, o, false)), autocommit: pool };
       try {
         const out = await fn(s, body);
-        if (s.after.length > 0) await outbox.deliver(s.hook, s.after, s.outboxId);
+        if (s.after.length > 0) await outbox.deliver(caller.role, s.hook, s.after, s.outboxId);
         return out;
       } catch (err) {
         // A column this process did not know may have been made by the project's own trigger or function:
@@ -325,7 +385,7 @@ export function createActions(deps: { admin: pg.Pool; provisioning: Provisioning
         throw err;
       } finally {
         if (s.catalogChanged) await announce(schema);
-        if (s.ddl) await realtime.sync(caller.role.projectId, schema).catch(() => {});
+        if (s.ddl) await realtime.sync(caller.role).catch(() => {});
       }
     };
     return await once(true);
@@ -342,7 +402,7 @@ export function createActions(deps: { admin: pg.Pool; provisioning: Provisioning
       }
     });
     const caller = await callerOf(principal);
-    return await inTransaction(caller, async (s) => {
+    const run = inTransaction(caller, async (s) => {
       const results: unknown[] = [];
       for (const [i, op] of (operations as Body[]).entries()) {
         try {
@@ -356,31 +416,72 @@ export function createActions(deps: { admin: pg.Pool; provisioning: Provisioning
       }
       return { results };
     }, opts);
+    return caller.user ? await run.catch((err: unknown) => Promise.reject(forEndUser(err))) : await run;
   };
 
-  /** What a realtime subscriber may receive: the project key everything, an end user what RLS lets it read. */
+  /**
+   * Whether the end user of `s` could have read `old`, a row of `t` that was just deleted: the table's SELECT
+   * policies that apply to the end-user role (permissive ones or'ed, restrictive ones and'ed, as PostgreSQL does),
+   * evaluated over the row as it was, as that user. No applicable policy: no.
+   */
+  const couldRead = async (s: Session, t: TableMeta, old: Record<string, unknown>): Promise<boolean> => {
+    const schema = s.caller.role.schemaName;
+    const { rows: policies } = await exec(s, {
+      sql: `select p.polpermissive as permissive, pg_catalog.pg_get_expr(p.polqual, p.polrelid) as qual
+              from pg_catalog.pg_policy p
+              join pg_catalog.pg_class c on c.oid = p.polrelid
+              join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+             where n.nspname = $1 and c.relname = $2 and p.polcmd in ('r', '*')
+               and (p.polroles @> array[0::oid] or (select r.oid from pg_catalog.pg_roles r where r.rolname = $3) = any(p.polroles))`,
+      params: [schema, t.name, s.caller.role.userRoleName],
+    });
+    const quals = policies as { permissive: boolean; qual: string | null }[];
+    const permissive = quals.filter((q) => q.permissive && q.qual).map((q) => `(${q.qual})`);
+    const restrictive = quals.filter((q) => !q.permissive).map((q) => `(${q.qual ?? 'false'})`);
+    if (permissive.length === 0) return false;
+    const cond = [`(${permissive.join(' or ')})`, ...restrictive].join(' and ');
+    // The policies' own text, over the old row: the alias is the table's name, so their column references resolve.
+    const res = await exec(s, {
+      sql: `select 1 from pg_catalog.jsonb_populate_record(null::${ident(schema)}.${ident(t.name)}, $1::jsonb) as ${ident(t.name)} where ${cond}`,
+      params: [JSON.stringify(old)],
+    });
+    return res.rows.length > 0;
+  };
+
+  /**
+   * What a realtime subscriber may receive: the project key everything, an end user what RLS lets it read (a
+   * deleted row: what its policies would have let it read, and then only the row's key). `source` is the project's
+   * change stream, listening once this resolves.
+   */
   const subscriber = async (principal: Principal) => {
     const caller = await callerOf(principal);
     const schema = caller.role.schemaName;
+    const source = await realtime.subscribe(caller.role);
     const tableOf = async (name: string) => await catalog.table(pools.get(caller.role), schema, name).catch(() => undefined);
-    if (!caller.user) return { schema, visible: async (_c: Change) => true, oldOf: (c: Change) => c.old ?? null };
+    if (!caller.user) return { source, visible: async (_c: Change) => true, oldOf: (c: Change) => c.old ?? null };
     const keys = new Map<string, string[]>();
     return {
-      schema,
+      source,
       visible: async (c: Change): Promise<boolean> => {
+        if (c.op === 'gap') return true;
         const t = await tableOf(c.table);
         if (!t || !t.rls || t.primaryKey.length === 0) return false;
         keys.set(t.name, t.primaryKey);
-        if (c.op === 'delete' || !c.row) return c.op === 'delete';
+        if (c.op === 'delete') {
+          const old = c.old;
+          if (!old) return false;
+          return await inTransaction(caller, async (s) => await couldRead(s, t, old), { rollback: true }).catch(() => false);
+        }
         const row = c.row;
+        if (!row) return false;
         return await inTransaction(caller, async (s) => {
           const p = new Params();
           const cond = t.primaryKey.map((k) => `${ident(k)} = ${p.add(bindValue(t.columns.get(k), row[k], k))}`).join(' and ');
           const res = await exec(s, { sql: `select 1 from ${ident(schema)}.${ident(t.name)} where ${cond}`, params: p.values });
           return res.rows.length > 0;
-        }).catch(() => false);
+        }, { rollback: true }).catch(() => false);
       },
-      // A deleted row cannot be checked against the policies any more: end users get its key only.
+      // A deleted row is sent to end users as its key only.
       oldOf: (c: Change) => (c.old ? Object.fromEntries((keys.get(c.table) ?? []).map((k) => [k, c.old![k]])) : null),
     };
   };

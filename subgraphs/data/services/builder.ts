@@ -29,6 +29,16 @@ function whereClause(t: TableMeta, where: unknown, p: Params): string {
   return w ? ` where ${w}` : '';
 }
 
+/**
+ * A write that answers its rows (update and delete have no limit of their own) is wrapped so that, past `maxRows`
+ * rows, the statement fails (SQLSTATE 54T01, from the project template's tessera_limits.check_rows) and with it the
+ * write: nothing half done, and never millions of rows held in this process.
+ */
+function capped(dml: string, returning: string, maxRows: number | undefined, p: Params): string {
+  if (!returning || maxRows === undefined) return `${dml}${returning}`;
+  return `with w as (${dml}${returning}) select w.* from w where tessera_limits.check_rows((select count(*) from w), ${p.add(maxRows)})`;
+}
+
 function requireWhere(body: Body, action: string): void {
   const empty = body.where === undefined || body.where === null || (isPlainObject(body.where) && Object.keys(body.where).length === 0);
   if (empty && body.all !== true) {
@@ -84,22 +94,22 @@ export function buildInsert(schema: string, t: TableMeta, body: Body): Built {
   return { sql: `insert into ${target} (${columns.map(ident).join(', ')}) values ${tuples.join(', ')}${ret}`, params: p.values };
 }
 
-/** update: `set` on the rows matching `where` (or every row with `all: true`). */
-export function buildUpdate(schema: string, t: TableMeta, body: Body): Built {
+/** update: `set` on the rows matching `where` (or every row with `all: true`); at most `maxRows` rows answered. */
+export function buildUpdate(schema: string, t: TableMeta, body: Body, maxRows?: number): Built {
   requireWhere(body, 'update');
   if (!isPlainObject(body.set) || Object.keys(body.set).length === 0) throw errors.validation('set', 'expected an object of column values');
   const p = new Params();
   const set = Object.entries(body.set).map(([k, v]) => `${ident(columnOf(t, k, `set.${k}`).name)} = ${p.add(bindValue(t.columns.get(k), v, `set.${k}`))}`);
   const where = whereClause(t, body.where, p);
-  return { sql: `update ${qualified(schema, t)} set ${set.join(', ')}${where}${returningList(t, body.returning)}`, params: p.values };
+  return { sql: capped(`update ${qualified(schema, t)} set ${set.join(', ')}${where}`, returningList(t, body.returning), maxRows, p), params: p.values };
 }
 
-/** delete: the rows matching `where` (or every row with `all: true`). */
-export function buildDelete(schema: string, t: TableMeta, body: Body): Built {
+/** delete: the rows matching `where` (or every row with `all: true`); at most `maxRows` rows answered. */
+export function buildDelete(schema: string, t: TableMeta, body: Body, maxRows?: number): Built {
   requireWhere(body, 'delete');
   const p = new Params();
   const where = whereClause(t, body.where, p);
-  return { sql: `delete from ${qualified(schema, t)}${where}${returningList(t, body.returning)}`, params: p.values };
+  return { sql: capped(`delete from ${qualified(schema, t)}${where}`, returningList(t, body.returning), maxRows, p), params: p.values };
 }
 
 const AGGREGATE_FUNCTIONS = new Set(['count', 'sum', 'avg', 'min', 'max']);

@@ -1,21 +1,25 @@
 // The after-hook outbox: after-hooks run at least once for every committed write that fires them.
-// A write with after-hooks adds one row to `data_hook_outbox` (the platform's table, migration 0002) in its own
-// transaction, through `tessera_hooks.outbox_add` on the project's own connection: the write and its row commit
-// together, or neither does (a rolled-back transaction or a dry run leaves nothing). Once committed, the request
-// hands the rows to the functions subgraph (hooks.ts `handOff`) and deletes the outbox row; if the hand-off
-// fails (the functions subgraph unreachable) or never happens (the process died after the commit), the row stays
-// and the sweeper here hands it off later: every ~10 s, each data instance takes the rows that are due (older
-// than 15 s, so a request still handing off its own is left alone) with `for update skip locked`, hands them
-// off and deletes them in the same transaction. A row that fails again waits longer each time (10 s, 20 s, ...
-// at most an hour) and is logged on every failure, as an error once it keeps failing; it is never dropped,
-// except a row the functions subgraph refuses as malformed (only a row made by hand can be one),
-// which is dropped with an error in the log. A row handed off whose deletion then fails is handed off again:
-// at least once, so an after-hook may (rarely) run twice for one write.
+// A write with after-hooks adds one row to `tessera_hooks.outbox` in its project's own database, on its own
+// connection and in its own transaction: the write and its row commit together, or neither does (a rolled-back
+// transaction or a dry run leaves nothing). Just before that commit, the project is marked in the platform's
+// `data_hook_outbox_projects` (touched). Once committed, the request hands the rows to the functions subgraph
+// (hooks.ts `handOff`) and deletes the outbox row; if the hand-off fails (the functions subgraph unreachable) or
+// never happens (the process died after the commit), the row stays and the sweeper hands it off later: every
+// ~10 s, each data instance takes the marked projects last touched more than GRACE_SECONDS ago (`for update skip
+// locked`: one instance per project) and, on a connection of that project, the rows that are due (older than
+// GRACE_SECONDS, so a request still handing off its own is left alone): hands them off and deletes them in the same
+// transaction. A row that fails again waits longer each time (10 s, 20 s, ... at most an hour) and is logged on every
+// failure, as an error once it keeps failing; it is never dropped, except a row the functions subgraph refuses as
+// malformed (only a row the project wrote itself can be one: the table is the project's), which is dropped with an
+// error in the log. A row handed off whose deletion then fails is handed off again: at least once, so an after-hook
+// may (rarely) run twice for one write. A marker goes once its project's outbox is empty and it was last touched more
+// than MARKER_KEEP_SECONDS ago (a writer touches it before its commit, which follows at once).
 import type pg from 'pg';
 import { errors, type AppError } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import type { AfterWrite, DataHooks, HookContext, HookEvent } from './hooks.ts';
-import type { Db } from './pools.ts';
+import type { Db, ProjectPools } from './pools.ts';
+import type { ProjectRole, Provisioning } from './provisioning.ts';
 
 /** What an outbox row holds: the committed writes of one request or transaction, as `_enqueueAfterHooks` takes them. */
 export type OutboxPayload = { userId: string | null; depth: number; writes: AfterWrite[] };
@@ -24,10 +28,14 @@ export type HookOutbox = ReturnType<typeof createHookOutbox>;
 
 const SWEEP_INTERVAL_MS = 10_000;
 const FIRST_SWEEP_MS = 1_000;
-/** Rows younger than this belong to the request that added them (it is handing them off). */
+/** Rows (and markers) younger than this belong to the request that added them (it is handing them off). */
 const GRACE_SECONDS = 15;
+/** A marker whose outbox is empty is forgotten only when it was last touched longer ago than this. */
+const MARKER_KEEP_SECONDS = 60;
 const BATCH = 50;
-/** Batches one sweep takes at most (then the next sweep goes on). */
+/** Projects one sweep visits at most (then the next sweep goes on). */
+const MAX_PROJECTS = 50;
+/** Batches of one project one sweep takes at most. */
 const MAX_BATCHES = 20;
 /** From this many failed attempts on, a row's failures are logged as errors. */
 const KEEPS_FAILING = 5;
@@ -40,7 +48,7 @@ export function retryDelaySeconds(attempts: number): number {
   return Math.min(3600, 10 * 2 ** Math.max(0, attempts - 1));
 }
 
-/** An outbox row's payload, or what is wrong with it (checked: the row is data, not code we wrote). */
+/** An outbox row's payload, or what is wrong with it (checked: the row is data the project could have written). */
 export function readPayload(p: unknown): OutboxPayload | string {
   if (p === null || typeof p !== 'object' || Array.isArray(p)) return 'not an object';
   const o = p as Record<string, unknown>;
@@ -58,25 +66,27 @@ export function readPayload(p: unknown): OutboxPayload | string {
   return { userId: (o.userId as string | null | undefined) ?? null, depth: o.depth as number, writes };
 }
 
-type Row = { id: string; project_id: string; payload: unknown; attempts: number };
+type Row = { id: string; payload: unknown; attempts: number };
+/** `touched_at` as PostgreSQL's text (a Date would lose its microseconds, and the comparison that forgets a mark with them). */
+type Marker = { project_id: string; touched_at: string; attempts: number };
 
-/** Creates the outbox over the platform role's pool (`admin`) and the hook client. */
-export function createHookOutbox(opts: { admin: pg.Pool; hooks: DataHooks; logger: Logger; intervalMs?: number }) {
-  const { admin, hooks, logger } = opts;
+/** Creates the outbox over the platform role's pool (`admin`, for the markers), the projects' pools and the hook client. */
+export function createHookOutbox(opts: { admin: pg.Pool; pools: ProjectPools; provisioning: Provisioning; hooks: DataHooks; logger: Logger; intervalMs?: number }) {
+  const { admin, pools, provisioning, hooks, logger } = opts;
   const intervalMs = opts.intervalMs ?? SWEEP_INTERVAL_MS;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let started = false;
   let stopped = false;
 
-  /** Hands off one row inside the sweep's transaction `c`: deleted when done, otherwise rescheduled. */
-  const sweepOne = async (c: pg.PoolClient, r: Row): Promise<void> => {
-    const log = { outbox: r.id, project: r.project_id };
+  /** Hands off one row inside the project transaction `c`: deleted when done, otherwise rescheduled; answers the error. */
+  const sweepOne = async (c: Db, projectId: string, r: Row): Promise<AppError | undefined> => {
+    const log = { outbox: r.id, project: projectId };
     const payload = readPayload(r.payload);
     if (typeof payload === 'string') {
       logger.error({ ...log, problem: payload }, 'data: an after-hook outbox row is malformed; dropped');
-      await c.query('delete from data_hook_outbox where id = $1', [r.id]);
-      return;
+      await c.query('delete from tessera_hooks.outbox where id = $1', [r.id]);
+      return undefined;
     }
     const left: AfterWrite[] = [];
     let error: AppError | undefined;
@@ -85,7 +95,7 @@ export function createHookOutbox(opts: { admin: pg.Pool; hooks: DataHooks; logge
         left.push(w); // the functions subgraph just failed: the rest waits with it
         continue;
       }
-      const err = await hooks.enqueueAfter(r.project_id, w, payload.userId, payload.depth, `hook-outbox-${r.id}`);
+      const err = await hooks.enqueueAfter(projectId, w, payload.userId, payload.depth, `hook-outbox-${projectId}-${r.id}`);
       if (!err) continue;
       if (MALFORMED.has(err.code)) {
         logger.error({ ...log, table: w.table, event: w.event, rows: w.rows.length, error: err.message }, 'data: the functions subgraph refused an outbox write as malformed; dropped');
@@ -95,37 +105,39 @@ export function createHookOutbox(opts: { admin: pg.Pool; hooks: DataHooks; logge
       left.push(w);
     }
     if (!error) {
-      await c.query('delete from data_hook_outbox where id = $1', [r.id]);
+      await c.query('delete from tessera_hooks.outbox where id = $1', [r.id]);
       logger.info({ ...log, attempts: r.attempts + 1 }, 'data: after-hooks handed off by the outbox sweeper');
-      return;
+      return undefined;
     }
     const attempts = r.attempts + 1;
     const delay = retryDelaySeconds(attempts);
     await c.query(
-      `update data_hook_outbox set attempts = $2, next_attempt_at = now() + make_interval(secs => $3), last_error = $4,
+      `update tessera_hooks.outbox set attempts = $2, next_attempt_at = now() + make_interval(secs => $3), last_error = $4,
          payload = jsonb_set(payload, '{writes}', $5::jsonb) where id = $1`,
       [r.id, attempts, delay, error.message.slice(0, 2000), JSON.stringify(left)],
     );
     const fields = { ...log, attempts, retry_in_s: delay, writes: left.length, error: error.message };
     if (attempts >= KEEPS_FAILING) logger.error(fields, 'data: after-hooks keep failing to be handed off; still retrying');
     else logger.warn(fields, 'data: after-hooks could not be handed off; retrying later');
+    return error;
   };
 
-  /** One batch of due rows in one transaction; answers how many were taken. */
-  const sweepBatch = async (): Promise<number> => {
-    const c = await admin.connect();
+  /** One batch of a project's due rows in one transaction of its own connection; answers how many were taken and the first failure. */
+  const sweepBatch = async (role: ProjectRole): Promise<{ taken: number; error?: AppError }> => {
+    const c = await pools.get(role).connect();
     let broken = false;
     try {
       await c.query('begin');
       const { rows } = await c.query<Row>(
-        `select id::text as id, project_id::text as project_id, payload, attempts from data_hook_outbox
+        `select id::text as id, payload, attempts from tessera_hooks.outbox
           where next_attempt_at <= now() and created_at <= now() - make_interval(secs => $1)
           order by next_attempt_at, id limit $2 for update skip locked`,
         [GRACE_SECONDS, BATCH],
       );
-      for (const r of rows) await sweepOne(c, r);
+      let error: AppError | undefined;
+      for (const r of rows) error = (await sweepOne(c, role.projectId, r)) ?? error;
       await c.query('commit');
-      return rows.length;
+      return { taken: rows.length, error };
     } catch (err) {
       await c.query('rollback').catch(() => {
         broken = true;
@@ -136,9 +148,59 @@ export function createHookOutbox(opts: { admin: pg.Pool; hooks: DataHooks; logge
     }
   };
 
+  /** Sweeps one marked project inside the marker's platform transaction `m`. */
+  const sweepProject = async (m: pg.PoolClient, marker: Marker): Promise<void> => {
+    const role = await provisioning.load(marker.project_id);
+    if (!role) {
+      await m.query('delete from data_hook_outbox_projects where project_id = $1', [marker.project_id]); // deleted since
+      return;
+    }
+    let error: AppError | undefined;
+    try {
+      for (let i = 0; i < MAX_BATCHES && !stopped; i++) {
+        const batch = await sweepBatch(role);
+        error ??= batch.error;
+        if (batch.taken < BATCH) break;
+      }
+    } catch (err) {
+      error = errors.unavailable((err as Error).message);
+    }
+    const { rows } = await pools.get(role).query<{ n: number }>('select count(*)::int as n from tessera_hooks.outbox').catch(() => ({ rows: [{ n: 1 }] }));
+    if (rows[0]!.n === 0) {
+      await m.query(`delete from data_hook_outbox_projects where project_id = $1 and touched_at = $2::timestamptz and touched_at <= now() - make_interval(secs => $3)`, [
+        marker.project_id, marker.touched_at, MARKER_KEEP_SECONDS,
+      ]);
+      return;
+    }
+    const attempts = error ? marker.attempts + 1 : 0;
+    await m.query(`update data_hook_outbox_projects set attempts = $2, next_attempt_at = now() + make_interval(secs => $3), last_error = $4 where project_id = $1`, [
+      marker.project_id, attempts, error ? retryDelaySeconds(attempts) : GRACE_SECONDS, error?.message.slice(0, 2000) ?? null,
+    ]);
+  };
+
   const sweep = async (): Promise<void> => {
-    for (let i = 0; i < MAX_BATCHES && !stopped; i++) {
-      if ((await sweepBatch()) < BATCH) break;
+    const m = await admin.connect();
+    let broken = false;
+    try {
+      await m.query('begin');
+      const { rows } = await m.query<Marker>(
+        `select project_id::text as project_id, touched_at::text as touched_at, attempts from data_hook_outbox_projects
+          where next_attempt_at <= now() and touched_at <= now() - make_interval(secs => $1)
+          order by next_attempt_at limit $2 for update skip locked`,
+        [GRACE_SECONDS, MAX_PROJECTS],
+      );
+      for (const marker of rows) {
+        if (stopped) break;
+        await sweepProject(m, marker);
+      }
+      await m.query('commit');
+    } catch (err) {
+      await m.query('rollback').catch(() => {
+        broken = true;
+      });
+      throw err;
+    } finally {
+      m.release(broken);
     }
   };
 
@@ -173,16 +235,21 @@ export function createHookOutbox(opts: { admin: pg.Pool; hooks: DataHooks; logge
     sweep,
 
     /**
-     * Adds the writes' committed-to-be rows to the outbox on `db`, the connection of the write's own transaction
-     * (as the project's role: the function checks it is this project's). Answers the row's id (none when no
-     * write has rows). A failure here fails the write: its after-hooks could not be guaranteed.
+     * Adds the writes' committed-to-be rows to the outbox on `db`, the connection of the write's own transaction,
+     * and marks the project for the sweeper. Answers the row's id (none when no write has rows). A failure here fails
+     * the write: its after-hooks could not be guaranteed.
      */
     async add(db: Db, h: HookContext, writes: AfterWrite[]): Promise<string | undefined> {
       const kept = writes.filter((w) => w.rows.length > 0);
       if (kept.length === 0) return undefined;
       const payload: OutboxPayload = { userId: h.userId, depth: h.depth + 1, writes: kept };
       try {
-        const { rows } = await db.query<{ id: string }>('select tessera_hooks.outbox_add($1, $2::jsonb)::text as id', [h.projectId, JSON.stringify(payload)]);
+        const { rows } = await db.query<{ id: string }>('insert into tessera_hooks.outbox (payload) values ($1::jsonb) returning id::text as id', [JSON.stringify(payload)]);
+        await admin.query(
+          `insert into data_hook_outbox_projects (project_id) values ($1)
+           on conflict (project_id) do update set touched_at = now()`,
+          [h.projectId],
+        );
         return rows[0]!.id;
       } catch (err) {
         logger.error({ project: h.projectId, err: (err as Error).message }, 'data: could not add to the after-hook outbox; the write is rolled back');
@@ -191,21 +258,23 @@ export function createHookOutbox(opts: { admin: pg.Pool; hooks: DataHooks; logge
     },
 
     /**
-     * After the commit: hands the writes to the after-hooks and deletes their outbox row (`id`). What could not be
-     * handed off stays in the outbox for the sweeper (the request does not fail: its write has committed).
+     * After the commit: hands the writes to the after-hooks and deletes their outbox row (`id`) on the project's
+     * pool. What could not be handed off stays in the outbox for the sweeper (the request does not fail: its write
+     * has committed).
      */
-    async deliver(h: HookContext, writes: AfterWrite[], id: string | undefined): Promise<void> {
+    async deliver(role: ProjectRole, h: HookContext, writes: AfterWrite[], id: string | undefined): Promise<void> {
       const { left, error } = await hooks.handOff(h, writes);
       const log = { project: h.projectId, outbox: id };
       if (!id) return;
+      const db = pools.get(role);
       if (left.length === 0) {
-        await admin.query('delete from data_hook_outbox where id = $1', [id]).catch((err: Error) => {
+        await db.query('delete from tessera_hooks.outbox where id = $1', [id]).catch((err: Error) => {
           logger.warn({ ...log, err: err.message }, 'data: could not delete a handed-off outbox row; the sweeper hands it off again');
         });
         return;
       }
       if (left.length < writes.filter((w) => w.rows.length > 0).length) {
-        await admin.query(`update data_hook_outbox set payload = jsonb_set(payload, '{writes}', $2::jsonb) where id = $1`, [id, JSON.stringify(left)]).catch(() => {});
+        await db.query(`update tessera_hooks.outbox set payload = jsonb_set(payload, '{writes}', $2::jsonb) where id = $1`, [id, JSON.stringify(left)]).catch(() => {});
       }
       logger.warn({ ...log, writes: left.length, error: error?.message }, 'data: after-hooks could not be handed off yet; the outbox sweeper retries them');
     },

@@ -3,7 +3,10 @@
 // - which (table, timing, event) of a project have hooks — cached per project, so a write to a table without
 //   hooks costs one map lookup; the cache entry is dropped on the broadcast `hooks.changed` (published by the
 //   functions subgraph in the transaction that changes a hook) and everything is dropped when the broadcast
-//   connection resets (messages may have been missed). The functions subgraph also calls `_hooksChanged` through
+//   connection resets (messages may have been missed). Every answer is also kept in the platform database
+//   (`data_hook_triggers`): while the functions subgraph cannot be asked, writes go by the last answer (nothing
+//   about hooks can change meanwhile: hooks change through that subgraph), so a table without hooks is never
+//   blocked by it being away; only a project never asked before waits for it (503). The functions subgraph also calls `_hooksChanged` through
 //   the router once the change has committed, before it answers, so the instance it reaches (the only one in
 //   one-process mode) never serves a write from the old entry; other instances follow the broadcast;
 // - to run the before-hooks of a write (synchronously, before its SQL), which may change or refuse it;
@@ -12,6 +15,7 @@
 // Depth: a write made by a function run at depth d fires hooks at depth d + 1; past TESSERA_HOOK_MAX_DEPTH the
 // write is refused (HOOK_DEPTH_EXCEEDED), so a hook whose function writes to its own table cannot recurse forever.
 import { LRUCache } from 'lru-cache';
+import type pg from 'pg';
 import { startBroadcastListener, type BroadcastListener } from '../../../platform/broadcast.ts';
 import { AppError, errors, isErrorCode } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
@@ -35,6 +39,20 @@ const ENQUEUE_AFTER = `mutation DataEnqueueAfterHooks($projectId: ID!, $table: S
 }`;
 
 type Triggers = Map<string, { before: Set<string>; after: Set<string> }>;
+type TriggerRow = { table: string; timing: 'before' | 'after'; events: string[] };
+
+/** How long the last known triggers stand in, in this process, before the functions subgraph is asked again. */
+const FALLBACK_TTL_MS = 5_000;
+
+function triggersOfRows(list: TriggerRow[]): Triggers {
+  const triggers: Triggers = new Map();
+  for (const t of list) {
+    const entry = triggers.get(t.table) ?? { before: new Set<string>(), after: new Set<string>() };
+    for (const e of t.events) entry[t.timing].add(e);
+    triggers.set(t.table, entry);
+  }
+  return triggers;
+}
 
 export type DataHooks = ReturnType<typeof createDataHooks>;
 
@@ -49,9 +67,10 @@ function errorOf(res: ExecutionResultJson): AppError | undefined {
 }
 
 /** Creates the hook client of the data subgraph. */
-export function createDataHooks(opts: { router: RouterClient; databaseUrl: string; logger: Logger; maxDepth: number }) {
-  const { router, logger, maxDepth } = opts;
+export function createDataHooks(opts: { router: RouterClient; databaseUrl: string; logger: Logger; maxDepth: number; admin?: pg.Pool }) {
+  const { router, logger, maxDepth, admin } = opts;
   const cache = new LRUCache<string, Promise<Triggers>>({ max: 10_000 });
+  const fallbacks = new LRUCache<string, Triggers>({ max: 10_000, ttl: FALLBACK_TTL_MS });
   let listener: BroadcastListener | undefined;
 
   const call = async (query: string, variables: Record<string, unknown>, requestId: string): Promise<ExecutionResultJson> => {
@@ -62,30 +81,61 @@ export function createDataHooks(opts: { router: RouterClient; databaseUrl: strin
     }
   };
 
-  const load = async (projectId: string, requestId: string): Promise<Triggers> => {
-    const res = await call(TRIGGERS, { projectId }, requestId);
+  /** The last triggers kept for the project, when the functions subgraph could not be asked (undefined: none kept). */
+  const lastKnown = async (projectId: string): Promise<Triggers | undefined> => {
+    const hit = fallbacks.get(projectId);
+    if (hit) return hit;
+    if (!admin) return undefined;
+    const { rows } = await admin.query<{ triggers: TriggerRow[] }>('select triggers from data_hook_triggers where project_id = $1', [projectId]).catch(() => ({ rows: [] }));
+    if (!rows[0]) return undefined;
+    const triggers = triggersOfRows(rows[0].triggers);
+    fallbacks.set(projectId, triggers);
+    return triggers;
+  };
+
+  /** The project's triggers from the functions subgraph (`fresh`), or the last known ones while it cannot be asked. */
+  const load = async (projectId: string, requestId: string): Promise<{ triggers: Triggers; fresh: boolean }> => {
+    let res: ExecutionResultJson;
+    try {
+      res = await call(TRIGGERS, { projectId }, requestId);
+    } catch (err) {
+      const known = await lastKnown(projectId);
+      if (!known) throw err;
+      logger.warn({ project: projectId, err: (err as Error).message }, 'data: the functions subgraph cannot be asked for hooks; writes go by the last hooks known');
+      return { triggers: known, fresh: false };
+    }
     const err = errorOf(res);
     if (err) throw err;
-    const triggers: Triggers = new Map();
-    for (const t of (res.data?._hookTriggers ?? []) as { table: string; timing: 'before' | 'after'; events: string[] }[]) {
-      const entry = triggers.get(t.table) ?? { before: new Set<string>(), after: new Set<string>() };
-      for (const e of t.events) entry[t.timing].add(e);
-      triggers.set(t.table, entry);
-    }
-    return triggers;
+    const list = (res.data?._hookTriggers ?? []) as TriggerRow[];
+    fallbacks.delete(projectId);
+    await admin
+      ?.query(
+        `insert into data_hook_triggers (project_id, triggers, loaded_at) values ($1, $2::jsonb, now())
+         on conflict (project_id) do update set triggers = excluded.triggers, loaded_at = now()`,
+        [projectId, JSON.stringify(list)],
+      )
+      .catch((e: Error) => logger.warn({ project: projectId, err: e.message }, 'data: could not keep the hooks known of a project'));
+    return { triggers: triggersOfRows(list), fresh: true };
   };
 
   /** The project's triggers: cached while the broadcast listener runs (it is what keeps the cache right). */
   const triggersOf = async (projectId: string, requestId: string): Promise<Triggers> => {
-    if (!listener) return await load(projectId, requestId);
+    if (!listener) return (await load(projectId, requestId)).triggers;
     let p = cache.get(projectId);
     if (!p) {
-      p = load(projectId, requestId);
+      const loading = load(projectId, requestId);
+      p = loading.then((l) => l.triggers);
       cache.set(projectId, p);
-      // A failed load is not remembered: the next write asks again (and is refused meanwhile, see plan()).
-      p.catch(() => {
-        if (cache.get(projectId) === p) cache.delete(projectId);
-      });
+      // A failed load, or the last known triggers standing in, is not remembered: the next write asks again.
+      const made = p;
+      loading.then(
+        (l) => {
+          if (!l.fresh && cache.get(projectId) === made) cache.delete(projectId);
+        },
+        () => {
+          if (cache.get(projectId) === made) cache.delete(projectId);
+        },
+      );
     }
     return await p;
   };

@@ -1,7 +1,8 @@
-// The data subgraph's services: provisioning of each project's schema and roles, the pools that reach
+// The data subgraph's services: provisioning of each project's database and roles, the pools that reach
 // them, the live catalog, the nine actions and realtime.
 import pg from 'pg';
 import { createSecretBox } from '../../../platform/crypto.ts';
+import { AppError } from '../../../platform/errors.ts';
 import type { SubgraphDeps } from '../../../platform/subgraph.ts';
 import { createActions } from './actions.ts';
 import { createCatalog } from './catalog.ts';
@@ -14,22 +15,46 @@ import { createRealtime } from './realtime.ts';
 
 export type DataServices = Awaited<ReturnType<typeof createDataServices>>;
 
+/** Events of a project deleted since are done with: its database is gone, or will never be made. */
+function ignoreDeleted(err: unknown): undefined {
+  if (err instanceof AppError && err.code === 'NOT_FOUND') return undefined;
+  throw err;
+}
+
 /** Connections left to the platform's own pools, schedulers and listeners (~40 in one-process mode) and to other clients. */
 const PLATFORM_RESERVE = 60;
 
-/** Creates the data services over the platform database. */
+/** Creates the data services over the platform database (and the projects' server, by default the same). */
 export async function createDataServices({ config, logger, databaseUrl, router }: SubgraphDeps) {
   const log = logger.child({ component: 'data' });
   const admin = new pg.Pool({ connectionString: databaseUrl, max: 4, application_name: 'tessera-data-admin' });
   admin.on('error', (err) => log.warn({ err: err.message }, 'data: idle admin connection failed'));
+  const serverUrl = config.projectsDatabaseUrl ?? databaseUrl;
   const box = createSecretBox(config.internalSecret!, 'data:project-roles');
-  const provisioning = createProvisioning({ admin, box, statementTimeoutMs: config.dataStatementTimeoutMs, logger: log });
-  const pools = createProjectPools({ databaseUrl, maxConnections: config.dataMaxConnections, size: config.dataPoolSize, logger: log });
+  const provisioning = createProvisioning({
+    admin,
+    serverUrl,
+    box,
+    secret: config.internalSecret!,
+    statementTimeoutMs: config.dataStatementTimeoutMs,
+    connectionLimit: config.dataProjectConnectionLimit,
+    tempFileLimitKb: config.dataTempFileLimitKb,
+    logger: log,
+  });
+  const pools = createProjectPools({
+    databaseUrl: serverUrl,
+    maxConnections: config.dataMaxConnections,
+    size: config.dataPoolSize,
+    waitMs: config.dataPoolWaitMs,
+    statementTimeoutMs: config.dataStatementTimeoutMs,
+    cancelBackend: provisioning.cancelBackend,
+    logger: log,
+  });
   const catalog = createCatalog({ databaseUrl, logger: log });
-  const realtime = createRealtime({ admin, databaseUrl, logger: log });
-  const hooks = createDataHooks({ router, databaseUrl, logger: log, maxDepth: config.hookMaxDepth });
-  const outbox = createHookOutbox({ admin, hooks, logger: log });
-  const actions = createActions({ admin, provisioning, pools, catalog, realtime, hooks, outbox });
+  const realtime = createRealtime({ admin, pools, databaseUrl: serverUrl, logger: log, maxSubscribers: config.realtimeMaxSubscribers });
+  const hooks = createDataHooks({ router, databaseUrl, logger: log, maxDepth: config.hookMaxDepth, admin });
+  const outbox = createHookOutbox({ admin, pools, provisioning, hooks, logger: log });
+  const actions = createActions({ admin, provisioning, pools, catalog, realtime, hooks, outbox, maxRows: config.dataMaxRows, maxResultBytes: config.dataMaxResultBytes });
 
   /**
    * A server that accepts fewer connections than the budget (an external PostgreSQL at its default of 100) would
@@ -37,7 +62,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
    * `max_connections` minus what the platform and other clients need (PLATFORM_RESERVE), with a warning.
    */
   const fitBudget = async (): Promise<void> => {
-    const { rows } = await admin.query<{ max: number; reserved: number }>(
+    const { rows } = await provisioning.server.query<{ max: number; reserved: number }>(
       `select current_setting('max_connections')::int as max, current_setting('superuser_reserved_connections')::int as reserved`,
     );
     const budget = budgetFor(config.dataMaxConnections, rows[0]!.max, rows[0]!.reserved + PLATFORM_RESERVE);
@@ -60,22 +85,22 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     subscriber: actions.subscriber,
     projectSchema: { schemaOf: schemaNameOf, apiUrl: () => `${config.issuer}/v1` },
 
-    /** `project.created`: the project's schema and roles. */
+    /** `project.created`: the project's database and roles (unless its first request made them already). */
     async onProjectCreated(projectId: string): Promise<void> {
-      await provisioning.create(projectId);
-      log.info({ project: projectId }, 'data: project schema ready');
+      await provisioning.ensure(projectId).catch(ignoreDeleted);
     },
-    /** `project.deleted`: pool closed, schema and roles dropped. */
+    /** `project.deleted`: listeners and pool closed, database and roles dropped. */
     async onProjectDeleted(projectId: string): Promise<void> {
+      realtime.closeProject(projectId);
       await pools.close(projectId);
       await catalog.announce(admin, schemaNameOf(projectId)).catch(() => {});
       await provisioning.drop(projectId);
-      log.info({ project: projectId }, 'data: project schema dropped');
+      log.info({ project: projectId }, 'data: project database dropped');
     },
     /** `publication.changed`: the table's change trigger on or off. */
     async onPublicationChanged(projectId: string, table: string, enabled: boolean): Promise<void> {
-      if (!(await provisioning.load(projectId))) return; // deleted since
-      await realtime.setPublication(projectId, schemaNameOf(projectId), table, enabled);
+      const role = await provisioning.ensure(projectId).catch(ignoreDeleted);
+      if (role) await realtime.setPublication(role, table, enabled);
     },
 
     async start(): Promise<void> {
@@ -92,6 +117,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
       await hooks.stop();
       await realtime.stop();
       await pools.closeAll();
+      await provisioning.stop();
       await admin.end();
     },
   };

@@ -1,9 +1,15 @@
-// Names of each project's PostgreSQL objects. Roles are cluster-wide while schemas live in one
-// database, so role names also carry a digest of the database name: two databases on one server
-// (tests, several installations) never share a role.
+// Names of each project's PostgreSQL objects. Every project has a database of its own, a login role and a
+// NOLOGIN end-user role; databases and roles are cluster-wide, so their names carry a digest of the platform
+// database's name (two installations, or the test suite's many platforms, share one server without clashing)
+// and a keyed digest of the project id (HMAC under a key derived from the internal secret): what any role can
+// read in the shared catalogs (`pg_database`, `pg_roles`) tells nothing about which project owns what.
 import crypto from 'node:crypto';
+import { deriveKey } from '../../../platform/crypto.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Version of the project template's layout (schemas, functions, the outbox): a new layout gets a new template. */
+export const TEMPLATE_VERSION = 1;
 
 /** Whether a string is a project id (a UUID). */
 export function isProjectId(id: string): boolean {
@@ -15,15 +21,24 @@ export function schemaNameOf(projectId: string): string {
   return `p_${projectId.replace(/-/g, '').toLowerCase()}`;
 }
 
-/** The project's login role: `tsr_<8 hex of sha256(database)>_<project hex>` (45 characters). */
-export function roleNameOf(database: string, projectId: string): string {
-  const db = crypto.createHash('sha256').update(database, 'utf8').digest('hex').slice(0, 8);
-  return `tsr_${db}_${projectId.replace(/-/g, '').toLowerCase()}`;
+/** 8 hex digits of the SHA-256 of the platform database's name: the prefix shared by one installation's objects. */
+export function installationDigest(platformDatabase: string): string {
+  return crypto.createHash('sha256').update(platformDatabase, 'utf8').digest('hex').slice(0, 8);
 }
 
-/** The project's end-user role (no login): the login role switches to it for end-user requests. */
-export function userRoleNameOf(database: string, projectId: string): string {
-  return `${roleNameOf(database, projectId)}_u`;
+export type ProjectNames = { databaseName: string; roleName: string; userRoleName: string; schemaName: string };
+
+/** Derives the names of a project's objects; `secret` is the internal secret. */
+export function projectNamesOf(secret: string, platformDatabase: string, projectId: string): ProjectNames {
+  const key = deriveKey(secret, 'data:names');
+  const h = crypto.createHmac('sha256', key).update(projectId.toLowerCase(), 'utf8').digest('hex').slice(0, 24);
+  const d = installationDigest(platformDatabase);
+  return { databaseName: `tsp_${d}_${h}`, roleName: `tsr_${d}_${h}`, userRoleName: `tsr_${d}_${h}_u`, schemaName: schemaNameOf(projectId) };
+}
+
+/** The installation's project template database (`tst_<digest>_v<version>`). */
+export function templateNameOf(platformDatabase: string): string {
+  return `tst_${installationDigest(platformDatabase)}_v${TEMPLATE_VERSION}`;
 }
 
 /** Double-quotes an identifier. Callers only pass names checked against the catalog or generated here. */
@@ -36,5 +51,5 @@ export function literal(value: string): string {
   return `'${value.replace(/'/g, "''")}'`;
 }
 
-/** The shared schema of extensions projects may use (pgvector), on every project role's search path. */
+/** The schema of extensions projects may use (pgvector), on every project role's search path. */
 export const EXTENSIONS_SCHEMA = 'extensions';

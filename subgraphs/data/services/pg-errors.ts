@@ -8,6 +8,16 @@ function isPgError(err: unknown): err is PgError {
   return err instanceof Error && typeof (err as PgError).code === 'string' && /^[0-9A-Z]{5}$/.test((err as PgError).code!);
 }
 
+/**
+ * What an end user may see of a database error: PostgreSQL's `detail` quotes the values involved (the key of a
+ * conflicting row, the row that failed a check), which may be rows row level security hides from that user.
+ */
+export function forEndUser(err: unknown): unknown {
+  if (!(err instanceof AppError) || !err.details || !('detail' in err.details)) return err;
+  const { detail: _hidden, ...details } = err.details;
+  return new AppError(err.code, err.message, details);
+}
+
 /** Maps a PostgreSQL error to an AppError; anything else is returned unchanged. */
 export function mapPgError(err: unknown): unknown {
   if (err instanceof AppError || !isPgError(err)) return err;
@@ -20,6 +30,8 @@ export function mapPgError(err: unknown): unknown {
   if (err.hint) details.hint = err.hint;
   const msg = err.message;
   switch (code) {
+    case '54T01': // tessera_limits.check_rows (project template): a write would answer more rows than allowed
+      return new AppError('PAYLOAD_TOO_LARGE', msg, { ...details, limit: 'TESSERA_DATA_MAX_ROWS' });
     case '23505': // unique_violation
     case '23P01': // exclusion_violation
       return errors.conflict(msg, details);

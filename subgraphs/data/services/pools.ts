@@ -5,9 +5,17 @@
 // project) is closed to make room. With many quiet projects, each keeps its one warm connection as long as the
 // budget allows; a busy project grows while the quiet ones' idle connections go first. Idle connections close
 // after 30 s. A connection sends nothing but its role and password: its search path and timeouts are the role's own
-// settings in this database (see provisioning.ts), and a connection that answered a statement error stays open.
+// settings in its database (see provisioning.ts), and a connection that answered a statement error stays open.
+// Each project has a database of its own: a connection reaches only its project's database.
+//
+// Limits a project cannot lift: the statement timeout is the role's setting, which the project's own code could
+// change on its session, so the pool also cancels any statement running past it (plus a second) itself, and a
+// session that ran rawSQL is reset (RESET ALL) before it serves again. A request waiting for a connection of a busy
+// project waits at most TESSERA_DATA_POOL_WAIT_MS, then gets 503 with Retry-After; the role's CONNECTION LIMIT caps
+// what all instances together may open.
 import pg from 'pg';
-import { errors } from '../../../platform/errors.ts';
+import Cursor from 'pg-cursor';
+import { AppError, errors } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import type { ProjectRole } from './provisioning.ts';
 
@@ -32,14 +40,44 @@ const types = {
 export type Db = {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(query: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult<R>>;
 };
-/** A checked-out connection: give it back with `release` (`true`: it is broken or in an unknown state, close it). */
-export type ProjectClient = Db & { release(destroy?: boolean): void };
+/**
+ * A checked-out connection: give it back with `release` (`true`: it is broken or in an unknown state, close it;
+ * `'reset'`: the project's own SQL ran on it, reset its session first).
+ */
+export type ProjectClient = Db & {
+  release(how?: boolean | 'reset'): void;
+  /** Runs one statement through a cursor, reading at most `maxRows` rows and about `maxBytes` bytes: more is a 413. */
+  readLimited(text: string, values: unknown[], limits: ResultLimits): Promise<LimitedResult>;
+};
+export type ResultLimits = { maxRows: number; maxBytes: number };
+export type LimitedResult = { rows: Record<string, unknown>[]; rowCount: number | null; fields: { name: string; dataTypeID: number }[] };
+
+const CURSOR_BATCH = 500;
+
+/** About how many bytes a row takes as JSON (cheap: strings by length, objects by their JSON). */
+function sizeOf(row: Record<string, unknown>): number {
+  let n = 2;
+  for (const k in row) {
+    const v = row[k];
+    n += k.length + 4;
+    if (typeof v === 'string') n += v.length;
+    else if (v === null || typeof v !== 'object') n += 8;
+    else if (Buffer.isBuffer(v)) n += v.length * 2;
+    else n += JSON.stringify(v)?.length ?? 4;
+  }
+  return n;
+}
 export type ProjectPool = Db & { connect(): Promise<ProjectClient> };
 export type ProjectPools = ReturnType<typeof createProjectPools>;
 
 type Project = { id: string; role: ProjectRole; open: number; idle: Conn[]; closed: boolean; pool: ProjectPool };
-type Conn = { client: pg.Client; project: Project; idleSince: number; broken: boolean };
-type Waiter = { project: Project; resolve: (c: Conn) => void; reject: (err: Error) => void };
+/** `busySince`: when the statement on the wire was sent (0: none); `cancelled`: the `busySince` a cancel was sent for. */
+type Conn = { client: pg.Client; project: Project; idleSince: number; broken: boolean; busySince: number; cancelled: number };
+type Waiter = { project: Project; resolve: (c: Conn) => void; reject: (err: Error) => void; timer?: NodeJS.Timeout };
+
+/** How long past the statement timeout the pool waits before it cancels a statement itself. */
+const CANCEL_GRACE_MS = 1000;
+const WATCH_INTERVAL_MS = 250;
 
 /**
  * Whether a connection that answered `err` can serve the next statement: a statement error from the server
@@ -59,7 +97,23 @@ export function budgetFor(configured: number, maxConnections: number, reserve: n
 
 /** Creates the connection budget for `databaseUrl`'s server and database. */
 
-export function createProjectPools(opts: { databaseUrl: string; maxConnections: number; size: number; logger: Logger }) {
+export function createProjectPools(opts: {
+  /** The projects' server (each connection's database is its project's own). */
+  databaseUrl: string;
+  maxConnections: number;
+  size: number;
+  logger: Logger;
+  /** Longest wait for a connection of a busy project before 503 (default 5 s). */
+  waitMs?: number;
+  /** The statement timeout the pool enforces itself (default 5 s). */
+  statementTimeoutMs?: number;
+  /** Cancels the statement running on a backend (pg_cancel_backend on a platform connection). */
+  cancelBackend?: (pid: number) => Promise<void>;
+}) {
+  const waitMs = opts.waitMs ?? 5000;
+  const statementTimeoutMs = opts.statementTimeoutMs ?? 5000;
+  /** Every open connection (for the statement watch). */
+  const all = new Set<Conn>();
   let budget = opts.maxConnections;
   const projects = new Map<string, Project>();
   /** Every idle connection, the one idle the longest first (a Set keeps insertion order). */
@@ -71,6 +125,7 @@ export function createProjectPools(opts: { databaseUrl: string; maxConnections: 
   const base = new URL(opts.databaseUrl);
 
   const close = (c: Conn): void => {
+    all.delete(c);
     idle.delete(c);
     const i = c.project.idle.indexOf(c);
     if (i >= 0) c.project.idle.splice(i, 1);
@@ -93,12 +148,13 @@ export function createProjectPools(opts: { databaseUrl: string; maxConnections: 
     const url = new URL(base);
     url.username = encodeURIComponent(p.role.roleName);
     url.password = encodeURIComponent(p.role.password);
+    url.pathname = `/${encodeURIComponent(p.role.databaseName)}`;
     const client = new pg.Client({
       connectionString: url.toString(),
       types,
       application_name: 'tessera-data',
     });
-    const c: Conn = { client, project: p, idleSince: 0, broken: false };
+    const c: Conn = { client, project: p, idleSince: 0, broken: false, busySince: 0, cancelled: 0 };
     client.on('error', (err) => {
       c.broken = true;
       if (idle.has(c)) {
@@ -108,7 +164,65 @@ export function createProjectPools(opts: { databaseUrl: string; maxConnections: 
       }
     });
     await client.connect();
+    all.add(c);
     return c;
+  };
+
+  /** Reads a statement's rows through a cursor within `limits` (see ProjectClient.readLimited). */
+  const readLimited = async (c: Conn, text: string, values: unknown[], limits: ResultLimits): Promise<LimitedResult> => {
+    c.busySince = Date.now();
+    const cursor = c.client.query(new Cursor(text, values, { types }));
+    const rows: Record<string, unknown>[] = [];
+    let bytes = 0;
+    let result: pg.QueryResult | undefined;
+    // After a server error the cursor has already sent its Sync: closing it then would wait for an answer that came.
+    let failed = false;
+    try {
+      for (;;) {
+        const want = Math.min(CURSOR_BATCH, limits.maxRows + 1 - rows.length);
+        const batch = await new Promise<Record<string, unknown>[]>((resolve, reject) =>
+          cursor.read(want, (err, r, res) => {
+            if (err) {
+              failed = true;
+              return reject(err);
+            }
+            result = res;
+            resolve(r);
+          }),
+        );
+        for (const r of batch) {
+          rows.push(r);
+          bytes += sizeOf(r);
+        }
+        if (rows.length > limits.maxRows) {
+          throw new AppError('PAYLOAD_TOO_LARGE', `The statement answers more than ${limits.maxRows} rows (TESSERA_DATA_MAX_ROWS); it was rolled back: add a LIMIT or page with OFFSET`, {
+            limit: 'TESSERA_DATA_MAX_ROWS', max: limits.maxRows,
+          });
+        }
+        if (bytes > limits.maxBytes) {
+          throw new AppError('PAYLOAD_TOO_LARGE', `The statement answers more than ${limits.maxBytes} bytes (TESSERA_DATA_MAX_RESULT_BYTES); it was rolled back: select fewer columns or rows`, {
+            limit: 'TESSERA_DATA_MAX_RESULT_BYTES', max: limits.maxBytes,
+          });
+        }
+        if (batch.length < want) break;
+      }
+    } finally {
+      if (!failed) await cursor.close().catch(() => {});
+      c.busySince = 0;
+    }
+    // A SELECT's command tag counts the rows of its last fetch only; a write's counts them all.
+    const rowCount = !result || result.command === 'SELECT' ? rows.length : result.rowCount;
+    return { rows, rowCount, fields: (result?.fields ?? []) as LimitedResult['fields'] };
+  };
+
+  /** Runs one statement on `c`, watched by the statement timeout. */
+  const run = async (c: Conn, q: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult> => {
+    c.busySince = Date.now();
+    try {
+      return await c.client.query(q as string, values);
+    } finally {
+      c.busySince = 0;
+    }
   };
 
   /** Opens a connection for `p` (its slot already counted) and hands it to `resolve`; a failure frees the slot. */
@@ -142,8 +256,8 @@ export function createProjectPools(opts: { databaseUrl: string; maxConnections: 
         if (!oldest) return;
         close(oldest);
       }
-      const [w] = waiters.splice(i, 1);
-      open(w!.project, w!.resolve, w!.reject);
+      const w = take(i);
+      open(w.project, w.resolve, w.reject);
     }
   };
 
@@ -164,21 +278,48 @@ export function createProjectPools(opts: { databaseUrl: string; maxConnections: 
           return open(p, resolve, reject);
         }
       }
-      waiters.push({ project: p, resolve, reject });
+      const w: Waiter = { project: p, resolve, reject };
+      w.timer = setTimeout(() => {
+        const i = waiters.indexOf(w);
+        if (i < 0) return;
+        waiters.splice(i, 1);
+        forget(p);
+        reject(busy());
+      }, waitMs);
+      w.timer.unref();
+      waiters.push(w);
     });
   };
 
-  const release = (c: Conn, destroy: boolean): void => {
+  const busy = () =>
+    new AppError('SERVICE_UNAVAILABLE', `The project's database connections are all busy (at most ${opts.size} per project); retry in a moment`, { retry_after: 1, limit: 'TESSERA_DATA_POOL_SIZE' });
+
+  /** Takes a waiter off the queue (its timer stopped). */
+  const take = (i: number): Waiter => {
+    const [w] = waiters.splice(i, 1);
+    clearTimeout(w!.timer);
+    return w!;
+  };
+
+  const release = (c: Conn, how: boolean | 'reset'): void => {
     const p = c.project;
-    if (destroy || c.broken || p.closed || stopped) {
+    if (how === true || c.broken || p.closed || stopped) {
       close(c);
       pump();
       return;
     }
+    if (how === 'reset') {
+      // The project's own SQL may have changed session settings (its statement timeout, its role, ...): back to the
+      // role's defaults before anything else runs here. A failed reset closes the connection.
+      run(c, 'reset all').then(
+        () => release(c, false),
+        () => release(c, true),
+      );
+      return;
+    }
     const mine = waiters.findIndex((w) => w.project === p);
     if (mine >= 0) {
-      const [w] = waiters.splice(mine, 1);
-      w!.resolve(c);
+      take(mine).resolve(c);
       return;
     }
     if (waiters.some((w) => w.project.open < opts.size)) {
@@ -195,11 +336,12 @@ export function createProjectPools(opts: { databaseUrl: string; maxConnections: 
   const checkout = (c: Conn): ProjectClient => {
     let released = false;
     return {
-      query: (q, values) => c.client.query(q as string, values),
-      release: (destroy = false) => {
+      query: (q, values) => run(c, q as string, values),
+      readLimited: (text, values, limits) => readLimited(c, text, values, limits),
+      release: (how = false) => {
         if (released) return;
         released = true;
-        release(c, destroy);
+        release(c, how);
       },
     } as ProjectClient;
   };
@@ -218,7 +360,7 @@ export function createProjectPools(opts: { databaseUrl: string; maxConnections: 
         query: async (q, values) => {
           const c = await acquire(created);
           try {
-            const res = await c.client.query(q as string, values);
+            const res = await run(c, q as string, values);
             release(c, false);
             return res;
           } catch (err) {
@@ -243,6 +385,24 @@ export function createProjectPools(opts: { databaseUrl: string; maxConnections: 
   }, 5_000);
   sweep.unref();
 
+  // The statement timeout, enforced here whatever the session's own setting says.
+  const watch = setInterval(() => {
+    const late = Date.now() - statementTimeoutMs - CANCEL_GRACE_MS;
+    for (const c of all) {
+      if (c.busySince === 0 || c.busySince > late || c.cancelled === c.busySince) continue;
+      c.cancelled = c.busySince;
+      const pid = (c.client as unknown as { processID: number | null }).processID;
+      if (!opts.cancelBackend || !pid) continue;
+      opts.logger.warn({ project: c.project.id, pid }, 'data: a statement ran past the statement timeout; cancelled by the pool');
+      opts.cancelBackend(pid).catch((err: Error) => {
+        opts.logger.warn({ err: err.message, project: c.project.id }, 'data: could not cancel a statement past the timeout; closing its connection');
+        c.broken = true;
+        void c.client.end().catch(() => {});
+      });
+    }
+  }, WATCH_INTERVAL_MS);
+  watch.unref();
+
   return {
     /** The connection budget in force (TESSERA_DATA_MAX_CONNECTIONS, or less when the server allows fewer). */
     budget: () => budget,
@@ -261,7 +421,7 @@ export function createProjectPools(opts: { databaseUrl: string; maxConnections: 
         p.closed = true;
         for (const c of [...p.idle]) close(c);
         for (let i = waiters.length - 1; i >= 0; i--) {
-          if (waiters[i]!.project === p) waiters.splice(i, 1)[0]!.reject(errors.unavailable('The project was deleted'));
+          if (waiters[i]!.project === p) take(i).reject(errors.unavailable('The project was deleted'));
         }
         projects.delete(projectId);
       }
@@ -272,7 +432,8 @@ export function createProjectPools(opts: { databaseUrl: string; maxConnections: 
     async closeAll(): Promise<void> {
       stopped = true;
       clearInterval(sweep);
-      for (const w of waiters.splice(0)) w.reject(errors.unavailable('The data service is stopping'));
+      clearInterval(watch);
+      while (waiters.length > 0) take(0).reject(errors.unavailable('The data service is stopping'));
       for (const p of projects.values()) p.closed = true;
       for (const c of [...idle]) close(c);
       await Promise.all([...closing]);

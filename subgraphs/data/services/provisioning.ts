@@ -1,14 +1,23 @@
-// Each project's schema and roles, created on `project.created` and removed on `project.deleted`
-// (both idempotent: events arrive at least once). Works without superuser: the platform role needs
-// CREATEROLE, and is granted the project's roles so it may manage (and drop) what they own.
+// Each project's PostgreSQL database and roles: created on `project.created` (or by the project's first data API
+// call, whichever comes first: a project is usable the moment its creation answers) and removed on
+// `project.deleted`. Both are idempotent (events arrive at least once) and serialised across processes by an
+// advisory lock in the platform database, where no project's SQL ever runs.
+//
+// The wall between projects is structural (DESIGN §6): a project's tables live in a database of its own, cloned
+// from a small template, which only the project's login role may connect to (PUBLIC's CONNECT and TEMP revoked).
+// LISTEN/NOTIFY, advisory locks and the per-database catalogs (pg_class, pg_proc, pg_description, pg_policy, ...)
+// then reach nothing of another project or of the platform. The roles are NOSUPERUSER NOCREATEDB NOCREATEROLE
+// NOBYPASSRLS with a connection limit. The platform role needs CREATEDB and CREATEROLE (no superuser); it owns the
+// databases and is granted the project's roles, so it can manage and drop what they own.
 import crypto from 'node:crypto';
-import type pg from 'pg';
+import pg from 'pg';
 import { LRUCache } from 'lru-cache';
 import type { SecretBox } from '../../../platform/crypto.ts';
+import { AppError } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
-import { EXTENSIONS_SCHEMA, ident, literal, roleNameOf, schemaNameOf, userRoleNameOf } from './names.ts';
+import { EXTENSIONS_SCHEMA, ident, installationDigest, literal, projectNamesOf, schemaNameOf, templateNameOf } from './names.ts';
 
-export type ProjectRole = { projectId: string; schemaName: string; roleName: string; userRoleName: string; password: string };
+export type ProjectRole = { projectId: string; databaseName: string; schemaName: string; roleName: string; userRoleName: string; password: string };
 
 export type Provisioning = ReturnType<typeof createProvisioning>;
 
@@ -47,7 +56,7 @@ declare
   payload jsonb;
   body text;
 begin
-  payload := jsonb_build_object('schema', TG_TABLE_SCHEMA, 'table', TG_TABLE_NAME, 'op', lower(TG_OP), 'at', now());
+  payload := jsonb_build_object('table', TG_TABLE_NAME, 'op', lower(TG_OP), 'at', now());
   if TG_OP <> 'DELETE' then payload := payload || jsonb_build_object('row', to_jsonb(NEW)); end if;
   if TG_OP <> 'INSERT' then payload := payload || jsonb_build_object('old', to_jsonb(OLD)); end if;
   body := payload::text;
@@ -60,39 +69,207 @@ begin
 end
 $fn$`;
 
-async function tx<T>(admin: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-  const c = await admin.connect();
-  try {
-    await c.query('begin');
-    await c.query(LOCK);
-    const out = await fn(c);
-    await c.query('commit');
-    return out;
-  } catch (err) {
-    await c.query('rollback').catch(() => {});
-    throw err;
-  } finally {
-    c.release();
-  }
-}
+/** Raises (SQLSTATE 54T01, answered 413) when a write would answer more rows than the platform allows (see builder.ts). */
+const CHECK_ROWS_FUNCTION = `create or replace function tessera_limits.check_rows(n bigint, cap bigint) returns boolean
+language plpgsql as $fn$
+begin
+  if n > cap then
+    raise exception 'the statement would answer % rows; at most % (TESSERA_DATA_MAX_ROWS): narrow the where or send "returning": false', n, cap
+      using errcode = '54T01';
+  end if;
+  return true;
+end
+$fn$`;
 
-/** Creates the provisioning service over the platform role's pool. */
-export function createProvisioning(opts: { admin: pg.Pool; box: SecretBox; statementTimeoutMs: number; logger: Logger }) {
+/**
+ * What every project database starts with, made once per installation in its template (`tst_<digest>_v<n>`):
+ * the schema of extensions (pgvector when it can be created, or when the server's template1 has it), the realtime
+ * trigger function, the after-hook outbox (written by the project's own connections in their write's transaction,
+ * see hook-outbox.ts) and the row-limit check. All owned by the platform role: a project may use them, not change
+ * them. `public` is closed (the project's tables live in its own schema `p_<id>`).
+ */
+const TEMPLATE_SQL = [
+  'revoke all on schema public from public',
+  `create schema if not exists ${EXTENSIONS_SCHEMA}`,
+  'create schema tessera_realtime',
+  'grant usage on schema tessera_realtime to public',
+  NOTIFY_FUNCTION,
+  'create schema tessera_hooks',
+  'grant usage on schema tessera_hooks to public',
+  `create table tessera_hooks.outbox (
+    id bigserial primary key,
+    payload jsonb not null,
+    created_at timestamptz not null default now(),
+    attempts int not null default 0,
+    next_attempt_at timestamptz not null default now(),
+    last_error text
+  )`,
+  'grant select, insert, update, delete on tessera_hooks.outbox to public',
+  'grant usage, select on sequence tessera_hooks.outbox_id_seq to public',
+  'create schema tessera_limits',
+  'grant usage on schema tessera_limits to public',
+  CHECK_ROWS_FUNCTION,
+];
+
+/** Creates the provisioning service: `admin` reaches the platform database, `serverUrl` the projects' server. */
+export function createProvisioning(opts: {
+  admin: pg.Pool;
+  /** The server (and maintenance database) where project databases are created: TESSERA_PROJECTS_DATABASE_URL or the platform's. */
+  serverUrl: string;
+  box: SecretBox;
+  secret: string;
+  statementTimeoutMs: number;
+  connectionLimit: number;
+  tempFileLimitKb: number;
+  logger: Logger;
+}) {
   const { admin, box, logger } = opts;
-  let database = '';
+  // Statements that cannot run in a transaction (CREATE/DROP DATABASE) and the roles' DDL, on the projects' server.
+  const server = new pg.Pool({ connectionString: opts.serverUrl, max: 2, application_name: 'tessera-data-provisioning' });
+  server.on('error', (err) => logger.warn({ err: err.message }, 'data: idle provisioning connection failed'));
+  let platformDatabase = '';
+  let template = '';
+  let superuser = false;
 
   const roles = new LRUCache<string, ProjectRole>({ max: ROLE_CACHE_MAX, ttl: ROLE_CACHE_TTL_MS });
   // Bumped by every drop: a read that overlapped one is not cached (it may have seen the role just before it went).
   let drops = 0;
+  // One create or drop at a time in this process (the advisory lock orders them across processes): each holds a
+  // platform connection for its lock while it works on the projects' server.
+  let queue: Promise<unknown> = Promise.resolve();
+  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = queue.then(fn, fn);
+    queue = run.catch(() => {});
+    return run;
+  };
+
+  /** Runs `fn` in a platform transaction holding the provisioning lock. */
+  const locked = async <T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> => {
+    const c = await admin.connect();
+    try {
+      await c.query('begin');
+      await c.query(LOCK);
+      const out = await fn(c);
+      await c.query('commit');
+      return out;
+    } catch (err) {
+      await c.query('rollback').catch(() => {});
+      throw err;
+    } finally {
+      c.release();
+    }
+  };
+
+  /** Runs `fn` on a fresh connection to database `name` of the projects' server, as the platform role. */
+  const inDatabase = async <T>(name: string, fn: (c: pg.Client) => Promise<T>): Promise<T> => {
+    const url = new URL(opts.serverUrl);
+    url.pathname = `/${encodeURIComponent(name)}`;
+    const c = new pg.Client({ connectionString: url.toString(), application_name: 'tessera-data-provisioning' });
+    c.on('error', () => {});
+    await c.connect();
+    try {
+      // Nothing a project may have created can stand in for what the statements below name.
+      await c.query('set search_path = pg_catalog');
+      return await fn(c);
+    } finally {
+      await c.end().catch(() => {});
+    }
+  };
+
+  const databaseExists = async (name: string): Promise<boolean> => (await server.query('select 1 from pg_database where datname = $1', [name])).rowCount! > 0;
+  const roleExists = async (name: string): Promise<boolean> => (await server.query('select 1 from pg_roles where rolname = $1', [name])).rowCount! > 0;
+
+  /**
+   * The session settings of a login role in its database: search path and the statement and idle-in-transaction
+   * timeouts (and, where the platform role is a superuser, the temporary-file limit, a superuser-only setting). They
+   * live on the role so a new connection sends nothing but its credentials. They are defaults, not walls: the pool
+   * cancels statements past the timeout itself and resets sessions that ran rawSQL (see pools.ts).
+   */
+  const sessionDefaults = (schemaName: string): [string, string][] => [
+    ['search_path', `${ident(schemaName)}, ${EXTENSIONS_SCHEMA}`],
+    ['statement_timeout', String(Number(opts.statementTimeoutMs))],
+    ['idle_in_transaction_session_timeout', String(Number(opts.statementTimeoutMs) * 2)],
+    ...(superuser ? ([['temp_file_limit', `${Number(opts.tempFileLimitKb)}`]] as [string, string][]) : []),
+  ];
+  const setSessionDefaults = async (r: { roleName: string; databaseName: string; schemaName: string }): Promise<void> => {
+    for (const [name, value] of sessionDefaults(r.schemaName)) {
+      await server.query(`alter role ${ident(r.roleName)} in database ${ident(r.databaseName)} set ${name} = ${value}`);
+    }
+    await server.query(`alter role ${ident(r.roleName)} connection limit ${Number(opts.connectionLimit)}`);
+  };
+
+  /** Roles whose settings differ from this configuration (an older version, or the timeouts changed) are updated. */
+  const syncSessionDefaults = async (): Promise<void> => {
+    const { rows } = await admin.query<{ project_id: string; role_name: string; schema_name: string; database_name: string }>(
+      'select project_id, role_name, schema_name, database_name from data_project_roles where database_name is not null',
+    );
+    if (rows.length === 0) return;
+    const prefix = `tsr_${installationDigest(platformDatabase)}_`;
+    const { rows: have } = await server.query<{ rolname: string; rolconnlimit: number; setconfig: string[] | null }>(
+      `select r.rolname, r.rolconnlimit, s.setconfig from pg_roles r
+         left join pg_db_role_setting s on s.setrole = r.oid and s.setdatabase <> 0
+        where starts_with(r.rolname, $1)`,
+      [prefix],
+    );
+    const byRole = new Map(have.map((h) => [h.rolname, h]));
+    let updated = 0;
+    for (const r of rows) {
+      const h = byRole.get(r.role_name);
+      if (!h) continue;
+      const set = new Set((h.setconfig ?? []).map((x) => x.replace(/"/g, '')));
+      const want = sessionDefaults(r.schema_name).map(([name, value]) => `${name}=${value.replace(/"/g, '')}`);
+      if (h.rolconnlimit === opts.connectionLimit && want.every((w) => set.has(w))) continue;
+      await setSessionDefaults({ roleName: r.role_name, databaseName: r.database_name, schemaName: r.schema_name }).catch((err: Error) =>
+        logger.warn({ err: err.message, role: r.role_name }, 'data: could not update a project role'),
+      );
+      updated++;
+    }
+    if (updated > 0) logger.info({ roles: updated }, 'data: project roles given the current session settings');
+  };
+
+  /** Makes the installation's template (under a temporary name, renamed once complete, so a crash leaves none half made). */
+  const ensureTemplate = async (): Promise<void> => {
+    await locked(async () => {
+      if (await databaseExists(template)) return;
+      const building = `${template}_new`;
+      await server.query(`drop database if exists ${ident(building)}`);
+      await server.query(`create database ${ident(building)} template template1`);
+      await inDatabase(building, async (c) => {
+        for (const sql of TEMPLATE_SQL) await c.query(sql);
+        const granted = await c
+          .query(`grant usage on schema ${EXTENSIONS_SCHEMA} to public`)
+          .then(() => true)
+          .catch((err: Error) => (logger.warn({ err: err.message }, `data: could not open schema ${EXTENSIONS_SCHEMA} of template1 to projects`), false));
+        if (granted) await enablePgvector(c);
+      });
+      await server.query(`revoke connect, temporary on database ${ident(building)} from public`);
+      await server.query(`alter database ${ident(building)} rename to ${ident(template)}`);
+      logger.info({ template }, 'data: project database template ready');
+    });
+  };
+
+  /** Creates pgvector in the template's extensions schema when the server ships it (best effort: the exact scan works without). */
+  const enablePgvector = async (c: pg.Client): Promise<void> => {
+    const available = await c.query(`select 1 from pg_available_extensions where name = 'vector'`);
+    if (available.rowCount === 0) return;
+    const { rows } = await c.query<{ schema: string }>(`select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace where e.extname = 'vector'`);
+    if (!rows[0]) {
+      await c.query(`create extension if not exists vector schema ${EXTENSIONS_SCHEMA}`).catch((err: Error) =>
+        logger.warn({ err: err.message }, `data: pgvector is available but could not be created (it needs a superuser: create it in template1's schema ${EXTENSIONS_SCHEMA}); vectorSearch uses exact scans`),
+      );
+    } else if (rows[0].schema !== EXTENSIONS_SCHEMA) {
+      logger.warn({ schema: rows[0].schema }, `data: pgvector is installed in template1's schema "${rows[0].schema}", which projects cannot reach; run there: alter extension vector set schema ${EXTENSIONS_SCHEMA}`);
+    }
+  };
+
+  type Row = { database_name: string | null; schema_name: string; role_name: string; user_role_name: string; password_sealed: string };
+  const roleOf = (projectId: string, r: Row): ProjectRole => ({
+    projectId, databaseName: r.database_name!, schemaName: r.schema_name, roleName: r.role_name, userRoleName: r.user_role_name, password: box.decrypt(r.password_sealed),
+  });
 
   const read = async (projectId: string): Promise<ProjectRole | undefined> => {
-    const { rows } = await admin.query<{ schema_name: string; role_name: string; user_role_name: string; password_sealed: string }>(
-      'select schema_name, role_name, user_role_name, password_sealed from data_project_roles where project_id = $1',
-      [projectId],
-    );
-    const r = rows[0];
-    if (!r) return undefined;
-    return { projectId, schemaName: r.schema_name, roleName: r.role_name, userRoleName: r.user_role_name, password: box.decrypt(r.password_sealed) };
+    const { rows } = await admin.query<Row>('select database_name, schema_name, role_name, user_role_name, password_sealed from data_project_roles where project_id = $1', [projectId]);
+    return rows[0]?.database_name ? roleOf(projectId, rows[0]) : undefined;
   };
 
   /** The project's role (cached); undefined while it is not provisioned (not cached: it is being created). */
@@ -105,134 +282,126 @@ export function createProvisioning(opts: { admin: pg.Pool; box: SecretBox; state
     return role;
   };
 
-  /** Creates pgvector in the extensions schema when the server ships it (best effort: the exact scan works without). */
-  const enablePgvector = async (): Promise<void> => {
-    const available = await admin.query(`select 1 from pg_available_extensions where name = 'vector'`);
-    if (available.rowCount === 0) return;
-    const { rows } = await admin.query<{ schema: string }>(`select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace where e.extname = 'vector'`);
-    if (!rows[0]) {
-      await admin.query(`create extension if not exists vector schema ${EXTENSIONS_SCHEMA}`).catch((err: Error) => logger.warn({ err: err.message }, 'data: pgvector is available but could not be created; vectorSearch uses exact scans'));
-    } else if (rows[0].schema !== EXTENSIONS_SCHEMA) {
-      logger.warn({ schema: rows[0].schema }, `data: pgvector is installed in schema "${rows[0].schema}", which projects cannot reach; run: alter extension vector set schema ${EXTENSIONS_SCHEMA}`);
-    }
-  };
-
-  /**
-   * The session settings of the login role in this database: its search path and the statement and idle-in-transaction
-   * timeouts. They live on the role (not in each connection's start-up packet) so a new connection parses nothing extra.
-   */
-  const sessionDefaults = (schemaName: string): [string, string][] => [
-    ['search_path', `${ident(schemaName)}, ${EXTENSIONS_SCHEMA}`],
-    ['statement_timeout', String(Number(opts.statementTimeoutMs))],
-    ['idle_in_transaction_session_timeout', String(Number(opts.statementTimeoutMs) * 2)],
-  ];
-  const setSessionDefaults = async (c: pg.PoolClient | pg.Pool, roleName: string, schemaName: string): Promise<void> => {
-    for (const [name, value] of sessionDefaults(schemaName)) await c.query(`alter role ${ident(roleName)} in database ${ident(database)} set ${name} = ${value}`);
-  };
-
-  /** Roles whose settings differ from this configuration (made by an older version, or the timeout changed) are updated. */
-  const syncSessionDefaults = async (): Promise<void> => {
-    const { rows } = await admin.query<{ role_name: string; schema_name: string; setconfig: string[] | null }>(
-      `select p.role_name, p.schema_name, s.setconfig from data_project_roles p
-         join pg_roles r on r.rolname = p.role_name
-         left join pg_db_role_setting s on s.setrole = r.oid and s.setdatabase = (select oid from pg_database where datname = current_database())`,
+  /** Creates the project's roles, database and schema (idempotent); refuses a deleted project. */
+  const create = (projectId: string): Promise<ProjectRole> =>
+    serial(() =>
+      locked(async (c) => {
+        if ((await c.query('select 1 from data_deleted_projects where project_id = $1', [projectId])).rowCount! > 0) {
+          throw new AppError('NOT_FOUND', 'The project was deleted', { resource: 'project', id: projectId });
+        }
+        const { rows } = await c.query<Row>('select database_name, schema_name, role_name, user_role_name, password_sealed from data_project_roles where project_id = $1', [projectId]);
+        if (rows[0]?.database_name) return roleOf(projectId, rows[0]); // made before (an event delivered again)
+        const names = projectNamesOf(opts.secret, platformDatabase, projectId);
+        const password = crypto.randomBytes(24).toString('base64url');
+        const attrs = 'nosuperuser nocreatedb nocreaterole noreplication nobypassrls';
+        const verifier = literal(scramVerifier(password));
+        const { roleName, userRoleName, databaseName, schemaName } = names;
+        // A crash may have left some of these behind: each step tolerates what exists.
+        if (await roleExists(roleName)) await server.query(`alter role ${ident(roleName)} with login noinherit ${attrs} password ${verifier}`);
+        else await server.query(`create role ${ident(roleName)} with login noinherit ${attrs} connection limit ${Number(opts.connectionLimit)} password ${verifier}`);
+        if (!(await roleExists(userRoleName))) await server.query(`create role ${ident(userRoleName)} with nologin ${attrs}`);
+        // The platform role manages what the project owns; the login role may switch to the end-user role.
+        await server.query(`grant ${ident(roleName)}, ${ident(userRoleName)} to current_user`);
+        await server.query(`grant ${ident(userRoleName)} to ${ident(roleName)}`);
+        if (!(await databaseExists(databaseName))) await server.query(`create database ${ident(databaseName)} template ${ident(template)}`);
+        await server.query(`revoke connect, temporary on database ${ident(databaseName)} from public`);
+        await server.query(`grant connect on database ${ident(databaseName)} to ${ident(roleName)}`);
+        await setSessionDefaults(names);
+        await inDatabase(databaseName, async (d) => {
+          await d.query(`create schema if not exists ${ident(schemaName)} authorization ${ident(roleName)}`);
+          await d.query(`grant usage on schema ${ident(schemaName)} to ${ident(userRoleName)}`);
+          // Tables the project creates are open to its end-user role; row level security decides which rows.
+          await d.query(`alter default privileges for role ${ident(roleName)} in schema ${ident(schemaName)} grant select, insert, update, delete on tables to ${ident(userRoleName)}`);
+          await d.query(`alter default privileges for role ${ident(roleName)} in schema ${ident(schemaName)} grant usage, select on sequences to ${ident(userRoleName)}`);
+        });
+        await c.query(
+          `insert into data_project_roles (project_id, schema_name, role_name, user_role_name, password_sealed, database_name) values ($1, $2, $3, $4, $5, $6)
+           on conflict (project_id) do update set schema_name = excluded.schema_name, role_name = excluded.role_name, user_role_name = excluded.user_role_name,
+             password_sealed = excluded.password_sealed, database_name = excluded.database_name`,
+          [projectId, schemaName, roleName, userRoleName, box.encrypt(password), databaseName],
+        );
+        logger.info({ project: projectId }, 'data: project database ready');
+        return { projectId, ...names, password };
+      }),
     );
-    let updated = 0;
-    for (const r of rows) {
-      const have = new Set(r.setconfig ?? []);
-      const want = sessionDefaults(r.schema_name).filter(([name]) => name !== 'search_path').map(([name, value]) => `${name}=${value}`);
-      const searchPath = (r.setconfig ?? []).find((x) => x.startsWith('search_path='))?.replace(/"/g, '');
-      if (want.every((w) => have.has(w)) && searchPath === `search_path=${r.schema_name}, ${EXTENSIONS_SCHEMA}`) continue;
-      await setSessionDefaults(admin, r.role_name, r.schema_name).catch((err: Error) => logger.warn({ err: err.message, role: r.role_name }, 'data: could not update a project role'));
-      updated++;
-    }
-    if (updated > 0) logger.info({ roles: updated }, 'data: project roles given the current session settings');
+
+  /** Drops a project's roles as far as they exist (after their database is gone, nothing else depends on them). */
+  const dropRoles = async (names: string[]): Promise<void> => {
+    for (const role of names) if (await roleExists(role)) await server.query(`drop role ${ident(role)}`);
   };
 
   return {
-    /** The current database's name (role names depend on it). */
-    database: () => database,
+    /** The platform database's name. */
+    platformDatabase: () => platformDatabase,
 
-    /** Once per start: database-wide hardening and the realtime trigger function. */
+    /** Once per start: the template, hardening of the platform database, roles brought to the current settings. */
     async init(): Promise<void> {
       const { rows } = await admin.query<{ db: string }>('select current_database() as db');
-      database = rows[0]!.db;
-      await tx(admin, async (c) => {
-        await c.query('create schema if not exists tessera_realtime');
-        await c.query(NOTIFY_FUNCTION);
-        await c.query('grant usage on schema tessera_realtime to public');
-        // Extensions projects may use (pgvector) live in one shared schema on every project's search path, as
-        // Supabase does: `public` is closed to project roles below.
-        await c.query(`create schema if not exists ${EXTENSIONS_SCHEMA}`);
-        await c.query(`grant usage on schema ${EXTENSIONS_SCHEMA} to public`);
-      });
-      await enablePgvector();
-      // Project roles connect to this database only, and must not reach the platform's own tables, functions
-      // or temporary schemas through PUBLIC's default privileges. Best effort: a platform role that does not
-      // own the database cannot revoke (then table privileges still keep projects out).
-      for (const sql of [`revoke all on schema public from public`, `revoke connect, temporary on database ${ident(database)} from public`]) {
-        await admin.query(sql).catch((err: Error) => logger.warn({ err: err.message, sql }, 'data: could not harden the database'));
-      }
+      platformDatabase = rows[0]!.db;
+      template = templateNameOf(platformDatabase);
+      superuser = (await server.query<{ su: boolean }>('select rolsuper as su from pg_roles where rolname = current_user')).rows[0]?.su === true;
+      if (!superuser) logger.info('data: the platform role is not a superuser: temp_file_limit of project roles is left to the server configuration');
+      await ensureTemplate();
+      // No project role ever connects to the platform database (nor may anyone else through PUBLIC). Best effort: a
+      // platform role that does not own the database cannot revoke.
+      await admin
+        .query(`revoke connect, temporary on database ${ident(platformDatabase)} from public`)
+        .catch((err: Error) => logger.warn({ err: err.message }, 'data: could not revoke PUBLIC access to the platform database'));
+      const legacy = await admin.query('select 1 from data_project_roles where database_name is null limit 1');
+      if (legacy.rowCount) logger.warn('data: projects made before 0.2 kept their tables in schemas of the platform database; they get a new, empty database of their own (README: Upgrading)');
       await syncSessionDefaults();
     },
 
     load,
+    create,
 
-    /** Creates the project's schema and roles (idempotent). */
-    async create(projectId: string): Promise<ProjectRole> {
-      return await tx(admin, async (c) => {
-        const schemaName = schemaNameOf(projectId);
-        const roleName = roleNameOf(database, projectId);
-        const userRoleName = userRoleNameOf(database, projectId);
-        const { rows } = await c.query<{ password_sealed: string }>('select password_sealed from data_project_roles where project_id = $1', [projectId]);
-        let password: string;
-        if (rows[0]) {
-          password = box.decrypt(rows[0].password_sealed);
-        } else {
-          password = crypto.randomBytes(24).toString('base64url');
-          await c.query(
-            'insert into data_project_roles (project_id, schema_name, role_name, user_role_name, password_sealed) values ($1, $2, $3, $4, $5)',
-            [projectId, schemaName, roleName, userRoleName, box.encrypt(password)],
-          );
-        }
-        const exists = async (role: string) => (await c.query('select 1 from pg_roles where rolname = $1', [role])).rowCount! > 0;
-        const attrs = 'nosuperuser nocreatedb nocreaterole noreplication nobypassrls';
-        const verifier = literal(scramVerifier(password));
-        if (await exists(roleName)) await c.query(`alter role ${ident(roleName)} with login noinherit ${attrs} password ${verifier}`);
-        else await c.query(`create role ${ident(roleName)} with login noinherit ${attrs} connection limit 50 password ${verifier}`);
-        if (!(await exists(userRoleName))) await c.query(`create role ${ident(userRoleName)} with nologin ${attrs}`);
-        // The platform role manages what the project owns; the login role may switch to the end-user role.
-        await c.query(`grant ${ident(roleName)}, ${ident(userRoleName)} to current_user`);
-        await c.query(`grant ${ident(userRoleName)} to ${ident(roleName)}`);
-        await c.query(`create schema if not exists ${ident(schemaName)} authorization ${ident(roleName)}`);
-        await c.query(`grant usage on schema ${ident(schemaName)} to ${ident(userRoleName)}`);
-        await c.query(`grant connect on database ${ident(database)} to ${ident(roleName)}`);
-        await setSessionDefaults(c, roleName, schemaName);
-        // Tables the project creates are open to its end-user role; row level security decides which rows.
-        await c.query(`alter default privileges for role ${ident(roleName)} in schema ${ident(schemaName)} grant select, insert, update, delete on tables to ${ident(userRoleName)}`);
-        await c.query(`alter default privileges for role ${ident(roleName)} in schema ${ident(schemaName)} grant usage, select on sequences to ${ident(userRoleName)}`);
-        return { projectId, schemaName, roleName, userRoleName, password };
+    /** The project's role, provisioning it now if it is not yet (a project is usable as soon as it exists). */
+    async ensure(projectId: string): Promise<ProjectRole> {
+      return (await load(projectId)) ?? (await create(projectId));
+    },
+
+    /** Drops the project's database and roles (idempotent); from now on the project cannot be provisioned again. */
+    drop(projectId: string): Promise<void> {
+      drops++;
+      roles.delete(projectId);
+      return serial(() =>
+        locked(async (c) => {
+          await c.query('insert into data_deleted_projects (project_id) values ($1) on conflict do nothing', [projectId]);
+          const { rows } = await c.query<Row>('select database_name, schema_name, role_name, user_role_name, password_sealed from data_project_roles where project_id = $1', [projectId]);
+          const r = rows[0];
+          const names = r?.database_name ? { databaseName: r.database_name, roleName: r.role_name, userRoleName: r.user_role_name } : projectNamesOf(opts.secret, platformDatabase, projectId);
+          await server.query(`drop database if exists ${ident(names.databaseName)} with (force)`);
+          await dropRoles([names.roleName, names.userRoleName]);
+          if (r && !r.database_name) {
+            // A 0.1 project: its schema and roles were in the platform database.
+            await c.query(`drop schema if exists ${ident(schemaNameOf(projectId))} cascade`);
+            for (const role of [r.role_name, r.user_role_name]) {
+              if (!(await roleExists(role))) continue;
+              await c.query(`drop owned by ${ident(role)} cascade`);
+              await c.query(`drop role ${ident(role)}`);
+            }
+          }
+          await c.query('delete from data_project_roles where project_id = $1', [projectId]);
+          await c.query('delete from data_realtime_tables where project_id = $1', [projectId]);
+          await c.query('delete from data_hook_outbox_projects where project_id = $1', [projectId]);
+        }),
+      ).finally(() => {
+        drops++;
+        roles.delete(projectId);
       });
     },
 
-    /** Drops the project's schema (with every table) and its roles (idempotent). */
-    async drop(projectId: string): Promise<void> {
-      drops++;
-      roles.delete(projectId);
-      await tx(admin, async (c) => {
-        const schemaName = schemaNameOf(projectId);
-        const roles = [roleNameOf(database, projectId), userRoleNameOf(database, projectId)];
-        await c.query(`drop schema if exists ${ident(schemaName)} cascade`);
-        for (const role of roles) {
-          if ((await c.query('select 1 from pg_roles where rolname = $1', [role])).rowCount === 0) continue;
-          await c.query(`drop owned by ${ident(role)} cascade`);
-          await c.query(`drop role ${ident(role)}`);
-        }
-        await c.query('delete from data_project_roles where project_id = $1', [projectId]);
-        await c.query('delete from data_realtime_tables where project_id = $1', [projectId]);
-      });
-      drops++;
-      roles.delete(projectId);
+    /** The projects' server, as the platform role (its settings, e.g. max_connections). */
+    server: server as Pick<pg.Pool, 'query'>,
+
+    /** Cancels the statement running on a project's backend (the platform role is a member of every project role). */
+    async cancelBackend(pid: number): Promise<void> {
+      await server.query('select pg_cancel_backend($1)', [pid]);
+    },
+
+    async stop(): Promise<void> {
+      await queue;
+      await server.end();
     },
   };
 }

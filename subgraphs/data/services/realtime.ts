@@ -1,91 +1,246 @@
-// Realtime: a published table gets a trigger (tessera_realtime.notify_change) that NOTIFYs each row
-// change on one channel; one LISTEN connection per data process fans the changes out to subscribers,
-// by project schema. The switches come from the tenant domain's `publication.changed` events.
+// Realtime: a published table gets a trigger (tessera_realtime.notify_change, from the project template) that
+// NOTIFYs each row change in the project's own database. A data process listens on the databases of the projects
+// that have subscribers here (one LISTEN connection per such project, as the project's own role, closed a little
+// after the last subscriber leaves) and fans the changes out to them. NOTIFY is per database, so what a listener
+// hears can only come from its project's own database: no other project (nor anything else) can put an event in
+// a project's stream. When a listener's connection drops, it reconnects with backoff and then sends its
+// subscribers a `gap` event (changes committed in between may have been missed: re-read what you show), so a
+// subscriber is never silently behind. The switches come from the tenant domain's `publication.changed` events.
 import pg from 'pg';
 import { createPubSub } from 'graphql-yoga';
+import { AppError } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import { ident } from './names.ts';
+import type { ProjectPools } from './pools.ts';
+import type { ProjectRole } from './provisioning.ts';
 
 export const CHANNEL = 'tessera_realtime';
 const TRIGGER = 'tessera_realtime';
+/** How long a listener stays open after its last subscriber left (a page reload re-subscribes at once). */
+const LINGER_MS = 5_000;
+const RECONNECT_MIN_MS = 100;
+const RECONNECT_MAX_MS = 5_000;
 
-/** One row change as the trigger announces it. */
-export type Change = { schema: string; table: string; op: 'insert' | 'update' | 'delete'; at: string; row?: Record<string, unknown>; old?: Record<string, unknown>; truncated?: boolean };
+/**
+ * One row change as the trigger announces it, or (`op: 'gap'`) word that the listener was away from `at` until now
+ * and changes of that time may have been missed.
+ */
+export type Change = { table: string; op: 'insert' | 'update' | 'delete' | 'gap'; at: string; row?: Record<string, unknown>; old?: Record<string, unknown>; truncated?: boolean };
 
 export type Realtime = ReturnType<typeof createRealtime>;
 
-/** Creates the realtime service over the platform role's pool. */
-export function createRealtime(opts: { admin: pg.Pool; databaseUrl: string; logger: Logger }) {
-  const { admin, logger } = opts;
-  const pubsub = createPubSub<{ change: [schema: string, change: Change] }>();
-  let listener: pg.Client | undefined;
+type Listener = {
+  role: ProjectRole;
+  subscribers: number;
+  client: pg.Client | undefined;
+  ready: Promise<void>;
+  linger?: NodeJS.Timeout;
+  closed: boolean;
+};
+
+/** A change as read from a notification, or undefined when it is not one (the project's own code may NOTIFY anything). */
+export function readChange(payload: string | undefined): Change | undefined {
+  if (!payload) return undefined;
+  let c: unknown;
+  try {
+    c = JSON.parse(payload);
+  } catch {
+    return undefined;
+  }
+  const o = c as Record<string, unknown> | null;
+  if (!o || typeof o !== 'object' || typeof o.table !== 'string' || typeof o.at !== 'string') return undefined;
+  if (o.op !== 'insert' && o.op !== 'update' && o.op !== 'delete') return undefined;
+  const obj = (v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+  return { table: o.table, op: o.op, at: o.at, row: obj(o.row), old: obj(o.old), truncated: o.truncated === true };
+}
+
+/** Creates the realtime service: `admin` keeps the switches (platform database), `databaseUrl` is the projects' server. */
+export function createRealtime(opts: { admin: pg.Pool; pools: ProjectPools; databaseUrl: string; logger: Logger; maxSubscribers: number }) {
+  const { admin, pools, logger } = opts;
+  const pubsub = createPubSub<{ change: [projectId: string, change: Change] }>();
+  const listeners = new Map<string, Listener>();
   let stopped = false;
 
-  const connect = async (): Promise<void> => {
-    const client = new pg.Client({ connectionString: opts.databaseUrl, application_name: 'tessera-realtime' });
+  const connect = async (l: Listener, gapSince?: string): Promise<void> => {
+    const url = new URL(opts.databaseUrl);
+    url.username = encodeURIComponent(l.role.roleName);
+    url.password = encodeURIComponent(l.role.password);
+    url.pathname = `/${encodeURIComponent(l.role.databaseName)}`;
+    const client = new pg.Client({ connectionString: url.toString(), application_name: 'tessera-realtime' });
     client.on('notification', (msg) => {
-      if (msg.channel !== CHANNEL || !msg.payload) return;
-      try {
-        const change = JSON.parse(msg.payload) as Change;
-        if (typeof change.schema === 'string') pubsub.publish('change', change.schema, change);
-      } catch (err) {
-        logger.warn({ err }, 'realtime: unreadable notification');
-      }
+      if (msg.channel !== CHANNEL) return;
+      const change = readChange(msg.payload);
+      if (change) pubsub.publish('change', l.role.projectId, change);
     });
-    client.on('error', (err) => {
-      logger.warn({ err: err.message }, 'realtime: listener connection lost; reconnecting');
-      listener = undefined;
-      client.end().catch(() => {});
-      if (!stopped) setTimeout(() => void connect().catch((e: Error) => logger.error({ err: e.message }, 'realtime: reconnect failed')), 1000).unref();
-    });
+    let gone = false;
+    const lost = (reason: string) => {
+      if (gone) return;
+      gone = true;
+      if (l.client === client) l.client = undefined;
+      void client.end().catch(() => {});
+      if (l.closed || stopped) return;
+      logger.warn({ project: l.role.projectId, reason }, 'realtime: listener connection lost; reconnecting');
+      void reconnect(l, new Date().toISOString());
+    };
+    client.on('error', (err) => lost(err.message));
+    client.on('end', () => lost('connection ended'));
     await client.connect();
     await client.query(`listen ${CHANNEL}`);
-    listener = client;
+    if (l.closed || stopped) {
+      await client.end().catch(() => {});
+      return;
+    }
+    l.client = client;
+    // Reconnected: what was committed while nobody listened is unknown to the subscribers.
+    if (gapSince) pubsub.publish('change', l.role.projectId, { table: '*', op: 'gap', at: gapSince });
   };
 
-  /** Creates or drops the table's trigger; a table that does not exist yet is left for `sync`. */
-  const apply = async (schema: string, table: string, enabled: boolean): Promise<void> => {
-    const target = `${ident(schema)}.${ident(table)}`;
-    const { rows } = await admin.query<{ kind: string | null }>(
-      `select c.relkind as kind from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = $1 and c.relname = $2`,
-      [schema, table],
+  const reconnect = async (l: Listener, since: string): Promise<void> => {
+    for (let delay = RECONNECT_MIN_MS; !l.closed && !stopped && !l.client; delay = Math.min(RECONNECT_MAX_MS, delay * 2)) {
+      await new Promise((r) => setTimeout(r, delay * (0.5 + Math.random() / 2)).unref());
+      if (l.closed || stopped) return;
+      try {
+        await connect(l, since);
+      } catch (err) {
+        logger.warn({ project: l.role.projectId, err: (err as Error).message }, 'realtime: reconnect failed; retrying');
+      }
+    }
+  };
+
+  const close = (l: Listener): void => {
+    l.closed = true;
+    clearTimeout(l.linger);
+    if (listeners.get(l.role.projectId) === l) listeners.delete(l.role.projectId);
+    void l.client?.end().catch(() => {});
+    l.client = undefined;
+  };
+
+  /** The project's listener with one more subscriber (opened now if needed); refuses past the subscriber cap. */
+  const acquire = async (role: ProjectRole): Promise<Listener> => {
+    let l = listeners.get(role.projectId);
+    if (l && (l.role.roleName !== role.roleName || l.role.password !== role.password)) {
+      close(l); // re-provisioned
+      l = undefined;
+    }
+    if (l && l.subscribers >= opts.maxSubscribers) {
+      throw new AppError('RATE_LIMITED', `This project has ${opts.maxSubscribers} realtime subscribers on this server already (TESSERA_REALTIME_MAX_SUBSCRIBERS)`, {
+        retry_after: 5, limit: 'TESSERA_REALTIME_MAX_SUBSCRIBERS',
+      });
+    }
+    if (!l) {
+      const made: Listener = { role, subscribers: 0, client: undefined, ready: Promise.resolve(), closed: false };
+      made.ready = connect(made).catch((err: Error) => {
+        close(made);
+        throw new AppError('SERVICE_UNAVAILABLE', `Realtime could not listen to the project's database: ${err.message}`, { retry_after: 1 });
+      });
+      listeners.set(role.projectId, made);
+      l = made;
+    }
+    l.subscribers++;
+    clearTimeout(l.linger);
+    try {
+      await l.ready;
+    } catch (err) {
+      l.subscribers--;
+      throw err;
+    }
+    return l;
+  };
+
+  const release = (l: Listener): void => {
+    l.subscribers--;
+    if (l.subscribers > 0 || l.closed) return;
+    l.linger = setTimeout(() => {
+      if (l.subscribers === 0) close(l);
+    }, LINGER_MS);
+    l.linger.unref();
+  };
+
+  /** Creates or drops the table's trigger, on the project's own connection (it owns its tables); a table that does not exist yet is left for `sync`. */
+  const apply = async (role: ProjectRole, table: string, enabled: boolean): Promise<void> => {
+    const db = pools.get(role);
+    const target = `${ident(role.schemaName)}.${ident(table)}`;
+    const { rows } = await db.query<{ kind: string | null }>(
+      `select c.relkind as kind from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace where n.nspname = $1 and c.relname = $2`,
+      [role.schemaName, table],
     );
     const kind = rows[0]?.kind;
     if (kind !== 'r' && kind !== 'p') return;
     if (enabled) {
-      await admin.query(`create or replace trigger ${TRIGGER} after insert or update or delete on ${target} for each row execute function tessera_realtime.notify_change()`);
+      await db.query(`create or replace trigger ${TRIGGER} after insert or update or delete on ${target} for each row execute function tessera_realtime.notify_change()`);
     } else {
-      await admin.query(`drop trigger if exists ${TRIGGER} on ${target}`);
+      await db.query(`drop trigger if exists ${TRIGGER} on ${target}`);
     }
   };
 
   return {
     async start(): Promise<void> {
-      await connect();
+      stopped = false;
     },
     async stop(): Promise<void> {
       stopped = true;
-      await listener?.end().catch(() => {});
-      listener = undefined;
+      for (const l of [...listeners.values()]) close(l);
     },
 
-    /** Changes of one project schema, as they commit. */
-    subscribe: (schema: string): AsyncIterable<Change> => pubsub.subscribe('change', schema),
+    /**
+     * Changes of one project, as they commit (and `gap` events after a lost listener came back). Resolves once the
+     * project's listener is listening, so nothing committed after it resolves is missed.
+     */
+    async subscribe(role: ProjectRole): Promise<AsyncIterable<Change>> {
+      const l = await acquire(role);
+      const source = pubsub.subscribe('change', role.projectId);
+      let released = false;
+      const done = () => {
+        if (released) return;
+        released = true;
+        release(l);
+      };
+      return {
+        [Symbol.asyncIterator]() {
+          const it = source[Symbol.asyncIterator]();
+          return {
+            next: async () => {
+              const r = await it.next();
+              if (r.done) done();
+              return r;
+            },
+            return: async (value?: unknown) => {
+              done();
+              return (await it.return?.(value)) ?? { done: true as const, value: undefined };
+            },
+            throw: async (err?: unknown) => {
+              done();
+              if (it.throw) return await it.throw(err);
+              throw err;
+            },
+          };
+        },
+      };
+    },
+
+    /** Subscribers and listening projects of this process (tests, metrics). */
+    stats: () => ({ projects: listeners.size, subscribers: [...listeners.values()].reduce((n, l) => n + l.subscribers, 0) }),
+
+    /** Ends the project's listener (project deleted). */
+    closeProject(projectId: string): void {
+      const l = listeners.get(projectId);
+      if (l) close(l);
+    },
 
     /** Records the switch and applies it (idempotent). */
-    async setPublication(projectId: string, schema: string, table: string, enabled: boolean): Promise<void> {
+    async setPublication(role: ProjectRole, table: string, enabled: boolean): Promise<void> {
       await admin.query(
         `insert into data_realtime_tables (project_id, table_name, enabled, updated_at) values ($1, $2, $3, now())
          on conflict (project_id, table_name) do update set enabled = excluded.enabled, updated_at = now()`,
-        [projectId, table, enabled],
+        [role.projectId, table, enabled],
       );
-      await apply(schema, table, enabled);
+      await apply(role, table, enabled);
     },
 
     /** Re-applies every switch of a project (after DDL: a published table may just have been created). */
-    async sync(projectId: string, schema: string): Promise<void> {
-      const { rows } = await admin.query<{ table_name: string; enabled: boolean }>('select table_name, enabled from data_realtime_tables where project_id = $1', [projectId]);
-      for (const r of rows) await apply(schema, r.table_name, r.enabled);
+    async sync(role: ProjectRole): Promise<void> {
+      const { rows } = await admin.query<{ table_name: string; enabled: boolean }>('select table_name, enabled from data_realtime_tables where project_id = $1', [role.projectId]);
+      for (const r of rows) await apply(role, r.table_name, r.enabled);
     },
   };
 }

@@ -1,6 +1,9 @@
 // rawSQL is parsed (libpg-query, PostgreSQL's own parser) before it runs, and refused unless it is one
-// statement of an allowed kind touching only the project's own schema. This is a second wall: the
-// statement also runs as the project's own role, which cannot reach anything else anyway.
+// statement of an allowed kind touching only the project's own schema. This is a second wall: the statement runs
+// as the project's own role in the project's own database, which reaches nothing else anyway (DESIGN §6). What
+// would run SQL text the guard never saw is refused wherever it appears: the catalog functions that execute a
+// query given as text (ts_stat, ts_rewrite's query form, query_to_xml and kin, ...) and every dynamic form of
+// PL/pgSQL (EXECUTE, RETURN QUERY EXECUTE, FOR ... IN EXECUTE, OPEN ... FOR EXECUTE).
 import { parse, parsePlPgSQL } from 'libpg-query';
 import { AppError, errors } from '../../../platform/errors.ts';
 
@@ -10,7 +13,7 @@ const ALLOWED_STATEMENTS = new Set([
   'CreateStmt', 'CreateTableAsStmt', 'AlterTableStmt', 'DropStmt', 'IndexStmt', 'ViewStmt', 'RenameStmt',
   'CreateSeqStmt', 'AlterSeqStmt', 'TruncateStmt', 'CommentStmt', 'RefreshMatViewStmt',
   'CreatePolicyStmt', 'AlterPolicyStmt', 'CreateEnumStmt', 'AlterEnumStmt', 'CompositeTypeStmt', 'CreateDomainStmt',
-  'CreateFunctionStmt', 'CreateTrigStmt', 'ExplainStmt', 'VariableShowStmt',
+  'CreateFunctionStmt', 'CreateTrigStmt', 'ExplainStmt', 'VariableShowStmt', 'VacuumStmt',
 ]);
 
 /** Statements whose success may change the tables of the schema. */
@@ -32,7 +35,7 @@ const REFUSED_NODES: Record<string, string> = {
 };
 
 /** Functions that read the server's files, run programs, reach other databases, change settings or run SQL text. */
-const REFUSED_FUNCTION = /^(pg_read_file|pg_read_binary_file|pg_ls_\w+|pg_stat_file|pg_file_\w+|pg_logdir_ls|lo_\w+|loread|lowrite|dblink\w*|set_config|pg_notify|pg_advisory\w*|pg_try_advisory\w*|pg_terminate_backend|pg_cancel_backend|pg_reload_conf|pg_rotate_logfile|pg_switch_wal|pg_create_\w+|pg_drop_\w+|pg_replication_\w+|pg_logical_\w+|pg_promote|pg_stat_\w+|pg_backup_\w+|pg_import_system_collations|query_to_xml\w*|cursor_to_xml\w*|table_to_xml\w*|schema_to_xml\w*|database_to_xml\w*|query_to_json\w*|to_reg\w+|has_\w+_privilege|pg_has_role|pg_get_\w+|current_setting_reset|pg_current_logfile|pg_nextoid|binary_upgrade_\w+|pg_sequence_last_value|pg_tablespace_\w+|pg_describe_object|pg_identify_object\w*|row_security_active|pg_catalog|pg_settings_\w+)$/i;
+const REFUSED_FUNCTION = /^(ts_stat|ts_rewrite|pg_read_file|pg_read_binary_file|pg_ls_\w+|pg_stat_file|pg_file_\w+|pg_logdir_ls|lo_\w+|loread|lowrite|dblink\w*|set_config|pg_notify|pg_advisory\w*|pg_try_advisory\w*|pg_terminate_backend|pg_cancel_backend|pg_reload_conf|pg_rotate_logfile|pg_switch_wal|pg_create_\w+|pg_drop_\w+|pg_replication_\w+|pg_logical_\w+|pg_promote|pg_stat_\w+|pg_backup_\w+|pg_import_system_collations|query_to_xml\w*|cursor_to_xml\w*|table_to_xml\w*|schema_to_xml\w*|database_to_xml\w*|query_to_json\w*|to_reg\w+|has_\w+_privilege|pg_has_role|pg_get_\w+|current_setting_reset|pg_current_logfile|pg_nextoid|binary_upgrade_\w+|pg_sequence_last_value|pg_tablespace_\w+|pg_describe_object|pg_identify_object\w*|row_security_active|pg_catalog|pg_settings_\w+)$/i;
 
 /** Types that turn strings into catalog lookups (and so reveal other schemas' objects). */
 const REFUSED_TYPES = /^(reg\w+)$/i;
@@ -45,7 +48,11 @@ const TYPED_FIELDS: Record<string, string> = {
 
 const TRUSTED_LANGUAGES = new Set(['sql', 'plpgsql']);
 
-export type GuardResult = { statement: string; ddl: boolean };
+/**
+ * `statement`: the kind of statement; `ddl`: it may change the schema's tables; `transactional`: it may run inside
+ * a transaction (VACUUM and CREATE INDEX CONCURRENTLY may not).
+ */
+export type GuardResult = { statement: string; ddl: boolean; transactional: boolean };
 
 type Json = Record<string, unknown>;
 
@@ -198,6 +205,7 @@ async function checkFunction(fn: Json, schema: string, source: string): Promise<
     if (node === null || typeof node !== 'object') return;
     if (key === 'PLpgSQL_stmt_dynexecute' || key === 'PLpgSQL_stmt_dynfors') refuse('dynamic SQL (EXECUTE) is not allowed in functions');
     if (key === 'PLpgSQL_stmt_open' && (node as Json).dynquery) refuse('dynamic SQL (OPEN ... EXECUTE) is not allowed in functions');
+    if (key === 'PLpgSQL_stmt_return_query' && (node as Json).dynquery) refuse('dynamic SQL (RETURN QUERY EXECUTE) is not allowed in functions');
     if (key === 'PLpgSQL_expr') {
       const q = String((node as Json).query ?? '');
       const mode = Number((node as Json).parseMode ?? 0);
@@ -219,10 +227,12 @@ async function checkStatements(tree: unknown, schema: string, source: string, in
   if (stmts.length === 0) throw errors.validation('sql', 'expected one SQL statement');
   if (stmts.length > 1 && !inFunction) refuse('send one statement at a time (use the transaction action for several)');
   let first = '';
+  let transactional = true;
   for (const s of stmts) {
     const stmt = s.stmt as Json;
     const kind = Object.keys(stmt)[0]!;
     first ||= kind;
+    if (kind === 'VacuumStmt' || (kind === 'IndexStmt' && (stmt.IndexStmt as Json).concurrent === true)) transactional = false;
     if (!ALLOWED_STATEMENTS.has(kind)) refuse(`${kind.replace(/Stmt$/, '')} statements are not allowed`);
     if (kind === 'ExplainStmt') {
       const inner = ((stmt.ExplainStmt as Json).query as Json) ?? {};
@@ -231,7 +241,7 @@ async function checkStatements(tree: unknown, schema: string, source: string, in
     }
     await checkTree(stmt, schema, source);
   }
-  return { statement: first, ddl: DDL.has(first) };
+  return { statement: first, ddl: DDL.has(first), transactional };
 }
 
 /** Parses and checks one rawSQL statement for the project whose schema is `schema`. */
