@@ -6,14 +6,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
-import crypto from 'node:crypto';
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { startDatabase } from '../platform/database.ts';
 import { createLogger } from '../platform/logger.ts';
 import { CASES, type BenchCase, type BenchContext, type Target } from './cases/index.ts';
 import type { CustomCase, CustomFigures, HttpCase } from './cases/types.ts';
 import { benchContext, startChild } from './child.ts';
+import { ensureInstalled } from '../scripts/ensure-installed.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'bench', 'out');
@@ -60,15 +60,7 @@ function describeFigures(figures: Record<string, number>): string {
 
 /** The peers (Parse Server, oidc-provider) live in bench/peers with their own lockfile; install them once. */
 function ensurePeersInstalled(): void {
-  const dir = path.join(ROOT, 'bench', 'peers');
-  // Installed from this very lockfile? (A checkout whose lockfile changed since installs again.)
-  const lockHash = crypto.createHash('sha256').update(fs.readFileSync(path.join(dir, 'package-lock.json'))).digest('hex');
-  const stamp = path.join(dir, 'node_modules', '.tessera-lock-sha256');
-  if (fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === lockHash) return;
-  console.log('installing benchmark peers (bench/peers) ...');
-  const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'inherit' });
-  if (r.status !== 0) throw new Error('npm ci in bench/peers failed');
-  fs.writeFileSync(stamp, lockHash);
+  ensureInstalled(path.join(ROOT, 'bench', 'peers'));
 }
 
 async function main(): Promise<void> {
