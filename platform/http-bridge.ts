@@ -78,6 +78,13 @@ function sendableClose(code: number): number {
 const INIT_TIMEOUT_MS = 10_000;
 
 /**
+ * Largest WebSocket message accepted anywhere (front door, subgraph servers, the forwarder between them): a
+ * graphql-ws message is a small JSON document, and a bigger one, before or after authentication, is refused by
+ * closing the socket (1009) instead of being buffered.
+ */
+export const WS_MAX_PAYLOAD = 1024 * 1024;
+
+/**
  * Forwards one graphql-ws (graphql-transport-ws) connection to a subgraph's server. The caller's first
  * message must be `connection_init`; its params are authenticated here, and the subgraph gets the signed
  * context instead of the caller's credentials: on the upgrade (`x-tessera-context`, or it refuses the
@@ -105,7 +112,7 @@ function forwardWebSocket(client: WebSocket, upstreamUrl: string, authenticate: 
       return client.close(4403, 'Forbidden');
     }
     if (client.readyState !== WebSocket.OPEN) return;
-    const up = new WebSocket(upstreamUrl, client.protocol ? [client.protocol] : [], { headers: { [INTERNAL_CONTEXT_HEADER]: token } });
+    const up = new WebSocket(upstreamUrl, client.protocol ? [client.protocol] : [], { headers: { [INTERNAL_CONTEXT_HEADER]: token }, maxPayload: WS_MAX_PAYLOAD });
     upstream = up;
     up.on('open', () => {
       up.send(JSON.stringify({ type: 'connection_init', payload: { [INTERNAL_CONTEXT_HEADER]: token } }));

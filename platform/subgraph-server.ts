@@ -5,7 +5,7 @@ import { WebSocketServer } from 'ws';
 import { INTERNAL_CONTEXT_HEADER, verifyContext, type RequestContext } from './auth.ts';
 import type { RunningSubgraph } from './subgraph.ts';
 import type { Logger } from './logger.ts';
-import { isMultipartRequest, readMultipartRequest, sendWebResponse, toWebRequest } from './http-bridge.ts';
+import { isMultipartRequest, readMultipartRequest, sendWebResponse, toWebRequest, WS_MAX_PAYLOAD } from './http-bridge.ts';
 import { shapeError } from './errors.ts';
 import type { Config } from './config.ts';
 import { noteProject, observeHttp } from './http-observe.ts';
@@ -106,7 +106,7 @@ export function createSubgraphServer(sub: RunningSubgraph, secret: string, logge
  * the signed context (and nothing else the caller sent), which is verified again as the caller's context.
  */
 function serveWebSockets(app: FastifyInstance, prefix: string, serve: NonNullable<RunningSubgraph['http']>['websocket'] & {}, secret: string): void {
-  const wss = new WebSocketServer({ noServer: true });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD });
   serve(wss, async (params): Promise<RequestContext> => await verifyContext(typeof params[INTERNAL_CONTEXT_HEADER] === 'string' ? params[INTERNAL_CONTEXT_HEADER] : undefined, secret));
   app.server.on('upgrade', (req, socket, head) => {
     const path = (req.url ?? '').split('?')[0] ?? '';

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { WebSocketServer } from 'ws';
 import type { RequestContext } from '../platform/auth.ts';
 import type { SubgraphHttp } from '../platform/subgraph.ts';
-import { sendWebResponse, toWebRequest } from '../platform/http-bridge.ts';
+import { sendWebResponse, toWebRequest, WS_MAX_PAYLOAD } from '../platform/http-bridge.ts';
 import type { Router } from '../router/router.ts';
 import { authenticate, credentialsOf } from '../router/authenticate.ts';
 
@@ -27,7 +27,7 @@ export function mountSubgraphHttp(app: FastifyInstance, mount: HttpMount, contex
     });
   }
   if (!mount.websocket) return;
-  const wss = new WebSocketServer({ noServer: true });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD });
   mount.websocket(wss, async (params) => {
     const header = (name: string) => {
       const v = params[name] ?? params[name.toLowerCase()] ?? Object.entries(params).find(([k]) => k.toLowerCase() === name)?.[1];

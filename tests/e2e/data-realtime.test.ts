@@ -4,9 +4,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import WebSocket from 'ws';
 import { createClient } from 'graphql-ws';
+import pg from 'pg';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client } from '../support/http.ts';
 import { createProject, dataCall, dropLeftoverRoles, signIn, waitFor, type Call, type DataProject } from './data-support.ts';
+import { newProject, passwordGrant, registerUser } from './identity-fixtures.ts';
 
 type Change = { table: string; operation: string; row: Record<string, unknown> | null; old: Record<string, unknown> | null };
 
@@ -182,5 +184,64 @@ describe('realtime over graphql-ws', () => {
     });
     expect(outcome).toBe('error');
     await refused.dispose();
+  }, 30_000);
+});
+
+describe('end users and deletes', () => {
+  it("an end user gets a delete only when its policies would have let it read the row, and then only the row's key", async () => {
+    const p = await newProject(platform.url);
+    const data = dataCall(call, p.apiKey);
+    for (const sql of [
+      "create table notes (id serial primary key, owner text not null, body text not null)",
+      'alter table notes enable row level security',
+      "create policy own on notes using (owner = current_setting('request.user_id', true))",
+    ]) expect((await data('rawSQL', { sql })).status).toBe(200);
+    expect((await call('POST', '/v1/publication', { apiKey: p.apiKey, body: { table: 'notes', enabled: true } })).status).toBe(200);
+    const [u1, u2] = [await registerUser(platform.url, p), await registerUser(platform.url, p)];
+    const token = async (u: { email: string; password: string }) => (await passwordGrant(platform.url, p, u)).body.access_token as string;
+    const s1 = await subscribeSse({ authorization: `Bearer ${await token(u1!)}` }, 'notes');
+    const s2 = await subscribeSse({ authorization: `Bearer ${await token(u2!)}` }, 'notes');
+    expect([s1.status, s2.status]).toEqual([200, 200]);
+    // Written by the project key for u1, then deleted: u2 may see neither.
+    await waitFor(async () => {
+      await data('insert', { table: 'notes', values: { owner: u1!.id, body: 'probe' } });
+      return s1.changes.length > 0;
+    }, "u1's subscription");
+    const made = await data('insert', { table: 'notes', values: { owner: u1!.id, body: 'secret of u1' }, returning: ['id'] });
+    const id = made.body.rows[0].id as number;
+    expect((await data('delete', { table: 'notes', where: { id } })).status).toBe(200);
+    await waitFor(async () => s1.changes.some((c) => c.operation === 'delete'), "u1's delete event");
+    expect(s1.changes.find((c) => c.operation === 'delete')).toEqual({ table: 'notes', operation: 'delete', row: null, old: { id } });
+    // A change after the delete reaches u2 (its stream works), and nothing of u1's rows ever did.
+    await data('insert', { table: 'notes', values: { owner: u2!.id, body: 'for u2' } });
+    await waitFor(async () => s2.changes.length > 0, "u2's own change");
+    expect(s2.changes.map((c) => c.operation)).toEqual(['insert']);
+    expect(JSON.stringify(s2.changes)).not.toContain('secret of u1');
+    s1.close();
+    s2.close();
+  }, 60_000);
+});
+
+describe('a lost listener', () => {
+  it("tells the project's subscribers of the gap once it is back, and streams on", async () => {
+    expect((await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'items', enabled: true } })).status).toBe(200);
+    const sub = await subscribeSse({ 'x-api-key': a.apiKey }, 'items');
+    expect(sub.status).toBe(200);
+    const admin = new pg.Client({ connectionString: databaseUrl });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ database_name: string }>('select database_name from data_project_roles where project_id = $1', [a.id]);
+      const killed = await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'tessera-realtime' and datname = $1`, [rows[0]!.database_name]);
+      expect(killed.rowCount).toBe(1);
+    } finally {
+      await admin.end();
+    }
+    await waitFor(async () => sub.changes.some((c) => c.operation === 'gap'), 'the gap event');
+    expect(sub.changes.find((c) => c.operation === 'gap')).toMatchObject({ table: '*', operation: 'gap', row: null });
+    await waitFor(async () => {
+      await dataA('insert', { table: 'items', values: { name: 'after the gap' } });
+      return sub.changes.some((c) => c.row?.name === 'after the gap');
+    }, 'changes after the gap');
+    sub.close();
   }, 30_000);
 });

@@ -6,9 +6,12 @@ import crypto from 'node:crypto';
 import pg from 'pg';
 import { createTestDatabase } from '../support/database.ts';
 import { createLogger } from '../../platform/logger.ts';
-import type { BroadcastListener, BroadcastTopics } from '../../platform/broadcast.ts';
+import { configureBroadcasts, sealBroadcast, type BroadcastListener, type BroadcastTopics } from '../../platform/broadcast.ts';
 import { announceFunctionsChanged, createReceiverCache, type ReceiverEntry } from '../../subgraphs/functions/services/receiver-cache.ts';
 import type { EdgeFunction } from '../../subgraphs/functions/services/functions.ts';
+
+// Broadcasts are signed with a key from the internal secret (see platform/secrets.ts).
+configureBroadcasts('test-internal-secret-0123456789abcdefghij');
 
 const entryOf = (projectId: string, version = 1): ReceiverEntry => ({
   fn: { id: crypto.randomUUID(), projectId, tenantId: crypto.randomUUID(), name: 'f', slug: 'f', description: '', steps: [], timeoutMs: 1000, retries: 0, version, createdAt: new Date(), updatedAt: new Date() } satisfies EdgeFunction,
@@ -23,7 +26,7 @@ describe('webhook receiver cache', () => {
   /** What another process's functions subgraph does on a change: the NOTIFY inside its transaction. */
   const changeElsewhere = async (projectId: string) => {
     await other.query('begin');
-    await other.query("select pg_notify('tessera_broadcast', $1)", [JSON.stringify({ topic: 'functions.changed', payload: { projectId } })]);
+    await other.query("select pg_notify('tessera_broadcast', $1)", [sealBroadcast('functions.changed', { projectId })]);
     await other.query('commit');
   };
 

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { openSubgraphDatabase } from '../../platform/database.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { lateBoundRouterClient } from '../../platform/subgraph.ts';
+import { openBroadcast } from '../../platform/broadcast.ts';
 import { tenantEntities } from '../../subgraphs/tenant/entities/index.ts';
 import { createTenantServices } from '../../subgraphs/tenant/services/index.ts';
 import { startTenantHarness, type Harness, type SignedIn } from '../../subgraphs/tenant/testing.ts';
@@ -33,7 +34,7 @@ beforeAll(async () => {
   h = await startTenantHarness();
   listener = new pg.Client({ connectionString: h.databaseUrl });
   await listener.connect();
-  listener.on('notification', (n) => heard.push(JSON.parse(n.payload!) as Heard));
+  listener.on('notification', (n) => heard.push(openBroadcast(n.payload!) as Heard));
   await listener.query('listen tessera_broadcast');
 });
 

@@ -98,6 +98,7 @@ beforeAll(async () => {
     TESSERA_DATA_MAX_ROWS: String(MAX_ROWS),
     TESSERA_DATA_POOL_SIZE: '3',
     TESSERA_DATA_POOL_WAIT_MS: '300',
+    TESSERA_REALTIME_MAX_SUBSCRIBERS: '3',
   });
   platformUrl = platform.tessera!.config.databaseUrl!;
   call = client(platform.url);
@@ -310,6 +311,44 @@ describe('limits a project cannot lift', () => {
     expect((await rawSql('analyze mine')).status).toBe(200);
     expect((await rawSql('vacuum (analyze) mine')).status).toBe(200);
     expect((await rawSql(`vacuum p_${b.id.replace(/-/g, '')}.secrets`)).status).toBe(403);
+  });
+});
+
+describe('realtime abuse', () => {
+  const sse = async (apiKey: string) => {
+    const ctrl = new AbortController();
+    const res = await fetch(`${platform.url}/realtime`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': apiKey },
+      body: JSON.stringify({ query: 'subscription { dataChanges { table } }' }),
+      signal: ctrl.signal,
+    });
+    // A refused subscription answers at once; an accepted one streams until aborted.
+    const body = res.headers.get('content-type')?.includes('json') ? await res.json() : undefined;
+    return { res, body, close: () => ctrl.abort() };
+  };
+
+  it("holds a project to TESSERA_REALTIME_MAX_SUBSCRIBERS subscriptions, without touching another project's", async () => {
+    const open = [await sse(a.apiKey), await sse(a.apiKey), await sse(a.apiKey)];
+    expect(open.map((o) => o.res.status)).toEqual([200, 200, 200]);
+    const fourth = await sse(a.apiKey);
+    const refused = JSON.stringify(fourth.body ?? (await fourth.res.text().catch(() => '')));
+    expect(refused).toMatch(/RATE_LIMITED|TESSERA_REALTIME_MAX_SUBSCRIBERS/);
+    const neighbour = await sse(b.apiKey);
+    expect(neighbour.res.status).toBe(200);
+    for (const o of [...open, fourth, neighbour]) o.close();
+  });
+
+  it('closes a WebSocket whose message is over 1 MiB, before authentication (1009)', async () => {
+    const { default: WebSocket } = await import('ws');
+    const ws = new WebSocket(`${platform.url.replace('http', 'ws')}/realtime`, 'graphql-transport-ws');
+    const code = await new Promise<number>((resolve, reject) => {
+      ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { junk: 'x'.repeat(1_500_000) } })));
+      ws.on('close', (c) => resolve(c));
+      ws.on('error', reject);
+    });
+    expect(code).toBe(1009);
+    await platformIntact();
   });
 });
 

@@ -100,7 +100,9 @@ export function createRealtimeHttp(services: DataServices): SubgraphHttp {
       return await yoga.fetch(request, { requestContext: ctx });
     },
     websocket(wss: WebSocketServer, authenticate) {
-      useServer<Record<string, unknown>, { requestContext?: RequestContext }>(
+      // Open sockets per project on this process: a project holds at most TESSERA_REALTIME_MAX_SUBSCRIBERS of them.
+      const sockets = new Map<string, number>();
+      useServer<Record<string, unknown>, { requestContext?: RequestContext; project?: string }>(
         {
           schema,
           execute,
@@ -109,11 +111,24 @@ export function createRealtimeHttp(services: DataServices): SubgraphHttp {
           onConnect: async (c) => {
             try {
               c.extra.requestContext = await authenticate(c.connectionParams ?? {});
-              const kind = c.extra.requestContext.principal.kind;
-              return kind === 'project' || kind === 'user';
+              const p = c.extra.requestContext.principal;
+              if (p.kind !== 'project' && p.kind !== 'user') return false;
+              const open = sockets.get(p.projectId) ?? 0;
+              if (open >= services.limits.realtimeMaxSubscribers) return false;
+              sockets.set(p.projectId, open + 1);
+              c.extra.project = p.projectId;
+              return true;
             } catch {
               return false;
             }
+          },
+          onClose: (c) => {
+            const project = c.extra.project;
+            if (!project) return;
+            c.extra.project = undefined;
+            const left = (sockets.get(project) ?? 1) - 1;
+            if (left > 0) sockets.set(project, left);
+            else sockets.delete(project);
           },
           context: (c) => ({ requestContext: c.extra.requestContext! }),
         },

@@ -84,6 +84,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     hooks,
     subscriber: actions.subscriber,
     projectSchema: { schemaOf: schemaNameOf, apiUrl: () => `${config.issuer}/v1` },
+    limits: { realtimeMaxSubscribers: config.realtimeMaxSubscribers },
 
     /** `project.created`: the project's database and roles (unless its first request made them already). */
     async onProjectCreated(projectId: string): Promise<void> {
