@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --case S1]: starts Tessera (one-process mode) and its peers side by side
+// npm run bench [-- --quick] [-- --case S1] (or -- --soak <minutes> / -- --fuzz <requests>, bench/reliability.ts): starts Tessera (one-process mode) and its peers side by side
 // on loopback, drives each with the same autocannon settings (cases and targets interleaved, several
 // rounds), and prints req/s, p50, p99 and the ratio to the peer. Custom cases (file throughput, memory...)
 // measure themselves once per round, interleaved with the others, and print their figures in the same
@@ -13,6 +13,7 @@ import { createLogger } from '../platform/logger.ts';
 import { CASES, type BenchCase, type BenchContext, type Target } from './cases/index.ts';
 import type { CustomCase, CustomFigures, HttpCase } from './cases/types.ts';
 import { benchContext, startChild } from './child.ts';
+import { runReliability } from './reliability.ts';
 import { ensureInstalled } from '../scripts/ensure-installed.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -171,7 +172,8 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
+// --soak <minutes> and --fuzz <requests>: the reliability runs (bench/reliability.ts) instead of the speed cases.
+(process.argv.includes('--soak') || process.argv.includes('--fuzz') ? runReliability(process.argv) : main()).catch((err: unknown) => {
   console.error(err);
   process.exit(1);
 });

@@ -65,4 +65,12 @@ describe('error table', () => {
     expect(statusOf('NOPE')).toBe(500);
     expect(statusOf('MFA_REQUIRED')).toBe(401);
   });
+
+  it('answers 503 with Retry-After when the database is away, however the error is wrapped', () => {
+    const terminated = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+    for (const err of [terminated, new Error('Connection terminated unexpectedly'), Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }), new GraphQLError('x', { originalError: terminated })]) {
+      expect(shapeError(err)).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503, details: { retry_after: 1 }, masked: false });
+    }
+    expect(shapeError(Object.assign(new Error('duplicate key'), { code: '23505' })).code).toBe('INTERNAL');
+  });
 });

@@ -29,6 +29,7 @@ export const ERROR_TABLE = {
   MFA_ALREADY_ENABLED: { status: 409, expose: true, message: 'MFA is already enabled' },
   MFA_NOT_ENABLED: { status: 409, expose: true, message: 'MFA is not enabled' },
   PLAN_LIMIT_REACHED: { status: 409, expose: true, message: 'The plan limit is reached' },
+  EMAIL_NOT_CONFIGURED: { status: 409, expose: true, message: "The project has no SMTP configuration of its own (POST /edge/api/v1/email-config): its functions' mail is not sent through the platform's" },
   PAYLOAD_TOO_LARGE: { status: 413, expose: true, message: 'The request body is too large' },
   QUOTA_EXCEEDED: { status: 413, expose: true, message: "The project's storage quota is used up" },
   URI_TOO_LONG: { status: 414, expose: true, message: 'The request path is too long' },
@@ -117,10 +118,33 @@ export function frameworkErrorCode(status: number): ErrorCode {
   }
 }
 
+/** SQLSTATEs and socket errors of a database that is away (restarting, refusing connections, out of slots). */
+const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
+const UNAVAILABLE_MESSAGE = /Connection terminated|Client has encountered a connection error|Client was closed|timeout exceeded when trying to connect|terminating connection due to administrator command|the database system is (starting up|shutting down|in recovery)|Connection ended unexpectedly/i;
+
+/**
+ * True when an error (or its cause, or the error a GraphQL error wraps) says the database could not be reached or
+ * dropped the connection: the caller should retry shortly (503), nothing is wrong with the request.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  let e: unknown = err;
+  for (let i = 0; i < 6 && e && typeof e === 'object'; i++) {
+    const x = e as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown; originalError?: unknown };
+    if (x.name === 'ConnectionException') return true;
+    if (typeof x.code === 'string' && UNAVAILABLE_CODES.has(x.code)) return true;
+    if (typeof x.message === 'string' && UNAVAILABLE_MESSAGE.test(x.message)) return true;
+    e = x.originalError ?? x.cause;
+  }
+  return false;
+}
+
 /** Reduces anything thrown to what the caller may see; `masked` says the cause must be logged. */
 export function shapeError(err: unknown): ShapedError {
   if (err instanceof AppError) {
     return { code: err.code, message: err.message, details: err.details, status: err.status, masked: false };
+  }
+  if (isDatabaseUnavailable(err)) {
+    return { code: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable; retry shortly', details: { retry_after: 1 }, status: 503, masked: false };
   }
   // The web framework's own refusals (bad JSON, empty body, wrong content type, body too large, bad URL): 4xx.
   const fw = err as { code?: unknown; statusCode?: unknown; message?: unknown } | null;

@@ -1,6 +1,7 @@
 // npm run start:split — split mode: each subgraph, the router and the front door in its own process.
 // Starts the embedded database once (unless DATABASE_URL is set) and hands its URL to the subgraphs.
-// `--free-ports` picks free loopback ports instead of the routing URLs of supergraph.yaml (tests).
+// `--free-ports` picks free loopback ports instead of the routing URLs of supergraph.yaml (tests). A process that
+// exits is restarted with backoff, and the restart logged; <dataDir>/split.json always names the live pids.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -58,21 +59,24 @@ async function main(): Promise<void> {
     // Every process ends with this launcher, even if it is killed outright (platform/parent-watch.ts).
     [PARENT_PID_ENV]: String(process.pid),
   };
-  const children: ChildProcess[] = [];
+  // The process of each role (a restarted one replaces its predecessor here).
+  const procs = new Map<string, ChildProcess>();
+  const restarts = new Map<string, number>();
   const start = (role: string) => {
     // Started with the platform's V8/glibc settings already, so main.ts need not load twice to re-execute itself.
     const argv = [process.execPath, path.join(ROOT, 'main.ts'), '--role', role];
     const run = tunedExec(argv, [], env) ?? { args: argv, env };
     const child = spawn(process.execPath, run.args.slice(1), { env: run.env, stdio: ['ignore', 'inherit', 'inherit'] });
-    children.push(child);
+    procs.set(role, child);
     return child;
   };
   let stopping = false;
   const stopAll = async (code: number) => {
     if (stopping) return;
     stopping = true;
+    const children = [...procs.values()];
     for (const c of children) c.kill('SIGTERM');
-    await Promise.all(children.map((c) => (c.exitCode !== null ? Promise.resolve() : new Promise((r) => c.once('exit', r)))));
+    await Promise.all(children.map((c) => (c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise((r) => c.once('exit', r)))));
     await db.stop();
     process.exit(code);
   };
@@ -91,22 +95,39 @@ async function main(): Promise<void> {
     const front = start('front-door');
     await waitFor(`http://${config.host}:${config.port}/health`, front);
     // What runs where, for operators and tests: <dataDir>/split.json.
-    const layout = {
-      url: `http://${config.host}:${config.port}`,
-      router: { url: `http://127.0.0.1:${routerPort}`, pid: router.pid },
-      subgraphs: Object.fromEntries(entries.map((e, i) => [e.name, { url: urls[i]!.split('=')[1], pid: children[i]!.pid }])),
-      frontDoor: { pid: front.pid },
-    };
-    // Written whole under a temporary name, then renamed, so a reader never sees half a file.
     const layoutFile = path.join(config.dataDirAbs, 'split.json');
-    fs.writeFileSync(`${layoutFile}.tmp`, JSON.stringify(layout, null, 2));
-    fs.renameSync(`${layoutFile}.tmp`, layoutFile);
-    log.info({ url: layout.url }, 'split mode ready');
-    for (const c of children) {
-      c.once('exit', (code) => {
-        if (!stopping) log.warn({ pid: c.pid, code }, 'a process of the split deployment exited');
+    const writeLayout = () => {
+      const layout = {
+        url: `http://${config.host}:${config.port}`,
+        router: { url: `http://127.0.0.1:${routerPort}`, pid: procs.get('router')?.pid, restarts: restarts.get('router') ?? 0 },
+        subgraphs: Object.fromEntries(entries.map((e, i) => [e.name, { url: urls[i]!.split('=')[1], pid: procs.get(`subgraph:${e.name}`)?.pid, restarts: restarts.get(`subgraph:${e.name}`) ?? 0 }])),
+        frontDoor: { pid: procs.get('front-door')?.pid, restarts: restarts.get('front-door') ?? 0 },
+      };
+      // Written whole under a temporary name, then renamed, so a reader never sees half a file.
+      fs.writeFileSync(`${layoutFile}.tmp`, JSON.stringify(layout, null, 2));
+      fs.renameSync(`${layoutFile}.tmp`, layoutFile);
+      return layout;
+    };
+    log.info({ url: writeLayout().url }, 'split mode ready');
+    // Supervision: a process that exits is started again, with backoff (250 ms doubling to 10 s; back to 250 ms
+    // once a process has stayed up 30 s), and the restart is logged. In production Kubernetes or systemd do this.
+    const supervise = (role: string, child: ChildProcess, startedAt: number, streak: number) => {
+      child.once('exit', (code, signal) => {
+        if (stopping) return;
+        const next = Date.now() - startedAt > 30_000 ? 0 : streak + 1;
+        const delay = Math.min(10_000, 250 * 2 ** Math.max(0, next - 1));
+        log.warn({ role, pid: child.pid, code, signal, restartInMs: delay }, 'a process of the split deployment exited; restarting it');
+        setTimeout(() => {
+          if (stopping) return;
+          const again = start(role);
+          restarts.set(role, (restarts.get(role) ?? 0) + 1);
+          writeLayout();
+          log.warn({ role, pid: again.pid, restarts: restarts.get(role) }, 'split process restarted');
+          supervise(role, again, Date.now(), next);
+        }, delay);
       });
-    }
+    };
+    for (const [role, child] of procs) supervise(role, child, Date.now(), 0);
   } catch (err) {
     log.error({ err }, 'split start-up failed');
     await stopAll(1);

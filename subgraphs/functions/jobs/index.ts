@@ -33,6 +33,9 @@ export async function startJobs(s: FunctionsServices): Promise<void> {
   s.scheduler.define(SWEEP_JOB, async () => {
     const lost = await s.executions.sweepLost(LOST_GRACE_MS);
     if (lost > 0) s.logger.warn({ lost }, 'executions left running by a stopped worker marked failed');
+    // Runs whose queuing failed while the database was away (the caller got 503): never run, now marked failed.
+    const held = await s.executions.sweepHeld(LOST_GRACE_MS);
+    if (held > 0) s.logger.warn({ held }, 'executions whose queuing failed marked failed (never run)');
   }, { retries: 0, concurrency: 1 });
   await s.scheduler.start();
   await s.scheduler.agenda.every('1 minute', SWEEP_JOB);

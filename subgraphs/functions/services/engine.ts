@@ -2,7 +2,7 @@
 // `return`, per-step retries with backoff and the function's timeout; records the execution and its
 // step log. Knows the step kinds only through their contract (steps/types.ts).
 import crypto from 'node:crypto';
-import { AppError } from '../../../platform/errors.ts';
+import { AppError, errors } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import type { RouterClient } from '../../../platform/subgraph.ts';
 import type { Scheduler } from '../../../platform/scheduler.ts';
@@ -275,16 +275,24 @@ export function createEngine(deps: {
    * Queued runs: concurrent enqueues share one insert of their execution rows and one scheduler job naming
    * them all (a lone enqueue pays no wait). Each caller gets its answer once its row and job are saved.
    */
+  // An invoke answered 503 has not run and will not run: the rows are written `held` (no job claims them), then
+  // their job, then they are released. Queuing that fails at any step leaves them held (marked failed at once, or
+  // by the sweep when the database is away), and a job that finds its executions still held waits for the release.
   const enqueueBatch = createBatcher<{ id: string; row: string }>(
     async (items) => {
-      await executions.enqueueMany(items.map((i) => i.row));
       const executionIds = items.map((i) => i.id);
+      const unavailable = (err: unknown) => (err instanceof AppError ? err : errors.unavailable(`the run could not be queued (it will not run): ${(err as Error).message}`));
+      try {
+        await executions.enqueueMany(items.map((i) => i.row));
+      } catch (err) {
+        throw unavailable(err);
+      }
       try {
         await scheduler.enqueue(EXECUTION_JOB, { executionIds });
+        await executions.release(executionIds);
       } catch (err) {
-        // Without their job nothing would ever run them: say so instead of leaving them queued.
-        await executions.fail(executionIds, { code: 'SERVICE_UNAVAILABLE', message: 'the run could not be queued' }).catch(() => {});
-        throw err;
+        await executions.fail(executionIds, { code: 'SERVICE_UNAVAILABLE', message: 'the run could not be queued; it was not run' }).catch(() => {});
+        throw unavailable(err);
       }
     },
     { max: ENQUEUE_BATCH_MAX, inFlight: 1, retryAlone: false, weigh: (i) => i.row.length, maxWeight: ENQUEUE_BATCH_MAX_BYTES },
@@ -305,6 +313,9 @@ export function createEngine(deps: {
   async function runQueued(data: QueuedJob): Promise<void> {
     const ids = data.executionIds ?? (data.executionId ? [data.executionId] : []);
     const claimed = await executions.claimMany(ids);
+    // Picked up before its enqueue released the executions: try again shortly (Agenda's retry backoff). Held for
+    // good (the enqueue failed after saving this job), they are marked failed by the sweep and never run.
+    if (claimed.length < ids.length && (await executions.countHeld(ids)) > 0) throw new Error('executions not released yet by their enqueue; retrying');
     const results = await Promise.allSettled(
       claimed.map(async ({ execution: e, fn, sealedSecrets }) => {
         if (!fn) {

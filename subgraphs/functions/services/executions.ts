@@ -60,7 +60,8 @@ function toExecution(r: Row): Execution {
     triggerRef: (r.trigger_ref as string | null) ?? null,
     parentId: (r.parent_id as string | null) ?? null,
     depth: Number(r.depth),
-    status: r.status as ExecutionStatus,
+    // `held` is `queued` for callers: the instant between saving a run and saving its job.
+    status: (r.status === 'held' ? 'queued' : r.status) as ExecutionStatus,
     input: r.input ?? null,
     output: r.output ?? null,
     error: r.error ?? null,
@@ -182,11 +183,14 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
       });
     },
 
-    /** Records queued executions (async invoke, Invoke steps with async), all in one statement. */
+    /**
+     * Records queued executions (async invoke, Invoke steps with async), all in one statement, `held`: no job
+     * claims them until `release` (their job is saved by then), so a run whose queuing failed never runs.
+     */
     async enqueueMany(rows: string[]): Promise<void> {
       await sql.run(
         `insert into function_executions (id, project_id, function_id, function_name, function_version, trigger, trigger_ref, parent_id, depth, status, input, created_at)
-         select r.id, r.project_id, r.function_id, r.function_name, r.function_version, r.trigger, r.trigger_ref, r.parent_id, r.depth, 'queued', r.input, r.created_at
+         select r.id, r.project_id, r.function_id, r.function_name, r.function_version, r.trigger, r.trigger_ref, r.parent_id, r.depth, 'held', r.input, r.created_at
          from jsonb_to_recordset(?::jsonb) as r(id uuid, project_id uuid, function_id uuid, function_name text, function_version integer, trigger text, trigger_ref text,
            parent_id uuid, depth integer, input jsonb, created_at timestamptz)`,
         [`[${rows.join(',')}]`],
@@ -241,8 +245,32 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
       const now = new Date();
       await sql.run(
         `update function_executions set status = 'failed', error = ?::jsonb, finished_at = ?, started_at = coalesce(started_at, ?), duration_ms = 0
-         where id in (select (jsonb_array_elements_text(?::jsonb))::uuid) and status in ('queued', 'running')`,
+         where id in (select (jsonb_array_elements_text(?::jsonb))::uuid) and status in ('held', 'queued', 'running')`,
         [jsonParam(error), now, now, JSON.stringify(ids)],
+      );
+    },
+
+    /** Lets jobs claim held executions: their job is saved. */
+    async release(ids: string[]): Promise<void> {
+      await sql.run(`update function_executions set status = 'queued' where id in (select (jsonb_array_elements_text(?::jsonb))::uuid) and status = 'held'`, [JSON.stringify(ids)]);
+    },
+
+    /** How many of these executions are still held (their enqueue has not released them yet, or never will). */
+    async countHeld(ids: string[]): Promise<number> {
+      const rows = await sql.rows(`select count(*)::int as n from function_executions where id in (select (jsonb_array_elements_text(?::jsonb))::uuid) and status = 'held'`, [JSON.stringify(ids)]);
+      return Number(rows[0]?.n ?? 0);
+    },
+
+    /**
+     * Executions whose queuing failed (the caller was answered 503) and that could not be marked failed then
+     * (the database was away): still held after `graceMs`, they are marked failed now. They never ran.
+     */
+    async sweepHeld(graceMs: number): Promise<number> {
+      return await sql.run(
+        `update function_executions set status = 'failed', finished_at = now(), started_at = coalesce(started_at, now()), duration_ms = 0,
+           error = jsonb_build_object('code', 'SERVICE_UNAVAILABLE', 'message', 'the run could not be queued (the caller was answered 503); it was not run')
+         where status = 'held' and created_at < now() - make_interval(secs => ? / 1000.0)`,
+        [graceMs],
       );
     },
 
@@ -306,7 +334,7 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
       }
       if (f.status !== undefined && f.status !== null) {
         if (!STATUSES.includes(f.status as ExecutionStatus)) throw errors.validation('status', `must be one of ${STATUSES.join(', ')}`);
-        where.push('status = ?');
+        where.push(f.status === 'queued' ? "status in (?, 'held')" : 'status = ?');
         params.push(f.status);
       }
       if (f.trigger !== undefined && f.trigger !== null) {
