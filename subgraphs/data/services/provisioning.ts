@@ -1,7 +1,8 @@
 // Each project's PostgreSQL database and roles: created on `project.created` (or by the project's first data API
 // call, whichever comes first: a project is usable the moment its creation answers) and removed on
-// `project.deleted`. Both are idempotent (events arrive at least once) and serialised across processes by an
-// advisory lock in the platform database, where no project's SQL ever runs.
+// `project.deleted`. Both are idempotent (events arrive at least once) and serialised per project across processes
+// by an advisory lock in the platform database, where no project's SQL ever runs; different projects are made side
+// by side (a few at a time per process), each in five round trips besides its CREATE DATABASE.
 //
 // The wall between projects is structural (DESIGN §6): a project's tables live in a database of its own, cloned
 // from a small template, which only the project's login role may connect to (PUBLIC's CONNECT and TEMP revoked).
@@ -29,7 +30,12 @@ export type Provisioning = ReturnType<typeof createProvisioning>;
 const ROLE_CACHE_MAX = 10_000;
 const ROLE_CACHE_TTL_MS = 10 * 60_000;
 
-const LOCK = `select pg_advisory_xact_lock(hashtext('tessera_data_provisioning'))`;
+/** Held while a project is made or dropped (two keys: the project's own lock, not another's). */
+const PROJECT_LOCK = `select pg_advisory_xact_lock(hashtext('tessera_data_provisioning'), hashtext($1))`;
+/** Held while the installation's template is made. */
+const TEMPLATE_LOCK = `select pg_advisory_xact_lock(hashtext('tessera_data_template'))`;
+/** Projects one process makes or drops at once (each holds a platform connection for its lock). */
+const CONCURRENCY = 4;
 
 /**
  * SCRAM iterations of a project role's stored password. The password is 24 random bytes (192 bits), so key
@@ -125,8 +131,12 @@ export function createProvisioning(opts: {
 }) {
   const { admin, box, logger } = opts;
   // Statements that cannot run in a transaction (CREATE/DROP DATABASE) and the roles' DDL, on the projects' server.
-  const server = new pg.Pool({ connectionString: opts.serverUrl, max: 2, application_name: 'tessera-data-provisioning' });
+  const server = new pg.Pool({ connectionString: opts.serverUrl, max: CONCURRENCY, application_name: 'tessera-data-provisioning' });
   server.on('error', (err) => logger.warn({ err: err.message }, 'data: idle provisioning connection failed'));
+  // The advisory locks and the rows of data_project_roles, on the platform database (its own pool: a provisioning
+  // holds its connection a while, which must not starve the request paths' `admin` pool).
+  const locks = new pg.Pool({ connectionString: (admin.options as { connectionString?: string }).connectionString, max: CONCURRENCY, application_name: 'tessera-data-provisioning' });
+  locks.on('error', (err) => logger.warn({ err: err.message }, 'data: idle provisioning connection failed'));
   let platformDatabase = '';
   let template = '';
   let superuser = false;
@@ -134,21 +144,24 @@ export function createProvisioning(opts: {
   const roles = new LRUCache<string, ProjectRole>({ max: ROLE_CACHE_MAX, ttl: ROLE_CACHE_TTL_MS });
   // Bumped by every drop: a read that overlapped one is not cached (it may have seen the role just before it went).
   let drops = 0;
-  // One create or drop at a time in this process (the advisory lock orders them across processes): each holds a
-  // platform connection for its lock while it works on the projects' server.
-  let queue: Promise<unknown> = Promise.resolve();
-  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = queue.then(fn, fn);
-    queue = run.catch(() => {});
-    return run;
+  // A project being made or dropped here: a second call for it shares the first one's work.
+  const inFlight = new Map<string, Promise<unknown>>();
+  const once = <T>(key: string, fn: () => Promise<T>): Promise<T> => {
+    const running = inFlight.get(key) as Promise<T> | undefined;
+    if (running) return running;
+    const p = fn().finally(() => {
+      if (inFlight.get(key) === p) inFlight.delete(key);
+    });
+    inFlight.set(key, p);
+    return p;
   };
 
-  /** Runs `fn` in a platform transaction holding the provisioning lock. */
-  const locked = async <T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> => {
-    const c = await admin.connect();
+  /** Runs `fn` in a platform transaction holding `lock` (a statement taking `params`). */
+  const locked = async <T>(lock: string, params: unknown[], fn: (c: pg.PoolClient) => Promise<T>): Promise<T> => {
+    const c = await locks.connect();
     try {
       await c.query('begin');
-      await c.query(LOCK);
+      await c.query(lock, params);
       const out = await fn(c);
       await c.query('commit');
       return out;
@@ -229,7 +242,7 @@ export function createProvisioning(opts: {
 
   /** Makes the installation's template (under a temporary name, renamed once complete, so a crash leaves none half made). */
   const ensureTemplate = async (): Promise<void> => {
-    await locked(async () => {
+    await locked(TEMPLATE_LOCK, [], async () => {
       if (await databaseExists(template)) return;
       const building = `${template}_new`;
       await server.query(`drop database if exists ${ident(building)}`);
@@ -282,37 +295,57 @@ export function createProvisioning(opts: {
     return role;
   };
 
+  /** Makes (or, after a crash, completes) the roles: one batch when none exists, step by step otherwise. */
+  const makeRoles = async (roleName: string, userRoleName: string, verifier: string): Promise<void> => {
+    const attrs = 'nosuperuser nocreatedb nocreaterole noreplication nobypassrls';
+    const limit = `connection limit ${Number(opts.connectionLimit)}`;
+    // The platform role manages what the project owns; the login role may switch to the end-user role.
+    const grants = [`grant ${ident(roleName)}, ${ident(userRoleName)} to current_user`, `grant ${ident(userRoleName)} to ${ident(roleName)}`];
+    try {
+      await server.query([`create role ${ident(roleName)} with login noinherit ${attrs} ${limit} password ${verifier}`, `create role ${ident(userRoleName)} with nologin ${attrs}`, ...grants].join('; '));
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== '42710') throw err; // duplicate_object: left by a crash, go step by step
+    }
+    if (await roleExists(roleName)) await server.query(`alter role ${ident(roleName)} with login noinherit ${attrs} ${limit} password ${verifier}`);
+    else await server.query(`create role ${ident(roleName)} with login noinherit ${attrs} ${limit} password ${verifier}`);
+    if (!(await roleExists(userRoleName))) await server.query(`create role ${ident(userRoleName)} with nologin ${attrs}`);
+    for (const g of grants) await server.query(g);
+  };
+
   /** Creates the project's roles, database and schema (idempotent); refuses a deleted project. */
   const create = (projectId: string): Promise<ProjectRole> =>
-    serial(() =>
-      locked(async (c) => {
+    once(`create:${projectId}`, () =>
+      locked(PROJECT_LOCK, [projectId], async (c) => {
         if ((await c.query('select 1 from data_deleted_projects where project_id = $1', [projectId])).rowCount! > 0) {
           throw new AppError('NOT_FOUND', 'The project was deleted', { resource: 'project', id: projectId });
         }
         const { rows } = await c.query<Row>('select database_name, schema_name, role_name, user_role_name, password_sealed from data_project_roles where project_id = $1', [projectId]);
         if (rows[0]?.database_name) return roleOf(projectId, rows[0]); // made before (an event delivered again)
         const names = projectNamesOf(opts.secret, platformDatabase, projectId);
-        const password = crypto.randomBytes(24).toString('base64url');
-        const attrs = 'nosuperuser nocreatedb nocreaterole noreplication nobypassrls';
-        const verifier = literal(scramVerifier(password));
         const { roleName, userRoleName, databaseName, schemaName } = names;
-        // A crash may have left some of these behind: each step tolerates what exists.
-        if (await roleExists(roleName)) await server.query(`alter role ${ident(roleName)} with login noinherit ${attrs} password ${verifier}`);
-        else await server.query(`create role ${ident(roleName)} with login noinherit ${attrs} connection limit ${Number(opts.connectionLimit)} password ${verifier}`);
-        if (!(await roleExists(userRoleName))) await server.query(`create role ${ident(userRoleName)} with nologin ${attrs}`);
-        // The platform role manages what the project owns; the login role may switch to the end-user role.
-        await server.query(`grant ${ident(roleName)}, ${ident(userRoleName)} to current_user`);
-        await server.query(`grant ${ident(userRoleName)} to ${ident(roleName)}`);
-        if (!(await databaseExists(databaseName))) await server.query(`create database ${ident(databaseName)} template ${ident(template)}`);
-        await server.query(`revoke connect, temporary on database ${ident(databaseName)} from public`);
-        await server.query(`grant connect on database ${ident(databaseName)} to ${ident(roleName)}`);
-        await setSessionDefaults(names);
+        const password = crypto.randomBytes(24).toString('base64url');
+        await makeRoles(roleName, userRoleName, literal(scramVerifier(password)));
+        await server.query(`create database ${ident(databaseName)} template ${ident(template)}`).catch((err: { code?: string }) => {
+          if (err.code !== '42P04') throw err; // duplicate_database: left by a crash
+        });
+        await server.query(
+          [
+            `revoke connect, temporary on database ${ident(databaseName)} from public`,
+            `grant connect on database ${ident(databaseName)} to ${ident(roleName)}`,
+            ...sessionDefaults(schemaName).map(([name, value]) => `alter role ${ident(roleName)} in database ${ident(databaseName)} set ${name} = ${value}`),
+          ].join('; '),
+        );
         await inDatabase(databaseName, async (d) => {
-          await d.query(`create schema if not exists ${ident(schemaName)} authorization ${ident(roleName)}`);
-          await d.query(`grant usage on schema ${ident(schemaName)} to ${ident(userRoleName)}`);
-          // Tables the project creates are open to its end-user role; row level security decides which rows.
-          await d.query(`alter default privileges for role ${ident(roleName)} in schema ${ident(schemaName)} grant select, insert, update, delete on tables to ${ident(userRoleName)}`);
-          await d.query(`alter default privileges for role ${ident(roleName)} in schema ${ident(schemaName)} grant usage, select on sequences to ${ident(userRoleName)}`);
+          await d.query(
+            [
+              `create schema if not exists ${ident(schemaName)} authorization ${ident(roleName)}`,
+              `grant usage on schema ${ident(schemaName)} to ${ident(userRoleName)}`,
+              // Tables the project creates are open to its end-user role; row level security decides which rows.
+              `alter default privileges for role ${ident(roleName)} in schema ${ident(schemaName)} grant select, insert, update, delete on tables to ${ident(userRoleName)}`,
+              `alter default privileges for role ${ident(roleName)} in schema ${ident(schemaName)} grant usage, select on sequences to ${ident(userRoleName)}`,
+            ].join('; '),
+          );
         });
         await c.query(
           `insert into data_project_roles (project_id, schema_name, role_name, user_role_name, password_sealed, database_name) values ($1, $2, $3, $4, $5, $6)
@@ -364,8 +397,8 @@ export function createProvisioning(opts: {
     drop(projectId: string): Promise<void> {
       drops++;
       roles.delete(projectId);
-      return serial(() =>
-        locked(async (c) => {
+      return once(`drop:${projectId}`, () =>
+        locked(PROJECT_LOCK, [projectId], async (c) => {
           await c.query('insert into data_deleted_projects (project_id) values ($1) on conflict do nothing', [projectId]);
           const { rows } = await c.query<Row>('select database_name, schema_name, role_name, user_role_name, password_sealed from data_project_roles where project_id = $1', [projectId]);
           const r = rows[0];
@@ -400,8 +433,9 @@ export function createProvisioning(opts: {
     },
 
     async stop(): Promise<void> {
-      await queue;
+      await Promise.allSettled([...inFlight.values()]);
       await server.end();
+      await locks.end();
     },
   };
 }
