@@ -146,6 +146,24 @@ describe('SQL text executors and dynamic PL/pgSQL: refused by the guard (second 
     refused('a session-level advisory lock on the provisioning lock', `select pg_advisory_lock(hashtext('tessera_data_provisioning'))`),
     refused('set_config lifts the statement timeout', `select set_config('statement_timeout', '0', false)`),
     refused('the outbox of the platform, by its schema', 'select * from tessera_hooks.outbox'),
+    // Around each class: the other SQL-text executors and file readers, every way to change a setting or take a lock.
+    refused('cursor_to_xml reads a cursor over any query', `select cursor_to_xml('c'::refcursor, 10, true, true, '')`),
+    refused('table_to_xml reads a table named by text', `select table_to_xml('pg_proc', true, true, '')`),
+    refused('database_to_xml reads the whole database', `select database_to_xml(true, true, '')`),
+    refused('pg_read_file reads a server file', `select pg_read_file('/etc/passwd')`),
+    refused('lo_import reads a server file into a large object', `select lo_import('/etc/passwd')`),
+    refused('pg_ls_dir lists a server folder', `select pg_ls_dir('.')`),
+    refused('a function whose SET option changes a setting while it runs', `create function f() returns int language sql set work_mem = '2GB' as 'select 1'`),
+    refused('ALTER FUNCTION ... SET', `alter function f() set statement_timeout = 0`),
+    refused('ALTER ROLE ... SET', `alter role current_user set statement_timeout = 0`),
+    refused('ALTER DATABASE ... SET', `alter database current set statement_timeout = 0`),
+    refused('SET in a PL/pgSQL body', `create function f() returns void language plpgsql as $$ begin set statement_timeout = 0; end $$`),
+    refused('set_config qualified with pg_catalog', `select pg_catalog.set_config('statement_timeout', '0', false)`),
+    refused('pg_try_advisory_lock', `select pg_try_advisory_lock(1)`),
+    refused('pg_advisory_xact_lock_shared', `select pg_advisory_xact_lock_shared(1)`),
+    refused('LOCK TABLE', 'lock table mine in access exclusive mode'),
+    refused('NOTIFY on the realtime channel', `notify tessera_realtime, '{}'`),
+    refused('LISTEN on the platform channel', 'listen tessera_broadcast'),
   ]);
 });
 
