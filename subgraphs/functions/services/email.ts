@@ -1,6 +1,8 @@
 // E-mail: templates with `{{ variables }}`, the project's SMTP configuration (password sealed, never
-// returned), and sending through a queued job (`functions.email.send`). Without a project configuration
-// mails go through the platform default (TESSERA_SMTP_URL), or are logged when there is none.
+// returned), and sending through a queued job (`functions.email.send`). A project's mail goes out only through
+// its own SMTP configuration: without one an Email step fails with 409 EMAIL_NOT_CONFIGURED. The platform's
+// sender (TESSERA_SMTP_URL, TESSERA_MAIL_FROM) carries the identity provider's own mails only, never a
+// function's: otherwise any project could send whatever it likes, to anyone, from the platform's address.
 import crypto from 'node:crypto';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Config } from '../../../platform/config.ts';
@@ -91,40 +93,31 @@ export function createEmailService({ sql, box, config, scheduler, logger }: { sq
     };
   };
 
-  /** Sends one mail now with the project's SMTP settings (or the platform default). */
+  const notConfigured = () => new AppError('EMAIL_NOT_CONFIGURED');
+
+  /** Sends one mail now with the project's own SMTP settings; EMAIL_NOT_CONFIGURED without them. */
   const deliver = async (projectId: string, mail: Mail): Promise<{ messageId: string | null; via: string }> => {
     const s = await settings(projectId);
-    let transport: Transporter;
-    let from: string;
-    let via: string;
-    if (s) {
-      let address: string;
-      try {
-        address = (await resolveChecked(s.host, config.functionsAllowPrivateNetworks))[0]!.address;
-      } catch (err) {
-        if (err instanceof OutboundRefused) throw new AppError('UPSTREAM_FAILED', `SMTP server: ${err.message}`);
-        throw err;
-      }
-      transport = nodemailer.createTransport({
-        host: address,
-        port: s.port,
-        secure: s.secure,
-        auth: s.user ? { user: s.user, pass: s.password ?? '' } : undefined,
-        tls: { servername: s.host },
-        connectionTimeout: 10_000,
-        greetingTimeout: 10_000,
-        socketTimeout: 20_000,
-      });
-      from = s.from;
-      via = `${s.host}:${s.port}`;
-    } else if (config.smtpUrl) {
-      transport = nodemailer.createTransport(config.smtpUrl);
-      from = config.mailFrom;
-      via = 'platform';
-    } else {
-      logger.info({ projectId, to: mail.to, subject: mail.subject }, 'e-mail not sent: no SMTP server is configured (logged instead)');
-      return { messageId: null, via: 'log' };
+    if (!s) throw notConfigured();
+    let address: string;
+    try {
+      address = (await resolveChecked(s.host, config.functionsAllowPrivateNetworks))[0]!.address;
+    } catch (err) {
+      if (err instanceof OutboundRefused) throw new AppError('UPSTREAM_FAILED', `SMTP server: ${err.message}`);
+      throw err;
     }
+    const transport: Transporter = nodemailer.createTransport({
+      host: address,
+      port: s.port,
+      secure: s.secure,
+      auth: s.user ? { user: s.user, pass: s.password ?? '' } : undefined,
+      tls: { servername: s.host },
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 20_000,
+    });
+    const from = s.from;
+    const via = `${s.host}:${s.port}`;
     try {
       const info = await transport.sendMail({ from, to: mail.to, subject: mail.subject, html: mail.html || undefined, text: mail.text || undefined });
       return { messageId: (info.messageId as string | undefined) ?? null, via };
@@ -184,8 +177,10 @@ export function createEmailService({ sql, box, config, scheduler, logger }: { sq
       return render(t, (variables ?? {}) as Record<string, unknown>);
     },
 
-    /** The Email step: renders the named template and queues the mail (not in a dry run). */
+    /** The Email step: renders the named template and queues the mail (not in a dry run); EMAIL_NOT_CONFIGURED without the project's SMTP settings. */
     async queueFromStep(projectId: string, m: { template: string; to: string[]; variables: Record<string, unknown> }, dryRun: boolean): Promise<Record<string, unknown>> {
+      const configured = await sql.rows('select 1 from email_configs where project_id = ?', [projectId]);
+      if (!configured[0]) throw notConfigured();
       const rows = await sql.rows('select * from email_templates where project_id = ? and name = ?', [projectId, m.template]);
       if (!rows[0]) throw new Error(`no e-mail template named "${m.template}"`);
       const mail = { to: m.to, ...render(toTemplate(rows[0]), m.variables) };
@@ -193,9 +188,18 @@ export function createEmailService({ sql, box, config, scheduler, logger }: { sq
       return { queued: !dryRun, template: m.template, to: m.to, subject: mail.subject };
     },
 
-    /** The job. */
+    /** The job (a configuration deleted since the mail was queued: the mail is dropped, logged). */
     async sendQueued(data: { projectId: string; mail: Mail }): Promise<void> {
-      const r = await deliver(data.projectId, data.mail);
+      let r: { messageId: string | null; via: string };
+      try {
+        r = await deliver(data.projectId, data.mail);
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'EMAIL_NOT_CONFIGURED') {
+          logger.warn({ projectId: data.projectId }, 'e-mail dropped: the project removed its SMTP configuration after the mail was queued');
+          return;
+        }
+        throw err;
+      }
       logger.info({ projectId: data.projectId, to: data.mail.to, via: r.via, messageId: r.messageId }, 'e-mail sent');
     },
 

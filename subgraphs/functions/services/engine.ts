@@ -2,7 +2,7 @@
 // `return`, per-step retries with backoff and the function's timeout; records the execution and its
 // step log. Knows the step kinds only through their contract (steps/types.ts).
 import crypto from 'node:crypto';
-import { AppError, errors } from '../../../platform/errors.ts';
+import { type ErrorCode, AppError, errors } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import type { RouterClient } from '../../../platform/subgraph.ts';
 import type { Scheduler } from '../../../platform/scheduler.ts';
@@ -13,6 +13,7 @@ import type { EdgeFunction, FunctionService } from './functions.ts';
 import type { SecretService } from './secrets.ts';
 import { StepFailure, type StepDeps, type StepRunContext } from './steps/index.ts';
 import { TemplateError, templateScope, truthy } from './templates.ts';
+import { createRedactor } from './redaction.ts';
 import { functionRuns } from '../../../platform/metrics.ts';
 
 export const EXECUTION_JOB = 'functions.execution.run';
@@ -48,10 +49,20 @@ export function responseStatusOf(output: unknown): number {
   return 200;
 }
 
+/**
+ * The error an anonymous caller (a public webhook) gets for a failed run: nothing of what went wrong inside, only
+ * the execution id the project can look up.
+ */
+export function publicFailureError(o: RunOutcome): AppError {
+  const what = o.timedOut ? 'The function ran past its timeout' : 'The function failed';
+  return new AppError(o.timedOut ? 'FUNCTION_TIMEOUT' : 'FUNCTION_FAILED', `${what}; its execution ${o.executionId ?? ''} says why`, { execution_id: o.executionId });
+}
+
 /** The error a caller gets for a failed run: FUNCTION_TIMEOUT (504) or FUNCTION_FAILED (502), naming the execution and step. */
 export function failureError(o: RunOutcome): AppError {
   const details = { execution_id: o.executionId, step: o.error?.step ?? null, reason: o.error?.code ?? null };
-  return new AppError(o.timedOut ? 'FUNCTION_TIMEOUT' : 'FUNCTION_FAILED', o.error?.message ?? 'The function failed', details);
+  // A run that failed because of how the project is set up (no SMTP settings for an Email step) answers that error, a 4xx.
+  return new AppError(o.error?.answer ?? (o.timedOut ? 'FUNCTION_TIMEOUT' : 'FUNCTION_FAILED'), o.error?.message ?? 'The function failed', details);
 }
 
 export type RunRequest = {
@@ -71,9 +82,14 @@ export type RunRequest = {
 export type RunOutcome = {
   executionId: string | null;
   status: 'succeeded' | 'failed';
+  /** The output with every secret redacted (services/redaction.ts): what may leave the engine. */
   output: unknown;
+  /** The output as the steps made it, for the platform's own use only (a before-hook's row); never answered or recorded. */
+  rawOutput: unknown;
+  /** The run's input as its record may show it (secrets redacted: a parent function may pass one in). */
+  recordedInput: unknown;
   responseStatus: number;
-  error: { code: string; message: string; step?: string } | null;
+  error: { code: string; message: string; step?: string; answer?: ErrorCode } | null;
   events: ExecutionEvent[];
   durationMs: number;
   timedOut: boolean;
@@ -84,19 +100,6 @@ export type Engine = ReturnType<typeof createEngine>;
 class Timeout extends Error {}
 /** The abort reason of a run that ended (cancels what its steps left running). */
 const FINISHED = new Error('finished');
-
-/** Replaces secret values inside recorded data, so the execution log never shows them. */
-function redactor(secrets: Record<string, string>): (v: unknown) => unknown {
-  const values = Object.values(secrets).filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
-  if (values.length === 0) return (v) => v;
-  const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return values.reduce((acc, s) => acc.split(s).join('[secret]'), v);
-    if (Array.isArray(v)) return v.map(walk);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
-    return v;
-  };
-  return walk;
-}
 
 /** A JSON copy (a step cannot change what another sees; only JSON is recorded). Strings, booleans and finite numbers are their own copy. */
 function clone(v: unknown): unknown {
@@ -136,7 +139,9 @@ export function createEngine(deps: {
     const events: ExecutionEvent[] = [];
     let seq = 0;
     const secretValues = req.sealedSecrets ? secrets.open(req.sealedSecrets) : await secrets.reveal(req.fn.projectId);
-    const redact = redactor(secretValues);
+    // Whatever leaves the run (step log, output, error) has its secrets replaced by `{{secrets.NAME}}`.
+    const redactor = createRedactor(secretValues);
+    const redact = redactor.value;
     const log = (e: Omit<ExecutionEvent, 'seq' | 'at'>) =>
       events.push({ ...e, seq: ++seq, at: new Date(), input: redact(e.input), output: redact(e.output), error: redact(e.error), durationMs: e.durationMs == null ? null : Math.round(e.durationMs * 1000) / 1000 });
     const env = {
@@ -216,14 +221,14 @@ export function createEngine(deps: {
               await Promise.race([new Promise((r) => setTimeout(r, wait)), expired]);
               continue;
             }
-            failure = { code: f.code, message: `step "${name}": ${f.message}`, step: name };
+            failure = { code: f.code, message: `step "${name}": ${f.message}`, step: name, ...(f.answer ? { answer: f.answer } : {}) };
             break;
           }
         }
         if (failure || step.returns) break;
       }
     } catch (err) {
-      if (!(err instanceof Timeout)) throw err;
+      if (!(err instanceof Timeout)) throw new Error(redactor.text((err as Error).message ?? String(err)));
       timedOut = true;
       const running = events[events.length - 1];
       failure = { code: 'FUNCTION_TIMEOUT', message: `the function ran past its timeout of ${timeoutMs} ms`, ...(running ? { step: running.step } : {}) };
@@ -233,12 +238,15 @@ export function createEngine(deps: {
       if (!abort.signal.aborted) abort.abort(FINISHED);
     }
     functionRuns.inc({ outcome: timedOut ? 'timeout' : failure ? 'failed' : 'succeeded' });
+    const shown = failure ? null : redact(output);
     return {
       executionId,
       status: failure ? 'failed' : 'succeeded',
-      output: failure ? null : output,
-      responseStatus: failure ? 0 : responseStatusOf(output),
-      error: failure,
+      output: shown,
+      rawOutput: failure ? null : output,
+      recordedInput: redact({ ...req.input, rawBody: undefined }),
+      responseStatus: failure ? 0 : responseStatusOf(shown),
+      error: failure && { ...failure, message: redactor.text(failure.message) },
       events,
       durationMs: performance.now() - started,
       timedOut,
@@ -263,9 +271,8 @@ export function createEngine(deps: {
     const id = crypto.randomUUID();
     const startedAt = new Date();
     const outcome = await execute(req, id);
-    const stored = { ...req.input, rawBody: undefined };
     await executions.record(
-      { id, projectId: req.fn.projectId, functionId: req.fn.id, functionName: req.fn.name, functionVersion: req.fn.version, trigger: req.trigger, triggerRef: req.triggerRef, parentId: req.parentId, depth: req.depth, input: stored },
+      { id, projectId: req.fn.projectId, functionId: req.fn.id, functionName: req.fn.name, functionVersion: req.fn.version, trigger: req.trigger, triggerRef: req.triggerRef, parentId: req.parentId, depth: req.depth, input: outcome.recordedInput },
       finished(outcome, startedAt, req.fn.version),
     );
     return outcome;

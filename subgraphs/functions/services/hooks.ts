@@ -203,7 +203,8 @@ export function createHookService(deps: { sql: Sql; functions: FunctionService; 
               error: o.error.slice(0, 200), status, hook: hook.id, function: hook.functionName, table: a.table, event: a.event, execution_id: outcome.executionId, ...(rows.length > 1 ? { row: i } : {}),
             });
           }
-          const out = outcome.output;
+          // The row to write is the function's own (a secret it puts in a column is written, as it would be by a Database step).
+          const out = outcome.rawOutput;
           if (a.event !== 'delete' && isPlainObject(out) && isPlainObject(out.row)) rows[i] = out.row;
         }
       }

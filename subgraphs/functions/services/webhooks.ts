@@ -4,7 +4,7 @@
 import crypto from 'node:crypto';
 import { errors } from '../../../platform/errors.ts';
 import { checkSlug, checkFunctionName } from './definitions.ts';
-import { failureError, makeInput, type Engine } from './engine.ts';
+import { makeInput, publicFailureError, type Engine } from './engine.ts';
 import { toFunction, type FunctionService } from './functions.ts';
 import { announceFunctionsChanged, publishFunctionsChanged, type ReceiverCache, type ReceiverEntry } from './receiver-cache.ts';
 import { sealedSecretsOf } from './secrets.ts';
@@ -122,7 +122,8 @@ export function createWebhookService({ sql, functions, engine, receivers }: { sq
         const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
         const input = makeInput({ body: parseBody(headers['content-type'], req.rawBody), headers, method: req.method.toUpperCase(), query: req.query, rawBody: req.rawBody });
         const outcome = await engine.runSync({ fn, input, trigger: 'webhook', triggerRef: slug, depth: 0, dryRun: false, sealedSecrets });
-        if (outcome.status === 'failed') throw failureError(outcome);
+        // The caller is anonymous: it learns that the run failed and its execution id, never why (that may name a secret or a row).
+        if (outcome.status === 'failed') throw publicFailureError(outcome);
         const answer: HttpAnswer = { status: outcome.responseStatus, body: outcome.output, headers: { 'x-execution-id': outcome.executionId ?? '' } };
         if (key !== null) await sql.run('update webhook_idempotency set response = ?::jsonb where project_id = ? and slug = ? and key = ?', [JSON.stringify(answer), projectId, slug, key]);
         return answer;

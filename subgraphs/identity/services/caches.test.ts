@@ -6,7 +6,7 @@ import type { RouterClient } from '../../../platform/subgraph.ts';
 import { createClientAuthService } from './clients.ts';
 import { createTokenStateCache } from './token-cache.ts';
 
-const CLIENT = { clientId: 'tsc_a', projectId: '11111111-1111-4111-8111-111111111111', tenantId: '22222222-2222-4222-8222-222222222222', grantTypes: ['client_credentials'], redirectUris: [], public: false };
+const CLIENT = { clientId: 'tsc_a', projectId: '11111111-1111-4111-8111-111111111111', tenantId: '22222222-2222-4222-8222-222222222222', grantTypes: ['client_credentials'], redirectUris: [], public: false, allowedScopes: ['orders:read'] };
 
 /** A tenant subgraph stand-in that counts lookups and can hold one until released. */
 function fakeRouter(secret: string) {

@@ -105,10 +105,17 @@ export async function createUserService({ db, limiters }: Pick<ServiceDeps, 'db'
       return toEndUserView(user);
     },
 
-    /** Replaces the password hash (the caller has checked the old password or a reset token). */
+    /**
+     * Replaces the password hash (the caller has checked the old password or a reset token). Every outstanding
+     * reset token of the user ends with it: one used, or a password changed, leaves no other that still works.
+     */
     async setPassword(user: EndUser, password: unknown, field: string): Promise<void> {
       const checked = checkPassword(password, user.email, field);
-      await db.em().nativeUpdate(EndUserEntity, { id: user.id }, { passwordHash: await hashPassword(checked), updatedAt: new Date() });
+      const hash = await hashPassword(checked);
+      await db.em().transactional(async (em) => {
+        await em.nativeUpdate(EndUserEntity, { id: user.id }, { passwordHash: hash, updatedAt: new Date() });
+        await em.execute(`update identity_user_tokens set used_at = now() where user_id = ? and purpose = 'password_reset' and used_at is null`, [user.id]);
+      });
     },
 
     async checkPassword(user: EndUser, password: unknown): Promise<boolean> {

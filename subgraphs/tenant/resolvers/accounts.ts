@@ -11,7 +11,7 @@ export const accountQueries = {
 
 export const accountMutations = {
   signup: async (_: unknown, { input }: Input<{ email: string; password: string; name?: string | null }>, ctx: TenantContext) => ({
-    tenant: await ctx.services.accounts.signup(input),
+    tenant: await ctx.services.accounts.signup(input, ctx.ip),
   }),
   login: async (_: unknown, { input }: Input<{ email: string; password: string; totpCode?: string | null }>, ctx: TenantContext) =>
     await ctx.services.sessions.login(input, ctx.ip),

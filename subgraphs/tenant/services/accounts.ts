@@ -18,16 +18,20 @@ export function toTenantView(t: Tenant): TenantView {
 
 export type AccountService = Awaited<ReturnType<typeof createAccountService>>;
 
-/** Creates the account service; `limiter` counts failed sign-ins per account and per address. */
-export async function createAccountService({ db, limiter }: Pick<ServiceDeps, 'db'> & { limiter: FailureLimiter }) {
+/** Creates the account service; `limiter` counts failed sign-ins per account and per address, `signupLimiter` sign-ups per address. */
+export async function createAccountService({ db, limiter, signupLimiter }: Pick<ServiceDeps, 'db'> & { limiter: FailureLimiter; signupLimiter?: FailureLimiter }) {
   const dummyHash = await dummyPasswordHash();
 
   return {
-    /** Creates an account on the default plan; EMAIL_TAKEN when the address is registered. */
-    async signup(input: { email: unknown; password: unknown; name?: unknown }): Promise<TenantView> {
+    /** Creates an account on the default plan; EMAIL_TAKEN when the address is registered; RATE_LIMITED past the sign-ups of `ip`. */
+    async signup(input: { email: unknown; password: unknown; name?: unknown }, ip?: string): Promise<TenantView> {
       const email = normalizeEmail(input.email);
       const password = checkPassword(input.password);
       const name = input.name === undefined || input.name === null ? email.split('@')[0].slice(0, 100) : checkName('name', input.name);
+      if (signupLimiter && ip) {
+        signupLimiter.check(`ip:${ip}`);
+        signupLimiter.fail(`ip:${ip}`);
+      }
       const em = db.em();
       if (await em.count(TenantEntity, { email })) throw new AppError('EMAIL_TAKEN');
       const now = new Date();

@@ -35,8 +35,10 @@ export async function createTenantServices({ config, db, logger, databaseUrl }: 
     reset: (key: string) => (key.startsWith('ip:') ? addressLimiter : accountLimiter).reset(key),
   };
 
+  // Sign-ups per client address and hour: every attempt counts (each costs an argon2 hash and says whether an address is taken).
+  const signupLimiter = createFailureLimiter({ limit: config.signupRateLimit, windowMs: 60 * 60_000, share: limitSharing.scope('tenant.signup.address') });
   const plans = createPlanService({ db });
-  const accounts = await createAccountService({ db, limiter });
+  const accounts = await createAccountService({ db, limiter, signupLimiter });
   const mfa = createMfaService({ db, box, limiter });
   const signingKeys = createSigningKeyService({ db, box, config });
   const sessions = createSessionService({ db, config, logger, accounts, mfa, signingKeys });

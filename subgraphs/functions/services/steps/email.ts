@@ -1,5 +1,6 @@
 // `Email`: renders one of the project's e-mail templates with variables and queues it for sending
 // (a `functions.email.send` job). `{"kind": "Email", "template": "welcome", "to": "{{input.body.email}}", "variables": {...}}`
+import { AppError } from '../../../../platform/errors.ts';
 import { templateField } from './fields.ts';
 import { StepFailure, StepFieldError, type StepKind } from './types.ts';
 
@@ -31,6 +32,8 @@ export const emailStep: StepKind = {
         try {
           return { body: await ctx.deps.email(ctx.projectId, { template: String(resolved.template), to, variables }, ctx.dryRun) };
         } catch (err) {
+          // Mail goes out only through the project's own SMTP settings: without them the caller is told so (409).
+          if (err instanceof AppError && err.code === 'EMAIL_NOT_CONFIGURED') throw new StepFailure(err.code, err.message, false, err.code);
           throw new StepFailure('EMAIL_FAILED', (err as Error).message);
         }
       },

@@ -2,6 +2,7 @@
 // the engine knows nothing about any kind beyond this contract.
 import type { RequestContext } from '../../../../platform/auth.ts';
 import type { Logger } from '../../../../platform/logger.ts';
+import type { ErrorCode } from '../../../../platform/errors.ts';
 import type { RouterClient } from '../../../../platform/subgraph.ts';
 import type { Template } from '../templates.ts';
 
@@ -18,15 +19,21 @@ export class StepFieldError extends Error {
   }
 }
 
-/** A step that failed while running. `retryable` failures are tried again (the step's `retries`, with backoff). */
+/**
+ * A step that failed while running. `retryable` failures are tried again (the step's `retries`, with backoff).
+ * `answer` names the error a caller of the run gets instead of FUNCTION_FAILED, when the run failed because of
+ * how the project is set up (an Email step without the project's SMTP settings: 409 EMAIL_NOT_CONFIGURED).
+ */
 export class StepFailure extends Error {
   readonly retryable: boolean;
   readonly code: string;
-  constructor(code: string, message: string, retryable = false) {
+  readonly answer: ErrorCode | undefined;
+  constructor(code: string, message: string, retryable = false, answer?: ErrorCode) {
     super(message);
     this.name = 'StepFailure';
     this.code = code;
     this.retryable = retryable;
+    this.answer = answer;
   }
 }
 
