@@ -43,6 +43,8 @@ export const ERROR_TABLE = {
   FUNCTION_FAILED: { status: 502, expose: true, message: 'The function failed' },
   UPSTREAM_FAILED: { status: 502, expose: true, message: 'An outside server failed or could not be reached' },
   SERVICE_UNAVAILABLE: { status: 503, expose: true, message: 'A service is unavailable' },
+  // A service (split mode) went away after the request reached it: unlike a 503, the request may have taken effect.
+  SERVICE_INTERRUPTED: { status: 502, expose: true, message: 'A service stopped while answering; the request may or may not have taken effect' },
   FUNCTION_TIMEOUT: { status: 504, expose: true, message: 'The function ran past its timeout' },
 } as const satisfies Record<string, { status: number; expose: boolean; message: string; statusFromDetails?: boolean }>;
 

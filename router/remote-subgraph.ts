@@ -34,10 +34,15 @@ export function remoteSubgraph(name: string, routingUrl: string, secret: string,
         // redirect 'error': a body stream cannot be replayed, and fetch would otherwise buffer it to follow redirects.
         res = await fetch(routingUrl, { method: 'POST', redirect: 'error', ...init });
       } catch (err) {
-        return unavailable(name, (err as Error).message);
+        return neverReached(err) ? unavailable(name, causeOf(err)) : interrupted(name, causeOf(err));
       }
       if (!res.ok && !res.headers.get('content-type')?.includes('json')) return unavailable(name, `HTTP ${res.status}`);
-      return (await res.json()) as ExecutionResultJson;
+      try {
+        return (await res.json()) as ExecutionResultJson;
+      } catch (err) {
+        // The subgraph went away while sending its answer: the operation may have taken effect.
+        return interrupted(name, causeOf(err));
+      }
     },
     async health(): Promise<HealthReport> {
       try {
@@ -99,6 +104,29 @@ function multipartBody(operations: Record<string, unknown>, uploads: Map<Upload,
     yield Buffer.from(`--${boundary}--\r\n`);
   }
   return { body: Readable.toWeb(Readable.from(parts())) as ReadableStream<Uint8Array>, contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/** Why fetch failed: its cause's code and message (undici puts the socket error there). */
+export function causeOf(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ? `${cause.code}: ${cause.message ?? ''}` : (err as Error).message;
+}
+
+/**
+ * True when the request never reached the subgraph (nothing listening, connection refused or not made): only then
+ * is a 503 promised to mean "not done, retry". A connection lost after the request was sent, or a time-out, may
+ * have left the operation done: that is SERVICE_INTERRUPTED (502), which a client must not blindly retry.
+ */
+export function neverReached(err: unknown): boolean {
+  const code = (err as { cause?: { code?: string } }).cause?.code;
+  return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'EHOSTUNREACH';
+}
+
+function interrupted(name: string, why: string): ExecutionResultJson {
+  return {
+    data: null,
+    errors: [{ message: `The ${name} service stopped while answering: the request may or may not have taken effect`, extensions: { code: 'SERVICE_INTERRUPTED', http: { status: 502 }, details: { service: name, cause: why } } }],
+  };
 }
 
 function unavailable(name: string, why: string): ExecutionResultJson {

@@ -14,7 +14,8 @@ import { shapeError, ERROR_TABLE } from '../platform/errors.ts';
 import { apiSchemaOf } from './compose.ts';
 import { createPlanner, type FastPath, type Planner } from './planner.ts';
 import { INTERNAL_CONTEXT_HEADER, signContext } from '../platform/auth.ts';
-import { errors } from '../platform/errors.ts';
+import { AppError, errors } from '../platform/errors.ts';
+import { causeOf, neverReached } from './remote-subgraph.ts';
 import { startCredentialCache, type CredentialCache } from './credential-cache.ts';
 
 export type Router = {
@@ -125,9 +126,15 @@ export async function createRouter(opts: {
       headers: { 'content-type': 'application/json', [INTERNAL_CONTEXT_HEADER]: await signContext(ctx, remote.secret), 'x-request-id': ctx.requestId },
       body: JSON.stringify({ query, variables }),
     }).catch((err: Error) => {
-      throw errors.unavailable(`router unreachable: ${err.message}`);
+      // Never reached: not done (503). Lost on the way: it may have been done (SERVICE_INTERRUPTED, 502).
+      if (neverReached(err)) throw errors.unavailable(`router unreachable: ${causeOf(err)}`);
+      throw new AppError('SERVICE_INTERRUPTED', `the router stopped while answering: ${causeOf(err)}`);
     });
-    return (await res.json()) as ExecutionResultJson;
+    try {
+      return (await res.json()) as ExecutionResultJson;
+    } catch (err) {
+      throw new AppError('SERVICE_INTERRUPTED', `the router stopped while answering: ${causeOf(err)}`);
+    }
   };
 
   const plans = new Map<string, FastPath | null>();

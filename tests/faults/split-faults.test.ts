@@ -75,6 +75,8 @@ function startLoad() {
   let stop = false;
   const written: number[] = [];
   const invoked: { k: number; executionId: string }[] = [];
+  /** Invocations answered 503: promised not run, ever. */
+  const refused: number[] = [];
   const failures: { status: number; ms: number }[] = [];
   const loop = async (kind: 'insert' | 'invoke') => {
     while (!stop) {
@@ -84,6 +86,7 @@ function startLoad() {
         if (kind === 'insert') written.push(k);
         else invoked.push({ k, executionId: r.body.execution_id });
       } else {
+        if (kind === 'invoke' && r.status === 503) refused.push(k);
         failures.push({ status: r.status, ms: r.ms });
         await sleep(50);
       }
@@ -93,6 +96,7 @@ function startLoad() {
   return {
     written,
     invoked,
+    refused,
     failures,
     stop: async () => {
       stop = true;
@@ -201,6 +205,9 @@ describe('split mode under load, with processes killed and PostgreSQL restarted'
     }, 'every accepted async invocation to have run', 150_000).catch(() => undefined);
     // Still `running` here only if the killed worker had claimed it (the sweep marks it WORKER_LOST later).
     expect(notRun.filter((n) => n.status !== 'running')).toEqual([]);
+    // An invoke answered 503 has not run and will not run.
+    const ran = await rows('runs');
+    expect(load.refused.filter((k) => ran.has(k))).toEqual([]);
 
     // Nobody waited long for an answer during the outages: errors came back quickly, none hung to the deadline.
     expect(load.failures.filter((f) => f.status === -1)).toEqual([]);
@@ -208,6 +215,6 @@ describe('split mode under load, with processes killed and PostgreSQL restarted'
     expect(slow).toEqual([]);
     expect(recoveries.postgresql).toBeLessThan(5000);
     // For the record (bench/RESULTS.md): recovery times, acknowledged counts, failures seen.
-    console.log(JSON.stringify({ recoveries_ms: recoveries, written: load.written.length, invoked: load.invoked.length, failures: load.failures.length, statuses: [...new Set(load.failures.map((f) => f.status))] }));
+    console.log(JSON.stringify({ recoveries_ms: recoveries, written: load.written.length, invoked: load.invoked.length, refused_503: load.refused.length, failures: load.failures.length, statuses: [...new Set(load.failures.map((f) => f.status))] }));
   }, 600_000);
 });
