@@ -58,6 +58,13 @@ function tooLarge(t: Ticket): AppError {
     : new AppError('PAYLOAD_TOO_LARGE', `The upload exceeds the largest upload allowed, ${t.maxBytes} bytes`, { max_bytes: t.maxBytes });
 }
 
+/** The request's Content-Length, when it has one. */
+function declaredLength(req: FastifyRequest): number | undefined {
+  const raw = req.headers['content-length'];
+  const n = typeof raw === 'string' && /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
 /** Streams the multipart request's `file` part into the blob store; answers the recorded object. */
 async function receiveUpload(req: FastifyRequest, deps: RawHandlerDeps, blobs: BlobStore, ctx: RequestContext): Promise<Record<string, unknown>> {
   const contentType = req.headers['content-type'] ?? '';
@@ -109,6 +116,8 @@ async function receiveUpload(req: FastifyRequest, deps: RawHandlerDeps, blobs: B
         contentType: fields.content_type ?? (info.mimeType && info.mimeType !== 'application/octet-stream' ? info.mimeType : undefined),
         confirm: flag('confirm', fields.confirm),
         upsert: flag('upsert', fields.upsert),
+        // The file cannot be larger than the request: the quota reserved while it streams need not be either.
+        sizeHint: declaredLength(req),
       };
       const { _beginStorageUpload: ticket } = await run<{ _beginStorageUpload: Ticket }>(deps, BEGIN, { input }, ctx);
       let put;

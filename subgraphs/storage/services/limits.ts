@@ -62,11 +62,19 @@ export function createLimitService({ db, config, router }: { db: SubgraphDatabas
       if (!row) throw notFound(projectId);
       return { maxStorageBytes: Number(row.max_storage_bytes), maxUploadBytes: Number(row.max_upload_bytes) };
     },
-    /** Bytes of ready and pending objects (what counts against the quota). */
-    async used(projectId: string, sql: Sql = db.em()): Promise<number> {
-      const rows = (await sql.execute(`select coalesce(sum(size), 0) as bytes from storage_objects where project_id = ? and status in ('pending', 'ready')`, [projectId])) as {
-        bytes: string;
-      }[];
+    /**
+     * Bytes counted against the quota: ready and pending objects, and what uploads still streaming reserved (all but
+     * `except`'s). An upload cannot stream longer than a request may last (TESSERA_REQUEST_TIMEOUT_MS, else a day),
+     * so an older reservation is one whose process died: it no longer counts (the sweep removes its row).
+     */
+    async used(projectId: string, sql: Sql = db.em(), except?: string): Promise<number> {
+      const reservedSeconds = config.requestTimeoutMs > 0 ? Math.ceil(config.requestTimeoutMs / 1000) + 60 : 86_400;
+      const rows = (await sql.execute(
+        `select coalesce(sum(size) filter (where status in ('pending', 'ready')), 0)
+              + coalesce(sum(max_bytes) filter (where status = 'uploading' and id <> ?::uuid and created_at > now() - make_interval(secs => ?)), 0) as bytes
+           from storage_objects where project_id = ?`,
+        [except ?? '00000000-0000-0000-0000-000000000000', reservedSeconds, projectId],
+      )) as { bytes: string }[];
       return Number(rows[0]!.bytes);
     },
     /** The per-upload limit: the plan's or the server's (TESSERA_STORAGE_MAX_UPLOAD_BYTES), the smaller. */

@@ -13,6 +13,7 @@ import { BlobTooLargeError, blobKeyOf, type BlobStore } from '../../../platform/
 import { assertMayOnObject, assertMayWrite, callerOf, grants, hasFullAccess, listScope, type Caller, type ListScope } from './access.ts';
 import type { LimitService } from './limits.ts';
 import { checkContentType, checkFirst, checkFolder, checkName, isUuid, pathOf } from './names.ts';
+import { sniffedContentType } from './sniff.ts';
 import type { PolicyService } from './policies.ts';
 import { uploadBytes } from '../../../platform/metrics.ts';
 
@@ -146,7 +147,7 @@ function scopeSql(scope: ListScope, params: unknown[]): string {
   return ` and (${ors.join(' or ')})`;
 }
 
-export type BeginInput = { projectId?: string | null; folder?: unknown; name?: unknown; contentType?: unknown; confirm?: boolean | null; upsert?: boolean | null };
+export type BeginInput = { projectId?: string | null; folder?: unknown; name?: unknown; contentType?: unknown; confirm?: boolean | null; upsert?: boolean | null; sizeHint?: number | null };
 export type UploadTicket = { id: string; projectId: string; maxBytes: number; limitedBy: 'upload' | 'quota' };
 
 export type ObjectService = ReturnType<typeof createObjectService>;
@@ -332,18 +333,24 @@ export function createObjectService(deps: { db: SubgraphDatabase; blobs: BlobSto
         assertMayOnObject(projectPolicies, caller, 'delete', toObject(existing));
       }
       const plan = await limits.current(caller.projectId, requestId);
-      const remaining = plan.maxStorageBytes - (await limits.used(caller.projectId));
-      if (remaining <= 0) throw new AppError('QUOTA_EXCEEDED', `The project's storage quota of ${plan.maxStorageBytes} bytes is used up`, { quota_bytes: plan.maxStorageBytes });
       const maxUpload = limits.maxUpload(plan);
-      const limitedBy = remaining < maxUpload ? 'quota' : 'upload';
-      const maxBytes = Math.min(remaining, maxUpload);
+      const hint = typeof input.sizeHint === 'number' && Number.isSafeInteger(input.sizeHint) && input.sizeHint >= 0 ? input.sizeHint : Infinity;
       const id = crypto.randomUUID();
-      await db.em().execute(
-        `insert into storage_objects (id, project_id, folder, name, path, content_type, status, owner_id, confirm_on_complete, upsert, max_bytes, created_at, updated_at)
-         values (?, ?, ?, ?, ?, ?, 'uploading', ?, ?, ?, ?, ${NOW}, ${NOW})`,
-        [id, caller.projectId, folder, name, path, contentType, caller.kind === 'user' ? caller.userId : null, input.confirm === true, input.upsert === true, maxBytes],
-      );
-      return { id, projectId: caller.projectId, maxBytes, limitedBy };
+      // The upload reserves what it may carry against the quota while it streams (concurrent uploads cannot each be
+      // handed the whole remainder): the check and the reservation are one step under the project's quota lock.
+      return await inTx(async (em) => {
+        await em.execute(`select pg_advisory_xact_lock(hashtext('storage-quota:' || ?))`, [caller.projectId]);
+        const remaining = plan.maxStorageBytes - (await limits.used(caller.projectId, em));
+        if (remaining <= 0) throw new AppError('QUOTA_EXCEEDED', `The project's storage quota of ${plan.maxStorageBytes} bytes is used up (uploads in progress included)`, { quota_bytes: plan.maxStorageBytes });
+        const limitedBy = remaining < maxUpload ? 'quota' : 'upload';
+        const maxBytes = Math.min(remaining, maxUpload, hint);
+        await em.execute(
+          `insert into storage_objects (id, project_id, folder, name, path, content_type, status, owner_id, confirm_on_complete, upsert, max_bytes, created_at, updated_at)
+           values (?, ?, ?, ?, ?, ?, 'uploading', ?, ?, ?, ?, ${NOW}, ${NOW})`,
+          [id, caller.projectId, folder, name, path, contentType, caller.kind === 'user' ? caller.userId : null, input.confirm === true, input.upsert === true, maxBytes],
+        );
+        return { id, projectId: caller.projectId, maxBytes, limitedBy } as UploadTicket;
+      });
     },
 
     /**
@@ -360,13 +367,23 @@ export function createObjectService(deps: { db: SubgraphDatabase; blobs: BlobSto
       if (!stat || stat.size !== size) throw errors.conflict('The bytes of this upload are not in the blob store');
       const dropped: StoredObject[] = [];
       try {
+        // A write policy limited to content types is checked against what the bytes are, not what was declared.
+        let contentType = before.contentType;
+        if (!hasFullAccess(caller)) {
+          const projectPolicies = await policies.all(before.projectId);
+          if (grants(projectPolicies, caller, 'write', before.folder).some((p) => (p.contentTypes?.length ?? 0) > 0)) {
+            contentType = await sniffedContentType(blobs, { projectId: before.projectId, id: before.id, size, contentType: before.contentType });
+            assertMayWrite(projectPolicies, caller, before.folder, contentType);
+          }
+        }
         const result = await inTx(async (em) => {
           await em.execute(`select pg_advisory_xact_lock(hashtext('storage-quota:' || ?))`, [before.projectId]);
           const obj = await load(id, em, true);
           if (!obj || obj.status !== 'uploading') throw errors.notFound('upload', id);
           if (size > obj.maxBytes) throw new AppError('PAYLOAD_TOO_LARGE', `The upload exceeds ${obj.maxBytes} bytes`, { max_bytes: obj.maxBytes });
           const plan = await limits.of(obj.projectId, em);
-          const used = await limits.used(obj.projectId, em);
+          // Other uploads' reservations count, this upload's own does not (its bytes are `size` now).
+          const used = await limits.used(obj.projectId, em, obj.id);
           if (used + size > plan.maxStorageBytes) {
             throw new AppError('QUOTA_EXCEEDED', `The upload would take the project past its storage quota of ${plan.maxStorageBytes} bytes`, {
               quota_bytes: plan.maxStorageBytes,
@@ -374,7 +391,9 @@ export function createObjectService(deps: { db: SubgraphDatabase; blobs: BlobSto
               size,
             });
           }
-          const [r] = await rows(em, `update storage_objects set status = 'pending', size = ?, sha256 = ?, updated_at = ${NOW} where id = ? returning ${COLUMNS}`, [size, sha256, id]);
+          const [r] = await rows(em, `update storage_objects set status = 'pending', size = ?, sha256 = ?, content_type = ?, updated_at = ${NOW} where id = ? returning ${COLUMNS}`, [
+            size, sha256, contentType, id,
+          ]);
           const pending = toObject(r!);
           if (!pending.confirmOnComplete) return pending;
           const { obj: ready, replaced } = await promote(em, pending, caller);
