@@ -82,7 +82,7 @@ beforeAll(async () => {
   orm = await openSubgraphDatabase({ name: 'data', url: db.url, entities: [], migrations: dataMigrations, logger: createLogger('silent') });
   admin = new pg.Pool({ connectionString: db.url, max: 6 });
   provisioning = createProvisioning({
-    admin, serverUrl: db.url, box: createSecretBox(TEST_SECRET, 'data:project-roles'), secret: TEST_SECRET, statementTimeoutMs: 5000, connectionLimit: 20, tempFileLimitKb: 1048576, logger: createLogger('silent'),
+    admin, platformUrl: db.url, serverUrl: db.url, box: createSecretBox(TEST_SECRET, 'data:project-roles'), secret: TEST_SECRET, statementTimeoutMs: 5000, connectionLimit: 20, tempFileLimitKb: 1048576, logger: createLogger('silent'),
   });
   await provisioning.init();
   role = await provisioning.create(project);

@@ -33,6 +33,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
   const box = createSecretBox(config.internalSecret!, 'data:project-roles');
   const provisioning = createProvisioning({
     admin,
+    platformUrl: databaseUrl,
     serverUrl,
     box,
     secret: config.internalSecret!,

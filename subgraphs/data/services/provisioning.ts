@@ -18,7 +18,10 @@ import { AppError } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import { EXTENSIONS_SCHEMA, ident, installationDigest, literal, projectNamesOf, schemaNameOf, templateNameOf } from './names.ts';
 
-export type ProjectRole = { projectId: string; databaseName: string; schemaName: string; roleName: string; userRoleName: string; password: string };
+/** `anonReady`: the anonymous role exists with its grants (false for a project made before it; see ensureAnonymous). */
+export type ProjectRole = {
+  projectId: string; databaseName: string; schemaName: string; roleName: string; userRoleName: string; anonRoleName: string; anonReady: boolean; password: string;
+};
 
 export type Provisioning = ReturnType<typeof createProvisioning>;
 
@@ -120,6 +123,8 @@ const TEMPLATE_SQL = [
 /** Creates the provisioning service: `admin` reaches the platform database, `serverUrl` the projects' server. */
 export function createProvisioning(opts: {
   admin: pg.Pool;
+  /** The platform database (its advisory locks and `data_project_roles`). */
+  platformUrl: string;
   /** The server (and maintenance database) where project databases are created: TESSERA_PROJECTS_DATABASE_URL or the platform's. */
   serverUrl: string;
   box: SecretBox;
@@ -135,7 +140,7 @@ export function createProvisioning(opts: {
   server.on('error', (err) => logger.warn({ err: err.message }, 'data: idle provisioning connection failed'));
   // The advisory locks and the rows of data_project_roles, on the platform database (its own pool: a provisioning
   // holds its connection a while, which must not starve the request paths' `admin` pool).
-  const locks = new pg.Pool({ connectionString: (admin.options as { connectionString?: string }).connectionString, max: CONCURRENCY, application_name: 'tessera-data-provisioning' });
+  const locks = new pg.Pool({ connectionString: opts.platformUrl, max: CONCURRENCY, application_name: 'tessera-data-provisioning' });
   locks.on('error', (err) => logger.warn({ err: err.message }, 'data: idle provisioning connection failed'));
   let platformDatabase = '';
   let template = '';
@@ -275,13 +280,15 @@ export function createProvisioning(opts: {
     }
   };
 
-  type Row = { database_name: string | null; schema_name: string; role_name: string; user_role_name: string; password_sealed: string };
+  type Row = { database_name: string | null; schema_name: string; role_name: string; user_role_name: string; anon_role_name: string | null; password_sealed: string };
+  const ROW_COLUMNS = 'database_name, schema_name, role_name, user_role_name, anon_role_name, password_sealed';
   const roleOf = (projectId: string, r: Row): ProjectRole => ({
-    projectId, databaseName: r.database_name!, schemaName: r.schema_name, roleName: r.role_name, userRoleName: r.user_role_name, password: box.decrypt(r.password_sealed),
+    projectId, databaseName: r.database_name!, schemaName: r.schema_name, roleName: r.role_name, userRoleName: r.user_role_name,
+    anonRoleName: r.anon_role_name ?? `${r.role_name}_a`, anonReady: r.anon_role_name !== null, password: box.decrypt(r.password_sealed),
   });
 
   const read = async (projectId: string): Promise<ProjectRole | undefined> => {
-    const { rows } = await admin.query<Row>('select database_name, schema_name, role_name, user_role_name, password_sealed from data_project_roles where project_id = $1', [projectId]);
+    const { rows } = await admin.query<Row>(`select ${ROW_COLUMNS} from data_project_roles where project_id = $1`, [projectId]);
     return rows[0]?.database_name ? roleOf(projectId, rows[0]) : undefined;
   };
 
@@ -295,23 +302,36 @@ export function createProvisioning(opts: {
     return role;
   };
 
+  const ROLE_ATTRS = 'nosuperuser nocreatedb nocreaterole noreplication nobypassrls';
+
   /** Makes (or, after a crash, completes) the roles: one batch when none exists, step by step otherwise. */
-  const makeRoles = async (roleName: string, userRoleName: string, verifier: string): Promise<void> => {
-    const attrs = 'nosuperuser nocreatedb nocreaterole noreplication nobypassrls';
+  const makeRoles = async (roleName: string, userRoleName: string, anonRoleName: string, verifier: string): Promise<void> => {
+    const attrs = ROLE_ATTRS;
     const limit = `connection limit ${Number(opts.connectionLimit)}`;
-    // The platform role manages what the project owns; the login role may switch to the end-user role.
-    const grants = [`grant ${ident(roleName)}, ${ident(userRoleName)} to current_user`, `grant ${ident(userRoleName)} to ${ident(roleName)}`];
+    // The platform role manages what the project owns; the login role may switch to the end-user and anonymous roles.
+    const grants = [
+      `grant ${ident(roleName)}, ${ident(userRoleName)}, ${ident(anonRoleName)} to current_user`,
+      `grant ${ident(userRoleName)}, ${ident(anonRoleName)} to ${ident(roleName)}`,
+    ];
+    const nologin = (name: string) => `create role ${ident(name)} with nologin ${attrs}`;
     try {
-      await server.query([`create role ${ident(roleName)} with login noinherit ${attrs} ${limit} password ${verifier}`, `create role ${ident(userRoleName)} with nologin ${attrs}`, ...grants].join('; '));
+      await server.query([`create role ${ident(roleName)} with login noinherit ${attrs} ${limit} password ${verifier}`, nologin(userRoleName), nologin(anonRoleName), ...grants].join('; '));
       return;
     } catch (err) {
       if ((err as { code?: string }).code !== '42710') throw err; // duplicate_object: left by a crash, go step by step
     }
     if (await roleExists(roleName)) await server.query(`alter role ${ident(roleName)} with login noinherit ${attrs} ${limit} password ${verifier}`);
     else await server.query(`create role ${ident(roleName)} with login noinherit ${attrs} ${limit} password ${verifier}`);
-    if (!(await roleExists(userRoleName))) await server.query(`create role ${ident(userRoleName)} with nologin ${attrs}`);
+    for (const r of [userRoleName, anonRoleName]) if (!(await roleExists(r))) await server.query(nologin(r));
     for (const g of grants) await server.query(g);
   };
+
+  /** What the end-user and anonymous roles may do in the project's schema; row level security decides which rows. */
+  const schemaGrants = (roleName: string, schemaName: string, to: string): string[] => [
+    `grant usage on schema ${ident(schemaName)} to ${ident(to)}`,
+    `alter default privileges for role ${ident(roleName)} in schema ${ident(schemaName)} grant select, insert, update, delete on tables to ${ident(to)}`,
+    `alter default privileges for role ${ident(roleName)} in schema ${ident(schemaName)} grant usage, select on sequences to ${ident(to)}`,
+  ];
 
   /** Creates the project's roles, database and schema (idempotent); refuses a deleted project. */
   const create = (projectId: string): Promise<ProjectRole> =>
@@ -320,12 +340,12 @@ export function createProvisioning(opts: {
         if ((await c.query('select 1 from data_deleted_projects where project_id = $1', [projectId])).rowCount! > 0) {
           throw new AppError('NOT_FOUND', 'The project was deleted', { resource: 'project', id: projectId });
         }
-        const { rows } = await c.query<Row>('select database_name, schema_name, role_name, user_role_name, password_sealed from data_project_roles where project_id = $1', [projectId]);
+        const { rows } = await c.query<Row>(`select ${ROW_COLUMNS} from data_project_roles where project_id = $1`, [projectId]);
         if (rows[0]?.database_name) return roleOf(projectId, rows[0]); // made before (an event delivered again)
         const names = projectNamesOf(opts.secret, platformDatabase, projectId);
-        const { roleName, userRoleName, databaseName, schemaName } = names;
+        const { roleName, userRoleName, anonRoleName, databaseName, schemaName } = names;
         const password = crypto.randomBytes(24).toString('base64url');
-        await makeRoles(roleName, userRoleName, literal(scramVerifier(password)));
+        await makeRoles(roleName, userRoleName, anonRoleName, literal(scramVerifier(password)));
         await server.query(`create database ${ident(databaseName)} template ${ident(template)}`).catch((err: { code?: string }) => {
           if (err.code !== '42P04') throw err; // duplicate_database: left by a crash
         });
@@ -340,23 +360,59 @@ export function createProvisioning(opts: {
           await d.query(
             [
               `create schema if not exists ${ident(schemaName)} authorization ${ident(roleName)}`,
-              `grant usage on schema ${ident(schemaName)} to ${ident(userRoleName)}`,
-              // Tables the project creates are open to its end-user role; row level security decides which rows.
-              `alter default privileges for role ${ident(roleName)} in schema ${ident(schemaName)} grant select, insert, update, delete on tables to ${ident(userRoleName)}`,
-              `alter default privileges for role ${ident(roleName)} in schema ${ident(schemaName)} grant usage, select on sequences to ${ident(userRoleName)}`,
+              // Tables the project creates are open to its end-user and anonymous roles; row level security decides which rows.
+              ...schemaGrants(roleName, schemaName, userRoleName),
+              ...schemaGrants(roleName, schemaName, anonRoleName),
             ].join('; '),
           );
         });
         await c.query(
-          `insert into data_project_roles (project_id, schema_name, role_name, user_role_name, password_sealed, database_name) values ($1, $2, $3, $4, $5, $6)
+          `insert into data_project_roles (project_id, schema_name, role_name, user_role_name, anon_role_name, password_sealed, database_name) values ($1, $2, $3, $4, $5, $6, $7)
            on conflict (project_id) do update set schema_name = excluded.schema_name, role_name = excluded.role_name, user_role_name = excluded.user_role_name,
-             password_sealed = excluded.password_sealed, database_name = excluded.database_name`,
-          [projectId, schemaName, roleName, userRoleName, box.encrypt(password), databaseName],
+             anon_role_name = excluded.anon_role_name, password_sealed = excluded.password_sealed, database_name = excluded.database_name`,
+          [projectId, schemaName, roleName, userRoleName, anonRoleName, box.encrypt(password), databaseName],
         );
         logger.info({ project: projectId }, 'data: project database ready');
-        return { projectId, ...names, password };
+        return { projectId, ...names, anonReady: true, password };
       }),
     );
+
+  /**
+   * Gives a project made before the anonymous role existed its role (idempotent, under the project's lock): created,
+   * granted like the end-user role, with the privileges on the tables the project already has (the end-user role got
+   * them through the default privileges, which only cover tables made later). Run on the project's first anonymous call.
+   */
+  const ensureAnonymous = (role: ProjectRole): Promise<ProjectRole> =>
+    role.anonReady
+      ? Promise.resolve(role)
+      : once(`anon:${role.projectId}`, () =>
+          locked(PROJECT_LOCK, [role.projectId], async (c) => {
+            const { rows } = await c.query<Row>(`select ${ROW_COLUMNS} from data_project_roles where project_id = $1`, [role.projectId]);
+            if (!rows[0]?.database_name) throw new AppError('NOT_FOUND', 'The project was deleted', { resource: 'project', id: role.projectId });
+            if (rows[0].anon_role_name === null) {
+              const { roleName, anonRoleName, schemaName, databaseName } = role;
+              if (!(await roleExists(anonRoleName))) await server.query(`create role ${ident(anonRoleName)} with nologin ${ROLE_ATTRS}`);
+              await server.query(`grant ${ident(anonRoleName)} to current_user; grant ${ident(anonRoleName)} to ${ident(roleName)}`);
+              await inDatabase(databaseName, async (d) => {
+                await d.query(
+                  [
+                    ...schemaGrants(roleName, schemaName, anonRoleName),
+                    // As the owner of the tables (the platform role is a member of the project's login role).
+                    `set role ${ident(roleName)}`,
+                    `grant select, insert, update, delete on all tables in schema ${ident(schemaName)} to ${ident(anonRoleName)}`,
+                    `grant usage, select on all sequences in schema ${ident(schemaName)} to ${ident(anonRoleName)}`,
+                    'reset role',
+                  ].join('; '),
+                );
+              });
+              await c.query('update data_project_roles set anon_role_name = $2 where project_id = $1', [role.projectId, anonRoleName]);
+              logger.info({ project: role.projectId }, 'data: anonymous role of an older project made');
+            }
+            const ready = { ...role, anonReady: true };
+            roles.set(role.projectId, ready);
+            return ready;
+          }),
+        );
 
   /** Drops a project's roles as far as they exist (after their database is gone, nothing else depends on them). */
   const dropRoles = async (names: string[]): Promise<void> => {
@@ -387,6 +443,7 @@ export function createProvisioning(opts: {
 
     load,
     create,
+    ensureAnonymous,
 
     /** The project's role, provisioning it now if it is not yet (a project is usable as soon as it exists). */
     async ensure(projectId: string): Promise<ProjectRole> {
@@ -400,11 +457,13 @@ export function createProvisioning(opts: {
       return once(`drop:${projectId}`, () =>
         locked(PROJECT_LOCK, [projectId], async (c) => {
           await c.query('insert into data_deleted_projects (project_id) values ($1) on conflict do nothing', [projectId]);
-          const { rows } = await c.query<Row>('select database_name, schema_name, role_name, user_role_name, password_sealed from data_project_roles where project_id = $1', [projectId]);
+          const { rows } = await c.query<Row>(`select ${ROW_COLUMNS} from data_project_roles where project_id = $1`, [projectId]);
           const r = rows[0];
-          const names = r?.database_name ? { databaseName: r.database_name, roleName: r.role_name, userRoleName: r.user_role_name } : projectNamesOf(opts.secret, platformDatabase, projectId);
+          const names = r?.database_name
+            ? { databaseName: r.database_name, roleName: r.role_name, userRoleName: r.user_role_name, anonRoleName: r.anon_role_name ?? `${r.role_name}_a` }
+            : projectNamesOf(opts.secret, platformDatabase, projectId);
           await server.query(`drop database if exists ${ident(names.databaseName)} with (force)`);
-          await dropRoles([names.roleName, names.userRoleName]);
+          await dropRoles([names.roleName, names.userRoleName, names.anonRoleName]);
           if (r && !r.database_name) {
             // A 0.1 project: its schema and roles were in the platform database.
             await c.query(`drop schema if exists ${ident(schemaNameOf(projectId))} cascade`);
