@@ -67,7 +67,7 @@ export async function startTessera(env: Record<string, string | undefined> = pro
     const router = (started = await createRouter({ supergraphSdl: supergraphSdl(), handles: running, logger: log, broadcastUrl: db.url, limits: graphqlLimitsOf(config) }));
     routerClient.bind(router);
     const mounts = running.flatMap((r) => (r.http ? [r.http] : []));
-    const app = await createFrontDoor({ config, logger: log, router, mounts });
+    const app = await createFrontDoor({ config, logger: log, router, mounts, broadcastUrl: db.url });
     const url = await listen(app, config.port, config.host);
     if (!config.publicUrl) config.issuer = `http://localhost:${new URL(url).port}`;
     log.info({ url, database: db.embedded ? 'embedded' : 'external' }, 'Tessera is listening');
@@ -176,7 +176,7 @@ async function runFrontDoor(config: Config, log: Logger): Promise<() => Promise<
   // Subgraph HTTP endpoints (e.g. /realtime) are forwarded to the subgraph's own server.
   const urls = routingUrls(config);
   const mounts = Object.entries(SUBGRAPHS).flatMap(([name, def]) => (def.http && urls.get(name) ? [{ prefix: def.http.prefix, ...remoteSubgraphHttp(urls.get(name)!, secret) }] : []));
-  const app = await createFrontDoor({ config, logger: log, router, mounts });
+  const app = await createFrontDoor({ config, logger: log, router, mounts, broadcastUrl: config.databaseUrl });
   const url = await listen(app, config.port, config.host);
   log.info({ url }, 'front door listening');
   return async () => {

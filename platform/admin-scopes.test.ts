@@ -2,7 +2,10 @@ import fs from 'node:fs';
 import { describe, it, expect } from '@jest/globals';
 import { parse } from 'graphql';
 import { apiSchemaOf, SUPERGRAPH_FILE } from '../router/compose.ts';
-import { ADMIN_SCOPES, ADMIN_SCOPE_NAMES, adminRefusal, adminScopesOf, currentPrincipal, requireAdminScope, type AdminScope } from './admin-scopes.ts';
+import {
+  ADMIN_SCOPES, ADMIN_SCOPE_NAMES, PUBLISHABLE_FIELDS, adminRefusal, adminScopesOf, currentPrincipal, publishableBlocked, requireAdminScope, rootFieldsOf,
+  type AdminScope,
+} from './admin-scopes.ts';
 import type { Principal } from './auth.ts';
 
 const api = apiSchemaOf(fs.readFileSync(SUPERGRAPH_FILE, 'utf8'));
@@ -14,6 +17,7 @@ const NOT_ADMIN = new Set([
   // tenant management (tenant tokens only; no client token reaches them)
   'me', 'plans', 'projects', 'project', 'projectPublications', 'signup', 'login', 'refreshSession', 'logout', 'mfaEnroll', 'mfaVerify', 'mfaDisable',
   'createProject', 'renameProject', 'deleteProject', 'regenerateProjectKey', 'setPublication', 'setProjectPublication', 'updateOidcClient', 'rotateOidcClientSecret',
+  'regeneratePublishableKey', 'setProjectCors',
   // identity: end-users' own operations
   'endUser', 'userInfo', 'identitySigningKeys', 'registerEndUser', 'endUserMfaEnroll', 'endUserMfaVerify', 'endUserMfaDisable', 'changeEndUserPassword',
   'requestEndUserPasswordReset', 'confirmEndUserPasswordReset', 'requestEndUserEmailVerification', 'confirmEndUserEmailVerification', 'endUserLogout',
@@ -71,6 +75,32 @@ describe('admin scopes', () => {
     expect(() => currentPrincipal.run(user, () => requireAdminScope('admin:sql'))).toThrow(/end-user/);
     expect(() => currentPrincipal.run(client(['admin:sql']), () => requireAdminScope('admin:sql'))).not.toThrow();
     expect(() => currentPrincipal.run(key, () => requireAdminScope('admin:sql'))).not.toThrow();
+  });
+
+  it('refuses the publishable key every admin operation, naming the key kind', () => {
+    const pk: Principal = { kind: 'publishable', projectId: 'p', tenantId: 't' };
+    for (const scope of Object.keys(ADMIN_SCOPES) as AdminScope[]) {
+      const refusal = adminRefusal(pk, scope);
+      expect(refusal?.code).toBe('FORBIDDEN');
+      expect(refusal?.details).toEqual({ key_kind: 'publishable' });
+    }
+    expect(() => currentPrincipal.run(pk, () => requireAdminScope('admin:sql'))).toThrow(/publishable key/);
+  });
+
+  it('opens to the publishable key only root fields of the supergraph that are no admin operations', () => {
+    const admin = new Set<string>(Object.values(ADMIN_SCOPES).flatMap((s) => [...s.fields]));
+    const internal = new Set(['_entities', '_service', '_beginStorageUpload', '_completeStorageUpload']);
+    for (const f of PUBLISHABLE_FIELDS) {
+      expect(admin.has(f)).toBe(false);
+      if (!internal.has(f)) expect(rootFields).toContain(f);
+    }
+    // What a visitor's page needs, and nothing that manages the project.
+    expect(publishableBlocked(rootFieldsOf(parse('{ dataFind(table: "t") { rows } __typename }')))).toBeUndefined();
+    expect(publishableBlocked(rootFieldsOf(parse('mutation { registerEndUser(input: {email: "a", password: "b"}) { id } }')))).toBeUndefined();
+    expect(publishableBlocked(rootFieldsOf(parse('{ a: dataFind(table: "t") { rows } ...F } fragment F on Query { projects { items { id } } }')))).toBe('projects');
+    for (const f of ['projectPublications', 'storageProject', 'storagePolicies', 'endUser', 'setProjectPublication', 'dataRawSql', 'edgeFunctions']) {
+      expect(PUBLISHABLE_FIELDS.has(f)).toBe(false);
+    }
   });
 
   it('lists every scope a tenant may grant', () => {

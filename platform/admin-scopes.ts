@@ -7,8 +7,8 @@
 //
 // Who passes: the platform itself (`internal`), the project's secret API key, and a client_credentials
 // token whose client was granted the operation's scope (or `admin`, every admin scope) by the tenant. End
-// users, tenants' own tokens and anonymous callers never do. A second kind of project key (the browser's
-// publishable key) is to be refused here, in `adminRefusal`, like any other principal without the grant.
+// users, tenants' own tokens and anonymous callers never do, nor does the project's second key, the publishable
+// (browser) key: it may run only the root fields of `PUBLISHABLE_FIELDS`, checked in the same place.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Kind, type DocumentNode, type SelectionSetNode } from 'graphql';
 import type { Principal } from './auth.ts';
@@ -76,17 +76,15 @@ export function isAdminScope(scope: string): boolean {
   return scope === ADMIN_ALL || scope.startsWith(`${ADMIN_ALL}:`);
 }
 
-/** The admin scopes an operation document needs: those of its root fields (fragments at the root included). */
-export function adminScopesOf(doc: DocumentNode): AdminScope[] {
-  const found = new Set<AdminScope>();
+/** The root fields of every operation of a document (aliases resolved, fragments at the root included). */
+export function rootFieldsOf(doc: DocumentNode): string[] {
+  const found = new Set<string>();
   const fragments = new Map(doc.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d.selectionSet]));
   const seen = new Set<string>();
   const walk = (set: SelectionSetNode): void => {
     for (const sel of set.selections) {
-      if (sel.kind === Kind.FIELD) {
-        const scope = FIELD_SCOPE.get(sel.name.value);
-        if (scope) found.add(scope);
-      } else if (sel.kind === Kind.INLINE_FRAGMENT) walk(sel.selectionSet);
+      if (sel.kind === Kind.FIELD) found.add(sel.name.value);
+      else if (sel.kind === Kind.INLINE_FRAGMENT) walk(sel.selectionSet);
       else if (!seen.has(sel.name.value)) {
         seen.add(sel.name.value);
         const frag = fragments.get(sel.name.value);
@@ -96,6 +94,58 @@ export function adminScopesOf(doc: DocumentNode): AdminScope[] {
   };
   for (const d of doc.definitions) if (d.kind === Kind.OPERATION_DEFINITION) walk(d.selectionSet);
   return [...found];
+}
+
+/** The admin scopes an operation document needs: those of its root fields (fragments at the root included). */
+export function adminScopesOf(doc: DocumentNode): AdminScope[] {
+  const found = new Set<AdminScope>();
+  for (const f of rootFieldsOf(doc)) {
+    const scope = FIELD_SCOPE.get(f);
+    if (scope) found.add(scope);
+  }
+  return [...found];
+}
+
+/** The prefix of publishable keys (secret keys are `tsk_`). */
+export const PUBLISHABLE_KEY_PREFIX = 'tpk_';
+
+/**
+ * Root fields the publishable key may run: what an anonymous visitor of the project's web page or app may do.
+ * Every other root field (the admin operations above included) is refused to it before anything runs, with a
+ * 403 naming the key kind. What these fields then allow is the domains' own decision: the data API runs as the
+ * project's anonymous database role under row level security, storage applies only `public` policies, invoke
+ * runs only functions marked `public`. The `@inaccessible` upload steps are reached only by the front door's
+ * upload handler, with the caller's own context; `_entities` only through a query plan of the fields above.
+ */
+export const PUBLISHABLE_FIELDS: ReadonlySet<string> = new Set([
+  // identity: sign-up, password reset, e-mail verification, the public signing keys (sign-in is /token)
+  'registerEndUser', 'requestEndUserPasswordReset', 'confirmEndUserPasswordReset', 'requestEndUserEmailVerification', 'confirmEndUserEmailVerification',
+  'identitySigningKeys', 'plans',
+  // the data API's actions under row level security (rawSQL is an admin operation, inside a transaction too)
+  'dataFind', 'dataFindOne', 'dataAggregate', 'dataVectorSearch', 'dataInsert', 'dataUpdate', 'dataDelete', 'dataTransaction',
+  // storage objects under public policies
+  'storageObjects', 'storageObject', 'storageFolders', 'uploadStorageObject', 'confirmStorageUpload', 'deleteStorageObject',
+  '_beginStorageUpload', '_completeStorageUpload',
+  // functions marked public
+  'invokeEdgeFunction',
+  // federation plumbing, reached only through the router's plan of an allowed field
+  '_entities', '_service',
+]);
+
+/** The 403 a publishable key gets for anything it may not do; `what` says what was tried ("run dataRawSql"). */
+export function publishableRefusal(what: string): AppError {
+  return new AppError(
+    'FORBIDDEN',
+    `The publishable key (${PUBLISHABLE_KEY_PREFIX}...) may not ${what}: it opens only what a visitor of the project's web page or app may do ` +
+      '(sign-up, sign-in, password reset, e-mail verification, the data API under row level security, storage under public policies, ' +
+      'public functions). Use the secret API key (tsk_...) on a server, or an end-user access token.',
+    { key_kind: 'publishable' },
+  );
+}
+
+/** The first root field of `fields` the publishable key may not run, if any (introspection fields are the router's). */
+export function publishableBlocked(fields: readonly string[]): string | undefined {
+  return fields.find((f) => !f.startsWith('__') && !PUBLISHABLE_FIELDS.has(f));
 }
 
 const HOW = "the project's secret API key (X-Api-Key), or a client_credentials token of a client granted";
@@ -114,6 +164,8 @@ export function adminRefusal(principal: Principal, scope: AdminScope): AppError 
       });
     case 'anonymous':
       return errors.unauthenticated(`This is an admin operation: it needs ${HOW} the "${scope}" scope`);
+    case 'publishable':
+      return publishableRefusal(`run admin operations ("${scope}")`);
     default:
       return new AppError('FORBIDDEN', `This is an admin operation: it needs ${HOW} the "${scope}" scope; ${principal.kind === 'user' ? 'end-user' : 'tenant'} tokens may not`, {
         required_scope: scope,

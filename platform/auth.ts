@@ -13,6 +13,11 @@ export type Principal =
    * from `/token` is the same principal (the client acts for its project), with its client and scopes.
    */
   | { kind: 'project'; projectId: string; tenantId: string; clientId?: string; scopes?: string[] }
+  /**
+   * A project's publishable key (`tpk_...`, also sent in `X-Api-Key`): made to ship in web pages and apps, it
+   * opens only what an anonymous visitor may do (platform/admin-scopes.ts `PUBLISHABLE_FIELDS`).
+   */
+  | { kind: 'publishable'; projectId: string; tenantId: string }
   /** A project's end-user with an access token from `/token`; `mfa` says the sign-in used a TOTP code. */
   | { kind: 'user'; projectId: string; userId: string; clientId: string; scopes: string[]; mfa: boolean; sessionId?: string };
 

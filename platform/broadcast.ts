@@ -31,6 +31,10 @@ export type BroadcastTopics = {
   'rate-limits.changed': { origin: string; scope: string; op: 'fail' | 'reset'; key: string };
   /** A project's edge functions, webhook receivers or function secrets changed (or the project went away): drop cached receivers. */
   'functions.changed': { projectId: string };
+  /** Requests a front door counted against each project's plan limit in the minute `window` since it last said. */
+  'request-counts': { origin: string; window: number; counts: Record<string, number> };
+  /** A project's CORS rule changed: the front doors reload their copy. */
+  'cors.changed': { projectId: string };
 };
 export type BroadcastTopic = keyof BroadcastTopics;
 

@@ -2,6 +2,7 @@
 // Nothing else in the code base reads process.env for configuration.
 import path from 'node:path';
 import { ConnectionString } from 'mongodb-connection-string-url';
+import { checkOrigins, CorsRuleError, splitList } from './cors.ts';
 
 export type ConfigRow<T> = {
   env: string;
@@ -61,6 +62,15 @@ function optionalMongoUrl(raw: string): string | undefined {
     throw new ParseError(`expected a mongodb:// or mongodb+srv:// connection string: ${(err as Error).message}`);
   }
   return raw;
+}
+
+/** TESSERA_CORS_ORIGINS: origins as browsers send them, or `*`. */
+function corsOrigins(raw: string): string[] {
+  try {
+    return checkOrigins(splitList(raw), false);
+  } catch (err) {
+    throw new ParseError(err instanceof CorsRuleError ? err.reason : (err as Error).message);
+  }
 }
 
 function text(raw: string): string {
@@ -147,6 +157,9 @@ export const CONFIG_SCHEMA = {
   webhookBodyLimit: { env: 'TESSERA_WEBHOOK_BODY_LIMIT', default: '1048576', parse: int(1024, 67108864), description: 'Edge functions: largest inbound webhook body accepted, in bytes.' },
   signupRateLimit: { env: 'TESSERA_SIGNUP_RATE_LIMIT', default: '30', parse: int(1, 1000000), description: 'Tenant management: developer-account sign-ups one client address may attempt per hour (counted by every tenant instance together), then 429 with `Retry-After`.' },
   webhookRateLimit: { env: 'TESSERA_WEBHOOK_RATE_LIMIT', default: '600', parse: int(1, 1000000), description: 'Edge functions: requests per minute one webhook receiver accepts (per process), then 429.' },
+  corsOrigins: { env: 'TESSERA_CORS_ORIGINS', default: '', parse: corsOrigins, description: 'CORS, platform-wide: comma-separated origins (`https://app.example.com`, or `*` for any) whose web pages may call every endpoint, on top of what each project allows (`/auth/api/v1/projects/:id/cors`). Empty: only the projects\' own lists.' },
+  corsAllowCredentials: { env: 'TESSERA_CORS_ALLOW_CREDENTIALS', default: 'false', parse: bool, description: 'CORS, platform-wide: answer `Access-Control-Allow-Credentials: true` to the origins of `TESSERA_CORS_ORIGINS` (refused with `*`: no credentialed wildcard). Tessera itself uses no cookies.' },
+  corsMaxAge: { env: 'TESSERA_CORS_MAX_AGE', default: '600', parse: int(0, 86400), description: 'CORS: seconds a browser may cache a preflight answer (`Access-Control-Max-Age`) for the platform-wide origins; projects set their own.' },
   hookMaxDepth: { env: 'TESSERA_HOOK_MAX_DEPTH', default: '3', parse: int(1, 8), description: 'Edge functions: how deep database hooks may nest (a hook whose function writes to a table with hooks fires them one level deeper); a write that would go deeper is refused with 409 HOOK_DEPTH_EXCEEDED.' },
 } as const satisfies Record<string, ConfigRow<unknown>>;
 
@@ -173,6 +186,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     } catch (err) {
       problems.push(`${row.env}: ${(err as Error).message}`);
     }
+  }
+  if (out.corsAllowCredentials === true && (out.corsOrigins as string[] | undefined)?.includes('*')) {
+    problems.push('TESSERA_CORS_ALLOW_CREDENTIALS: cannot be true while TESSERA_CORS_ORIGINS has the wildcard * (no credentialed wildcard: list the origins)');
   }
   if (problems.length > 0) throw new ConfigError(problems);
   const config = out as Config;

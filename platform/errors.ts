@@ -17,6 +17,8 @@ export const ERROR_TABLE = {
   MFA_REQUIRED: { status: 401, expose: true, message: 'A TOTP code is required' },
   INVALID_MFA_CODE: { status: 401, expose: true, message: 'The TOTP code is wrong or already used' },
   FORBIDDEN: { status: 403, expose: true, message: 'This credential may not do that' },
+  // CORS: a browser request with a credential of a project that does not allow the page's origin (rest-compat/cors.ts).
+  ORIGIN_NOT_ALLOWED: { status: 403, expose: true, message: 'This origin may not call with this credential' },
   NOT_FOUND: { status: 404, expose: true, message: 'Not found' },
   ROUTE_NOT_FOUND: { status: 404, expose: true, message: 'No such route' },
   METHOD_NOT_ALLOWED: { status: 405, expose: true, message: 'Method not allowed on this path' },

@@ -13,7 +13,7 @@ import type { RequestContext } from './auth.ts';
 import { openSubgraphDatabase, type SubgraphDatabase } from './database.ts';
 import { toGraphQLError } from './errors.ts';
 import { checkRows, graphqlLimitsOf, limitRules, parseLimited, subgraphLimitsOf } from './graphql-limits.ts';
-import { adminRefusal, adminScopesOf, currentPrincipal, type AdminScope } from './admin-scopes.ts';
+import { adminRefusal, adminScopesOf, currentPrincipal, publishableBlocked, publishableRefusal, rootFieldsOf, type AdminScope } from './admin-scopes.ts';
 import { configureBroadcasts } from './broadcast.ts';
 import { ensureEventTables, startEventConsumer, type EventConsumer, type EventHandlers } from './events.ts';
 
@@ -119,7 +119,8 @@ export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { confi
   const limits = subgraphLimitsOf(graphqlLimitsOf(opts.config));
   // Parsing and validating is most of the cost of a small operation: cache by the document's text, with
   // the admin scopes its root fields need (platform/admin-scopes.ts), so the check costs nothing per request.
-  type Prepared = { doc: DocumentNode; admin: AdminScope[] };
+  // `unpublishable`: the first root field the publishable key may not run.
+  type Prepared = { doc: DocumentNode; admin: AdminScope[]; unpublishable?: string };
   const documents = new LRUCache<string, Prepared | GraphQLFormattedError[]>({ max: 500 });
   const prepare = (query: string): Prepared | GraphQLFormattedError[] => {
     let doc = documents.get(query);
@@ -130,7 +131,7 @@ export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { confi
       const parsed = parseLimited(query, limits);
       let problems = validate(schema, parsed, limitRules(limits));
       if (problems.length === 0) problems = validate(schema, parsed, specifiedRules);
-      doc = problems.length > 0 ? problems.map((e) => toGraphQLError(e).toJSON()) : { doc: parsed, admin: adminScopesOf(parsed) };
+      doc = problems.length > 0 ? problems.map((e) => toGraphQLError(e).toJSON()) : { doc: parsed, admin: adminScopesOf(parsed), unpublishable: publishableBlocked(rootFieldsOf(parsed)) };
     } catch (err) {
       doc = [toGraphQLError(err).toJSON()];
     }
@@ -150,6 +151,10 @@ export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { confi
       if (Array.isArray(prepared)) return { errors: prepared };
       const overRows = checkRows(schema, prepared.doc, operationName, variables, limits);
       if (overRows) return { data: null, errors: [overRows.toJSON()] };
+      // The publishable key runs only what a visitor may (platform/admin-scopes.ts PUBLISHABLE_FIELDS).
+      if (prepared.unpublishable && ctx.principal.kind === 'publishable') {
+        return { data: null, errors: [toGraphQLError(publishableRefusal(`run ${prepared.unpublishable}`)).toJSON()] };
+      }
       // Admin operations: refused before anything runs unless the principal holds the grant.
       for (const scope of prepared.admin) {
         const refusal = adminRefusal(ctx.principal, scope);

@@ -6,6 +6,7 @@ import type { Config } from '../platform/config.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Principal, RequestContext } from '../platform/auth.ts';
 import { AppError, errors } from '../platform/errors.ts';
+import { publishableRefusal } from '../platform/admin-scopes.ts';
 import type { Router } from '../router/router.ts';
 import { authenticate, credentialsOf } from '../router/authenticate.ts';
 import { isMultipartRequest, readMultipartRequest, serveGraphQL } from '../router/http.ts';
@@ -23,6 +24,7 @@ import { RAW_HANDLERS, type RawHandlerModule } from './handlers/index.ts';
 import { mountSubgraphHttp, type HttpMount } from './mounts.ts';
 import { lazyRequestLogger } from './request-logger.ts';
 import { noteProject, observeHttp } from '../platform/http-observe.ts';
+import { installCors } from './cors.ts';
 
 export type FrontDoorOptions = {
   config: Config;
@@ -32,6 +34,8 @@ export type FrontDoorOptions = {
   rawHandlers?: readonly RawHandlerModule[];
   /** HTTP endpoints subgraphs serve beside GraphQL (e.g. /realtime), mounted at their prefix. */
   mounts?: readonly HttpMount[];
+  /** The platform database, whose broadcasts say when a project's CORS rule changed; without it rules are reloaded every 5 s. */
+  broadcastUrl?: string;
 };
 
 type PreparedRoute = { row: RouteRow; fast: FastPath | null; types: Map<string, string> };
@@ -61,7 +65,8 @@ function allowed(row: RouteRow, p: Principal): boolean {
     case 'tenant':
       return p.kind === 'tenant';
     case 'project':
-      return p.kind === 'project' || p.kind === 'user';
+      // The publishable key passes here; what it may run is checked by the executor (platform/admin-scopes.ts).
+      return p.kind === 'project' || p.kind === 'user' || p.kind === 'publishable';
     case 'user':
       return p.kind === 'user';
     case 'any':
@@ -122,6 +127,9 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
   // subgraph endpoints (realtime) and health checks are never shed.
   const mountPrefixes = (opts.mounts ?? []).map((m) => m.prefix);
   installEdge(app, config, { render, exempt: (url) => underPath(url, '/health') || underPath(url, '/livez') || mountPrefixes.some((p) => underPath(url, p)) });
+  // Browsers on other origins: preflights, and the origin checked against the credential's project (rest-compat/cors.ts).
+  const cors = await installCors(app, { config, logger, router, broadcastUrl: opts.broadcastUrl });
+  app.addHook('onClose', async () => await cors.stop());
   app.setErrorHandler((err, _req, reply) => {
     const e = err as Error & { statusCode?: number; code?: string };
     if (!(e instanceof AppError) && typeof e.statusCode === 'number' && e.statusCode < 500) {
@@ -136,6 +144,7 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
 
   const contextOf = async (req: FastifyRequest): Promise<RequestContext> => {
     const principal = await authenticate(credentialsOf(req.headers), router.handles, String(req.id), router.credentials);
+    await cors.check(req, principal);
     noteProject(req, principal);
     return { requestId: String(req.id), principal, ip: req.ip };
   };
@@ -150,6 +159,7 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
       handler: async (req, reply) => {
         const ctx = await contextOf(req);
         if (!allowed(row, ctx.principal)) {
+          if (ctx.principal.kind === 'publishable') throw publishableRefusal(`call ${row.method} ${row.path} (${AUTH_HINT[row.auth]})`);
           throw ctx.principal.kind === 'anonymous' ? errors.unauthenticated(AUTH_HINT[row.auth]) : errors.forbidden(AUTH_HINT[row.auth]);
         }
         const variables = variablesFor(row, { body: req.body, params: req.params as Record<string, string>, query: req.query as Record<string, unknown> }, route.types);

@@ -76,6 +76,7 @@ export async function authenticate(creds: Credentials, handles: Map<string, Subg
   let principal: CachedPrincipal;
   if (p.kind === 'tenant' && p.tenantId && p.sessionId) principal = { kind: 'tenant', tenantId: p.tenantId, sessionId: p.sessionId };
   else if (p.kind === 'project' && p.projectId && p.tenantId) principal = { kind: 'project', projectId: p.projectId, tenantId: p.tenantId };
+  else if (p.kind === 'publishable' && p.projectId && p.tenantId) principal = { kind: 'publishable', projectId: p.projectId, tenantId: p.tenantId };
   else throw new AppError('INTERNAL', `unexpected principal kind ${p.kind}`);
   if (key) cache!.remember(key, Object.freeze(principal), generation, expiresAt);
   return principal;

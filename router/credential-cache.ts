@@ -18,7 +18,7 @@ import { startBroadcastListener, type BroadcastListener, type BroadcastTopics } 
 import type { Logger } from '../platform/logger.ts';
 
 /** Principals the tenant subgraph vouches for. */
-export type CachedPrincipal = Extract<Principal, { kind: 'tenant' } | { kind: 'project' }>;
+export type CachedPrincipal = Extract<Principal, { kind: 'tenant' } | { kind: 'project' } | { kind: 'publishable' }>;
 
 export const CREDENTIAL_CACHE_MAX = 10_000;
 export const CREDENTIAL_CACHE_TTL_MS = 30_000;
@@ -61,7 +61,7 @@ export function createCredentialCache(listener: Pick<BroadcastListener, 'on' | '
     for (const [key, p] of entries.entries()) {
       if (
         (p.kind === 'tenant' && sessions.has(p.sessionId)) ||
-        (change.projectId !== undefined && p.kind === 'project' && p.projectId === change.projectId) ||
+        (change.projectId !== undefined && (p.kind === 'project' || p.kind === 'publishable') && p.projectId === change.projectId) ||
         (change.tenantId !== undefined && p.tenantId === change.tenantId)
       ) {
         entries.delete(key);

@@ -6,7 +6,7 @@ import type { RouteRow } from '../route-types.ts';
 const TAG = 'Edge functions';
 const BASE = '/edge/api/v1';
 
-const FUNCTION = 'id name slug description steps timeout_ms: timeoutMs retries version created_at: createdAt updated_at: updatedAt';
+const FUNCTION = 'id name slug description steps timeout_ms: timeoutMs retries public version created_at: createdAt updated_at: updatedAt';
 const SECRET = 'name created_at: createdAt updated_at: updatedAt';
 const RECEIVER = 'id slug function description url created_at: createdAt';
 const HOOK = 'id table timing events function created_at: createdAt';

@@ -6,8 +6,11 @@ const TAG = 'Tenant management';
 
 const PLAN_SUMMARY = 'plan { id name }';
 const TENANT = `id email name mfa_enabled: mfaEnabled ${PLAN_SUMMARY} created_at: createdAt`;
-const PROJECT_LISTED = `id name api_key_prefix: apiKeyPrefix ${PLAN_SUMMARY} created_at: createdAt updated_at: updatedAt`;
-const PROJECT = `id name api_key: apiKey api_key_prefix: apiKeyPrefix ${PLAN_SUMMARY} created_at: createdAt updated_at: updatedAt`;
+const PROJECT_LISTED = `id name api_key_prefix: apiKeyPrefix publishable_key_prefix: publishableKeyPrefix ${PLAN_SUMMARY} created_at: createdAt updated_at: updatedAt`;
+const PROJECT = `id name api_key: apiKey api_key_prefix: apiKeyPrefix publishable_key: publishableKey publishable_key_prefix: publishableKeyPrefix ${PLAN_SUMMARY}
+  created_at: createdAt updated_at: updatedAt`;
+const CORS = `allowed_origins: allowedOrigins allowed_methods: allowedMethods allowed_headers: allowedHeaders exposed_headers: exposedHeaders max_age: maxAge
+  allow_credentials: allowCredentials updated_at: updatedAt`;
 const PLAN = `id name description price_cents_per_month: priceCentsPerMonth limits {
   max_projects: maxProjects max_storage_bytes: maxStorageBytes max_upload_bytes: maxUploadBytes
   max_database_rows: maxDatabaseRows max_function_invocations_per_month: maxFunctionInvocationsPerMonth
@@ -191,6 +194,45 @@ export const tenantRoutes: RouteRow[] = [
     operation: `mutation TenantProjectKeyRegenerate($id: ID!) { project: regenerateProjectKey(id: $id) { ${PROJECT} } }`,
     status: 200,
     variables: { id: 'params.id' },
+  },
+  {
+    id: 'tenant.project.publishableKey.regenerate',
+    method: 'POST',
+    path: '/auth/api/v1/projects/:id/regenerate-publishable-key',
+    summary: 'Regenerate the publishable key',
+    description: 'The publishable key (`tpk_...`) is what web pages and apps send as `X-Api-Key`; the old one is refused from the next request on.',
+    tag: TAG,
+    auth: 'tenant',
+    operation: `mutation TenantProjectPublishableKeyRegenerate($id: ID!) { project: regeneratePublishableKey(id: $id) { ${PROJECT} } }`,
+    status: 200,
+    variables: { id: 'params.id' },
+  },
+  {
+    id: 'tenant.project.cors.get',
+    method: 'GET',
+    path: '/auth/api/v1/projects/:id/cors',
+    summary: "The project's CORS rule",
+    description: 'Which web origins may call the project from a browser. `allowed_origins` empty: no rule (only `TESSERA_CORS_ORIGINS` applies).',
+    tag: TAG,
+    auth: 'tenant',
+    operation: `query TenantProjectCorsGet($id: ID!) { project(id: $id) { cors { ${CORS} } } }`,
+    status: 200,
+    variables: { id: 'params.id' },
+    unwrap: true,
+  },
+  {
+    id: 'tenant.project.cors.set',
+    method: 'PUT',
+    path: '/auth/api/v1/projects/:id/cors',
+    summary: "Replace the project's CORS rule",
+    description:
+      'Body `{allowed_origins, allowed_methods?, allowed_headers?, exposed_headers?, max_age?, allow_credentials?}`: exact origins (`https://app.example.com`) ' +
+      'or `*`; `allow_credentials` is refused with `*`. An empty `allowed_origins` removes the rule. Takes effect at once on every front door.',
+    tag: TAG,
+    auth: 'tenant',
+    operation: `mutation TenantProjectCorsSet($id: ID!, $input: ProjectCorsInput!) { cors: setProjectCors(projectId: $id, input: $input) { ${CORS} } }`,
+    status: 200,
+    variables: { id: 'params.id', input: 'body' },
   },
   {
     id: 'tenant.publication.list',

@@ -24,6 +24,8 @@ const roles: ProjectRole[] = ['a', 'b', 'c'].map((x) => ({
   schemaName: `pool_${x}_${suffix}`,
   roleName: `pool_${x}_${suffix}`,
   userRoleName: `pool_${x}_${suffix}_u`,
+  anonRoleName: `pool_${x}_${suffix}_a`,
+  anonReady: false,
   password: crypto.randomBytes(24).toString('base64url'),
 }));
 const [A, B, C] = roles as [ProjectRole, ProjectRole, ProjectRole];

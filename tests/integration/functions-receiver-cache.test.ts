@@ -14,7 +14,7 @@ import type { EdgeFunction } from '../../subgraphs/functions/services/functions.
 configureBroadcasts('test-internal-secret-0123456789abcdefghij');
 
 const entryOf = (projectId: string, version = 1): ReceiverEntry => ({
-  fn: { id: crypto.randomUUID(), projectId, tenantId: crypto.randomUUID(), name: 'f', slug: 'f', description: '', steps: [], timeoutMs: 1000, retries: 0, version, createdAt: new Date(), updatedAt: new Date() } satisfies EdgeFunction,
+  fn: { id: crypto.randomUUID(), projectId, tenantId: crypto.randomUUID(), name: 'f', slug: 'f', description: '', steps: [], timeoutMs: 1000, retries: 0, public: false, version, createdAt: new Date(), updatedAt: new Date() } satisfies EdgeFunction,
   sealedSecrets: { KEY: 'sealed' },
 });
 

@@ -108,6 +108,8 @@ describe('tenant REST bodies', () => {
           name: 'Shop',
           api_key: expect.stringMatching(/^tsk_/),
           api_key_prefix: expect.stringMatching(/^tsk_/),
+          publishable_key: expect.stringMatching(/^tpk_/),
+          publishable_key_prefix: expect.stringMatching(/^tpk_/),
           plan: { id: 'free', name: 'Free' },
           created_at: expect.any(String),
           updated_at: expect.any(String),
@@ -117,7 +119,7 @@ describe('tenant REST bodies', () => {
     const id: string = created.body.project.id;
 
     const list = await rest('GET', '/auth/api/v1/projects', { as, query: { first: '10' } });
-    expect(list).toEqual({ status: 200, body: { projects: [{ ...created.body.project, api_key: undefined }], next_cursor: null } });
+    expect(list).toEqual({ status: 200, body: { projects: [{ ...created.body.project, api_key: undefined, publishable_key: undefined }], next_cursor: null } });
     expect(list.body.projects[0]).not.toHaveProperty('api_key');
     expect(await rest('GET', '/auth/api/v1/projects', { as, query: { first: 'ten' } })).toMatchObject({ status: 400, body: { error: { code: 'VALIDATION_FAILED' } } });
 

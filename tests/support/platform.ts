@@ -12,7 +12,7 @@ export type TestPlatform = { url: string; close: () => Promise<void>; tessera?: 
 
 export const TEST_SECRET = 'test-internal-secret-0123456789abcdefghij';
 
-function tmpDataDir(): string {
+export function tmpDataDir(): string {
   const base = path.resolve('.tessera', 'test-data');
   fs.mkdirSync(base, { recursive: true, mode: 0o755 });
   return fs.mkdtempSync(path.join(base, 'p-'));

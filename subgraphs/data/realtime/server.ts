@@ -88,6 +88,8 @@ export function createRealtimeHttp(services: DataServices): SubgraphHttp {
     graphqlEndpoint: REALTIME_PREFIX,
     graphiql: false,
     landingPage: false,
+    // CORS is the front door's (rest-compat/cors.ts). Yoga's default would answer every origin with credentials allowed.
+    cors: false,
     logging: false,
     maskedErrors: false,
   });
@@ -95,8 +97,8 @@ export function createRealtimeHttp(services: DataServices): SubgraphHttp {
   return {
     async fetch(request, ctx) {
       const p = ctx.principal;
-      if (p.kind === 'anonymous') throw errors.unauthenticated('Send the project API key (X-Api-Key) or an end-user access token');
-      if (p.kind !== 'project' && p.kind !== 'user') throw errors.forbidden('Realtime takes a project API key or an end-user access token');
+      if (p.kind === 'anonymous') throw errors.unauthenticated('Send a project key (X-Api-Key) or an end-user access token');
+      if (p.kind !== 'project' && p.kind !== 'user' && p.kind !== 'publishable') throw errors.forbidden('Realtime takes a project key (X-Api-Key) or an end-user access token');
       return await yoga.fetch(request, { requestContext: ctx });
     },
     websocket(wss: WebSocketServer, authenticate) {
@@ -112,7 +114,7 @@ export function createRealtimeHttp(services: DataServices): SubgraphHttp {
             try {
               c.extra.requestContext = await authenticate(c.connectionParams ?? {});
               const p = c.extra.requestContext.principal;
-              if (p.kind !== 'project' && p.kind !== 'user') return false;
+              if (p.kind !== 'project' && p.kind !== 'user' && p.kind !== 'publishable') return false;
               const open = sockets.get(p.projectId) ?? 0;
               if (open >= services.limits.realtimeMaxSubscribers) return false;
               sockets.set(p.projectId, open + 1);

@@ -1,5 +1,6 @@
 // The nine data API actions. Each runs on the calling project's own pool (its own role, in its own database); an
-// end-user runs as the project's end-user role with its id in `request.user_id`, so row level security applies.
+// end-user runs as the project's end-user role with its id in `request.user_id`, and the publishable key's
+// anonymous visitor as the project's anonymous role, so row level security applies to both.
 // rawSQL runs in a transaction of its own through a cursor that stops past TESSERA_DATA_MAX_ROWS rows (or
 // TESSERA_DATA_MAX_RESULT_BYTES) and rolls back, and its session is reset afterwards (see pools.ts).
 // insert, update and delete (alone or inside a transaction) fire the table's database hooks (./hooks.ts):
@@ -29,8 +30,15 @@ export type ActionName = 'find' | 'findOne' | 'insert' | 'update' | 'delete' | '
 const TRANSACTION_ACTIONS = ['find', 'findOne', 'insert', 'update', 'delete', 'aggregate', 'vectorSearch', 'rawSQL'] as const;
 const MAX_OPERATIONS = 100;
 
-/** Who runs the action, on which project. */
-type Caller = { role: ProjectRole; user?: { id: string; clientId: string; scopes: string[] } };
+/**
+ * Who runs the action, on which project: the project key (its own role), an end-user (the end-user role, `user`)
+ * or the publishable key's anonymous visitor (the anonymous role, `anonymous`). The last two run under row level
+ * security, with `request.role` set to `authenticated` or `anon` for policies to tell them apart.
+ */
+type Caller = { role: ProjectRole; user?: { id: string; clientId: string; scopes: string[] }; anonymous?: true };
+
+/** End-users and anonymous visitors: a transaction as their role, tables with row level security only. */
+const underRls = (c: Caller): boolean => c.user !== undefined || c.anonymous === true;
 
 /** One connection (or the pool) of the caller, with the caller's identity applied, and its writes' hooks. */
 type Session = {
@@ -172,16 +180,20 @@ export function createActions(deps: {
     else if (principal.kind === 'user') {
       projectId = principal.projectId;
       user = { id: principal.userId, clientId: principal.clientId, scopes: principal.scopes };
-    } else if (principal.kind === 'anonymous') throw errors.unauthenticated('Send the project API key (X-Api-Key) or an end-user access token');
-    else throw errors.forbidden('The data API takes a project API key or an end-user access token');
+    } else if (principal.kind === 'publishable') {
+      // A project made before the anonymous role existed gets it on its first anonymous call.
+      return { role: await provisioning.ensureAnonymous(await provisioning.ensure(principal.projectId)), anonymous: true };
+    } else if (principal.kind === 'anonymous') throw errors.unauthenticated('Send a project key (X-Api-Key) or an end-user access token');
+    else throw errors.forbidden('The data API takes a project key (X-Api-Key) or an end-user access token');
     // A new project's database may still be on its way (made from the project.created event): this call makes it.
     return { role: await provisioning.ensure(projectId), user };
   };
 
   const table = async (s: Session, name: unknown): Promise<TableMeta> => {
     const t = await catalog.table(s.db, s.caller.role.schemaName, name);
-    if (s.caller.user && !t.rls) {
-      throw errors.forbidden(`End users may only use tables with row level security enabled; "${t.name}" has none (ALTER TABLE ... ENABLE ROW LEVEL SECURITY and add policies)`);
+    if (underRls(s.caller) && !t.rls) {
+      const who = s.caller.user ? 'End users' : 'The publishable key';
+      throw errors.forbidden(`${who} may only use tables with row level security enabled; "${t.name}" has none (ALTER TABLE ... ENABLE ROW LEVEL SECURITY and add policies)`);
     }
     return t;
   };
@@ -332,8 +344,16 @@ export function createActions(deps: {
       if (caller.user) {
         await client.query(`set local role ${ident(caller.role.userRoleName)}`);
         await client.query(
-          `select set_config('request.user_id', $1, true), set_config('request.client_id', $2, true), set_config('request.scopes', $3, true)`,
+          `select set_config('request.user_id', $1, true), set_config('request.client_id', $2, true), set_config('request.scopes', $3, true),
+                  set_config('request.role', 'authenticated', true)`,
           [caller.user.id, caller.user.clientId, caller.user.scopes.join(' ')],
+        );
+      } else if (caller.anonymous) {
+        // No user: policies comparing request.user_id see an empty string (no row is owned by nobody, see README).
+        await client.query(`set local role ${ident(caller.role.anonRoleName)}`);
+        await client.query(
+          `select set_config('request.user_id', '', true), set_config('request.client_id', '', true), set_config('request.scopes', '', true),
+                  set_config('request.role', 'anon', true)`,
         );
       }
       out = await fn(s);
@@ -360,7 +380,7 @@ export function createActions(deps: {
   const perform = async (principal: Principal, action: Exclude<ActionName, 'transaction'>, body: Body, o: RunOptions = {}): Promise<unknown> => {
     const caller = await callerOf(principal);
     const fn = actions[action] as (s: Session, b: Body) => Promise<unknown>;
-    if (caller.user) {
+    if (underRls(caller)) {
       return await inTransaction(caller, (s) => fn(s, body), o).catch((err: unknown) => {
         throw forEndUser(mapPgError(err));
       });
@@ -416,12 +436,12 @@ export function createActions(deps: {
       }
       return { results };
     }, opts);
-    return caller.user ? await run.catch((err: unknown) => Promise.reject(forEndUser(err))) : await run;
+    return underRls(caller) ? await run.catch((err: unknown) => Promise.reject(forEndUser(err))) : await run;
   };
 
   /**
-   * Whether the end user of `s` could have read `old`, a row of `t` that was just deleted: the table's SELECT
-   * policies that apply to the end-user role (permissive ones or'ed, restrictive ones and'ed, as PostgreSQL does),
+   * Whether the end user (or anonymous visitor) of `s` could have read `old`, a row of `t` that was just deleted: the
+   * table's SELECT policies that apply to its role (permissive ones or'ed, restrictive ones and'ed, as PostgreSQL does),
    * evaluated over the row as it was, as that user. No applicable policy: no.
    */
   const couldRead = async (s: Session, t: TableMeta, old: Record<string, unknown>): Promise<boolean> => {
@@ -433,7 +453,7 @@ export function createActions(deps: {
               join pg_catalog.pg_namespace n on n.oid = c.relnamespace
              where n.nspname = $1 and c.relname = $2 and p.polcmd in ('r', '*')
                and (p.polroles @> array[0::oid] or (select r.oid from pg_catalog.pg_roles r where r.rolname = $3) = any(p.polroles))`,
-      params: [schema, t.name, s.caller.role.userRoleName],
+      params: [schema, t.name, s.caller.anonymous ? s.caller.role.anonRoleName : s.caller.role.userRoleName],
     });
     const quals = policies as { permissive: boolean; qual: string | null }[];
     const permissive = quals.filter((q) => q.permissive && q.qual).map((q) => `(${q.qual})`);
@@ -449,7 +469,7 @@ export function createActions(deps: {
   };
 
   /**
-   * What a realtime subscriber may receive: the project key everything, an end user what RLS lets it read (a
+   * What a realtime subscriber may receive: the project key everything, an end user or the publishable key what RLS lets it read (a
    * deleted row: what its policies would have let it read, and then only the row's key). `source` is the project's
    * change stream, listening once this resolves.
    */
@@ -458,7 +478,7 @@ export function createActions(deps: {
     const schema = caller.role.schemaName;
     const source = await realtime.subscribe(caller.role);
     const tableOf = async (name: string) => await catalog.table(pools.get(caller.role), schema, name).catch(() => undefined);
-    if (!caller.user) return { source, visible: async (_c: Change) => true, oldOf: (c: Change) => c.old ?? null };
+    if (!underRls(caller)) return { source, visible: async (_c: Change) => true, oldOf: (c: Change) => c.old ?? null };
     const keys = new Map<string, string[]>();
     return {
       source,

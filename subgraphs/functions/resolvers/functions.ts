@@ -2,6 +2,15 @@
 import type { FunctionInput } from '../services/definitions.ts';
 import { requireProject, type FunctionsContext as Ctx } from './context.ts';
 
+type InvokeArgs = { name: string; input?: unknown; async?: boolean | null; dryRun?: boolean | null };
+
+/** The secret API key runs any function; the publishable key and end-users only functions marked public. */
+async function invokeAs(ctx: Ctx, args: InvokeArgs) {
+  const p = ctx.principal;
+  if (p.kind === 'publishable' || p.kind === 'user') return await ctx.services.invoke.invoke(p.projectId, args, p.kind);
+  return await ctx.services.invoke.invoke(requireProject(ctx).projectId, args);
+}
+
 export const functionQueries = {
   edgeFunctions: async (_: unknown, args: { first?: number; after?: string }, ctx: Ctx) => await ctx.services.functions.list(requireProject(ctx).projectId, args),
   edgeFunction: async (_: unknown, { id }: { id: string }, ctx: Ctx) => await ctx.services.functions.get(requireProject(ctx).projectId, id),
@@ -20,7 +29,7 @@ export const functionMutations = {
     return true;
   },
   invokeEdgeFunction: async (_: unknown, args: { name: string; input?: unknown; async?: boolean | null; dryRun?: boolean | null }, ctx: Ctx) =>
-    await ctx.services.invoke.invoke(requireProject(ctx).projectId, args),
+    await invokeAs(ctx, args),
   setFunctionSecret: async (_: unknown, { input }: { input: { name: string; value: string } }, ctx: Ctx) => await ctx.services.secrets.set(requireProject(ctx).projectId, input),
   deleteFunctionSecret: async (_: unknown, { name }: { name: string }, ctx: Ctx) => {
     await ctx.services.secrets.remove(requireProject(ctx).projectId, name);

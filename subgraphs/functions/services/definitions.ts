@@ -15,8 +15,9 @@ export const TIMEOUT_MAX_MS = 300_000;
 export const RETRIES_MAX = 10;
 export const DESCRIPTION_MAX = 1000;
 
-export type FunctionInput = { name?: unknown; slug?: unknown; description?: unknown; steps?: unknown; timeoutMs?: unknown; retries?: unknown };
-export type FunctionDefinition = { name: string; slug: string; description: string; steps: StepDefinition[]; timeoutMs: number; retries: number };
+export type FunctionInput = { name?: unknown; slug?: unknown; description?: unknown; steps?: unknown; timeoutMs?: unknown; retries?: unknown; public?: unknown };
+/** `public`: the publishable key and end-users may invoke it (otherwise the secret API key only). */
+export type FunctionDefinition = { name: string; slug: string; description: string; steps: StepDefinition[]; timeoutMs: number; retries: number; public: boolean };
 
 /** A step compiled for running: its definition, its kind's prepared form, and its `when`. */
 export type CompiledStep = { def: StepDefinition; prepared: PreparedStep; when: Template | undefined; retries: number; returns: boolean };
@@ -108,6 +109,7 @@ export function checkDefinition(input: FunctionInput): FunctionDefinition & { co
   if (description.length > DESCRIPTION_MAX) throw errors.validation('description', `must be at most ${DESCRIPTION_MAX} characters`);
   const timeoutMs = wholeNumber(input.timeoutMs, 'timeout_ms', 1, TIMEOUT_MAX_MS, TIMEOUT_DEFAULT_MS);
   const retries = wholeNumber(input.retries, 'retries', 0, RETRIES_MAX, 0);
+  if (input.public !== undefined && input.public !== null && typeof input.public !== 'boolean') throw errors.validation('public', 'must be true or false');
   const compiled = compileSteps(input.steps, retries);
-  return { name, slug, description, steps: compiled.map((c) => c.def), timeoutMs, retries, compiled };
+  return { name, slug, description, steps: compiled.map((c) => c.def), timeoutMs, retries, public: input.public === true, compiled };
 }

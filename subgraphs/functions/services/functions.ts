@@ -20,6 +20,8 @@ export type EdgeFunction = {
   steps: StepDefinition[];
   timeoutMs: number;
   retries: number;
+  /** The publishable key and end-users may invoke it. */
+  public: boolean;
   version: number;
   createdAt: Date;
   updatedAt: Date;
@@ -39,6 +41,7 @@ export function toFunction(r: Row): EdgeFunction {
     steps: r.steps as StepDefinition[],
     timeoutMs: Number(r.timeout_ms),
     retries: Number(r.retries),
+    public: r.public === true,
     version: Number(r.version),
     createdAt: new Date(r.created_at as string),
     updatedAt: new Date(r.updated_at as string),
@@ -68,9 +71,9 @@ export function createFunctionService({ sql }: { sql: Sql }) {
       const now = new Date();
       try {
         const rows = await sql.rows(
-          `insert into edge_functions (id, project_id, tenant_id, name, slug, description, steps, timeout_ms, retries, version, created_at, updated_at)
-           values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, 1, ?, ?) returning *`,
-          [crypto.randomUUID(), caller.projectId, caller.tenantId, def.name, def.slug, def.description, JSON.stringify(def.steps), def.timeoutMs, def.retries, now, now],
+          `insert into edge_functions (id, project_id, tenant_id, name, slug, description, steps, timeout_ms, retries, public, version, created_at, updated_at)
+           values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, 1, ?, ?) returning *`,
+          [crypto.randomUUID(), caller.projectId, caller.tenantId, def.name, def.slug, def.description, JSON.stringify(def.steps), def.timeoutMs, def.retries, def.public, now, now],
         );
         return toFunction(rows[0]!);
       } catch (err) {
@@ -89,9 +92,9 @@ export function createFunctionService({ sql }: { sql: Sql }) {
         // Cached webhook receivers of the project are dropped everywhere when this commits.
         const rows = await sql.tx(async (tx) => {
           const updated = await tx.rows(
-            `update edge_functions set name = ?, slug = ?, description = ?, steps = ?::jsonb, timeout_ms = ?, retries = ?, version = version + 1, updated_at = ?
+            `update edge_functions set name = ?, slug = ?, description = ?, steps = ?::jsonb, timeout_ms = ?, retries = ?, public = ?, version = version + 1, updated_at = ?
              where id = ? and project_id = ? returning *`,
-            [def.name, def.slug, def.description, JSON.stringify(def.steps), def.timeoutMs, def.retries, new Date(), id, projectId],
+            [def.name, def.slug, def.description, JSON.stringify(def.steps), def.timeoutMs, def.retries, def.public, new Date(), id, projectId],
           );
           if (updated[0]) await publishFunctionsChanged(tx, projectId);
           return updated;

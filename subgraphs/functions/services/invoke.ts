@@ -2,6 +2,7 @@
 // result), `async` (202 and an execution id; the scheduler runs it), or `dry_run` (no side effects:
 // nothing sent or queued, nothing recorded; the answer is the step trace).
 import { errors } from '../../../platform/errors.ts';
+import { publishableRefusal } from '../../../platform/admin-scopes.ts';
 import { checkFunctionName } from './definitions.ts';
 import { failureError, makeInput, type Engine } from './engine.ts';
 import type { ExecutionEvent } from './executions.ts';
@@ -28,6 +29,10 @@ export function eventJson(e: ExecutionEvent) {
 
 export type InvokeService = ReturnType<typeof createInvokeService>;
 
+function visitorRefusal(visitor: 'publishable' | 'user', what: string) {
+  return visitor === 'publishable' ? publishableRefusal(what) : errors.forbidden(`End-user tokens may not ${what}`);
+}
+
 /** Creates the invoke service. */
 export function createInvokeService({ sql, engine }: { sql: Sql; engine: Engine }) {
   // Concurrent invokes look their functions up together: one query for a batch (always read fresh, never cached).
@@ -43,10 +48,17 @@ export function createInvokeService({ sql, engine }: { sql: Sql; engine: Engine 
   );
 
   return {
-    async invoke(projectId: string, args: { name: string; input?: unknown; async?: boolean | null; dryRun?: boolean | null }): Promise<HttpAnswer> {
+    /**
+     * `visitor`: the caller is the publishable key or an end-user, who may run only functions marked public, and no
+     * dry run (its trace shows the steps' inputs and outputs). Both refusals are 403s that do not say whether a
+     * function of that name exists.
+     */
+    async invoke(projectId: string, args: { name: string; input?: unknown; async?: boolean | null; dryRun?: boolean | null }, visitor?: 'publishable' | 'user'): Promise<HttpAnswer> {
       const name = checkFunctionName(args.name, 'name');
       if (args.async && args.dryRun) throw errors.validation('async', 'cannot be combined with dry_run');
+      if (visitor && args.dryRun) throw visitorRefusal(visitor, 'run dry runs (their trace is for the project itself)');
       const fn = await lookup({ projectId, name });
+      if (visitor && !fn?.public) throw visitorRefusal(visitor, 'invoke functions that are not marked public');
       if (!fn) throw errors.notFound('function', name);
       const body = args.input === undefined ? null : args.input;
       const input = makeInput({ body, method: 'POST', rawBody: JSON.stringify(body) });

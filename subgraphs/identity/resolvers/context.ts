@@ -21,6 +21,17 @@ export function requireProject(ctx: IdentityContext): { projectId: string } {
   throw errors.forbidden('Only the project API key may do this');
 }
 
+/**
+ * What a visitor of the project's web page may start (sign-up, password reset, e-mail verification): the project
+ * API key or its publishable key.
+ */
+export function requireProjectOrVisitor(ctx: IdentityContext): { projectId: string } {
+  const p = ctx.principal;
+  if (p.kind === 'project' || p.kind === 'publishable') return { projectId: p.projectId };
+  if (p.kind === 'anonymous') throw errors.unauthenticated('The project API key or its publishable key is required (X-Api-Key)');
+  throw errors.forbidden('Only the project API key or its publishable key may do this');
+}
+
 /** Only the router and the wire handlers of the front door. */
 export function requireInternal(ctx: IdentityContext): void {
   if (ctx.principal.kind !== 'internal') throw errors.forbidden('Internal operation');

@@ -1,6 +1,6 @@
 // End-user operations: registration, MFA, passwords, e-mail verification, logout.
 import type { IdentityContext } from './context.ts';
-import { requireProject, requireUser } from './context.ts';
+import { requireProjectOrVisitor, requireUser } from './context.ts';
 import { errors } from '../../../platform/errors.ts';
 import { claimsOf } from '../services/users.ts';
 
@@ -16,7 +16,7 @@ export const endUserQueries = {
 
 export const endUserMutations = {
   registerEndUser: async (_: unknown, { input }: { input: Record<string, unknown> }, ctx: IdentityContext) =>
-    await ctx.services.users.register(requireProject(ctx).projectId, input, ctx.ip),
+    await ctx.services.users.register(requireProjectOrVisitor(ctx).projectId, input, ctx.ip),
   endUserMfaEnroll: async (_: unknown, __: unknown, ctx: IdentityContext) => await ctx.services.mfa.enroll(requireUser(ctx).userId),
   endUserMfaVerify: async (_: unknown, { code }: { code: string }, ctx: IdentityContext) => await ctx.services.mfa.verify(requireUser(ctx).userId, code),
   endUserMfaDisable: async (_: unknown, { code }: { code: string }, ctx: IdentityContext) => await ctx.services.mfa.disable(requireUser(ctx).userId, code),
@@ -26,7 +26,7 @@ export const endUserMutations = {
     return true;
   },
   requestEndUserPasswordReset: async (_: unknown, { email }: { email: string }, ctx: IdentityContext) => {
-    await ctx.services.recovery.requestPasswordReset(requireProject(ctx).projectId, email, ctx.ip);
+    await ctx.services.recovery.requestPasswordReset(requireProjectOrVisitor(ctx).projectId, email, ctx.ip);
     return true;
   },
   confirmEndUserPasswordReset: async (_: unknown, { input }: { input: { token: string; newPassword: string } }, ctx: IdentityContext) => {
@@ -39,8 +39,8 @@ export const endUserMutations = {
       await ctx.services.recovery.requestEmailVerification(ctx.principal.userId, ctx.ip);
       return true;
     }
-    const { projectId } = requireProject(ctx);
-    if (email === undefined || email === null) throw errors.validation('email', 'is required with the project API key');
+    const { projectId } = requireProjectOrVisitor(ctx);
+    if (email === undefined || email === null) throw errors.validation('email', 'is required with a project key');
     await ctx.services.recovery.requestEmailVerificationByEmail(projectId, email, ctx.ip);
     return true;
   },

@@ -1,7 +1,9 @@
 // Who is calling storage, for which project, and what the project's policies let them do.
-// The API key may do everything; end-users and anonymous callers get exactly what a policy grants.
+// The API key may do everything; end-users, the publishable key and anonymous callers get exactly what a policy
+// grants (the publishable key and anonymous callers: `public` policies only).
 import type { Principal } from '../../../platform/auth.ts';
 import { AppError, errors } from '../../../platform/errors.ts';
+import { publishableRefusal } from '../../../platform/admin-scopes.ts';
 import type { StoragePolicy } from '../entities/index.ts';
 import { contentTypeAllowed, folderWithin, isUuid, type Operation } from './names.ts';
 
@@ -9,7 +11,9 @@ export type Caller =
   | { kind: 'key'; projectId: string }
   | { kind: 'internal'; projectId: string }
   | { kind: 'user'; projectId: string; userId: string; roles: string[] }
-  | { kind: 'anonymous'; projectId: string };
+  | { kind: 'anonymous'; projectId: string }
+  /** The project's publishable key: a visitor of its web page or app, who gets what `public` policies grant. */
+  | { kind: 'publishable'; projectId: string };
 
 /** Roles of an end-user: scopes written `role:<name>` (and a `roles` claim, should the token carry one). */
 function rolesOf(p: Extract<Principal, { kind: 'user' }>): string[] {
@@ -42,6 +46,11 @@ export function callerOf(principal: Principal, projectId?: string | null, object
       if (named === undefined) throw errors.unauthenticated('Send the project API key (X-Api-Key) or an end-user token, or name the project (project_id) for public access');
       if (!isUuid(named)) throw errors.validation('project_id', 'must be a project id (a UUID)');
       return { kind: 'anonymous', projectId: named };
+    case 'publishable':
+      if (named !== undefined && named !== principal.projectId) {
+        throw objectProjectId ? errors.notFound('object') : errors.notFound('project', String(named).slice(0, 100));
+      }
+      return { kind: 'publishable', projectId: principal.projectId };
     case 'tenant':
       throw errors.forbidden("Storage is reached with the project's API key (X-Api-Key) or an end-user token, not a tenant token");
   }
@@ -51,6 +60,7 @@ export function callerOf(principal: Principal, projectId?: string | null, object
 export function requireKey(principal: Principal, what: string): { projectId: string } {
   if (principal.kind === 'project') return { projectId: principal.projectId };
   if (principal.kind === 'anonymous') throw errors.unauthenticated(`${what} needs the project API key (X-Api-Key)`);
+  if (principal.kind === 'publishable') throw publishableRefusal(`do this (${what.toLowerCase()})`);
   throw errors.forbidden(`${what} needs the project API key (X-Api-Key)`);
 }
 

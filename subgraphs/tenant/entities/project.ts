@@ -1,6 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/postgresql';
 
-/** A tenant's project. The API key is sealed for the owner to read back and hashed for lookup. */
+/** A tenant's project. Its keys (the secret API key and the publishable key) are sealed for the owner to read back and hashed for lookup. */
 export const ProjectEntity = defineEntity({
   name: 'Project',
   tableName: 'projects',
@@ -13,6 +13,10 @@ export const ProjectEntity = defineEntity({
     apiKeyHash: p.text(),
     /** The first characters of the key, safe to show in lists and logs. */
     apiKeyPrefix: p.text(),
+    /** The publishable key (`tpk_...`, for browsers and apps), sealed, hashed and prefixed like the API key; made on first read for older projects. */
+    publishableKeySealed: p.text().nullable(),
+    publishableKeyHash: p.text().nullable(),
+    publishableKeyPrefix: p.text().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
   },

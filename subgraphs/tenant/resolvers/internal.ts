@@ -9,14 +9,24 @@ export const internalQueries = {
     requireInternal(ctx);
     if (typeof apiKey === 'string' && typeof token === 'string') throw errors.validation('apiKey', 'give an API key or a token, not both');
     if (typeof apiKey === 'string') {
-      const { projectId, tenantId } = await ctx.services.projects.authenticate(apiKey);
-      return { kind: 'project', projectId, tenantId, sessionId: null };
+      const { projectId, tenantId, kind } = await ctx.services.projects.authenticate(apiKey);
+      return { kind, projectId, tenantId, sessionId: null };
     }
     if (typeof token === 'string') {
       const { tenantId, sessionId } = await ctx.services.sessions.authenticate(token);
       return { kind: 'tenant', tenantId, sessionId, projectId: null };
     }
     throw errors.validation('apiKey', 'give an API key or a token');
+  },
+  _corsRules: async (_: unknown, __: unknown, ctx: TenantContext) => {
+    requireInternal(ctx);
+    return await ctx.services.cors.all();
+  },
+  /** The plan limits of a project (the front door's request quota, the functions' run quota); null when unknown. */
+  _projectPlanLimits: async (_: unknown, { projectId }: { projectId: string }, ctx: TenantContext) => {
+    requireInternal(ctx);
+    const project = await ctx.services.projects.load(projectId);
+    return project ? await ctx.services.plans.ofTenant(project.tenantId) : null;
   },
   _oidcClient: async (_: unknown, args: { clientId: string; clientSecret?: string | null }, ctx: TenantContext) => {
     requireInternal(ctx);

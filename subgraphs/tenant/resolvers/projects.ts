@@ -33,6 +33,10 @@ export const projectMutations = {
     return true;
   },
   regenerateProjectKey: async (_: unknown, { id }: Id, ctx: TenantContext) => await ctx.services.projects.regenerateKey(requireTenant(ctx).tenantId, id),
+  regeneratePublishableKey: async (_: unknown, { id }: Id, ctx: TenantContext) =>
+    await ctx.services.projects.regeneratePublishableKey(requireTenant(ctx).tenantId, id),
+  setProjectCors: async (_: unknown, args: { projectId: string; input: Record<string, unknown> }, ctx: TenantContext) =>
+    await ctx.services.cors.set(requireTenant(ctx).tenantId, args.projectId, args.input),
   setPublication: async (_: unknown, args: { projectId: string; input: { table: string; enabled: boolean } }, ctx: TenantContext) =>
     await ctx.services.publications.set(requireTenant(ctx).tenantId, args.projectId, args.input),
   setProjectPublication: async (_: unknown, args: { input: { table: string; enabled: boolean } }, ctx: TenantContext) => {

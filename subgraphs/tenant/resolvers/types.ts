@@ -3,6 +3,7 @@ import { AppError } from '../../../platform/errors.ts';
 import type { Plan, Project, ProjectOidcClient, ProjectPublication } from '../entities/index.ts';
 import type { TenantView } from '../services/accounts.ts';
 import type { ResolvedOidcClient } from '../services/oidc-clients.ts';
+import type { ProjectCorsView } from '../services/cors.ts';
 import { assertOwner, assertReader, type TenantContext } from './context.ts';
 
 const iso = (d: Date) => d.toISOString();
@@ -32,6 +33,19 @@ export const typeResolvers = {
       assertOwner(ctx, p);
       return ctx.services.projects.revealApiKey(p);
     },
+    // Not a secret (web pages ship it), but a credential of the project: its owner and its own secret key read it.
+    publishableKey: async (p: Project, _: unknown, ctx: TenantContext) => {
+      assertReader(ctx, p);
+      return await ctx.services.projects.revealPublishableKey(p);
+    },
+    publishableKeyPrefix: async (p: Project, _: unknown, ctx: TenantContext) => {
+      if (!p.publishableKeyPrefix) await ctx.services.projects.revealPublishableKey(p);
+      return p.publishableKeyPrefix;
+    },
+    cors: async (p: Project, _: unknown, ctx: TenantContext) => {
+      assertOwner(ctx, p);
+      return await ctx.services.cors.get(p.id);
+    },
     createdAt: (p: Project) => iso(p.createdAt),
     updatedAt: (p: Project) => iso(p.updatedAt),
     plan: async (p: Project, _: unknown, ctx: TenantContext) => await ctx.services.plans.ofTenant(p.tenantId),
@@ -43,6 +57,9 @@ export const typeResolvers = {
       assertOwner(ctx, p);
       return await ctx.services.oidcClients.list(p.id);
     },
+  },
+  ProjectCors: {
+    updatedAt: (c: ProjectCorsView) => (c.updatedAt ? iso(c.updatedAt) : null),
   },
   Publication: {
     table: (r: ProjectPublication) => r.tableName,

@@ -8,6 +8,7 @@ import { createOidcClientService } from './oidc-clients.ts';
 import { createPlanService } from './plans.ts';
 import { createProjectService } from './projects.ts';
 import { createPublicationService } from './publications.ts';
+import { createCorsService } from './cors.ts';
 import { createFailureLimiter, createLimitSharing } from '../../../platform/rate-limit.ts';
 import { publishBroadcast } from '../../../platform/broadcast.ts';
 import { createSessionService } from './sessions.ts';
@@ -45,5 +46,6 @@ export async function createTenantServices({ config, db, logger, databaseUrl }: 
   const projects = createProjectService({ db, box, plans });
   const oidcClients = createOidcClientService({ db, box, logger, projects, databaseUrl });
   const publications = createPublicationService({ db, projects });
-  return { plans, accounts, mfa, signingKeys, sessions, projects, oidcClients, publications, limitSharing };
+  const cors = createCorsService({ db, projects });
+  return { plans, accounts, mfa, signingKeys, sessions, projects, oidcClients, publications, cors, limitSharing };
 }

@@ -1,5 +1,6 @@
 // Projects of a tenant: create (within the plan's limit, with a default OIDC client), list, rename,
-// delete, API key regeneration, and the API key check the router runs on every request.
+// delete, key regeneration (the secret API key and the publishable key), and the key check the router runs on
+// every request.
 import crypto from 'node:crypto';
 import { AppError, errors } from '../../../platform/errors.ts';
 import { isStorableTime } from '../../../platform/input-guard.ts';
@@ -13,6 +14,7 @@ import { credentialChangeCommitted, publishCredentialChange } from './credential
 import { checkName, checkPageSize, isUuid } from './validation.ts';
 
 const API_KEY_PREFIX = 'tsk_';
+const PUBLISHABLE_KEY_PREFIX = 'tpk_';
 const SHOWN_PREFIX_LENGTH = 12;
 export const PAGE_DEFAULT = 20;
 export const PAGE_MAX = 100;
@@ -23,6 +25,12 @@ export type ProjectService = ReturnType<typeof createProjectService>;
 function newApiKey() {
   const apiKey = randomToken(API_KEY_PREFIX);
   return { apiKey, apiKeyHash: sha256Hex(apiKey), apiKeyPrefix: apiKey.slice(0, SHOWN_PREFIX_LENGTH) };
+}
+
+/** A publishable key: shipped in web pages and apps, so it is a credential of the project but no secret of it. */
+function newPublishableKey() {
+  const key = randomToken(PUBLISHABLE_KEY_PREFIX);
+  return { key, publishableKeyHash: sha256Hex(key), publishableKeyPrefix: key.slice(0, SHOWN_PREFIX_LENGTH) };
 }
 
 /** Cursor = base64url JSON of [createdAt, id] of the last item shown. */
@@ -43,14 +51,16 @@ export function decodeCursor(cursor: string): { createdAt: Date; id: string } {
 
 type ProjectRow = {
   id: string; tenant_id: string; name: string; api_key_sealed: string; api_key_hash: string; api_key_prefix: string; created_at: Date | string; updated_at: Date | string;
+  publishable_key_sealed: string | null; publishable_key_hash: string | null; publishable_key_prefix: string | null;
 };
 
-const PROJECT_COLUMNS = 'id, tenant_id, name, api_key_sealed, api_key_hash, api_key_prefix, created_at, updated_at';
+const PROJECT_COLUMNS = 'id, tenant_id, name, api_key_sealed, api_key_hash, api_key_prefix, publishable_key_sealed, publishable_key_hash, publishable_key_prefix, created_at, updated_at';
 
 /** A project row read with plain SQL (the per-request reads: an ORM findOne costs several times the query). */
 function projectOf(r: ProjectRow): Project {
   return {
     id: r.id, tenantId: r.tenant_id, name: r.name, apiKeySealed: r.api_key_sealed, apiKeyHash: r.api_key_hash, apiKeyPrefix: r.api_key_prefix,
+    publishableKeySealed: r.publishable_key_sealed, publishableKeyHash: r.publishable_key_hash, publishableKeyPrefix: r.publishable_key_prefix,
     createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at),
   } as Project;
 }
@@ -84,7 +94,10 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
         }
         const now = new Date();
         const { apiKey, ...key } = newApiKey();
-        const project = em.create(ProjectEntity, { id: crypto.randomUUID(), tenantId, name, apiKeySealed: box.encrypt(apiKey), ...key, createdAt: now, updatedAt: now });
+        const { key: publishable, ...pk } = newPublishableKey();
+        const project = em.create(ProjectEntity, {
+          id: crypto.randomUUID(), tenantId, name, apiKeySealed: box.encrypt(apiKey), ...key, publishableKeySealed: box.encrypt(publishable), ...pk, createdAt: now, updatedAt: now,
+        });
         // No ORM relations between the tables: flush the project first so the client's foreign key holds.
         await em.flush();
         newOidcClient(em, box, { projectId: project.id, name: 'Default client', isDefault: true, now });
@@ -144,6 +157,35 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
       return (await db.em().findOne(ProjectEntity, { id: project.id })) as Project;
     },
 
+    /** Replaces the publishable key; the old one is refused from the next request on (web pages must ship the new one). */
+    async regeneratePublishableKey(tenantId: string, id: string): Promise<Project> {
+      const project = await getOwned(tenantId, id);
+      const { key, ...pk } = newPublishableKey();
+      await db.em().transactional(async (em) => {
+        await em.nativeUpdate(ProjectEntity, { id: project.id }, { publishableKeySealed: box.encrypt(key), ...pk, updatedAt: new Date() });
+        await publishCredentialChange(em, { projectId: project.id });
+      });
+      credentialChangeCommitted({ projectId: project.id });
+      return (await db.em().findOne(ProjectEntity, { id: project.id })) as Project;
+    },
+
+    /**
+     * The project's publishable key in clear. Projects made before publishable keys existed get theirs now (the
+     * first reader makes it; a concurrent one reads the winner's).
+     */
+    async revealPublishableKey(project: Project): Promise<string> {
+      if (project.publishableKeySealed) return box.decrypt(project.publishableKeySealed);
+      const { key, ...pk } = newPublishableKey();
+      await db.em().execute(
+        'update projects set publishable_key_sealed = ?, publishable_key_hash = ?, publishable_key_prefix = ? where id = ? and publishable_key_sealed is null',
+        [box.encrypt(key), pk.publishableKeyHash, pk.publishableKeyPrefix, project.id],
+      );
+      const [row] = await db.em().execute<ProjectRow[]>(`select ${PROJECT_COLUMNS} from projects where id = ?`, [project.id]);
+      if (!row?.publishable_key_sealed) throw notFound(project.id);
+      Object.assign(project, projectOf(row));
+      return box.decrypt(row.publishable_key_sealed);
+    },
+
     /** The project by id, whoever asks (entity references); null when unknown or not a UUID. */
     async load(id: unknown): Promise<Project | null> {
       if (!isUuid(id)) return null;
@@ -156,12 +198,18 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
       return box.decrypt(project.apiKeySealed);
     },
 
-    /** Resolves an API key to its project with one indexed read; INVALID_API_KEY when unknown. */
-    async authenticate(apiKey: string): Promise<{ projectId: string; tenantId: string }> {
-      if (!apiKey.startsWith(API_KEY_PREFIX) || apiKey.length > 200) throw errors.invalidApiKey();
-      const rows = await db.em().execute<{ id: string; tenant_id: string }[]>('select id, tenant_id from projects where api_key_hash = ?', [sha256Hex(apiKey)]);
+    /**
+     * Resolves a project key (the secret API key or the publishable key, told apart by prefix) to its project with
+     * one indexed read; INVALID_API_KEY when unknown.
+     */
+    async authenticate(apiKey: string): Promise<{ projectId: string; tenantId: string; kind: 'project' | 'publishable' }> {
+      if (apiKey.length > 200) throw errors.invalidApiKey();
+      const kind = apiKey.startsWith(API_KEY_PREFIX) ? 'project' : apiKey.startsWith(PUBLISHABLE_KEY_PREFIX) ? 'publishable' : undefined;
+      if (!kind) throw errors.invalidApiKey();
+      const column = kind === 'project' ? 'api_key_hash' : 'publishable_key_hash';
+      const rows = await db.em().execute<{ id: string; tenant_id: string }[]>(`select id, tenant_id from projects where ${column} = ?`, [sha256Hex(apiKey)]);
       if (rows.length === 0) throw errors.invalidApiKey();
-      return { projectId: rows[0].id, tenantId: rows[0].tenant_id };
+      return { projectId: rows[0].id, tenantId: rows[0].tenant_id, kind };
     },
   };
 }
