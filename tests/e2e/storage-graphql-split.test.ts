@@ -112,7 +112,8 @@ describe('GraphQL uploads in split mode', () => {
     const garbage = await gqlUpload(`${p.url}/graphql`, Buffer.from('x'), { folder: 'a' }, { 'x-api-key': 'tsk_garbage', 'apollo-require-preflight': 'true' });
     expect(garbage.status).toBe(401);
     const noPreflight = await gqlUpload(`${p.url}/graphql`, Buffer.from('x'), {}, { 'x-api-key': a.apiKey });
-    expect([noPreflight.status, noPreflight.body.error?.code]).toEqual([400, 'BAD_REQUEST']);
+    // /graphql answers GraphQL-shaped errors, also before execution.
+    expect([noPreflight.status, noPreflight.body.errors?.[0]?.extensions?.code]).toEqual([400, 'BAD_REQUEST']);
     // Nothing was stored by the refused uploads.
     const listed = await fetch(`${p.url}/graphql`, {
       method: 'POST',

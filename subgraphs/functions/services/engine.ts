@@ -320,9 +320,10 @@ export function createEngine(deps: {
   async function runQueued(data: QueuedJob): Promise<void> {
     const ids = data.executionIds ?? (data.executionId ? [data.executionId] : []);
     const claimed = await executions.claimMany(ids);
-    // Picked up before its enqueue released the executions: try again shortly (Agenda's retry backoff). Held for
-    // good (the enqueue failed after saving this job), they are marked failed by the sweep and never run.
-    if (claimed.length < ids.length && (await executions.countHeld(ids)) > 0) throw new Error('executions not released yet by their enqueue; retrying');
+    // Picked up before its enqueue released the executions (still held, or released just after the claim looked):
+    // try again shortly (Agenda's retry backoff). Held for good (the enqueue failed after saving this job), they are
+    // marked failed by the sweep and never run.
+    if (claimed.length < ids.length && (await executions.countUnclaimed(ids)) > 0) throw new Error('executions not released yet by their enqueue; retrying');
     const results = await Promise.allSettled(
       claimed.map(async ({ execution: e, fn, sealedSecrets }) => {
         if (!fn) {

@@ -255,9 +255,12 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
       await sql.run(`update function_executions set status = 'queued' where id in (select (jsonb_array_elements_text(?::jsonb))::uuid) and status = 'held'`, [JSON.stringify(ids)]);
     },
 
-    /** How many of these executions are still held (their enqueue has not released them yet, or never will). */
-    async countHeld(ids: string[]): Promise<number> {
-      const rows = await sql.rows(`select count(*)::int as n from function_executions where id in (select (jsonb_array_elements_text(?::jsonb))::uuid) and status = 'held'`, [JSON.stringify(ids)]);
+    /**
+     * How many of these executions no job has claimed: held (their enqueue has not released them yet, or never will)
+     * or queued (released after a claim had looked at them).
+     */
+    async countUnclaimed(ids: string[]): Promise<number> {
+      const rows = await sql.rows(`select count(*)::int as n from function_executions where id in (select (jsonb_array_elements_text(?::jsonb))::uuid) and status in ('held', 'queued')`, [JSON.stringify(ids)]);
       return Number(rows[0]?.n ?? 0);
     },
 
