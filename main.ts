@@ -139,7 +139,8 @@ async function runRouter(config: Config, log: Logger): Promise<() => Promise<voi
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
   });
-  installEdge(app, config, { render, exempt: (url) => underPath(url, '/readyz') || underPath(url, '/livez') });
+  // The front door forwards callers' JSON (bounded there) wrapped a level deeper: the nesting limit leaves room.
+  installEdge(app, { ...config, jsonMaxDepth: config.jsonMaxDepth + 8 }, { render, exempt: (url) => underPath(url, '/readyz') || underPath(url, '/livez') });
   app.setErrorHandler((err, _req, reply) => render(reply, err));
   app.setNotFoundHandler((req, reply) => render(reply, new AppError('ROUTE_NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`)));
   app.route({

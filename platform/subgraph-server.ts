@@ -41,7 +41,9 @@ export function createSubgraphServer(sub: RunningSubgraph, secret: string, logge
   });
   // Streams of the subgraph's endpoint (realtime) and readiness and liveness probes are never shed.
   const streams = sub.http?.prefix;
-  installEdge(app, config, { render, exempt: (url) => underPath(url, '/readyz') || underPath(url, '/livez') || (streams !== undefined && underPath(url, streams)) });
+  // Callers' JSON was bounded at the front door; what the router forwards wraps it a few levels deeper (variables,
+  // representations), so the nesting limit here leaves that room.
+  installEdge(app, { ...config, jsonMaxDepth: config.jsonMaxDepth + 8 }, { render, exempt: (url) => underPath(url, '/readyz') || underPath(url, '/livez') || (streams !== undefined && underPath(url, streams)) });
   app.setErrorHandler((err, _req, reply) => render(reply, err));
   // Multipart bodies are left unread here: graphql-upload streams them (after the context is checked).
   app.addContentTypeParser('multipart/form-data', (_req, _payload, done) => done(null));
