@@ -183,11 +183,20 @@ describe('two instances of every role behind round-robin proxies', () => {
     // worker had already claimed it, in which case the sweep records it failed (WORKER_LOST) once it is past its
     // timeout and a grace (runs are at most once: a half-run function is not started again). A job the dead worker
     // had only locked is taken over by the survivor when its lock expires.
-    const final = async (id: string) =>
-      await eventually(`execution ${id} to end`, async () => {
-        const e = (await call('GET', `${F}/executions/${id}`, as)).body.execution as { status: string; error?: { code?: string } } | undefined;
-        return e && (e.status === 'succeeded' || e.status === 'failed') ? e : undefined;
-      }, 180_000);
+    // The sweep runs every minute, and its own recurring job may have been locked by the dead worker (taken over when
+    // its 60 s lock expires): a lost execution is recorded within about four minutes.
+    const final = async (id: string) => {
+      let last: unknown;
+      try {
+        return await eventually(`execution ${id} to end`, async () => {
+          const e = (await call('GET', `${F}/executions/${id}`, as)).body.execution as { status: string; error?: { code?: string } } | undefined;
+          last = e;
+          return e && (e.status === 'succeeded' || e.status === 'failed') ? e : undefined;
+        }, 270_000);
+      } catch (err) {
+        throw new Error(`${(err as Error).message}; last seen: ${JSON.stringify(last)}`, { cause: err });
+      }
+    };
     for (const id of after) expect((await final(id)).status).toBe('succeeded');
     for (const id of before) {
       const e = await final(id);
@@ -201,5 +210,5 @@ describe('two instances of every role behind round-robin proxies', () => {
     }, 30_000);
     const ticks = runs.map((r) => Math.floor(Date.parse(r.created_at) / 2000));
     expect(new Set(ticks).size).toBe(ticks.length);
-  }, 330_000);
+  }, 420_000);
 });
