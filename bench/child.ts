@@ -1,6 +1,7 @@
 // Starting a server for the benchmark tools (bench/run.ts, bench/memory-probe.ts): a child node process, ready when
 // `ready` (a URL) answers 200 or its output matches `ready` (a pattern); its output is kept for error messages.
 import { spawn, type ChildProcess } from 'node:child_process';
+import pg from 'pg';
 import { PARENT_PID_ENV } from '../platform/parent-watch.ts';
 import type { BenchContext } from './cases/types.ts';
 
@@ -50,4 +51,19 @@ export function benchContext(o: Omit<BenchContext, 'spawnPeer'> & { peers: Child
       return started;
     },
   };
+}
+
+/**
+ * Lifts every plan's requests per minute and function runs per month, as an operator would for a load test: the
+ * benchmarks measure throughput far past a plan's limits. The limits are still enforced (their cost is measured),
+ * only never reached. Call once Tessera has started (its migrations seed the plans).
+ */
+export async function liftPlanLimits(databaseUrl: string): Promise<void> {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    await db.query('update plans set max_requests_per_minute = 2000000000, max_function_invocations_per_month = 1000000000000');
+  } finally {
+    await db.end();
+  }
 }

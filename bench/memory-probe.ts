@@ -13,7 +13,7 @@ import autocannon from 'autocannon';
 import { startDatabase } from '../platform/database.ts';
 import { createLogger } from '../platform/logger.ts';
 import { CASES, type BenchContext } from './cases/index.ts';
-import { benchContext, startChild } from './child.ts';
+import { benchContext, startChild, liftPlanLimits } from './child.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'bench', 'out');
@@ -93,6 +93,7 @@ async function main(): Promise<void> {
   const pre = [...(probe ? ['--import', path.join(ROOT, 'bench', 'memory-probe-preload.ts')] : []), ...arg('--node-flags', '').split(' ').filter(Boolean)];
   const extraEnv = Object.fromEntries(arg('--env', '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
   const tessera = await startChild([...pre, path.join(ROOT, 'main.ts')], { ...extraEnv, PORT: String(port), DATABASE_URL: db.url, TESSERA_DATA_DIR: dataDir, LOG_LEVEL: 'warn', TESSERA_ACCESS_TOKEN_TTL: '3600', TESSERA_WEBHOOK_RATE_LIMIT: '1000000' }, `http://127.0.0.1:${port}/health`);
+  await liftPlanLimits(db.url);
   const floor = await startChild([path.join(ROOT, 'bench', 'peers', 'floor.ts')], { PORT: '0', DATABASE_URL: db.url }, /listening (\d+)/);
   const peers: ChildProcess[] = [floor.child];
   const pid = tessera.child.pid!;

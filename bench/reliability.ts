@@ -9,7 +9,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { startDatabase } from '../platform/database.ts';
 import { createLogger } from '../platform/logger.ts';
-import { startChild } from './child.ts';
+import { startChild, liftPlanLimits } from './child.ts';
 import { fuzz, rootFieldsOf } from '../tests/fuzz/engine.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -91,6 +91,7 @@ export async function runReliability(argv: string[]): Promise<void> {
   const db = await startDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir, logger: createLogger('warn') });
   const port = 19080 + Math.floor(Math.random() * 1000);
   const tessera = await startChild([path.join(ROOT, 'main.ts')], { PORT: String(port), DATABASE_URL: db.url, TESSERA_DATA_DIR: dataDir, LOG_LEVEL: 'warn', TESSERA_ACCESS_TOKEN_TTL: '86400' }, `http://127.0.0.1:${port}/health`);
+  await liftPlanLimits(db.url);
   let failed = false;
   const results: Record<string, unknown> = {};
   try {

@@ -12,7 +12,7 @@ import { startDatabase } from '../platform/database.ts';
 import { createLogger } from '../platform/logger.ts';
 import { CASES, type BenchCase, type BenchContext, type Target } from './cases/index.ts';
 import type { CustomCase, CustomFigures, HttpCase } from './cases/types.ts';
-import { benchContext, startChild } from './child.ts';
+import { benchContext, startChild, liftPlanLimits } from './child.ts';
 import { runReliability } from './reliability.ts';
 import { ensureInstalled } from '../scripts/ensure-installed.ts';
 
@@ -78,6 +78,7 @@ async function main(): Promise<void> {
   const profDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : undefined;
   const profArgs = profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
   const tessera = await startChild([...profArgs, path.join(ROOT, 'main.ts')], { PORT: String(port), DATABASE_URL: db.url, TESSERA_DATA_DIR: dataDir, LOG_LEVEL: 'warn', TESSERA_ACCESS_TOKEN_TTL: '3600', TESSERA_WEBHOOK_RATE_LIMIT: '1000000' }, `http://127.0.0.1:${port}/health`);
+  await liftPlanLimits(db.url);
   const floor = await startChild([path.join(ROOT, 'bench', 'peers', 'floor.ts')], { PORT: '0', DATABASE_URL: db.url }, /listening (\d+)/);
   const floorPort = Number(/listening (\d+)/.exec(floor.output())![1]);
   const peers: ChildProcess[] = [];

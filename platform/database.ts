@@ -8,6 +8,7 @@ import { MikroORM, type EntitySchema, type MigrationObject } from '@mikro-orm/po
 import { Migrator } from '@mikro-orm/migrations';
 import type { Logger } from './logger.ts';
 import { freePort } from './net.ts';
+import { embeddedPostgresUser, secureDataDir } from './data-dir.ts';
 import pg from 'pg';
 import { trackPool, untrackPool } from './metrics.ts';
 
@@ -37,13 +38,13 @@ function clearStalePid(dir: string): void {
 
 /**
  * Returns the database to use: DATABASE_URL when given, otherwise an embedded PostgreSQL kept under
- * `<dataDir>/postgres`. The PostgreSQL binaries run as the `postgres` user (they refuse root), so the
- * data folder's parents must be traversable by that user: we make the data folder itself 0755.
+ * `<dataDir>/postgres`. The data folder is private (0700; platform/data-dir.ts); running as root, the PostgreSQL
+ * binaries run as the `postgres` user (they refuse root), which is then made the data folder's owner so it reaches
+ * its own folder, and the folder's parents must be traversable by that user (README).
  */
 export async function startDatabase(opts: { databaseUrl?: string; dataDir: string; port?: number; maxConnections?: number; logger: Logger }): Promise<RunningDatabase> {
   if (opts.databaseUrl) return { url: opts.databaseUrl, embedded: false, stop: async () => {} };
-  fs.mkdirSync(opts.dataDir, { recursive: true });
-  fs.chmodSync(opts.dataDir, 0o755);
+  secureDataDir(opts.dataDir, embeddedPostgresUser());
   const dir = path.join(opts.dataDir, 'postgres');
   const passwordFile = path.join(opts.dataDir, 'postgres.password');
   if (!fs.existsSync(passwordFile)) fs.writeFileSync(passwordFile, crypto.randomBytes(18).toString('base64url'), { mode: 0o600 });

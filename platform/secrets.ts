@@ -15,7 +15,8 @@ export function ensureInternalSecret(config: Config): string {
     configureBroadcasts(config.internalSecret);
     return config.internalSecret;
   }
-  fs.mkdirSync(config.dataDirAbs, { recursive: true, mode: 0o755 });
+  // Private (0700) when made here; the embedded database's start may hand it to its server's user (platform/data-dir.ts).
+  fs.mkdirSync(config.dataDirAbs, { recursive: true, mode: 0o700 });
   const file = path.join(config.dataDirAbs, 'internal.secret');
   try {
     fs.writeFileSync(file, crypto.randomBytes(32).toString('base64url'), { mode: 0o600, flag: 'wx' });

@@ -9,6 +9,8 @@ import { AppError, errors } from '../platform/errors.ts';
 import { publishableRefusal } from '../platform/admin-scopes.ts';
 import type { Router } from '../router/router.ts';
 import { authenticate, credentialsOf } from '../router/authenticate.ts';
+import { startRequestQuota } from '../router/request-quota.ts';
+import { createPlanLimitsReader } from '../platform/plan-limits.ts';
 import { isMultipartRequest, readMultipartRequest, serveGraphQL } from '../router/http.ts';
 import type { FastPath } from '../router/planner.ts';
 import { ROUTE_TABLE } from './route-table.ts';
@@ -142,8 +144,13 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
   app.addContentTypeParser('multipart/form-data', (_req, _payload, done) => done(null));
   app.setNotFoundHandler((req, reply) => render(reply, new AppError('ROUTE_NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`)));
 
+  // The plan's requests per minute, per project (router/request-quota.ts): counted once the caller is known.
+  const quota = await startRequestQuota({ limits: createPlanLimitsReader(router), broadcastUrl: router.broadcastUrl, logger });
+  app.addHook('onClose', async () => await quota.stop());
   const contextOf = async (req: FastifyRequest): Promise<RequestContext> => {
     const principal = await authenticate(credentialsOf(req.headers), router.handles, String(req.id), router.credentials);
+    const over = quota.hit(principal);
+    if (over) await over;
     await cors.check(req, principal);
     noteProject(req, principal);
     return { requestId: String(req.id), principal, ip: req.ip };

@@ -25,6 +25,8 @@ export type Router = {
   handles: Map<string, SubgraphHandle>;
   /** Authenticated credentials, kept until revoked (pass it to `authenticate`); caches nothing without a database URL. */
   credentials: CredentialCache;
+  /** The database whose broadcasts this router follows, if any (the front door shares its request counts there). */
+  broadcastUrl?: string;
   /** Runs an operation through the gateway. */
   execute: (query: string, variables: Record<string, unknown> | undefined, ctx: RequestContext) => Promise<ExecutionResultJson>;
   /**
@@ -186,6 +188,7 @@ export async function createRouter(opts: {
     checkLimits,
     handles,
     credentials,
+    broadcastUrl: opts.broadcastUrl,
     execute,
     run,
     validateOperation(query) {

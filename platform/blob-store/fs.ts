@@ -45,7 +45,8 @@ class FileSink extends Writable {
     this.releaseChunks = releaseChunks;
   }
   override _construct(cb: (err?: Error | null) => void): void {
-    fs.open(this.file, 'wx', 0o666, (err, fd) => {
+    // Only the platform's user may read a blob (0600), whatever the umask.
+    fs.open(this.file, 'wx', 0o600, (err, fd) => {
       this.fd = fd;
       cb(err);
     });
@@ -103,7 +104,8 @@ const STALE_PARTIAL_MS = 24 * 3600 * 1000;
 /** A blob store on the local filesystem under `root`. */
 export function createFsBlobStore(root: string): BlobStore {
   const partial = path.join(root, '.partial');
-  fs.mkdirSync(partial, { recursive: true });
+  fs.mkdirSync(partial, { recursive: true, mode: 0o700 });
+  fs.chmodSync(root, 0o700);
   // Leftovers of a process that died mid-upload.
   for (const f of fs.readdirSync(partial)) {
     const file = path.join(partial, f);
@@ -122,7 +124,7 @@ export function createFsBlobStore(root: string): BlobStore {
       const out = new FileSink(tmp, opts.maxBytes, opts.releaseChunks === true);
       try {
         await pipeline(body, out);
-        await fs.promises.mkdir(path.dirname(file), { recursive: true });
+        await fs.promises.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
         await fs.promises.rename(tmp, file);
       } catch (err) {
         // The file may be opened after the pipeline failed: remove it once the stream is closed.

@@ -22,6 +22,7 @@ export const functionsSubgraph = defineSubgraph<FunctionsServices>({
     await startJobs(services);
   },
   stop: async (services) => {
+    await services.runQuota.stop();
     await services.receivers.stop();
     await services.scheduler.stop();
     await services.hot.close();

@@ -5,7 +5,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
-import { STORAGE, client, generated, newStorageProject, put, upload, type StorageProject } from './storage-fixtures.ts';
+import { STORAGE, client, generated, multipart, newStorageProject, put, upload, type Part, type StorageProject } from './storage-fixtures.ts';
+import type { Res } from '../support/http.ts';
 
 const MIB = 1024 * 1024;
 let p: TestPlatform;
@@ -25,7 +26,16 @@ afterAll(async () => {
 });
 
 let n = 0;
-const file = (size: number) => ({ name: 'file', filename: `f${++n}.bin`, body: generated(size) });
+const file = (size: number) => ({ name: 'file', filename: `f${++n}.bin`, body: generated(Math.floor(size)) });
+
+/** An upload whose multipart body is sent whole, with its Content-Length (what a browser's form post does). */
+async function sized(base: string, parts: Part[], apiKey: string): Promise<Res> {
+  const { body, contentType } = multipart(parts);
+  const bytes = Buffer.from(await new Response(body).arrayBuffer());
+  const res = await fetch(`${base}${STORAGE}/upload`, { method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': contentType }, body: bytes });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+}
 
 describe('limits', () => {
   let c: StorageProject;
@@ -60,16 +70,27 @@ describe('limits', () => {
     expect(usage.body.usage).toMatchObject({ objects: 2, bytes: 2 * MIB, pending_objects: 1, pending_bytes: 1 * MIB, remaining_bytes: 0 });
   });
 
-  it('lets concurrent uploads together take no more than the quota', async () => {
+  it('lets concurrent uploads of known length together take no more than the quota, each reserving its length', async () => {
     const d = await newStorageProject(p.url);
-    // Each fits alone (1.5 MiB < 1.75 MiB), three together do not (4.5 MiB > 3 MiB).
-    const results = await Promise.all([0, 1, 2].map(() => upload(p.url, [{ name: 'confirm', value: 'true' }, file(1.5 * MIB)], { apiKey: d.apiKey })));
+    // Each fits alone (1.4 MiB < 1.75 MiB), two together fit, three do not (4.2 MiB > 3 MiB).
+    const results = await Promise.all([0, 1, 2].map(async () => await sized(p.url, [{ name: 'confirm', value: 'true' }, file(1.4 * MIB)], d.apiKey)));
     const ok = results.filter((r) => r.status === 201).length;
     expect(ok).toBe(2);
     expect(results.filter((r) => r.status === 413).every((r) => r.body.error.code === 'QUOTA_EXCEEDED')).toBe(true);
     const usage = await call('GET', `${STORAGE}/usage`, { apiKey: d.apiKey });
-    expect(usage.body.usage.bytes).toBe(3 * MIB);
+    expect(usage.body.usage.bytes).toBe(2 * Math.floor(1.4 * MIB));
     expect(fs.readdirSync(path.join(p.dataDir, 'blobs', d.id))).toHaveLength(2);
+  });
+
+  it('lets concurrent uploads of unknown length (chunked) reserve the largest upload each: fewer fit, never more than the quota', async () => {
+    const d = await newStorageProject(p.url);
+    const results = await Promise.all([0, 1, 2].map(() => upload(p.url, [{ name: 'confirm', value: 'true' }, file(1.4 * MIB)], { apiKey: d.apiKey })));
+    const ok = results.filter((r) => r.status === 201).length;
+    expect(ok).toBeGreaterThanOrEqual(1);
+    expect(results.filter((r) => r.status !== 201).every((r) => r.status === 413 && r.body.error.code === 'QUOTA_EXCEEDED')).toBe(true);
+    const usage = await call('GET', `${STORAGE}/usage`, { apiKey: d.apiKey });
+    expect(usage.body.usage.bytes).toBe(ok * Math.floor(1.4 * MIB));
+    expect(usage.body.usage.bytes).toBeLessThanOrEqual(3 * MIB);
   });
 });
 

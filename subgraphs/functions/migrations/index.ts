@@ -3,6 +3,7 @@ import type { MigrationObject } from '@mikro-orm/postgresql';
 import { FunctionsInitialMigration } from './0001-initial.ts';
 import { FunctionsHooksMigration } from './0002-hooks.ts';
 import { FunctionsLeanStepLogMigration } from './0003-lean-step-log.ts';
+import { FunctionsRunCountsMigration } from './0005-run-counts.ts';
 import { FunctionsPublicMigration } from './0004-public-functions.ts';
 
 export const functionsMigrations: MigrationObject[] = [
@@ -10,4 +11,5 @@ export const functionsMigrations: MigrationObject[] = [
   { name: '0002-functions-hooks', class: FunctionsHooksMigration },
   { name: '0003-functions-lean-step-log', class: FunctionsLeanStepLogMigration },
   { name: '0004-functions-public', class: FunctionsPublicMigration },
+  { name: '0005-functions-run-counts', class: FunctionsRunCountsMigration },
 ];

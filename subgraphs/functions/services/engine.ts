@@ -77,6 +77,8 @@ export type RunRequest = {
   maxTimeoutMs?: number;
   /** The project's sealed secrets, read along with the function (`sealedSecretsOf`); read here when absent. */
   sealedSecrets?: Record<string, string>;
+  /** Already counted against the plan's runs (a queued run was counted when it was queued). */
+  counted?: boolean;
 };
 
 export type RunOutcome = {
@@ -118,11 +120,14 @@ export function createEngine(deps: {
   http: StepDeps['http'];
   email: StepDeps['email'];
   logger: Logger;
+  /** The plan's function runs per month (services/run-quota.ts): every run counts, a dry run too; RATE_LIMITED past it. */
+  runQuota?: { take: (projectId: string) => void | Promise<void> };
 }) {
   const { functions, secrets, executions, scheduler, logger } = deps;
 
   /** Runs the steps; pure of persistence (the callers record). */
   async function execute(req: RunRequest, executionId: string | null): Promise<RunOutcome> {
+    if (!req.counted) await deps.runQuota?.take(req.fn.projectId);
     const started = performance.now();
     const timeoutMs = Math.max(1, Math.min(req.fn.timeoutMs, req.maxTimeoutMs ?? Infinity));
     const deadline = Date.now() + timeoutMs;
@@ -307,6 +312,8 @@ export function createEngine(deps: {
 
   /** Queues a run through the scheduler; answers its execution id at once. */
   async function enqueue(req: Omit<RunRequest, 'dryRun'>): Promise<string> {
+    // Counted (and refused past the plan) when it is queued, not again when it runs.
+    await deps.runQuota?.take(req.fn.projectId);
     const id = crypto.randomUUID();
     const row = executions.queuedRow({
       id, projectId: req.fn.projectId, functionId: req.fn.id, functionName: req.fn.name, functionVersion: req.fn.version,
@@ -333,7 +340,7 @@ export function createEngine(deps: {
         const stored = (e.input ?? {}) as Partial<FunctionInputValue>;
         const input = makeInput({ ...stored, rawBody: JSON.stringify(stored.body ?? null) });
         const startedAt = e.startedAt ?? new Date();
-        const outcome = await execute({ fn, input, trigger: e.trigger, triggerRef: e.triggerRef, parentId: e.parentId, depth: e.depth, dryRun: false, sealedSecrets }, e.id);
+        const outcome = await execute({ fn, input, trigger: e.trigger, triggerRef: e.triggerRef, parentId: e.parentId, depth: e.depth, dryRun: false, sealedSecrets, counted: true }, e.id);
         await executions.finish(e.id, finished(outcome, startedAt, fn.version));
       }),
     );

@@ -16,6 +16,8 @@ import { announceFunctionsChanged, createReceiverCache, publishFunctionsChanged 
 import { createSecretService } from './secrets.ts';
 import { createHotSql, createSql } from './sql.ts';
 import { createWebhookService } from './webhooks.ts';
+import { createRunQuota } from './run-quota.ts';
+import { createPlanLimitsReader } from '../../../platform/plan-limits.ts';
 
 export type FunctionsServices = Awaited<ReturnType<typeof createFunctionsServices>>;
 
@@ -30,7 +32,10 @@ export function createFunctionsServices({ config, db, logger, databaseUrl, route
   const secrets = createSecretService({ sql, box });
   const executions = createExecutionService({ sql, hot });
   const email = createEmailService({ sql, box, config, scheduler, logger });
+  // The plan's runs per month (its limits come from tenant management through the router).
+  const runQuota = createRunQuota({ sql, limits: createPlanLimitsReader(router), logger });
   const engine = createEngine({
+    runQuota,
     functions,
     secrets,
     executions,
@@ -60,7 +65,7 @@ export function createFunctionsServices({ config, db, logger, databaseUrl, route
     await sql.tx(async (tx) => {
       // Step-log lines first (they have no foreign key to cascade from their executions).
       await tx.run('delete from function_execution_events where execution_id in (select id from function_executions where project_id = ?)', [projectId]);
-      for (const table of ['function_hooks', 'webhook_idempotency', 'webhook_receivers', 'cron_jobs', 'function_executions', 'edge_functions', 'function_secrets', 'email_templates', 'email_configs']) {
+      for (const table of ['function_hooks', 'webhook_idempotency', 'webhook_receivers', 'cron_jobs', 'function_executions', 'edge_functions', 'function_secrets', 'email_templates', 'email_configs', 'function_run_counts']) {
         await tx.run(`delete from ${table} where project_id = ?`, [projectId]);
       }
       await announceHooksChanged(tx, projectId);
@@ -69,5 +74,5 @@ export function createFunctionsServices({ config, db, logger, databaseUrl, route
     announceFunctionsChanged(projectId);
   };
 
-  return { sql, hot, scheduler, logger, databaseUrl, functions, secrets, executions, email, engine, invoke, webhooks, receivers, cron, hooks, locations, removeProject };
+  return { sql, hot, scheduler, logger, databaseUrl, functions, secrets, executions, email, engine, runQuota, invoke, webhooks, receivers, cron, hooks, locations, removeProject };
 }

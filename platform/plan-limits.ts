@@ -1,0 +1,56 @@
+// The plan limits a project's requests and function runs are held to, as tenant management says (plans belong to
+// it): asked through the router as the internal principal, kept a minute per project. A plan change (an operator's
+// update of `plans` or of a tenant's plan) applies within that minute. When tenant management cannot answer, the
+// limits are not enforced for a few seconds (then asked again): a quota must not take the service down with it.
+import { LRUCache } from 'lru-cache';
+import type { RouterClient } from './subgraph.ts';
+import { errors } from './errors.ts';
+
+export type ProjectPlanLimits = { maxRequestsPerMinute: number; maxFunctionInvocationsPerMonth: number };
+
+const QUERY = `query PlatformProjectPlanLimits($projectId: ID!) {
+  _projectPlanLimits(projectId: $projectId) { maxRequestsPerMinute maxFunctionInvocationsPerMonth }
+}`;
+
+const TTL_MS = 60_000;
+/** How long an unanswered question counts as "no limit known" before it is asked again. */
+const FAILED_TTL_MS = 5_000;
+
+export type PlanLimitsReader = {
+  /** The limits of `projectId`; null for a project tenant management does not know (deleted). */
+  get: (projectId: string) => Promise<ProjectPlanLimits | null>;
+  /** What is known now without asking (the hot path of every request); undefined when it must be asked. */
+  peek: (projectId: string) => ProjectPlanLimits | null | undefined;
+};
+
+/** Creates the reader over the router (`router.run`). */
+export function createPlanLimitsReader(router: RouterClient): PlanLimitsReader {
+  const cache = new LRUCache<string, { limits: ProjectPlanLimits | null }>({ max: 100_000, ttl: TTL_MS });
+  const inflight = new Map<string, Promise<ProjectPlanLimits | null>>();
+  const ask = async (projectId: string): Promise<ProjectPlanLimits | null> => {
+    try {
+      const result = await router.run(QUERY, { projectId }, { requestId: 'plan-limits', principal: { kind: 'internal' } });
+      if (result.errors?.length) throw errors.unavailable(`The plan of the project could not be read: ${result.errors[0]!.message}`);
+      const limits = (result.data as { _projectPlanLimits: ProjectPlanLimits | null })._projectPlanLimits;
+      cache.set(projectId, { limits });
+      return limits;
+    } catch {
+      cache.set(projectId, { limits: null }, { ttl: FAILED_TTL_MS });
+      return null;
+    }
+  };
+  return {
+    peek: (projectId) => cache.get(projectId)?.limits,
+    get: async (projectId) => {
+      const hit = cache.get(projectId);
+      if (hit) return hit.limits;
+      // Concurrent first requests of a project share one question.
+      let pending = inflight.get(projectId);
+      if (!pending) {
+        pending = ask(projectId).finally(() => inflight.delete(projectId));
+        inflight.set(projectId, pending);
+      }
+      return await pending;
+    },
+  };
+}

@@ -1,0 +1,98 @@
+// The plan's requests per minute, per project, enforced where requests come in (the front door, on every
+// authenticated request that acts for a project: its keys, client or end-user tokens). A fixed window per minute;
+// past the limit 429 RATE_LIMITED with Retry-After (the seconds left in the minute). Counting is a memory
+// increment; every process tells the others what it counted once a second (the `request-counts` broadcast), so
+// N front doors together allow about the limit, not N times it (a burst may overshoot by a second's worth).
+import crypto from 'node:crypto';
+import pg from 'pg';
+import { errors } from '../platform/errors.ts';
+import type { Principal } from '../platform/auth.ts';
+import type { Logger } from '../platform/logger.ts';
+import { publishBroadcastNow, startBroadcastListener, type BroadcastListener } from '../platform/broadcast.ts';
+import type { PlanLimitsReader } from '../platform/plan-limits.ts';
+
+const WINDOW_MS = 60_000;
+const SHARE_EVERY_MS = 1_000;
+
+export type RequestQuota = {
+  /** Counts one request of the principal's project; RATE_LIMITED past its plan's limit. Sync unless the plan must be read. */
+  hit: (principal: Principal) => void | Promise<void>;
+  /** Requests of the project counted in the current minute, here and (as heard) elsewhere. */
+  used: (projectId: string) => number;
+  stop: () => Promise<void>;
+};
+
+type Count = { window: number; local: number; remote: number; unsent: number };
+
+/** Starts the quota; with `broadcastUrl` the counts are shared with the other processes on that database. */
+export async function startRequestQuota(opts: { limits: PlanLimitsReader; broadcastUrl?: string; logger: Logger; now?: () => number }): Promise<RequestQuota> {
+  const now = opts.now ?? Date.now;
+  const origin = crypto.randomUUID();
+  const counts = new Map<string, Count>();
+  const windowOf = () => Math.floor(now() / WINDOW_MS);
+  const countOf = (projectId: string, window: number): Count => {
+    let c = counts.get(projectId);
+    if (!c || c.window !== window) {
+      c = { window, local: 0, remote: 0, unsent: 0 };
+      counts.set(projectId, c);
+    }
+    return c;
+  };
+
+  let listener: BroadcastListener | undefined;
+  let pool: pg.Pool | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  if (opts.broadcastUrl) {
+    listener = await startBroadcastListener({ url: opts.broadcastUrl, logger: opts.logger });
+    listener.on('request-counts', (m) => {
+      if (m.origin === origin || m.window !== windowOf()) return;
+      for (const [projectId, n] of Object.entries(m.counts)) if (typeof n === 'number') countOf(projectId, m.window).remote += n;
+    });
+    pool = new pg.Pool({ connectionString: opts.broadcastUrl, max: 1, application_name: 'tessera-request-quota' });
+    pool.on('error', (err) => opts.logger.warn({ err: err.message }, 'request quota: idle connection failed'));
+    timer = setInterval(() => {
+      const window = windowOf();
+      const batch: Record<string, number> = {};
+      for (const [projectId, c] of counts) {
+        if (c.window !== window) counts.delete(projectId);
+        else if (c.unsent > 0) {
+          batch[projectId] = c.unsent;
+          c.unsent = 0;
+        }
+      }
+      if (Object.keys(batch).length === 0) return;
+      publishBroadcastNow(pool!, 'request-counts', { origin, window, counts: batch }).catch((err: unknown) =>
+        opts.logger.warn({ err: (err as Error).message }, 'request quota: counts not shared'),
+      );
+    }, SHARE_EVERY_MS);
+    timer.unref();
+  }
+
+  const count = (projectId: string, limit: number): void => {
+    const window = windowOf();
+    const c = countOf(projectId, window);
+    if (c.local + c.remote >= limit) throw errors.rateLimited(Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now()) / 1000)));
+    c.local++;
+    c.unsent++;
+  };
+
+  return {
+    hit(principal) {
+      // Every credential acting for a project counts: its keys (secret and publishable), client and end-user tokens.
+      if (!('projectId' in principal)) return;
+      const projectId = principal.projectId;
+      const known = opts.limits.peek(projectId);
+      if (known !== undefined) return known ? count(projectId, known.maxRequestsPerMinute) : undefined;
+      return opts.limits.get(projectId).then((limits) => (limits ? count(projectId, limits.maxRequestsPerMinute) : undefined));
+    },
+    used(projectId) {
+      const c = counts.get(projectId);
+      return c && c.window === windowOf() ? c.local + c.remote : 0;
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      await listener?.stop();
+      await pool?.end();
+    },
+  };
+}
