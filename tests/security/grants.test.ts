@@ -1,7 +1,7 @@
 // Scopes are granted, never taken: escalation through every grant (password, authorization code, refresh,
 // client_credentials) and every consumer of scopes (storage policies, row level security, admin operations),
-// the end-user admin API refused to end-users, other projects and anonymous callers, and admin operations of
-// client_credentials tokens only with an admin scope the tenant granted to the client.
+// the end-user admin API refused to end-users, other projects, anonymous callers and publishable keys, and admin
+// operations of client_credentials tokens only with an admin scope the tenant granted to the client.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { client, type Res } from '../support/http.ts';
 import {
@@ -366,5 +366,42 @@ describe('the end-user admin API', () => {
       attack: async () => call('GET', '/admin/users', { token: a.tenantToken }),
       refused: { status: 403, code: 'FORBIDDEN' },
     },
+    {
+      name: "the project's publishable key (the one shipped in web pages) lists end-users",
+      attack: async () => call('GET', '/admin/users', { apiKey: await publishableKeyOf(a) }),
+      refused: { status: 403, code: 'FORBIDDEN', notContaining: () => [alice.email] },
+    },
+    {
+      name: 'the publishable key disables a user',
+      attack: async () => call('POST', `/admin/users/${alice.id}/disable`, { apiKey: await publishableKeyOf(a) }),
+      refused: { status: 403, code: 'FORBIDDEN' },
+      intact: async () => expect((await passwordGrant(env.base, a, alice)).status).toBe(200),
+    },
+    {
+      name: 'the publishable key runs rawSQL, alone and inside a transaction',
+      attack: async () => {
+        const key = await publishableKeyOf(a);
+        expect((await call('POST', '/v1/rawSQL', { apiKey: key, body: { sql: 'select 1' } })).status).toBe(403);
+        return await call('POST', '/v1/transaction', { apiKey: key, body: { operations: [{ action: 'rawSQL', sql: 'drop table editor_notes' }] } });
+      },
+      refused: { status: 403, code: 'FORBIDDEN' },
+      intact: neighbourIntact,
+    },
+    {
+      name: 'the publishable key creates a storage policy or sets a function secret',
+      attack: async () => {
+        const key = await publishableKeyOf(a);
+        expect((await call('POST', '/edge/api/v1/secrets', { apiKey: key, body: { name: 'X', value: 'y' } })).status).toBe(403);
+        return await call('POST', `${STORAGE}/policies`, { apiKey: key, body: { name: 'open', folder: '', operations: ['read'], principal: 'public' } });
+      },
+      refused: { status: 403, code: 'FORBIDDEN' },
+    },
   ]);
 });
+
+/** The project's publishable key (`tpk_...`), as the tenant reads it. */
+async function publishableKeyOf(p: Project): Promise<string> {
+  const res = await call('GET', `/auth/api/v1/projects/${p.id}`, { token: p.tenantToken });
+  expect(res.body.project.publishable_key).toMatch(/^tpk_/);
+  return res.body.project.publishable_key as string;
+}
