@@ -5,12 +5,43 @@ import {
   typeFromAST, type GraphQLSchema, type GraphQLInputType, type GraphQLOutputType, type OperationDefinitionNode, type SelectionSetNode,
   type GraphQLObjectType, type GraphQLInterfaceType,
 } from 'graphql';
+import fs from 'node:fs';
 import type { Config } from '../platform/config.ts';
 import { ERROR_TABLE } from '../platform/errors.ts';
 import type { RouteRow } from './route-types.ts';
 import { snakeCase } from './variables.ts';
 
 type Json = Record<string, unknown>;
+
+/** The API's version is the package's (the client package carries the same; a test compares). */
+export const API_VERSION = (JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** Every error status an answer of the platform can carry, described once under `components.responses`. */
+const ERROR_STATUSES = [400, 401, 403, 404, 408, 409, 413, 415, 416, 422, 429, 500, 502, 503, 504] as const;
+
+/** Statuses a domain's rows give beyond the ones every row can (see `errorStatusesOf`). */
+const DOMAIN_STATUSES: Record<string, number[]> = {
+  // unique violations, hooks refusing a write (their own status, e.g. 422), failing (502) or timing out, row limits
+  'Data API': [409, 413, 422, 502, 504],
+  Storage: [409, 413, 415, 416],
+  // a function's `{"error", "status"}` answer chooses its status (422 and the like), a failing one is 502, a slow one 504
+  'Edge functions': [409, 422, 502, 504],
+};
+
+/**
+ * The error statuses a row can answer: bad input (400), unknown ids (404), the edge's time-out (408), the plan's
+ * request quota (429), an internal error (500) and a service away (503) everywhere; 401 and 403 with credentials;
+ * 413 and 415 for a body; 409 for changes; and what its domain adds.
+ */
+export function errorStatusesOf(row: RouteRow): number[] {
+  const out = new Set<number>([400, 404, 408, 429, 500, 503]);
+  if (row.auth !== 'none') [401, 403].forEach((s) => out.add(s));
+  const hasBody = Object.values(row.variables).some((v) => v.split('|').some((s) => s === 'body' || s === 'json' || s.startsWith('body.')));
+  if (hasBody) [413, 415].forEach((s) => out.add(s));
+  if (row.operation.trimStart().startsWith('mutation')) out.add(409);
+  for (const s of DOMAIN_STATUSES[row.tag] ?? []) out.add(s);
+  return [...out].sort((a, b) => a - b);
+}
 
 const SCALARS: Record<string, Json> = {
   ID: { type: 'string' },
@@ -116,8 +147,7 @@ export function buildOpenApi(rows: readonly RouteRow[], schema: GraphQLSchema, _
     const responses: Json = {
       [String(row.status)]: row.status === 204 ? { description: 'Done, no content' } : { description: 'Success', content: { 'application/json': { schema: responseSchema } } },
     };
-    const errorCodes = ['400', ...(row.auth !== 'none' ? ['401', '403'] : []), '404', '429', '500'];
-    for (const code of errorCodes) responses[code] = { $ref: `#/components/responses/E${code}` };
+    for (const status of errorStatusesOf(row)) responses[String(status)] = { $ref: `#/components/responses/E${status}` };
 
     const oaPath = row.path.replace(/:([A-Za-z_]+)/g, '{$1}');
     paths[oaPath] ??= {};
@@ -137,20 +167,28 @@ export function buildOpenApi(rows: readonly RouteRow[], schema: GraphQLSchema, _
   const byStatus = new Map<number, string[]>();
   for (const [code, row] of Object.entries(ERROR_TABLE)) byStatus.set(row.status, [...(byStatus.get(row.status) ?? []), code]);
   const errorResponses: Json = {};
-  for (const status of [400, 401, 403, 404, 429, 500]) {
+  for (const status of ERROR_STATUSES) {
     errorResponses[`E${status}`] = {
-      description: `Error (${(byStatus.get(status) ?? []).join(', ')})`,
+      description: `Error (${(byStatus.get(status) ?? ['a function or hook answering this status']).join(', ')})`,
       content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
     };
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Tessera', version: '1.0.0', description: 'Self-hostable backend platform. REST paths each run one GraphQL operation of the supergraph served at /graphql.' },
+    info: {
+      title: 'Tessera',
+      version: API_VERSION,
+      description: 'Self-hostable backend platform. REST paths each run one GraphQL operation of the supergraph served at /graphql.',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
     servers: [{ url: '/' }],
     paths,
     components: {
       securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'Project API key (tsk_...)' },
+        apiKey: {
+          type: 'apiKey', in: 'header', name: 'X-Api-Key',
+          description: "A project key: the secret API key (tsk_...), or the publishable key (tpk_...) a web page or app may ship, which opens only a visitor's calls",
+        },
         bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Tenant access token, or an end-user access token from /token' },
       },
       schemas: {
@@ -176,3 +214,24 @@ export function buildOpenApi(rows: readonly RouteRow[], schema: GraphQLSchema, _
   };
 }
 
+
+type PathItems = Record<string, Record<string, Record<string, unknown>>>;
+
+/**
+ * The whole document: the route table's rows, then the hand-written handlers' path items (which describe their own
+ * answers; each also gets the errors every route can give: 429, 500 and 503).
+ */
+export function assembleOpenApi(rows: readonly RouteRow[], schema: GraphQLSchema, config: Config, handlers: readonly PathItems[]): Json {
+  const openapi = buildOpenApi(rows, schema, config);
+  const paths = openapi.paths as Record<string, Record<string, unknown>>;
+  for (const items of handlers) {
+    for (const [path, item] of Object.entries(items)) {
+      for (const operation of Object.values(item)) {
+        const responses = (operation.responses ??= {}) as Json;
+        for (const status of ['429', '500', '503']) responses[status] ??= { $ref: `#/components/responses/E${status}` };
+      }
+      paths[path] = { ...paths[path], ...item };
+    }
+  }
+  return openapi;
+}

@@ -20,13 +20,14 @@ import { renderError, sendError, sendGraphQLErrors } from './render.ts';
 import { clientErrorHandler, edgeServerOptions, frameworkErrorsOf, installEdge, underPath } from '../platform/http-edge.ts';
 import { checkJsonValue } from '../platform/input-guard.ts';
 import { HEALTH_OPENAPI, registerHealthRoutes } from './health.ts';
-import { buildOpenApi } from './openapi.ts';
+import { assembleOpenApi } from './openapi.ts';
 import { renderDocsPage } from './docs-page.ts';
 import { RAW_HANDLERS, type RawHandlerModule } from './handlers/index.ts';
 import { mountSubgraphHttp, type HttpMount } from './mounts.ts';
 import { lazyRequestLogger } from './request-logger.ts';
 import { noteProject, observeHttp } from '../platform/http-observe.ts';
 import { installCors } from './cors.ts';
+import { sendGraphiQL, wantsGraphiQL } from './graphiql.ts';
 
 export type FrontDoorOptions = {
   config: Config;
@@ -194,6 +195,8 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
     method: ['GET', 'POST'],
     url: '/graphql',
     handler: async (req, reply) => {
+      // A browser opening the address gets the explorer (GraphiQL, served offline from the package).
+      if (wantsGraphiQL(req)) return sendGraphiQL(reply);
       const ctx = await contextOf(req);
       if (!isMultipartRequest(req)) return serveGraphQL(router, req, reply, ctx, undefined, { jsonMaxDepth: config.jsonMaxDepth });
       const body = await readMultipartRequest(req, reply, { maxFileSize: config.storageMaxUploadBytes });
@@ -217,13 +220,7 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
     });
   }
 
-  const openapi = buildOpenApi(prepared.map((p) => p.row), router.apiSchema, config);
-  for (const mod of [...rawHandlers, { openapi: HEALTH_OPENAPI }]) {
-    for (const [path, item] of Object.entries(mod.openapi ?? {})) {
-      const paths = openapi.paths as Record<string, Record<string, unknown>>;
-      paths[path] = { ...paths[path], ...item };
-    }
-  }
+  const openapi = assembleOpenApi(prepared.map((p) => p.row), router.apiSchema, config, [...rawHandlers.map((m) => m.openapi ?? {}), HEALTH_OPENAPI]);
   app.get('/openapi.json', async () => openapi);
   const docs = renderDocsPage(openapi);
   app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').send(docs));

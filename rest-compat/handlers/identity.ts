@@ -386,7 +386,9 @@ const form = (properties: Record<string, string>, required: string[] = []) => ({
 });
 const json = (description: string) => ({ description, content: { 'application/json': { schema: { type: 'object' } } } });
 const oauthError = json('RFC 6749 error `{"error", "error_description"}`');
-const op = (operationId: string, summary: string, extra: Record<string, unknown> = {}) => ({ operationId, summary, tags: [TAG], ...extra });
+// The wire endpoints authenticate clients in their own ways (form fields, Basic, PKCE) or not at all; /userinfo takes an end-user token.
+const op = (operationId: string, summary: string, extra: Record<string, unknown> = {}) => ({ operationId, summary, tags: [TAG], security: [], ...extra });
+const BEARER = { security: [{ bearerAuth: [] }] };
 
 export const identityHandlers: RawHandlerModule = {
   name: 'identity',
@@ -412,8 +414,8 @@ export const identityHandlers: RawHandlerModule = {
       }),
     },
     '/userinfo': {
-      get: op('identity.userinfo', 'Current user profile (OIDC claims)', { responses: { 200: json('Claims'), 401: json('RFC 6750 error') } }),
-      post: op('identity.userinfo.post', 'Current user profile (OIDC claims)', { responses: { 200: json('Claims'), 401: json('RFC 6750 error') } }),
+      get: op('identity.userinfo', 'Current user profile (OIDC claims)', { ...BEARER, responses: { 200: json('Claims'), 401: json('RFC 6750 error') } }),
+      post: op('identity.userinfo.post', 'Current user profile (OIDC claims)', { ...BEARER, responses: { 200: json('Claims'), 401: json('RFC 6750 error') } }),
     },
     '/introspect': {
       post: op('identity.introspect', 'Inspect a token (RFC 7662)', {

@@ -248,6 +248,8 @@ export const storageHandlers: RawHandlerModule = {
     [`${BASE}/upload`]: {
       post: {
         operationId: 'storage.upload',
+        // A project key, an end-user token, or nothing where a public policy allows it.
+        security: [{ apiKey: [] }, { bearerAuth: [] }, {}],
         summary: 'Upload a file, multipart body',
         description:
           'multipart/form-data: optional fields `folder`, `name` (default: the file name), `content_type` (default: the part type), `confirm` (true: ready at once), `upsert` (replace an object of the same path), `project_id` (anonymous callers), then the `file` part. Fields may also be query parameters. The file streams into the blob store; the object is `pending` until confirmed (POST /upload/confirm). 413 PAYLOAD_TOO_LARGE past the largest upload, 413 QUOTA_EXCEEDED past the quota, 409 CONFLICT when the path exists, 415 when a policy refuses the content type.',
@@ -278,6 +280,7 @@ export const storageHandlers: RawHandlerModule = {
     [`${BASE}/download/{id}`]: {
       get: {
         operationId: 'storage.download',
+        security: [{ apiKey: [] }, { bearerAuth: [] }, {}],
         summary: 'Download a file',
         description: 'Streams the bytes with Content-Type, Content-Length, ETag, Last-Modified and Content-Disposition. `Range: bytes=a-b` answers 206 (one range; 416 when outside the file); `If-None-Match` with the ETag answers 304. Needs `read` on its folder (a public policy allows anonymous downloads).',
         tags: [TAG],

@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+// `tessera`: the command line of Tessera, built on @tessera/client. One command per file under ./commands; human
+// output by default, `--json` for scripts, exit codes in ./output.ts (EXIT).
+import { parseArgs } from 'node:util';
+import { VERSION } from '../index.ts';
+import type { Command } from './command.ts';
+import { createCtx, type Flags } from './context.ts';
+import { login, logout, whoami } from './commands/auth.ts';
+import { clients, keys, projects } from './commands/projects.ts';
+import { functions, secrets } from './commands/functions.ts';
+import { executions } from './commands/executions.ts';
+import { db, gen } from './commands/db.ts';
+import { storage } from './commands/storage.ts';
+import { CliError, describeError, EXIT, Output, type Io } from './output.ts';
+
+export const COMMANDS: Command[] = [login, logout, whoami, projects, keys, clients, functions, secrets, executions, db, storage, gen];
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+  yes: { type: 'boolean', short: 'y' },
+  url: { type: 'string' },
+  project: { type: 'string', short: 'p' },
+  email: { type: 'string' },
+  password: { type: 'string' },
+  'password-stdin': { type: 'boolean' },
+  totp: { type: 'string' },
+  publishable: { type: 'boolean' },
+  'redirect-uri': { type: 'string', multiple: true },
+  public: { type: 'string' },
+  scopes: { type: 'string' },
+  name: { type: 'string' },
+  data: { type: 'string' },
+  'data-file': { type: 'string' },
+  async: { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  'value-stdin': { type: 'boolean' },
+  function: { type: 'string' },
+  status: { type: 'string' },
+  first: { type: 'string' },
+  interval: { type: 'string' },
+  count: { type: 'string' },
+  timeout: { type: 'string' },
+  since: { type: 'string' },
+  params: { type: 'string' },
+  output: { type: 'string', short: 'o' },
+  recursive: { type: 'boolean', short: 'r' },
+  upsert: { type: 'boolean' },
+} as const;
+
+function help(): string {
+  const lines = [`tessera ${VERSION}: the command line of Tessera`, '', 'Usage:'];
+  for (const c of COMMANDS) for (const u of c.usage) lines.push(`  tessera ${u}`);
+  lines.push(
+    '',
+    'Everywhere: --json (machine-readable output), --url URL (or TESSERA_URL), --project ID (or TESSERA_PROJECT), --yes (no questions).',
+    'Credentials are kept in $TESSERA_CONFIG_DIR, $XDG_CONFIG_HOME/tessera or ~/.config/tessera (credentials.json, mode 0600).',
+    'Exit codes: 0 ok, 2 usage, 3 not signed in or refused (401), 4 forbidden (403), 5 not found, 6 conflict, 7 other API error, 8 network, 1 anything else.',
+  );
+  return lines.join('\n');
+}
+
+/** Runs the CLI with `argv` (without node and the script); answers the exit code. */
+export async function main(argv: string[], io: Io, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    io.stderr(`error: ${(err as Error).message}\nRun tessera --help for usage.\n`);
+    return EXIT.USAGE;
+  }
+  const flags = parsed.values as Flags;
+  const out = new Output(io, flags.json === true);
+  if (flags.version) {
+    out.result({ version: VERSION }, VERSION);
+    return EXIT.OK;
+  }
+  const [name, ...args] = parsed.positionals;
+  if (!name || flags.help) {
+    io.stdout(`${help()}\n`);
+    return name || flags.help ? EXIT.OK : EXIT.USAGE;
+  }
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) {
+    io.stderr(`error: unknown command "${name}". Run tessera --help for usage.\n`);
+    return EXIT.USAGE;
+  }
+  try {
+    await command.run(createCtx(out, flags, env), args);
+    return EXIT.OK;
+  } catch (err) {
+    const { code, message } = describeError(err);
+    if (out.json) io.stderr(`${JSON.stringify({ error: { message, exit_code: code, ...(err instanceof CliError ? {} : pick(err)) } })}\n`);
+    else io.stderr(`error: ${message}\n`);
+    return code;
+  }
+}
+
+function pick(err: unknown): Record<string, unknown> {
+  const e = err as { code?: unknown; status?: unknown; requestId?: unknown; details?: unknown };
+  return { code: e.code, status: e.status, request_id: e.requestId, details: e.details };
+}
+
+const isMain = (() => {
+  try {
+    const me = new URL(import.meta.url).pathname;
+    const argv1 = process.argv[1] ?? '';
+    return argv1 === me || argv1.endsWith('/tessera') || me.endsWith(argv1);
+  } catch {
+    return false;
+  }
+})();
+
+if (isMain) {
+  const io: Io = {
+    stdout: (s) => void process.stdout.write(s),
+    stderr: (s) => void process.stderr.write(s),
+    tty: process.stdout.isTTY === true,
+    errTty: process.stderr.isTTY === true,
+    stdin: process.stdin,
+  };
+  const code = await main(process.argv.slice(2), io);
+  // Let stdout drain before leaving (pipes).
+  process.exitCode = code;
+}
