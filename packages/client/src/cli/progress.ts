@@ -1,5 +1,5 @@
-// A progress bar on stderr for uploads and deploys: drawn in place on a terminal (or when TESSERA_PROGRESS=1), a line
-// per 25% otherwise... never on stdout, never with --json.
+// A progress bar on stderr (never stdout) for uploads and deploys: drawn in place on a terminal unless --json; with
+// TESSERA_PROGRESS=1 also elsewhere (logs, CI), one line per quarter.
 
 const WIDTH = 30;
 

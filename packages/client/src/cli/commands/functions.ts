@@ -49,7 +49,7 @@ export const functions: Command = {
     if (sub === 'deploy') {
       const defs = readDefinitions(arg(args, 1, 'file or folder'));
       const fns = (await ctx.project()).functions;
-      const bar = progressBar(ctx.out.io.stderr, { label: 'deploying', unit: 'items', live: ctx.out.io.errTty, enabled: !ctx.out.json && (ctx.out.io.errTty || ctx.env.TESSERA_PROGRESS === '1') });
+      const bar = progressBar(ctx.out.io.stderr, { label: 'deploying', unit: 'items', live: ctx.out.io.errTty, enabled: ctx.env.TESSERA_PROGRESS === '1' || (ctx.out.io.errTty && !ctx.out.json) });
       const done: { name: string; id: string; version: number; created: boolean; file: string }[] = [];
       bar.update(0, defs.length);
       try {

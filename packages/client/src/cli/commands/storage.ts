@@ -39,7 +39,7 @@ export const storage: Command = {
       ctx.out.result(page.objects, () => table(page.objects.map((o) => ({ ...o, path: o.folder ? `${o.folder}/${o.name}` : o.name })), ['id', 'path', 'size', 'content_type', 'updated_at']));
     } else if (sub === 'cp') {
       const [src, dst] = [arg(args, 1, 'source'), arg(args, 2, 'destination')];
-      const bar = progressBar(ctx.out.io.stderr, { label: 'uploading', unit: 'bytes', live: ctx.out.io.errTty, enabled: !ctx.out.json && (ctx.out.io.errTty || ctx.env.TESSERA_PROGRESS === '1') });
+      const bar = progressBar(ctx.out.io.stderr, { label: 'uploading', unit: 'bytes', live: ctx.out.io.errTty, enabled: ctx.env.TESSERA_PROGRESS === '1' || (ctx.out.io.errTty && !ctx.out.json) });
       if (dst.startsWith(REMOTE) && !src.startsWith(REMOTE)) {
         if (!fs.existsSync(src)) throw new CliError(`No such file: ${src}`);
         const remote = dst.slice(REMOTE.length).replace(/^\/+/, '');
