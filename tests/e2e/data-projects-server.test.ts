@@ -97,7 +97,9 @@ describe('project databases on their own server', () => {
     const { rows } = await platformDb.query<{ database_name: string; role_name: string }>('select database_name, role_name from data_project_roles where project_id = $1', [project.id]);
     const names = rows[0]!;
     expect((await call('DELETE', `/auth/api/v1/projects/${project.id}`, { token: project.token })).status).toBe(204);
-    await waitFor(async () => (await projects.query('select 1 from pg_database where datname = $1', [names.database_name])).rowCount === 0, 'the database dropped');
-    expect((await projects.query('select 1 from pg_roles where rolname = $1', [names.role_name])).rowCount).toBe(0);
+    // The database goes first, then the roles, in one drop.
+    const gone = async () =>
+      (await projects.query('select 1 from pg_database where datname = $1 union all select 1 from pg_roles where rolname = $2', [names.database_name, names.role_name])).rowCount === 0;
+    await waitFor(gone, 'the database and role dropped');
   }, 30_000);
 });

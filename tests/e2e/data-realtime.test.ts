@@ -245,3 +245,22 @@ describe('a lost listener', () => {
     sub.close();
   }, 30_000);
 });
+
+describe('GraphQL limits on the realtime endpoint', () => {
+  it('refuses alias floods and token floods like every other GraphQL endpoint, over HTTP and graphql-ws', async () => {
+    const aliases = Array.from({ length: 200 }, (_, i) => `a${i}: realtime`).join(' ');
+    const res = await fetch(`${platform.url}/realtime`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': a.apiKey },
+      body: JSON.stringify({ query: `{ ${aliases} }` }),
+    });
+    const body = (await res.json()) as { errors?: { extensions?: { code?: string } }[] };
+    expect(body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_LIMIT_EXCEEDED');
+    const ws = createClient({ url: `${platform.url.replace('http', 'ws')}/realtime`, webSocketImpl: WebSocket, connectionParams: { 'x-api-key': a.apiKey }, retryAttempts: 0, lazy: true });
+    const outcome = await new Promise<unknown>((resolve) => {
+      ws.subscribe({ query: `subscription { dataChanges { table ${'operation '.repeat(20_000)} } }` }, { next: resolve, error: resolve, complete: () => resolve('complete') });
+    });
+    expect(JSON.stringify(outcome)).toMatch(/GRAPHQL_LIMIT_EXCEEDED|tokens/);
+    await ws.dispose();
+  });
+});

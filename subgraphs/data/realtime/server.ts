@@ -1,10 +1,11 @@
 // The realtime endpoint: a GraphQL subscription served by graphql-yoga (SSE, and graphql-ws through
 // the front door). The Apollo gateway cannot serve subscriptions, so this schema stands beside the
 // supergraph. Callers authenticate at the front door; a subscriber only ever sees its own project's rows.
-import { createSchema, createYoga, filter, pipe, map, createGraphQLError } from 'graphql-yoga';
+import { createSchema, createYoga, filter, pipe, map, createGraphQLError, type Plugin } from 'graphql-yoga';
 import { useServer } from 'graphql-ws/use/ws';
 import type { WebSocketServer } from 'ws';
-import { execute, subscribe, validate } from 'graphql';
+import { execute, specifiedRules, subscribe, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { limitRules, parseLimited } from '../../../platform/graphql-limits.ts';
 import type { RequestContext } from '../../../platform/auth.ts';
 import { errors, shapeError } from '../../../platform/errors.ts';
 import type { SubgraphHttp } from '../../../platform/subgraph.ts';
@@ -83,8 +84,18 @@ export function createRealtimeHttp(services: DataServices): SubgraphHttp {
     },
   });
 
+  // The platform's GraphQL limits (depth, aliases, directives, cost, tokens), here as everywhere else.
+  const limits = services.limits.graphql;
+  const rules = [...specifiedRules, ...limitRules(limits)];
+  const validateLimited = (s: GraphQLSchema, document: DocumentNode) => validate(s, document, rules);
+  const limited: Plugin = {
+    onParse: ({ setParseFn }) => setParseFn((source) => parseLimited(typeof source === 'string' ? source : source.body, limits)),
+    onValidate: ({ setValidationFn }) => setValidationFn((s, document) => validateLimited(s, document)),
+  };
+
   const yoga = createYoga<YogaContext>({
     schema,
+    plugins: [limited],
     graphqlEndpoint: REALTIME_PREFIX,
     graphiql: false,
     landingPage: false,
@@ -109,7 +120,15 @@ export function createRealtimeHttp(services: DataServices): SubgraphHttp {
           schema,
           execute,
           subscribe,
-          validate,
+          validate: validateLimited,
+          onSubscribe: (_ctx, _id, payload) => {
+            try {
+              parseLimited(payload.query, limits);
+            } catch (err) {
+              return [err as never];
+            }
+            return undefined;
+          },
           onConnect: async (c) => {
             try {
               c.extra.requestContext = await authenticate(c.connectionParams ?? {});

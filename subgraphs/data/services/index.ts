@@ -3,6 +3,7 @@
 import pg from 'pg';
 import { createSecretBox } from '../../../platform/crypto.ts';
 import { AppError } from '../../../platform/errors.ts';
+import { graphqlLimitsOf } from '../../../platform/graphql-limits.ts';
 import type { SubgraphDeps } from '../../../platform/subgraph.ts';
 import { createActions } from './actions.ts';
 import { createCatalog } from './catalog.ts';
@@ -85,7 +86,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     hooks,
     subscriber: actions.subscriber,
     projectSchema: { schemaOf: schemaNameOf, apiUrl: () => `${config.issuer}/v1` },
-    limits: { realtimeMaxSubscribers: config.realtimeMaxSubscribers },
+    limits: { realtimeMaxSubscribers: config.realtimeMaxSubscribers, graphql: graphqlLimitsOf(config) },
 
     /** `project.created`: the project's database and roles (unless its first request made them already). */
     async onProjectCreated(projectId: string): Promise<void> {
