@@ -136,6 +136,11 @@ describe('split mode, traced and measured', () => {
     expect(sum(storageAfter, 'tessera_upload_bytes_total') - sum(storageBefore, 'tessera_upload_bytes_total')).toBe(1000);
     expect(storageAfter.some((s) => s.name === 'tessera_db_pool_connections' && s.labels.pool === 'subgraph:storage' && s.labels.state === 'total')).toBe(true);
     expect(storageAfter.some((s) => s.name === 'process_cpu_user_seconds_total')).toBe(true);
+    // The data process reports its project connections (one budget for every project) beside its platform pool.
+    const data = await scrape(layout.subgraphs.data!.url.replace(/\/graphql$/, ''), auth);
+    for (const pool of ['data:projects', 'data:admin']) {
+      expect(data.some((s) => s.name === 'tessera_db_pool_connections' && s.labels.pool === pool && s.labels.state === 'waiting')).toBe(true);
+    }
     // The functions process reports its scheduler's queue.
     const functions = await scrape(layout.subgraphs.functions!.url.replace(/\/graphql$/, ''), auth);
     expect(functions.some((s) => s.name === 'tessera_scheduler_queue_depth')).toBe(true);

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { createSecretBox } from '../../../platform/crypto.ts';
 import { AppError } from '../../../platform/errors.ts';
 import { graphqlLimitsOf } from '../../../platform/graphql-limits.ts';
+import { trackPool, untrackPool } from '../../../platform/metrics.ts';
 import type { SubgraphDeps } from '../../../platform/subgraph.ts';
 import { createActions } from './actions.ts';
 import { createCatalog } from './catalog.ts';
@@ -107,6 +108,19 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     },
 
     async start(): Promise<void> {
+      // /metrics: the platform pool, and the project connections as one pool (they share one budget).
+      trackPool('data:admin', admin);
+      trackPool('data:projects', {
+        get totalCount() {
+          return pools.stats().open;
+        },
+        get idleCount() {
+          return pools.stats().idle;
+        },
+        get waitingCount() {
+          return pools.stats().waiting;
+        },
+      });
       await provisioning.init();
       await fitBudget();
       await realtime.start();
@@ -115,6 +129,8 @@ export async function createDataServices({ config, logger, databaseUrl, router }
       await catalog.start();
     },
     async stop(): Promise<void> {
+      untrackPool('data:admin');
+      untrackPool('data:projects');
       await outbox.stop();
       await catalog.stop();
       await hooks.stop();
