@@ -174,6 +174,21 @@ async function main(): Promise<void> {
 }
 
 // --soak <minutes> and --fuzz <requests>: the reliability runs (bench/reliability.ts) instead of the speed cases.
+const HELP = `npm run bench -- [options]
+  (none)              every case, 3 rounds of 10 s, results in bench/out/ (record what matters in bench/RESULTS.md)
+  --quick             every case, 1 round of 2 s (what CI runs: every case must produce figures)
+  --case <id>         one case only; ids: ${CASES.map((c) => c.id).join(', ')}
+  --soak <minutes>    a soak at half the measured maximum rate over a mix of routes (RSS curve, errors)
+  --fuzz <requests>   a long run of the OpenAPI/GraphQL fuzzer (5xx and error shapes)
+Environment: BENCH_CPU_PROF=<dir> makes the Tessera child write a V8 CPU profile there (sum it with
+node bench/cpu-profile.ts <file>). Other benchmarks: npm run bench:scale-out (one process vs split mode vs two of
+every role), node bench/memory-probe.ts.`;
+
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log(HELP);
+  process.exit(0);
+}
+
 (process.argv.includes('--soak') || process.argv.includes('--fuzz') ? runReliability(process.argv) : main()).catch((err: unknown) => {
   console.error(err);
   process.exit(1);
