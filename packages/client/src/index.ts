@@ -23,8 +23,7 @@ export type { Row, Where, OrderBy, Aggregate, WriteResult, SqlResult, DatabaseSh
 export type * from './types.ts';
 export { Http } from './http.ts';
 
-/** The package's version, the same as the API's (`info.version` of /openapi.json). */
-export const VERSION = '0.1.0';
+export { VERSION } from './version.ts';
 
 export type ClientOptions = AuthOptions & {
   /** Tessera's public address, e.g. `https://api.example.com`. */

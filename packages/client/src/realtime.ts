@@ -1,8 +1,7 @@
 // Realtime: committed row changes of published tables, as the caller may read them (row level security for
 // end-users and the publishable key). Two transports of the same subscription: server-sent events over fetch (the
 // default: one HTTP response that streams; headers carry the credentials, which EventSource cannot) and graphql-ws.
-import { createParser } from 'eventsource-parser';
-import { createClient as createWsClient } from 'graphql-ws/client';
+// Their libraries are loaded on first use: an app (or the CLI) that never subscribes never pays for them.
 import { errorOf, TesseraError } from './errors.ts';
 import type { Http } from './http.ts';
 import type { Row } from './data.ts';
@@ -53,6 +52,7 @@ export class Realtime {
         }
         throw errorOf(res.status, body, res.headers.get('x-request-id') ?? undefined);
       }
+      const { createParser } = await import('eventsource-parser');
       const parser = createParser({
         onEvent: (event) => {
           if (event.event !== 'next') return;
@@ -86,14 +86,20 @@ export class Realtime {
       resolveReady = res;
       rejectReady = rej;
     });
-    const client = createWsClient({
-      url: this.#http.href('/realtime').replace(/^http/, 'ws'),
-      connectionParams: async () => await this.#http.credentials(),
-      retryAttempts: 0,
-      lazy: true,
-      on: { connected: () => resolveReady() },
-    });
-    const stop = client.subscribe<{ dataChanges: Change<R> }>(
+    let closed = false;
+    let stop = () => {};
+    let dispose = () => {};
+    void import('graphql-ws/client').then(({ createClient: createWsClient }) => {
+      if (closed) return;
+      const client = createWsClient({
+        url: this.#http.href('/realtime').replace(/^http/, 'ws'),
+        connectionParams: async () => await this.#http.credentials(),
+        retryAttempts: 0,
+        lazy: true,
+        on: { connected: () => resolveReady() },
+      });
+      dispose = () => void client.dispose();
+      stop = client.subscribe<{ dataChanges: Change<R> }>(
       { query: QUERY, variables: { table: opts.table ?? null } },
       {
         next: (msg) => {
@@ -107,13 +113,15 @@ export class Realtime {
         },
         complete: () => {},
       },
-    );
+      );
+    }, rejectReady);
     ready.catch(() => {});
     return {
       ready,
       close: () => {
+        closed = true;
         stop();
-        void client.dispose();
+        dispose();
       },
     };
   }

@@ -2,18 +2,27 @@
 // `tessera`: the command line of Tessera, built on @tessera/client. One command per file under ./commands; human
 // output by default, `--json` for scripts, exit codes in ./output.ts (EXIT).
 import { parseArgs } from 'node:util';
-import { VERSION } from '../index.ts';
+import { VERSION } from '../version.ts';
 import type { Command } from './command.ts';
-import { createCtx, type Flags } from './context.ts';
-import { login, logout, whoami } from './commands/auth.ts';
-import { clients, keys, projects } from './commands/projects.ts';
-import { functions, secrets } from './commands/functions.ts';
-import { executions } from './commands/executions.ts';
-import { db, gen } from './commands/db.ts';
-import { storage } from './commands/storage.ts';
+import type { Flags } from './context.ts';
 import { CliError, describeError, EXIT, Output, type Io } from './output.ts';
 
-export const COMMANDS: Command[] = [login, logout, whoami, projects, keys, clients, functions, secrets, executions, db, storage, gen];
+// Each command's module is loaded only when it runs (a cold start pays for one command, not all, and `--version`
+// for none of the client).
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  login: async () => (await import('./commands/auth.ts')).login,
+  logout: async () => (await import('./commands/auth.ts')).logout,
+  whoami: async () => (await import('./commands/auth.ts')).whoami,
+  projects: async () => (await import('./commands/projects.ts')).projects,
+  keys: async () => (await import('./commands/projects.ts')).keys,
+  clients: async () => (await import('./commands/projects.ts')).clients,
+  functions: async () => (await import('./commands/functions.ts')).functions,
+  secrets: async () => (await import('./commands/functions.ts')).secrets,
+  executions: async () => (await import('./commands/executions.ts')).executions,
+  db: async () => (await import('./commands/db.ts')).db,
+  gen: async () => (await import('./commands/db.ts')).gen,
+  storage: async () => (await import('./commands/storage.ts')).storage,
+};
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -49,9 +58,9 @@ const OPTIONS = {
   upsert: { type: 'boolean' },
 } as const;
 
-function help(): string {
+async function help(): Promise<string> {
   const lines = [`tessera ${VERSION}: the command line of Tessera`, '', 'Usage:'];
-  for (const c of COMMANDS) for (const u of c.usage) lines.push(`  tessera ${u}`);
+  for (const load of Object.values(COMMANDS)) for (const u of (await load()).usage) lines.push(`  tessera ${u}`);
   lines.push(
     '',
     'Everywhere: --json (machine-readable output), --url URL (or TESSERA_URL), --project ID (or TESSERA_PROJECT), --yes (no questions).',
@@ -78,15 +87,16 @@ export async function main(argv: string[], io: Io, env: NodeJS.ProcessEnv = proc
   }
   const [name, ...args] = parsed.positionals;
   if (!name || flags.help) {
-    io.stdout(`${help()}\n`);
+    io.stdout(`${await help()}\n`);
     return name || flags.help ? EXIT.OK : EXIT.USAGE;
   }
-  const command = COMMANDS.find((c) => c.name === name);
-  if (!command) {
+  const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!load) {
     io.stderr(`error: unknown command "${name}". Run tessera --help for usage.\n`);
     return EXIT.USAGE;
   }
   try {
+    const [command, { createCtx }] = await Promise.all([load(), import('./context.ts')]);
     await command.run(createCtx(out, flags, env), args);
     return EXIT.OK;
   } catch (err) {
