@@ -75,3 +75,35 @@ it('marks executions left running past their timeout as failed (WORKER_LOST), an
   expect(byId.get(orphan)!.status).toBe('running');
   expect(byId.get(done)!.status).toBe('succeeded');
 });
+
+it("queues again an execution released long ago whose job is gone, which then runs once; leaves recent ones to their job", async () => {
+  const made = await sub.execute('mutation($input: EdgeFunctionInput!) { createEdgeFunction(input: $input) { id } }', {
+    input: { name: 'stale', steps: [{ name: 'out', kind: 'Transform', expression: { ran: true } }] },
+  }, ctx);
+  expect(made.errors).toBeUndefined();
+  const functionId = (made.data as { createEdgeFunction: { id: string } }).createEdgeFunction.id;
+  const insert = async (createdSecondsAgo: number) => {
+    const id = crypto.randomUUID();
+    await client.query(
+      `insert into function_executions (id, project_id, function_id, function_name, function_version, trigger, status, input, created_at)
+       values ($1, $2, $3, 'stale', 1, 'function', 'queued', '{"body": {}}'::jsonb, now() - make_interval(secs => $4))`,
+      [id, projectId, functionId, createdSecondsAgo],
+    );
+    return id;
+  };
+  const lost = await insert(11 * 60); // its job is gone (no job names it)
+  const recent = await insert(30); // still its job's to run
+  // Run the subgraph's sweep now (it runs every minute): a job of that name, queued through the shared jobs table.
+  const { createScheduler } = await import('../../platform/scheduler.ts');
+  const { SWEEP_JOB } = await import('../../subgraphs/functions/jobs/index.ts');
+  const other = createScheduler({ url: db.url, name: 'test-enqueuer', logger: createLogger('silent') });
+  try {
+    await other.enqueue(SWEEP_JOB, {});
+  } finally {
+    await other.stop();
+  }
+  const status = async (id: string) => (await client.query<{ status: string; output: unknown }>('select status, output from function_executions where id = $1', [id])).rows[0]!;
+  for (const until = Date.now() + 20_000; (await status(lost)).status !== 'succeeded' && Date.now() < until; ) await new Promise((r) => setTimeout(r, 100));
+  expect(await status(lost)).toMatchObject({ status: 'succeeded', output: { ran: true } });
+  expect((await status(recent)).status).toBe('queued');
+}, 40_000);

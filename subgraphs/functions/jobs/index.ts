@@ -9,6 +9,12 @@ export const SWEEP_JOB = 'functions.executions.sweep';
 /** How long past its function's timeout a `running` execution is presumed lost. */
 const LOST_GRACE_MS = 60_000;
 
+/**
+ * How long a released execution may wait unclaimed before its job is presumed gone and queued again. Far beyond
+ * any wait a healthy queue has (a job's lock outlives a dead worker by a minute; P8 drains 1,000 runs a second).
+ */
+const STALE_QUEUED_MS = 10 * 60_000;
+
 /** Queued executions one process runs at a time. */
 const EXECUTION_CONCURRENCY = 20;
 
@@ -36,6 +42,9 @@ export async function startJobs(s: FunctionsServices): Promise<void> {
     // Runs whose queuing failed while the database was away (the caller got 503): never run, now marked failed.
     const held = await s.executions.sweepHeld(LOST_GRACE_MS);
     if (held > 0) s.logger.warn({ held }, 'executions whose queuing failed marked failed (never run)');
+    // Released and never claimed for far too long: their job is gone; it is queued again (a claim runs each once).
+    const stale = await s.engine.requeueStale(STALE_QUEUED_MS);
+    if (stale > 0) s.logger.warn({ stale }, 'queued executions whose job was lost queued again');
   }, { retries: 0, concurrency: 1 });
   await s.scheduler.start();
   await s.scheduler.agenda.every('1 minute', SWEEP_JOB);

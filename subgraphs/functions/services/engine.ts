@@ -328,9 +328,10 @@ export function createEngine(deps: {
     const ids = data.executionIds ?? (data.executionId ? [data.executionId] : []);
     const claimed = await executions.claimMany(ids);
     // Picked up before its enqueue released the executions (still held, or released just after the claim looked):
-    // try again shortly (Agenda's retry backoff). Held for good (the enqueue failed after saving this job), they are
-    // marked failed by the sweep and never run.
-    if (claimed.length < ids.length && (await executions.countUnclaimed(ids)) > 0) throw new Error('executions not released yet by their enqueue; retrying');
+    // the job tries again shortly (Agenda's retry backoff) for those, once the ones it claimed have run (a claimed
+    // execution is this job's to run: nobody else will). Held for good (the enqueue failed after saving this job),
+    // they are marked failed by the sweep and never run.
+    const unclaimed = claimed.length < ids.length ? await executions.countUnclaimed(ids) : 0;
     const results = await Promise.allSettled(
       claimed.map(async ({ execution: e, fn, sealedSecrets }) => {
         if (!fn) {
@@ -346,6 +347,18 @@ export function createEngine(deps: {
     );
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
+    if (unclaimed > 0) throw new Error(`${unclaimed} execution(s) not released yet by their enqueue; retrying`);
+  }
+
+  /**
+   * Queues a job again for executions still `queued` long after they were released: their job is gone (its retries
+   * spent, or lost with a worker in a way its lock did not recover). A claim takes an execution once, so a job that
+   * does turn up later finds nothing left to run. Answers how many were queued again.
+   */
+  async function requeueStale(olderThanMs: number): Promise<number> {
+    const ids = await executions.staleQueued(olderThanMs, 500);
+    for (let i = 0; i < ids.length; i += 100) await scheduler.enqueue(EXECUTION_JOB, { executionIds: ids.slice(i, i + 100) });
+    return ids.length;
   }
 
   /** The Invoke step's way to another function of the same project. */
@@ -365,5 +378,5 @@ export function createEngine(deps: {
     return { body: outcome.output, execution_id: outcome.executionId };
   }
 
-  return { execute, runSync, enqueue, runQueued };
+  return { execute, runSync, enqueue, runQueued, requeueStale };
 }

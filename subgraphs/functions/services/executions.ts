@@ -277,6 +277,15 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
       );
     },
 
+    /** Executions released to their job (`queued`) more than `olderThanMs` ago and never claimed: at most `limit`. */
+    async staleQueued(olderThanMs: number, limit: number): Promise<string[]> {
+      const rows = await sql.rows(
+        `select id::text as id from function_executions where status = 'queued' and created_at < now() - make_interval(secs => ? / 1000.0) order by created_at limit ?`,
+        [olderThanMs, limit],
+      );
+      return rows.map((r) => String(r.id));
+    },
+
     /**
      * Marks as failed the executions a worker claimed and never finished (the process crashed or was killed
      * mid-run): `running` for longer than their function's timeout plus `graceMs`. They are not run again — a
