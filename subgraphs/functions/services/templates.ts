@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import expressions from 'angular-expressions';
 import { LRUCache } from 'lru-cache';
-import { safeEqual } from '../../../platform/crypto.ts';
+import { constantTimeEqual, hmac, SIGNATURE_HELPERS } from './signatures.ts';
 
 /** A problem with a template: `path` locates it inside the step field (e.g. `headers.authorization`). */
 export class TemplateError extends Error {
@@ -21,12 +21,14 @@ export class TemplateError extends Error {
 
 /** Helpers callable from every expression. Each takes and returns plain values. */
 export const HELPERS: Record<string, (...args: never[]) => unknown> = {
-  /** HMAC-SHA256 of `data` keyed by `key`, hex. */
-  hmacSha256: (key: unknown, data: unknown) => crypto.createHmac('sha256', text(key)).update(text(data)).digest('hex'),
+  /** HMAC-SHA256 of `data` keyed by `key`: hex (default), or `"base64"` / `"base64url"` of the digest's bytes. */
+  hmacSha256: (key: unknown, data: unknown, encoding?: unknown) => hmac('sha256', key, data, encoding),
   /** SHA-256 of `data`, hex. */
   sha256: (data: unknown) => crypto.createHash('sha256').update(text(data)).digest('hex'),
   /** Constant-time string comparison. */
-  safeEqual: (a: unknown, b: unknown) => typeof a === 'string' && typeof b === 'string' && safeEqual(a, b),
+  safeEqual: (a: unknown, b: unknown) => constantTimeEqual(a, b),
+  // hmacSha1, hmacSha512, verifyStandardWebhook, verifyStripeSignature, timestampWithin (signatures.ts)
+  ...SIGNATURE_HELPERS,
   /** Base64 of a string's UTF-8 bytes. */
   base64: (s: unknown) => Buffer.from(text(s), 'utf8').toString('base64'),
   /** The UTF-8 text of a base64 string. */
