@@ -5,6 +5,7 @@ import { startSplit, type TestPlatform } from '../support/platform.ts';
 import { tenantScenario } from './tenant-scenario.ts';
 import { client } from '../support/http.ts';
 import { signContext } from '../../platform/auth.ts';
+import { newProject } from './identity-fixtures.ts';
 
 type Layout = { subgraphs: Record<string, { url: string; pid: number }>; router: { url: string; pid: number } };
 
@@ -41,6 +42,20 @@ describe('split mode (each subgraph, the router and the front door in its own pr
     expect(res.status).toBe(200);
     expect(res.body.data.plans.length).toBeGreaterThan(0);
   });
+
+  it('serves a browser across processes: CORS rules reach the front door, the publishable key is refused admin calls', async () => {
+    const call = client(p.url);
+    const project = await newProject(p.url);
+    const pk = (await call('GET', `/auth/api/v1/projects/${project.id}`, { token: project.tenantToken })).body.project.publishable_key as string;
+    const origin = 'https://app.example.com';
+    expect((await call('PUT', `/auth/api/v1/projects/${project.id}/cors`, { token: project.tenantToken, body: { allowed_origins: [origin] } })).status).toBe(200);
+    const preflight = await fetch(`${p.url}/register`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key, content-type' } });
+    expect([preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([204, origin]);
+    const reg = await call('POST', '/register', { apiKey: pk, headers: { origin }, body: { email: `split-${Date.now()}@example.com`, password: 'a long enough password' } });
+    expect([reg.status, reg.headers.get('access-control-allow-origin')]).toEqual([201, origin]);
+    const sql = await call('POST', '/v1/rawSQL', { apiKey: pk, body: { sql: 'select 1' } });
+    expect([sql.status, sql.body.error?.details?.key_kind]).toEqual([403, 'publishable']);
+  }, 60_000);
 
   it('shows a stopped subgraph as down with 503, and the others still up', async () => {
     const call = client(p.url);
