@@ -10,6 +10,7 @@ import { TEST_SECRET, tmpDataDir } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
 import { newProject, passwordGrant, registerUser, type Project } from './identity-fixtures.ts';
 import { STORAGE, download, upload } from './storage-fixtures.ts';
+import { waitFor } from './data-support.ts';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let dataDir: string;
@@ -170,6 +171,53 @@ describe('the publishable key of a project', () => {
     const token = (await passwordGrant(base, project, user)).body.access_token as string;
     expect((await call('POST', '/edge/api/v1/invoke/greet', { token, body: { name: 'u' } })).body).toEqual({ hello: 'u' });
     expect((await call('POST', '/edge/api/v1/invoke/internal', { token, body: {} })).status).toBe(403);
+  });
+
+  it('receives realtime changes under row level security, delete events included', async () => {
+    expect((await call('POST', `/auth/api/v1/projects/${project.id}/publications`, { token: project.tenantToken, body: { table: 'posts', enabled: true } })).status).toBe(200);
+    const abort = new AbortController();
+    const res = await fetch(`${base}/realtime`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': pk },
+      body: JSON.stringify({ query: 'subscription { dataChanges(table: "posts") { operation row old } }' }),
+      signal: abort.signal,
+    });
+    expect(res.status).toBe(200);
+    const events: { operation: string; row: { title?: string } | null; old: Record<string, unknown> | null }[] = [];
+    void (async () => {
+      const reader = res.body!.getReader();
+      let buffer = '';
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return;
+          buffer += new TextDecoder().decode(value);
+          for (let i = buffer.indexOf('\n\n'); i >= 0; i = buffer.indexOf('\n\n')) {
+            const chunk = buffer.slice(0, i);
+            buffer = buffer.slice(i + 2);
+            const data = chunk.split('\n').find((l) => l.startsWith('data:'));
+            if (data && chunk.includes('event: next')) events.push(JSON.parse(data.slice(5)).data.dataChanges);
+          }
+        }
+      } catch {
+        // aborted
+      }
+    })();
+    await waitFor(async () => {
+      // The hidden row first: a visitor never hears of it; then a published one.
+      await sql("insert into posts (title, published) values ('hidden live', false), ('public live', true)");
+      await new Promise((r) => setTimeout(r, 300));
+      return events.some((e) => e.row?.title === 'public live');
+    }, 'a realtime insert');
+    const hiddenId = (await sql("select id from posts where title = 'hidden live' limit 1")).rows[0].id;
+    const publicId = (await sql("select id from posts where title = 'public live' limit 1")).rows[0].id;
+    await sql(`delete from posts where id in (${Number(hiddenId)}, ${Number(publicId)})`);
+    await waitFor(async () => events.some((e) => e.operation === 'delete'), 'a realtime delete');
+    await new Promise((r) => setTimeout(r, 300));
+    abort.abort();
+    expect(events.some((e) => e.row?.title === 'hidden live')).toBe(false);
+    const deletes = events.filter((e) => e.operation === 'delete');
+    expect(deletes).toEqual([expect.objectContaining({ old: { id: publicId } })]);
   });
 
   it('is refused everything else with 403 naming the key kind, over REST and GraphQL', async () => {
