@@ -40,7 +40,7 @@ const commonJsGlobals = {
 
 export default defineConfig(
   {
-    ignores: ['node_modules/', '.tessera/', 'coverage/', 'schema/', 'bench/out/'],
+    ignores: ['node_modules/', '.tessera/', 'coverage/', 'schema/', 'bench/out/', 'packages/*/dist/'],
   },
   js.configs.recommended,
   tseslint.configs.recommended,
