@@ -24,13 +24,13 @@ export const ADMIN_SCOPES = {
     fields: ['dataRawSql'],
   },
   'admin:functions': {
-    operations: 'edge function definitions, database hooks, webhook receivers, cron jobs, executions, their step logs and stats',
+    operations: 'edge function definitions, database hooks, webhook receivers, cron jobs, executions (their step logs, replay, diff) and stats',
     fields: [
       'edgeFunctions', 'edgeFunction', 'createEdgeFunction', 'updateEdgeFunction', 'deleteEdgeFunction',
       'functionHooks', 'createFunctionHook', 'deleteFunctionHook',
       'webhookReceivers', 'createWebhookReceiver', 'deleteWebhookReceiver',
       'cronJobs', 'createCronJob', 'updateCronJob', 'deleteCronJob',
-      'functionExecutions', 'functionExecution', 'functionExecutionEvents', 'functionStats',
+      'functionExecutions', 'functionExecution', 'functionExecutionEvents', 'functionStats', 'replayFunctionExecution', 'functionExecutionDiff',
     ],
   },
   'admin:secrets': {

@@ -37,6 +37,8 @@ export const ERROR_TABLE = {
   URI_TOO_LONG: { status: 414, expose: true, message: 'The request path is too long' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, expose: true, message: 'Unsupported content type' },
   RANGE_NOT_SATISFIABLE: { status: 416, expose: true, message: 'The requested range is outside the content' },
+  // An Idempotency-Key sent again with another request (a different body) within its 24 hours.
+  IDEMPOTENCY_KEY_REUSED: { status: 422, expose: true, message: 'This Idempotency-Key was used for another request' },
   RATE_LIMITED: { status: 429, expose: true, message: 'Too many requests' },
   HEADERS_TOO_LARGE: { status: 431, expose: true, message: 'The request headers are too large' },
   INTERNAL: { status: 500, expose: false, message: 'Internal error' },

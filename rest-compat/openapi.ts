@@ -128,6 +128,10 @@ export function buildOpenApi(rows: readonly RouteRow[], schema: GraphQLSchema, _
       else if (source.startsWith('body.')) {
         bodyProps[source.slice(5)] = inputSchema(t, true);
         if (isNonNullType(t) && !sources.includes('|')) bodyRequired.push(source.slice(5));
+      } else if (source.startsWith('header.')) {
+        // Header names are case-insensitive; documented in their usual spelling (`Idempotency-Key`).
+        const header = source.slice(7).replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+        parameters.push({ name: header, in: 'header', required: isNonNullType(t) && !sources.includes('|'), schema: inputSchema(t, true) });
       } else {
         const [where, key] = source.split('.') as ['params' | 'query', string];
         parameters.push({ name: key, in: where === 'params' ? 'path' : 'query', required: where === 'params' || (isNonNullType(t) && !sources.includes('|')), schema: inputSchema(t, true) });
@@ -169,7 +173,8 @@ export function buildOpenApi(rows: readonly RouteRow[], schema: GraphQLSchema, _
   const errorResponses: Json = {};
   for (const status of ERROR_STATUSES) {
     errorResponses[`E${status}`] = {
-      description: `Error (${(byStatus.get(status) ?? ['a function or hook answering this status']).join(', ')})`,
+      // 422 is also what functions and hooks typically choose for their own `{"error", "status"}` answers.
+      description: `Error (${[...(byStatus.get(status) ?? []), ...(status === 422 || !byStatus.has(status) ? ['a function or hook answering this status'] : [])].join(', ')})`,
       content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
     };
   }

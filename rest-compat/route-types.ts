@@ -7,9 +7,10 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  * - `body`: the whole JSON body, its top-level keys turned from snake_case to camelCase
  * - `body.<field>`: one field of the body (as sent)
  * - `params.<name>`: a path parameter; `query.<name>`: a query-string parameter
- * Path and query values are strings; they are coerced to the variable's GraphQL type (Int, Float, Boolean).
+ * - `header.<name>`: a request header (name in lower case, e.g. `header.idempotency-key`)
+ * Path, query and header values are strings; they are coerced to the variable's GraphQL type (Int, Float, Boolean).
  */
-type OneSource = 'body' | 'json' | `body.${string}` | `params.${string}` | `query.${string}`;
+type OneSource = 'body' | 'json' | `body.${string}` | `params.${string}` | `query.${string}` | `header.${string}`;
 /** `json`: the whole JSON body exactly as sent (any JSON value). `a|b`: the first of the two that is present. */
 export type VariableSource = OneSource | `${OneSource}|${OneSource}`;
 

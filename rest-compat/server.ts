@@ -170,7 +170,7 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
           if (ctx.principal.kind === 'publishable') throw publishableRefusal(`call ${row.method} ${row.path} (${AUTH_HINT[row.auth]})`);
           throw ctx.principal.kind === 'anonymous' ? errors.unauthenticated(AUTH_HINT[row.auth]) : errors.forbidden(AUTH_HINT[row.auth]);
         }
-        const variables = variablesFor(row, { body: req.body, params: req.params as Record<string, string>, query: req.query as Record<string, unknown> }, route.types);
+        const variables = variablesFor(row, { body: req.body, params: req.params as Record<string, string>, query: req.query as Record<string, unknown>, headers: req.headers }, route.types);
         // The operation's child logger is made only when something logs (a child costs more than a small read).
         const base = req.log;
         let child: FastifyBaseLogger | undefined;

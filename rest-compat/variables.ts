@@ -3,7 +3,7 @@ import { Kind, parse, type OperationDefinitionNode, type TypeNode } from 'graphq
 import type { RouteRow } from './route-types.ts';
 import { errors } from '../platform/errors.ts';
 
-export type RestRequest = { body: unknown; params: Record<string, string>; query: Record<string, unknown> };
+export type RestRequest = { body: unknown; params: Record<string, string>; query: Record<string, unknown>; headers?: Record<string, string | string[] | undefined> };
 
 /** `totp_code` → `totpCode`. */
 export function camelCase(key: string): string {
@@ -61,6 +61,9 @@ export function variablesFor(row: RouteRow, req: RestRequest, types: Map<string,
       value = bodyObject?.[source.slice(5)];
     } else if (source.startsWith('params.')) {
       value = coerce(req.params[source.slice(7)], types.get(name), source.slice(7));
+    } else if (source.startsWith('header.')) {
+      const raw = req.headers?.[source.slice(7)];
+      value = coerce(Array.isArray(raw) ? raw[0] : raw, types.get(name), source.slice(7));
     } else {
       const key = source.slice(6);
       const raw = req.query[key];

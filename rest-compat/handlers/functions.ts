@@ -86,7 +86,8 @@ export const functionsHandlers: RawHandlerModule = {
           description:
             "Runs the receiver's function with `input = {body, headers, method, query, rawBody}` and answers the final step's output " +
             '(an `{"error", "status"}` result answers with that status). Unknown receivers: 404. An `Idempotency-Key` header replays the stored answer ' +
-            'of an earlier request with the same key (24 hours). Body-size and rate limited (413, 429).',
+            'of an earlier request with the same key and body (24 hours; `X-Idempotent-Replay: true`), 409 while that request still runs, 422 `IDEMPOTENCY_KEY_REUSED` ' +
+            'for another body (the same rules as invoke). Body-size and rate limited (413, 429).',
           tags: ['Edge functions'],
           security: [],
           parameters: [
@@ -98,6 +99,8 @@ export const functionsHandlers: RawHandlerModule = {
           responses: {
             '200': { description: "The function's output", content: { 'application/json': { schema: {} } } },
             '404': { $ref: '#/components/responses/E404' },
+            '409': { $ref: '#/components/responses/E409' },
+            '422': { $ref: '#/components/responses/E422' },
             '429': { $ref: '#/components/responses/E429' },
           },
         },

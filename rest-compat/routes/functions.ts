@@ -14,8 +14,13 @@ const CRON = 'id name schedule timezone function input enabled next_runs: nextRu
 const TEMPLATE = 'id name subject html text variables created_at: createdAt updated_at: updatedAt';
 const EMAIL_CONFIG = 'host port secure user from has_password: hasPassword updated_at: updatedAt';
 const EXECUTION = `id function function_version: functionVersion trigger trigger_ref: triggerRef parent_id: parentId status input output error
-  response_status: responseStatus created_at: createdAt started_at: startedAt finished_at: finishedAt duration_ms: durationMs`;
+  response_status: responseStatus created_at: createdAt started_at: startedAt finished_at: finishedAt duration_ms: durationMs
+  replay_of: replayOf replay_from_step: replayFromStep`;
 const EVENT = 'seq step kind type attempt input output error duration_ms: durationMs at';
+const CHANGE = 'changed from to';
+const DURATION = 'from to delta_ms: deltaMs';
+const STEP_SUMMARY = 'kind status attempts input output error duration_ms: durationMs';
+const DIFF_SIDE = 'id function function_version: functionVersion trigger status created_at: createdAt duration_ms: durationMs replay_of: replayOf replay_from_step: replayFromStep';
 
 const row = (r: Omit<RouteRow, 'tag' | 'auth'>): RouteRow => ({ tag: TAG, auth: 'project', ...r });
 
@@ -79,12 +84,14 @@ export const functionsRoutes: RouteRow[] = [
     summary: 'Invoke a function',
     description:
       'The JSON body is the function\'s `input.body`. Sync: the final step\'s output (an `{"error", "status"}` result answers with that status). ' +
-      '`?async=true`: 202 `{execution_id, status}`. `?dry_run=true`: no side effects, `{dry_run, status, output, error, trace}`. The `X-Execution-Id` header names the execution.',
-    operation: `mutation FunctionInvoke($name: String!, $input: JSON, $async: Boolean, $dryRun: Boolean) {
-      invokeEdgeFunction(name: $name, input: $input, async: $async, dryRun: $dryRun) { status body headers }
+      '`?async=true`: 202 `{execution_id, status}`. `?dry_run=true`: no side effects, `{dry_run, status, output, error, trace}`. The `X-Execution-Id` header names the execution. ' +
+      'An `Idempotency-Key` header (sync and async) runs the request once: the same key and body within 24 hours answers the first answer with `X-Idempotent-Replay: true`, ' +
+      '409 while the first still runs, 422 `IDEMPOTENCY_KEY_REUSED` for another body; a failed run stores nothing.',
+    operation: `mutation FunctionInvoke($name: String!, $input: JSON, $async: Boolean, $dryRun: Boolean, $idempotencyKey: String) {
+      invokeEdgeFunction(name: $name, input: $input, async: $async, dryRun: $dryRun, idempotencyKey: $idempotencyKey) { status body headers }
     }`,
     status: 200,
-    variables: { name: 'params.name', input: 'json', async: 'query.async', dryRun: 'query.dry_run' },
+    variables: { name: 'params.name', input: 'json', async: 'query.async', dryRun: 'query.dry_run', idempotencyKey: 'header.idempotency-key' },
     response: 'http',
   }),
   row({
@@ -350,6 +357,38 @@ export const functionsRoutes: RouteRow[] = [
     operation: `query FunctionExecutionEvents($id: ID!) { events: functionExecutionEvents(id: $id) { ${EVENT} } }`,
     status: 200,
     variables: { id: 'params.id' },
+  }),
+  row({
+    id: 'functions.execution.replay',
+    method: 'POST',
+    path: `${BASE}/executions/:id/replay`,
+    summary: 'Replay an execution from a step',
+    description:
+      'Body (all optional) `{from_step?, input?, use_current_definition?}`. Re-runs the finished execution from `from_step` (default: the step it failed at, else the first) ' +
+      'with the results it recorded for the earlier steps, which are not run again (their step-log lines say `reused`); runs the version it ran (or the current one), ' +
+      'with the recorded input or `input` as `input.body`, and secrets as they are now. Answers the new execution (`trigger: "replay"`, `replay_of`), which may itself have failed. ' +
+      '409 while the execution runs, when a step before `from_step` has no recorded result, or when the version it ran was not kept.',
+    operation: `mutation FunctionExecutionReplay($id: ID!, $input: ReplayExecutionInput) { execution: replayFunctionExecution(id: $id, input: $input) { ${EXECUTION} } }`,
+    status: 201,
+    variables: { id: 'params.id', input: 'body' },
+  }),
+  row({
+    id: 'functions.execution.diff',
+    method: 'GET',
+    path: `${BASE}/executions/:id/diff/:other`,
+    summary: 'What changed between two executions',
+    description:
+      'Input, output, status, error and duration of `:id` (from) and `:other` (to), each `{changed, from, to}` (durations `{from, to, delta_ms}`), ' +
+      'then step by step: each step\'s summary in both (`status`, `attempts`, resolved `input`, `output`, `error`, `duration_ms`; null where it did not run) and what changed.',
+    operation: `query FunctionExecutionDiff($id: ID!, $other: ID!) {
+      diff: functionExecutionDiff(id: $id, other: $other) {
+        from { ${DIFF_SIDE} } to { ${DIFF_SIDE} }
+        input { ${CHANGE} } output { ${CHANGE} } status { ${CHANGE} } error { ${CHANGE} } duration_ms: durationMs { ${DURATION} }
+        steps { step from { ${STEP_SUMMARY} } to { ${STEP_SUMMARY} } input { ${CHANGE} } output { ${CHANGE} } status { ${CHANGE} } duration_ms: durationMs { ${DURATION} } }
+      }
+    }`,
+    status: 200,
+    variables: { id: 'params.id', other: 'params.other' },
   }),
   row({
     id: 'functions.stats',

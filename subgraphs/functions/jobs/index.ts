@@ -42,6 +42,8 @@ export async function startJobs(s: FunctionsServices): Promise<void> {
     // Runs whose queuing failed while the database was away (the caller got 503): never run, now marked failed.
     const held = await s.executions.sweepHeld(LOST_GRACE_MS);
     if (held > 0) s.logger.warn({ held }, 'executions whose queuing failed marked failed (never run)');
+    // Idempotency-Keys past their 24 hours.
+    await s.idempotency.sweepExpired();
     // Released and never claimed for far too long: their job is gone; it is queued again (a claim runs each once).
     const stale = await s.engine.requeueStale(STALE_QUEUED_MS);
     if (stale > 0) s.logger.warn({ stale }, 'queued executions whose job was lost queued again');

@@ -5,6 +5,8 @@ import { FunctionsHooksMigration } from './0002-hooks.ts';
 import { FunctionsLeanStepLogMigration } from './0003-lean-step-log.ts';
 import { FunctionsRunCountsMigration } from './0005-run-counts.ts';
 import { FunctionsPublicMigration } from './0004-public-functions.ts';
+import { FunctionsIdempotencyMigration } from './0006-idempotency.ts';
+import { FunctionsVersionsReplayMigration } from './0007-versions-replay.ts';
 
 export const functionsMigrations: MigrationObject[] = [
   { name: '0001-functions-initial', class: FunctionsInitialMigration },
@@ -12,4 +14,6 @@ export const functionsMigrations: MigrationObject[] = [
   { name: '0003-functions-lean-step-log', class: FunctionsLeanStepLogMigration },
   { name: '0004-functions-public', class: FunctionsPublicMigration },
   { name: '0005-functions-run-counts', class: FunctionsRunCountsMigration },
+  { name: '0006-functions-idempotency', class: FunctionsIdempotencyMigration },
+  { name: '0007-functions-versions-replay', class: FunctionsVersionsReplayMigration },
 ];

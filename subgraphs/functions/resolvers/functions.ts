@@ -2,12 +2,13 @@
 import type { FunctionInput } from '../services/definitions.ts';
 import { requireProject, type FunctionsContext as Ctx } from './context.ts';
 
-type InvokeArgs = { name: string; input?: unknown; async?: boolean | null; dryRun?: boolean | null };
+type InvokeArgs = { name: string; input?: unknown; async?: boolean | null; dryRun?: boolean | null; idempotencyKey?: string | null };
 
 /** The secret API key runs any function; the publishable key and end-users only functions marked public. */
 async function invokeAs(ctx: Ctx, args: InvokeArgs) {
   const p = ctx.principal;
-  if (p.kind === 'publishable' || p.kind === 'user') return await ctx.services.invoke.invoke(p.projectId, args, p.kind);
+  if (p.kind === 'user') return await ctx.services.invoke.invoke(p.projectId, args, 'user', `user:${p.userId}`);
+  if (p.kind === 'publishable') return await ctx.services.invoke.invoke(p.projectId, args, 'publishable', 'publishable');
   return await ctx.services.invoke.invoke(requireProject(ctx).projectId, args);
 }
 
@@ -28,8 +29,7 @@ export const functionMutations = {
     for (const c of crons) await ctx.services.scheduler.agenda.cancel({ name: 'functions.cron.tick', data: { cronId: c.id } });
     return true;
   },
-  invokeEdgeFunction: async (_: unknown, args: { name: string; input?: unknown; async?: boolean | null; dryRun?: boolean | null }, ctx: Ctx) =>
-    await invokeAs(ctx, args),
+  invokeEdgeFunction: async (_: unknown, args: InvokeArgs, ctx: Ctx) => await invokeAs(ctx, args),
   setFunctionSecret: async (_: unknown, { input }: { input: { name: string; value: string } }, ctx: Ctx) => await ctx.services.secrets.set(requireProject(ctx).projectId, input),
   deleteFunctionSecret: async (_: unknown, { name }: { name: string }, ctx: Ctx) => {
     await ctx.services.secrets.remove(requireProject(ctx).projectId, name);

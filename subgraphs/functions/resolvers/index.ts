@@ -2,7 +2,7 @@
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import type { FunctionsContext } from './context.ts';
 import { emailMutations, emailQueries } from './email.ts';
-import { executionQueries } from './executions.ts';
+import { executionMutations, executionQueries } from './executions.ts';
 import { functionMutations, functionQueries } from './functions.ts';
 import { hookMutations, hookQueries } from './hooks.ts';
 import { JSONScalar } from './json.ts';
@@ -12,6 +12,6 @@ import { typeResolvers } from './types.ts';
 export const functionsResolvers = {
   JSON: JSONScalar,
   Query: { ...functionQueries, ...triggerQueries, ...hookQueries, ...emailQueries, ...executionQueries },
-  Mutation: { ...functionMutations, ...triggerMutations, ...hookMutations, ...emailMutations },
+  Mutation: { ...functionMutations, ...triggerMutations, ...hookMutations, ...emailMutations, ...executionMutations },
   ...typeResolvers,
 } as unknown as GraphQLResolverMap<FunctionsContext>;

@@ -79,6 +79,11 @@ export type RunRequest = {
   sealedSecrets?: Record<string, string>;
   /** Already counted against the plan's runs (a queued run was counted when it was queued). */
   counted?: boolean;
+  /**
+   * A replay (services/replay.ts): the steps before `fromIndex` are not run; their recorded results (`results`, by
+   * step name) are taken as they are, logged as `reused`. `of` is the execution replayed.
+   */
+  replay?: { of: string; fromStep: string; fromIndex: number; results: Record<string, unknown> };
 };
 
 export type RunOutcome = {
@@ -185,8 +190,16 @@ export function createEngine(deps: {
     }
     // One scope for the whole run: `steps` fills in as steps finish, and templates cannot assign to anything.
     const scope = templateScope({ input: req.input, steps, secrets: secretValues, env });
+    // A replay starts at its step, with the earlier steps' recorded results (their side effects are not repeated).
+    const first = req.replay && !failure ? Math.min(req.replay.fromIndex, compiled.length) : 0;
+    for (const step of compiled.slice(0, first)) {
+      const result = req.replay!.results[step.def.name] as { body?: unknown; skipped?: boolean } | undefined;
+      log({ step: step.def.name, kind: step.def.kind, type: 'reused', attempt: 1, output: result ?? null, durationMs: 0 });
+      steps[step.def.name] = result ?? { body: null };
+      if (result && !result.skipped) output = result.body ?? null;
+    }
     try {
-      for (const step of compiled) {
+      for (const step of compiled.slice(first)) {
         const { name, kind } = step.def;
         const resolved: Record<string, unknown> = {};
         try {
@@ -277,7 +290,10 @@ export function createEngine(deps: {
     const startedAt = new Date();
     const outcome = await execute(req, id);
     await executions.record(
-      { id, projectId: req.fn.projectId, functionId: req.fn.id, functionName: req.fn.name, functionVersion: req.fn.version, trigger: req.trigger, triggerRef: req.triggerRef, parentId: req.parentId, depth: req.depth, input: outcome.recordedInput },
+      {
+        id, projectId: req.fn.projectId, functionId: req.fn.id, functionName: req.fn.name, functionVersion: req.fn.version, trigger: req.trigger, triggerRef: req.triggerRef,
+        parentId: req.parentId, depth: req.depth, input: outcome.recordedInput, replayOf: req.replay?.of ?? null, replayFromStep: req.replay?.fromStep ?? null,
+      },
       finished(outcome, startedAt, req.fn.version),
     );
     return outcome;

@@ -8,7 +8,7 @@ import { jsonParam, type HotSql, type Sql } from './sql.ts';
 import { checkPageSize, decodeCursor, encodeCursor, isUuid, optionalTime } from './validation.ts';
 
 export const STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
-export const TRIGGERS = ['invoke', 'webhook', 'cron', 'function', 'hook'] as const;
+export const TRIGGERS = ['invoke', 'webhook', 'cron', 'function', 'hook', 'replay'] as const;
 export type ExecutionStatus = (typeof STATUSES)[number];
 export type Trigger = (typeof TRIGGERS)[number];
 
@@ -31,14 +31,17 @@ export type Execution = {
   startedAt: Date | null;
   finishedAt: Date | null;
   durationMs: number | null;
+  /** The execution this one replays (trigger `replay`), and the step it started from. */
+  replayOf: string | null;
+  replayFromStep: string | null;
 };
 
-/** One line of a step log. */
+/** One line of a step log. `reused`: a replay took the step's recorded result instead of running it. */
 export type ExecutionEvent = {
   seq: number;
   step: string;
   kind: string;
-  type: 'started' | 'succeeded' | 'failed' | 'skipped';
+  type: 'started' | 'succeeded' | 'failed' | 'skipped' | 'reused';
   attempt: number;
   input?: unknown;
   output?: unknown;
@@ -70,6 +73,8 @@ function toExecution(r: Row): Execution {
     startedAt: r.started_at ? new Date(r.started_at as string) : null,
     finishedAt: r.finished_at ? new Date(r.finished_at as string) : null,
     durationMs: r.duration_ms === null || r.duration_ms === undefined ? null : Number(r.duration_ms),
+    replayOf: (r.replay_of as string | null | undefined) ?? null,
+    replayFromStep: (r.replay_from as string | null | undefined) ?? null,
   };
 }
 
@@ -83,6 +88,8 @@ export type NewExecution = {
   parentId?: string | null;
   depth: number;
   input: unknown;
+  replayOf?: string | null;
+  replayFromStep?: string | null;
 };
 
 export type FinishedExecution = {
@@ -133,17 +140,20 @@ type WriteRow = {
   started_at: Date;
   finished_at: Date;
   duration_ms: number;
+  replay_of?: string | null;
+  replay_from?: string | null;
 };
 
 // One statement writes the rows of a batch and their step logs (a data-modifying CTE, so it is atomic); both run
 // as prepared statements on the hot pool (`$1`: the rows, `$2`: the step log lines, each one JSON array).
 const RECORD = `with written as (
   insert into function_executions (id, project_id, function_id, function_name, function_version, trigger, trigger_ref, parent_id, depth, status,
-    input, output, error, response_status, created_at, started_at, finished_at, duration_ms)
+    input, output, error, response_status, created_at, started_at, finished_at, duration_ms, replay_of, replay_from)
   select r.id, r.project_id, r.function_id, r.function_name, r.function_version, r.trigger, r.trigger_ref, r.parent_id, r.depth, r.status,
-    r.input, r.output, r.error, r.response_status, r.started_at, r.started_at, r.finished_at, r.duration_ms
+    r.input, r.output, r.error, r.response_status, r.started_at, r.started_at, r.finished_at, r.duration_ms, r.replay_of, r.replay_from
   from jsonb_to_recordset($1::jsonb) as r(id uuid, project_id uuid, function_id uuid, function_name text, function_version integer, trigger text, trigger_ref text,
-    parent_id uuid, depth integer, status text, input jsonb, output jsonb, error jsonb, response_status integer, started_at timestamptz, finished_at timestamptz, duration_ms double precision)
+    parent_id uuid, depth integer, status text, input jsonb, output jsonb, error jsonb, response_status integer, started_at timestamptz, finished_at timestamptz, duration_ms double precision,
+    replay_of uuid, replay_from text)
   returning id
 ) ${INSERT_EVENTS}`;
 const FINISH = `with written as (
@@ -234,6 +244,7 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
             id: e.id, project_id: e.projectId, function_id: e.functionId, function_name: e.functionName, function_version: f.functionVersion, trigger: e.trigger,
             trigger_ref: e.triggerRef ?? null, parent_id: e.parentId ?? null, depth: e.depth, status: f.status, input: e.input, output: f.output, error: f.error,
             response_status: f.responseStatus, started_at: f.startedAt, finished_at: f.finishedAt, duration_ms: f.durationMs,
+            ...(e.replayOf ? { replay_of: e.replayOf, replay_from: e.replayFromStep ?? null } : {}),
           },
           f.events,
         ),

@@ -51,6 +51,13 @@ export function toFunction(r: Row): EdgeFunction {
 export type FunctionService = ReturnType<typeof createFunctionService>;
 export type Caller = { projectId: string; tenantId: string };
 
+/** Keeps a version's definition (a replay runs the version its execution ran), in the transaction that made it. */
+async function keepVersion(tx: Sql, r: Row): Promise<void> {
+  await tx.run('insert into edge_function_versions (function_id, version, steps, timeout_ms, retries, created_at) values (?, ?, ?::jsonb, ?, ?, ?) on conflict do nothing', [
+    r.id, r.version, JSON.stringify(r.steps), r.timeout_ms, r.retries, new Date(),
+  ]);
+}
+
 /** Creates the function service. */
 export function createFunctionService({ sql }: { sql: Sql }) {
   const compiledCache = new LRUCache<string, CompiledStep[]>({ max: 1000 });
@@ -70,11 +77,15 @@ export function createFunctionService({ sql }: { sql: Sql }) {
       if (clash) throw clash;
       const now = new Date();
       try {
-        const rows = await sql.rows(
-          `insert into edge_functions (id, project_id, tenant_id, name, slug, description, steps, timeout_ms, retries, public, version, created_at, updated_at)
-           values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, 1, ?, ?) returning *`,
-          [crypto.randomUUID(), caller.projectId, caller.tenantId, def.name, def.slug, def.description, JSON.stringify(def.steps), def.timeoutMs, def.retries, def.public, now, now],
-        );
+        const rows = await sql.tx(async (tx) => {
+          const made = await tx.rows(
+            `insert into edge_functions (id, project_id, tenant_id, name, slug, description, steps, timeout_ms, retries, public, version, created_at, updated_at)
+             values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, 1, ?, ?) returning *`,
+            [crypto.randomUUID(), caller.projectId, caller.tenantId, def.name, def.slug, def.description, JSON.stringify(def.steps), def.timeoutMs, def.retries, def.public, now, now],
+          );
+          await keepVersion(tx, made[0]!);
+          return made;
+        });
         return toFunction(rows[0]!);
       } catch (err) {
         if (isUniqueViolation(err)) throw (await conflict(caller.projectId, def.name, def.slug, null)) ?? errors.conflict('The function name or slug is taken');
@@ -96,7 +107,10 @@ export function createFunctionService({ sql }: { sql: Sql }) {
              where id = ? and project_id = ? returning *`,
             [def.name, def.slug, def.description, JSON.stringify(def.steps), def.timeoutMs, def.retries, def.public, new Date(), id, projectId],
           );
-          if (updated[0]) await publishFunctionsChanged(tx, projectId);
+          if (updated[0]) {
+            await keepVersion(tx, updated[0]);
+            await publishFunctionsChanged(tx, projectId);
+          }
           return updated;
         });
         if (!rows[0]) throw notFound(id);
@@ -119,6 +133,17 @@ export function createFunctionService({ sql }: { sql: Sql }) {
     async findByName(projectId: string, name: string): Promise<EdgeFunction | null> {
       const rows = await sql.rows('select * from edge_functions where project_id = ? and name = ?', [projectId, name]);
       return rows[0] ? toFunction(rows[0]) : null;
+    },
+
+    /**
+     * The function as it was at `version` (its steps, timeout and retries then; name and project as now); null when
+     * that version was not kept (versions before issue 17's migration, other than the one current then).
+     */
+    async atVersion(fn: EdgeFunction, version: number): Promise<EdgeFunction | null> {
+      if (version === fn.version) return fn;
+      const [v] = await sql.rows('select steps, timeout_ms, retries from edge_function_versions where function_id = ? and version = ?', [fn.id, version]);
+      if (!v) return null;
+      return { ...fn, steps: v.steps as StepDefinition[], timeoutMs: Number(v.timeout_ms), retries: Number(v.retries), version };
     },
 
     /** By id, whoever's (jobs); null when gone. */

@@ -9,10 +9,12 @@ import { createEngine } from './engine.ts';
 import { createExecutionService } from './executions.ts';
 import { createFunctionService } from './functions.ts';
 import { announceHooksChanged, createHookService } from './hooks.ts';
+import { createIdempotency } from './idempotency.ts';
 import { createInvokeService } from './invoke.ts';
 import { createLocations } from './locations.ts';
 import { guardedRequest, OutboundRefused } from './outbound.ts';
 import { announceFunctionsChanged, createReceiverCache, publishFunctionsChanged } from './receiver-cache.ts';
+import { createReplayService } from './replay.ts';
 import { createSecretService } from './secrets.ts';
 import { createHotSql, createSql } from './sql.ts';
 import { createWebhookService } from './webhooks.ts';
@@ -52,12 +54,14 @@ export function createFunctionsServices({ config, db, logger, databaseUrl, route
       }
     },
   });
-  const invoke = createInvokeService({ sql, engine });
+  const idempotency = createIdempotency({ sql });
+  const invoke = createInvokeService({ sql, engine, idempotency });
   const receivers = createReceiverCache();
-  const webhooks = createWebhookService({ sql, functions, engine, receivers });
+  const webhooks = createWebhookService({ sql, functions, engine, receivers, idempotency });
   const cron = createCronService({ sql, functions, engine, scheduler, logger });
   const hooks = createHookService({ sql, functions, engine, scheduler, router, logger });
   const locations = createLocations(config);
+  const replay = createReplayService({ functions, executions, engine, secrets });
 
   /** Removes everything a deleted project had here (idempotent: events may come twice). */
   const removeProject = async (projectId: string) => {
@@ -65,7 +69,7 @@ export function createFunctionsServices({ config, db, logger, databaseUrl, route
     await sql.tx(async (tx) => {
       // Step-log lines first (they have no foreign key to cascade from their executions).
       await tx.run('delete from function_execution_events where execution_id in (select id from function_executions where project_id = ?)', [projectId]);
-      for (const table of ['function_hooks', 'webhook_idempotency', 'webhook_receivers', 'cron_jobs', 'function_executions', 'edge_functions', 'function_secrets', 'email_templates', 'email_configs', 'function_run_counts']) {
+      for (const table of ['function_hooks', 'function_idempotency', 'webhook_receivers', 'cron_jobs', 'function_executions', 'edge_functions', 'function_secrets', 'email_templates', 'email_configs', 'function_run_counts']) {
         await tx.run(`delete from ${table} where project_id = ?`, [projectId]);
       }
       await announceHooksChanged(tx, projectId);
@@ -74,5 +78,5 @@ export function createFunctionsServices({ config, db, logger, databaseUrl, route
     announceFunctionsChanged(projectId);
   };
 
-  return { sql, hot, scheduler, logger, databaseUrl, functions, secrets, executions, email, engine, runQuota, invoke, webhooks, receivers, cron, hooks, locations, removeProject };
+  return { sql, hot, scheduler, logger, databaseUrl, functions, secrets, executions, email, engine, runQuota, idempotency, invoke, replay, webhooks, receivers, cron, hooks, locations, removeProject };
 }

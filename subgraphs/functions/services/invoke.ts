@@ -1,6 +1,8 @@
 // `POST /edge/api/v1/invoke/:name`: synchronous (the output, or the status of an `{error, status}`
 // result), `async` (202 and an execution id; the scheduler runs it), or `dry_run` (no side effects:
-// nothing sent or queued, nothing recorded; the answer is the step trace).
+// nothing sent or queued, nothing recorded; the answer is the step trace). An Idempotency-Key (sync and async)
+// runs a request once: the same key and body within 24 hours answers the first answer (idempotency.ts, the
+// webhook receiver's implementation); keys belong to the caller (the project's keys, or one end-user).
 import { errors } from '../../../platform/errors.ts';
 import { publishableRefusal } from '../../../platform/admin-scopes.ts';
 import { checkFunctionName } from './definitions.ts';
@@ -8,8 +10,8 @@ import { failureError, makeInput, type Engine } from './engine.ts';
 import type { ExecutionEvent } from './executions.ts';
 import { createBatcher } from './batching.ts';
 import { toFunction, type EdgeFunction } from './functions.ts';
+import { fingerprintOf, type HttpAnswer, type Idempotency } from './idempotency.ts';
 import type { Sql } from './sql.ts';
-import type { HttpAnswer } from './webhooks.ts';
 
 /** A step log line in the REST shape (the trace of a dry run). */
 export function eventJson(e: ExecutionEvent) {
@@ -34,7 +36,7 @@ function visitorRefusal(visitor: 'publishable' | 'user', what: string) {
 }
 
 /** Creates the invoke service. */
-export function createInvokeService({ sql, engine }: { sql: Sql; engine: Engine }) {
+export function createInvokeService({ sql, engine, idempotency }: { sql: Sql; engine: Engine; idempotency: Idempotency }) {
   // Concurrent invokes look their functions up together: one query for a batch (always read fresh, never cached).
   const lookup = createBatcher<{ projectId: string; name: string }, EdgeFunction | null>(
     async (keys) => {
@@ -51,9 +53,15 @@ export function createInvokeService({ sql, engine }: { sql: Sql; engine: Engine 
     /**
      * `visitor`: the caller is the publishable key or an end-user, who may run only functions marked public, and no
      * dry run (its trace shows the steps' inputs and outputs). Both refusals are 403s that do not say whether a
-     * function of that name exists.
+     * function of that name exists. `caller` keeps callers' Idempotency-Keys apart (`project`, `user:<id>`,
+     * `publishable`): an end-user never gets another's stored answer.
      */
-    async invoke(projectId: string, args: { name: string; input?: unknown; async?: boolean | null; dryRun?: boolean | null }, visitor?: 'publishable' | 'user'): Promise<HttpAnswer> {
+    async invoke(
+      projectId: string,
+      args: { name: string; input?: unknown; async?: boolean | null; dryRun?: boolean | null; idempotencyKey?: string | null },
+      visitor?: 'publishable' | 'user',
+      caller = 'project',
+    ): Promise<HttpAnswer> {
       const name = checkFunctionName(args.name, 'name');
       if (args.async && args.dryRun) throw errors.validation('async', 'cannot be combined with dry_run');
       if (visitor && args.dryRun) throw visitorRefusal(visitor, 'run dry runs (their trace is for the project itself)');
@@ -61,10 +69,17 @@ export function createInvokeService({ sql, engine }: { sql: Sql; engine: Engine 
       if (visitor && !fn?.public) throw visitorRefusal(visitor, 'invoke functions that are not marked public');
       if (!fn) throw errors.notFound('function', name);
       const body = args.input === undefined ? null : args.input;
-      const input = makeInput({ body, method: 'POST', rawBody: JSON.stringify(body) });
+      const rawBody = JSON.stringify(body);
+      const input = makeInput({ body, method: 'POST', rawBody });
+      // A dry run changes nothing: there is nothing for a key to protect, so it is not looked at.
+      const key = args.dryRun ? null : args.idempotencyKey;
+      const mode = args.async ? 'async' : 'sync';
+      const request = { projectId, scope: `invoke/${name}/${caller}`, key, fingerprint: fingerprintOf('invoke', mode, rawBody), leaseMs: fn.timeoutMs + 60_000 };
       if (args.async) {
-        const id = await engine.enqueue({ fn, input, trigger: 'invoke', depth: 0 });
-        return { status: 202, body: { execution_id: id, status: 'queued' }, headers: { 'x-execution-id': id } };
+        return await idempotency.run(request, async () => {
+          const id = await engine.enqueue({ fn, input, trigger: 'invoke', depth: 0 });
+          return { status: 202, body: { execution_id: id, status: 'queued' }, headers: { 'x-execution-id': id } };
+        });
       }
       if (args.dryRun) {
         const o = await engine.execute({ fn, input, trigger: 'invoke', depth: 0, dryRun: true }, null);
@@ -74,9 +89,11 @@ export function createInvokeService({ sql, engine }: { sql: Sql; engine: Engine 
           headers: {},
         };
       }
-      const o = await engine.runSync({ fn, input, trigger: 'invoke', depth: 0, dryRun: false });
-      if (o.status === 'failed') throw failureError(o);
-      return { status: o.responseStatus, body: o.output, headers: { 'x-execution-id': o.executionId ?? '' } };
+      return await idempotency.run(request, async () => {
+        const o = await engine.runSync({ fn, input, trigger: 'invoke', depth: 0, dryRun: false });
+        if (o.status === 'failed') throw failureError(o);
+        return { status: o.responseStatus, body: o.output, headers: { 'x-execution-id': o.executionId ?? '' } };
+      });
     },
   };
 }

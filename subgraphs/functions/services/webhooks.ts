@@ -1,22 +1,20 @@
 // Inbound webhook receivers: `{slug, function, description?}` per project, and the run of one inbound
 // request (the public receiver's handler calls `receive` through an internal operation). An optional
-// Idempotency-Key returns the stored answer of an earlier request with the same key, without running again.
+// Idempotency-Key returns the stored answer of an earlier request with the same key and body, without running
+// again (idempotency.ts, the same implementation as invoke's).
 import crypto from 'node:crypto';
 import { errors } from '../../../platform/errors.ts';
 import { checkSlug, checkFunctionName } from './definitions.ts';
 import { makeInput, publicFailureError, type Engine } from './engine.ts';
 import { toFunction, type FunctionService } from './functions.ts';
+import { fingerprintOf, type HttpAnswer, type Idempotency } from './idempotency.ts';
 import { announceFunctionsChanged, publishFunctionsChanged, type ReceiverCache, type ReceiverEntry } from './receiver-cache.ts';
 import { sealedSecretsOf } from './secrets.ts';
 import { isUniqueViolation, type Sql } from './sql.ts';
 import { isUuid, optionalText } from './validation.ts';
 
-/** How long an Idempotency-Key's answer is kept. */
-export const IDEMPOTENCY_WINDOW_MS = 24 * 3600_000;
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-
 export type WebhookReceiver = { id: string; projectId: string; slug: string; functionId: string; functionName: string; description: string; createdAt: Date };
-export type HttpAnswer = { status: number; body: unknown; headers: Record<string, string> };
+export type { HttpAnswer } from './idempotency.ts';
 export type InboundRequest = { method: string; headers: Record<string, string>; query: Record<string, unknown>; rawBody: string; idempotencyKey?: string | null };
 
 type Row = Record<string, unknown>;
@@ -50,7 +48,7 @@ export function parseBody(contentType: string | undefined, raw: string): unknown
 export type WebhookService = ReturnType<typeof createWebhookService>;
 
 /** Creates the webhook service. */
-export function createWebhookService({ sql, functions, engine, receivers }: { sql: Sql; functions: FunctionService; engine: Engine; receivers: ReceiverCache }) {
+export function createWebhookService({ sql, functions, engine, receivers, idempotency }: { sql: Sql; functions: FunctionService; engine: Engine; receivers: ReceiverCache; idempotency: Idempotency }) {
   /** The receiver's function and the project's sealed secrets: from the cache, or in one round trip (then cached). */
   const lookup = async (projectId: string, slug: string, notFound: () => Error): Promise<ReceiverEntry> => {
     const key = receivers.keyOf(projectId, slug);
@@ -106,32 +104,16 @@ export function createWebhookService({ sql, functions, engine, receivers }: { sq
       const notFound = () => errors.notFound('webhook receiver', `${projectId.slice(0, 64)}/${slug.slice(0, 64)}`);
       if (!isUuid(projectId)) throw notFound();
       const { fn, sealedSecrets } = await lookup(projectId, slug, notFound);
-      const key = req.idempotencyKey ?? null;
-      if (key !== null) {
-        if (!IDEMPOTENCY_KEY.test(key)) throw errors.validation('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
-        await sql.run('delete from webhook_idempotency where project_id = ? and slug = ? and key = ? and created_at < ?', [projectId, slug, key, new Date(Date.now() - IDEMPOTENCY_WINDOW_MS)]);
-        // Claim the key first: a concurrent request with the same key sees the claim and does not run.
-        const claimed = await sql.run('insert into webhook_idempotency (project_id, slug, key, created_at) values (?, ?, ?, ?) on conflict do nothing', [projectId, slug, key, new Date()]);
-        if (claimed === 0) {
-          const [stored] = await sql.rows<{ response: HttpAnswer | null }>('select response from webhook_idempotency where project_id = ? and slug = ? and key = ?', [projectId, slug, key]);
-          if (!stored?.response) throw errors.conflict('A request with this Idempotency-Key is still being handled', { idempotency_key: key });
-          return { ...stored.response, headers: { ...stored.response.headers, 'x-idempotent-replay': 'true' } };
-        }
-      }
-      try {
+      // The same key and body within 24 hours answers the first run's answer (webhooks are at-least-once: senders retry).
+      const scope = { projectId, scope: `webhook/${slug}`, key: req.idempotencyKey, fingerprint: fingerprintOf('webhook', req.rawBody), leaseMs: fn.timeoutMs + 60_000 };
+      return await idempotency.run(scope, async () => {
         const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
         const input = makeInput({ body: parseBody(headers['content-type'], req.rawBody), headers, method: req.method.toUpperCase(), query: req.query, rawBody: req.rawBody });
         const outcome = await engine.runSync({ fn, input, trigger: 'webhook', triggerRef: slug, depth: 0, dryRun: false, sealedSecrets });
         // The caller is anonymous: it learns that the run failed and its execution id, never why (that may name a secret or a row).
         if (outcome.status === 'failed') throw publicFailureError(outcome);
-        const answer: HttpAnswer = { status: outcome.responseStatus, body: outcome.output, headers: { 'x-execution-id': outcome.executionId ?? '' } };
-        if (key !== null) await sql.run('update webhook_idempotency set response = ?::jsonb where project_id = ? and slug = ? and key = ?', [JSON.stringify(answer), projectId, slug, key]);
-        return answer;
-      } catch (err) {
-        // A failure is not stored: free the key so the sender's retry runs again.
-        if (key !== null) await sql.run('delete from webhook_idempotency where project_id = ? and slug = ? and key = ? and response is null', [projectId, slug, key]);
-        throw err;
-      }
+        return { status: outcome.responseStatus, body: outcome.output, headers: { 'x-execution-id': outcome.executionId ?? '' } };
+      });
     },
   };
 }

@@ -932,6 +932,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/edge/api/v1/executions/{id}/diff/{other}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed between two executions
+         * @description Input, output, status, error and duration of `:id` (from) and `:other` (to), each `{changed, from, to}` (durations `{from, to, delta_ms}`), then step by step: each step's summary in both (`status`, `attempts`, resolved `input`, `output`, `error`, `duration_ms`; null where it did not run) and what changed.
+         */
+        get: operations["functions.execution.diff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/edge/api/v1/executions/{id}/events": {
         parameters: {
             query?: never;
@@ -943,6 +963,26 @@ export interface paths {
         get: operations["functions.execution.events"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/edge/api/v1/executions/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay an execution from a step
+         * @description Body (all optional) `{from_step?, input?, use_current_definition?}`. Re-runs the finished execution from `from_step` (default: the step it failed at, else the first) with the results it recorded for the earlier steps, which are not run again (their step-log lines say `reused`); runs the version it ran (or the current one), with the recorded input or `input` as `input.body`, and secrets as they are now. Answers the new execution (`trigger: "replay"`, `replay_of`), which may itself have failed. 409 while the execution runs, when a step before `from_step` has no recorded result, or when the version it ran was not kept.
+         */
+        post: operations["functions.execution.replay"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1037,7 +1077,7 @@ export interface paths {
         put?: never;
         /**
          * Invoke a function
-         * @description The JSON body is the function's `input.body`. Sync: the final step's output (an `{"error", "status"}` result answers with that status). `?async=true`: 202 `{execution_id, status}`. `?dry_run=true`: no side effects, `{dry_run, status, output, error, trace}`. The `X-Execution-Id` header names the execution.
+         * @description The JSON body is the function's `input.body`. Sync: the final step's output (an `{"error", "status"}` result answers with that status). `?async=true`: 202 `{execution_id, status}`. `?dry_run=true`: no side effects, `{dry_run, status, output, error, trace}`. The `X-Execution-Id` header names the execution. An `Idempotency-Key` header (sync and async) runs the request once: the same key and body within 24 hours answers the first answer with `X-Idempotent-Replay: true`, 409 while the first still runs, 422 `IDEMPOTENCY_KEY_REUSED` for another body; a failed run stores nothing.
          */
         post: operations["functions.invoke"];
         delete?: never;
@@ -1130,7 +1170,7 @@ export interface paths {
         put?: never;
         /**
          * Receive an inbound webhook (public, no X-Api-Key)
-         * @description Runs the receiver's function with `input = {body, headers, method, query, rawBody}` and answers the final step's output (an `{"error", "status"}` result answers with that status). Unknown receivers: 404. An `Idempotency-Key` header replays the stored answer of an earlier request with the same key (24 hours). Body-size and rate limited (413, 429).
+         * @description Runs the receiver's function with `input = {body, headers, method, query, rawBody}` and answers the final step's output (an `{"error", "status"}` result answers with that status). Unknown receivers: 404. An `Idempotency-Key` header replays the stored answer of an earlier request with the same key and body (24 hours; `X-Idempotent-Replay: true`), 409 while that request still runs, 422 `IDEMPOTENCY_KEY_REUSED` for another body (the same rules as invoke). Body-size and rate limited (413, 429).
          */
         post: operations["functions.webhook.receive.edge"];
         delete?: never;
@@ -1770,7 +1810,7 @@ export interface paths {
         put?: never;
         /**
          * Receive an inbound webhook (public, no X-Api-Key)
-         * @description Runs the receiver's function with `input = {body, headers, method, query, rawBody}` and answers the final step's output (an `{"error", "status"}` result answers with that status). Unknown receivers: 404. An `Idempotency-Key` header replays the stored answer of an earlier request with the same key (24 hours). Body-size and rate limited (413, 429).
+         * @description Runs the receiver's function with `input = {body, headers, method, query, rawBody}` and answers the final step's output (an `{"error", "status"}` result answers with that status). Unknown receivers: 404. An `Idempotency-Key` header replays the stored answer of an earlier request with the same key and body (24 hours; `X-Idempotent-Replay: true`), 409 while that request still runs, 422 `IDEMPOTENCY_KEY_REUSED` for another body (the same rules as invoke). Body-size and rate limited (413, 429).
          */
         post: operations["functions.webhook.receive"];
         delete?: never;
@@ -1786,7 +1826,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "GRAPHQL_PARSE_FAILED" | "GRAPHQL_VALIDATION_FAILED" | "BAD_USER_INPUT" | "GRAPHQL_LIMIT_EXCEEDED" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "INVALID_API_KEY" | "MFA_REQUIRED" | "INVALID_MFA_CODE" | "FORBIDDEN" | "ORIGIN_NOT_ALLOWED" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "QUERY_TIMEOUT" | "CONFLICT" | "HOOK_DEPTH_EXCEEDED" | "EMAIL_TAKEN" | "MFA_NOT_ENROLLED" | "MFA_ALREADY_ENABLED" | "MFA_NOT_ENABLED" | "PLAN_LIMIT_REACHED" | "EMAIL_NOT_CONFIGURED" | "PAYLOAD_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "HOOK_REJECTED" | "FUNCTION_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "SERVICE_INTERRUPTED" | "FUNCTION_TIMEOUT";
+                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "GRAPHQL_PARSE_FAILED" | "GRAPHQL_VALIDATION_FAILED" | "BAD_USER_INPUT" | "GRAPHQL_LIMIT_EXCEEDED" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "INVALID_API_KEY" | "MFA_REQUIRED" | "INVALID_MFA_CODE" | "FORBIDDEN" | "ORIGIN_NOT_ALLOWED" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "QUERY_TIMEOUT" | "CONFLICT" | "HOOK_DEPTH_EXCEEDED" | "EMAIL_TAKEN" | "MFA_NOT_ENROLLED" | "MFA_ALREADY_ENABLED" | "MFA_NOT_ENABLED" | "PLAN_LIMIT_REACHED" | "EMAIL_NOT_CONFIGURED" | "PAYLOAD_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "HOOK_REJECTED" | "FUNCTION_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "SERVICE_INTERRUPTED" | "FUNCTION_TIMEOUT";
                 details?: Record<string, never>;
                 message: string;
                 request_id: string;
@@ -1875,7 +1915,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Error (a function or hook answering this status) */
+        /** @description Error (IDEMPOTENCY_KEY_REUSED, a function or hook answering this status) */
         E422: {
             headers: {
                 [name: string]: unknown;
@@ -5206,15 +5246,19 @@ export interface operations {
                             output?: unknown | null;
                             /** @description The execution of the function that started this one, if any. */
                             parent_id?: string | null;
+                            /** @description The step a replay started from (the steps before it reused the replayed execution's results). */
+                            replay_from_step?: string | null;
+                            /** @description The execution this one replays (trigger `replay`), if any. */
+                            replay_of?: string | null;
                             /** @description The HTTP status the output stood for. */
                             response_status?: number | null;
                             /** @description When it started running (ISO 8601). */
                             started_at?: string | null;
                             /** @description queued, running, succeeded or failed. */
                             status: string;
-                            /** @description How the run started: invoke, webhook, cron, function or hook. */
+                            /** @description How the run started: invoke, webhook, cron, function, hook or replay. */
                             trigger: string;
-                            /** @description The receiver slug, cron job name, calling function's name or hook id. */
+                            /** @description The receiver slug, cron job name, calling function's name, hook id or replayed execution's id. */
                             trigger_ref?: string | null;
                         }[];
                         /** @description Cursor of the next page, or null. */
@@ -5276,16 +5320,224 @@ export interface operations {
                             output?: unknown | null;
                             /** @description The execution of the function that started this one, if any. */
                             parent_id?: string | null;
+                            /** @description The step a replay started from (the steps before it reused the replayed execution's results). */
+                            replay_from_step?: string | null;
+                            /** @description The execution this one replays (trigger `replay`), if any. */
+                            replay_of?: string | null;
                             /** @description The HTTP status the output stood for. */
                             response_status?: number | null;
                             /** @description When it started running (ISO 8601). */
                             started_at?: string | null;
                             /** @description queued, running, succeeded or failed. */
                             status: string;
-                            /** @description How the run started: invoke, webhook, cron, function or hook. */
+                            /** @description How the run started: invoke, webhook, cron, function, hook or replay. */
                             trigger: string;
-                            /** @description The receiver slug, cron job name, calling function's name or hook id. */
+                            /** @description The receiver slug, cron job name, calling function's name, hook id or replayed execution's id. */
                             trigger_ref?: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "functions.execution.diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                other: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description What changed from one execution to another (e.g. an execution and its replay): input, output, status, error and
+                         *     duration overall, then step by step (each step's status, resolved input, output, attempts and time in both).
+                         */
+                        diff: {
+                            /** @description The run times. */
+                            duration_ms: {
+                                /** @description to - from. */
+                                delta_ms?: number | null;
+                                /** @description In the execution compared from. */
+                                from?: number | null;
+                                /** @description In the execution compared to. */
+                                to?: number | null;
+                            };
+                            /** @description The errors. */
+                            error: {
+                                /** @description Whether the values differ (object keys in any order). */
+                                changed: boolean;
+                                /** @description The value in the execution compared from. */
+                                from?: unknown | null;
+                                /** @description The value in the execution compared to. */
+                                to?: unknown | null;
+                            };
+                            /** @description The execution compared from. */
+                            from: {
+                                /** @description When the execution was created (ISO 8601). */
+                                created_at: string;
+                                /** @description Run time in milliseconds. */
+                                duration_ms?: number | null;
+                                /** @description The function's name. */
+                                function: string;
+                                /** @description The function's version that ran. */
+                                function_version: number;
+                                /** @description The execution's id. */
+                                id: string;
+                                /** @description The step a replay started from (the steps before it reused the replayed execution's results). */
+                                replay_from_step?: string | null;
+                                /** @description The execution this one replays (trigger `replay`), if any. */
+                                replay_of?: string | null;
+                                /** @description queued, running, succeeded or failed. */
+                                status: string;
+                                /** @description How the run started: invoke, webhook, cron, function, hook or replay. */
+                                trigger: string;
+                            };
+                            /** @description The inputs. */
+                            input: {
+                                /** @description Whether the values differ (object keys in any order). */
+                                changed: boolean;
+                                /** @description The value in the execution compared from. */
+                                from?: unknown | null;
+                                /** @description The value in the execution compared to. */
+                                to?: unknown | null;
+                            };
+                            /** @description The outputs. */
+                            output: {
+                                /** @description Whether the values differ (object keys in any order). */
+                                changed: boolean;
+                                /** @description The value in the execution compared from. */
+                                from?: unknown | null;
+                                /** @description The value in the execution compared to. */
+                                to?: unknown | null;
+                            };
+                            /** @description The statuses. */
+                            status: {
+                                /** @description Whether the values differ (object keys in any order). */
+                                changed: boolean;
+                                /** @description The value in the execution compared from. */
+                                from?: unknown | null;
+                                /** @description The value in the execution compared to. */
+                                to?: unknown | null;
+                            };
+                            /** @description Step by step, in the order the steps ran (a step only one of them ran has a null side). */
+                            steps: {
+                                /** @description Its time, all attempts together. */
+                                duration_ms: {
+                                    /** @description to - from. */
+                                    delta_ms?: number | null;
+                                    /** @description In the execution compared from. */
+                                    from?: number | null;
+                                    /** @description In the execution compared to. */
+                                    to?: number | null;
+                                };
+                                /** @description What it did in the execution compared from (null when it did not run there). */
+                                from?: {
+                                    /** @description How many attempts ran. */
+                                    attempts: number;
+                                    /** @description Time spent in it, all attempts together (ms). */
+                                    duration_ms?: number | null;
+                                    /** @description Its error (failed). */
+                                    error?: unknown | null;
+                                    /** @description The resolved input of its last attempt. */
+                                    input?: unknown | null;
+                                    /** @description The step's kind. */
+                                    kind: string;
+                                    /** @description Its result `{body, ...}` (succeeded or reused). */
+                                    output?: unknown | null;
+                                    /** @description succeeded, failed, skipped, reused (taken from the replayed execution), or interrupted (started, never ended). */
+                                    status: string;
+                                } | null;
+                                /** @description Its resolved input (of its last attempt). */
+                                input: {
+                                    /** @description Whether the values differ (object keys in any order). */
+                                    changed: boolean;
+                                    /** @description The value in the execution compared from. */
+                                    from?: unknown | null;
+                                    /** @description The value in the execution compared to. */
+                                    to?: unknown | null;
+                                };
+                                /** @description Its result. */
+                                output: {
+                                    /** @description Whether the values differ (object keys in any order). */
+                                    changed: boolean;
+                                    /** @description The value in the execution compared from. */
+                                    from?: unknown | null;
+                                    /** @description The value in the execution compared to. */
+                                    to?: unknown | null;
+                                };
+                                /** @description Its status. */
+                                status: {
+                                    /** @description Whether the values differ (object keys in any order). */
+                                    changed: boolean;
+                                    /** @description The value in the execution compared from. */
+                                    from?: unknown | null;
+                                    /** @description The value in the execution compared to. */
+                                    to?: unknown | null;
+                                };
+                                /** @description The step's name. */
+                                step: string;
+                                /** @description What it did in the execution compared to (null when it did not run there). */
+                                to?: {
+                                    /** @description How many attempts ran. */
+                                    attempts: number;
+                                    /** @description Time spent in it, all attempts together (ms). */
+                                    duration_ms?: number | null;
+                                    /** @description Its error (failed). */
+                                    error?: unknown | null;
+                                    /** @description The resolved input of its last attempt. */
+                                    input?: unknown | null;
+                                    /** @description The step's kind. */
+                                    kind: string;
+                                    /** @description Its result `{body, ...}` (succeeded or reused). */
+                                    output?: unknown | null;
+                                    /** @description succeeded, failed, skipped, reused (taken from the replayed execution), or interrupted (started, never ended). */
+                                    status: string;
+                                } | null;
+                            }[];
+                            /** @description The execution compared to. */
+                            to: {
+                                /** @description When the execution was created (ISO 8601). */
+                                created_at: string;
+                                /** @description Run time in milliseconds. */
+                                duration_ms?: number | null;
+                                /** @description The function's name. */
+                                function: string;
+                                /** @description The function's version that ran. */
+                                function_version: number;
+                                /** @description The execution's id. */
+                                id: string;
+                                /** @description The step a replay started from (the steps before it reused the replayed execution's results). */
+                                replay_from_step?: string | null;
+                                /** @description The execution this one replays (trigger `replay`), if any. */
+                                replay_of?: string | null;
+                                /** @description queued, running, succeeded or failed. */
+                                status: string;
+                                /** @description How the run started: invoke, webhook, cron, function, hook or replay. */
+                                trigger: string;
+                            };
                         };
                     };
                 };
@@ -5342,7 +5594,7 @@ export interface operations {
                             seq: number;
                             /** @description The step's name. */
                             step: string;
-                            /** @description started, succeeded, failed or skipped. */
+                            /** @description started, succeeded, failed, skipped, or reused (a replay took the step's recorded result instead of running it). */
                             type: string;
                         }[];
                     };
@@ -5354,6 +5606,98 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "functions.execution.replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The step to start from, by name (default: the step the execution failed at, else the first). */
+                    from_step?: string;
+                    /** @description A changed payload (`input.body`); left out, the recorded one. Headers, method and query stay as recorded. */
+                    input?: unknown;
+                    /** @description Run the function's current definition instead of the version the execution ran (default false). */
+                    use_current_definition?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Re-runs a finished execution from a chosen step (default: the step it failed at) with the results it recorded for
+                         *     the earlier steps, which are not run again (their side effects are not repeated; their step-log lines say
+                         *     `reused`). Runs the version of the function the execution ran unless `useCurrentDefinition`; the recorded input
+                         *     unless `input` is given; secrets as they are now. Answers the new execution (trigger `replay`, `replayOf` the original),
+                         *     which may itself have failed. CONFLICT when the execution is still running, a step before the chosen one has no
+                         *     recorded result, or the version it ran was not kept.
+                         */
+                        execution: {
+                            /** @description When the execution was created (ISO 8601). */
+                            created_at: string;
+                            /** @description Run time in milliseconds. */
+                            duration_ms?: number | null;
+                            /** @description The error `{code, message, step}` of a failed run. */
+                            error?: unknown | null;
+                            /** @description When it finished (ISO 8601). */
+                            finished_at?: string | null;
+                            /** @description The function's name. */
+                            function: string;
+                            /** @description The function's version that ran. */
+                            function_version: number;
+                            /** @description The execution's id. */
+                            id: string;
+                            /** @description The input `{body, headers, method, query}`. */
+                            input?: unknown | null;
+                            /** @description The output (the final step's output). */
+                            output?: unknown | null;
+                            /** @description The execution of the function that started this one, if any. */
+                            parent_id?: string | null;
+                            /** @description The step a replay started from (the steps before it reused the replayed execution's results). */
+                            replay_from_step?: string | null;
+                            /** @description The execution this one replays (trigger `replay`), if any. */
+                            replay_of?: string | null;
+                            /** @description The HTTP status the output stood for. */
+                            response_status?: number | null;
+                            /** @description When it started running (ISO 8601). */
+                            started_at?: string | null;
+                            /** @description queued, running, succeeded or failed. */
+                            status: string;
+                            /** @description How the run started: invoke, webhook, cron, function, hook or replay. */
+                            trigger: string;
+                            /** @description The receiver slug, cron job name, calling function's name, hook id or replayed execution's id. */
+                            trigger_ref?: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             422: components["responses"]["E422"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
@@ -5834,7 +6178,9 @@ export interface operations {
                 async?: boolean;
                 dry_run?: boolean;
             };
-            header?: never;
+            header?: {
+                "Idempotency-Key"?: string;
+            };
             path: {
                 name: string;
             };
@@ -6242,6 +6588,8 @@ export interface operations {
                 };
             };
             404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            422: components["responses"]["E422"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -7949,6 +8297,8 @@ export interface operations {
                 };
             };
             404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            422: components["responses"]["E422"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
