@@ -28,6 +28,7 @@ import { lazyRequestLogger } from './request-logger.ts';
 import { noteProject, observeHttp } from '../platform/http-observe.ts';
 import { installCors } from './cors.ts';
 import { sendGraphiQL, wantsGraphiQL } from './graphiql.ts';
+import { registerDashboard } from './dashboard.ts';
 
 export type FrontDoorOptions = {
   config: Config;
@@ -224,6 +225,8 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
   app.get('/openapi.json', async () => openapi);
   const docs = renderDocsPage(openapi);
   app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').send(docs));
+  // The landing page and the dashboard (rest-compat/dashboard.ts): a web app on the public API.
+  await registerDashboard(app);
   registerHealthRoutes(app, router.handles);
   return app;
 }

@@ -1,7 +1,8 @@
 // Edge functions: invoke (sync, async, dry run) with any project key or end-user token (the publishable key and
-// end-users only functions marked public), and, with the secret key, definitions, secrets and executions.
+// end-users only functions marked public), and, with the secret key, definitions, secrets, executions, hooks,
+// webhook receivers, cron jobs, e-mail templates and SMTP settings.
 import type { Http } from './http.ts';
-import type { BodyOf, EdgeFunction, Execution, ExecutionEvent, FunctionSecret, ResponseOf } from './types.ts';
+import type { BodyOf, CronJob, EdgeFunction, EmailConfig, EmailTemplate, Execution, ExecutionEvent, FunctionSecret, Hook, ResponseOf, WebhookReceiver } from './types.ts';
 
 const BASE = '/edge/api/v1';
 
@@ -76,5 +77,52 @@ export class Functions {
     get: async (id: string): Promise<Execution> => (await this.#http.request<{ execution: Execution }>('GET', `${BASE}/executions/${encodeURIComponent(id)}`)).execution,
     events: async (id: string): Promise<ExecutionEvent[]> => (await this.#http.request<{ events: ExecutionEvent[] }>('GET', `${BASE}/executions/${encodeURIComponent(id)}/events`)).events,
     stats: async (query: { since?: string; until?: string } = {}) => await this.#http.request<ResponseOf<'/edge/api/v1/stats', 'get'>>('GET', `${BASE}/stats`, { query }),
+  };
+
+  /** Database hooks: a function run before or after writes to a table. */
+  readonly hooks = {
+    list: async (): Promise<Hook[]> => (await this.#http.request<{ hooks: Hook[] }>('GET', `${BASE}/hooks`)).hooks,
+    create: async (hook: BodyOf<'/edge/api/v1/hooks', 'post'>): Promise<Hook> => (await this.#http.request<{ hook: Hook }>('POST', `${BASE}/hooks`, { body: hook })).hook,
+    remove: async (id: string): Promise<void> => void (await this.#http.request('DELETE', `${BASE}/hooks`, { query: { id } })),
+  };
+
+  /** Webhook receivers: public URLs (`url`) that run a function. */
+  readonly webhooks = {
+    list: async (): Promise<WebhookReceiver[]> => (await this.#http.request<{ webhooks: WebhookReceiver[] }>('GET', `${BASE}/webhooks`)).webhooks,
+    create: async (receiver: BodyOf<'/edge/api/v1/webhooks', 'post'>): Promise<WebhookReceiver> =>
+      (await this.#http.request<{ webhook: WebhookReceiver }>('POST', `${BASE}/webhooks`, { body: receiver })).webhook,
+    remove: async (id: string): Promise<void> => void (await this.#http.request('DELETE', `${BASE}/webhooks`, { query: { id } })),
+  };
+
+  /** Cron jobs, each with its `next_runs` in its own time zone. */
+  readonly cron = {
+    list: async (): Promise<CronJob[]> => (await this.#http.request<{ cron_jobs: CronJob[] }>('GET', `${BASE}/cron`)).cron_jobs,
+    create: async (job: BodyOf<'/edge/api/v1/cron', 'post'>): Promise<CronJob> => (await this.#http.request<{ cron_job: CronJob }>('POST', `${BASE}/cron`, { body: job })).cron_job,
+    update: async (id: string, change: BodyOf<'/edge/api/v1/cron/{id}', 'put'>): Promise<CronJob> =>
+      (await this.#http.request<{ cron_job: CronJob }>('PUT', `${BASE}/cron/${encodeURIComponent(id)}`, { body: change })).cron_job,
+    remove: async (id: string): Promise<void> => void (await this.#http.request('DELETE', `${BASE}/cron`, { query: { id } })),
+  };
+
+  /** E-mail templates (used by Email steps) and their preview. */
+  readonly emailTemplates = {
+    list: async (): Promise<EmailTemplate[]> => (await this.#http.request<{ email_templates: EmailTemplate[] }>('GET', `${BASE}/email-templates`)).email_templates,
+    create: async (t: BodyOf<'/edge/api/v1/email-templates', 'post'>): Promise<EmailTemplate> =>
+      (await this.#http.request<{ email_template: EmailTemplate }>('POST', `${BASE}/email-templates`, { body: t })).email_template,
+    update: async (id: string, change: BodyOf<'/edge/api/v1/email-templates', 'put'>): Promise<EmailTemplate> =>
+      (await this.#http.request<{ email_template: EmailTemplate }>('PUT', `${BASE}/email-templates`, { query: { id }, body: change })).email_template,
+    remove: async (id: string): Promise<void> => void (await this.#http.request('DELETE', `${BASE}/email-templates`, { query: { id } })),
+    /** Renders a template with variables, sending nothing. */
+    preview: async (id: string, variables: unknown = {}) =>
+      (await this.#http.request<ResponseOf<'/edge/api/v1/email-templates/{id}/preview', 'post'>>('POST', `${BASE}/email-templates/${encodeURIComponent(id)}/preview`, { body: { variables } })).preview,
+  };
+
+  /** The project's SMTP settings (the password is stored encrypted and never answered). */
+  readonly emailConfig = {
+    get: async (): Promise<EmailConfig | null> => (await this.#http.request<{ email_config: EmailConfig | null }>('GET', `${BASE}/email-config`)).email_config,
+    set: async (config: BodyOf<'/edge/api/v1/email-config', 'post'>): Promise<EmailConfig> =>
+      (await this.#http.request<{ email_config: EmailConfig }>('POST', `${BASE}/email-config`, { body: config })).email_config,
+    remove: async (): Promise<void> => void (await this.#http.request('DELETE', `${BASE}/email-config`)),
+    /** Sends a test mail now through the settings. */
+    test: async (to: string) => await this.#http.request<ResponseOf<'/edge/api/v1/email-config/test', 'post'>>('POST', `${BASE}/email-config/test`, { body: { to } }),
   };
 }

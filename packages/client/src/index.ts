@@ -6,6 +6,7 @@
 //
 // The REST types are generated from /openapi.json (./generated/openapi.ts); errors are TesseraError with `code`,
 // `status` and `requestId`.
+import { Admin } from './admin.ts';
 import { Auth, type AuthOptions } from './auth.ts';
 import { DataActions, TableRef, type DatabaseShape, type Row } from './data.ts';
 import { Functions } from './functions.ts';
@@ -19,6 +20,7 @@ export type { Session, SessionStore, AuthOptions } from './auth.ts';
 export type { Change, SubscribeOptions, Subscription } from './realtime.ts';
 export type { UploadBody, UploadOptions } from './storage.ts';
 export type { InvokeResult, FunctionInput } from './functions.ts';
+export type { AdminUser } from './admin.ts';
 export type { Row, Where, OrderBy, Aggregate, WriteResult, SqlResult, DatabaseShape } from './data.ts';
 export type * from './types.ts';
 export { Http } from './http.ts';
@@ -50,6 +52,8 @@ export class TesseraClient<DB extends DatabaseShape = DatabaseShape> {
   readonly functions: Functions;
   /** Tenant management (accounts, projects, keys, CORS, OIDC clients): needs a tenant token (`tenant.login`). */
   readonly tenant: TenantApi;
+  /** The project's end-user admin API (`/admin/users`): needs the secret key. */
+  readonly admin: Admin;
 
   constructor(opts: ClientOptions) {
     this.http = new Http(opts);
@@ -59,6 +63,7 @@ export class TesseraClient<DB extends DatabaseShape = DatabaseShape> {
     this.realtime = new Realtime(this.http);
     this.functions = new Functions(this.http);
     this.tenant = new TenantApi(this.http);
+    this.admin = new Admin(this.http);
     const fixed = opts.accessToken;
     // The bearer of a call: a fixed token, the tenant's session, else the end-user's (refreshed when it expires).
     this.http.token = async () => fixed ?? this.tenant.session?.access_token ?? (await this.auth.accessToken());

@@ -31,6 +31,11 @@ export type EdgeFunction = ResponseOf<'/edge/api/v1/functions/{id}', 'get'>['fun
 export type FunctionSecret = ResponseOf<'/edge/api/v1/secrets', 'get'>['secrets'][number];
 export type Execution = ResponseOf<'/edge/api/v1/executions/{id}', 'get'>['execution'];
 export type ExecutionEvent = ResponseOf<'/edge/api/v1/executions/{id}/events', 'get'>['events'][number];
+export type Hook = ResponseOf<'/edge/api/v1/hooks', 'get'>['hooks'][number];
+export type WebhookReceiver = ResponseOf<'/edge/api/v1/webhooks', 'get'>['webhooks'][number];
+export type CronJob = ResponseOf<'/edge/api/v1/cron', 'get'>['cron_jobs'][number];
+export type EmailTemplate = ResponseOf<'/edge/api/v1/email-templates', 'get'>['email_templates'][number];
+export type EmailConfig = NonNullable<ResponseOf<'/edge/api/v1/email-config', 'get'>['email_config']>;
 
 /** Tokens from the tenant's login or refresh. */
 export type TenantSession = ResponseOf<'/auth/api/v1/tenant/login', 'post'>;

@@ -1,0 +1,361 @@
+// The project database: tables (with realtime switches), the table browser (paging, sort, filter, inline edit,
+// insert, delete), the create-table form, the SQL editor (rawSQL with parameters) and the RLS policies.
+import { useState, type KeyboardEvent } from 'react';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link, Route, Switch, useLocation } from 'wouter';
+import type { SqlResult } from '@tessera/client';
+import { platform } from '../lib/session.ts';
+import { useProjectCtx } from '../lib/project-context.ts';
+import { cell } from '../lib/format.ts';
+import { COLUMN_TYPES, createTableSql, listColumns, listTables, parseCell, type Column, type NewColumn } from '../lib/tables.ts';
+import { Button, Check, Empty, ErrorBox, Loading, PageHeader, Section, SelectField, Tabs, TextArea, TextField, useConfirm, useToast } from '../ui/index.tsx';
+
+export default function Database() {
+  const { base, project } = useProjectCtx();
+  const b = `${base}/database`;
+  return (
+    <>
+      <PageHeader title={`${project.name}: database`} description="Your project's own PostgreSQL database." />
+      <Tabs label="Database" tabs={[{ href: `${b}/tables`, label: 'Tables' }, { href: `${b}/sql`, label: 'SQL editor' }, { href: `${b}/policies`, label: 'RLS policies' }]} />
+      <Switch>
+        <Route path={`${b}/new`}><CreateTable /></Route>
+        <Route path={`${b}/tables/:table`}>{(p) => <TableBrowser table={decodeURIComponent(p.table)} />}</Route>
+        <Route path={`${b}/sql`}><SqlEditor /></Route>
+        <Route path={`${b}/policies`}><Policies /></Route>
+        <Route><Tables /></Route>
+      </Switch>
+    </>
+  );
+}
+
+function Tables() {
+  const { api, project, base } = useProjectCtx();
+  const queries = useQueryClient();
+  const toast = useToast();
+  const tables = useQuery({ queryKey: ['tables', project.id], queryFn: () => listTables(api) });
+  const pubs = useQuery({ queryKey: ['publications', project.id], queryFn: () => platform.tenant.projects.publications(project.id) });
+  const toggle = useMutation({
+    mutationFn: ({ table, enabled }: { table: string; enabled: boolean }) => platform.tenant.projects.setPublication(project.id, table, enabled),
+    onSuccess: async (p) => {
+      toast(`Realtime ${p.enabled ? 'on' : 'off'} for ${p.table}`);
+      await queries.invalidateQueries({ queryKey: ['publications', project.id] });
+    },
+  });
+  const enabled = new Set((pubs.data ?? []).filter((p) => p.enabled).map((p) => p.table));
+  return (
+    <Section title="Tables" actions={<Link className="btn btn-primary" href={`${base}/database/new`}>New table</Link>}>
+      {tables.isPending ? <Loading what="Loading tables" /> : tables.error ? <ErrorBox error={tables.error} /> : tables.data.length === 0 ? (
+        <Empty title="No tables yet">Create one with <Link href={`${base}/database/new`}>the table form</Link> or in the <Link href={`${base}/database/sql`}>SQL editor</Link>.</Empty>
+      ) : (
+        <div className="table-wrap">
+          <table>
+            <thead><tr><th scope="col">Table</th><th scope="col">Columns</th><th scope="col">Realtime</th></tr></thead>
+            <tbody>
+              {tables.data.map((t) => (
+                <tr key={t.name}>
+                  <td><Link href={`${base}/database/tables/${encodeURIComponent(t.name)}`}>{t.name}</Link></td>
+                  <td className="num">{t.columns}</td>
+                  <td><Check label={<span>Stream changes<span className="sr-only-label"> of {t.name}</span></span>} checked={enabled.has(t.name)} disabled={toggle.isPending || pubs.isPending} onChange={(e) => toggle.mutate({ table: t.name, enabled: e.target.checked })} /></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <ErrorBox error={toggle.error ?? pubs.error} />
+    </Section>
+  );
+}
+
+const blankColumn = (): NewColumn => ({ name: '', type: 'text', nullable: true, default: '', pk: false, unique: false });
+
+function CreateTable() {
+  const { api, project, base } = useProjectCtx();
+  const queries = useQueryClient();
+  const toast = useToast();
+  const [, navigate] = useLocation();
+  const [name, setName] = useState('');
+  const [rls, setRls] = useState(true);
+  const [columns, setColumns] = useState<NewColumn[]>([{ name: 'id', type: 'bigserial', nullable: false, default: '', pk: true, unique: false }, { ...blankColumn(), name: 'created_at', type: 'timestamptz', default: 'now()' }, blankColumn()]);
+  const statements = createTableSql(name || 'new_table', columns, rls);
+  const create = useMutation({
+    mutationFn: async () => {
+      for (const sql of createTableSql(name, columns, rls)) await api.data.sql(sql);
+    },
+    onSuccess: async () => {
+      toast(`Table ${name} created`);
+      await queries.invalidateQueries({ queryKey: ['tables', project.id] });
+      navigate(`${base}/database/tables/${encodeURIComponent(name.trim())}`);
+    },
+  });
+  const set = (i: number, change: Partial<NewColumn>) => setColumns(columns.map((c, j) => (j === i ? { ...c, ...change } : c)));
+  return (
+    <Section title="New table">
+      <form onSubmit={(e) => { e.preventDefault(); create.mutate(); }}>
+        <TextField label="Table name" required pattern="[A-Za-z_][A-Za-z0-9_]*" hint="Letters, digits and _, not starting with a digit." value={name} onChange={(e) => setName(e.target.value)} />
+        <fieldset className="card">
+          <legend>Columns</legend>
+          {columns.map((c, i) => (
+            <div className="row" key={i} role="group" aria-label={`Column ${i + 1}`}>
+              <TextField label={`Column ${i + 1} name`} value={c.name} onChange={(e) => set(i, { name: e.target.value })} />
+              <SelectField label={`Column ${i + 1} type`} value={c.type} options={COLUMN_TYPES} onChange={(e) => set(i, { type: e.target.value })} />
+              <TextField label={`Column ${i + 1} default`} placeholder="SQL, e.g. now()" value={c.default} onChange={(e) => set(i, { default: e.target.value })} />
+              <Check label="Nullable" checked={c.nullable} onChange={(e) => set(i, { nullable: e.target.checked })} />
+              <Check label="Primary key" checked={c.pk} onChange={(e) => set(i, { pk: e.target.checked })} />
+              <Check label="Unique" checked={c.unique} onChange={(e) => set(i, { unique: e.target.checked })} />
+              <Button variant="ghost" aria-label={`Remove column ${i + 1}`} onClick={() => setColumns(columns.filter((_, j) => j !== i))}>Remove</Button>
+            </div>
+          ))}
+          <Button onClick={() => setColumns([...columns, blankColumn()])}>Add column</Button>
+        </fieldset>
+        <Check label="Enable row level security (recommended: only the policies you write let end-users in)" checked={rls} onChange={(e) => setRls(e.target.checked)} />
+        <h3>SQL that will run</h3>
+        <pre aria-label="SQL preview">{statements.join(';\n')};</pre>
+        <div className="actions">
+          <Button type="submit" variant="primary" busy={create.isPending}>Create table</Button>
+          <Link href={`${base}/database`}>Cancel</Link>
+        </div>
+      </form>
+      <ErrorBox error={create.error} title="Could not create the table" />
+    </Section>
+  );
+}
+
+const OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'isNull'] as const;
+const PAGE_SIZE = 25;
+
+function TableBrowser({ table }: { table: string }) {
+  const { api, project, base } = useProjectCtx();
+  const queries = useQueryClient();
+  const confirm = useConfirm();
+  const toast = useToast();
+  const [page, setPage] = useState(0);
+  const [sort, setSort] = useState<{ column: string; dir: 'asc' | 'desc' } | null>(null);
+  const [filter, setFilter] = useState<{ column: string; op: string; value: string }>({ column: '', op: 'eq', value: '' });
+  const [applied, setApplied] = useState<typeof filter | null>(null);
+  const [editing, setEditing] = useState<{ index: number; values: Record<string, string> } | null>(null);
+  const [inserting, setInserting] = useState<Record<string, string> | null>(null);
+  const [formError, setFormError] = useState<string>();
+  const columns = useQuery({ queryKey: ['columns', project.id, table], queryFn: () => listColumns(api, table) });
+  const cols = columns.data ?? [];
+  const pk = cols.filter((c) => c.pk);
+  const where = (() => {
+    if (!applied || !applied.column) return undefined;
+    const col = cols.find((c) => c.name === applied.column);
+    if (applied.op === 'isNull') return { [applied.column]: { isNull: applied.value !== 'false' } };
+    const value = applied.op === 'like' || applied.op === 'ilike' || !col ? applied.value : parseCell(applied.value, col.type);
+    return { [applied.column]: { [applied.op]: value } };
+  })();
+  const rowsKey = ['rows', project.id, table, page, sort, applied];
+  const rows = useQuery({
+    queryKey: rowsKey,
+    enabled: columns.isSuccess,
+    placeholderData: keepPreviousData,
+    queryFn: () => api.data.find({ table, where, orderBy: sort ? [{ [sort.column]: sort.dir }] : pk.map((c) => c.name), limit: PAGE_SIZE + 1, offset: page * PAGE_SIZE }),
+  });
+  const refresh = async () => {
+    await queries.invalidateQueries({ queryKey: ['rows', project.id, table] });
+    await queries.invalidateQueries({ queryKey: ['tables', project.id] });
+  };
+  const keyOf = (row: Record<string, unknown>) => Object.fromEntries(pk.map((c) => [c.name, row[c.name]]));
+  const typed = (values: Record<string, string>, columnsOf: Column[], skipEmpty: boolean) => {
+    const out: Record<string, unknown> = {};
+    for (const c of columnsOf) {
+      const v = values[c.name];
+      if (v === undefined || (skipEmpty && v === '')) continue;
+      out[c.name] = parseCell(v, c.type);
+    }
+    return out;
+  };
+  const update = useMutation({
+    mutationFn: ({ row, values }: { row: Record<string, unknown>; values: Record<string, string> }) => {
+      const changed = cols.filter((c) => values[c.name] !== cell(row[c.name]));
+      return api.data.update({ table, where: keyOf(row), set: typed(values, changed, false) });
+    },
+    onSuccess: async () => {
+      setEditing(null);
+      toast('Row saved');
+      await refresh();
+    },
+  });
+  const insert = useMutation({
+    mutationFn: (values: Record<string, string>) => api.data.insert({ table, values: typed(values, cols, true), returning: true }),
+    onSuccess: async () => {
+      setInserting(null);
+      toast('Row inserted');
+      await refresh();
+    },
+  });
+  const remove = useMutation({
+    mutationFn: (row: Record<string, unknown>) => api.data.delete({ table, where: keyOf(row) }),
+    onSuccess: async () => {
+      toast('Row deleted');
+      await refresh();
+    },
+  });
+  const guard = (run: () => void) => {
+    try {
+      setFormError(undefined);
+      run();
+    } catch (err) {
+      setFormError((err as Error).message);
+    }
+  };
+  if (columns.isPending) return <Loading what={`Loading ${table}`} />;
+  if (columns.error) return <ErrorBox error={columns.error} />;
+  if (cols.length === 0) return <><p><Link href={`${base}/database`}>← Tables</Link></p><ErrorBox error={new Error(`There is no table named ${table}.`)} /></>;
+  const data = (rows.data?.rows ?? []) as Record<string, unknown>[];
+  const shown = data.slice(0, PAGE_SIZE);
+  const onSort = (column: string) => setSort(sort?.column === column ? (sort.dir === 'asc' ? { column, dir: 'desc' } : null) : { column, dir: 'asc' });
+  const escape = (e: KeyboardEvent) => {
+    if (e.key === 'Escape') setEditing(null);
+  };
+  return (
+    <>
+      <p><Link href={`${base}/database`}>← Tables</Link></p>
+      <Section title={`Table ${table}`} actions={<Button variant="primary" onClick={() => setInserting(Object.fromEntries(cols.map((c) => [c.name, ''])))}>Insert row</Button>}>
+        <form className="row" role="search" aria-label="Filter rows" onSubmit={(e) => { e.preventDefault(); guard(() => { setApplied(filter.column ? filter : null); setPage(0); }); }}>
+          <SelectField label="Filter column" value={filter.column} options={[{ value: '', label: '(no filter)' }, ...cols.map((c) => c.name)]} onChange={(e) => setFilter({ ...filter, column: e.target.value })} />
+          <SelectField label="Operator" value={filter.op} options={OPERATORS} onChange={(e) => setFilter({ ...filter, op: e.target.value })} />
+          <TextField label="Value" value={filter.value} onChange={(e) => setFilter({ ...filter, value: e.target.value })} />
+          <Button type="submit">Apply filter</Button>
+        </form>
+        {pk.length === 0 && <p className="muted">This table has no primary key: rows can be inserted, but not edited or deleted here.</p>}
+        {inserting && (
+          <form className="card" aria-label="New row" onSubmit={(e) => { e.preventDefault(); guard(() => insert.mutate(inserting)); }}>
+            <h3>New row</h3>
+            <p className="muted">Leave a field empty for its default; type NULL for null.</p>
+            <div className="row">
+              {cols.map((c) => <TextField key={c.name} label={`${c.name} (${c.type})`} placeholder={c.default ?? ''} value={inserting[c.name] ?? ''} onChange={(e) => setInserting({ ...inserting, [c.name]: e.target.value })} />)}
+            </div>
+            <div className="actions"><Button type="submit" variant="primary" busy={insert.isPending}>Save row</Button><Button onClick={() => setInserting(null)}>Cancel</Button></div>
+          </form>
+        )}
+        {formError && <p className="field-error" role="alert">{formError}</p>}
+        <ErrorBox error={rows.error ?? update.error ?? insert.error ?? remove.error} />
+        {rows.isPending ? <Loading what="Loading rows" /> : shown.length === 0 ? (
+          <Empty title={applied ? 'No row matches the filter' : 'This table is empty'}>{applied ? 'Change or clear the filter.' : 'Insert a row with the button above, or through the data API.'}</Empty>
+        ) : (
+          <div className="table-wrap">
+            <table aria-label={`Rows of ${table}`}>
+              <thead>
+                <tr>
+                  {cols.map((c) => (
+                    <th key={c.name} scope="col" aria-sort={sort?.column === c.name ? (sort.dir === 'asc' ? 'ascending' : 'descending') : undefined}>
+                      <button type="button" className="sort" onClick={() => onSort(c.name)}>{c.name}{c.pk ? ' 🔑' : ''} {sort?.column === c.name ? (sort.dir === 'asc' ? '▲' : '▼') : ''}</button>
+                      <div className="muted" style={{ fontWeight: 400, fontSize: 12 }}>{c.type}</div>
+                    </th>
+                  ))}
+                  <th scope="col"><span className="sr-only-label">Actions</span></th>
+                </tr>
+              </thead>
+              <tbody>
+                {shown.map((row, i) => editing?.index === i ? (
+                  <tr key={i} onKeyDown={escape}>
+                    {cols.map((c) => (
+                      <td key={c.name}><input className="cell-input" aria-label={`${c.name}`} value={editing.values[c.name] ?? ''} onChange={(e) => setEditing({ index: i, values: { ...editing.values, [c.name]: e.target.value } })} /></td>
+                    ))}
+                    <td><div className="actions"><Button className="btn-small" variant="primary" busy={update.isPending} onClick={() => guard(() => update.mutate({ row, values: editing.values }))}>Save</Button><Button className="btn-small" onClick={() => setEditing(null)}>Cancel</Button></div></td>
+                  </tr>
+                ) : (
+                  <tr key={i}>
+                    {cols.map((c) => <td key={c.name} className={row[c.name] === null ? 'null' : undefined}>{cell(row[c.name])}</td>)}
+                    <td>
+                      {pk.length > 0 && (
+                        <div className="actions">
+                          <Button className="btn-small" aria-label={`Edit row ${i + 1}`} onClick={() => setEditing({ index: i, values: Object.fromEntries(cols.map((c) => [c.name, cell(row[c.name])])) })}>Edit</Button>
+                          <Button className="btn-small" variant="danger" aria-label={`Delete row ${i + 1}`} onClick={async () => {
+                            if (await confirm({ title: 'Delete this row?', body: <pre>{JSON.stringify(keyOf(row))}</pre>, action: 'Delete row' })) remove.mutate(row);
+                          }}>Delete</Button>
+                        </div>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <nav className="actions" aria-label="Pages of rows">
+          <Button disabled={page === 0} onClick={() => setPage(page - 1)}>Previous page</Button>
+          <span className="muted">Page {page + 1}</span>
+          <Button disabled={data.length <= PAGE_SIZE} onClick={() => setPage(page + 1)}>Next page</Button>
+        </nav>
+      </Section>
+    </>
+  );
+}
+
+function SqlEditor() {
+  const { api, project } = useProjectCtx();
+  const queries = useQueryClient();
+  const [sql, setSql] = useState('select now()');
+  const [params, setParams] = useState('[]');
+  const [paramsError, setParamsError] = useState<string>();
+  const run = useMutation({
+    mutationFn: (p: unknown[]) => api.data.sql(sql, p),
+    onSuccess: async () => await queries.invalidateQueries({ queryKey: ['tables', project.id] }),
+  });
+  const submit = () => {
+    try {
+      const p: unknown = JSON.parse(params || '[]');
+      if (!Array.isArray(p)) throw new Error('parameters must be a JSON array, e.g. [1, "a"]');
+      setParamsError(undefined);
+      run.mutate(p);
+    } catch (err) {
+      setParamsError((err as Error).message);
+    }
+  };
+  const result = run.data as SqlResult | undefined;
+  const fields = result?.fields?.map((f) => (typeof f === 'string' ? f : (f as { name: string }).name)) ?? Object.keys(result?.rows[0] ?? {});
+  return (
+    <>
+      <Section title="SQL editor">
+        <form onSubmit={(e) => { e.preventDefault(); submit(); }}>
+          <TextArea label="SQL (one statement; $1, $2… for parameters)" className="code" spellCheck={false} value={sql} onChange={(e) => setSql(e.target.value)}
+            onKeyDown={(e) => { if ((e.ctrlKey || e.metaKey) && e.key === 'Enter') { e.preventDefault(); submit(); } }} hint="Ctrl+Enter runs it. It runs as the project's role, in a transaction of its own." />
+          <TextField label="Parameters (JSON array)" className="code" error={paramsError} value={params} onChange={(e) => setParams(e.target.value)} />
+          <Button type="submit" variant="primary" busy={run.isPending}>Run</Button>
+        </form>
+      </Section>
+      {run.error ? <ErrorBox error={run.error} title="The statement failed" /> : null}
+      {result && (
+        <Section title="Result">
+          <p className="muted" role="status">{result.rowCount ?? result.rows.length} row(s)</p>
+          {result.rows.length > 0 && (
+            <div className="table-wrap">
+              <table aria-label="Result rows">
+                <thead><tr>{fields.map((f) => <th key={f} scope="col">{f}</th>)}</tr></thead>
+                <tbody>{result.rows.map((r, i) => <tr key={i}>{fields.map((f) => <td key={f} className={r[f] === null ? 'null' : undefined}>{cell(r[f])}</td>)}</tr>)}</tbody>
+              </table>
+            </div>
+          )}
+        </Section>
+      )}
+    </>
+  );
+}
+
+/** RLS as the project sees it: the statements to write policies, and the policies the dashboard itself knows of. */
+function Policies() {
+  const { base } = useProjectCtx();
+  return (
+    <>
+      <Section title="Row level security policies">
+        <p>Policies decide which rows end-users and the publishable key see and change. A table with row level security on and no policy shows them nothing; the secret key is not bound by policies.</p>
+        <ErrorBox title="Policies cannot be listed here yet" error={new Error('The data API refuses the system catalogs (pg_policies, pg_class) to a project’s SQL, and has no endpoint that lists policies: this page can explain them, not show them. Tables made with the table form have row level security on.')} />
+        <p>Write and change policies in the <Link href={`${base}/database/sql`}>SQL editor</Link>, one statement at a time:</p>
+        <pre>{`alter table notes enable row level security;
+
+create policy own_notes on notes
+  using (owner = current_setting('request.user_id', true))
+  with check (owner = current_setting('request.user_id', true));
+
+-- visitors with the publishable key: request.role = 'anon'
+create policy public_read on posts for select
+  using (published and current_setting('request.role', true) = 'anon');`}</pre>
+        <p className="muted">Settings a request carries: <code>request.role</code> (<code>anon</code> for the publishable key, <code>authenticated</code> for an end-user), <code>request.user_id</code>, <code>request.client_id</code>, <code>request.scopes</code>. <code>drop policy name on table</code> removes one.</p>
+      </Section>
+    </>
+  );
+}

@@ -1,0 +1,295 @@
+// Project storage: the folder tree, the files of a folder (upload by drag-and-drop or picker with progress,
+// download, delete, details), the access policies and the usage against the quota.
+import { useRef, useState, type DragEvent } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Route, Switch } from 'wouter';
+import type { StorageObject } from '@tessera/client';
+import { useProjectCtx } from '../lib/project-context.ts';
+import { bytes, when } from '../lib/format.ts';
+import { Badge, Button, Check, CopyField, Empty, ErrorBox, Loading, PageHeader, Section, SelectField, Tabs, TextField, useConfirm, useToast } from '../ui/index.tsx';
+
+export default function Storage() {
+  const { base, project } = useProjectCtx();
+  const b = `${base}/storage`;
+  return (
+    <>
+      <PageHeader title={`${project.name}: storage`} description="Files, in folders, with access policies." />
+      <Tabs label="Storage" tabs={[{ href: `${b}/files`, label: 'Files' }, { href: `${b}/policies`, label: 'Policies' }, { href: `${b}/usage`, label: 'Usage' }]} />
+      <Switch>
+        <Route path={`${b}/policies`}><Policies /></Route>
+        <Route path={`${b}/usage`}><Usage /></Route>
+        <Route><Files /></Route>
+      </Switch>
+    </>
+  );
+}
+
+type TreeNode = { name: string; path: string; children: TreeNode[] };
+
+/** The folder paths (`a/b`) as a tree. */
+function treeOf(paths: string[]): TreeNode {
+  const root: TreeNode = { name: '(top level)', path: '', children: [] };
+  for (const p of paths) {
+    let node = root;
+    let acc = '';
+    for (const part of p.split('/').filter(Boolean)) {
+      acc = acc ? `${acc}/${part}` : part;
+      let child = node.children.find((c) => c.path === acc);
+      if (!child) {
+        child = { name: part, path: acc, children: [] };
+        node.children.push(child);
+      }
+      node = child;
+    }
+  }
+  return root;
+}
+
+function Tree({ node, selected, onSelect }: { node: TreeNode; selected: string; onSelect: (p: string) => void }) {
+  return (
+    <li>
+      <button type="button" className={`btn btn-ghost btn-small${selected === node.path ? ' active' : ''}`} aria-current={selected === node.path ? 'true' : undefined} onClick={() => onSelect(node.path)}>
+        📁 {node.name}
+      </button>
+      {node.children.length > 0 && <ul className="tree">{node.children.sort((a, b) => a.name.localeCompare(b.name)).map((c) => <Tree key={c.path} node={c} selected={selected} onSelect={onSelect} />)}</ul>}
+    </li>
+  );
+}
+
+function Files() {
+  const { api, project } = useProjectCtx();
+  const queries = useQueryClient();
+  const toast = useToast();
+  const confirm = useConfirm();
+  const [folder, setFolder] = useState('');
+  const [newFolder, setNewFolder] = useState('');
+  const [extraFolders, setExtraFolders] = useState<string[]>([]);
+  const [progress, setProgress] = useState<{ name: string; sent: number; total: number } | null>(null);
+  const [over, setOver] = useState(false);
+  const [details, setDetails] = useState<StorageObject | null>(null);
+  const input = useRef<HTMLInputElement>(null);
+  const folders = useQuery({ queryKey: ['folders', project.id], queryFn: () => api.storage.folders({ first: 1000 }) });
+  const objects = useQuery({ queryKey: ['objects', project.id, folder], queryFn: () => api.storage.list({ folder, first: 200 }) });
+  const refresh = async () => {
+    await queries.invalidateQueries({ queryKey: ['objects', project.id] });
+    await queries.invalidateQueries({ queryKey: ['folders', project.id] });
+    await queries.invalidateQueries({ queryKey: ['storage-usage', project.id] });
+  };
+  const upload = useMutation({
+    mutationFn: async (files: File[]) => {
+      for (const f of files) {
+        setProgress({ name: f.name, sent: 0, total: f.size });
+        await api.storage.upload(f, { folder, confirm: true, upsert: true, onProgress: (sent, total) => setProgress({ name: f.name, sent, total: total ?? f.size }) });
+      }
+    },
+    onSuccess: async (_, files) => {
+      toast(`${files.length} file(s) uploaded`);
+      await refresh();
+    },
+    onSettled: () => setProgress(null),
+  });
+  const download = useMutation({
+    mutationFn: async (o: StorageObject) => {
+      const res = await api.storage.download(o.id);
+      const url = URL.createObjectURL(await res.blob());
+      const a = document.createElement('a');
+      a.href = url;
+      a.download = o.name;
+      document.body.append(a);
+      a.click();
+      a.remove();
+      window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    },
+  });
+  const remove = useMutation({
+    mutationFn: (o: StorageObject) => api.storage.remove(o.id),
+    onSuccess: async (_, o) => {
+      toast(`${o.name} deleted`);
+      if (details?.id === o.id) setDetails(null);
+      await refresh();
+    },
+  });
+  const paths = [...(folders.data?.folders ?? []).map((f) => f.folder), ...extraFolders];
+  const drop = (e: DragEvent) => {
+    e.preventDefault();
+    setOver(false);
+    const files = [...e.dataTransfer.files];
+    if (files.length) upload.mutate(files);
+  };
+  const list = objects.data?.objects ?? [];
+  return (
+    <div className="split">
+      <Section title="Folders">
+        {folders.error ? <ErrorBox error={folders.error} /> : <ul className="tree" aria-label="Folder tree"><Tree node={treeOf(paths)} selected={folder} onSelect={(p) => { setFolder(p); setDetails(null); }} /></ul>}
+        <form className="row" onSubmit={(e) => {
+          e.preventDefault();
+          const p = [folder, newFolder.trim()].filter(Boolean).join('/');
+          if (newFolder.trim()) {
+            setExtraFolders([...extraFolders, p]);
+            setFolder(p);
+            setNewFolder('');
+          }
+        }}>
+          <TextField label="New folder" hint="Inside the selected folder; it is kept once a file is in it." value={newFolder} onChange={(e) => setNewFolder(e.target.value)} />
+          <Button type="submit">Add</Button>
+        </form>
+      </Section>
+      <div>
+        <Section title={folder ? `Folder ${folder}` : 'Top level'}>
+          <div className={`dropzone${over ? ' over' : ''}`} onDragOver={(e) => { e.preventDefault(); setOver(true); }} onDragLeave={() => setOver(false)} onDrop={drop} data-testid="dropzone">
+            <p>Drop files here, or</p>
+            <input ref={input} type="file" multiple id="file-picker" className="sr-only-label" tabIndex={-1} aria-label="Files to upload" onChange={(e) => { const files = [...(e.target.files ?? [])]; if (files.length) upload.mutate(files); e.target.value = ''; }} />
+            <Button onClick={() => input.current?.click()} busy={upload.isPending}>Choose files to upload</Button>
+            {progress && (
+              <div role="status">
+                <label htmlFor="upload-progress">Uploading {progress.name}: {Math.round((progress.sent / Math.max(progress.total, 1)) * 100)}%</label>
+                <progress id="upload-progress" max={progress.total || 1} value={progress.sent} />
+              </div>
+            )}
+          </div>
+          <ErrorBox error={upload.error ?? download.error ?? remove.error ?? objects.error} />
+          {objects.isPending ? <Loading what="Loading files" /> : list.length === 0 ? (
+            <Empty title="No files in this folder">Drop files on the area above or choose them; apps upload with POST /storage/api/v1/storage/upload.</Empty>
+          ) : (
+            <div className="table-wrap">
+              <table aria-label="Files">
+                <thead><tr><th scope="col">Name</th><th scope="col">Size</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Updated</th><th scope="col"><span className="sr-only-label">Actions</span></th></tr></thead>
+                <tbody>{list.map((o) => (
+                  <tr key={o.id}>
+                    <td><button type="button" className="btn btn-ghost btn-small" onClick={() => setDetails(o)}>{o.name}</button></td>
+                    <td className="num">{bytes(o.size)}</td>
+                    <td>{o.content_type}</td>
+                    <td>{o.status === 'ready' ? <Badge tone="good">ready</Badge> : <Badge tone="warn">{o.status}</Badge>}</td>
+                    <td>{when(o.updated_at)}</td>
+                    <td><div className="actions">
+                      <Button className="btn-small" aria-label={`Download ${o.name}`} onClick={() => download.mutate(o)}>Download</Button>
+                      <Button className="btn-small" variant="danger" aria-label={`Delete ${o.name}`} onClick={async () => {
+                        if (await confirm({ title: `Delete ${o.name}?`, body: <p>The file is removed for good.</p>, action: 'Delete file' })) remove.mutate(o);
+                      }}>Delete</Button>
+                    </div></td>
+                  </tr>
+                ))}</tbody>
+              </table>
+            </div>
+          )}
+        </Section>
+        {details && (
+          <Section title={`Details of ${details.name}`} actions={<Button onClick={() => setDetails(null)}>Close</Button>}>
+            <dl className="props">
+              <dt>Id</dt><dd><code>{details.id}</code></dd>
+              <dt>Path</dt><dd>{details.path}</dd>
+              <dt>Size</dt><dd>{bytes(details.size)} ({details.size} bytes)</dd>
+              <dt>Content type</dt><dd>{details.content_type}</dd>
+              <dt>SHA-256</dt><dd><code>{details.sha256 ?? '—'}</code></dd>
+              <dt>Owner</dt><dd>{details.owner_id ?? 'the project (secret key)'}</dd>
+              <dt>Created</dt><dd>{when(details.created_at)}</dd>
+              <dt>Updated</dt><dd>{when(details.updated_at)}</dd>
+            </dl>
+            {details.download_url && <CopyField label="Download URL" value={details.download_url} />}
+          </Section>
+        )}
+      </div>
+    </div>
+  );
+}
+
+const OPERATIONS = ['read', 'write', 'delete', 'list'] as const;
+
+function Policies() {
+  const { api, project } = useProjectCtx();
+  const queries = useQueryClient();
+  const confirm = useConfirm();
+  const toast = useToast();
+  const [name, setName] = useState('');
+  const [folder, setFolder] = useState('');
+  const [ops, setOps] = useState<string[]>(['read']);
+  const [principal, setPrincipal] = useState('public');
+  const [role, setRole] = useState('');
+  const [types, setTypes] = useState('');
+  const list = useQuery({ queryKey: ['storage-policies', project.id], queryFn: () => api.storage.policies.list() });
+  const create = useMutation({
+    mutationFn: () => api.storage.policies.create({
+      name: name.trim(), folder: folder.trim(), operations: ops, principal: principal === 'role' ? `role:${role.trim()}` : principal,
+      ...(types.trim() ? { content_types: types.split(',').map((t) => t.trim()).filter(Boolean) } : {}),
+    }),
+    onSuccess: async () => {
+      toast('Policy created');
+      setName('');
+      await queries.invalidateQueries({ queryKey: ['storage-policies', project.id] });
+    },
+  });
+  const remove = useMutation({
+    mutationFn: (id: string) => api.storage.policies.remove(id),
+    onSuccess: async () => {
+      toast('Policy deleted');
+      await queries.invalidateQueries({ queryKey: ['storage-policies', project.id] });
+    },
+  });
+  return (
+    <>
+      <Section title="Policies">
+        <p className="muted">The secret key reaches every file. Policies say what the publishable key and signed-in end-users may do, per folder.</p>
+        {list.isPending ? <Loading /> : list.error ? <ErrorBox error={list.error} /> : list.data.length === 0 ? (
+          <Empty title="No policies">Without a policy, only the secret key reaches files. Add one below to let apps read or upload.</Empty>
+        ) : (
+          <div className="table-wrap">
+            <table>
+              <thead><tr><th scope="col">Name</th><th scope="col">Folder</th><th scope="col">Operations</th><th scope="col">Who</th><th scope="col"><span className="sr-only-label">Actions</span></th></tr></thead>
+              <tbody>{list.data.map((p) => (
+                <tr key={p.id}>
+                  <td>{p.name}</td><td>{p.folder || '(every folder)'}</td><td>{p.operations.join(', ')}</td><td>{p.principal}</td>
+                  <td><Button className="btn-small" variant="danger" aria-label={`Delete policy ${p.name}`} onClick={async () => {
+                    if (await confirm({ title: `Delete policy ${p.name}?`, body: <p>What it allowed is refused from now on.</p>, action: 'Delete policy' })) remove.mutate(p.id);
+                  }}>Delete</Button></td>
+                </tr>
+              ))}</tbody>
+            </table>
+          </div>
+        )}
+        <ErrorBox error={remove.error} />
+      </Section>
+      <Section title="New policy">
+        <form onSubmit={(e) => { e.preventDefault(); create.mutate(); }}>
+          <div className="row">
+            <TextField label="Policy name" required value={name} onChange={(e) => setName(e.target.value)} />
+            <TextField label="Folder" hint="With its subfolders; empty: every folder." value={folder} onChange={(e) => setFolder(e.target.value)} />
+          </div>
+          <fieldset className="card">
+            <legend>Operations</legend>
+            {OPERATIONS.map((o) => <Check key={o} label={o} checked={ops.includes(o)} onChange={(e) => setOps(e.target.checked ? [...ops, o] : ops.filter((x) => x !== o))} />)}
+          </fieldset>
+          <div className="row">
+            <SelectField label="Who" value={principal} onChange={(e) => setPrincipal(e.target.value)} options={[
+              { value: 'public', label: 'Anyone (public)' }, { value: 'authenticated', label: 'Signed-in users' }, { value: 'owner', label: 'The file’s owner' }, { value: 'role', label: 'Users with a role' },
+            ]} />
+            {principal === 'role' && <TextField label="Role name" required value={role} onChange={(e) => setRole(e.target.value)} />}
+            <TextField label="Allowed content types (write)" hint="Comma-separated, e.g. image/*; empty allows any." value={types} onChange={(e) => setTypes(e.target.value)} />
+          </div>
+          <Button type="submit" variant="primary" busy={create.isPending}>Create policy</Button>
+        </form>
+        <ErrorBox error={create.error} title="Could not create the policy" />
+      </Section>
+    </>
+  );
+}
+
+function Usage() {
+  const { api, project } = useProjectCtx();
+  const usage = useQuery({ queryKey: ['storage-usage', project.id], queryFn: () => api.storage.usage() });
+  if (usage.isPending) return <Loading />;
+  if (usage.error) return <ErrorBox error={usage.error} />;
+  const u = usage.data;
+  const pct = u.quota_bytes ? Math.min(100, (u.bytes / u.quota_bytes) * 100) : undefined;
+  return (
+    <Section title="Usage">
+      <dl className="props">
+        <dt>Files</dt><dd>{u.objects.toLocaleString()} ({bytes(u.bytes)})</dd>
+        <dt>Uploads in progress</dt><dd>{u.pending_objects} ({bytes(u.pending_bytes)})</dd>
+        <dt>Quota</dt><dd>{u.quota_bytes ? bytes(u.quota_bytes) : 'none'}</dd>
+        <dt>Left</dt><dd>{u.remaining_bytes === null ? '—' : bytes(u.remaining_bytes)}</dd>
+        <dt>Largest upload</dt><dd>{bytes(u.max_upload_bytes)}</dd>
+      </dl>
+      {pct !== undefined && (<><label htmlFor="quota-bar">{pct.toFixed(1)}% of the quota used</label><progress id="quota-bar" max={100} value={pct} /></>)}
+    </Section>
+  );
+}

@@ -1,0 +1,283 @@
+// The dashboard's small design system: buttons, fields, the error box (message, code and request id), empty
+// states, copy buttons, secrets that are hidden until revealed, tabs, toasts and the confirmation dialog that every
+// destructive action goes through (a native <dialog>: focus stays inside, Escape cancels).
+import { createContext, useCallback, useContext, useEffect, useId, useRef, useState, type ButtonHTMLAttributes, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes, type TextareaHTMLAttributes } from 'react';
+import { Link, useLocation } from 'wouter';
+import { isTesseraError } from '@tessera/client';
+
+type ButtonProps = ButtonHTMLAttributes<HTMLButtonElement> & { variant?: 'primary' | 'danger' | 'ghost' | 'plain'; busy?: boolean };
+
+/** A button; `busy` disables it and says so. */
+export function Button({ variant = 'plain', busy, children, className, disabled, type = 'button', ...rest }: ButtonProps) {
+  return (
+    <button type={type} className={`btn btn-${variant}${className ? ` ${className}` : ''}`} disabled={disabled || busy} aria-busy={busy || undefined} {...rest}>
+      {children}
+    </button>
+  );
+}
+
+type FieldProps = { label: string; hint?: ReactNode; error?: string; children: (id: string, describedBy: string | undefined) => ReactNode };
+
+/** A labelled control with an optional hint and error (both tied to the control for screen readers). */
+export function Field({ label, hint, error, children }: FieldProps) {
+  const id = useId();
+  const hintId = hint ? `${id}-hint` : undefined;
+  const errId = error ? `${id}-err` : undefined;
+  const describedBy = [hintId, errId].filter(Boolean).join(' ') || undefined;
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children(id, describedBy)}
+      {hint && <div className="hint" id={hintId}>{hint}</div>}
+      {error && <div className="field-error" id={errId}>{error}</div>}
+    </div>
+  );
+}
+
+/** A labelled text input. */
+export function TextField({ label, hint, error, ...rest }: { label: string; hint?: ReactNode; error?: string } & InputHTMLAttributes<HTMLInputElement>) {
+  return <Field label={label} hint={hint} error={error}>{(id, d) => <input id={id} aria-describedby={d} aria-invalid={error ? true : undefined} {...rest} />}</Field>;
+}
+
+/** A labelled text area. */
+export function TextArea({ label, hint, error, ...rest }: { label: string; hint?: ReactNode; error?: string } & TextareaHTMLAttributes<HTMLTextAreaElement>) {
+  return <Field label={label} hint={hint} error={error}>{(id, d) => <textarea id={id} aria-describedby={d} aria-invalid={error ? true : undefined} {...rest} />}</Field>;
+}
+
+/** A labelled select. */
+export function SelectField({ label, hint, options, ...rest }: { label: string; hint?: ReactNode; options: readonly (string | { value: string; label: string })[] } & SelectHTMLAttributes<HTMLSelectElement>) {
+  return (
+    <Field label={label} hint={hint}>
+      {(id, d) => (
+        <select id={id} aria-describedby={d} {...rest}>
+          {options.map((o) => (typeof o === 'string' ? <option key={o} value={o}>{o}</option> : <option key={o.value} value={o.value}>{o.label}</option>))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
+/** A labelled checkbox. */
+export function Check({ label, ...rest }: { label: ReactNode } & InputHTMLAttributes<HTMLInputElement>) {
+  const id = useId();
+  return (
+    <div className="check">
+      <input type="checkbox" id={id} {...rest} />
+      <label htmlFor={id}>{label}</label>
+    </div>
+  );
+}
+
+/** An API error as the user needs it: what went wrong, its code and the request id to quote. */
+export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
+  if (!error) return null;
+  const e = error as Error;
+  const code = isTesseraError(error) ? error.code : undefined;
+  const requestId = isTesseraError(error) ? error.requestId : undefined;
+  const status = isTesseraError(error) ? error.status : undefined;
+  const details = isTesseraError(error) ? error.details : undefined;
+  return (
+    <div className="error-box" role="alert">
+      <strong>{title ?? 'Something went wrong'}</strong>
+      <p className="error-message">{e.message || String(error)}</p>
+      <dl className="error-meta">
+        {code && (<><dt>Code</dt><dd><code>{code}</code>{status ? ` (HTTP ${status})` : ''}</dd></>)}
+        {requestId && (<><dt>Request id</dt><dd><code className="request-id">{requestId}</code> <CopyButton value={requestId} label="Copy request id" /></dd></>)}
+        {details && Object.keys(details).length > 0 && (<><dt>Details</dt><dd><code>{JSON.stringify(details)}</code></dd></>)}
+      </dl>
+    </div>
+  );
+}
+
+/** What an empty list means and what to do about it. */
+export function Empty({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="empty" role="status">
+      <strong>{title}</strong>
+      {children && <div>{children}</div>}
+    </div>
+  );
+}
+
+/** A loading line, announced politely. */
+export function Loading({ what = 'Loading' }: { what?: string }) {
+  return <p className="loading" role="status" aria-live="polite">{what}…</p>;
+}
+
+/** A page heading with actions on the right. */
+export function PageHeader({ title, children, description }: { title: string; children?: ReactNode; description?: ReactNode }) {
+  return (
+    <header className="page-header">
+      <div>
+        <h1>{title}</h1>
+        {description && <p className="muted">{description}</p>}
+      </div>
+      {children && <div className="actions">{children}</div>}
+    </header>
+  );
+}
+
+/** A section with a heading. */
+export function Section({ title, children, actions }: { title: string; children: ReactNode; actions?: ReactNode }) {
+  const id = useId();
+  return (
+    <section className="card" aria-labelledby={id}>
+      <div className="card-head">
+        <h2 id={id}>{title}</h2>
+        {actions && <div className="actions">{actions}</div>}
+      </div>
+      {children}
+    </section>
+  );
+}
+
+/** Copies a value to the clipboard and says so. */
+export function CopyButton({ value, label = 'Copy' }: { value: string; label?: string }) {
+  const toast = useToast();
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(value);
+    } catch {
+      // Clipboard refused (insecure origin, no permission): select-and-copy through a hidden field instead.
+      const t = document.createElement('textarea');
+      t.value = value;
+      t.setAttribute('readonly', '');
+      t.style.position = 'fixed';
+      t.style.opacity = '0';
+      document.body.append(t);
+      t.select();
+      document.execCommand('copy');
+      t.remove();
+    }
+    toast('Copied to the clipboard');
+  };
+  return <Button variant="ghost" className="btn-small" onClick={() => void copy()} aria-label={label}>Copy</Button>;
+}
+
+/** A value with a copy button. */
+export function CopyField({ label, value }: { label: string; value: string }) {
+  return (
+    <div className="copy-field">
+      <span className="label">{label}</span>
+      <code data-testid={`value-${label}`}>{value}</code>
+      <CopyButton value={value} label={`Copy ${label}`} />
+    </div>
+  );
+}
+
+/** A secret: hidden until revealed, copyable either way. */
+export function Secret({ label, value }: { label: string; value: string }) {
+  const [shown, setShown] = useState(false);
+  return (
+    <div className="copy-field">
+      <span className="label">{label}</span>
+      <code data-testid={`secret-${label}`}>{shown ? value : `${value.slice(0, 8)}${'•'.repeat(16)}`}</code>
+      <Button variant="ghost" className="btn-small" aria-pressed={shown} aria-label={`${shown ? 'Hide' : 'Reveal'} ${label}`} onClick={() => setShown(!shown)}>{shown ? 'Hide' : 'Reveal'}</Button>
+      <CopyButton value={value} label={`Copy ${label}`} />
+    </div>
+  );
+}
+
+/** Tabs as links (each tab is a place in the URL). */
+export function Tabs({ tabs, label }: { tabs: { href: string; label: string }[]; label: string }) {
+  const [location] = useLocation();
+  return (
+    <nav className="tabs" aria-label={label}>
+      {tabs.map((t) => {
+        const active = location === t.href || location.startsWith(`${t.href}/`);
+        return (
+          <Link key={t.href} href={t.href} className={active ? 'tab active' : 'tab'} aria-current={active ? 'page' : undefined}>
+            {t.label}
+          </Link>
+        );
+      })}
+    </nav>
+  );
+}
+
+/** A status badge. */
+export function Badge({ tone = 'neutral', children }: { tone?: 'neutral' | 'good' | 'bad' | 'warn'; children: ReactNode }) {
+  return <span className={`badge badge-${tone}`}>{children}</span>;
+}
+
+// --- toasts -----------------------------------------------------------------------------------------------------
+
+const ToastContext = createContext<(message: string) => void>(() => {});
+
+/** Shows a short message in the polite live region. */
+export const useToast = () => useContext(ToastContext);
+
+export function ToastProvider({ children }: { children: ReactNode }) {
+  const [items, setItems] = useState<{ id: number; message: string }[]>([]);
+  const next = useRef(0);
+  const push = useCallback((message: string) => {
+    const id = ++next.current;
+    setItems((xs) => [...xs.slice(-3), { id, message }]);
+    window.setTimeout(() => setItems((xs) => xs.filter((x) => x.id !== id)), 4000);
+  }, []);
+  return (
+    <ToastContext.Provider value={push}>
+      {children}
+      <div className="toasts" role="status" aria-live="polite">
+        {items.map((t) => <div key={t.id} className="toast">{t.message}</div>)}
+      </div>
+    </ToastContext.Provider>
+  );
+}
+
+// --- confirmation ------------------------------------------------------------------------------------------------
+
+export type ConfirmRequest = {
+  title: string;
+  body: ReactNode;
+  /** The button's words, e.g. "Delete project". */
+  action: string;
+  /** When set, the user types this text before the button works (for what cannot be undone). */
+  typed?: string;
+  danger?: boolean;
+};
+
+const ConfirmContext = createContext<(req: ConfirmRequest) => Promise<boolean>>(async () => false);
+
+/** Asks before a destructive action; resolves true when confirmed. */
+export const useConfirm = () => useContext(ConfirmContext);
+
+export function ConfirmProvider({ children }: { children: ReactNode }) {
+  const [req, setReq] = useState<(ConfirmRequest & { resolve: (ok: boolean) => void }) | null>(null);
+  const [typed, setTyped] = useState('');
+  const dialog = useRef<HTMLDialogElement>(null);
+  const ask = useCallback((r: ConfirmRequest) => new Promise<boolean>((resolve) => {
+    setTyped('');
+    setReq({ ...r, resolve });
+  }), []);
+  useEffect(() => {
+    if (req && dialog.current && !dialog.current.open) dialog.current.showModal();
+  }, [req]);
+  const close = (ok: boolean) => {
+    req?.resolve(ok);
+    dialog.current?.close();
+    setReq(null);
+  };
+  const allowed = !req?.typed || typed === req.typed;
+  const titleId = useId();
+  return (
+    <ConfirmContext.Provider value={ask}>
+      {children}
+      <dialog ref={dialog} className="dialog" aria-labelledby={titleId} onCancel={(e) => { e.preventDefault(); close(false); }}>
+        {req && (
+          <form method="dialog" onSubmit={(e) => { e.preventDefault(); if (allowed) close(true); }}>
+            <h2 id={titleId}>{req.title}</h2>
+            <div className="dialog-body">{req.body}</div>
+            {req.typed && (
+              <TextField label={`Type ${req.typed} to confirm`} value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" autoFocus spellCheck={false} />
+            )}
+            <div className="dialog-actions">
+              <Button onClick={() => close(false)} autoFocus={!req.typed}>Cancel</Button>
+              <Button type="submit" variant={req.danger === false ? 'primary' : 'danger'} disabled={!allowed}>{req.action}</Button>
+            </div>
+          </form>
+        )}
+      </dialog>
+    </ConfirmContext.Provider>
+  );
+}
