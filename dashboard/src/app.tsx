@@ -7,24 +7,12 @@ import { Link, Route, Switch, useLocation } from 'wouter';
 import { platform, endSession, useSession } from './lib/session.ts';
 import { Button, ErrorBox, Loading } from './ui/index.tsx';
 import { SignIn, SignUp } from './pages/sign-in.tsx';
+import { projectOf, samePageIn } from './lib/routes.ts';
+// The home page loads with the shell (it is the first screen after signing in); the rest load on demand.
+import Projects from './pages/projects.tsx';
 
-const Projects = lazy(() => import('./pages/projects.tsx'));
 const Account = lazy(() => import('./pages/account.tsx'));
 const ProjectArea = lazy(() => import('./pages/project-area.tsx'));
-
-/** The project of the current address, if any. */
-export function projectOf(location: string): { id: string; rest: string } | undefined {
-  const m = /^\/p\/([^/]+)(\/.*)?$/.exec(location);
-  return m ? { id: decodeURIComponent(m[1]!), rest: m[2] ?? '' } : undefined;
-}
-
-/** Where the same page is in another project: the area and tab stay, a single item's page goes up to its list. */
-export function samePageIn(rest: string, projectId: string): string {
-  const parts = rest.split('/').filter(Boolean);
-  const keep = parts[0] === 'settings' ? 2 : parts[0] === 'functions' && ['executions', 'hooks', 'webhooks', 'cron', 'email', 'stats', 'new'].includes(parts[1] ?? '') ? 2 : parts[0] === 'database' && ['sql', 'policies', 'new'].includes(parts[1] ?? '') ? 2 : 1;
-  const kept = parts.slice(0, keep).filter((p) => p !== 'new').join('/');
-  return `/p/${encodeURIComponent(projectId)}${kept ? `/${kept}` : ''}`;
-}
 
 export function App() {
   const session = useSession();

@@ -1,6 +1,7 @@
 // What the database pages read about tables, through the data API's rawSQL (one parameterized statement as the
 // project's role; identifiers are bound as parameters or quoted).
-import type { TesseraClient } from '@tessera/client';
+// A relative path (not the @tessera/client alias) so the unit tests, type-checked with the root tsconfig, resolve it too.
+import type { TesseraClient } from '../../../packages/client/src/index.ts';
 import { ident } from './format.ts';
 
 export type TableInfo = { name: string; columns: number };

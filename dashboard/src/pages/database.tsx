@@ -16,7 +16,7 @@ export default function Database() {
   return (
     <>
       <PageHeader title={`${project.name}: database`} description="Your project's own PostgreSQL database." />
-      <Tabs label="Database" tabs={[{ href: `${b}/tables`, label: 'Tables' }, { href: `${b}/sql`, label: 'SQL editor' }, { href: `${b}/policies`, label: 'RLS policies' }]} />
+      <Tabs label="Database" tabs={[{ href: `${b}/tables`, label: 'Tables', also: [b] }, { href: `${b}/sql`, label: 'SQL editor' }, { href: `${b}/policies`, label: 'RLS policies' }]} />
       <Switch>
         <Route path={`${b}/new`}><CreateTable /></Route>
         <Route path={`${b}/tables/:table`}>{(p) => <TableBrowser table={decodeURIComponent(p.table)} />}</Route>
@@ -242,7 +242,7 @@ function TableBrowser({ table }: { table: string }) {
                 <tr>
                   {cols.map((c) => (
                     <th key={c.name} scope="col" aria-sort={sort?.column === c.name ? (sort.dir === 'asc' ? 'ascending' : 'descending') : undefined}>
-                      <button type="button" className="sort" onClick={() => onSort(c.name)}>{c.name}{c.pk ? ' 🔑' : ''} {sort?.column === c.name ? (sort.dir === 'asc' ? '▲' : '▼') : ''}</button>
+                      <button type="button" className="sort" onClick={() => onSort(c.name)}>{c.name}{c.pk ? ' (key)' : ''} {sort?.column === c.name ? (sort.dir === 'asc' ? '▲' : '▼') : ''}</button>
                       <div className="muted" style={{ fontWeight: 400, fontSize: 12 }}>{c.type}</div>
                     </th>
                   ))}

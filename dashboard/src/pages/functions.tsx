@@ -20,7 +20,7 @@ export default function Functions() {
     <>
       <PageHeader title={`${project.name}: edge functions`} description="Multi-step functions run by invokes, database hooks, webhooks and cron." />
       <Tabs label="Edge functions" tabs={[
-        { href: `${b}/list`, label: 'Functions' },
+        { href: `${b}/list`, label: 'Functions', also: [`${b}/f`, `${b}/new`, b] },
         { href: `${b}/executions`, label: 'Executions' },
         { href: `${b}/hooks`, label: 'Hooks' },
         { href: `${b}/webhooks`, label: 'Webhooks' },

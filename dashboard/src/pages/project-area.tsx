@@ -2,7 +2,7 @@
 // loaded once here and handed down.
 import { lazy, Suspense } from 'react';
 import { Route, Switch, useLocation, Redirect } from 'wouter';
-import { projectOf } from '../app.tsx';
+import { projectOf } from '../lib/routes.ts';
 import { useProject } from '../lib/project.ts';
 import { ProjectContext } from '../lib/project-context.ts';
 import { ErrorBox, Loading } from '../ui/index.tsx';

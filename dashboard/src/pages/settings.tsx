@@ -18,7 +18,7 @@ export default function Settings() {
     <>
       <PageHeader title={`${project.name}: settings`} />
       <Tabs label="Settings" tabs={[
-        { href: `${b}/general`, label: 'General' },
+        { href: `${b}/general`, label: 'General', also: [b] },
         { href: `${b}/keys`, label: 'API keys' },
         { href: `${b}/oidc`, label: 'OIDC clients' },
         { href: `${b}/cors`, label: 'CORS' },

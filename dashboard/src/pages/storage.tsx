@@ -14,7 +14,7 @@ export default function Storage() {
   return (
     <>
       <PageHeader title={`${project.name}: storage`} description="Files, in folders, with access policies." />
-      <Tabs label="Storage" tabs={[{ href: `${b}/files`, label: 'Files' }, { href: `${b}/policies`, label: 'Policies' }, { href: `${b}/usage`, label: 'Usage' }]} />
+      <Tabs label="Storage" tabs={[{ href: `${b}/files`, label: 'Files', also: [b] }, { href: `${b}/policies`, label: 'Policies' }, { href: `${b}/usage`, label: 'Usage' }]} />
       <Switch>
         <Route path={`${b}/policies`}><Policies /></Route>
         <Route path={`${b}/usage`}><Usage /></Route>

@@ -179,12 +179,15 @@ export function Secret({ label, value }: { label: string; value: string }) {
 }
 
 /** Tabs as links (each tab is a place in the URL). */
-export function Tabs({ tabs, label }: { tabs: { href: string; label: string }[]; label: string }) {
+export function Tabs({ tabs, label }: { tabs: { href: string; label: string; also?: string[] }[]; label: string }) {
   const [location] = useLocation();
+  const under = (href: string) => location === href || location.startsWith(`${href}/`);
+  // A tab is also current on the addresses it names in `also` (the area's bare address, an item of its list).
+  const direct = tabs.some((t) => under(t.href));
   return (
     <nav className="tabs" aria-label={label}>
       {tabs.map((t) => {
-        const active = location === t.href || location.startsWith(`${t.href}/`);
+        const active = under(t.href) || (!direct && (t.also ?? []).some((a) => location === a || location.startsWith(`${a}/`)));
         return (
           <Link key={t.href} href={t.href} className={active ? 'tab active' : 'tab'} aria-current={active ? 'page' : undefined}>
             {t.label}
@@ -212,8 +215,8 @@ export function ToastProvider({ children }: { children: ReactNode }) {
   const next = useRef(0);
   const push = useCallback((message: string) => {
     const id = ++next.current;
-    setItems((xs) => [...xs.slice(-3), { id, message }]);
-    window.setTimeout(() => setItems((xs) => xs.filter((x) => x.id !== id)), 4000);
+    setItems((xs) => [...xs.slice(-1), { id, message }]);
+    window.setTimeout(() => setItems((xs) => xs.filter((x) => x.id !== id)), 3000);
   }, []);
   return (
     <ToastContext.Provider value={push}>
