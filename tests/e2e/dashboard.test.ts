@@ -34,6 +34,14 @@ const outside: string[] = [];
 const tenant = { email: `dash-${Date.now()}@example.com`, password: 'a long enough password 1', name: 'Dash Board' };
 let projectId = '';
 let mfaSecret = '';
+let publishableKey = '';
+
+/** The project's secret key, read from the page's stored session through the API (checks outside the browser). */
+async function projectKey(): Promise<string> {
+  const session = JSON.parse((await page.evaluate(() => localStorage.getItem('tessera.dashboard.session')))!) as { access_token: string };
+  const res = await fetch(`${platform.url}/auth/api/v1/projects/${projectId}`, { headers: { authorization: `Bearer ${session.access_token}` } });
+  return ((await res.json()) as { project: { api_key: string } }).project.api_key;
+}
 
 /** A screenshot of the page as it is, in the artifacts folder. */
 async function shot(name: string): Promise<void> {
@@ -165,7 +173,8 @@ describe('the dashboard, end to end in chromium', () => {
     await page.getByRole('button', { name: 'Copy Secret key' }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
     await page.getByRole('button', { name: 'Copy Publishable key' }).click();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toMatch(/^tpk_/);
+    publishableKey = await page.evaluate(() => navigator.clipboard.readText());
+    expect(publishableKey).toMatch(/^tpk_/);
     // The key works: the data API answers it.
     const res = await fetch(`${platform.url}/v1/rawSQL`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ sql: 'select 1 as one' }) });
     expect(res.status).toBe(200);
@@ -287,6 +296,74 @@ describe('the dashboard, end to end in chromium', () => {
     await checkPage('12-cron');
   });
 
+  it('manages end-users: search, detail, roles, disable after asking', async () => {
+    for (const email of ['ann@example.com', 'ben@example.com']) {
+      const res = await fetch(`${platform.url}/register`, { method: 'POST', headers: { 'x-api-key': publishableKey, 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'a long enough password' }) });
+      expect(res.status).toBe(201);
+    }
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Authentication' }).click();
+    await count(main().getByRole('table').locator('tbody tr'), 2);
+    await page.getByLabel('Search by e-mail or name').fill('ben');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await count(main().getByRole('table').locator('tbody tr'), 1);
+    await checkPage('15-auth-users');
+    await main().getByRole('link', { name: 'ben@example.com' }).click();
+    await page.getByRole('textbox', { name: 'Roles' }).fill('editor, support');
+    await page.getByLabel('App metadata (JSON)').fill('{"plan": "pro"}');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await contains(page.locator('.toasts'), 'Roles and app metadata saved');
+    await page.getByRole('button', { name: 'Disable', exact: true }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Disable user' }).click();
+    await shown(main().getByText(/^disabled/));
+    await checkPage('16-auth-user');
+    const api = await fetch(`${platform.url}/admin/users?search=ben`, { headers: { 'x-api-key': (await projectKey()) } });
+    expect((await api.json()).users[0]).toMatchObject({ roles: ['editor', 'support'], app_metadata: { plan: 'pro' }, disabled: true });
+  });
+
+  it('reveals and rotates the OIDC client secret after asking, and saves redirect URIs', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('link', { name: 'OIDC clients' }).click();
+    await page.getByRole('button', { name: 'Reveal Client secret' }).click();
+    const secret = main().getByTestId('secret-Client secret');
+    const before = await secret.innerText();
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate secret' }).click();
+    await until(() => secret.innerText(), (v) => v !== before && !v.includes('•'), 'a new secret');
+    await page.getByLabel('Redirect URIs').fill('https://app.example.com/callback');
+    await page.getByRole('button', { name: 'Save client' }).click();
+    await contains(page.locator('.toasts'), 'OIDC client saved');
+    await checkPage('17-settings-oidc');
+  });
+
+  it('renames a project', async () => {
+    await page.getByRole('banner').getByRole('link', { name: 'Tessera' }).click();
+    await page.getByRole('button', { name: 'Rename Shop' }).click();
+    await page.getByLabel('New name').fill('Shop 2');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await shown(main().getByRole('link', { name: 'Shop 2' }));
+    await page.getByRole('button', { name: 'Rename Shop 2' }).click();
+    await page.getByLabel('New name').fill('Shop');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await shown(main().getByRole('link', { name: 'Shop', exact: true }));
+  });
+
+  it.each([
+    ['18-settings-cors', '/settings/cors', 'CORS origins'],
+    ['19-settings-plan', '/settings/plan', 'Usage'],
+    ['20-database-policies', '/database/policies', 'Row level security policies'],
+    ['21-storage-policies', '/storage/policies', 'New policy'],
+    ['22-storage-usage', '/storage/usage', 'Quota'],
+    ['23-executions', '/functions/executions', 'Executions'],
+    ['24-hooks', '/functions/hooks', 'New hook'],
+    ['25-webhooks', '/functions/webhooks', 'New receiver'],
+    ['26-email', '/functions/email', 'SMTP settings'],
+    ['27-stats', '/functions/stats', 'Runs per hour'],
+  ])('shows %s with no serious accessibility violation', async (name, address, text) => {
+    await page.goto(`${base}/dashboard/p/${projectId}${address}`);
+    await shown(main().getByText(text, { exact: true }));
+    await checkPage(name);
+  });
+
   it('is usable in a narrow window, with the menu behind a button', async () => {
     await page.setViewportSize({ width: 390, height: 800 });
     await gone(page.getByRole('navigation', { name: 'Main' }));
@@ -315,7 +392,9 @@ describe('the dashboard, end to end in chromium', () => {
     await checkPage('14-account-mfa');
     await page.getByRole('button', { name: 'Reveal Secret' }).click();
     mfaSecret = (await main().getByTestId('secret-Secret').textContent())!;
-    await page.getByLabel('Code from the app').fill(await generate({ secret: mfaSecret }));
+    // Three codes in a row, each of a later time step (a step is used once): the previous one turns MFA on, the
+    // current one signs in, the next one turns it off; all three are inside the ±30 s the platform accepts.
+    await page.getByLabel('Code from the app').fill(await generate({ secret: mfaSecret, epoch: Math.floor(Date.now() / 1000) - 30 }));
     await page.getByRole('button', { name: 'Turn on' }).click();
     await shown(main().getByText('On', { exact: true }));
     await page.getByRole('button', { name: 'Sign out' }).click();
@@ -324,11 +403,19 @@ describe('the dashboard, end to end in chromium', () => {
     await page.getByLabel('Password').fill(tenant.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await shown(page.getByLabel('Authentication code'));
-    // The next window's code: the one just used to turn MFA on cannot be used twice.
-    await page.getByLabel('Authentication code').fill(await generate({ secret: mfaSecret, epoch: Math.floor(Date.now() / 1000) + 30 }));
+    await page.getByLabel('Authentication code').fill(await generate({ secret: mfaSecret, epoch: Math.floor(Date.now() / 1000) }));
     await page.getByRole('button', { name: 'Sign in' }).click();
     await shown(page.getByRole('heading', { name: 'Projects' }));
     await shown(main().getByRole('link', { name: 'Shop' }));
+  });
+
+  it('turns MFA off with a code, after asking', async () => {
+    await page.getByRole('banner').getByRole('link', { name: 'Account' }).click();
+    await page.getByLabel('Code to turn it off').fill(await generate({ secret: mfaSecret, epoch: Math.floor(Date.now() / 1000) + 30 }));
+    await page.getByRole('button', { name: 'Turn off two-factor authentication' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Turn off' }).click();
+    await shown(main().getByText('Off', { exact: true }));
+    await page.getByRole('banner').getByRole('link', { name: 'Tessera' }).click();
   });
 
   it('switching project keeps the page', async () => {
@@ -353,6 +440,18 @@ describe('the dashboard, end to end in chromium', () => {
     await go.click();
     await count(main().getByRole('link', { name: 'Second' }), 0);
     await shown(main().getByRole('link', { name: 'Shop' }));
+  });
+
+  it('refreshes an expired access token by itself and stays signed in', async () => {
+    await page.evaluate(() => {
+      const key = 'tessera.dashboard.session';
+      const s = JSON.parse(localStorage.getItem(key)!);
+      localStorage.setItem(key, JSON.stringify({ ...s, access_token: 'expired.token.value' }));
+    });
+    await page.reload();
+    await shown(main().getByRole('link', { name: 'Shop', exact: true }));
+    const stored = await page.evaluate(() => JSON.parse(localStorage.getItem('tessera.dashboard.session')!).access_token as string);
+    expect(stored).not.toBe('expired.token.value');
   });
 
   it('goes back to sign-in when the session has expired and cannot be refreshed', async () => {
