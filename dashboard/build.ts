@@ -93,32 +93,62 @@ function compressAssets(dir: string): void {
   }
 }
 
-/** Builds when stale (or always with `force`); several processes may call it at once. Answers whether it built. */
-export async function ensureDashboardBuilt(opts: { force?: boolean; log?: (line: string) => void } = {}): Promise<boolean> {
-  const hash = sourceHash();
-  if (!opts.force && isFresh(hash)) return false;
-  const { build } = await import('vite');
-  const started = Date.now();
-  // Built beside dist and swapped in, so a front door serving dist never sees half a build.
-  const tmp = path.join(HERE, `.dist-${process.pid}-${Date.now()}`);
-  try {
-    await build(viteConfig(tmp));
-    compressAssets(path.join(tmp, 'assets'));
-    fs.writeFileSync(path.join(tmp, STAMP), `${hash}\n`);
-    const old = `${tmp}-old`;
-    if (fs.existsSync(DASHBOARD_DIST)) fs.renameSync(DASHBOARD_DIST, old);
+const LOCK = path.join(HERE, '.build-lock');
+/** A lock older than this is left over from a build that died. */
+const STALE_LOCK_MS = 5 * 60_000;
+
+/** Takes the build lock (a folder made atomically), waiting for another process's build to end. */
+async function lock(): Promise<() => void> {
+  for (;;) {
     try {
-      fs.renameSync(tmp, DASHBOARD_DIST);
+      fs.mkdirSync(LOCK);
+      return () => fs.rmSync(LOCK, { recursive: true, force: true });
     } catch (err) {
-      // Another process swapped in its build of the same sources meanwhile: keep that one.
-      if (!isFresh(hash)) throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      try {
+        if (Date.now() - fs.statSync(LOCK).mtimeMs > STALE_LOCK_MS) fs.rmSync(LOCK, { recursive: true, force: true });
+      } catch {
+        // released meanwhile
+      }
+      await new Promise((r) => setTimeout(r, 200));
     }
-    fs.rmSync(old, { recursive: true, force: true });
-  } finally {
-    fs.rmSync(tmp, { recursive: true, force: true });
   }
-  opts.log?.(`dashboard built in ${Date.now() - started} ms (dashboard/dist)`);
-  return true;
+}
+
+/**
+ * Builds when stale (or always with `force`). Several processes may call it at once (test files, a start): one
+ * builds while the others wait for it and then find the build fresh. Answers whether this call built.
+ */
+export async function ensureDashboardBuilt(opts: { force?: boolean; log?: (line: string) => void } = {}): Promise<boolean> {
+  if (!opts.force && isFresh()) return false;
+  const release = await lock();
+  try {
+    const hash = sourceHash();
+    if (!opts.force && isFresh(hash)) return false;
+    const { build } = await import('vite');
+    const started = Date.now();
+    // Built beside dist and swapped in, so a front door serving dist never sees half a build.
+    const tmp = path.join(HERE, `.dist-${process.pid}-${Date.now()}`);
+    const old = `${tmp}-old`;
+    try {
+      await build(viteConfig(tmp));
+      compressAssets(path.join(tmp, 'assets'));
+      fs.writeFileSync(path.join(tmp, STAMP), `${hash}\n`);
+      try {
+        fs.renameSync(DASHBOARD_DIST, old);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+      fs.renameSync(tmp, DASHBOARD_DIST);
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+      fs.rmSync(old, { recursive: true, force: true });
+    }
+    opts.log?.(`dashboard built in ${Date.now() - started} ms (dashboard/dist)`);
+    return true;
+  } finally {
+    release();
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
