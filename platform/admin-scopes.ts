@@ -24,13 +24,15 @@ export const ADMIN_SCOPES = {
     fields: ['dataRawSql'],
   },
   'admin:functions': {
-    operations: 'edge function definitions, database hooks, webhook receivers, cron jobs, executions (their step logs, replay, diff) and stats',
+    operations: 'edge function definitions, database hooks, webhook receivers, cron jobs, executions (their step logs, replay, diff), stats, outbound event subscriptions and their delivery logs',
     fields: [
       'edgeFunctions', 'edgeFunction', 'createEdgeFunction', 'updateEdgeFunction', 'deleteEdgeFunction',
       'functionHooks', 'createFunctionHook', 'deleteFunctionHook',
       'webhookReceivers', 'createWebhookReceiver', 'deleteWebhookReceiver',
       'cronJobs', 'createCronJob', 'updateCronJob', 'deleteCronJob',
       'functionExecutions', 'functionExecution', 'functionExecutionEvents', 'functionStats', 'replayFunctionExecution', 'functionExecutionDiff',
+      'eventSubscriptions', 'eventSubscription', 'createEventSubscription', 'updateEventSubscription', 'deleteEventSubscription', 'rotateEventSubscriptionSecret',
+      'testEventSubscription', 'eventDeliveries', 'eventDelivery', 'redeliverEvent',
     ],
   },
   'admin:secrets': {

@@ -161,6 +161,9 @@ export const CONFIG_SCHEMA = {
   corsAllowCredentials: { env: 'TESSERA_CORS_ALLOW_CREDENTIALS', default: 'false', parse: bool, description: 'CORS, platform-wide: answer `Access-Control-Allow-Credentials: true` to the origins of `TESSERA_CORS_ORIGINS` (refused with `*`: no credentialed wildcard). Tessera itself uses no cookies.' },
   corsMaxAge: { env: 'TESSERA_CORS_MAX_AGE', default: '600', parse: int(0, 86400), description: 'CORS: seconds a browser may cache a preflight answer (`Access-Control-Max-Age`) for the platform-wide origins; projects set their own.' },
   hookMaxDepth: { env: 'TESSERA_HOOK_MAX_DEPTH', default: '3', parse: int(1, 8), description: 'Edge functions: how deep database hooks may nest (a hook whose function writes to a table with hooks fires them one level deeper); a write that would go deeper is refused with 409 HOOK_DEPTH_EXCEEDED.' },
+  eventRetryBaseMs: { env: 'TESSERA_EVENT_RETRY_BASE_MS', default: '5000', parse: int(10, 3600000), description: 'Outbound event webhooks: wait before the first retry of a failed delivery, in milliseconds; it doubles with each attempt (at most 4 hours, ±25% jitter).' },
+  eventRetryWindow: { env: 'TESSERA_EVENT_RETRY_WINDOW', default: '86400', parse: int(1, 604800), description: 'Outbound event webhooks: seconds a delivery is retried for (from the event, or from a manual redelivery); a delivery whose next attempt would fall later is dead-lettered.' },
+  eventDeliveryTimeoutMs: { env: 'TESSERA_EVENT_DELIVERY_TIMEOUT_MS', default: '15000', parse: int(100, 60000), description: 'Outbound event webhooks: milliseconds a receiver has to answer one delivery attempt (then it counts as failed and is retried).' },
 } as const satisfies Record<string, ConfigRow<unknown>>;
 
 type Schema = typeof CONFIG_SCHEMA;

@@ -2,7 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import pg from 'pg';
 import { createTestDatabase } from '../tests/support/database.ts';
 import { createLogger } from './logger.ts';
-import { ensureEventTables, publishEvent, startEventConsumer, type PlatformEvent } from './events.ts';
+import { ensureEventTables, publishEvent, publishEventIfWanted, setEventInterest, startEventConsumer, type PlatformEvent } from './events.ts';
 
 describe('platform events (transactional outbox)', () => {
   let db: { url: string; drop: () => Promise<void> };
@@ -90,5 +90,27 @@ describe('platform events (transactional outbox)', () => {
     await waitUntil(() => seen.includes('after'), 'an event after the reconnection (NOTIFY)');
     expect(seen).toEqual(['during-outage', 'after']);
     await c.stop();
+  });
+
+  it('records an interest-only event only for a project some consumer declared an interest in, in the caller\'s transaction', async () => {
+    const count = async () => Number((await client.query(`select count(*) from tessera_events where type = 'identity.user.registered'`)).rows[0].count);
+    const event = (projectId: string) => ({ projectId, userId: 'u', email: 'a@example.com', emailVerified: false, createdAt: new Date().toISOString() });
+    expect(await publishEventIfWanted(exec, 'identity.user.registered', event('nobody-listens'))).toBe(false);
+    expect(await count()).toBe(0);
+    await setEventInterest(exec, 'consumer-x', 'p1', ['identity.user.registered', 'storage.object.created']);
+    await setEventInterest(exec, 'consumer-y', 'p1', ['identity.user.registered']);
+    expect(await publishEventIfWanted(exec, 'identity.user.registered', event('p1'))).toBe(true);
+    expect(await publishEventIfWanted(exec, 'identity.user.registered', event('p2'))).toBe(false);
+    // Rolled back with the caller's transaction.
+    await client.query('begin');
+    await publishEventIfWanted(exec, 'identity.user.registered', event('p1'));
+    await client.query('rollback');
+    expect(await count()).toBe(1);
+    // One consumer's declaration leaves the others' alone; an empty one withdraws its own.
+    await setEventInterest(exec, 'consumer-x', 'p1', []);
+    expect(await publishEventIfWanted(exec, 'identity.user.registered', event('p1'))).toBe(true);
+    await setEventInterest(exec, 'consumer-y', 'p1', []);
+    expect(await publishEventIfWanted(exec, 'identity.user.registered', event('p1'))).toBe(false);
+    expect(await count()).toBe(2);
   });
 });

@@ -2,14 +2,27 @@
 // the same transaction as the change it describes; other subgraphs consume events in order, at least
 // once, each through its own cursor (so subgraphs never import each other, and a consumer that starts
 // later catches up on everything it missed). One instance of a consumer works at a time (row lock).
+//
+// Events that happen very often and interest few projects (end-users signing in, storage objects) are published only
+// when some domain declared an interest in that event of that project (`tessera_event_interest`, kept by the domain
+// that consumes them: the functions subgraph for its outbound event subscriptions), so a project nobody listens to
+// adds no row and wakes no consumer.
 import pg from 'pg';
 import type { Logger } from './logger.ts';
+
+/** A storage object as its events describe it. */
+export type StorageObjectEvent = { id: string; folder: string; name: string; contentType: string; size: number; sha256: string | null; ownerId: string | null };
 
 /** Events and their payloads. Add a row here when a domain announces something new. */
 export type PlatformEvents = {
   'project.created': { projectId: string; tenantId: string; name: string };
   'project.deleted': { projectId: string; tenantId: string };
   'publication.changed': { projectId: string; table: string; enabled: boolean };
+  // Published only where an interest is declared (publishEventIfWanted).
+  'identity.user.registered': { projectId: string; userId: string; email: string; emailVerified: boolean; createdAt: string };
+  'identity.user.signed_in': { projectId: string; userId: string; email: string; clientId: string; sessionId: string; amr: string[]; at: string };
+  'storage.object.created': { projectId: string; object: StorageObjectEvent };
+  'storage.object.deleted': { projectId: string; object: StorageObjectEvent };
 };
 export type EventType = keyof PlatformEvents;
 export type PlatformEvent<T extends EventType = EventType> = { id: number; type: T; payload: PlatformEvents[T]; createdAt: Date };
@@ -29,6 +42,8 @@ export async function ensureEventTables(url: string): Promise<void> {
     await client.query(`create table if not exists tessera_events (
       id bigserial primary key, type text not null, payload jsonb not null, created_at timestamptz not null default now())`);
     await client.query(`create table if not exists tessera_event_cursors (consumer text primary key, last_id bigint not null default 0)`);
+    await client.query(`create table if not exists tessera_event_interest (
+      project_id text not null, type text not null, consumer text not null, primary key (project_id, type, consumer))`);
     await client.query('commit');
   } catch (err) {
     await client.query('rollback').catch(() => {});
@@ -42,6 +57,30 @@ export async function ensureEventTables(url: string): Promise<void> {
 export async function publishEvent<T extends EventType>(tx: SqlExecutor, type: T, payload: PlatformEvents[T]): Promise<void> {
   await tx.execute('insert into tessera_events (type, payload) values (?, ?)', [type, JSON.stringify(payload)]);
   await tx.execute(`select pg_notify('${CHANNEL}', ?)`, [type]);
+}
+
+/**
+ * Records an event in the caller's transaction only when its project's interest in this type is declared
+ * (`setEventInterest`); one statement either way. Answers whether it was recorded.
+ */
+export async function publishEventIfWanted<T extends EventType>(tx: SqlExecutor, type: T, payload: PlatformEvents[T] & { projectId: string }): Promise<boolean> {
+  const rows = (await tx.execute(
+    `with recorded as (
+       insert into tessera_events (type, payload) select ?, ?::jsonb
+       where exists (select 1 from tessera_event_interest where project_id = ? and type = ?) returning id)
+     select pg_notify('${CHANNEL}', ?) from recorded`,
+    [type, JSON.stringify(payload), payload.projectId, type, type],
+  )) as unknown[] | { rows?: unknown[] } | undefined;
+  return (Array.isArray(rows) ? rows : (rows?.rows ?? [])).length > 0;
+}
+
+/** Declares (in the caller's transaction) the event types of a project that `consumer` wants: exactly `types`. */
+export async function setEventInterest(tx: SqlExecutor, consumer: string, projectId: string, types: readonly string[]): Promise<void> {
+  const list = `{${types.join(',')}}`;
+  await tx.execute('delete from tessera_event_interest where consumer = ? and project_id = ? and not (type = any(?::text[]))', [consumer, projectId, list]);
+  if (types.length > 0) {
+    await tx.execute('insert into tessera_event_interest (project_id, type, consumer) select ?, t, ? from unnest(?::text[]) t on conflict do nothing', [projectId, consumer, list]);
+  }
 }
 
 export type EventHandlers = { [T in EventType]?: (event: PlatformEvent<T>) => Promise<void> };

@@ -20,6 +20,11 @@ const EVENT = 'seq step kind type attempt input output error duration_ms: durati
 const CHANGE = 'changed from to';
 const DURATION = 'from to delta_ms: deltaMs';
 const STEP_SUMMARY = 'kind status attempts input output error duration_ms: durationMs';
+const SUBSCRIPTION = 'id url events tables description enabled secret created_at: createdAt updated_at: updatedAt';
+const DELIVERY = `id subscription_id: subscriptionId message_id: messageId event status attempts next_attempt_at: nextAttemptAt last_attempt_at: lastAttemptAt
+  last_status_code: lastStatusCode last_latency_ms: lastLatencyMs last_error: lastError last_response: lastResponse created_at: createdAt delivered_at: deliveredAt payload`;
+const ATTEMPT = 'attempt at status_code: statusCode latency_ms: latencyMs response_excerpt: responseExcerpt error';
+const SUBS = `${BASE}/event-subscriptions`;
 const DIFF_SIDE = 'id function function_version: functionVersion trigger status created_at: createdAt duration_ms: durationMs replay_of: replayOf replay_from_step: replayFromStep';
 
 const row = (r: Omit<RouteRow, 'tag' | 'auth'>): RouteRow => ({ tag: TAG, auth: 'project', ...r });
@@ -389,6 +394,121 @@ export const functionsRoutes: RouteRow[] = [
     }`,
     status: 200,
     variables: { id: 'params.id', other: 'params.other' },
+  }),
+  row({
+    id: 'functions.eventSubscription.list',
+    method: 'GET',
+    path: SUBS,
+    summary: 'List outbound event subscriptions',
+    description: 'Oldest first. Secrets are not shown (only by create and rotate-secret).',
+    operation: `query FunctionEventSubscriptionList { event_subscriptions: eventSubscriptions { ${SUBSCRIPTION} } }`,
+    status: 200,
+    variables: {},
+  }),
+  row({
+    id: 'functions.eventSubscription.create',
+    method: 'POST',
+    path: SUBS,
+    summary: 'Subscribe a URL to events',
+    description:
+      'Body `{url, events, tables?, description?, enabled?, secret?}`. Events: `row.inserted`, `row.updated`, `row.deleted` (on `tables`), `user.registered`, `user.signed_in`, ' +
+      '`storage.object.created`, `storage.object.deleted`, `execution.failed`. Each event is POSTed as `{type, timestamp, data}` signed the Standard Webhooks way ' +
+      '(`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64>`), retried with exponential backoff and jitter for up to a day, then dead-lettered. ' +
+      'The answer carries the signing `secret` (`whsec_...`), shown again only by rotate-secret.',
+    operation: `mutation FunctionEventSubscriptionCreate($input: EventSubscriptionInput!) { event_subscription: createEventSubscription(input: $input) { ${SUBSCRIPTION} } }`,
+    status: 201,
+    variables: { input: 'body' },
+  }),
+  row({
+    id: 'functions.eventSubscription.get',
+    method: 'GET',
+    path: `${SUBS}/:id`,
+    summary: 'Get an event subscription',
+    operation: `query FunctionEventSubscriptionGet($id: ID!) { event_subscription: eventSubscription(id: $id) { ${SUBSCRIPTION} } }`,
+    status: 200,
+    variables: { id: 'params.id' },
+  }),
+  row({
+    id: 'functions.eventSubscription.update',
+    method: 'PUT',
+    path: `${SUBS}/:id`,
+    summary: 'Change an event subscription',
+    description: 'Body: any of `{url, events, tables, description, enabled}` (the secret changes only by rotate-secret). Disabling dead-letters its pending deliveries.',
+    operation: `mutation FunctionEventSubscriptionUpdate($id: ID!, $input: EventSubscriptionUpdateInput!) { event_subscription: updateEventSubscription(id: $id, input: $input) { ${SUBSCRIPTION} } }`,
+    status: 200,
+    variables: { id: 'params.id', input: 'body' },
+  }),
+  row({
+    id: 'functions.eventSubscription.delete',
+    method: 'DELETE',
+    path: `${SUBS}/:id`,
+    summary: 'Delete an event subscription',
+    description: 'Its delivery log goes with it; deliveries not yet made are dropped.',
+    operation: 'mutation FunctionEventSubscriptionDelete($id: ID!) { deleteEventSubscription(id: $id) }',
+    status: 204,
+    variables: { id: 'params.id' },
+  }),
+  row({
+    id: 'functions.eventSubscription.deleteByQuery',
+    method: 'DELETE',
+    path: SUBS,
+    summary: 'Delete an event subscription (id in the query or body)',
+    description: 'The id as `?id=` or in the body `{id}`.',
+    operation: 'mutation FunctionEventSubscriptionDeleteByQuery($id: ID!) { deleteEventSubscription(id: $id) }',
+    status: 204,
+    variables: { id: 'query.id|body.id' },
+  }),
+  row({
+    id: 'functions.eventSubscription.rotateSecret',
+    method: 'POST',
+    path: `${SUBS}/:id/rotate-secret`,
+    summary: "Rotate a subscription's signing secret",
+    description: 'Body (optional) `{secret}`: your own `whsec_...` (base64 of 24 to 64 bytes); default a new random one. The answer carries it, once.',
+    operation: `mutation FunctionEventSubscriptionRotate($id: ID!, $secret: String) { event_subscription: rotateEventSubscriptionSecret(id: $id, secret: $secret) { ${SUBSCRIPTION} } }`,
+    status: 200,
+    variables: { id: 'params.id', secret: 'body.secret' },
+  }),
+  row({
+    id: 'functions.eventSubscription.test',
+    method: 'POST',
+    path: `${SUBS}/:id/test`,
+    summary: 'Send a test event to a subscription',
+    description: 'Queues a `subscription.test` event for this subscription only; answers its delivery (follow it in the delivery log).',
+    operation: `mutation FunctionEventSubscriptionTest($id: ID!) { delivery: testEventSubscription(id: $id) { ${DELIVERY} } }`,
+    status: 202,
+    variables: { id: 'params.id' },
+  }),
+  row({
+    id: 'functions.eventDelivery.list',
+    method: 'GET',
+    path: `${SUBS}/:id/deliveries`,
+    summary: "A subscription's delivery log",
+    description: 'Newest first. Query `status` (pending, delivering, succeeded, dead), `event`, `first` (1-100, default 20), `after`. Each delivery: status, attempts, the last attempt\'s status code, latency, error and response excerpt.',
+    operation: `query FunctionEventDeliveryList($id: ID!, $status: String, $event: String, $first: Int, $after: String) {
+      eventDeliveries(subscriptionId: $id, status: $status, event: $event, first: $first, after: $after) { deliveries: items { ${DELIVERY} } next_cursor: nextCursor }
+    }`,
+    status: 200,
+    variables: { id: 'params.id', status: 'query.status', event: 'query.event', first: 'query.first', after: 'query.after' },
+    unwrap: true,
+  }),
+  row({
+    id: 'functions.eventDelivery.get',
+    method: 'GET',
+    path: `${SUBS}/:id/deliveries/:delivery_id`,
+    summary: 'One delivery with every attempt',
+    operation: `query FunctionEventDeliveryGet($id: ID!, $deliveryId: ID!) { delivery: eventDelivery(subscriptionId: $id, id: $deliveryId) { ${DELIVERY} attempt_log: attemptLog { ${ATTEMPT} } } }`,
+    status: 200,
+    variables: { id: 'params.id', deliveryId: 'params.delivery_id' },
+  }),
+  row({
+    id: 'functions.eventDelivery.redeliver',
+    method: 'POST',
+    path: `${SUBS}/:id/deliveries/:delivery_id/redeliver`,
+    summary: 'Deliver an event again',
+    description: 'A dead, succeeded or pending delivery is attempted again now, with a new retry window (same `webhook-id`). 409 while an attempt is under way.',
+    operation: `mutation FunctionEventDeliveryRedeliver($id: ID!, $deliveryId: ID!) { delivery: redeliverEvent(subscriptionId: $id, id: $deliveryId) { ${DELIVERY} } }`,
+    status: 202,
+    variables: { id: 'params.id', deliveryId: 'params.delivery_id' },
   }),
   row({
     id: 'functions.stats',

@@ -13,9 +13,14 @@ export const functionsSubgraph = defineSubgraph<FunctionsServices>({
   migrations: functionsMigrations,
   createServices: createFunctionsServices,
   resolvers: functionsResolvers,
-  // A deleted project's functions, secrets, receivers, cron jobs, e-mail settings and executions go with it.
+  // A deleted project's functions, secrets, receivers, cron jobs, e-mail settings and executions go with it. End-user
+  // and storage events (published only for projects with a subscription wanting them) become event deliveries.
   events: (services) => ({
     'project.deleted': async (event) => await services.removeProject(event.payload.projectId),
+    'identity.user.registered': async (event) => await services.eventDeliveries.emitPlatform(event),
+    'identity.user.signed_in': async (event) => await services.eventDeliveries.emitPlatform(event),
+    'storage.object.created': async (event) => await services.eventDeliveries.emitPlatform(event),
+    'storage.object.deleted': async (event) => await services.eventDeliveries.emitPlatform(event),
   }),
   start: async (services) => {
     await services.receivers.start(services.databaseUrl, services.logger);

@@ -2,6 +2,7 @@
 import { CRON_JOB } from '../services/cron.ts';
 import { EMAIL_JOB, type Mail } from '../services/email.ts';
 import { EXECUTION_JOB, type QueuedJob } from '../services/engine.ts';
+import { DELIVERY_JOB, type DeliveryJob } from '../services/event-deliveries.ts';
 import { AFTER_HOOK_RETRIES, HOOK_JOB, type AfterHookJob } from '../services/hooks.ts';
 import type { FunctionsServices } from '../services/index.ts';
 
@@ -35,6 +36,14 @@ export async function startJobs(s: FunctionsServices): Promise<void> {
   s.scheduler.define<{ projectId: string; mail: Mail }>(EMAIL_JOB, async (data) => await s.email.sendQueued(data), { retries: 5, concurrency: 5 });
   // An after-hook runs at least once: a failed run throws and is retried with exponential backoff.
   s.scheduler.define<AfterHookJob>(HOOK_JOB, async (data) => await s.hooks.runAfter(data), { retries: AFTER_HOOK_RETRIES, concurrency: 20, removeOnComplete: true });
+  // Outbound event deliveries: each job makes one attempt of the deliveries it names (a failed attempt schedules the
+  // next itself); a job that fails to record (the database away) is retried by Agenda, and the sweep catches the rest.
+  s.scheduler.define<DeliveryJob>(DELIVERY_JOB, async (data) => await s.eventDeliveries.deliver(data), {
+    retries: 3,
+    concurrency: 10,
+    removeOnComplete: true,
+    lockLimit: 20,
+  });
   // Executions left `running` by a worker that died are marked failed (WORKER_LOST) once past their timeout.
   s.scheduler.define(SWEEP_JOB, async () => {
     const lost = await s.executions.sweepLost(LOST_GRACE_MS);
@@ -44,6 +53,9 @@ export async function startJobs(s: FunctionsServices): Promise<void> {
     if (held > 0) s.logger.warn({ held }, 'executions whose queuing failed marked failed (never run)');
     // Idempotency-Keys past their 24 hours.
     await s.idempotency.sweepExpired();
+    // Event deliveries whose job was lost or whose attempt was cut short; finished ones past their 30 days.
+    const deliveries = await s.eventDeliveries.sweep();
+    if (deliveries.requeued + deliveries.cutShort > 0) s.logger.warn(deliveries, 'event deliveries queued again by the sweep');
     // Released and never claimed for far too long: their job is gone; it is queued again (a claim runs each once).
     const stale = await s.engine.requeueStale(STALE_QUEUED_MS);
     if (stale > 0) s.logger.warn({ stale }, 'queued executions whose job was lost queued again');

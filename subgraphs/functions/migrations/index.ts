@@ -7,6 +7,7 @@ import { FunctionsRunCountsMigration } from './0005-run-counts.ts';
 import { FunctionsPublicMigration } from './0004-public-functions.ts';
 import { FunctionsIdempotencyMigration } from './0006-idempotency.ts';
 import { FunctionsVersionsReplayMigration } from './0007-versions-replay.ts';
+import { FunctionsEventSubscriptionsMigration } from './0008-event-subscriptions.ts';
 
 export const functionsMigrations: MigrationObject[] = [
   { name: '0001-functions-initial', class: FunctionsInitialMigration },
@@ -16,4 +17,5 @@ export const functionsMigrations: MigrationObject[] = [
   { name: '0005-functions-run-counts', class: FunctionsRunCountsMigration },
   { name: '0006-functions-idempotency', class: FunctionsIdempotencyMigration },
   { name: '0007-functions-versions-replay', class: FunctionsVersionsReplayMigration },
+  { name: '0008-functions-event-subscriptions', class: FunctionsEventSubscriptionsMigration },
 ];

@@ -2,6 +2,7 @@
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import type { FunctionsContext } from './context.ts';
 import { emailMutations, emailQueries } from './email.ts';
+import { eventMutations, eventQueries } from './events.ts';
 import { executionMutations, executionQueries } from './executions.ts';
 import { functionMutations, functionQueries } from './functions.ts';
 import { hookMutations, hookQueries } from './hooks.ts';
@@ -11,7 +12,7 @@ import { typeResolvers } from './types.ts';
 
 export const functionsResolvers = {
   JSON: JSONScalar,
-  Query: { ...functionQueries, ...triggerQueries, ...hookQueries, ...emailQueries, ...executionQueries },
-  Mutation: { ...functionMutations, ...triggerMutations, ...hookMutations, ...emailMutations, ...executionMutations },
+  Query: { ...functionQueries, ...triggerQueries, ...hookQueries, ...emailQueries, ...executionQueries, ...eventQueries },
+  Mutation: { ...functionMutations, ...triggerMutations, ...hookMutations, ...emailMutations, ...executionMutations, ...eventMutations },
   ...typeResolvers,
 } as unknown as GraphQLResolverMap<FunctionsContext>;

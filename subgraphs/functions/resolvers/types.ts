@@ -1,5 +1,7 @@
 // Field resolvers of the object types: ISO dates, names of referenced functions, computed fields.
 import type { CronJob } from '../services/cron.ts';
+import type { DeliveryAttempt, EventDelivery } from '../services/event-deliveries.ts';
+import type { EventSubscription } from '../services/event-subscriptions.ts';
 import type { Execution, ExecutionEvent } from '../services/executions.ts';
 import type { Hook } from '../services/hooks.ts';
 import type { WebhookReceiver } from '../services/webhooks.ts';
@@ -35,6 +37,15 @@ export const typeResolvers = {
     finishedAt: (e: Execution) => iso(e.finishedAt),
   },
   FunctionExecutionEvent: { at: (e: ExecutionEvent) => iso(e.at) },
+  EventSubscription: { createdAt: (s: EventSubscription) => iso(s.createdAt), updatedAt: (s: EventSubscription) => iso(s.updatedAt), secret: (s: EventSubscription) => s.secret ?? null },
+  EventDelivery: {
+    nextAttemptAt: (d: EventDelivery) => iso(d.nextAttemptAt),
+    lastAttemptAt: (d: EventDelivery) => iso(d.lastAttemptAt),
+    createdAt: (d: EventDelivery) => iso(d.createdAt),
+    deliveredAt: (d: EventDelivery) => iso(d.deliveredAt),
+    attemptLog: async (d: EventDelivery, _: unknown, ctx: Ctx) => d.attemptLog ?? (await ctx.services.eventDeliveries.attemptsOf(d.id)),
+  },
+  EventDeliveryAttempt: { at: (a: DeliveryAttempt) => iso(a.at) },
   FunctionStats: { since: (s: { since: Date }) => iso(s.since), until: (s: { until: Date }) => iso(s.until) },
   Project: {
     __resolveReference: (ref: { id: string }) => ({ id: ref.id }),

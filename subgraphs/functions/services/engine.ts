@@ -104,6 +104,12 @@ export type RunOutcome = {
 
 export type Engine = ReturnType<typeof createEngine>;
 
+/** A recorded execution that failed, as `onFailed` hears of it. */
+export type FailedExecution = {
+  id: string; projectId: string; functionName: string; functionVersion: number; trigger: Trigger; triggerRef: string | null;
+  error: RunOutcome['error']; startedAt: Date; finishedAt: Date; durationMs: number;
+};
+
 class Timeout extends Error {}
 /** The abort reason of a run that ended (cancels what its steps left running). */
 const FINISHED = new Error('finished');
@@ -127,6 +133,8 @@ export function createEngine(deps: {
   logger: Logger;
   /** The plan's function runs per month (services/run-quota.ts): every run counts, a dry run too; RATE_LIMITED past it. */
   runQuota?: { take: (projectId: string) => void | Promise<void> };
+  /** Told of every recorded execution that failed, once it is recorded (outbound `execution.failed` events). */
+  onFailed?: (e: FailedExecution) => Promise<unknown>;
 }) {
   const { functions, secrets, executions, scheduler, logger } = deps;
 
@@ -271,6 +279,19 @@ export function createEngine(deps: {
     };
   }
 
+  /** Tells `onFailed` of a recorded failed execution; its own failure is logged, never the run's. */
+  const reportFailure = async (req: Pick<RunRequest, 'fn' | 'trigger' | 'triggerRef'>, id: string, o: RunOutcome, f: { startedAt: Date; finishedAt: Date; durationMs: number }) => {
+    if (o.status !== 'failed' || !deps.onFailed) return;
+    try {
+      await deps.onFailed({
+        id, projectId: req.fn.projectId, functionName: req.fn.name, functionVersion: req.fn.version, trigger: req.trigger, triggerRef: req.triggerRef ?? null,
+        error: o.error, startedAt: f.startedAt, finishedAt: f.finishedAt, durationMs: f.durationMs,
+      });
+    } catch (err) {
+      logger.warn({ execution: id, err: (err as Error).message }, 'the execution.failed event could not be queued');
+    }
+  };
+
   const finished = (o: RunOutcome, startedAt: Date, version: number) => ({
     status: o.status,
     output: o.output,
@@ -289,13 +310,15 @@ export function createEngine(deps: {
     const id = crypto.randomUUID();
     const startedAt = new Date();
     const outcome = await execute(req, id);
+    const done = finished(outcome, startedAt, req.fn.version);
     await executions.record(
       {
         id, projectId: req.fn.projectId, functionId: req.fn.id, functionName: req.fn.name, functionVersion: req.fn.version, trigger: req.trigger, triggerRef: req.triggerRef,
         parentId: req.parentId, depth: req.depth, input: outcome.recordedInput, replayOf: req.replay?.of ?? null, replayFromStep: req.replay?.fromStep ?? null,
       },
-      finished(outcome, startedAt, req.fn.version),
+      done,
     );
+    await reportFailure(req, id, outcome, done);
     return outcome;
   }
 
@@ -358,7 +381,9 @@ export function createEngine(deps: {
         const input = makeInput({ ...stored, rawBody: JSON.stringify(stored.body ?? null) });
         const startedAt = e.startedAt ?? new Date();
         const outcome = await execute({ fn, input, trigger: e.trigger, triggerRef: e.triggerRef, parentId: e.parentId, depth: e.depth, dryRun: false, sealedSecrets, counted: true }, e.id);
-        await executions.finish(e.id, finished(outcome, startedAt, fn.version));
+        const done = finished(outcome, startedAt, fn.version);
+        await executions.finish(e.id, done);
+        await reportFailure({ fn, trigger: e.trigger, triggerRef: e.triggerRef }, e.id, outcome, done);
       }),
     );
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

@@ -102,8 +102,28 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 export type HookService = ReturnType<typeof createHookService>;
 
+/**
+ * Row events of outbound event subscriptions ride the after-hooks' path: a watched table is an after trigger for the
+ * data API, and its committed rows are handed over with the hooks' (event-deliveries.ts).
+ */
+export type RowEvents = {
+  triggers: (projectId: string) => Promise<HookTrigger[]>;
+  enqueue: (a: { projectId: string; table: string; event: HookEvent; rows: unknown[]; userId: string | null }) => Promise<number>;
+};
+
+/** Merges triggers of one table and timing (hooks and row events together). */
+export function mergeTriggers(lists: HookTrigger[][]): HookTrigger[] {
+  const out = new Map<string, HookTrigger>();
+  for (const t of lists.flat()) {
+    const key = `${t.timing}/${t.table}`;
+    const seen = out.get(key);
+    out.set(key, { table: t.table, timing: t.timing, events: HOOK_EVENTS.filter((e) => t.events.includes(e) || (seen?.events.includes(e) ?? false)) });
+  }
+  return [...out.values()];
+}
+
 /** Creates the hook service. */
-export function createHookService(deps: { sql: Sql; functions: FunctionService; engine: Engine; scheduler: Scheduler; router: RouterClient; logger: Logger }) {
+export function createHookService(deps: { sql: Sql; functions: FunctionService; engine: Engine; scheduler: Scheduler; router: RouterClient; logger: Logger; rowEvents?: RowEvents }) {
   const { sql, functions, engine, scheduler, router, logger } = deps;
   const hooksFor = async (projectId: string, table: string, timing: HookTiming, event: HookEvent): Promise<Hook[]> =>
     (await sql.rows(`${SELECT} where h.project_id = ? and h.table_name = ? and h.timing = ? and ? = any(h.events) ${ORDER}`, [projectId, table, timing, event])).map(toHook);
@@ -170,14 +190,17 @@ export function createHookService(deps: { sql: Sql; functions: FunctionService; 
       await changed(projectId);
     },
 
-    /** The data API's question: which (table, timing) have hooks, and for which events. */
+    /** The data API's question: which (table, timing) have hooks (or row-event subscriptions), and for which events. */
     async triggers(projectId: string): Promise<HookTrigger[]> {
       if (!isUuid(projectId)) return [];
-      const rows = await sql.rows<{ table_name: string; timing: HookTiming; events: HookEvent[] }>(
-        'select table_name, timing, array_agg(distinct e order by e) as events from function_hooks, unnest(events) e where project_id = ? group by table_name, timing',
-        [projectId],
-      );
-      return rows.map((r) => ({ table: r.table_name, timing: r.timing, events: r.events }));
+      const [rows, rowEvents] = await Promise.all([
+        sql.rows<{ table_name: string; timing: HookTiming; events: HookEvent[] }>(
+          'select table_name, timing, array_agg(distinct e order by e) as events from function_hooks, unnest(events) e where project_id = ? group by table_name, timing',
+          [projectId],
+        ),
+        deps.rowEvents?.triggers(projectId) ?? [],
+      ]);
+      return mergeTriggers([rows.map((r) => ({ table: r.table_name, timing: r.timing, events: r.events })), rowEvents]);
     },
 
     /**
@@ -211,12 +234,13 @@ export function createHookService(deps: { sql: Sql; functions: FunctionService; 
       return rows;
     },
 
-    /** Queues one run per after-hook and committed row; answers how many were queued. */
+    /** Queues one run per after-hook and committed row, and the rows' event deliveries; answers how many were queued. */
     async enqueueAfter(a: { projectId: string; table: string; event: HookEvent; rows: unknown[]; userId: string | null; depth: number }): Promise<number> {
       const hooks = await hooksFor(a.projectId, a.table, 'after', a.event);
       const jobs: AfterHookJob[] = hooks.flatMap((h) => a.rows.map((row) => ({ hookId: h.id, projectId: a.projectId, table: a.table, event: a.event, row, userId: a.userId, depth: a.depth })));
       for (let i = 0; i < jobs.length; i += 20) await Promise.all(jobs.slice(i, i + 20).map(async (j) => await scheduler.enqueue(HOOK_JOB, j)));
-      return jobs.length;
+      const deliveries = (await deps.rowEvents?.enqueue({ projectId: a.projectId, table: a.table, event: a.event, rows: a.rows, userId: a.userId })) ?? 0;
+      return jobs.length + deliveries;
     },
 
     /** The job: one after-hook run. A failed run throws, so the scheduler runs it again later (with backoff). */

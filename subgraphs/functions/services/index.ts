@@ -1,11 +1,14 @@
 // Wires the functions services together. Built once per running subgraph.
 import { createSecretBox } from '../../../platform/crypto.ts';
 import { errors } from '../../../platform/errors.ts';
+import { setEventInterest } from '../../../platform/events.ts';
 import { createScheduler } from '../../../platform/scheduler.ts';
 import type { SubgraphDeps } from '../../../platform/subgraph.ts';
 import { createCronService } from './cron.ts';
 import { createEmailService } from './email.ts';
 import { createEngine } from './engine.ts';
+import { createEventDeliveryService } from './event-deliveries.ts';
+import { createEventSubscriptionService, INTEREST_CONSUMER } from './event-subscriptions.ts';
 import { createExecutionService } from './executions.ts';
 import { createFunctionService } from './functions.ts';
 import { announceHooksChanged, createHookService } from './hooks.ts';
@@ -34,6 +37,25 @@ export function createFunctionsServices({ config, db, logger, databaseUrl, route
   const secrets = createSecretService({ sql, box });
   const executions = createExecutionService({ sql, hot });
   const email = createEmailService({ sql, box, config, scheduler, logger });
+  // Outbound event webhooks: subscriptions (their secrets sealed apart from the functions' secrets) and deliveries.
+  const eventBox = createSecretBox(config.internalSecret, 'functions:event-subscriptions');
+  const eventSubscriptions = createEventSubscriptionService({
+    sql,
+    box: eventBox,
+    allowPrivate: config.functionsAllowPrivateNetworks,
+    changed: async (projectId) => await hooks.changed(projectId),
+  });
+  const eventDeliveries = createEventDeliveryService({
+    sql,
+    box: eventBox,
+    scheduler,
+    logger,
+    subscriptions: eventSubscriptions,
+    allowPrivate: config.functionsAllowPrivateNetworks,
+    retryBaseMs: config.eventRetryBaseMs,
+    retryWindowMs: config.eventRetryWindow * 1000,
+    timeoutMs: config.eventDeliveryTimeoutMs,
+  });
   // The plan's runs per month (its limits come from tenant management through the router).
   const runQuota = createRunQuota({ sql, limits: createPlanLimitsReader(router), logger });
   const engine = createEngine({
@@ -45,6 +67,19 @@ export function createFunctionsServices({ config, db, logger, databaseUrl, route
     router,
     logger,
     email: (projectId, mail, dryRun) => email.queueFromStep(projectId, mail, dryRun),
+    onFailed: async (e) =>
+      await eventDeliveries.emit({
+        projectId: e.projectId,
+        type: 'execution.failed',
+        at: e.finishedAt,
+        data: {
+          project_id: e.projectId,
+          execution: {
+            id: e.id, function: e.functionName, function_version: e.functionVersion, trigger: e.trigger, trigger_ref: e.triggerRef, error: e.error,
+            started_at: e.startedAt.toISOString(), finished_at: e.finishedAt.toISOString(), duration_ms: e.durationMs,
+          },
+        },
+      }),
     http: async (req) => {
       try {
         return await guardedRequest({ ...req, allowPrivate: config.functionsAllowPrivateNetworks });
@@ -59,7 +94,10 @@ export function createFunctionsServices({ config, db, logger, databaseUrl, route
   const receivers = createReceiverCache();
   const webhooks = createWebhookService({ sql, functions, engine, receivers, idempotency });
   const cron = createCronService({ sql, functions, engine, scheduler, logger });
-  const hooks = createHookService({ sql, functions, engine, scheduler, router, logger });
+  const hooks = createHookService({
+    sql, functions, engine, scheduler, router, logger,
+    rowEvents: { triggers: (projectId) => eventSubscriptions.rowTriggers(projectId), enqueue: (a) => eventDeliveries.emitRows(a) },
+  });
   const locations = createLocations(config);
   const replay = createReplayService({ functions, executions, engine, secrets });
 
@@ -69,7 +107,9 @@ export function createFunctionsServices({ config, db, logger, databaseUrl, route
     await sql.tx(async (tx) => {
       // Step-log lines first (they have no foreign key to cascade from their executions).
       await tx.run('delete from function_execution_events where execution_id in (select id from function_executions where project_id = ?)', [projectId]);
-      for (const table of ['function_hooks', 'function_idempotency', 'webhook_receivers', 'cron_jobs', 'function_executions', 'edge_functions', 'function_secrets', 'email_templates', 'email_configs', 'function_run_counts']) {
+      // Event deliveries and their attempts go with their subscriptions (foreign keys); the declared interest in platform events goes too.
+      await setEventInterest({ execute: async (q, p) => await tx.run(q, p) }, INTEREST_CONSUMER, projectId, []);
+      for (const table of ['event_subscriptions', 'function_hooks', 'function_idempotency', 'webhook_receivers', 'cron_jobs', 'function_executions', 'edge_functions', 'function_secrets', 'email_templates', 'email_configs', 'function_run_counts']) {
         await tx.run(`delete from ${table} where project_id = ?`, [projectId]);
       }
       await announceHooksChanged(tx, projectId);
@@ -78,5 +118,5 @@ export function createFunctionsServices({ config, db, logger, databaseUrl, route
     announceFunctionsChanged(projectId);
   };
 
-  return { sql, hot, scheduler, logger, databaseUrl, functions, secrets, executions, email, engine, runQuota, idempotency, invoke, replay, webhooks, receivers, cron, hooks, locations, removeProject };
+  return { sql, hot, scheduler, logger, databaseUrl, functions, secrets, executions, email, engine, runQuota, idempotency, invoke, replay, eventSubscriptions, eventDeliveries, webhooks, receivers, cron, hooks, locations, removeProject };
 }

@@ -11,6 +11,7 @@ import type { JWTPayload } from 'jose';
 import { errors } from '../../../platform/errors.ts';
 import { randomToken, sha256Hex } from '../../../platform/crypto.ts';
 import { announceLocally, publishBroadcast } from '../../../platform/broadcast.ts';
+import { publishEventIfWanted } from '../../../platform/events.ts';
 import { EndUserSessionEntity, type EndUser, type EndUserSession } from '../entities/index.ts';
 import type { ClientFacts, ServiceDeps } from './context.ts';
 import type { SigningKeyService } from './signing-keys.ts';
@@ -178,13 +179,19 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
     /** Starts a session (a refresh-token family) for a completed sign-in. */
     async startSession(user: EndUser, client: ClientFacts, opts: { scopes: string[]; amr: string[]; authTime: Date; ip?: string }): Promise<{ session: EndUserSession; refreshToken: string }> {
       const refreshToken = randomToken(REFRESH_PREFIX);
-      const em = db.em();
-      const session = em.create(EndUserSessionEntity, {
-        id: crypto.randomUUID(), projectId: user.projectId, userId: user.id, clientId: client.clientId, scope: opts.scopes.join(' '), amr: opts.amr,
-        authTime: opts.authTime, refreshTokenHash: sha256Hex(refreshToken), rotatedRefreshTokenHashes: [], createdAt: new Date(), lastRefreshedAt: null,
-        expiresAt: refreshExpiry(), revokedAt: null, revokedReason: null, ip: opts.ip ?? null,
+      const session = await db.em().transactional(async (em) => {
+        const made = em.create(EndUserSessionEntity, {
+          id: crypto.randomUUID(), projectId: user.projectId, userId: user.id, clientId: client.clientId, scope: opts.scopes.join(' '), amr: opts.amr,
+          authTime: opts.authTime, refreshTokenHash: sha256Hex(refreshToken), rotatedRefreshTokenHashes: [], createdAt: new Date(), lastRefreshedAt: null,
+          expiresAt: refreshExpiry(), revokedAt: null, revokedReason: null, ip: opts.ip ?? null,
+        });
+        await em.flush();
+        // A completed sign-in, for the project's outbound event subscriptions (user.signed_in) when it has any.
+        await publishEventIfWanted(em, 'identity.user.signed_in', {
+          projectId: user.projectId, userId: user.id, email: user.email, clientId: client.clientId, sessionId: made.id, amr: opts.amr, at: made.createdAt.toISOString(),
+        });
+        return made;
       });
-      await em.flush();
       return { session, refreshToken };
     },
 

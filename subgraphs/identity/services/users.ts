@@ -2,6 +2,7 @@
 import crypto from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import { AppError, errors } from '../../../platform/errors.ts';
+import { publishEventIfWanted } from '../../../platform/events.ts';
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../../../platform/passwords.ts';
 import { EndUserEntity, type EndUser } from '../entities/index.ts';
 import type { ServiceDeps } from './context.ts';
@@ -49,20 +50,25 @@ export async function createUserService({ db, limiters }: Pick<ServiceDeps, 'db'
       limiters.register.hit([`account:${projectId}:${email}`, ...(ip ? [`ip:${ip}`] : [])]);
       const password = checkPassword(input.password, email);
       const profile = checkProfile(input);
-      const em = db.em();
-      if (await em.count(EndUserEntity, { projectId, email })) throw new AppError('EMAIL_TAKEN');
+      if (await db.em().count(EndUserEntity, { projectId, email })) throw new AppError('EMAIL_TAKEN');
       const now = new Date();
-      const user = em.create(EndUserEntity, {
-        id: crypto.randomUUID(), projectId, email, emailVerified: false, passwordHash: await hashPassword(password), profile,
-        mfaEnabled: false, mfaSecret: null, mfaPendingSecret: null, mfaLastTimeStep: null, roles: [], appMetadata: {}, disabledAt: null, createdAt: now, updatedAt: now,
-      });
+      const passwordHash = await hashPassword(password);
       try {
-        await em.flush();
+        const user = await db.em().transactional(async (em) => {
+          const made = em.create(EndUserEntity, {
+            id: crypto.randomUUID(), projectId, email, emailVerified: false, passwordHash, profile,
+            mfaEnabled: false, mfaSecret: null, mfaPendingSecret: null, mfaLastTimeStep: null, roles: [], appMetadata: {}, disabledAt: null, createdAt: now, updatedAt: now,
+          });
+          await em.flush();
+          // For the project's outbound event subscriptions (user.registered), when it has any: committed with the user.
+          await publishEventIfWanted(em, 'identity.user.registered', { projectId, userId: made.id, email, emailVerified: false, createdAt: now.toISOString() });
+          return made;
+        });
+        return toEndUserView(user);
       } catch (err) {
         if (err instanceof UniqueConstraintViolationException) throw new AppError('EMAIL_TAKEN');
         throw err;
       }
-      return toEndUserView(user);
     },
 
     /**

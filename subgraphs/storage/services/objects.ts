@@ -7,6 +7,7 @@ import type { Principal } from '../../../platform/auth.ts';
 import type { Config } from '../../../platform/config.ts';
 import type { SubgraphDatabase } from '../../../platform/database.ts';
 import { AppError, errors } from '../../../platform/errors.ts';
+import { publishEventIfWanted, type StorageObjectEvent } from '../../../platform/events.ts';
 import { isStorableTime, textProblem } from '../../../platform/input-guard.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import { BlobTooLargeError, blobKeyOf, type BlobStore } from '../../../platform/blob-store/index.ts';
@@ -176,7 +177,16 @@ export function createObjectService(deps: { db: SubgraphDatabase; blobs: BlobSto
     return { obj, caller };
   };
 
-  /** Makes a pending object ready in `em`'s transaction; returns objects whose blobs must go after commit. */
+  /** An object as its events (storage.object.created / deleted) describe it. */
+function eventOf(o: StoredObject): StorageObjectEvent {
+  return { id: o.id, folder: o.folder, name: o.name, contentType: o.contentType, size: o.size, sha256: o.sha256, ownerId: o.ownerId };
+}
+
+/**
+ * Makes a pending object ready in `em`'s transaction; returns objects whose blobs must go after commit. The object's
+ * creation (and the deletion of one it replaces) is an event for the project's outbound event subscriptions, when it
+ * has any, committed with the change.
+ */
   const promote = async (em: Sql, obj: StoredObject, caller: Caller): Promise<{ obj: StoredObject; replaced: StoredObject[] }> => {
     const replaced: StoredObject[] = [];
     const [existing] = await rows(em, `select ${COLUMNS} from storage_objects where project_id = ? and path = ? and status = 'ready' for update`, [obj.projectId, obj.path]);
@@ -185,10 +195,13 @@ export function createObjectService(deps: { db: SubgraphDatabase; blobs: BlobSto
       const old = toObject(existing);
       assertMayOnObject(await policies.all(obj.projectId), caller, 'delete', old);
       await em.execute('delete from storage_objects where id = ?', [old.id]);
+      await publishEventIfWanted(em, 'storage.object.deleted', { projectId: old.projectId, object: eventOf(old) });
       replaced.push(old);
     }
     const [r] = await rows(em, `update storage_objects set status = 'ready', confirmed_at = ${NOW}, updated_at = ${NOW} where id = ? returning ${COLUMNS}`, [obj.id]);
-    return { obj: toObject(r!), replaced };
+    const ready = toObject(r!);
+    await publishEventIfWanted(em, 'storage.object.created', { projectId: ready.projectId, object: eventOf(ready) });
+    return { obj: ready, replaced };
   };
 
   const inTx = async <T>(fn: (em: Sql) => Promise<T>): Promise<T> => {
@@ -464,7 +477,12 @@ export function createObjectService(deps: { db: SubgraphDatabase; blobs: BlobSto
       const { obj, caller } = await objectFor(principal, id);
       if (!hasFullAccess(caller) && obj.status !== 'ready') throw errors.notFound('object', id);
       assertMayOnObject(await policies.all(obj.projectId), caller, 'delete', obj);
-      const gone = (await db.em().execute('delete from storage_objects where id = ? returning id', [obj.id])) as unknown[];
+      // A ready object's deletion is an event (storage.object.deleted), committed with it.
+      const gone = await inTx(async (em) => {
+        const deleted = (await em.execute('delete from storage_objects where id = ? returning id', [obj.id])) as unknown[];
+        if (deleted.length > 0 && obj.status === 'ready') await publishEventIfWanted(em, 'storage.object.deleted', { projectId: obj.projectId, object: eventOf(obj) });
+        return deleted;
+      });
       if (gone.length === 0) throw errors.notFound('object', id);
       await dropBlobs([obj]);
     },

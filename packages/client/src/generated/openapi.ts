@@ -895,6 +895,156 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/edge/api/v1/event-subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List outbound event subscriptions
+         * @description Oldest first. Secrets are not shown (only by create and rotate-secret).
+         */
+        get: operations["functions.eventSubscription.list"];
+        put?: never;
+        /**
+         * Subscribe a URL to events
+         * @description Body `{url, events, tables?, description?, enabled?, secret?}`. Events: `row.inserted`, `row.updated`, `row.deleted` (on `tables`), `user.registered`, `user.signed_in`, `storage.object.created`, `storage.object.deleted`, `execution.failed`. Each event is POSTed as `{type, timestamp, data}` signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64>`), retried with exponential backoff and jitter for up to a day, then dead-lettered. The answer carries the signing `secret` (`whsec_...`), shown again only by rotate-secret.
+         */
+        post: operations["functions.eventSubscription.create"];
+        /**
+         * Delete an event subscription (id in the query or body)
+         * @description The id as `?id=` or in the body `{id}`.
+         */
+        delete: operations["functions.eventSubscription.deleteByQuery"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/edge/api/v1/event-subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an event subscription */
+        get: operations["functions.eventSubscription.get"];
+        /**
+         * Change an event subscription
+         * @description Body: any of `{url, events, tables, description, enabled}` (the secret changes only by rotate-secret). Disabling dead-letters its pending deliveries.
+         */
+        put: operations["functions.eventSubscription.update"];
+        post?: never;
+        /**
+         * Delete an event subscription
+         * @description Its delivery log goes with it; deliveries not yet made are dropped.
+         */
+        delete: operations["functions.eventSubscription.delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/edge/api/v1/event-subscriptions/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A subscription's delivery log
+         * @description Newest first. Query `status` (pending, delivering, succeeded, dead), `event`, `first` (1-100, default 20), `after`. Each delivery: status, attempts, the last attempt's status code, latency, error and response excerpt.
+         */
+        get: operations["functions.eventDelivery.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/edge/api/v1/event-subscriptions/{id}/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One delivery with every attempt */
+        get: operations["functions.eventDelivery.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/edge/api/v1/event-subscriptions/{id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver an event again
+         * @description A dead, succeeded or pending delivery is attempted again now, with a new retry window (same `webhook-id`). 409 while an attempt is under way.
+         */
+        post: operations["functions.eventDelivery.redeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/edge/api/v1/event-subscriptions/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a subscription's signing secret
+         * @description Body (optional) `{secret}`: your own `whsec_...` (base64 of 24 to 64 bytes); default a new random one. The answer carries it, once.
+         */
+        post: operations["functions.eventSubscription.rotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/edge/api/v1/event-subscriptions/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a subscription
+         * @description Queues a `subscription.test` event for this subscription only; answers its delivery (follow it in the delivery log).
+         */
+        post: operations["functions.eventSubscription.test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/edge/api/v1/executions": {
         parameters: {
             query?: never;
@@ -5192,6 +5342,703 @@ export interface operations {
             409: components["responses"]["E409"];
             413: components["responses"]["E413"];
             415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "functions.eventSubscription.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The project's outbound event subscriptions, oldest first. */
+                        event_subscriptions: {
+                            /** @description When the subscription was created (ISO 8601). */
+                            created_at: string;
+                            /** @description What the subscription is for. */
+                            description: string;
+                            /** @description Whether events are delivered (a disabled subscription gets none; its pending deliveries are dead-lettered). */
+                            enabled: boolean;
+                            /** @description The event types delivered. */
+                            events: string[];
+                            /** @description The subscription's id. */
+                            id: string;
+                            /** @description The signing secret (`whsec_...`): only in the answers of create and rotate, null otherwise. */
+                            secret?: string | null;
+                            /** @description The tables whose rows the row events watch (empty without row events). */
+                            tables: string[];
+                            /** @description When it last changed (ISO 8601). */
+                            updated_at: string;
+                            /** @description Where deliveries are POSTed (http or https). */
+                            url: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "functions.eventSubscription.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the subscription is for. */
+                    description?: string;
+                    /** @description Whether events are delivered (default true). */
+                    enabled?: boolean;
+                    /** @description One or more of: row.inserted, row.updated, row.deleted, user.registered, user.signed_in, storage.object.created, storage.object.deleted, execution.failed. */
+                    events: string[];
+                    /** @description Your own signing secret (`whsec_` + base64 of 24 to 64 random bytes); default: a new random one. */
+                    secret?: string;
+                    /** @description The tables the row events watch (required with row events, at most 50; they need not exist yet). */
+                    tables?: string[];
+                    /** @description Where deliveries are POSTed: an http or https URL (loopback, private and link-local addresses are refused unless the operator allows them). */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Subscribes a URL to events of the project. Each event is POSTed as `{"type", "timestamp", "data"}`, signed the
+                         *     Standard Webhooks way with the subscription's secret (`webhook-id`, `webhook-timestamp`, `webhook-signature`),
+                         *     retried with backoff for up to a day, then dead-lettered. The answer carries the secret (`whsec_...`): keep it,
+                         *     it is shown again only by a rotation.
+                         */
+                        event_subscription: {
+                            /** @description When the subscription was created (ISO 8601). */
+                            created_at: string;
+                            /** @description What the subscription is for. */
+                            description: string;
+                            /** @description Whether events are delivered (a disabled subscription gets none; its pending deliveries are dead-lettered). */
+                            enabled: boolean;
+                            /** @description The event types delivered. */
+                            events: string[];
+                            /** @description The subscription's id. */
+                            id: string;
+                            /** @description The signing secret (`whsec_...`): only in the answers of create and rotate, null otherwise. */
+                            secret?: string | null;
+                            /** @description The tables whose rows the row events watch (empty without row events). */
+                            tables: string[];
+                            /** @description When it last changed (ISO 8601). */
+                            updated_at: string;
+                            /** @description Where deliveries are POSTed (http or https). */
+                            url: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "functions.eventSubscription.deleteByQuery": {
+        parameters: {
+            query?: {
+                id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done, no content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "functions.eventSubscription.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One event subscription. */
+                        event_subscription: {
+                            /** @description When the subscription was created (ISO 8601). */
+                            created_at: string;
+                            /** @description What the subscription is for. */
+                            description: string;
+                            /** @description Whether events are delivered (a disabled subscription gets none; its pending deliveries are dead-lettered). */
+                            enabled: boolean;
+                            /** @description The event types delivered. */
+                            events: string[];
+                            /** @description The subscription's id. */
+                            id: string;
+                            /** @description The signing secret (`whsec_...`): only in the answers of create and rotate, null otherwise. */
+                            secret?: string | null;
+                            /** @description The tables whose rows the row events watch (empty without row events). */
+                            tables: string[];
+                            /** @description When it last changed (ISO 8601). */
+                            updated_at: string;
+                            /** @description Where deliveries are POSTed (http or https). */
+                            url: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "functions.eventSubscription.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description New description. */
+                    description?: string;
+                    /** @description Turns deliveries on or off. */
+                    enabled?: boolean;
+                    /** @description New event types. */
+                    events?: string[];
+                    /** @description The subscription's id when sent in the body of `PUT /event-subscriptions` (ignored otherwise). */
+                    id?: string;
+                    /** @description Refused: rotate the secret instead. */
+                    secret?: string;
+                    /** @description New tables. */
+                    tables?: string[];
+                    /** @description New URL. */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Changes a subscription; omitted fields stay (the secret changes only by rotation). */
+                        event_subscription: {
+                            /** @description When the subscription was created (ISO 8601). */
+                            created_at: string;
+                            /** @description What the subscription is for. */
+                            description: string;
+                            /** @description Whether events are delivered (a disabled subscription gets none; its pending deliveries are dead-lettered). */
+                            enabled: boolean;
+                            /** @description The event types delivered. */
+                            events: string[];
+                            /** @description The subscription's id. */
+                            id: string;
+                            /** @description The signing secret (`whsec_...`): only in the answers of create and rotate, null otherwise. */
+                            secret?: string | null;
+                            /** @description The tables whose rows the row events watch (empty without row events). */
+                            tables: string[];
+                            /** @description When it last changed (ISO 8601). */
+                            updated_at: string;
+                            /** @description Where deliveries are POSTed (http or https). */
+                            url: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "functions.eventSubscription.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done, no content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "functions.eventDelivery.list": {
+        parameters: {
+            query?: {
+                after?: string;
+                event?: string;
+                first?: number;
+                status?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The deliveries of this page. */
+                        deliveries: {
+                            /** @description Attempts made. */
+                            attempts: number;
+                            /** @description When the event was queued (ISO 8601). */
+                            created_at: string;
+                            /** @description When it was delivered (ISO 8601). */
+                            delivered_at?: string | null;
+                            /** @description The event type. */
+                            event: string;
+                            /** @description The delivery's id. */
+                            id: string;
+                            /** @description When the last attempt started (ISO 8601). */
+                            last_attempt_at?: string | null;
+                            /** @description Why the last attempt failed (a status, a time-out, a refused address). */
+                            last_error?: string | null;
+                            /** @description How long the last attempt took (ms). */
+                            last_latency_ms?: number | null;
+                            /** @description The start of the last answer's body (1 KB). */
+                            last_response?: string | null;
+                            /** @description The HTTP status of the last answer, if any. */
+                            last_status_code?: number | null;
+                            /** @description The `webhook-id` header: the same for every attempt (receivers dedupe by it). */
+                            message_id: string;
+                            /** @description When the next attempt is due (pending only, ISO 8601). */
+                            next_attempt_at?: string | null;
+                            /** @description The JSON body POSTed: `{type, timestamp, data}`. */
+                            payload: unknown;
+                            /** @description pending (waiting for its next attempt), delivering, succeeded, or dead (retries spent: dead-lettered until redelivered). */
+                            status: string;
+                            /** @description The subscription's id. */
+                            subscription_id: string;
+                        }[];
+                        /** @description Cursor of the next page, or null. */
+                        next_cursor?: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "functions.eventDelivery.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                delivery_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One delivery of a subscription, with every attempt. */
+                        delivery: {
+                            /** @description Every attempt, oldest first. */
+                            attempt_log: {
+                                /** @description When it started (ISO 8601). */
+                                at: string;
+                                /** @description Its number, from 1. */
+                                attempt: number;
+                                /** @description Why it failed, if it did. */
+                                error?: string | null;
+                                /** @description How long it took (ms). */
+                                latency_ms?: number | null;
+                                /** @description The start of the answer's body (1 KB). */
+                                response_excerpt?: string | null;
+                                /** @description The HTTP status answered, if any. */
+                                status_code?: number | null;
+                            }[];
+                            /** @description Attempts made. */
+                            attempts: number;
+                            /** @description When the event was queued (ISO 8601). */
+                            created_at: string;
+                            /** @description When it was delivered (ISO 8601). */
+                            delivered_at?: string | null;
+                            /** @description The event type. */
+                            event: string;
+                            /** @description The delivery's id. */
+                            id: string;
+                            /** @description When the last attempt started (ISO 8601). */
+                            last_attempt_at?: string | null;
+                            /** @description Why the last attempt failed (a status, a time-out, a refused address). */
+                            last_error?: string | null;
+                            /** @description How long the last attempt took (ms). */
+                            last_latency_ms?: number | null;
+                            /** @description The start of the last answer's body (1 KB). */
+                            last_response?: string | null;
+                            /** @description The HTTP status of the last answer, if any. */
+                            last_status_code?: number | null;
+                            /** @description The `webhook-id` header: the same for every attempt (receivers dedupe by it). */
+                            message_id: string;
+                            /** @description When the next attempt is due (pending only, ISO 8601). */
+                            next_attempt_at?: string | null;
+                            /** @description The JSON body POSTed: `{type, timestamp, data}`. */
+                            payload: unknown;
+                            /** @description pending (waiting for its next attempt), delivering, succeeded, or dead (retries spent: dead-lettered until redelivered). */
+                            status: string;
+                            /** @description The subscription's id. */
+                            subscription_id: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "functions.eventDelivery.redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                delivery_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Delivers a delivery again now (dead, succeeded or pending), with a new retry window; CONFLICT during an attempt. */
+                        delivery: {
+                            /** @description Attempts made. */
+                            attempts: number;
+                            /** @description When the event was queued (ISO 8601). */
+                            created_at: string;
+                            /** @description When it was delivered (ISO 8601). */
+                            delivered_at?: string | null;
+                            /** @description The event type. */
+                            event: string;
+                            /** @description The delivery's id. */
+                            id: string;
+                            /** @description When the last attempt started (ISO 8601). */
+                            last_attempt_at?: string | null;
+                            /** @description Why the last attempt failed (a status, a time-out, a refused address). */
+                            last_error?: string | null;
+                            /** @description How long the last attempt took (ms). */
+                            last_latency_ms?: number | null;
+                            /** @description The start of the last answer's body (1 KB). */
+                            last_response?: string | null;
+                            /** @description The HTTP status of the last answer, if any. */
+                            last_status_code?: number | null;
+                            /** @description The `webhook-id` header: the same for every attempt (receivers dedupe by it). */
+                            message_id: string;
+                            /** @description When the next attempt is due (pending only, ISO 8601). */
+                            next_attempt_at?: string | null;
+                            /** @description The JSON body POSTed: `{type, timestamp, data}`. */
+                            payload: unknown;
+                            /** @description pending (waiting for its next attempt), delivering, succeeded, or dead (retries spent: dead-lettered until redelivered). */
+                            status: string;
+                            /** @description The subscription's id. */
+                            subscription_id: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "functions.eventSubscription.rotateSecret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    secret?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A new signing secret (answered once); deliveries from now on are signed with it. */
+                        event_subscription: {
+                            /** @description When the subscription was created (ISO 8601). */
+                            created_at: string;
+                            /** @description What the subscription is for. */
+                            description: string;
+                            /** @description Whether events are delivered (a disabled subscription gets none; its pending deliveries are dead-lettered). */
+                            enabled: boolean;
+                            /** @description The event types delivered. */
+                            events: string[];
+                            /** @description The subscription's id. */
+                            id: string;
+                            /** @description The signing secret (`whsec_...`): only in the answers of create and rotate, null otherwise. */
+                            secret?: string | null;
+                            /** @description The tables whose rows the row events watch (empty without row events). */
+                            tables: string[];
+                            /** @description When it last changed (ISO 8601). */
+                            updated_at: string;
+                            /** @description Where deliveries are POSTed (http or https). */
+                            url: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "functions.eventSubscription.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Sends a `subscription.test` event to this subscription only; answers its delivery. */
+                        delivery: {
+                            /** @description Attempts made. */
+                            attempts: number;
+                            /** @description When the event was queued (ISO 8601). */
+                            created_at: string;
+                            /** @description When it was delivered (ISO 8601). */
+                            delivered_at?: string | null;
+                            /** @description The event type. */
+                            event: string;
+                            /** @description The delivery's id. */
+                            id: string;
+                            /** @description When the last attempt started (ISO 8601). */
+                            last_attempt_at?: string | null;
+                            /** @description Why the last attempt failed (a status, a time-out, a refused address). */
+                            last_error?: string | null;
+                            /** @description How long the last attempt took (ms). */
+                            last_latency_ms?: number | null;
+                            /** @description The start of the last answer's body (1 KB). */
+                            last_response?: string | null;
+                            /** @description The HTTP status of the last answer, if any. */
+                            last_status_code?: number | null;
+                            /** @description The `webhook-id` header: the same for every attempt (receivers dedupe by it). */
+                            message_id: string;
+                            /** @description When the next attempt is due (pending only, ISO 8601). */
+                            next_attempt_at?: string | null;
+                            /** @description The JSON body POSTed: `{type, timestamp, data}`. */
+                            payload: unknown;
+                            /** @description pending (waiting for its next attempt), delivering, succeeded, or dead (retries spent: dead-lettered until redelivered). */
+                            status: string;
+                            /** @description The subscription's id. */
+                            subscription_id: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
             422: components["responses"]["E422"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
