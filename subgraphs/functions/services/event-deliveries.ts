@@ -15,6 +15,7 @@ import { errors } from '../../../platform/errors.ts';
 import type { PlatformEvent } from '../../../platform/events.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import type { Scheduler } from '../../../platform/scheduler.ts';
+import { createBatcher } from './batching.ts';
 import type { EventSubscriptionService } from './event-subscriptions.ts';
 import { PLATFORM_EVENT_OF, ROW_EVENT_OF, TEST_EVENT } from './event-subscriptions.ts';
 import type { HookEvent } from './hooks.ts';
@@ -128,10 +129,30 @@ export function createEventDeliveryService(deps: {
     }
   };
 
+  type NewRow = { id: string; subscription_id: string; project_id: string; message_id: string; event_type: string; payload: string; dedupe_key: string | null };
+  // Concurrent events (single-row writes arriving together) share one insert and one job: under load, one job per
+  // delivery would spend the scheduler on bookkeeping. Each caller learns whether its own row was recorded (a
+  // repeated dedupe key is not).
+  const insertBatch = createBatcher<NewRow, boolean>(
+    async (rows) => {
+      const inserted = await sql.rows<{ id: string }>(
+        `insert into event_deliveries (id, subscription_id, project_id, message_id, event_type, payload, dedupe_key, status, next_attempt_at, window_started_at, created_at)
+         select r.id, r.subscription_id, r.project_id, r.message_id, r.event_type, r.payload, r.dedupe_key, 'pending', now(), now(), now()
+         from jsonb_to_recordset(?::jsonb) as r(id uuid, subscription_id uuid, project_id uuid, message_id text, event_type text, payload text, dedupe_key text)
+         on conflict (subscription_id, dedupe_key) where dedupe_key is not null do nothing
+         returning id`,
+        [JSON.stringify(rows)],
+      );
+      const ids = new Set(inserted.map((r) => r.id));
+      await schedule(rows.filter((r) => ids.has(r.id)).map((r) => r.id));
+      return rows.map((r) => ids.has(r.id));
+    },
+    { max: 200, inFlight: 2, retryAlone: true, weigh: (r) => r.payload.length, maxWeight: 4 * 1024 * 1024 },
+  );
+
   /** Records one delivery per (event, subscription) and queues them; answers the ids (a repeated dedupe key adds none). */
   const record = async (items: { subscriptionId: string; event: NewEvent }[]): Promise<string[]> => {
-    if (items.length === 0) return [];
-    const rows = items.map(({ subscriptionId, event }) => ({
+    const rows: NewRow[] = items.map(({ subscriptionId, event }) => ({
       id: crypto.randomUUID(),
       subscription_id: subscriptionId,
       project_id: event.projectId,
@@ -140,17 +161,8 @@ export function createEventDeliveryService(deps: {
       payload: JSON.stringify({ type: event.type, timestamp: (event.at ?? new Date()).toISOString(), data: event.data }),
       dedupe_key: event.dedupeKey ?? null,
     }));
-    const inserted = await sql.rows<{ id: string }>(
-      `insert into event_deliveries (id, subscription_id, project_id, message_id, event_type, payload, dedupe_key, status, next_attempt_at, window_started_at, created_at)
-       select r.id, r.subscription_id, r.project_id, r.message_id, r.event_type, r.payload, r.dedupe_key, 'pending', now(), now(), now()
-       from jsonb_to_recordset(?::jsonb) as r(id uuid, subscription_id uuid, project_id uuid, message_id text, event_type text, payload text, dedupe_key text)
-       on conflict (subscription_id, dedupe_key) where dedupe_key is not null do nothing
-       returning id`,
-      [JSON.stringify(rows)],
-    );
-    const ids = inserted.map((r) => r.id);
-    await schedule(ids);
-    return ids;
+    const recorded = await Promise.all(rows.map((r) => insertBatch(r)));
+    return rows.filter((_, i) => recorded[i]).map((r) => r.id);
   };
 
   /** Finishes an attempt: its log line and the delivery's new state in one statement; queues the next attempt. */

@@ -236,11 +236,15 @@ export function createHookService(deps: { sql: Sql; functions: FunctionService; 
 
     /** Queues one run per after-hook and committed row, and the rows' event deliveries; answers how many were queued. */
     async enqueueAfter(a: { projectId: string; table: string; event: HookEvent; rows: unknown[]; userId: string | null; depth: number }): Promise<number> {
-      const hooks = await hooksFor(a.projectId, a.table, 'after', a.event);
-      const jobs: AfterHookJob[] = hooks.flatMap((h) => a.rows.map((row) => ({ hookId: h.id, projectId: a.projectId, table: a.table, event: a.event, row, userId: a.userId, depth: a.depth })));
-      for (let i = 0; i < jobs.length; i += 20) await Promise.all(jobs.slice(i, i + 20).map(async (j) => await scheduler.enqueue(HOOK_JOB, j)));
-      const deliveries = (await deps.rowEvents?.enqueue({ projectId: a.projectId, table: a.table, event: a.event, rows: a.rows, userId: a.userId })) ?? 0;
-      return jobs.length + deliveries;
+      const runs = async () => {
+        const hooks = await hooksFor(a.projectId, a.table, 'after', a.event);
+        const jobs: AfterHookJob[] = hooks.flatMap((h) => a.rows.map((row) => ({ hookId: h.id, projectId: a.projectId, table: a.table, event: a.event, row, userId: a.userId, depth: a.depth })));
+        for (let i = 0; i < jobs.length; i += 20) await Promise.all(jobs.slice(i, i + 20).map(async (j) => await scheduler.enqueue(HOOK_JOB, j)));
+        return jobs.length;
+      };
+      // The hooks' runs and the event deliveries are queued side by side (the writer waits for both).
+      const [queued, deliveries] = await Promise.all([runs(), deps.rowEvents?.enqueue({ projectId: a.projectId, table: a.table, event: a.event, rows: a.rows, userId: a.userId }) ?? 0]);
+      return queued + deliveries;
     },
 
     /** The job: one after-hook run. A failed run throws, so the scheduler runs it again later (with backoff). */
