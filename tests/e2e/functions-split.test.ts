@@ -1,20 +1,25 @@
 // Edge functions in split mode: the public webhook receiver on the front door, the functions subgraph in
 // its own process, an asynchronous hand-off through the scheduler, and a Database step that reaches the
-// data subgraph (another process) through the router.
+// data subgraph (another process) through the router; outbound event deliveries of the data subgraph's writes,
+// idempotent invoke and replay across the processes.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import crypto from 'node:crypto';
 import { startSplit, type TestPlatform } from '../support/platform.ts';
 import { client } from '../support/http.ts';
 import { eventually } from './functions-helpers.ts';
+import { startReceiver, verified, type Receiver } from './event-receiver.ts';
 
 const SECRET = 'whsec_split_0123456789';
 let p: TestPlatform;
 let call: ReturnType<typeof client>;
 let projectId: string;
 let apiKey: string;
+let rx: Receiver;
 
 beforeAll(async () => {
-  p = await startSplit();
+  rx = await startReceiver();
+  // Event deliveries go to a receiver on loopback.
+  p = await startSplit({ TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true' });
   call = client(p.url);
   const email = `edge-split-${Date.now()}@example.com`;
   await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password: 'a long password' } });
@@ -57,6 +62,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await p?.close();
+  await rx?.close();
 });
 
 const post = async (raw: string, headers: Record<string, string>) => {
@@ -105,3 +111,25 @@ it('honours a rotated signing secret and a removed receiver at the very next web
   expect((await call('DELETE', `/edge/api/v1/webhooks?id=${id}`, { apiKey })).status).toBe(204);
   expect((await post(raw, { 'x-signature': sign(rotated) })).status).toBe(404);
 }, 30_000);
+
+it('delivers the data subgraph\'s committed rows to a subscription, signed, from the functions process', async () => {
+  const sub = await call('POST', '/edge/api/v1/event-subscriptions', { apiKey, body: { url: `${rx.url}/split`, events: ['row.inserted'], tables: ['payments'] } });
+  expect(sub.status).toBe(201);
+  expect((await call('POST', '/v1/insert', { apiKey, body: { table: 'payments', values: { ref: 'EV-1', amount: 7 } } })).status).toBe(201);
+  const [got] = await rx.waitFor('/split', 1, 30_000);
+  expect(verified(sub.body.event_subscription.secret, got!).data).toMatchObject({ project_id: projectId, table: 'payments', row: { ref: 'EV-1', amount: 7 } });
+}, 60_000);
+
+it('runs an idempotent invoke once and replays a failed execution from its failed step', async () => {
+  const a = await call('POST', '/edge/api/v1/invoke/store-payment', { apiKey, body: { ref: 'IDEM-1', amount: 1 }, headers: { 'Idempotency-Key': 'split-1' } });
+  const b = await call('POST', '/edge/api/v1/invoke/store-payment', { apiKey, body: { ref: 'IDEM-1', amount: 1 }, headers: { 'Idempotency-Key': 'split-1' } });
+  expect(a.status).toBe(200);
+  expect(b.body).toEqual(a.body);
+  expect(b.headers.get('x-idempotent-replay')).toBe('true');
+  expect((await call('POST', '/v1/find', { apiKey, body: { table: 'payments', where: { ref: 'IDEM-1' } } })).body.rows).toHaveLength(1);
+  // No amount: the insert fails; the replay with the amount succeeds.
+  const failed = await call('POST', '/edge/api/v1/invoke/store-payment', { apiKey, body: { ref: 'REPLAY-1' } });
+  expect(failed.status).toBe(502);
+  const replay = await call('POST', `/edge/api/v1/executions/${failed.body.error.details.execution_id}/replay`, { apiKey, body: { input: { ref: 'REPLAY-1', amount: 3 } } });
+  expect(replay.body.execution).toMatchObject({ status: 'succeeded', replay_of: failed.body.error.details.execution_id, replay_from_step: 'insert' });
+}, 60_000);
