@@ -3,7 +3,7 @@ import { describe, it, expect } from '@jest/globals';
 import { parse } from 'graphql';
 import { apiSchemaOf, SUPERGRAPH_FILE } from '../router/compose.ts';
 import {
-  ADMIN_SCOPES, ADMIN_SCOPE_NAMES, PUBLISHABLE_FIELDS, adminRefusal, adminScopesOf, currentPrincipal, publishableBlocked, requireAdminScope, rootFieldsOf,
+  ADMIN_SCOPES, ADMIN_SCOPE_NAMES, PUBLISHABLE_FIELDS, adminRefusal, adminScopesOf, currentPrincipal, holdsEveryAdminScope, publishableBlocked, requireAdminScope, rootFieldsOf,
   type AdminScope,
 } from './admin-scopes.ts';
 import type { Principal } from './auth.ts';
@@ -122,4 +122,15 @@ describe('the scope table in the docs', () => {
       expect(table.split('\n').filter((l) => l.startsWith('|'))).toEqual(expected);
     });
   }
+});
+
+describe('who holds every admin scope (no principal is kept for them while an operation runs)', () => {
+  it('is the platform, the secret key and a client granted `admin`', () => {
+    expect(holdsEveryAdminScope({ kind: 'internal' })).toBe(true);
+    expect(holdsEveryAdminScope(key)).toBe(true);
+    expect(holdsEveryAdminScope(client(['admin']))).toBe(true);
+    expect(holdsEveryAdminScope(client(['admin:sql']))).toBe(false);
+    expect(holdsEveryAdminScope(user)).toBe(false);
+    expect(holdsEveryAdminScope({ kind: 'anonymous' })).toBe(false);
+  });
 });

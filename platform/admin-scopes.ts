@@ -175,7 +175,16 @@ export function adminRefusal(principal: Principal, scope: AdminScope): AppError 
   }
 }
 
-/** The principal of the operation a subgraph executor is running (set by platform/subgraph.ts). */
+/** Whether `principal` may run every admin operation (the platform, the secret key, a client granted `admin`). */
+export function holdsEveryAdminScope(principal: Principal): boolean {
+  if (principal.kind === 'internal') return true;
+  return principal.kind === 'project' && (principal.clientId === undefined || principal.scopes?.includes(ADMIN_ALL) === true);
+}
+
+/**
+ * The principal of the operation a subgraph executor is running, for the principals that may not run every admin
+ * operation (set by platform/subgraph.ts; the others, most requests, pay nothing for it).
+ */
 export const currentPrincipal = new AsyncLocalStorage<Principal>();
 
 /**
@@ -184,7 +193,7 @@ export const currentPrincipal = new AsyncLocalStorage<Principal>();
  */
 export function requireAdminScope(scope: AdminScope): void {
   const principal = currentPrincipal.getStore();
-  // Outside an executor there is no caller to check: only platform code runs there.
+  // No principal stored: the executor runs one that holds every admin scope (or this is platform code, outside any).
   if (!principal) return;
   const refusal = adminRefusal(principal, scope);
   if (refusal) throw refusal;

@@ -13,7 +13,7 @@ import type { RequestContext } from './auth.ts';
 import { openSubgraphDatabase, type SubgraphDatabase } from './database.ts';
 import { toGraphQLError } from './errors.ts';
 import { checkRows, graphqlLimitsOf, limitRules, parseLimited, subgraphLimitsOf } from './graphql-limits.ts';
-import { adminRefusal, adminScopesOf, currentPrincipal, publishableBlocked, publishableRefusal, rootFieldsOf, type AdminScope } from './admin-scopes.ts';
+import { adminRefusal, adminScopesOf, currentPrincipal, holdsEveryAdminScope, publishableBlocked, publishableRefusal, rootFieldsOf, type AdminScope } from './admin-scopes.ts';
 import { configureBroadcasts } from './broadcast.ts';
 import { ensureEventTables, startEventConsumer, type EventConsumer, type EventHandlers } from './events.ts';
 
@@ -165,8 +165,10 @@ export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { confi
       const loggerOf = () => (reqLogger ??= logger.child({ requestId: ctx.requestId }));
       const contextValue = { ...ctx, services } as SubgraphContext<S>;
       Object.defineProperty(contextValue, 'logger', { get: loggerOf, enumerable: true });
-      // The principal stays reachable for the checks a root field cannot make (requireAdminScope).
-      const result = await currentPrincipal.run(ctx.principal, () => execute({ schema, document: prepared.doc, variableValues: variables ?? {}, contextValue, operationName }));
+      // A principal that may not run every admin operation stays reachable for the checks a root field cannot make
+      // (requireAdminScope); the secret key and the platform itself, most calls, need no context for it.
+      const run = () => execute({ schema, document: prepared.doc, variableValues: variables ?? {}, contextValue, operationName });
+      const result = await (holdsEveryAdminScope(ctx.principal) ? run() : currentPrincipal.run(ctx.principal, run));
       if (!result.errors) return { data: result.data as Record<string, unknown> };
       return {
         data: (result.data as Record<string, unknown> | null | undefined) ?? null,
