@@ -21,6 +21,13 @@ async function subscribe(apiKey: string, path: string, body: Record<string, unkn
   return res.body.event_subscription as Sub;
 }
 
+/** A subscription's delivery log now (deliveries are recorded before the write that made them is answered). */
+async function logOf(apiKey: string, sub: Sub): Promise<{ event: string; status: string; payload: { data: Record<string, unknown> } }[]> {
+  const res = await w.call('GET', `${SUBS}/${sub.id}/deliveries?first=100`, { apiKey });
+  expect(res.status).toBe(200);
+  return res.body.deliveries;
+}
+
 /** Polls a subscription's delivery log until `check` accepts it. */
 async function deliveries(apiKey: string, sub: Sub, check: (list: Record<string, unknown>[]) => boolean, query = '') {
   return await eventually(async () => {
@@ -34,7 +41,7 @@ async function deliveries(apiKey: string, sub: Sub, check: (list: Record<string,
 beforeAll(async () => {
   rx = await startReceiver();
   // Quick retries and a short window, so dead-lettering happens within the test.
-  w = await startEdgeWorld({ TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true', TESSERA_EVENT_RETRY_BASE_MS: '100', TESSERA_EVENT_RETRY_WINDOW: '3' });
+  w = await startEdgeWorld({ TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true', TESSERA_EVENT_RETRY_BASE_MS: '100', TESSERA_EVENT_RETRY_WINDOW: '6' });
   for (const sql of ['create table orders (id serial primary key, sku text not null, qty int not null)', 'create table notes (id serial primary key)']) {
     expect((await w.call('POST', '/v1/rawSQL', { apiKey: w.apiKey, body: { sql } })).status).toBe(200);
   }
@@ -86,16 +93,17 @@ describe('row events', () => {
     // A rolled-back transaction delivers nothing.
     const failed = await w.call('POST', '/v1/transaction', { apiKey: w.apiKey, body: { operations: [{ action: 'insert', table: 'orders', values: { sku: 'never', qty: 1 } }, { action: 'insert', table: 'orders', values: { sku: null } }] } });
     expect(failed.status).toBeGreaterThanOrEqual(400);
-    await new Promise((r) => setTimeout(r, 500));
-    expect(rx.at('/inserts').map((r) => JSON.parse(r.body).data.row.sku)).not.toContain('never');
+    expect((await w.call('POST', '/v1/insert', { apiKey: w.apiKey, body: { table: 'orders', values: { sku: 'marker', qty: 1 } } })).status).toBe(201);
+    await rx.waitFor('/inserts', 4);
+    const skus = (await logOf(w.apiKey, sub)).map((d) => (d.payload.data.row as { sku: string }).sku);
+    expect(skus.sort()).toEqual(['a', 'b', 'c', 'marker']);
   });
 
   it('stops delivering when the subscription is disabled, and starts again when enabled', async () => {
     const sub = await subscribe(w.apiKey, '/toggle', { events: ['row.inserted'], tables: ['notes'] });
     expect((await w.call('PUT', `${SUBS}/${sub.id}`, { apiKey: w.apiKey, body: { enabled: false } })).body.event_subscription.enabled).toBe(false);
     await w.call('POST', '/v1/insert', { apiKey: w.apiKey, body: { table: 'notes', values: {} } });
-    await new Promise((r) => setTimeout(r, 500));
-    expect(rx.at('/toggle')).toHaveLength(0);
+    expect(await logOf(w.apiKey, sub)).toHaveLength(0);
     expect((await w.call('PUT', `${SUBS}/${sub.id}`, { apiKey: w.apiKey, body: { enabled: true } })).body.event_subscription.enabled).toBe(true);
     await w.call('POST', '/v1/insert', { apiKey: w.apiKey, body: { table: 'notes', values: {} } });
     await rx.waitFor('/toggle', 1);
@@ -142,15 +150,16 @@ describe('end-user, storage and execution events', () => {
     const body = verified(sub.secret, got!);
     expect(body.type).toBe('execution.failed');
     expect(body.data.execution).toMatchObject({ id: res.body.error.details.execution_id, function: 'broken', trigger: 'invoke', error: { step: 'read' } });
-    await new Promise((r) => setTimeout(r, 300));
-    expect(rx.at('/failures')).toHaveLength(1);
+    // Recorded before each invoke answered: one delivery, for the failed run only.
+    expect(await logOf(project.apiKey, sub)).toHaveLength(1);
   });
 
   it('sends nothing of a project to another project\'s subscriptions', async () => {
-    await subscribe(w.apiKey, '/other-users', { events: ['user.registered'] });
+    const other = await subscribe(w.apiKey, '/other-users', { events: ['user.registered'] });
     await registerUser(w.p.url, project);
+    // The event's handling made this project's delivery; another project's would have been made by the same handling.
     await rx.waitFor('/users', 3);
-    await new Promise((r) => setTimeout(r, 300));
+    expect(await logOf(w.apiKey, other)).toHaveLength(0);
     expect(rx.at('/other-users')).toHaveLength(0);
   });
 });

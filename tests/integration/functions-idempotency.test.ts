@@ -35,12 +35,20 @@ afterAll(async () => {
 
 const answer = (n: number): HttpAnswer => ({ status: 200, body: { n }, headers: {} });
 const req = (key: string, body = 'b', leaseMs = 60_000) => ({ projectId, scope: 'invoke/f/project', key, fingerprint: fingerprintOf('invoke', body), leaseMs });
+/** Waits until a claim for `key` is stored (the first run has claimed it). */
+const claimed = async (key: string) => {
+  for (let i = 0; i < 200; i++) {
+    if ((await client.query('select 1 from function_idempotency where key = $1', [key])).rowCount) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`no claim for ${key}`);
+};
 const codeOf = async (p: Promise<unknown>) => await p.then(() => 'ran', (err: unknown) => (err instanceof AppError ? err.code : String(err)));
 
 it('takes over a claim whose lease ran out without an answer; a live claim is 409', async () => {
   // A first run claims the key and never answers (its process died): simulated by a work that never settles.
-  void store.run(req('k-lease', 'b', 50), () => new Promise<HttpAnswer>(() => {}));
-  await new Promise((r) => setTimeout(r, 20));
+  void store.run(req('k-lease', 'b', 60_000), () => new Promise<HttpAnswer>(() => {}));
+  await claimed('k-lease');
   expect(await codeOf(store.run(req('k-lease'), async () => answer(1)))).toBe('CONFLICT');
   await client.query(`update function_idempotency set claimed_until = now() - interval '1 second' where key = 'k-lease'`);
   const taken = await store.run(req('k-lease'), async () => answer(2));
@@ -51,7 +59,7 @@ it('takes over a claim whose lease ran out without an answer; a live claim is 40
 it('lets a slow first run that lost its claim store nothing over the answer of the run that took it over', async () => {
   let finish!: (a: HttpAnswer) => void;
   const slow = store.run(req('k-slow', 'b', 60_000), () => new Promise<HttpAnswer>((r) => (finish = r)));
-  await new Promise((r) => setTimeout(r, 20));
+  await claimed('k-slow');
   await client.query(`update function_idempotency set claimed_until = now() - interval '1 second' where key = 'k-slow'`);
   expect((await store.run(req('k-slow'), async () => answer(20))).body).toEqual({ n: 20 });
   finish(answer(10));
