@@ -4,7 +4,7 @@ import { useEffect, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { platform } from '../lib/session.ts';
 import { when } from '../lib/format.ts';
-import { Badge, Button, CopyField, ErrorBox, Loading, PageHeader, Secret, Section, TextField, useConfirm, useToast } from '../ui/index.tsx';
+import { Badge, Button, ErrorBox, Loading, PageHeader, Secret, Section, TextField, useConfirm, useToast } from '../ui/index.tsx';
 
 /** The otpauth URL as a QR code (SVG). */
 function Qr({ text }: { text: string }) {
@@ -74,7 +74,7 @@ export default function Account() {
             <p>Scan this code with an authenticator app (or enter the secret by hand), then type the 6-digit code it shows.</p>
             <Qr text={enroll.data.otpauth_url} />
             <Secret label="Secret" value={enroll.data.secret} />
-            <CopyField label="otpauth URL" value={enroll.data.otpauth_url} />
+            <Secret label="otpauth URL" value={enroll.data.otpauth_url} />
             <form className="row" onSubmit={(e) => { e.preventDefault(); verify.mutate(); }}>
               <TextField label="Code from the app" inputMode="numeric" autoComplete="one-time-code" required value={code} onChange={(e) => setCode(e.target.value)} />
               <Button type="submit" variant="primary" busy={verify.isPending}>Turn on</Button>
