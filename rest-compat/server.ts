@@ -134,7 +134,7 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
   // Browsers on other origins: preflights, and the origin checked against the credential's project (rest-compat/cors.ts).
   const cors = await installCors(app, { config, logger, router, broadcastUrl: opts.broadcastUrl });
   app.addHook('onClose', async () => await cors.stop());
-  app.setErrorHandler((err, _req, reply) => {
+  app.setErrorHandler((err, req, reply) => {
     const e = err as Error & { statusCode?: number; code?: string };
     if (!(e instanceof AppError) && typeof e.statusCode === 'number' && e.statusCode < 500) {
       const code = e.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : e.statusCode === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'BAD_REQUEST';
@@ -151,9 +151,9 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
   app.addHook('onClose', async () => await quota.stop());
   const contextOf = async (req: FastifyRequest): Promise<RequestContext> => {
     const principal = await authenticate(credentialsOf(req.headers), router.handles, String(req.id), router.credentials);
+    await cors.check(req, principal);
     const over = quota.hit(principal);
     if (over) await over;
-    await cors.check(req, principal);
     noteProject(req, principal);
     return { requestId: String(req.id), principal, ip: req.ip };
   };
