@@ -123,13 +123,15 @@ async function main(): Promise<void> {
     if (!process.argv.includes('--no-p7')) {
       const p7 = CASES.find((x) => x.id === 'P7-upload')!;
       if (p7.kind !== 'custom') throw new Error('P7 is custom');
-      const { run, cleanup } = await p7.setup(ctx);
+      const ready = await p7.setup(ctx);
+      if ('skipped' in ready) throw new Error(`P7 skipped: ${ready.skipped}`);
+      const { run, cleanup } = ready;
       try {
         for (let i = 0; i < Number(arg('--rounds', '1')); i++) {
           const cpu0 = cpuMs(pid);
           const figures = await run();
           const size = (quick ? 128 : 1024) * 1024 * 1024;
-          // CPU of the Tessera process in the round (its cp, the upload and the delete), per GiB uploaded.
+          // CPU of the Tessera process in the round (its upload and delete; cp and the floor's upload are other processes), per GiB uploaded.
           console.log(JSON.stringify({ p7: figures, tessera_cpu_ms_per_gib: Math.round(((cpuMs(pid) - cpu0) * 2 ** 30) / size) }));
           await snapshot('after P7', pid);
         }

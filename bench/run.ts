@@ -94,11 +94,16 @@ async function main(): Promise<void> {
   });
   const rows: Record<string, unknown>[] = [];
   const customs: { c: CustomCase; run: () => Promise<CustomFigures>; cleanup?: () => Promise<void>; rounds: CustomFigures[]; error?: string }[] = [];
+  const skipped: { c: CustomCase; reason: string }[] = [];
   try {
     const cases: BenchCase[] = CASES.filter((c) => !only || c.id === only);
     const prepared: { c: HttpCase; targets: { tessera: Target; peer: Target } }[] = [];
     for (const c of cases) {
-      if (c.kind === 'custom') customs.push({ c, ...(await c.setup(ctx)), rounds: [] });
+      if (c.kind === 'custom') {
+        const ready = await c.setup(ctx);
+        if ('skipped' in ready) skipped.push({ c, reason: ready.skipped });
+        else customs.push({ c, ...ready, rounds: [] });
+      }
       else prepared.push({ c, targets: await c.setup(ctx) });
     }
     const samples = new Map<string, { tessera: Awaited<ReturnType<typeof load>>[]; peer: Awaited<ReturnType<typeof load>>[] }>();
@@ -137,6 +142,8 @@ async function main(): Promise<void> {
       const f = (c.summarize ?? summarizeCustom)(rounds);
       rows.push({ case: c.id, title: c.title, peer: c.peer, goal: c.goal, kind: 'custom', ratio: +f.ratio.toFixed(2), tessera: f.tessera, peer_figures: f.peer, met: f.met, rounds, ...(error ? { error } : {}) });
     }
+    // A case this run cannot measure (it says why) is reported skipped, not failed.
+    for (const { c, reason } of skipped) rows.push({ case: c.id, title: c.title, peer: c.peer, goal: c.goal, kind: 'custom', skipped: reason });
   } finally {
     for (const custom of customs) {
       try {
@@ -159,7 +166,8 @@ async function main(): Promise<void> {
   console.table(
     rows.map((r) => {
       if (r.kind !== 'custom') return r;
-      const { tessera: t, peer_figures: p, rounds: _rounds, kind: _kind, ...rest } = r;
+      const { tessera: t, peer_figures: p, rounds: _rounds, kind: _kind, skipped: why, ...rest } = r;
+      if (why) return { ...rest, figures: `skipped: ${String(why)}` };
       return { ...rest, figures: t ? `tessera ${describeFigures(t as Record<string, number>)} | peer ${describeFigures(p as Record<string, number>)}` : undefined };
     }),
   );
@@ -167,7 +175,7 @@ async function main(): Promise<void> {
   fs.writeFileSync(path.join(OUT, `bench-${Date.now()}.json`), JSON.stringify({ machine, rows }, null, 2));
   const missing = CASES.filter((c) => (!only || c.id === only) && !rows.some((r) => r.case === c.id));
   const noFigures = (r: Record<string, unknown>) =>
-    r.kind === 'custom' ? Boolean(r.error) || !(Number.isFinite(r.ratio) && Number(r.ratio) > 0) : Boolean(r.error) || !(Number(r.tessera_rps) > 0 && Number(r.peer_rps) > 0);
+    r.skipped ? false : r.kind === 'custom' ? Boolean(r.error) || !(Number.isFinite(r.ratio) && Number(r.ratio) > 0) : Boolean(r.error) || !(Number(r.tessera_rps) > 0 && Number(r.peer_rps) > 0);
   if (missing.length > 0 || rows.some(noFigures)) {
     console.error('some cases produced no figures');
     process.exit(1);

@@ -15,10 +15,11 @@ import { p8Drain } from './p8-drain.ts';
 import { p8Cron } from './p8-cron.ts';
 import { p9 } from './p9-projects.ts';
 import { p10 } from './p10-vector.ts';
+import { p10Server } from './p10-server.ts';
 import { c1Client } from './c1-client.ts';
 import { c2CliStart } from './c2-cli-start.ts';
 import { e1Events } from './e1-events.ts';
 
 export type { BenchCase, BenchContext, Target } from './types.ts';
 
-export const CASES: BenchCase[] = [s1, p1Floor, p1Parse, p2Floor, p2Parse, p3, p4Token, p4Introspect, p5Login, p6, p7, p8Drain, p8Cron, p9, p10, e1Events, c1Client, c2CliStart];
+export const CASES: BenchCase[] = [s1, p1Floor, p1Parse, p2Floor, p2Parse, p3, p4Token, p4Introspect, p5Login, p6, p7, p8Drain, p8Cron, p9, p10, p10Server, e1Events, c1Client, c2CliStart];

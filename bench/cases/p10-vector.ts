@@ -1,12 +1,12 @@
 // P10: vectorSearch over 100,000 rows of 384 dimensions (--quick: 10,000) with pgvector's HNSW index:
 // recall@10 against exact brute force, and the latency of one search.
 //
-// Where it runs: neither the embedded PostgreSQL nor the machine's PostgreSQL 15 has pgvector, so the case
-// runs on PGlite with pglite-pgvector (PostgreSQL compiled to WebAssembly, in this process) — the path
-// tests/integration/data-vector.test.ts checks. Even on a server that has pgvector, Tessera's project roles
-// could not use it today: the extension's objects live in `public`, which provisioning closes to project
-// roles (no USAGE), and a project's search_path is its own schema only. The server's answer to
-// `pg_available_extensions` is recorded as the figure `server_pgvector` (0 or 1).
+// Where it runs: the embedded PostgreSQL has no pgvector, so this case runs on PGlite with pglite-pgvector
+// (PostgreSQL compiled to WebAssembly, in this process) — the path tests/integration/data-vector.test.ts checks —
+// and gives a figure on every run. On a server that has pgvector (the machine's PostgreSQL 15, where .ci/run builds
+// it into template1's `extensions` schema; `DATABASE_URL` pointing there), case P10-server (p10-server.ts)
+// measures the same search through the HTTP API beside it. The server's answer to `pg_available_extensions` is
+// recorded as the figure `server_pgvector` (0 or 1).
 //
 // What is measured per search is what the data API's vectorSearch runs (subgraphs/data/services/actions.ts):
 // the table from the data API's catalog, the SQL of its builder (buildVectorSearch: cosine, k 10,
@@ -28,19 +28,19 @@ import { createCatalog } from '../../subgraphs/data/services/catalog.ts';
 import { buildVectorSearch, HNSW_INDEX_SQL, PGVECTOR_OPCLASSES } from '../../subgraphs/data/services/builder.ts';
 import type { BenchContext, CustomCase, CustomFigures } from './types.ts';
 
-const DIMS = 384;
-const K = 10;
+export const DIMS = 384;
+export const K = 10;
 const QUERIES = 50;
 /** Exact scans timed per round (each reads every row). */
-const EXACT_TIMED = 10;
+export const EXACT_TIMED = 10;
 const CLUSTERS = 100;
 const SUBSPACE = 16;
 const SPREAD = 0.5;
 const NOISE = 0.05;
 const SCHEMA = 'p_0bench0p10vector0000000000000000';
 const TABLE = 'docs';
-const GOAL_RECALL = 0.95;
-const GOAL_P50_MS = 20;
+export const GOAL_RECALL = 0.95;
+export const GOAL_P50_MS = 20;
 
 /** A seeded generator of uniform [0, 1) (mulberry32) and of standard normals (Box-Muller). */
 function generator(seed: number): { uniform: () => number; normal: () => number } {
@@ -57,7 +57,7 @@ function generator(seed: number): { uniform: () => number; normal: () => number 
 }
 
 /** Clustered unit vectors: `count` rows into one Float32Array, and `QUERIES` queries. */
-function makeData(count: number): { rows: Float32Array; queries: Float32Array[] } {
+export function makeData(count: number): { rows: Float32Array; queries: Float32Array[] } {
   const { uniform, normal } = generator(42);
   const centers = Array.from({ length: CLUSTERS }, () => Float64Array.from({ length: DIMS }, normal));
   const bases = Array.from({ length: CLUSTERS }, () => Array.from({ length: SUBSPACE }, () => Float64Array.from({ length: DIMS }, () => normal() / Math.sqrt(SUBSPACE))));
@@ -84,7 +84,7 @@ function makeData(count: number): { rows: Float32Array; queries: Float32Array[] 
 }
 
 /** The ids of the k rows nearest to `q` by cosine distance (all vectors are unit: the largest dot products). */
-function bruteForce(rows: Float32Array, count: number, q: Float32Array): number[] {
+export function bruteForce(rows: Float32Array, count: number, q: Float32Array): number[] {
   const best: { id: number; dot: number }[] = [];
   for (let i = 0; i < count; i++) {
     let dot = 0;
@@ -125,14 +125,14 @@ function copyChunk(rows: Float32Array, from: number, to: number): Uint8Array<Arr
   return buf;
 }
 
-function percentile(xs: number[], p: number): number {
+export function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))]!;
 }
 
 const round2 = (x: number) => +x.toFixed(2);
 
-async function serverHasPgvector(ctx: BenchContext): Promise<boolean> {
+export async function serverHasPgvector(ctx: BenchContext): Promise<boolean> {
   const c = new pg.Client({ connectionString: ctx.databaseUrl });
   await c.connect();
   try {

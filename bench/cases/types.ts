@@ -46,10 +46,14 @@ export type CustomFigures = {
   met?: boolean;
 };
 
-/** Measures itself: `setup` prepares once and answers a runner called once per round (rounds interleaved with the other cases). */
+/**
+ * Measures itself: `setup` prepares once and answers a runner called once per round (rounds interleaved with the other
+ * cases), or `skipped` with the reason when this run cannot measure it (e.g. the database server lacks an extension):
+ * a skipped case is reported as such, not as a case that produced no figures.
+ */
 export type CustomCase = CaseInfo & {
   kind: 'custom';
-  setup: (ctx: BenchContext) => Promise<{ run: () => Promise<CustomFigures>; cleanup?: () => Promise<void> }>;
+  setup: (ctx: BenchContext) => Promise<{ run: () => Promise<CustomFigures>; cleanup?: () => Promise<void> } | { skipped: string }>;
   /** Folds the rounds into one result; default: the median of every figure, `met` only when every round met it. */
   summarize?: (rounds: CustomFigures[]) => CustomFigures;
 };
