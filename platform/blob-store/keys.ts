@@ -1,12 +1,14 @@
 // Blob keys are made here and only here, from ids the platform generated: never from user input.
 import crypto from 'node:crypto';
+import { isUuid } from '../ids.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** Lower case only: a key names a file, and some file systems fold case. */
+const isKeyPart = (id: string) => isUuid(id) && id === id.toLowerCase();
 const KEY = /^[0-9a-f-]{36}\/[0-9a-f-]{36}$/;
 
 /** The key of an object's bytes: `<projectId>/<objectId>`, both UUIDs. */
 export function blobKeyOf(projectId: string, objectId: string): string {
-  if (!UUID.test(projectId) || !UUID.test(objectId)) throw new Error('blob keys are made from UUIDs only');
+  if (!isKeyPart(projectId) || !isKeyPart(objectId)) throw new Error('blob keys are made from UUIDs only');
   return `${projectId}/${objectId}`;
 }
 

@@ -6,15 +6,8 @@
 import crypto from 'node:crypto';
 import { deriveKey } from '../../../platform/crypto.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Version of the project template's layout (schemas, functions, the outbox): a new layout gets a new template. */
 export const TEMPLATE_VERSION = 1;
-
-/** Whether a string is a project id (a UUID). */
-export function isProjectId(id: string): boolean {
-  return UUID.test(id);
-}
 
 /** Schema names are derived from the project id: `p_` + the uuid's hex digits (a valid identifier). */
 export function schemaNameOf(projectId: string): string {

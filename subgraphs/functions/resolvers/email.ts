@@ -1,6 +1,6 @@
 // E-mail templates and SMTP settings (and the internal seam for the identity domain).
 import { requireInternal, requireProject, type FunctionsContext as Ctx } from './context.ts';
-import { isUuid } from '../services/validation.ts';
+import { isUuid } from '../../../platform/ids.ts';
 
 type TemplateInput = Record<string, unknown>;
 

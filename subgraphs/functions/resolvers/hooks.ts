@@ -1,7 +1,7 @@
 // Database hooks: CRUD with the project API key, and the internal operations the data API calls.
 import { errors } from '../../../platform/errors.ts';
 import { HOOK_EVENTS, type HookEvent } from '../services/hooks.ts';
-import { isUuid } from '../services/validation.ts';
+import { isUuid } from '../../../platform/ids.ts';
 import { requireInternal, requireProject, type FunctionsContext as Ctx } from './context.ts';
 
 type HookInput = { table?: unknown; timing?: unknown; events?: unknown; function?: unknown };

@@ -11,7 +11,7 @@ import { makeInput, type Engine } from './engine.ts';
 import { toFunction, type FunctionService } from './functions.ts';
 import { sealedSecretsOf } from './secrets.ts';
 import { isUniqueViolation, jsonParam, type Sql } from './sql.ts';
-import { isUuid } from './validation.ts';
+import { isUuid } from '../../../platform/ids.ts';
 
 export const CRON_JOB = 'functions.cron.tick';
 const CRON_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;

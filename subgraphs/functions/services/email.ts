@@ -13,7 +13,8 @@ import type { Scheduler } from '../../../platform/scheduler.ts';
 import { OutboundRefused, resolveChecked } from './outbound.ts';
 import { isUniqueViolation, type Sql } from './sql.ts';
 import { mailVariables, renderMailText, TemplateError } from './templates.ts';
-import { isUuid, optionalText, requiredText } from './validation.ts';
+import { optionalText, requiredText } from './validation.ts';
+import { isUuid } from '../../../platform/ids.ts';
 
 export const EMAIL_JOB = 'functions.email.send';
 const TEMPLATE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;

@@ -22,7 +22,9 @@ import type { HookEvent } from './hooks.ts';
 import { guardedRequest, OutboundRefused, type OutboundResponse } from './outbound.ts';
 import { signStandardWebhook } from './signatures.ts';
 import type { Sql } from './sql.ts';
-import { checkPageSize, decodeCursor, encodeCursor, isUuid } from './validation.ts';
+import { checkPageSize } from './validation.ts';
+import { decodeTimeCursor, encodeTimeCursor } from '../../../platform/cursor.ts';
+import { isUuid } from '../../../platform/ids.ts';
 
 export const DELIVERY_JOB = 'functions.event.deliver';
 export type DeliveryJob = { deliveryIds: string[] };
@@ -292,7 +294,7 @@ export function createEventDeliveryService(deps: {
     async list(projectId: string, subscriptionId: string, f: { status?: unknown; event?: unknown; first?: unknown; after?: unknown }) {
       const sub = await subscriptions.get(projectId, subscriptionId);
       const first = checkPageSize('first', f.first, 20, 100);
-      const after = decodeCursor('after', f.after);
+      const after = decodeTimeCursor('after', f.after);
       const where = ['subscription_id = ?'];
       const params: unknown[] = [sub.id];
       if (f.status !== undefined && f.status !== null) {
@@ -311,7 +313,7 @@ export function createEventDeliveryService(deps: {
       const rows = await sql.rows(`select * from event_deliveries where ${where.join(' and ')} order by created_at desc, id desc limit ${first + 1}`, params);
       const items = rows.slice(0, first).map(toDelivery);
       const last = items[items.length - 1];
-      return { items, nextCursor: rows.length > first && last ? encodeCursor(last.createdAt, last.id) : null };
+      return { items, nextCursor: rows.length > first && last ? encodeTimeCursor(last.createdAt, last.id) : null };
     },
 
     /** One delivery of a subscription of the project, with every attempt. */

@@ -16,7 +16,8 @@ import { setEventInterest, type EventType } from '../../../platform/events.ts';
 import { announceHooksChanged, type HookEvent, type HookTrigger } from './hooks.ts';
 import { isNonPublicAddress } from './outbound.ts';
 import type { Sql } from './sql.ts';
-import { isUuid, optionalText } from './validation.ts';
+import { optionalText } from './validation.ts';
+import { isUuid } from '../../../platform/ids.ts';
 
 export const EVENT_TYPES = ['row.inserted', 'row.updated', 'row.deleted', 'user.registered', 'user.signed_in', 'storage.object.created', 'storage.object.deleted', 'execution.failed'] as const;
 export type EventTypeName = (typeof EVENT_TYPES)[number];

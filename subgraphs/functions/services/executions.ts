@@ -5,7 +5,9 @@ import { TIMEOUT_MAX_MS } from './definitions.ts';
 import { toFunction, type EdgeFunction } from './functions.ts';
 import { sealedSecretsOf } from './secrets.ts';
 import { jsonParam, type HotSql, type Sql } from './sql.ts';
-import { checkPageSize, decodeCursor, encodeCursor, isUuid, optionalTime } from './validation.ts';
+import { checkPageSize, optionalTime } from './validation.ts';
+import { decodeTimeCursor, encodeTimeCursor } from '../../../platform/cursor.ts';
+import { isUuid } from '../../../platform/ids.ts';
 
 export const STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
 export const TRIGGERS = ['invoke', 'webhook', 'cron', 'function', 'hook', 'replay'] as const;
@@ -348,7 +350,7 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
     /** Newest first, filtered, one page at a time. */
     async list(projectId: string, f: { function?: unknown; status?: unknown; trigger?: unknown; since?: unknown; until?: unknown; first?: unknown; after?: unknown }) {
       const first = checkPageSize('first', f.first, PAGE_DEFAULT, PAGE_MAX);
-      const after = decodeCursor('after', f.after);
+      const after = decodeTimeCursor('after', f.after);
       const where = ['project_id = ?'];
       const params: unknown[] = [projectId];
       if (f.function !== undefined && f.function !== null) {
@@ -382,7 +384,7 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
       const rows = await sql.rows(`select * from function_executions where ${where.join(' and ')} order by created_at desc, id desc limit ${first + 1}`, params);
       const items = rows.slice(0, first).map(toExecution);
       const last = items[items.length - 1];
-      return { items, nextCursor: rows.length > first && last ? encodeCursor(last.createdAt, last.id) : null };
+      return { items, nextCursor: rows.length > first && last ? encodeTimeCursor(last.createdAt, last.id) : null };
     },
 
     /** Counts by status and p50/p95 duration per function over a window (default: the last 24 hours). */

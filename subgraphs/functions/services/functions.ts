@@ -8,7 +8,10 @@ import type { StepDefinition } from './steps/index.ts';
 import { announceHooksChanged } from './hooks.ts';
 import { announceFunctionsChanged, publishFunctionsChanged } from './receiver-cache.ts';
 import { isUniqueViolation, type Sql } from './sql.ts';
-import { checkPageSize, isUuid } from './validation.ts';
+import { checkPageSize } from './validation.ts';
+import { decodeCursor, encodeCursor } from '../../../platform/cursor.ts';
+import { isUuid } from '../../../platform/ids.ts';
+import { textProblem } from '../../../platform/input-guard.ts';
 
 export type EdgeFunction = {
   id: string;
@@ -155,11 +158,11 @@ export function createFunctionService({ sql }: { sql: Sql }) {
     /** By name, one page at a time. */
     async list(projectId: string, opts: { first?: unknown; after?: unknown }) {
       const first = checkPageSize('first', opts.first, 50, 100);
-      const after = typeof opts.after === 'string' && opts.after !== '' ? Buffer.from(opts.after, 'base64url').toString('utf8') : null;
+      const after = decodeCursor('after', opts.after, (v) => (typeof v === 'string' && v !== '' && !textProblem(v) ? v : undefined)) ?? null;
       const rows = await sql.rows(`select * from edge_functions where project_id = ? and (?::text is null or name > ?) order by name limit ${first + 1}`, [projectId, after, after]);
       const items = rows.slice(0, first).map(toFunction);
       const last = items[items.length - 1];
-      return { items, nextCursor: rows.length > first && last ? Buffer.from(last.name).toString('base64url') : null };
+      return { items, nextCursor: rows.length > first && last ? encodeCursor(last.name) : null };
     },
 
     async remove(projectId: string, id: string): Promise<EdgeFunction> {

@@ -2,12 +2,8 @@
 import { errors } from '../../../platform/errors.ts';
 import { isStorableTime } from '../../../platform/input-guard.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** True when `value` is a UUID in its canonical text form. */
-export function isUuid(value: unknown): value is string {
-  return typeof value === 'string' && UUID.test(value);
-}
+// hooks.ts still imports it from here (its import line changes with the internal-operations work in flight).
+export { isUuid } from '../../../platform/ids.ts';
 
 /** A page size: 1 to `max`, `fallback` when absent. */
 export function checkPageSize(field: string, value: unknown, fallback: number, max: number): number {
@@ -42,20 +38,3 @@ export function optionalTime(field: string, value: unknown): Date | undefined {
   return d;
 }
 
-
-/** Cursor = base64url JSON of [createdAt, id]. */
-export function encodeCursor(createdAt: Date, id: string): string {
-  return Buffer.from(JSON.stringify([createdAt.toISOString(), id])).toString('base64url');
-}
-
-export function decodeCursor(field: string, cursor: unknown): { createdAt: Date; id: string } | undefined {
-  if (cursor === undefined || cursor === null || cursor === '') return undefined;
-  try {
-    const [at, id] = JSON.parse(Buffer.from(String(cursor), 'base64url').toString('utf8')) as unknown[];
-    const createdAt = new Date(at as string);
-    if (typeof at === 'string' && isStorableTime(createdAt) && isUuid(id)) return { createdAt, id };
-  } catch {
-    // fall through
-  }
-  throw errors.validation(field, 'is not a cursor returned by this API');
-}

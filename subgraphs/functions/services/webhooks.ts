@@ -11,7 +11,8 @@ import { fingerprintOf, type HttpAnswer, type Idempotency } from './idempotency.
 import { announceFunctionsChanged, publishFunctionsChanged, type ReceiverCache, type ReceiverEntry } from './receiver-cache.ts';
 import { sealedSecretsOf } from './secrets.ts';
 import { isUniqueViolation, type Sql } from './sql.ts';
-import { isUuid, optionalText } from './validation.ts';
+import { optionalText } from './validation.ts';
+import { isUuid } from '../../../platform/ids.ts';
 
 export type WebhookReceiver = { id: string; projectId: string; slug: string; functionId: string; functionName: string; description: string; createdAt: Date };
 export type { HttpAnswer } from './idempotency.ts';

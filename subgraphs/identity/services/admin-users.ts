@@ -5,18 +5,13 @@ import { errors } from '../../../platform/errors.ts';
 import { EndUserEntity, type EndUser } from '../entities/index.ts';
 import type { ServiceDeps } from './context.ts';
 import { toEndUserView, type EndUserView } from './users.ts';
-import { isUuid } from './validation.ts';
+import { decodeTimeCursor, encodeTimeCursor } from '../../../platform/cursor.ts';
+import { isUuid } from '../../../platform/ids.ts';
 
 const ROLE_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
 export const ROLES_MAX = 50;
 export const APP_METADATA_MAX_BYTES = 16 * 1024;
 const SEARCH_MAX = 254;
-
-type Cursor = { createdAt: string; id: string };
-
-function encodeCursor(u: EndUserView): string {
-  return Buffer.from(JSON.stringify([u.createdAt.toISOString(), u.id])).toString('base64url');
-}
 
 type Row = {
   id: string; project_id: string; email: string; email_verified: boolean; profile: Record<string, string> | null; mfa_enabled: boolean;
@@ -28,16 +23,6 @@ const viewOfRow = (r: Row): EndUserView => ({
   roles: r.roles ?? [], appMetadata: r.app_metadata ?? {}, disabledAt: r.disabled_at === null ? null : new Date(r.disabled_at),
   createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at),
 });
-
-function decodeCursor(raw: string): Cursor {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
-    if (typeof createdAt === 'string' && !Number.isNaN(new Date(createdAt).getTime()) && isUuid(id)) return { createdAt, id };
-  } catch {
-    // fall through
-  }
-  throw errors.validation('after', 'is not a cursor returned by this API');
-}
 
 /** Role names: 1 to 64 of letters, digits, `_ . : -`; at most 50, duplicates dropped. */
 export function checkRoles(value: unknown): string[] {
@@ -93,9 +78,8 @@ export function createAdminUserService({ db }: Pick<ServiceDeps, 'db'>) {
         params.push(args.role);
       }
       if (args.disabled !== undefined && args.disabled !== null) where.push(args.disabled ? 'disabled_at is not null' : 'disabled_at is null');
-      if (args.after !== undefined && args.after !== null && args.after !== '') {
-        if (typeof args.after !== 'string') throw errors.validation('after', 'is not a cursor returned by this API');
-        const c = decodeCursor(args.after);
+      const c = decodeTimeCursor('after', args.after);
+      if (c) {
         where.push('(created_at, id) < (?::timestamptz, ?::uuid)');
         params.push(c.createdAt, c.id);
       }
@@ -106,7 +90,8 @@ export function createAdminUserService({ db }: Pick<ServiceDeps, 'db'>) {
         params,
       );
       const page = rows.slice(0, first).map(viewOfRow);
-      return { items: page, nextCursor: rows.length > first ? encodeCursor(page[page.length - 1]!) : null };
+      const last = page[page.length - 1];
+      return { items: page, nextCursor: rows.length > first && last ? encodeTimeCursor(last.createdAt, last.id) : null };
     },
 
     async get(projectId: string, id: unknown): Promise<EndUserView> {

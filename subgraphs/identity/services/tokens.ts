@@ -18,7 +18,7 @@ import type { SigningKeyService } from './signing-keys.ts';
 import type { TokenStateCache } from './token-cache.ts';
 import { claimsOf, toEndUserView } from './users.ts';
 import { oauthError } from './oauth-errors.ts';
-import { isUuid } from './validation.ts';
+import { isUuid } from '../../../platform/ids.ts';
 import { roleOfScope } from './scopes.ts';
 
 const REFRESH_PREFIX = 'tur_';

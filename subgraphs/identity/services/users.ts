@@ -7,7 +7,8 @@ import { dummyPasswordHash, hashPassword, verifyPassword } from '../../../platfo
 import { EndUserEntity, type EndUser } from '../entities/index.ts';
 import type { ServiceDeps } from './context.ts';
 import type { Limiters } from './limits.ts';
-import { checkPassword, checkProfile, isUuid, normalizeEmail, PROFILE_CLAIMS } from './validation.ts';
+import { checkPassword, checkProfile, normalizeEmail, PROFILE_CLAIMS } from './validation.ts';
+import { isUuid } from '../../../platform/ids.ts';
 
 /** What the API shows of an end-user. */
 export type EndUserView = {

@@ -2,7 +2,6 @@
 import { errors } from '../../../platform/errors.ts';
 import { oauthError } from './oauth-errors.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // Deliberately loose (RFC 5322 is not worth matching): one @, no spaces, a dot in the domain.
 const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
 // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
@@ -19,10 +18,6 @@ export const PROFILE_CLAIMS = [
   'picture', 'website', 'gender', 'birthdate', 'zoneinfo', 'locale', 'phone_number',
 ] as const;
 export type ProfileClaim = (typeof PROFILE_CLAIMS)[number];
-
-export function isUuid(value: unknown): value is string {
-  return typeof value === 'string' && UUID.test(value);
-}
 
 /** An e-mail address, trimmed and lower-cased. */
 export function normalizeEmail(value: unknown, field = 'email'): string {

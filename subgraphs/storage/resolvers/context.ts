@@ -3,7 +3,7 @@ import { errors } from '../../../platform/errors.ts';
 import type { SubgraphContext } from '../../../platform/subgraph.ts';
 import type { StorageServices } from '../services/index.ts';
 import { requireKey } from '../services/access.ts';
-import { isUuid } from '../services/names.ts';
+import { isUuid } from '../../../platform/ids.ts';
 
 export type StorageContext = SubgraphContext<StorageServices>;
 

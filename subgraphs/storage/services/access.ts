@@ -5,7 +5,8 @@ import type { Principal } from '../../../platform/auth.ts';
 import { AppError, errors } from '../../../platform/errors.ts';
 import { publishableRefusal } from '../../../platform/admin-scopes.ts';
 import type { StoragePolicy } from '../entities/index.ts';
-import { contentTypeAllowed, folderWithin, isUuid, type Operation } from './names.ts';
+import { contentTypeAllowed, folderWithin, type Operation } from './names.ts';
+import { isUuid } from '../../../platform/ids.ts';
 
 export type Caller =
   | { kind: 'key'; projectId: string }

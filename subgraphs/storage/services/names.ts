@@ -10,13 +10,8 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 const TOKEN = "[A-Za-z0-9!#$&^_.+-]+";
 const CONTENT_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^"\\\\\\r\\n]*"))*$`);
 const ALLOW_PATTERN = new RegExp(`^(${TOKEN}/${TOKEN}|${TOKEN}/\\*|\\*/\\*)$`);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const OPERATIONS = ['read', 'write', 'delete', 'list'] as const;
 export type Operation = (typeof OPERATIONS)[number];
-
-export function isUuid(v: unknown): v is string {
-  return typeof v === 'string' && UUID.test(v);
-}
 
 function bytes(s: string): number {
   return Buffer.byteLength(s, 'utf8');

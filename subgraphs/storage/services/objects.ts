@@ -8,12 +8,14 @@ import type { Config } from '../../../platform/config.ts';
 import type { SubgraphDatabase } from '../../../platform/database.ts';
 import { AppError, errors } from '../../../platform/errors.ts';
 import { publishEventIfWanted, type StorageObjectEvent } from '../../../platform/events.ts';
+import { decodeCursor, encodeCursor } from '../../../platform/cursor.ts';
+import { isUuid } from '../../../platform/ids.ts';
 import { isStorableTime, textProblem } from '../../../platform/input-guard.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import { BlobTooLargeError, blobKeyOf, type BlobStore } from '../../../platform/blob-store/index.ts';
 import { assertMayOnObject, assertMayWrite, callerOf, grants, hasFullAccess, listScope, type Caller, type ListScope } from './access.ts';
 import type { LimitService } from './limits.ts';
-import { checkContentType, checkFirst, checkFolder, checkName, isUuid, pathOf } from './names.ts';
+import { checkContentType, checkFirst, checkFolder, checkName, pathOf } from './names.ts';
 import { sniffedContentType } from './sniff.ts';
 import type { PolicyService } from './policies.ts';
 import { uploadBytes } from '../../../platform/metrics.ts';
@@ -113,21 +115,17 @@ function sortValue(o: StoredObject, key: SortKey): string | number {
   return (key === 'created_at' ? o.createdAt : o.updatedAt).toISOString();
 }
 
-function encodeCursor(sort: string, value: string | number, id: string): string {
-  return Buffer.from(JSON.stringify([sort, value, id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string, sort: string): { value: string | number; id: string } {
-  try {
-    const [s, value, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+/** A listing's cursor: [sort, value of the sort column, id] of the last object shown. */
+function decodeObjectCursor(cursor: unknown, sort: string): { value: string | number; id: string } | undefined {
+  const accept = (v: unknown) => {
+    if (!Array.isArray(v) || v.length !== 3) return undefined;
+    const [s, value, id] = v as unknown[];
     // A forged cursor must not reach PostgreSQL with a value its column cannot take (bad time, NUL, huge number).
     const storable =
       typeof value === 'number' ? Number.isSafeInteger(value) : typeof value === 'string' && !textProblem(value) && (!sort.endsWith('_at') || isStorableTime(new Date(value)));
-    if (s === sort && storable && isUuid(id)) return { value: value as string | number, id };
-  } catch {
-    // fall through
-  }
-  throw errors.validation('after', 'is not a cursor returned by this API for this sort');
+    return s === sort && storable && isUuid(id) ? { value: value as string | number, id } : undefined;
+  };
+  return decodeCursor('after', cursor, accept, 'is not a cursor returned by this API for this sort');
 }
 
 /** SQL for "inside one of the caller's list scopes". */
@@ -259,8 +257,8 @@ function eventOf(o: StoredObject): StorageObjectEvent {
       where += scopeSql(scope, params);
       const col = SORTS[sort.key];
       const cast = sort.key === 'created_at' || sort.key === 'updated_at' ? '::timestamptz' : sort.key === 'size' ? '::bigint' : '';
-      if (args.after) {
-        const c = decodeCursor(args.after, sortName);
+      const c = decodeObjectCursor(args.after, sortName);
+      if (c) {
         where += ` and (${col}, id) ${sort.desc ? '<' : '>'} (?${cast}, ?)`;
         params.push(c.value, c.id);
       }
@@ -269,7 +267,7 @@ function eventOf(o: StoredObject): StorageObjectEvent {
       const found = (await rows(db.em(), `select ${COLUMNS} from storage_objects where ${where} order by ${col} ${dir}, id ${dir} limit ?`, params)).map(toObject);
       const items = found.slice(0, first);
       const last = items[items.length - 1];
-      return { items, nextCursor: found.length > first && last ? encodeCursor(sortName, sortValue(last, sort.key), last.id) : null };
+      return { items, nextCursor: found.length > first && last ? encodeCursor([sortName, sortValue(last, sort.key), last.id]) : null };
     },
 
     /** Folders with ready objects in the caller's list scopes, by name. */
@@ -285,16 +283,11 @@ function eventOf(o: StoredObject): StorageObjectEvent {
         params.push(`${likeEscape(args.prefix)}%`);
       }
       where += scopeSql(scope, params);
-      if (args.after) {
-        let after: string;
-        try {
-          after = JSON.parse(Buffer.from(args.after, 'base64url').toString('utf8')) as string;
-        } catch {
-          after = '';
-        }
-        if (typeof after !== 'string' || after === '') throw errors.validation('after', 'is not a cursor returned by this API');
+      // The top-level folder is '' — the cursor marks it with NUL, which no folder contains.
+      const after = decodeCursor('after', args.after, (v) => (v === '\u0000' ? '' : typeof v === 'string' && v !== '' && !textProblem(v) ? v : undefined));
+      if (after !== undefined) {
         where += ' and folder > ?';
-        params.push(after === '\u0000' ? '' : after);
+        params.push(after);
       }
       params.push(first + 1);
       const found = (await db.em().execute(
@@ -303,8 +296,7 @@ function eventOf(o: StoredObject): StorageObjectEvent {
       )) as { folder: string; objects: number; bytes: string }[];
       const items = found.slice(0, first).map((f) => ({ folder: f.folder, objects: f.objects, bytes: Number(f.bytes) }));
       const last = items[items.length - 1];
-      // The top-level folder is '' — the cursor marks it with NUL, which no folder contains.
-      return { items, nextCursor: found.length > first && last ? Buffer.from(JSON.stringify(last.folder === '' ? '\u0000' : last.folder)).toString('base64url') : null };
+      return { items, nextCursor: found.length > first && last ? encodeCursor(last.folder === '' ? '\u0000' : last.folder) : null };
     },
 
     /** Usage of a project: totals and per folder. */

@@ -2,28 +2,14 @@
 import crypto from 'node:crypto';
 import type { SubgraphDatabase } from '../../../platform/database.ts';
 import { errors } from '../../../platform/errors.ts';
-import { isStorableTime } from '../../../platform/input-guard.ts';
+import { decodeTimeCursor, encodeTimeCursor } from '../../../platform/cursor.ts';
+import { isUuid } from '../../../platform/ids.ts';
 import { StoragePolicyEntity, type StoragePolicy } from '../entities/index.ts';
-import { checkFirst, checkPolicy, isUuid } from './names.ts';
+import { checkFirst, checkPolicy } from './names.ts';
 
 export const MAX_POLICIES_PER_PROJECT = 200;
 
 export type PolicyService = ReturnType<typeof createPolicyService>;
-
-function encodeCursor(p: StoragePolicy): string {
-  return Buffer.from(JSON.stringify([p.createdAt.toISOString(), p.id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { createdAt: Date; id: string } {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    const createdAt = new Date(at as string);
-    if (typeof at === 'string' && isStorableTime(createdAt) && isUuid(id)) return { createdAt, id };
-  } catch {
-    // fall through
-  }
-  throw errors.validation('after', 'is not a cursor returned by this API');
-}
 
 export function createPolicyService({ db }: { db: SubgraphDatabase }) {
   return {
@@ -36,13 +22,14 @@ export function createPolicyService({ db }: { db: SubgraphDatabase }) {
     async page(projectId: string, args: { first?: number | null; after?: string | null }): Promise<{ items: StoragePolicy[]; nextCursor: string | null }> {
       const first = checkFirst(args.first);
       const where: Record<string, unknown> = { projectId };
-      if (args.after) {
-        const c = decodeCursor(args.after);
+      const c = decodeTimeCursor('after', args.after);
+      if (c) {
         where.$or = [{ createdAt: { $gt: c.createdAt } }, { createdAt: c.createdAt, id: { $gt: c.id } }];
       }
       const rows = await db.em().find(StoragePolicyEntity, where, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: first + 1 });
       const items = rows.slice(0, first);
-      return { items, nextCursor: rows.length > first ? encodeCursor(items[items.length - 1]!) : null };
+      const last = items[items.length - 1];
+      return { items, nextCursor: rows.length > first && last ? encodeTimeCursor(last.createdAt, last.id) : null };
     },
 
     /** Creates a policy; CONFLICT when the name is taken. */

@@ -3,7 +3,8 @@
 // every request.
 import crypto from 'node:crypto';
 import { AppError, errors } from '../../../platform/errors.ts';
-import { isStorableTime } from '../../../platform/input-guard.ts';
+import { decodeTimeCursor, encodeTimeCursor } from '../../../platform/cursor.ts';
+import { isUuid } from '../../../platform/ids.ts';
 import { publishEvent } from '../../../platform/events.ts';
 import { ProjectEntity, type Project } from '../entities/index.ts';
 import type { ServiceDeps } from './context.ts';
@@ -11,7 +12,7 @@ import { randomToken, sha256Hex } from '../../../platform/crypto.ts';
 import { announceOidcClientChange, newOidcClient, oidcClientChangeCommitted } from './oidc-clients.ts';
 import type { PlanService } from './plans.ts';
 import { credentialChangeCommitted, publishCredentialChange } from './credentials.ts';
-import { checkName, checkPageSize, isUuid } from './validation.ts';
+import { checkName, checkPageSize } from './validation.ts';
 
 const API_KEY_PREFIX = 'tsk_';
 const PUBLISHABLE_KEY_PREFIX = 'tpk_';
@@ -31,22 +32,6 @@ function newApiKey() {
 function newPublishableKey() {
   const key = randomToken(PUBLISHABLE_KEY_PREFIX);
   return { key, publishableKeyHash: sha256Hex(key), publishableKeyPrefix: key.slice(0, SHOWN_PREFIX_LENGTH) };
-}
-
-/** Cursor = base64url JSON of [createdAt, id] of the last item shown. */
-export function encodeCursor(p: Pick<Project, 'createdAt' | 'id'>): string {
-  return Buffer.from(JSON.stringify([p.createdAt.toISOString(), p.id])).toString('base64url');
-}
-
-export function decodeCursor(cursor: string): { createdAt: Date; id: string } {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    const createdAt = new Date(at as string);
-    if (typeof at === 'string' && isStorableTime(createdAt) && isUuid(id)) return { createdAt, id };
-  } catch {
-    // fall through
-  }
-  throw errors.validation('after', 'is not a cursor returned by this API');
 }
 
 type ProjectRow = {
@@ -110,13 +95,14 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
     /** One page of the tenant's projects, oldest first. */
     async list(tenantId: string, opts: { first?: unknown; after?: unknown }): Promise<ProjectPage> {
       const first = checkPageSize('first', opts.first, PAGE_DEFAULT, PAGE_MAX);
-      const after = typeof opts.after === 'string' && opts.after !== '' ? decodeCursor(opts.after) : undefined;
+      const after = decodeTimeCursor('after', opts.after);
       const where = after
         ? { tenantId, $or: [{ createdAt: { $gt: after.createdAt } }, { createdAt: after.createdAt, id: { $gt: after.id } }] }
         : { tenantId };
       const rows = await db.em().find(ProjectEntity, where, { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], limit: first + 1 });
       const items = rows.slice(0, first);
-      return { items, nextCursor: rows.length > first ? encodeCursor(items[items.length - 1]) : null };
+      const last = items[items.length - 1];
+      return { items, nextCursor: rows.length > first && last ? encodeTimeCursor(last.createdAt, last.id) : null };
     },
 
     async rename(tenantId: string, id: string, input: { name: unknown }): Promise<Project> {

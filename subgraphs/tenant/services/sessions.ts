@@ -8,7 +8,7 @@ import type { ServiceDeps } from './context.ts';
 import { randomToken, sha256Hex } from '../../../platform/crypto.ts';
 import type { MfaService } from './mfa.ts';
 import type { SigningKeyService } from './signing-keys.ts';
-import { isUuid } from './validation.ts';
+import { isUuid } from '../../../platform/ids.ts';
 import { credentialChangeCommitted, publishCredentialChange } from './credentials.ts';
 
 const REFRESH_PREFIX = 'tsr_';

@@ -2,7 +2,6 @@
 import { errors } from '../../../platform/errors.ts';
 import { ADMIN_SCOPE_NAMES, isAdminScope } from '../../../platform/admin-scopes.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // Deliberately loose (RFC 5322 is not worth matching): one @, no spaces, a dot in the domain.
 const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
 const SQL_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -16,11 +15,6 @@ export const REDIRECT_URIS_MAX = 20;
 export const ALLOWED_SCOPES_MAX = 100;
 // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]{1,200}$/;
-
-/** True when `value` is a UUID in its canonical text form. */
-export function isUuid(value: unknown): value is string {
-  return typeof value === 'string' && UUID.test(value);
-}
 
 /** A display name: trimmed, 1 to 100 characters. */
 export function checkName(field: string, value: unknown): string {
