@@ -15,7 +15,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client } from '../support/http.ts';
 import { newProject, type Project } from './identity-fixtures.ts';
-import { waitFor } from './data-support.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -93,7 +93,7 @@ beforeAll(async () => {
   expect((await call('PUT', `/auth/api/v1/projects/${p.id}/cors`, { token: p.tenantToken, body: { allowed_origins: [pageOrigin] } })).status).toBe(200);
   expect((await call('PUT', `/auth/api/v1/projects/${p.id}/oidc-clients/${p.clientId}`, { token: p.tenantToken, body: { public: true, redirect_uris: [`${pageOrigin}/callback`] } })).status).toBe(200);
   const sql = async (text: string) => expect((await call('POST', '/v1/rawSQL', { apiKey: p.apiKey, body: { sql: text } })).status).toBe(200);
-  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: p.apiKey, body: { sql: 'select 1' } })).status === 200, 'project database');
+  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: p.apiKey, body: { sql: 'select 1' } })).status === 200, { message: 'project database' });
   await sql("create table notes (id serial primary key, body text not null, owner text not null default current_setting('request.user_id', true))");
   await sql('alter table notes enable row level security');
   await sql("create policy own_notes on notes using (owner = current_setting('request.user_id', true)) with check (owner = current_setting('request.user_id', true))");

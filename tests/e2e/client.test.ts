@@ -8,7 +8,7 @@ import { createClient, isTesseraError, TesseraError, VERSION, type Change, type 
 import { API_VERSION } from '../../rest-compat/openapi.ts';
 import { openApiDocument } from '../../scripts/openapi.ts';
 import { signInThroughPage, startIdentityPlatform, tokenOf } from './identity-fixtures.ts';
-import { waitFor } from './data-support.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let env: Awaited<ReturnType<typeof startIdentityPlatform>>;
 let base: string;
@@ -127,7 +127,7 @@ describe('tenant management', () => {
 
 describe('the data API', () => {
   beforeAll(async () => {
-    await waitFor(async () => (await app.data.sql('select 1 as one').then(() => true, () => false)), 'project database');
+    await waitFor(async () => (await app.data.sql('select 1 as one').then(() => true, () => false)), { message: 'project database' });
     await app.data.sql(`create table todos (id serial primary key, title text not null, done boolean not null default false, rank int not null default 0,
       owner text default nullif(current_setting('request.user_id', true), ''), embedding real[])`);
     await app.data.sql('alter table todos enable row level security');
@@ -214,7 +214,7 @@ describe('functions', () => {
     expect(dry.data.dry_run).toBe(true);
     expect((await browser.functions.invoke<{ hi: string }>('hello', { name: 'web' })).data.hi).toBe('web');
     await rejects(browser.functions.invoke('hello', {}, { dryRun: true }), 'FORBIDDEN', 403);
-    await waitFor(async () => (await app.functions.executions.get(queued.executionId!)).status === 'succeeded', 'async run');
+    await waitFor(async () => (await app.functions.executions.get(queued.executionId!)).status === 'succeeded', { message: 'async run' });
     const runs = await app.functions.executions.list({ function: 'hello' });
     expect(runs.executions.length).toBeGreaterThanOrEqual(3);
     expect((await app.functions.executions.events(sync.executionId!)).map((e) => e.type)).toContain('succeeded');
@@ -308,14 +308,14 @@ describe('end-user auth with the publishable key and a public client', () => {
         await app.from('todos').insert({ title: `live-${transport}` }, { returning: false });
         await new Promise((r) => setTimeout(r, 200));
         return seen.some((c) => c.row?.title === `live-${transport}`);
-      }, `realtime over ${transport}`);
+      }, { message: `realtime over ${transport}` });
       sub.close();
       expect(errors).toEqual([]);
     }
     const refused: TesseraError[] = [];
     const bad = createClient({ url: base, key: 'tpk_not-a-key' }).realtime.subscribe(() => {}, { onError: (e) => refused.push(e) });
     await bad.ready.catch(() => undefined);
-    await waitFor(async () => refused.length > 0, 'refusal');
+    await waitFor(async () => refused.length > 0, { message: 'refusal' });
     expect(refused[0]).toMatchObject({ code: 'INVALID_API_KEY', status: 401 });
   });
 

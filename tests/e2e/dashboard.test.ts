@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { generate } from 'otplib';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 jest.setTimeout(60_000);
 
@@ -72,18 +73,15 @@ const main = () => page.locator('main');
 
 /** Polls `read` until `ok` holds (playwright-core has no web-first assertions; this is their small equivalent). */
 async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
   let last: T | undefined;
-  for (;;) {
-    try {
-      last = await read();
-      if (ok(last)) return last;
-    } catch {
-      // not there yet
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last seen: ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const seen = async () => {
+    last = await read().catch(() => last); // not there yet
+    return last !== undefined && ok(last) ? { value: last } : undefined;
+  };
+  const found = await waitFor(seen, { timeoutMs, intervalMs: 100, message: what }).catch((e: Error) => {
+    throw new Error(`${e.message}; last seen: ${JSON.stringify(last)}`);
+  });
+  return found.value;
 }
 const matches = (v: string, m: string | RegExp) => (typeof m === 'string' ? v.includes(m) : m.test(v));
 /** Waits until the locator is visible. */

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client } from '../support/http.ts';
-import { createProject, dataCall, dropLeftoverRoles, signIn, waitFor, type Call, type DataProject } from './data-support.ts';
+import { createProject, dataCall, dropLeftoverRoles, signIn, type Call, type DataProject } from './data-support.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let platform: TestPlatform;
 let call: Call;
@@ -379,7 +380,7 @@ describe('project lifecycle', () => {
       expect(acl.rows[0]).toEqual({ public_connect: false, role_connect: true });
       expect((await call('DELETE', `/auth/api/v1/projects/${other.id}`, { token: project.token })).status).toBe(204);
       // Dropped, then forgotten when the drop's transaction commits.
-      await waitFor(async () => (await exists()) === 0 && (await rows()).length === 0, 'database and roles dropped');
+      await waitFor(async () => (await exists()) === 0 && (await rows()).length === 0, { message: 'database and roles dropped' });
       // A request that was on its way cannot provision the deleted project again.
       expect((await call('POST', '/v1/rawSQL', { apiKey: other.apiKey, body: { sql: 'select 1' } })).status).toBe(401);
     } finally {

@@ -10,8 +10,8 @@ import { startDatabase, type RunningDatabase } from '../../platform/database.ts'
 import { createLogger } from '../../platform/logger.ts';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client } from '../support/http.ts';
-import { createProject, dataCall, signIn, waitFor, type Call, type DataProject } from './data-support.ts';
-import { eventually } from './functions-helpers.ts';
+import { createProject, dataCall, signIn, type Call, type DataProject } from './data-support.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let projectsServer: RunningDatabase;
 let projectsDir: string;
@@ -87,10 +87,10 @@ describe('project databases on their own server', () => {
     await waitFor(async () => {
       expect((await data('insert', { table: 'items', values: { name: `live-${++n}` } })).status).toBe(201);
       return text.includes('live-');
-    }, 'a realtime change');
+    }, { message: 'a realtime change' });
     ctrl.abort();
     await pump;
-    expect(await eventually(async () => ((await data('find', { table: 'audit', where: { name: 'live-1' } })).body.rows.length === 1 ? true : undefined))).toBe(true);
+    expect(await waitFor(async () => ((await data('find', { table: 'audit', where: { name: 'live-1' } })).body.rows.length === 1 ? true : undefined))).toBe(true);
   }, 60_000);
 
   it("drops the project's database and roles on that server with the project", async () => {
@@ -100,6 +100,6 @@ describe('project databases on their own server', () => {
     // The database goes first, then the roles, in one drop.
     const gone = async () =>
       (await projects.query('select 1 from pg_database where datname = $1 union all select 1 from pg_roles where rolname = $2', [names.database_name, names.role_name])).rowCount === 0;
-    await waitFor(gone, 'the database and role dropped');
+    await waitFor(gone, { message: 'the database and role dropped' });
   }, 30_000);
 });

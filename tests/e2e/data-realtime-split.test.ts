@@ -9,7 +9,8 @@ import { createClient, type Client } from 'graphql-ws';
 import { startSplit, type TestPlatform } from '../support/platform.ts';
 import { client } from '../support/http.ts';
 import { signContext } from '../../platform/auth.ts';
-import { createProject, dataCall, signIn, waitFor, type Call, type DataProject } from './data-support.ts';
+import { createProject, dataCall, signIn, type Call, type DataProject } from './data-support.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 type Change = { table: string; operation: string; row: Record<string, unknown> | null };
 
@@ -28,7 +29,7 @@ beforeAll(async () => {
   const data = dataCall(call, project.apiKey);
   expect((await data('rawSQL', { sql: 'create table notes (id serial primary key, body text)' })).status).toBe(200);
   expect((await call('POST', '/v1/publication', { apiKey: project.apiKey, body: { table: 'notes', enabled: true } })).status).toBe(200);
-  await waitFor(async () => (await data('rawSQL', { sql: "select count(*)::int as n from information_schema.triggers where event_object_table = 'notes'" })).body.rows[0].n > 0, 'trigger');
+  await waitFor(async () => (await data('rawSQL', { sql: "select count(*)::int as n from information_schema.triggers where event_object_table = 'notes'" })).body.rows[0].n > 0, { message: 'trigger' });
 }, 120_000);
 
 afterAll(async () => {

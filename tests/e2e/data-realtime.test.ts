@@ -7,8 +7,9 @@ import { createClient } from 'graphql-ws';
 import pg from 'pg';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client } from '../support/http.ts';
-import { createProject, dataCall, dropLeftoverRoles, signIn, waitFor, type Call, type DataProject } from './data-support.ts';
+import { createProject, dataCall, dropLeftoverRoles, signIn, type Call, type DataProject } from './data-support.ts';
 import { newProject, passwordGrant, registerUser } from './identity-fixtures.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 type Change = { table: string; operation: string; row: Record<string, unknown> | null; old: Record<string, unknown> | null };
 
@@ -91,7 +92,7 @@ describe('publications', () => {
     const tenant = await call('GET', `/auth/api/v1/projects/${a.id}/publications`, { token: a.token });
     expect(tenant.body.publications).toEqual(list.body.publications);
     expect((await call('GET', '/v1/publication', { apiKey: b.apiKey })).body.publications).toEqual([]);
-    await waitFor(async () => (await triggerCount('items')) > 0, 'realtime trigger');
+    await waitFor(async () => (await triggerCount('items')) > 0, { message: 'realtime trigger' });
   });
 
   it('refuses bad bodies and other credentials', async () => {
@@ -120,18 +121,18 @@ describe('realtime over SSE', () => {
     expect((await dataA('insert', { table: 'items', values: { name: 'first' } })).status).toBe(201);
     expect((await dataA('update', { table: 'items', where: { name: 'first' }, set: { name: 'renamed' } })).status).toBe(200);
     expect((await dataA('delete', { table: 'items', where: { name: 'renamed' } })).status).toBe(200);
-    await waitFor(async () => mine.changes.length >= 3, 'three changes');
+    await waitFor(async () => mine.changes.length >= 3, { message: 'three changes' });
     expect(mine.changes).toEqual([
       { table: 'items', operation: 'insert', row: { id: 1, name: 'first' }, old: null },
       { table: 'items', operation: 'update', row: { id: 1, name: 'renamed' }, old: { id: 1, name: 'first' } },
       { table: 'items', operation: 'delete', row: null, old: { id: 1, name: 'renamed' } },
     ]);
-    await waitFor(async () => all.changes.length >= 3, 'three changes on the unfiltered stream');
+    await waitFor(async () => all.changes.length >= 3, { message: 'three changes on the unfiltered stream' });
     // B's own table of the same name is not published: B's writes stream nowhere either.
     await dataB('insert', { table: 'items', values: { name: 'b row' } });
 
     expect((await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'items', enabled: false } })).status).toBe(200);
-    await waitFor(async () => (await triggerCount('items')) === 0, 'trigger dropped');
+    await waitFor(async () => (await triggerCount('items')) === 0, { message: 'trigger dropped' });
     await dataA('insert', { table: 'items', values: { name: 'after off' } });
     await new Promise((r) => setTimeout(r, 800));
     expect(mine.changes).toHaveLength(3);
@@ -145,11 +146,11 @@ describe('realtime over SSE', () => {
     expect((await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'later', enabled: true } })).status).toBe(200);
     await new Promise((r) => setTimeout(r, 300));
     expect((await dataA('rawSQL', { sql: 'create table later (id int primary key)' })).status).toBe(200);
-    await waitFor(async () => (await triggerCount('later')) > 0, 'trigger on the new table');
+    await waitFor(async () => (await triggerCount('later')) > 0, { message: 'trigger on the new table' });
     const sub = await subscribeSse({ 'x-api-key': a.apiKey }, 'later');
     await new Promise((r) => setTimeout(r, 300));
     await dataA('insert', { table: 'later', values: { id: 7 } });
-    await waitFor(async () => sub.changes.length === 1, 'one change');
+    await waitFor(async () => sub.changes.length === 1, { message: 'one change' });
     expect(sub.changes[0]).toMatchObject({ operation: 'insert', row: { id: 7 } });
     sub.close();
   }, 30_000);
@@ -206,15 +207,15 @@ describe('end users and deletes', () => {
     await waitFor(async () => {
       await data('insert', { table: 'notes', values: { owner: u1!.id, body: 'probe' } });
       return s1.changes.length > 0;
-    }, "u1's subscription");
+    }, { message: "u1's subscription" });
     const made = await data('insert', { table: 'notes', values: { owner: u1!.id, body: 'secret of u1' }, returning: ['id'] });
     const id = made.body.rows[0].id as number;
     expect((await data('delete', { table: 'notes', where: { id } })).status).toBe(200);
-    await waitFor(async () => s1.changes.some((c) => c.operation === 'delete'), "u1's delete event");
+    await waitFor(async () => s1.changes.some((c) => c.operation === 'delete'), { message: "u1's delete event" });
     expect(s1.changes.find((c) => c.operation === 'delete')).toEqual({ table: 'notes', operation: 'delete', row: null, old: { id } });
     // A change after the delete reaches u2 (its stream works), and nothing of u1's rows ever did.
     await data('insert', { table: 'notes', values: { owner: u2!.id, body: 'for u2' } });
-    await waitFor(async () => s2.changes.length > 0, "u2's own change");
+    await waitFor(async () => s2.changes.length > 0, { message: "u2's own change" });
     expect(s2.changes.map((c) => c.operation)).toEqual(['insert']);
     expect(JSON.stringify(s2.changes)).not.toContain('secret of u1');
     s1.close();
@@ -236,12 +237,12 @@ describe('a lost listener', () => {
     } finally {
       await admin.end();
     }
-    await waitFor(async () => sub.changes.some((c) => c.operation === 'gap'), 'the gap event');
+    await waitFor(async () => sub.changes.some((c) => c.operation === 'gap'), { message: 'the gap event' });
     expect(sub.changes.find((c) => c.operation === 'gap')).toMatchObject({ table: '*', operation: 'gap', row: null });
     await waitFor(async () => {
       await dataA('insert', { table: 'items', values: { name: 'after the gap' } });
       return sub.changes.some((c) => c.row?.name === 'after the gap');
-    }, 'changes after the gap');
+    }, { message: 'changes after the gap' });
     sub.close();
   }, 30_000);
 });

@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startSplit, type TestPlatform } from '../support/platform.ts';
 import { client } from '../support/http.ts';
-import { createProject, dataCall, signIn, waitFor, type Call } from './data-support.ts';
+import { createProject, dataCall, signIn, type Call } from './data-support.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let platform: TestPlatform;
 let call: Call;
@@ -24,8 +25,7 @@ describe('data API in split mode', () => {
     expect((await data('rawSQL', { sql: 'create table events (id serial primary key, kind text)' })).status).toBe(200);
     expect((await call('POST', '/v1/publication', { apiKey: project.apiKey, body: { table: 'events', enabled: true } })).status).toBe(200);
     await waitFor(
-      async () => (await data('rawSQL', { sql: "select count(*)::int as n from information_schema.triggers where event_object_table = 'events'" })).body.rows[0].n > 0,
-      'trigger',
+      async () => (await data('rawSQL', { sql: "select count(*)::int as n from information_schema.triggers where event_object_table = 'events'" })).body.rows[0].n > 0, { message: 'trigger' },
     );
     expect((await fetch(`${platform.url}/realtime`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: '{}' })).status).toBe(401);
     const abort = new AbortController();
@@ -51,7 +51,7 @@ describe('data API in split mode', () => {
     })();
     await new Promise((r) => setTimeout(r, 500));
     expect((await data('insert', { table: 'events', values: { kind: 'split' } })).status).toBe(201);
-    await waitFor(async () => text.includes('"kind":"split"'), 'the change over SSE');
+    await waitFor(async () => text.includes('"kind":"split"'), { message: 'the change over SSE' });
     expect(text).toContain('"operation":"insert"');
     abort.abort();
     await reading;

@@ -26,16 +26,6 @@ export async function createProject(call: Call, token: string, name = 'data test
   return { id: res.body.project.id as string, apiKey: res.body.project.api_key as string, token };
 }
 
-/** Polls `check` until it answers true. */
-export async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 /** POST /v1/<action> with the project's key. */
 export function dataCall(call: Call, apiKey: string) {
   return async (action: string, body: unknown): Promise<Res> => await call('POST', `/v1/${action}`, { apiKey, body });

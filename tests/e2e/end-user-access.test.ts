@@ -6,7 +6,7 @@ import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
 import { newProject, passwordGrant, postForm, registerUser, type Project } from './identity-fixtures.ts';
 import { STORAGE, download, upload } from './storage-fixtures.ts';
-import { waitFor } from './data-support.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let platform: TestPlatform;
 let call: ReturnType<typeof client>;
@@ -17,7 +17,7 @@ beforeAll(async () => {
   platform = await startOneProcess();
   call = client(platform.url);
   project = await newProject(platform.url);
-  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: project.apiKey, body: { sql: 'select 1 as one' } })).status === 200, 'project schema');
+  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: project.apiKey, body: { sql: 'select 1 as one' } })).status === 200, { message: 'project schema' });
   for (const sql of [
     "create table notes (id serial primary key, owner text not null default current_setting('request.user_id', true), body text not null)",
     'alter table notes enable row level security',

@@ -3,6 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { waitFor } from '../support/wait-for.ts';
 
 export type Received = { path: string; headers: Record<string, string>; body: string; at: number };
 /** What a path answers: a status (and body), or nothing at all (`hang`) until the client gives up. */
@@ -51,12 +52,7 @@ export async function startReceiver(): Promise<Receiver> {
     answer: (path, a) => void answers.set(path, a),
     at,
     async waitFor(path, count, timeoutMs = 20_000) {
-      const until = Date.now() + timeoutMs;
-      while (at(path).length < count) {
-        if (Date.now() > until) throw new Error(`${path} got ${at(path).length} of ${count} deliveries in time`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      return at(path);
+      return await waitFor(() => at(path).length >= count && at(path), { timeoutMs, message: `${count} deliveries to ${path}` });
     },
     close: async () => {
       for (const res of hanging) res.destroy();

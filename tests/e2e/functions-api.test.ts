@@ -3,7 +3,8 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import pg from 'pg';
 import { ROUTE_TABLE } from '../../rest-compat/route-table.ts';
-import { startEdgeWorld, expectError, eventually, type EdgeWorld } from './functions-helpers.ts';
+import { startEdgeWorld, expectError, type EdgeWorld } from './functions-helpers.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 const F = '/edge/api/v1';
@@ -124,7 +125,7 @@ describe('edge functions API', () => {
       const res = await w.call('POST', `${F}/invoke/greet?async=true`, { ...as(), body: { name: 'Bob' } });
       expect(res.status).toBe(202);
       expect(res.body).toEqual({ execution_id: expect.any(String), status: 'queued' });
-      const done = await eventually(async () => {
+      const done = await waitFor(async () => {
         const e = await w.call('GET', `${F}/executions/${res.body.execution_id}`, as());
         return e.body.execution.status === 'succeeded' ? e.body.execution : undefined;
       });
@@ -363,7 +364,7 @@ describe('edge functions API', () => {
       const c = new pg.Client({ connectionString: w.p.tessera!.config.databaseUrl! });
       await c.connect();
       try {
-        await eventually(async () => {
+        await waitFor(async () => {
           const counts = await Promise.all(
             ['edge_functions', 'function_secrets', 'webhook_receivers', 'cron_jobs', 'function_executions'].map(async (t) => Number((await c.query(`select count(*) from ${t} where project_id = $1`, [id])).rows[0].count)),
           );

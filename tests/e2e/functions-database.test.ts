@@ -3,7 +3,8 @@
 // error code; the project's isolation; dry runs rolled back; bad steps refused at save time.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { startEdgeWorld, expectError, type EdgeWorld } from './functions-helpers.ts';
-import { dropLeftoverRoles, waitFor } from './data-support.ts';
+import { dropLeftoverRoles } from './data-support.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const F = '/edge/api/v1';
 
@@ -20,7 +21,7 @@ describe('Database steps', () => {
   beforeAll(async () => {
     w = await startEdgeWorld();
     for (const key of [w.apiKey, w.other.apiKey]) {
-      await waitFor(async () => (await data('rawSQL', { sql: 'select 1 as one' }, key)).status === 200, 'project schema');
+      await waitFor(async () => (await data('rawSQL', { sql: 'select 1 as one' }, key)).status === 200, { message: 'project schema' });
       const made = await data('rawSQL', { sql: 'create table orders (id serial primary key, sku text not null unique, qty int not null check (qty > 0), total numeric(10,2))' }, key);
       expect(made.status).toBe(200);
     }

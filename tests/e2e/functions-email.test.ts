@@ -4,7 +4,8 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import { startEdgeWorld, expectError, eventually, type EdgeWorld } from './functions-helpers.ts';
+import { startEdgeWorld, expectError, type EdgeWorld } from './functions-helpers.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const F = '/edge/api/v1';
 type Received = { from: string; to: string[]; data: string; user?: string };
@@ -93,7 +94,7 @@ describe('e-mail and outbound HTTP', () => {
     const res = await call('POST', `${F}/invoke/mailer`, { apiKey, body: { email: 'ada@example.com', name: 'Ada', order: 7 } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ queued: true, template: 'receipt', to: ['ada@example.com'], subject: 'Receipt A-7' });
-    const mail = await eventually(async () => mails.find((m) => m.to.includes('ada@example.com')));
+    const mail = await waitFor(async () => mails.find((m) => m.to.includes('ada@example.com')));
     expect(mail.data).toMatch(/Subject: Receipt A-7/);
     expect(mail.data).toMatch(/Thanks Ada/);
     await new Promise((r) => setTimeout(r, 500));

@@ -8,9 +8,9 @@ import { freePort } from '../../platform/net.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { client } from '../support/http.ts';
 import { startProcess, stopProcess, TEST_SECRET, tmpDataDir } from '../support/platform.ts';
-import { eventually } from './functions-helpers.ts';
 import { startReceiver, verified, type Receiver } from './event-receiver.ts';
 import type { ChildProcess } from 'node:child_process';
+import { waitFor } from '../support/wait-for.ts';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let rx: Receiver;
@@ -63,7 +63,7 @@ it('loses no delivery when the process is killed mid-retry and started again', a
   expect(res.status).toBe(201);
   await rx.waitFor('/restart', rows);
   // Each first attempt is recorded as failed (pending, its retry scheduled) before the process goes.
-  await eventually(async () => {
+  await waitFor(async () => {
     const log = await call('GET', `/edge/api/v1/event-subscriptions/${sub.id}/deliveries`, { apiKey });
     const list = log.body.deliveries as { status: string; attempts: number }[];
     return list.length === rows && list.every((d) => d.status === 'pending' && d.attempts === 1) ? true : undefined;
@@ -76,9 +76,9 @@ it('loses no delivery when the process is killed mid-retry and started again', a
   const got = await rx.waitFor('/restart', before + rows, 60_000);
   const delivered = got.slice(before).map((r) => verified(sub.secret as string, r));
   expect(delivered.map((d) => (d.data.row as { n: number }).n).sort()).toEqual([0, 1, 2, 3, 4]);
-  await eventually(async () => {
+  await waitFor(async () => {
     const log = await call('GET', `/edge/api/v1/event-subscriptions/${sub.id}/deliveries`, { apiKey });
     const list = log.body.deliveries as { status: string; attempts: number }[];
     return list.length === rows && list.every((d) => d.status === 'succeeded' && d.attempts === 2) ? true : undefined;
-  }, 30_000);
+  }, { timeoutMs: 30_000 });
 }, 180_000);

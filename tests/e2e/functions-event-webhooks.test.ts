@@ -3,10 +3,11 @@
 // writes, end-user and storage events from the other domains, failed executions; failures retried with backoff then
 // dead-lettered, redelivered by hand; the delivery log; the API's failure paths; GraphQL.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { eventually, expectError, startEdgeWorld, type EdgeWorld } from './functions-helpers.ts';
+import { expectError, startEdgeWorld, type EdgeWorld } from './functions-helpers.ts';
 import { newProject, passwordGrant, registerUser, type Project } from './identity-fixtures.ts';
 import { put, STORAGE } from './storage-fixtures.ts';
 import { startReceiver, verified, type Receiver } from './event-receiver.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let w: EdgeWorld;
 let rx: Receiver;
@@ -30,12 +31,12 @@ async function logOf(apiKey: string, sub: Sub): Promise<{ event: string; status:
 
 /** Polls a subscription's delivery log until `check` accepts it. */
 async function deliveries(apiKey: string, sub: Sub, check: (list: Record<string, unknown>[]) => boolean, query = '') {
-  return await eventually(async () => {
+  return await waitFor(async () => {
     const res = await w.call('GET', `${SUBS}/${sub.id}/deliveries?first=100${query}`, { apiKey });
     expect(res.status).toBe(200);
     const list = res.body.deliveries as Record<string, unknown>[];
     return check(list) ? list : undefined;
-  }, 30_000);
+  }, { timeoutMs: 30_000 });
 }
 
 beforeAll(async () => {
@@ -287,7 +288,7 @@ describe('the subscriptions API', () => {
     const test = await gql('mutation($id: ID!) { testEventSubscription(id: $id) { id event } }', { id });
     const [got] = await rx.waitFor('/gql', 1);
     expect(verified(secret, got!).type).toBe('subscription.test');
-    const log = await eventually(async () => {
+    const log = await waitFor(async () => {
       const r = await gql('query($id: ID!) { eventDeliveries(subscriptionId: $id) { items { id status attempts attemptLog { attempt statusCode } } } }', { id });
       const items = r.data.eventDeliveries.items as { status: string }[];
       return items[0]?.status === 'succeeded' ? items : undefined;

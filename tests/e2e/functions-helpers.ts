@@ -33,13 +33,3 @@ export function expectError(res: Res, status: number, code: string, mentions?: R
   if (mentions) expect(res.body.error.message).toMatch(mentions);
 }
 
-/** Polls `check` until it returns a value (not undefined) or the time is up. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

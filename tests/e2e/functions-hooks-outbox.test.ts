@@ -12,9 +12,9 @@ import { startOneProcess, TEST_SECRET, type TestPlatform } from '../support/plat
 import { createSecretBox } from '../../platform/crypto.ts';
 import { publishBroadcastNow } from '../../platform/broadcast.ts';
 import { client, type Res } from '../support/http.ts';
-import { dropLeftoverRoles, waitFor } from './data-support.ts';
-import { eventually } from './functions-helpers.ts';
+import { dropLeftoverRoles } from './data-support.ts';
 import { newProject, passwordGrant, registerUser, type Project } from './identity-fixtures.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const F = '/edge/api/v1';
 type Row = Record<string, unknown>;
@@ -94,7 +94,7 @@ beforeAll(async () => {
   admin = new pg.Pool({ connectionString: platform.tessera!.config.databaseUrl, max: 2 });
   main = await newProject(platform.url);
   other = await newProject(platform.url);
-  for (const p of [main, other]) await waitFor(async () => (await data('rawSQL', { sql: 'select 1 as one' }, { apiKey: p.apiKey })).status === 200, 'project schema');
+  for (const p of [main, other]) await waitFor(async () => (await data('rawSQL', { sql: 'select 1 as one' }, { apiKey: p.apiKey })).status === 200, { message: 'project schema' });
   mainDb = await loginAs(await roles(main.id));
   await sql('create table orders (id serial primary key, sku text not null)');
   await sql('create table audit (id serial primary key, order_id int, event text, sku text, user_id text)');
@@ -132,14 +132,14 @@ describe('the after-hook outbox', () => {
     expect(made.status).toBe(201);
     expect(await added()).toBe(before + 1);
     expect(await outbox()).toEqual([]); // deleted before the answer
-    expect(await eventually(() => audits('normal'))).toEqual([{ order_id: made.body.rows[0].id, event: 'insert', sku: 'normal', user_id: null }]);
+    expect(await waitFor(() => audits('normal'))).toEqual([{ order_id: made.body.rows[0].id, event: 'insert', sku: 'normal', user_id: null }]);
     // Update and delete too; an update matching nothing hands off nothing and adds nothing.
     const n = await added();
     expect((await data('update', { table: 'orders', where: { sku: 'nothing' }, set: { sku: 'x' } })).body.count).toBe(0);
     expect(await added()).toBe(n);
     expect((await data('delete', { table: 'orders', where: { sku: 'normal' } })).body.count).toBe(1);
     expect(await added()).toBe(n + 1);
-    expect((await eventually(async () => (await audits('normal'))?.filter((r) => r.event === 'delete')[0]))).toMatchObject({ event: 'delete' });
+    expect((await waitFor(async () => (await audits('normal'))?.filter((r) => r.event === 'delete')[0]))).toMatchObject({ event: 'delete' });
     expect(await outbox()).toEqual([]);
   });
 
@@ -167,7 +167,7 @@ describe('the after-hook outbox', () => {
     const before = await added();
     const mine = await data('insert', { table: 'notes', values: { sku: 'by-user' } }, { token: userToken });
     expect(mine.status).toBe(201);
-    expect(await eventually(() => audits('by-user'))).toEqual([{ order_id: mine.body.rows[0].id, event: 'insert', sku: 'by-user', user_id: userId }]);
+    expect(await waitFor(() => audits('by-user'))).toEqual([{ order_id: mine.body.rows[0].id, event: 'insert', sku: 'by-user', user_id: userId }]);
     const tx = await data('transaction', {
       operations: [
         { action: 'insert', table: 'orders', values: [{ sku: 'tx-a' }, { sku: 'tx-b' }] },
@@ -176,7 +176,7 @@ describe('the after-hook outbox', () => {
       ],
     });
     expect(tx.status).toBe(200);
-    expect(await eventually(async () => ((await audits('tx-b')) && (await audits('tx-a')) && (await audits('tx-a2')) ? true : undefined))).toBe(true);
+    expect(await waitFor(async () => ((await audits('tx-b')) && (await audits('tx-a')) && (await audits('tx-a2')) ? true : undefined))).toBe(true);
     expect(await added()).toBe(before + 2);
     expect(await outbox()).toEqual([]);
   });
@@ -194,13 +194,13 @@ describe('the after-hook outbox', () => {
     // Still unreachable when the sweeper comes (the row is made old enough for it): it is kept, with its error.
     await withHandOffFailing(async () => {
       await ageOutbox();
-      const failed = await eventually(async () => (await outbox()).find((r) => r.attempts === 1), 25_000);
+      const failed = await waitFor(async () => (await outbox()).find((r) => r.attempts === 1), { timeoutMs: 25_000 });
       expect(failed.last_error).toMatch(/could not be reached/);
     });
     // Back: the next attempt (made due now rather than in 10 s) hands it off, the audit row appears, the row is gone.
     await ageOutbox();
-    expect(await eventually(() => audits('unreachable'), 25_000)).toEqual([{ order_id: id, event: 'insert', sku: 'unreachable', user_id: null }]);
-    await eventually(async () => ((await outbox()).length === 0 ? true : undefined));
+    expect(await waitFor(() => audits('unreachable'), { timeoutMs: 25_000 })).toEqual([{ order_id: id, event: 'insert', sku: 'unreachable', user_id: null }]);
+    await waitFor(async () => ((await outbox()).length === 0 ? true : undefined));
   }, 75_000);
 
   it('a row left by a process that died after its commit is handed off by the sweeper', async () => {
@@ -211,8 +211,8 @@ describe('the after-hook outbox', () => {
     // Its write had marked the project just before committing, long enough ago for the sweeper.
     await admin.query(`insert into data_hook_outbox_projects (project_id, touched_at) values ($1, now() - interval '20 seconds')
       on conflict (project_id) do update set touched_at = excluded.touched_at, next_attempt_at = now()`, [main.id]);
-    expect(await eventually(() => audits('crashed'), 25_000)).toEqual([{ order_id: order!.id, event: 'insert', sku: 'crashed', user_id: userId }]);
-    await eventually(async () => ((await outbox()).length === 0 ? true : undefined));
+    expect(await waitFor(() => audits('crashed'), { timeoutMs: 25_000 })).toEqual([{ order_id: order!.id, event: 'insert', sku: 'crashed', user_id: userId }]);
+    await waitFor(async () => ((await outbox()).length === 0 ? true : undefined));
   }, 45_000);
 });
 
@@ -229,7 +229,7 @@ describe('while the functions subgraph cannot be asked at all', () => {
     try {
       // What this process remembered goes (as after a lost broadcast connection): it must ask again, and cannot.
       await publishBroadcastNow(admin, 'hooks.changed', { projectId: main.id });
-      await waitFor(async () => (await data('insert', { table: 'plain', values: { sku: 'while-down' } })).status === 201, 'a write to a table without hooks');
+      await waitFor(async () => (await data('insert', { table: 'plain', values: { sku: 'while-down' } })).status === 201, { message: 'a write to a table without hooks' });
       expect((await data('insert', { table: 'orders', values: { sku: 'down-after' } })).status).toBe(201);
       expect((await data('insert', { table: 'checked', values: { sku: 'down-before' } })).status).toBe(503);
       expect((await data('insert', { table: 'lonely', values: {} }, { apiKey: other.apiKey })).status).toBe(503);
@@ -237,7 +237,7 @@ describe('while the functions subgraph cannot be asked at all', () => {
       router.run = real;
     }
     await ageOutbox();
-    expect(await eventually(() => audits('down-after'), 25_000)).toMatchObject([{ event: 'insert', sku: 'down-after' }]);
+    expect(await waitFor(() => audits('down-after'), { timeoutMs: 25_000 })).toMatchObject([{ event: 'insert', sku: 'down-after' }]);
     expect((await data('insert', { table: 'lonely', values: {} }, { apiKey: other.apiKey })).status).toBe(201);
   }, 60_000);
 });

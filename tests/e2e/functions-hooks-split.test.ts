@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startSplit, type TestPlatform } from '../support/platform.ts';
 import { client } from '../support/http.ts';
-import { createProject, dataCall, signIn, waitFor, type Call } from './data-support.ts';
+import { createProject, dataCall, signIn, type Call } from './data-support.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const F = '/edge/api/v1';
 
@@ -58,7 +59,7 @@ describe('database hooks in split mode', () => {
     const made = await data('insert', { table: 'orders', values: { sku: 'tea', qty: 2 } });
     expect(made.status).toBe(201);
     expect(made.body.rows[0]).toMatchObject({ sku: 'TEA', qty: 2 });
-    await waitFor(async () => (await data('find', { table: 'audit', where: { order_id: made.body.rows[0].id } })).body.rows?.[0]?.sku === 'TEA', 'audit row');
+    await waitFor(async () => (await data('find', { table: 'audit', where: { order_id: made.body.rows[0].id } })).body.rows?.[0]?.sku === 'TEA', { message: 'audit row' });
 
     // The depth travels in the signed context from process to process.
     const loop = await data('insert', { table: 'loops', values: { n: 0 } });
@@ -67,7 +68,7 @@ describe('database hooks in split mode', () => {
     expect((await data('rawSQL', { sql: 'select count(*)::int as n from loops' })).body.rows).toEqual([{ n: 0 }]);
 
     expect((await call('DELETE', `${F}/hooks?id=${before.id}`, { apiKey })).status).toBe(204);
-    await waitFor(async () => (await data('insert', { table: 'orders', values: { sku: 'big-ok', qty: 500 } })).status === 201, 'hook removed', 5_000);
+    await waitFor(async () => (await data('insert', { table: 'orders', values: { sku: 'big-ok', qty: 500 } })).status === 201, { message: 'hook removed', timeoutMs: 5_000 });
     expect((await data('find', { table: 'orders', where: { sku: 'big-ok' } })).body.rows).toHaveLength(1);
   }, 90_000);
 });

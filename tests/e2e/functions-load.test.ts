@@ -2,7 +2,8 @@
 // queued several to a scheduler job, yet every run is recorded in full and readable as soon as it is answered.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import pg from 'pg';
-import { startEdgeWorld, eventually, type EdgeWorld } from './functions-helpers.ts';
+import { startEdgeWorld, type EdgeWorld } from './functions-helpers.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const N = 40;
 
@@ -73,10 +74,10 @@ describe('edge functions under concurrent load', () => {
       }),
     );
     expect(new Set(queued).size).toBe(N);
-    const done = await eventually(async () => {
+    const done = await waitFor(async () => {
       const all = await Promise.all(queued.map(async (id) => (await w.call('GET', `/edge/api/v1/executions/${id}`, { apiKey: w.apiKey })).body.execution));
       return all.every((e) => e.status === 'succeeded') ? all : undefined;
-    }, 30_000);
+    }, { timeoutMs: 30_000 });
     expect(done.map((e) => e.output)).toEqual(Array.from({ length: N }, (_, n) => ({ n, signed: true })));
     for (const id of queued.slice(0, 5)) expect((await events(id)).map((e) => e.type)).toEqual(['started', 'succeeded', 'started', 'succeeded']);
     // Each ran once: two events per step, no more.

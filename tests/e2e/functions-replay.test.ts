@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { eventually, expectError, startEdgeWorld, type EdgeWorld } from './functions-helpers.ts';
+import { expectError, startEdgeWorld, type EdgeWorld } from './functions-helpers.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let w: EdgeWorld;
 let pay: http.Server;
@@ -149,10 +150,10 @@ describe('replay from a step', () => {
     expect((await api('POST', `${E}/functions`, { name: 'slow', steps: [{ name: 'wait', kind: 'HTTP', request: { url: `${payUrl}/slow`, timeout_ms: 20_000 } }], timeout_ms: 30_000 })).status).toBe(201);
     const queued = await api('POST', `${E}/invoke/slow?async=true`, {});
     const running = queued.body.execution_id as string;
-    await eventually(async () => ((await api('GET', `${E}/executions/${running}`)).body.execution.status === 'running' ? true : undefined));
+    await waitFor(async () => ((await api('GET', `${E}/executions/${running}`)).body.execution.status === 'running' ? true : undefined));
     expectError(await api('POST', `${E}/executions/${running}/replay`, {}), 409, 'CONFLICT', /still running/);
     slowRelease?.();
-    await eventually(async () => ((await api('GET', `${E}/executions/${running}`)).body.execution.status === 'succeeded' ? true : undefined));
+    await waitFor(async () => ((await api('GET', `${E}/executions/${running}`)).body.execution.status === 'succeeded' ? true : undefined));
   });
 
   it('answers 404 for unknown or foreign executions, 401 without credentials, and 404 when the function was deleted', async () => {

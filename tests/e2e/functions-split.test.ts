@@ -6,8 +6,8 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import crypto from 'node:crypto';
 import { startSplit, type TestPlatform } from '../support/platform.ts';
 import { client } from '../support/http.ts';
-import { eventually } from './functions-helpers.ts';
 import { startReceiver, verified, type Receiver } from './event-receiver.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const SECRET = 'whsec_split_0123456789';
 let p: TestPlatform;
@@ -29,7 +29,7 @@ beforeAll(async () => {
   projectId = made.body.project.id as string;
   apiKey = made.body.project.api_key as string;
   // The data subgraph makes the project's schema from the project.created event.
-  await eventually(async () => ((await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select 1 as ok' } })).status === 200 ? true : undefined), 30_000);
+  await waitFor(async () => ((await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select 1 as ok' } })).status === 200 ? true : undefined), { timeoutMs: 30_000 });
   expect((await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'create table payments (id serial primary key, ref text not null, amount int not null)' } })).status).toBe(200);
   expect((await call('POST', '/edge/api/v1/secrets', { apiKey, body: { name: 'SIGNING_SECRET', value: SECRET } })).status).toBe(201);
   const store = await call('POST', '/edge/api/v1/functions', {
@@ -74,10 +74,10 @@ it('verifies a signed webhook, answers at once, and stores the payment through a
   const raw = JSON.stringify({ ref: 'S-1', amount: 420 });
   const res = await post(raw, { 'x-signature': crypto.createHmac('sha256', SECRET).update(raw).digest('hex') });
   expect(res).toMatchObject({ status: 200, body: { received: true } });
-  const child = await eventually(async () => {
+  const child = await waitFor(async () => {
     const list = await call('GET', '/edge/api/v1/executions?function=store-payment&status=succeeded', { apiKey });
     return list.body.executions.find((e: { parent_id: string }) => e.parent_id === res.execution);
-  }, 30_000);
+  }, { timeoutMs: 30_000 });
   expect(child.output).toEqual({ id: expect.any(Number) });
   const rows = await call('POST', '/v1/find', { apiKey, body: { table: 'payments', where: { ref: 'S-1' } } });
   expect(rows.body.rows).toEqual([{ id: child.output.id, ref: 'S-1', amount: 420 }]);

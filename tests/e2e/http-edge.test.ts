@@ -4,7 +4,7 @@ import net from 'node:net';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client } from '../support/http.ts';
-import { waitFor } from './data-support.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let p: TestPlatform;
 let call: ReturnType<typeof client>;
@@ -18,7 +18,7 @@ beforeAll(async () => {
   await call('POST', '/auth/api/v1/tenants/signup', { body: { email: 'edge@example.com', password: 'a long password' } });
   const token = (await call('POST', '/auth/api/v1/tenant/login', { body: { email: 'edge@example.com', password: 'a long password' } })).body.access_token;
   apiKey = (await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Edge' } })).body.project.api_key;
-  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select 1' } })).status === 200, 'the project database');
+  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select 1' } })).status === 200, { message: 'the project database' });
 }, 60_000);
 
 afterAll(async () => {
@@ -85,6 +85,6 @@ describe('the HTTP edge', () => {
     expect(answer.toLowerCase()).toContain('retry-after: 1');
     expect(answer.toLowerCase()).toContain('connection: close');
     expect(answer).toContain('TESSERA_MAX_CONNECTIONS');
-    await waitFor(async () => (await call('GET', '/auth/api/v1/plans')).status === 200, 'capacity to come back', 5000);
+    await waitFor(async () => (await call('GET', '/auth/api/v1/plans')).status === 200, { message: 'capacity to come back', timeoutMs: 5000 });
   });
 });

@@ -9,6 +9,7 @@ import { publishBroadcastNow } from '../../platform/broadcast.ts';
 import { sha256Hex } from '../../platform/crypto.ts';
 import { client } from '../support/http.ts';
 import { newProject, postForm, REDIRECT_URI, startIdentityPlatform, type Project } from './identity-fixtures.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let env: Awaited<ReturnType<typeof startIdentityPlatform>>;
 let base: string;
@@ -34,15 +35,6 @@ async function tokenOf(p: Project): Promise<string> {
   const res = await issue(p, p.clientSecret);
   expect(res.status).toBe(200);
   return res.body.access_token as string;
-}
-
-/** Polls `check` until it holds (a broadcast from another instance is in flight for a few milliseconds). */
-async function eventually(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`still not so after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('a change made through this instance takes effect at once', () => {
@@ -95,7 +87,7 @@ describe('a change made through this instance takes effect at once', () => {
     expect((await introspect(p, p.clientSecret, token)).status).toBe(401);
     // The identity subgraph learns of the deletion from the project.deleted event (outbox), then refuses the
     // project's tokens everywhere; a remembered token must not outlive that (the cache keeps them a minute).
-    await eventually(async () => (await asBearer(token)) === 401);
+    await waitFor(async () => (await asBearer(token)) === 401);
   });
 
   it('makes a client public or confidential at once (no secret accepted only while it is public)', async () => {
@@ -131,7 +123,7 @@ describe('a change made by another instance arrives through the broadcast', () =
     await db.query('update project_oidc_clients set client_secret_hash = $1 where client_id = $2', [sha256Hex(next), p.clientId]);
     await publishBroadcastNow(db, 'oidc-clients.changed', { clientIds: [p.clientId] });
     await db.query('commit');
-    await eventually(async () => (await issue(p, p.clientSecret)).status === 401);
+    await waitFor(async () => (await issue(p, p.clientSecret)).status === 401);
     expect((await issue(p, next)).status).toBe(200);
   });
 
@@ -141,7 +133,7 @@ describe('a change made by another instance arrives through the broadcast', () =
     await db.query('update project_oidc_clients set client_secret_hash = $1 where client_id = $2', [sha256Hex('tss_unannounced'), p.clientId]);
     expect((await issue(p, p.clientSecret)).status).toBe(200);
     await publishBroadcastNow(db, 'oidc-clients.changed', { projectId: p.id });
-    await eventually(async () => (await issue(p, p.clientSecret)).status === 401);
+    await waitFor(async () => (await issue(p, p.clientSecret)).status === 401);
   });
 
   it('forgets a token another instance revoked', async () => {
@@ -153,7 +145,7 @@ describe('a change made by another instance arrives through the broadcast', () =
     // Not announced yet: the remembered answer stands (this is what the broadcast is for).
     expect((await introspect(p, p.clientSecret, token)).body.active).toBe(true);
     await publishBroadcastNow(db, 'access-tokens.changed', { jtis: [claims.jti] });
-    await eventually(async () => (await introspect(p, p.clientSecret, token)).body.active === false);
+    await waitFor(async () => (await introspect(p, p.clientSecret, token)).body.active === false);
     expect(await asBearer(token)).toBe(401);
   });
 });

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { generate } from 'otplib';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 export type Mail = { to: string; raw: string; text: string };
 
@@ -32,16 +33,9 @@ export async function startMailbox(): Promise<{ url: string; mails: Mail[]; wait
     url: `smtp://127.0.0.1:${port}`,
     mails,
     async waitFor(to, subject, timeoutMs = 15_000) {
-      const until = Date.now() + timeoutMs;
-      while (Date.now() < until) {
-        const found = mails.find((m) => m.to === to && subject.test(m.text));
-        if (found) {
-          mails.splice(mails.indexOf(found), 1);
-          return found;
-        }
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      throw new Error(`no mail to ${to} matching ${subject} within ${timeoutMs} ms (got ${mails.map((m) => m.to).join(', ') || 'none'})`);
+      const found = await waitFor(() => mails.find((m) => m.to === to && subject.test(m.text)), { timeoutMs, message: `a mail to ${to} matching ${subject}` });
+      mails.splice(mails.indexOf(found), 1);
+      return found;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
@@ -125,11 +119,10 @@ export async function passwordGrant(base: string, project: Project, user: { emai
 
 /** Waits until the TOTP time step changes, so a fresh code is not a replay of the last one. */
 export async function nextCode(secret: string, last?: string): Promise<string> {
-  for (;;) {
+  return await waitFor(async () => {
     const code = await generate({ secret });
-    if (code !== last) return code;
-    await new Promise((r) => setTimeout(r, 500));
-  }
+    return code !== last && code;
+  }, { timeoutMs: 31_000, intervalMs: 500, message: 'the next TOTP time step' });
 }
 
 /** The identity platform with a mailbox. */

@@ -10,7 +10,7 @@ import { TEST_SECRET, tmpDataDir } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
 import { newProject, passwordGrant, registerUser, type Project } from './identity-fixtures.ts';
 import { STORAGE, download, upload } from './storage-fixtures.ts';
-import { waitFor } from './data-support.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let dataDir: string;
@@ -208,11 +208,11 @@ describe('the publishable key of a project', () => {
       await sql("insert into posts (title, published) values ('hidden live', false), ('public live', true)");
       await new Promise((r) => setTimeout(r, 300));
       return events.some((e) => e.row?.title === 'public live');
-    }, 'a realtime insert');
+    }, { message: 'a realtime insert' });
     const hiddenId = (await sql("select id from posts where title = 'hidden live' limit 1")).rows[0].id;
     const publicId = (await sql("select id from posts where title = 'public live' limit 1")).rows[0].id;
     await sql(`delete from posts where id in (${Number(hiddenId)}, ${Number(publicId)})`);
-    await waitFor(async () => events.some((e) => e.operation === 'delete'), 'a realtime delete');
+    await waitFor(async () => events.some((e) => e.operation === 'delete'), { message: 'a realtime delete' });
     await new Promise((r) => setTimeout(r, 300));
     abort.abort();
     expect(events.some((e) => e.row?.title === 'hidden live')).toBe(false);

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { MongoClient } from 'mongodb';
 import pg from 'pg';
 import { CongoServer } from '@push.rocks/smartmongo/dist_ts/congodb/index.js';
-import { eventually, startEdgeWorld, type EdgeWorld } from './functions-helpers.ts';
+import { startEdgeWorld, type EdgeWorld } from './functions-helpers.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const F = '/edge/api/v1';
 let server: CongoServer;
@@ -31,7 +32,7 @@ describe('the scheduler on MongoDB, platform-wide', () => {
     expect((await w.call('POST', `${F}/functions`, { ...as, body: { name: 'echo', steps: [{ name: 'out', kind: 'Transform', expression: { got: '{{ input.body.n }}' } }] } })).status).toBe(201);
     const res = await w.call('POST', `${F}/invoke/echo?async=true`, { ...as, body: { n: 7 } });
     expect(res.status).toBe(202);
-    const done = await eventually(async () => {
+    const done = await waitFor(async () => {
       const e = await w.call('GET', `${F}/executions/${res.body.execution_id}`, as);
       return e.body.execution.status === 'succeeded' ? e.body.execution : undefined;
     });

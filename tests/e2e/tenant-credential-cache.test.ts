@@ -5,7 +5,7 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
 import type { CredentialCache } from '../../router/credential-cache.ts';
-import { waitFor } from './data-support.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 type Session = { access: string; refresh: string };
 
@@ -62,7 +62,7 @@ describe('cached credentials stop working on the very next request once ended (o
     const s = await signIn();
     const project = await newProject(s.access);
     const find = () => call('POST', '/v1/rawSQL', { apiKey: project.apiKey, body: { sql: 'select 1 as one' } });
-    await waitFor(async () => (await find()).status === 200, 'project schema');
+    await waitFor(async () => (await find()).status === 200, { message: 'project schema' });
     await warm({ apiKey: project.apiKey }, find);
     expect((await call('DELETE', `/auth/api/v1/projects/${project.id}`, { token: s.access })).status).toBe(204);
     expectRefused(await find(), 'INVALID_API_KEY');

@@ -17,6 +17,7 @@ import { freePort } from '../../platform/net.ts';
 import { PARENT_PID_ENV } from '../../platform/parent-watch.ts';
 import { client } from '../support/http.ts';
 import { stopProcess, TEST_SECRET } from '../support/platform.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 type Layout = { router: { pid: number; restarts: number }; subgraphs: Record<string, { pid: number; restarts: number }>; frontDoor: { pid: number; restarts: number } };
 
@@ -32,17 +33,14 @@ let apiKey: string;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const layout = (): Layout => JSON.parse(fs.readFileSync(path.join(base, 'data', 'split.json'), 'utf8')) as Layout;
 
+/** Waits for `check` (a throw counts as not yet) and answers how long it took; a timeout shows the platform's output. */
 async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs: number): Promise<number> {
   const started = Date.now();
-  while (Date.now() - started < timeoutMs) {
-    try {
-      if (await check()) return Date.now() - started;
-    } catch {
-      // not yet
-    }
-    await sleep(100);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${output.slice(-3000)}`);
+  const holds = async () => await Promise.resolve().then(check).catch(() => false);
+  await waitFor(holds, { message: what, timeoutMs, intervalMs: 100 }).catch((e: Error) => {
+    throw new Error(`${e.message}\n${output.slice(-3000)}`);
+  });
+  return Date.now() - started;
 }
 
 /** A request with a deadline: a hang past it counts as one. */

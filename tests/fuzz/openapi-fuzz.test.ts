@@ -5,8 +5,8 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client } from '../support/http.ts';
-import { waitFor } from '../e2e/data-support.ts';
 import { fuzz, rootFieldsOf, type FuzzTarget, type RootField } from './engine.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const RUNS = Number(process.env.TESSERA_FUZZ_RUNS ?? 700);
 const FIXED_SEED = 13_013;
@@ -22,7 +22,7 @@ beforeAll(async () => {
   await call('POST', '/auth/api/v1/tenants/signup', { body: { email: 'fuzz@example.com', password: 'a long password' } });
   const token = (await call('POST', '/auth/api/v1/tenant/login', { body: { email: 'fuzz@example.com', password: 'a long password' } })).body.access_token;
   const project = (await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Fuzz' } })).body.project;
-  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: project.api_key, body: { sql: 'create table if not exists orders (id serial primary key, sku text, qty int, doc jsonb)' } })).status === 200, 'the project database');
+  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: project.api_key, body: { sql: 'create table if not exists orders (id serial primary key, sku text, qty int, doc jsonb)' } })).status === 200, { message: 'the project database' });
   target = { url: p.url, apiKey: project.api_key, token, projectId: project.id };
   openapi = (await call('GET', '/openapi.json')).body;
   rootFields = await rootFieldsOf(p.url, project.api_key);

@@ -5,8 +5,8 @@ import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
 import { newProject, type Project } from '../e2e/identity-fixtures.ts';
 import { STORAGE, upload } from '../e2e/storage-fixtures.ts';
-import { waitFor } from '../e2e/data-support.ts';
 import { attackTable } from './attack-table.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const APP = 'https://app.example.com';
 const EVIL = 'https://evil.example.net';
@@ -35,7 +35,7 @@ beforeAll(async () => {
   call = client(platform.url);
   a = await withPk(await newProject(platform.url));
   b = await withPk(await newProject(platform.url));
-  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: a.apiKey, body: { sql: 'select 1' } })).status === 200, 'project database');
+  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: a.apiKey, body: { sql: 'select 1' } })).status === 200, { message: 'project database' });
   for (const p of [a, b]) {
     await sql(p, 'create table posts (id serial primary key, title text not null, published boolean not null default false)');
     await sql(p, 'alter table posts enable row level security');

@@ -12,7 +12,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client } from '../support/http.ts';
 import { STORAGE, upload } from '../e2e/storage-fixtures.ts';
-import { waitFor } from '../e2e/data-support.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 jest.setTimeout(60_000);
 
@@ -64,7 +64,7 @@ const rows: Row[] = [
       await waitFor(async () => {
         id = (await call('GET', '/edge/api/v1/executions?function=echo', { apiKey: victim.apiKey })).body.executions?.[0]?.id ?? '';
         return id !== '';
-      }, 'the execution');
+      }, { message: 'the execution' });
       await visit(`/p/${victim.projectId}/functions/executions/${id}`, 'onerror=');
     },
     intact: async () => expect(await page.locator('main img[src="x"]').count()).toBe(0),
@@ -139,7 +139,7 @@ beforeAll(async () => {
   call = client(platform.url);
   victim = await newTenant('victim');
   stranger = await newTenant('stranger');
-  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: victim.apiKey, body: { sql: 'select 1' } })).status === 200, 'project database');
+  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: victim.apiKey, body: { sql: 'select 1' } })).status === 200, { message: 'project database' });
   await build;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
   const context = await browser.newContext();

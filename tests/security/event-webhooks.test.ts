@@ -6,9 +6,10 @@ import http from 'node:http';
 import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect } from '@jest/globals';
-import { eventually, startEdgeWorld, type EdgeWorld } from '../e2e/functions-helpers.ts';
+import { startEdgeWorld, type EdgeWorld } from '../e2e/functions-helpers.ts';
 import { newProject, passwordGrant, registerUser } from '../e2e/identity-fixtures.ts';
 import { attackTable, type Attack } from './attack-table.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let w: EdgeWorld;
 let internal: http.Server;
@@ -84,7 +85,7 @@ describe('subscriptions aimed at internal addresses', () => {
         expect(made.status).toBe(201);
         const id = made.body.event_subscription.id as string;
         await w.call('POST', `${SUBS}/${id}/test`, { apiKey: w.apiKey });
-        return await eventually(async () => {
+        return await waitFor(async () => {
           const log = await w.call('GET', `${SUBS}/${id}/deliveries`, { apiKey: w.apiKey });
           const d = log.body.deliveries[0];
           if (!d?.last_error) return undefined;

@@ -8,8 +8,8 @@ import {
   DEFAULT_ALLOWED_SCOPES, REDIRECT_URI, newProject, passwordGrant, postForm, registerUser, signInThroughPage, startIdentityPlatform, type Project,
 } from '../e2e/identity-fixtures.ts';
 import { STORAGE, download, put } from '../e2e/storage-fixtures.ts';
-import { waitFor } from '../e2e/data-support.ts';
 import { attackTable } from './attack-table.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let env: Awaited<ReturnType<typeof startIdentityPlatform>>;
 let call: ReturnType<typeof client>;
@@ -67,7 +67,7 @@ beforeAll(async () => {
   carol = await registerUser(env.base, b);
   await setRoles(bob, ['editor']);
   // Row level security reading the token's scopes, as a project would write it.
-  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: a.apiKey, body: { sql: 'select 1' } })).status === 200, 'project schema');
+  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: a.apiKey, body: { sql: 'select 1' } })).status === 200, { message: 'project schema' });
   for (const sql of [
     'create table editor_notes (id serial primary key, body text not null)',
     'alter table editor_notes enable row level security',

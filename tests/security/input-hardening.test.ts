@@ -7,7 +7,7 @@ import net from 'node:net';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
-import { waitFor } from '../e2e/data-support.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 type Shape = 'rest' | 'graphql' | 'oauth';
 type Row = { name: string; send: () => Promise<Res>; status: number; code: string; shape?: Shape };
@@ -64,7 +64,7 @@ beforeAll(async () => {
   await call('POST', '/auth/api/v1/tenants/signup', { body: { email: 'owner@example.com', password: 'a long password' } });
   token = (await call('POST', '/auth/api/v1/tenant/login', { body: { email: 'owner@example.com', password: 'a long password' } })).body.access_token;
   apiKey = (await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Shop' } })).body.project.api_key;
-  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select 1' } })).status === 200, 'the project database');
+  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select 1' } })).status === 200, { message: 'the project database' });
   expect((await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'create table notes (id serial primary key, body text, doc jsonb)' } })).status).toBe(200);
   expect((await call('POST', '/v1/insert', { apiKey, body: { table: 'notes', values: { body: 'kept' } } })).status).toBe(201);
 }, 60_000);

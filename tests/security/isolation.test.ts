@@ -14,8 +14,9 @@ import { createSecretBox } from '../../platform/crypto.ts';
 import { sealBroadcast } from '../../platform/broadcast.ts';
 import { startOneProcess, TEST_SECRET, type TestPlatform } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
-import { createProject, dataCall, signIn, waitFor, type Call, type DataProject } from '../e2e/data-support.ts';
+import { createProject, dataCall, signIn, type Call, type DataProject } from '../e2e/data-support.ts';
 import { attackTable } from './attack-table.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const STATEMENT_TIMEOUT_MS = 2000;
 const MAX_ROWS = 1000;
@@ -244,11 +245,11 @@ describe('signals and locks with the guard out of the way: NOTIFY and advisory l
     await waitFor(async () => {
       await dataB('update', { table: 'secrets', where: { id: 1 }, set: { body: B_SECRET } });
       return text.includes(B_SECRET);
-    }, 'the subscription');
+    }, { message: 'the subscription' });
     await bypass(`select pg_notify('tessera_realtime', $1)`, [forged]);
     await bypass(`notify tessera_realtime, '${forged.replace(/'/g, "''")}'`);
     expect((await dataB('insert', { table: 'secrets', values: { id: 2, body: 'after' } })).status).toBe(201);
-    await waitFor(async () => text.includes('"after"'), 'the real insert');
+    await waitFor(async () => text.includes('"after"'), { message: 'the real insert' });
     ctrl.abort();
     await pump;
     expect(text).not.toContain('forged');
