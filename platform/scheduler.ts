@@ -9,15 +9,19 @@ import { trackQueue, untrackQueue } from './metrics.ts';
 
 export type JobHandler<D> = (data: D, job: Job<D>) => Promise<void>;
 
+/**
+ * How a job runs: failures are retried with exponential backoff up to `retries` times (default 5); `concurrency` runs
+ * of it at once in one process (default 5); `lockLifetimeMs` after which a run still going is presumed dead and may
+ * run again (default 60 s); `removeOnComplete` deletes a one-time job's row once it succeeded (for high-volume jobs
+ * whose outcome is recorded elsewhere: finished rows left in the jobs table slow every later lookup of that job
+ * name); `lockLimit` caps how many queued jobs of the name one process locks ahead of running them (0: no cap).
+ */
+export type JobOptions = { retries?: number; concurrency?: number; lockLifetimeMs?: number; removeOnComplete?: boolean; lockLimit?: number };
+
 export type Scheduler = {
   agenda: Agenda;
-  /**
-   * Defines a job; failures are retried with exponential backoff up to `retries` times. `removeOnComplete` deletes a
-   * one-time job's row once it succeeded (for high-volume jobs whose outcome is recorded elsewhere: finished rows
-   * left in the jobs table slow every later lookup of that job name); `lockLimit` caps how many queued jobs of the
-   * name one process locks ahead of running them (0: no cap).
-   */
-  define: <D>(name: string, handler: JobHandler<D>, opts?: { retries?: number; concurrency?: number; lockLifetimeMs?: number; removeOnComplete?: boolean; lockLimit?: number }) => void;
+  /** Defines a job (see JobOptions). Subgraphs declare theirs in jobs/ (platform/jobs.ts), which calls this. */
+  define: <D>(name: string, handler: JobHandler<D>, opts?: JobOptions) => void;
   /** Queues a job to run as soon as a worker is free. */
   enqueue: <D extends object>(name: string, data: D) => Promise<void>;
   start: () => Promise<void>;

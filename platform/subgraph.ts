@@ -16,6 +16,8 @@ import { checkRows, graphqlLimitsOf, limitRules, parseLimited, subgraphLimitsOf 
 import { adminRefusal, adminScopesOf, currentPrincipal, holdsEveryAdminScope, publishableBlocked, publishableRefusal, rootFieldsOf, type AdminScope } from './admin-scopes.ts';
 import { configureBroadcasts } from './broadcast.ts';
 import { ensureEventTables, startEventConsumer, type EventConsumer, type EventHandlers } from './events.ts';
+import { pollMsOf, registerJobs, startJobs, type JobList } from './jobs.ts';
+import { createScheduler, type Scheduler } from './scheduler.ts';
 
 /** What a resolver receives as its context. */
 export type SubgraphContext<S> = RequestContext & { services: S; logger: Logger };
@@ -28,7 +30,15 @@ export type RouterClient = {
   run: (query: string, variables: Record<string, unknown>, ctx: RequestContext) => Promise<ExecutionResultJson>;
 };
 
-export type SubgraphDeps = { config: Config; db: SubgraphDatabase; logger: Logger; databaseUrl: string; router: RouterClient };
+export type SubgraphDeps = {
+  config: Config;
+  db: SubgraphDatabase;
+  logger: Logger;
+  databaseUrl: string;
+  router: RouterClient;
+  /** The subgraph's job scheduler (for enqueuing its jobs); present when the definition declares `jobs`. */
+  scheduler?: Scheduler;
+};
 
 /**
  * An HTTP endpoint a subgraph serves beside GraphQL under `prefix` (e.g. realtime streams, which the
@@ -73,7 +83,12 @@ export type SubgraphDefinition<S> = {
   events?: (services: S) => EventHandlers;
   /** An HTTP endpoint beside GraphQL, mounted by the front door at `prefix` (see SubgraphHttp). */
   http?: { prefix: string; create: (services: S) => SubgraphHttp };
-  /** Background work the subgraph owns (jobs, timers); started after migrations. */
+  /**
+   * The subgraph's background jobs (platform/jobs.ts), declared one file each in its jobs/ and listed in
+   * jobs/index.ts: defined before `start`, processed from just after it, stopped on close.
+   */
+  jobs?: JobList<S>;
+  /** Other work the subgraph owns (caches following broadcasts, listeners); started after migrations. */
   start?: (services: S) => Promise<void>;
   stop?: (services: S) => Promise<void>;
 };
@@ -108,10 +123,16 @@ export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { confi
   await ensureEventTables(opts.databaseUrl);
   const db = await openSubgraphDatabase({ name: def.name, url: opts.databaseUrl, entities: def.entities, migrations: def.migrations, logger });
   const router = opts.router ?? lateBoundRouterClient();
-  const services = await def.createServices({ config: opts.config, db, logger, databaseUrl: opts.databaseUrl, router });
+  // Jobs: one scheduler per subgraph (its name labels the jobs' process in the logs and the queue metrics).
+  const scheduler = def.jobs
+    ? createScheduler({ url: opts.config.schedulerUrl ?? opts.databaseUrl, name: def.name, logger, processEveryMs: pollMsOf(def.jobs as JobList<unknown>, opts.config) })
+    : undefined;
+  const services = await def.createServices({ config: opts.config, db, logger, databaseUrl: opts.databaseUrl, router, scheduler });
+  if (scheduler && def.jobs) registerJobs(def.name, scheduler, services, def.jobs, opts.config);
   const sdl = readSchemaFile(def.schemaFile);
   const schema = buildSubgraphSchema([{ typeDefs: parse(sdl), resolvers: def.resolvers as GraphQLResolverMap<unknown> }]);
   await def.start?.(services);
+  if (scheduler && def.jobs) await startJobs(scheduler, def.jobs, opts.config);
   const consumer: EventConsumer | undefined = def.events
     ? await startEventConsumer({ name: def.name, url: opts.databaseUrl, handlers: def.events(services), logger })
     : undefined;
@@ -185,6 +206,8 @@ export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { confi
     },
     async close() {
       await consumer?.stop();
+      // No job is taken from here on (a run under way is unlocked, so another process may take it over).
+      await scheduler?.stop();
       await def.stop?.(services);
       await db.close();
     },

@@ -2,6 +2,7 @@
 // and realtime change streams. Reacts to the project lifecycle and publication switches through events.
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import { defineSubgraph, type SubgraphContext } from '../../platform/subgraph.ts';
+import { dataJobs } from './jobs/index.ts';
 import { dataMigrations } from './migrations/index.ts';
 import { actionResolvers } from './resolvers/actions.ts';
 import { projectResolvers } from './resolvers/project.ts';
@@ -21,6 +22,7 @@ export const dataSubgraph = defineSubgraph<DataServices>({
     'publication.changed': async (e) => await services.onPublicationChanged(e.payload.projectId, e.payload.table, e.payload.enabled),
   }),
   http: { prefix: REALTIME_PREFIX, create: createRealtimeHttp },
+  jobs: dataJobs,
   start: async (services) => await services.start(),
   stop: async (services) => await services.stop(),
 });

@@ -1,7 +1,7 @@
 // Edge functions subgraph: functions and their step engine, invoke, secrets, webhooks, cron, e-mail,
 // executions. A definition only: the platform's startSubgraph opens its database, runs its migrations and serves it.
 import { defineSubgraph } from '../../platform/subgraph.ts';
-import { startJobs } from './jobs/index.ts';
+import { functionsJobs } from './jobs/index.ts';
 import { functionsMigrations } from './migrations/index.ts';
 import { functionsResolvers } from './resolvers/index.ts';
 import { createFunctionsServices, type FunctionsServices } from './services/index.ts';
@@ -13,6 +13,7 @@ export const functionsSubgraph = defineSubgraph<FunctionsServices>({
   migrations: functionsMigrations,
   createServices: createFunctionsServices,
   resolvers: functionsResolvers,
+  jobs: functionsJobs,
   // A deleted project's functions, secrets, receivers, cron jobs, e-mail settings and executions go with it. End-user
   // and storage events (published only for projects with a subscription wanting them) become event deliveries.
   events: (services) => ({
@@ -24,12 +25,10 @@ export const functionsSubgraph = defineSubgraph<FunctionsServices>({
   }),
   start: async (services) => {
     await services.receivers.start(services.databaseUrl, services.logger);
-    await startJobs(services);
   },
   stop: async (services) => {
     await services.runQuota.stop();
     await services.receivers.stop();
-    await services.scheduler.stop();
     await services.hot.close();
   },
 });

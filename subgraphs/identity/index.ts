@@ -3,6 +3,7 @@
 // live in rest-compat/handlers/identity.ts and call the operations of schema.graphql.
 import { defineSubgraph } from '../../platform/subgraph.ts';
 import { identityEntities } from './entities/index.ts';
+import { identityJobs } from './jobs/index.ts';
 import { identityMigrations } from './migrations/index.ts';
 import { identityResolvers } from './resolvers/index.ts';
 import { createIdentityServices, type IdentityServices } from './services/index.ts';
@@ -14,18 +15,18 @@ export const identitySubgraph = defineSubgraph<IdentityServices>({
   migrations: identityMigrations,
   createServices: createIdentityServices,
   resolvers: identityResolvers,
+  jobs: identityJobs,
   events: (services) => ({
     'project.deleted': async (event) => await services.projectDeleted(event.payload.projectId),
   }),
-  // The first signing key, so the first token does not pay for it; the broadcasts its caches follow; then the mail queue.
+  // The first signing key, so the first token does not pay for it; the broadcasts its caches follow (the mail queue's
+  // job starts just after, by the platform).
   start: async (services) => {
     await services.keys.ensureCurrent();
     await services.broadcasts.start();
-    await services.scheduler.start();
   },
   stop: async (services) => {
     await services.broadcasts.stop();
-    await services.scheduler.stop();
     services.mail.close();
   },
 });

@@ -1,14 +1,11 @@
 // Storage subgraph: objects, folders, usage and ACL policies. Bytes are streamed by the front door
 // (REST) or by the upload resolver (GraphQL multipart) into platform/blob-store.
 import { defineSubgraph } from '../../platform/subgraph.ts';
-import type { Scheduler } from '../../platform/scheduler.ts';
 import { storageEntities } from './entities/index.ts';
 import { storageMigrations } from './migrations/index.ts';
 import { storageResolvers } from './resolvers/index.ts';
 import { createStorageServices, type StorageServices } from './services/index.ts';
-import { startStorageJobs } from './jobs/sweep.ts';
-
-const schedulers = new WeakMap<StorageServices, Scheduler>();
+import { storageJobs } from './jobs/index.ts';
 
 export const storageSubgraph = defineSubgraph<StorageServices>({
   name: 'storage',
@@ -17,6 +14,7 @@ export const storageSubgraph = defineSubgraph<StorageServices>({
   migrations: storageMigrations,
   createServices: createStorageServices,
   resolvers: storageResolvers,
+  jobs: storageJobs,
   events: (s) => ({
     // A deleted project's objects, bytes, policies and limits go with it (idempotent: events may repeat).
     'project.deleted': async (event) => {
@@ -27,11 +25,7 @@ export const storageSubgraph = defineSubgraph<StorageServices>({
       s.logger.info({ projectId, removed }, 'storage of a deleted project removed');
     },
   }),
-  start: async (s) => {
-    schedulers.set(s, await startStorageJobs(s));
-  },
   stop: async (s) => {
-    await schedulers.get(s)?.stop();
     await s.blobs.close();
   },
 });

@@ -12,7 +12,12 @@ import { createSecretBox } from '../../platform/crypto.ts';
 import { openSubgraphDatabase, type SubgraphDatabase } from '../../platform/database.ts';
 import { AppError, errors } from '../../platform/errors.ts';
 import { createLogger, type Logger } from '../../platform/logger.ts';
+import type { Config } from '../../platform/config.ts';
+import { registerJobs, startJobs } from '../../platform/jobs.ts';
+import { createScheduler } from '../../platform/scheduler.ts';
+import { dataJobs } from '../../subgraphs/data/jobs/index.ts';
 import { dataMigrations } from '../../subgraphs/data/migrations/index.ts';
+import type { DataServices } from '../../subgraphs/data/services/index.ts';
 import { createHookOutbox, readPayload, retryDelaySeconds } from '../../subgraphs/data/services/hook-outbox.ts';
 import type { AfterWrite, DataHooks } from '../../subgraphs/data/services/hooks.ts';
 import { createProjectPools, type ProjectPools } from '../../subgraphs/data/services/pools.ts';
@@ -52,7 +57,7 @@ const logger = (() => {
 
 const project = crypto.randomUUID();
 const write = (table: string, n = 1): AfterWrite => ({ table, event: 'insert', rows: Array.from({ length: n }, (_, i) => ({ id: i + 1, sku: `s${i}` })) });
-const outboxOf = (h?: DataHooks, intervalMs?: number) => createHookOutbox({ admin, pools, provisioning, hooks: h ?? hooks, logger, intervalMs });
+const outboxOf = (h?: DataHooks) => createHookOutbox({ admin, pools, provisioning, hooks: h ?? hooks, logger });
 
 /** Marks the project as a write just before its commit does, `age` ago. */
 const mark = async (age = '1 minute'): Promise<void> => {
@@ -208,20 +213,24 @@ describe('the outbox sweeper', () => {
     expect(await outboxRows()).toEqual([]);
   });
 
-  it('runs by itself once started, and stops', async () => {
-    const outbox = outboxOf(undefined, 200);
-    outbox.start();
+  it("runs by itself as the data subgraph's recurring job, and sweeps no more once stopped", async () => {
+    const outbox = outboxOf();
+    const scheduler = createScheduler({ url: db.url, name: 'data', logger: createLogger('silent'), processEveryMs: 100 });
+    const config = {} as Config;
+    registerJobs('data', scheduler, { outbox } as unknown as DataServices, dataJobs, config);
+    await leave({ userId: null, depth: 1, writes: [write('timed')] });
     try {
-      await leave({ userId: null, depth: 1, writes: [write('timed')] });
-      for (let i = 0; i < 60 && calls.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      await startJobs(scheduler, dataJobs, config); // a recurring job's first run is at once
+      for (let i = 0; i < 100 && calls.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
       expect(calls.map((c) => c.table)).toEqual(['timed']);
     } finally {
+      await scheduler.stop();
       await outbox.stop();
     }
     await leave({ userId: null, depth: 1, writes: [write('after-stop')] });
-    await new Promise((r) => setTimeout(r, 1500));
+    await outbox.sweep();
     expect(calls.map((c) => c.table)).toEqual(['timed']);
-  });
+  }, 20_000);
 });
 
 describe('adding to the outbox', () => {

@@ -5,7 +5,7 @@
 // `data_hook_outbox_projects` (touched). Once committed, the request hands the rows to the functions subgraph
 // (hooks.ts `handOff`) and deletes the outbox row; if the hand-off fails (the functions subgraph unreachable) or
 // never happens (the process died after the commit), the row stays and the sweeper hands it off later: every
-// ~10 s, each data instance takes the marked projects last touched more than GRACE_SECONDS ago (`for update skip
+// ~10 s (the recurring job jobs/sweep-hook-outbox.ts, on one data instance at a time) the sweep takes the marked projects last touched more than GRACE_SECONDS ago (`for update skip
 // locked`: one instance per project) and, on a connection of that project, the rows that are due (older than
 // GRACE_SECONDS, so a request still handing off its own is left alone): hands them off and deletes them in the same
 // transaction. A row that fails again waits longer each time (10 s, 20 s, ... at most an hour) and is logged on every
@@ -26,8 +26,6 @@ export type OutboxPayload = { userId: string | null; depth: number; writes: Afte
 
 export type HookOutbox = ReturnType<typeof createHookOutbox>;
 
-const SWEEP_INTERVAL_MS = 10_000;
-const FIRST_SWEEP_MS = 1_000;
 /** Rows (and markers) younger than this belong to the request that added them (it is handing them off). */
 const GRACE_SECONDS = 15;
 /** A marker whose outbox is empty is forgotten only when it was last touched longer ago than this. */
@@ -71,12 +69,10 @@ type Row = { id: string; payload: unknown; attempts: number };
 type Marker = { project_id: string; touched_at: string; attempts: number };
 
 /** Creates the outbox over the platform role's pool (`admin`, for the markers), the projects' pools and the hook client. */
-export function createHookOutbox(opts: { admin: pg.Pool; pools: ProjectPools; provisioning: Provisioning; hooks: DataHooks; logger: Logger; intervalMs?: number }) {
+export function createHookOutbox(opts: { admin: pg.Pool; pools: ProjectPools; provisioning: Provisioning; hooks: DataHooks; logger: Logger }) {
   const { admin, pools, provisioning, hooks, logger } = opts;
-  const intervalMs = opts.intervalMs ?? SWEEP_INTERVAL_MS;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let started = false;
+  /** Sweeps under way (the job's, or a caller's), waited for by `stop`. */
+  const running = new Set<Promise<void>>();
   let stopped = false;
 
   /** Hands off one row inside the project transaction `c`: deleted when done, otherwise rescheduled; answers the error. */
@@ -178,7 +174,7 @@ export function createHookOutbox(opts: { admin: pg.Pool; pools: ProjectPools; pr
     ]);
   };
 
-  const sweep = async (): Promise<void> => {
+  const sweepMarked = async (): Promise<void> => {
     const m = await admin.connect();
     let broken = false;
     try {
@@ -204,34 +200,27 @@ export function createHookOutbox(opts: { admin: pg.Pool; pools: ProjectPools; pr
     }
   };
 
-  const schedule = (ms: number): void => {
-    if (stopped || !started) return;
-    timer = setTimeout(() => {
-      running = sweep()
-        .catch((err: Error) => logger.warn({ err: err.message }, 'data: the after-hook outbox sweep failed; next one in a moment'))
-        .finally(() => {
-          running = undefined;
-          schedule(intervalMs);
-        });
-    }, ms);
-    timer.unref();
+  /** One sweep (nothing once stopped); a failure throws (the job logs it and the next run comes anyway). */
+  const sweep = async (): Promise<void> => {
+    if (stopped) return;
+    const run = sweepMarked();
+    const settled = run.catch(() => {});
+    running.add(settled);
+    try {
+      await run;
+    } finally {
+      running.delete(settled);
+    }
   };
 
   return {
-    /** Starts the sweeper (first sweep soon, then every ~10 s). */
-    start(): void {
-      started = true;
-      stopped = false;
-      schedule(FIRST_SWEEP_MS);
-    },
-    /** Stops the sweeper and waits for a sweep under way. */
+    /** Stops sweeping: a sweep under way ends after the project it is on, and is waited for. */
     async stop(): Promise<void> {
       stopped = true;
-      clearTimeout(timer);
-      await running;
+      await Promise.all(running);
     },
 
-    /** Runs one sweep now (tests, and anyone who knows the functions subgraph is back). */
+    /** Runs one sweep now (the recurring job, tests, and anyone who knows the functions subgraph is back). */
     sweep,
 
     /**

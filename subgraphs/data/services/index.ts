@@ -85,6 +85,8 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     realtime,
     actions,
     hooks,
+    /** The after-hook outbox; swept by the recurring job jobs/sweep-hook-outbox.ts. */
+    outbox,
     subscriber: actions.subscriber,
     projectSchema: { schemaOf: schemaNameOf, apiUrl: () => `${config.issuer}/v1` },
     limits: { realtimeMaxSubscribers: config.realtimeMaxSubscribers, graphql: graphqlLimitsOf(config) },
@@ -125,7 +127,6 @@ export async function createDataServices({ config, logger, databaseUrl, router }
       await fitBudget();
       await realtime.start();
       await hooks.start();
-      outbox.start();
       await catalog.start();
     },
     async stop(): Promise<void> {

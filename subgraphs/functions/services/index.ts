@@ -2,7 +2,7 @@
 import { createSecretBox } from '../../../platform/crypto.ts';
 import { errors } from '../../../platform/errors.ts';
 import { setEventInterest } from '../../../platform/events.ts';
-import { createScheduler } from '../../../platform/scheduler.ts';
+import { schedulerOf } from '../../../platform/jobs.ts';
 import type { SubgraphDeps } from '../../../platform/subgraph.ts';
 import { createCronService } from './cron.ts';
 import { createEmailService } from './email.ts';
@@ -27,12 +27,14 @@ import { createPlanLimitsReader } from '../../../platform/plan-limits.ts';
 export type FunctionsServices = Awaited<ReturnType<typeof createFunctionsServices>>;
 
 /** Builds every service of the functions subgraph from the platform's dependencies. */
-export function createFunctionsServices({ config, db, logger, databaseUrl, router }: SubgraphDeps) {
+export function createFunctionsServices(deps: SubgraphDeps) {
+  const { config, db, logger, databaseUrl, router } = deps;
   if (!config.internalSecret) throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the functions subgraph cannot seal secrets');
   const box = createSecretBox(config.internalSecret, 'functions:secrets');
   const sql = createSql(db);
   const hot = createHotSql(databaseUrl);
-  const scheduler = createScheduler({ url: config.schedulerUrl ?? databaseUrl, name: 'functions', logger, processEveryMs: 500 });
+  // The platform's scheduler for this subgraph's jobs (jobs/index.ts, declared in ../index.ts).
+  const scheduler = schedulerOf(deps, 'functions');
   const functions = createFunctionService({ sql });
   const secrets = createSecretService({ sql, box });
   const executions = createExecutionService({ sql, hot });

@@ -1,7 +1,7 @@
 // Wires the identity services together. Built once per running subgraph; nothing runs on import.
 import { createSecretBox } from '../../../platform/crypto.ts';
 import { errors } from '../../../platform/errors.ts';
-import { createScheduler } from '../../../platform/scheduler.ts';
+import { schedulerOf } from '../../../platform/jobs.ts';
 import type { SubgraphDeps } from '../../../platform/subgraph.ts';
 import { createGrantService } from './grants.ts';
 import { createLimiters } from './limits.ts';
@@ -20,13 +20,15 @@ import { createAdminUserService } from './admin-users.ts';
 export type IdentityServices = Awaited<ReturnType<typeof createIdentityServices>>;
 
 /** Builds every service of the identity subgraph from the platform's dependencies. */
-export async function createIdentityServices({ config, db, logger, databaseUrl, router }: SubgraphDeps) {
+export async function createIdentityServices(deps: SubgraphDeps) {
+  const { config, db, logger, databaseUrl, router } = deps;
   if (!config.internalSecret) throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the identity subgraph cannot seal secrets');
   const box = createSecretBox(config.internalSecret, 'identity:secrets');
   // Failures counted by any identity process count in every one (broadcast; checking stays a memory read).
   const limitSharing = createLimitSharing({ url: databaseUrl, logger, publish: async (m) => await publishBroadcast(db.em(), 'rate-limits.changed', m) });
   const limiters = createLimiters(limitSharing);
-  const scheduler = createScheduler({ url: config.schedulerUrl ?? databaseUrl, name: 'identity', logger });
+  // The platform's scheduler for this subgraph's jobs (jobs/index.ts): the mail queue.
+  const scheduler = schedulerOf(deps, 'identity');
   const tokenCache = createTokenStateCache();
   const keys = createSigningKeyService({ db, box, config });
   const users = await createUserService({ db, limiters });

@@ -1,6 +1,6 @@
 // E-mails of the identity provider (password reset, e-mail verification). A mail is queued as the job
-// `identity.mail.send` (its content sealed, since it carries a single-use token) and sent over SMTP by
-// whichever instance picks the job up. Where it is sent from: `transportFor(projectId)` is the seam for
+// `identity.mail.send` (jobs/send-mail.ts; its content sealed, since it carries a single-use token) and sent over
+// SMTP by whichever instance picks the job up. Where it is sent from: `transportFor(projectId)` is the seam for
 // the functions domain's per-project SMTP configuration; until that exists every project uses the
 // platform default (TESSERA_SMTP_URL / TESSERA_MAIL_FROM). With no SMTP server configured the job logs
 // the message (with its link) at info level instead, so a development setup stays usable.
@@ -11,6 +11,9 @@ import type { Logger } from '../../../platform/logger.ts';
 import type { Scheduler } from '../../../platform/scheduler.ts';
 
 export const MAIL_JOB = 'identity.mail.send';
+
+/** What the queued job carries: the message, sealed. */
+export type QueuedMail = { sealed: string };
 
 export type MailMessage = { projectId: string; to: string; subject: string; text: string; kind: 'password_reset' | 'email_verification' };
 
@@ -32,9 +35,13 @@ export function createMailService(opts: { config: Config; logger: Logger; box: S
   };
   const transportFor = opts.transportFor ?? platformRoute;
 
-  scheduler.define<{ sealed: string }>(
-    MAIL_JOB,
-    async (data) => {
+  return {
+    /** Queues a mail; it is sent (or logged) by the job. */
+    async queue(message: MailMessage): Promise<void> {
+      await scheduler.enqueue(MAIL_JOB, { sealed: box.encrypt(JSON.stringify(message)) } satisfies QueuedMail);
+    },
+    /** Sends a queued mail (the job's work); a failure throws, and the job is retried. */
+    async send(data: QueuedMail): Promise<void> {
       const message = JSON.parse(box.decrypt(data.sealed)) as MailMessage;
       const route = await transportFor(message.projectId);
       if (!route) {
@@ -43,14 +50,6 @@ export function createMailService(opts: { config: Config; logger: Logger; box: S
       }
       await route.transport.sendMail({ from: route.from, to: message.to, subject: message.subject, text: message.text });
       logger.info({ projectId: message.projectId, kind: message.kind }, 'mail sent');
-    },
-    { retries: 5 },
-  );
-
-  return {
-    /** Queues a mail; it is sent (or logged) by the job. */
-    async queue(message: MailMessage): Promise<void> {
-      await scheduler.enqueue(MAIL_JOB, { sealed: box.encrypt(JSON.stringify(message)) });
     },
     close(): void {
       platformTransport?.close();

@@ -1,17 +1,17 @@
-// The recurring job removing uploads never confirmed within TESSERA_STORAGE_PENDING_TTL, with their bytes.
-import { createScheduler, type Scheduler } from '../../../platform/scheduler.ts';
+// The recurring job removing uploads never confirmed within TESSERA_STORAGE_PENDING_TTL, with their bytes, every
+// TESSERA_STORAGE_SWEEP_INTERVAL seconds on one process.
+import { defineJob } from '../../../platform/jobs.ts';
 import type { StorageServices } from '../services/index.ts';
 
 export const SWEEP_JOB = 'storage.pending.sweep';
 
-/** Starts the storage scheduler with the sweep every TESSERA_STORAGE_SWEEP_INTERVAL seconds. */
-export async function startStorageJobs(s: StorageServices): Promise<Scheduler> {
-  const scheduler = createScheduler({ url: s.config.schedulerUrl ?? s.databaseUrl, name: 'storage', logger: s.logger, processEveryMs: Math.min(s.config.storageSweepInterval * 1000, 5000) });
-  scheduler.define(SWEEP_JOB, async () => {
+export const sweepPendingJob = defineJob<StorageServices>({
+  name: SWEEP_JOB,
+  every: (config) => `${config.storageSweepInterval} seconds`,
+  retries: 0,
+  concurrency: 1,
+  handler: async (s) => {
     const removed = await s.objects.sweep(s.config.storagePendingTtl);
     if (removed > 0) s.logger.info({ removed }, 'unconfirmed uploads removed');
-  }, { retries: 0, concurrency: 1 });
-  await scheduler.start();
-  await scheduler.agenda.every(`${s.config.storageSweepInterval} seconds`, SWEEP_JOB);
-  return scheduler;
-}
+  },
+});
