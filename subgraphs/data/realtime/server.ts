@@ -8,6 +8,7 @@ import { execute, specifiedRules, subscribe, validate, type DocumentNode, type G
 import { limitRules, parseLimited } from '../../../platform/graphql-limits.ts';
 import type { RequestContext } from '../../../platform/auth.ts';
 import { errors, shapeError } from '../../../platform/errors.ts';
+import { JSONScalar } from '../../../platform/graphql-scalars.ts';
 import type { SubgraphHttp } from '../../../platform/subgraph.ts';
 import type { DataServices } from '../services/index.ts';
 import type { Change } from '../services/realtime.ts';
@@ -67,6 +68,7 @@ export function createRealtimeHttp(services: DataServices): SubgraphHttp {
   const schema = createSchema<YogaContext>({
     typeDefs,
     resolvers: {
+      JSON: JSONScalar,
       Query: { realtime: () => true },
       Subscription: {
         dataChanges: {

@@ -6,7 +6,7 @@ import { eventMutations, eventQueries } from './events.ts';
 import { executionMutations, executionQueries } from './executions.ts';
 import { functionMutations, functionQueries } from './functions.ts';
 import { hookMutations, hookQueries } from './hooks.ts';
-import { JSONScalar } from './json.ts';
+import { JSONScalar } from '../../../platform/graphql-scalars.ts';
 import { triggerMutations, triggerQueries } from './triggers.ts';
 import { typeResolvers } from './types.ts';
 

@@ -2,20 +2,14 @@
 import type { EndUserView } from '../services/users.ts';
 import type { PublicKeyView } from '../services/signing-keys.ts';
 import type { IdentityContext } from './context.ts';
-import { GraphQLScalarType, valueFromASTUntyped } from 'graphql';
+import { JSONScalar } from '../../../platform/graphql-scalars.ts';
 
 type Claims = Record<string, unknown>;
 const iso = (d: Date) => new Date(d).toISOString();
 const claim = (name: string) => (u: EndUserView) => u.profile[name] ?? null;
 
 export const typeResolvers = {
-  JSON: new GraphQLScalarType({
-    name: 'JSON',
-    description: 'Any JSON value.',
-    serialize: (v) => v,
-    parseValue: (v) => v,
-    parseLiteral: (ast, variables) => valueFromASTUntyped(ast, variables ?? undefined),
-  }),
+  JSON: JSONScalar,
   Project: {
     __resolveReference: (ref: { id: string }) => ({ id: ref.id }),
     issuer: (_p: { id: string }, _: unknown, ctx: IdentityContext) => ctx.services.issuer.issuerOf(),
