@@ -24,6 +24,7 @@ import { createProjectPools, type ProjectPools } from '../../subgraphs/data/serv
 import { createProvisioning, type ProjectRole, type Provisioning } from '../../subgraphs/data/services/provisioning.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { TEST_SECRET } from '../support/platform.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 type Call = { projectId: string; table: string; event: string; rows: unknown[]; userId: string | null; depth: number };
 
@@ -221,7 +222,7 @@ describe('the outbox sweeper', () => {
     await leave({ userId: null, depth: 1, writes: [write('timed')] });
     try {
       await startJobs(scheduler, dataJobs, config); // a recurring job's first run is at once
-      for (let i = 0; i < 100 && calls.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      await waitFor(() => calls.length > 0, { timeoutMs: 10_000, message: 'the first run of the sweep job' });
       expect(calls.map((c) => c.table)).toEqual(['timed']);
     } finally {
       await scheduler.stop();
