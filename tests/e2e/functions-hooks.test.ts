@@ -4,8 +4,9 @@
 // transaction and a dry run, bounded recursion, the data API's hook cache following every change at once,
 // and the failure paths of the hooks API.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { startEdgeWorld, expectError, eventually, type EdgeWorld } from './functions-helpers.ts';
-import { dropLeftoverRoles, waitFor } from './data-support.ts';
+import { startEdgeWorld, expectError, type EdgeWorld } from './functions-helpers.ts';
+import { dropLeftoverRoles } from './data-support.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const F = '/edge/api/v1';
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
@@ -36,7 +37,7 @@ describe('database hooks', () => {
   beforeAll(async () => {
     w = await startEdgeWorld();
     for (const key of [w.apiKey, w.other.apiKey]) {
-      await waitFor(async () => (await data('rawSQL', { sql: 'select 1 as one' }, key)).status === 200, 'project schema');
+      await waitFor(async () => (await data('rawSQL', { sql: 'select 1 as one' }, key)).status === 200, { message: 'project schema' });
       await sql('create table orders (id serial primary key, sku text not null, qty int not null, note text)', key);
     }
     await sql('create table audit (id serial primary key, order_id int, event text, sku text)');
@@ -166,13 +167,13 @@ describe('database hooks', () => {
           const rows = (await data('find', { table: 'audit', where: { order_id: id, event } })).body.rows as Row[];
           return rows.length > 0 ? rows : undefined;
         };
-        expect(await eventually(() => audited('insert'))).toEqual([{ id: expect.any(Number), order_id: id, event: 'insert', sku: 'audited' }]);
+        expect(await waitFor(() => audited('insert'))).toEqual([{ id: expect.any(Number), order_id: id, event: 'insert', sku: 'audited' }]);
         expect((await data('update', { table: 'orders', where: { id }, set: { sku: 'audited-2' } })).body.count).toBe(1);
-        expect((await eventually(() => audited('update')))[0]!.sku).toBe('audited-2');
+        expect((await waitFor(() => audited('update')))[0]!.sku).toBe('audited-2');
         expect((await data('delete', { table: 'orders', where: { id }, returning: ['id'] })).body).toEqual({ count: 1, rows: [{ id }] });
-        expect((await eventually(() => audited('delete')))[0]!.sku).toBe('audited-2');
+        expect((await waitFor(() => audited('delete')))[0]!.sku).toBe('audited-2');
         // Execution records are written in batches after the audit rows commit: wait for all three.
-        const runs = await eventually(async () => {
+        const runs = await waitFor(async () => {
           const mine = (await hookExecutions()).filter((e) => e.trigger_ref === h.id && e.status !== 'running');
           return mine.length === 3 ? mine : undefined;
         });
@@ -228,7 +229,7 @@ describe('database hooks', () => {
         expect(done.status).toBe(200);
         expect(done.body.results[1]).toEqual({ count: 1, rows: [{ sku: 'TX-TWO' }] });
         expect(done.body.results[2].rows).toEqual([{ sku: 'TX-ONE' }, { sku: 'TX-TWO' }]);
-        const audits = await eventually(async () => {
+        const audits = await waitFor(async () => {
           const rows = (await data('find', { table: 'audit', where: { sku: { in: ['TX-ONE', 'TX-TWO'] } } })).body.rows as Row[];
           return rows.length === 2 ? rows : undefined;
         });
@@ -250,13 +251,15 @@ describe('database hooks', () => {
         const dry = await w.call('POST', `${F}/invoke/place?dry_run=true`, { ...as(), body: { sku: 'dry' } });
         expect(dry.status).toBe(200);
         expect(dry.body).toMatchObject({ dry_run: true, status: 'succeeded', output: { count: 1, rows: [{ sku: 'DRY', note: 'checked by before-insert' }] } });
-        await new Promise((r) => setTimeout(r, 1500));
+        expect(await runsOf()).toEqual([]);
+        // The same call for real: recorded hook runs, an audit row. The dry run's after-hook would have been queued
+        // before it, so once the real one has run, the dry one's is known never to come.
+        expect((await w.call('POST', `${F}/invoke/place`, { ...as(), body: { sku: 'wet' } })).status).toBe(200);
+        await waitFor(async () => (await data('find', { table: 'audit', where: { sku: 'WET' } })).body.rows.length === 1, { message: 'the real call\'s audit row' });
+        await waitFor(async () => (await runsOf()).some((e) => e.trigger_ref === after.id), { message: 'the real call\'s after-hook run' });
+        expect((await runsOf()).filter((e) => e.trigger_ref === after.id)).toHaveLength(1);
         expect((await data('find', { table: 'orders', where: { sku: 'DRY' } })).body.rows).toEqual([]);
         expect((await data('find', { table: 'audit', where: { sku: 'DRY' } })).body.rows).toEqual([]);
-        expect(await runsOf()).toEqual([]);
-        // The same call for real: recorded hook runs, an audit row.
-        expect((await w.call('POST', `${F}/invoke/place`, { ...as(), body: { sku: 'wet' } })).status).toBe(200);
-        await eventually(async () => ((await data('find', { table: 'audit', where: { sku: 'WET' } })).body.rows.length === 1 ? true : undefined));
       } finally {
         await unhook(before.id);
         await unhook(after.id);
@@ -289,15 +292,15 @@ describe('database hooks', () => {
         const made = await data('insert', { table: 'orders', values: { sku: 'late', qty: 1 } });
         const id = made.body.rows[0].id;
         // late_audit does not exist yet: the first run fails and is recorded as failed.
-        const failedRun = await eventually(async () => (await hookExecutions()).find((e) => e.trigger_ref === h.id && e.status === 'failed'), 30_000);
+        const failedRun = await waitFor(async () => (await hookExecutions()).find((e) => e.trigger_ref === h.id && e.status === 'failed'), { timeoutMs: 30_000 });
         expect(failedRun.error).toMatchObject({ code: 'NOT_FOUND', step: 'write' });
         await sql('create table late_audit (id serial primary key, order_id int)');
-        expect(await eventually(async () => {
+        expect(await waitFor(async () => {
           const rows = (await data('find', { table: 'late_audit' })).body.rows as Row[];
           return rows.length > 0 ? rows : undefined;
-        }, 30_000)).toEqual([{ id: expect.any(Number), order_id: id }]);
+        }, { timeoutMs: 30_000 })).toEqual([{ id: expect.any(Number), order_id: id }]);
         // The audit row commits before the execution's final record is written (records are batched): wait for it.
-        expect(await eventually(async () => (await hookExecutions()).find((e) => e.trigger_ref === h.id && e.status === 'succeeded'), 30_000))
+        expect(await waitFor(async () => (await hookExecutions()).find((e) => e.trigger_ref === h.id && e.status === 'succeeded'), { timeoutMs: 30_000 }))
           .toMatchObject({ function: 'late-audit', trigger: 'hook' });
       } finally {
         await unhook(h.id);
@@ -328,13 +331,13 @@ describe('database hooks', () => {
       const h = await hook({ table: 'echoes', timing: 'after', events: ['insert'], function: 'echo' });
       try {
         expect((await data('insert', { table: 'echoes', values: { n: 0 } })).status).toBe(201);
-        const runs = await eventually(async () => {
+        const runs = await waitFor(async () => {
           const r = (await hookExecutions()).filter((e) => e.trigger_ref === h.id);
           return r.length === 3 && r.every((e) => e.status !== 'running' && e.status !== 'queued') ? r : undefined;
-        }, 30_000);
+        }, { timeoutMs: 30_000 });
         expect(runs.map((e) => e.status)).toEqual(['failed', 'succeeded', 'succeeded']);
         expect(runs[0]!.error).toMatchObject({ code: 'HOOK_DEPTH_EXCEEDED' });
-        await new Promise((r) => setTimeout(r, 2500)); // a retry would come after ~1 s
+        await new Promise((r) => setTimeout(r, 2500)); // a retry would come after ~1 s: no later event marks a retry that never comes
         expect((await hookExecutions()).filter((e) => e.trigger_ref === h.id)).toHaveLength(3);
         expect((await sql('select n from echoes order by n')).map((r) => r.n)).toEqual([0, 1, 2]);
       } finally {

@@ -3,7 +3,8 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startEdgeWorld, expectError, eventually, type EdgeWorld } from './functions-helpers.ts';
+import { startEdgeWorld, expectError, type EdgeWorld } from './functions-helpers.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const SIGNING_SECRET = 'whsec_test_0123456789';
 
@@ -81,7 +82,7 @@ describe('inbound webhooks (public receiver)', () => {
     expect(hookExecution).toMatch(/^[0-9a-f-]{36}$/);
 
     const { call, apiKey } = w;
-    const child = await eventually(async () => {
+    const child = await waitFor(async () => {
       const list = await call('GET', '/edge/api/v1/executions?function=process-payment&trigger=function&status=succeeded', { apiKey });
       return list.body.executions.find((e: { parent_id: string }) => e.parent_id === hookExecution);
     });
@@ -107,8 +108,11 @@ describe('inbound webhooks (public receiver)', () => {
     const unsigned = await post(`/edge/webhooks/${w.projectId}/payments`, raw);
     expect(unsigned.status).toBe(401);
     expect(unsigned.body).toEqual({ error: 'INVALID_SIGNATURE', status: 401 });
-    await new Promise((r) => setTimeout(r, 800));
-    expect((await w.call('GET', '/edge/api/v1/executions?function=process-payment', { apiKey: w.apiKey })).body.executions.length).toBe(before);
+    // A correctly signed payload sent after them is handed on and done: the forged ones would have been queued first.
+    const marker = JSON.stringify({ type: 'payment.succeeded', data: { order: 'AFTER-FORGED', amount: 2 } });
+    expect((await post(`/webhooks/${w.projectId}/payments`, marker, { 'X-Signature': sign(marker) })).status).toBe(200);
+    await waitFor(() => received.some((r) => (r as { order?: string }).order === 'AFTER-FORGED'), { message: 'the signed payload sent after the forged ones' });
+    expect((await w.call('GET', '/edge/api/v1/executions?function=process-payment', { apiKey: w.apiKey })).body.executions.length).toBe(before + 1);
     expect(received).not.toContainEqual({ order: 'FORGED', amount: 1 });
   });
 

@@ -8,6 +8,7 @@ import { runKeyCommand } from '../../scripts/keys-rotate.ts';
 import { TEST_SECRET } from '../support/platform.ts';
 import { client } from '../support/http.ts';
 import { newProject, postForm, startIdentityPlatform, type Project } from './identity-fixtures.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let env: Awaited<ReturnType<typeof startIdentityPlatform>>;
 let project: Project;
@@ -48,14 +49,12 @@ describe('signing keys', () => {
     expect(await active(t1)).toBe(true);
 
     // Within a few seconds every instance signs with the new key.
-    await new Promise((r) => setTimeout(r, 5_500));
-    const t2 = await clientToken();
-    expect(decodeProtectedHeader(t2).kid).toBe(k2);
+    const t2 = await waitFor(async () => { const t = await clientToken(); return decodeProtectedHeader(t).kid === k2 && t; }, { timeoutMs: 5_500, intervalMs: 200, message: 'tokens signed with the new key' });
 
     // Retiring a key that other instances may still sign with is refused for a short grace period.
     await expect(runKeyCommand({ action: 'retire', kid: k1! }, keyEnv)).rejects.toThrow(/retire it after/);
-    await new Promise((r) => setTimeout(r, 5_000));
-    await runKeyCommand({ action: 'retire', kid: k1! }, keyEnv);
+    const notYet = (e: Error) => (/retire it after/.test(e.message) ? false : Promise.reject(e));
+    await waitFor(() => runKeyCommand({ action: 'retire', kid: k1! }, keyEnv).then(() => true, notYet), { timeoutMs: 15_000, intervalMs: 250, message: 'the grace period to end' });
     expect(await jwks()).toEqual([k2]);
     expect(await active(t1)).toBe(false);
     const refused = await client(env.base)('POST', '/graphql', { token: t1, body: { query: '{ identitySigningKeys { kid } }' } });

@@ -18,22 +18,13 @@ import { readSupergraphConfig } from '../../router/compose.ts';
 import { tenantScenario } from './tenant-scenario.ts';
 import { client } from '../support/http.ts';
 import { download, newStorageProject, put } from './storage-fixtures.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 type S3rverServer = { run: () => Promise<AddressInfo>; close: () => Promise<void> };
 const S3rver = createRequire(import.meta.url)('s3rver') as new (opts: Record<string, unknown>) => S3rverServer;
 
 type Instance = { role: string; url: string; child: ChildProcess; dataDir: string; output: () => string };
 const F = '/edge/api/v1';
-
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 describe('two instances of every role behind round-robin proxies', () => {
   const names = readSupergraphConfig().map((e) => e.name);
@@ -114,7 +105,7 @@ describe('two instances of every role behind round-robin proxies', () => {
     apiKey = project.apiKey;
     const as = { apiKey };
     // Data API (the project's database is provisioned by whichever data instance took the event).
-    await eventually('the project database', async () => ((await call('POST', '/v1/rawSQL', { ...as, body: { sql: 'select 1' } })).status === 200 ? true : undefined), 30_000);
+    await waitFor(async () => ((await call('POST', '/v1/rawSQL', { ...as, body: { sql: 'select 1' } })).status === 200 ? true : undefined), { message: 'the project database', timeoutMs: 30_000 });
     expect((await call('POST', '/v1/rawSQL', { ...as, body: { sql: 'create table t (id int primary key, v text)' } })).status).toBe(200);
     expect((await call('POST', '/v1/insert', { ...as, body: { table: 't', values: [{ id: 1, v: 'a' }, { id: 2, v: 'b' }] } })).status).toBe(201);
     for (let i = 0; i < 6; i++) expect((await call('POST', '/v1/find', { ...as, body: { table: 't', orderBy: { id: 'asc' } } })).body.rows).toHaveLength(2);
@@ -140,10 +131,10 @@ describe('two instances of every role behind round-robin proxies', () => {
     const as = { apiKey };
     expect((await call('POST', `${F}/functions`, { ...as, body: { name: 'tick', steps: [{ name: 'out', kind: 'Transform', expression: { ok: true } }] } })).status).toBe(201);
     expect((await call('POST', `${F}/cron`, { ...as, body: { name: 'every-2s', schedule: '*/2 * * * * *', timezone: 'Europe/Paris', function: 'tick' } })).status).toBe(201);
-    const runs = await eventually('four cron runs', async () => {
+    const runs = await waitFor(async () => {
       const list = (await call('GET', `${F}/executions?trigger=cron&first=100`, as)).body.executions as { started_at: string; created_at: string }[];
       return list.length >= 4 ? list : undefined;
-    }, 30_000);
+    }, { message: 'four cron runs', timeoutMs: 30_000 });
     // One run per 2-second tick: no two runs fall into the same tick.
     const ticks = runs.map((r) => Math.floor(Date.parse(r.created_at) / 2000));
     expect(new Set(ticks).size).toBe(ticks.length);
@@ -187,11 +178,11 @@ describe('two instances of every role behind round-robin proxies', () => {
     const final = async (id: string) => {
       let last: unknown;
       try {
-        return await eventually(`execution ${id} to end`, async () => {
+        return await waitFor(async () => {
           const e = (await call('GET', `${F}/executions/${id}`, as)).body.execution as { status: string; error?: { code?: string } } | undefined;
           last = e;
           return e && (e.status === 'succeeded' || e.status === 'failed') ? e : undefined;
-        }, 60_000);
+        }, { message: `execution ${id} to end`, timeoutMs: 60_000 });
       } catch (err) {
         throw new Error(`${(err as Error).message}; last seen: ${JSON.stringify(last)}`, { cause: err });
       }
@@ -200,10 +191,10 @@ describe('two instances of every role behind round-robin proxies', () => {
     expect(before).toHaveLength(10);
     // The cron job keeps ticking, once per tick, on the surviving functions instance.
     const since = new Date().toISOString();
-    const runs = await eventually('cron runs after the kill', async () => {
+    const runs = await waitFor(async () => {
       const list = (await call('GET', `${F}/executions?trigger=cron&first=100&since=${encodeURIComponent(since)}`, as)).body.executions as { created_at: string }[];
       return list.length >= 2 ? list : undefined;
-    }, 30_000);
+    }, { message: 'cron runs after the kill', timeoutMs: 30_000 });
     const ticks = runs.map((r) => Math.floor(Date.parse(r.created_at) / 2000));
     expect(new Set(ticks).size).toBe(ticks.length);
   }, 240_000);

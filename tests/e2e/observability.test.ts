@@ -11,6 +11,7 @@ import { startOneProcess, startProcess, startSplit, stopProcess, TEST_SECRET, ty
 import { createTestDatabase } from '../support/database.ts';
 import { freePort } from '../../platform/net.ts';
 import { newStorageProject, STORAGE, client, put } from './storage-fixtures.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 type Span = { service: string; traceId: string; spanId: string; parentSpanId?: string; name: string; attributes: Record<string, unknown> };
 
@@ -63,16 +64,6 @@ function sum(samples: ReturnType<typeof parseMetrics>, name: string, labels: Rec
   return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((a, s) => a + s.value, 0);
 }
 
-async function waitFor<T>(what: string, check: () => T | undefined, timeoutMs = 15_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const found = check();
-    if (found !== undefined) return found;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 const TRACING = { OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_TRACES_SAMPLER: 'always_on' };
 
 describe('split mode, traced and measured', () => {
@@ -97,13 +88,13 @@ describe('split mode, traced and measured', () => {
     const res = await fetch(`${p.url}${STORAGE}/usage`, { headers: { 'x-api-key': project.apiKey } });
     expect(res.status).toBe(200);
     const requestTraceOf = () => receiver.spans.find((s) => s.service === 'tessera-front-door' && s.name.startsWith('GET') && [s.attributes['http.route'], s.attributes['url.path'], s.attributes['http.target']].some((v) => String(v ?? '').includes('/usage')));
-    const root = await waitFor('the front door span of the usage request', requestTraceOf);
-    const trace = await waitFor('spans of the router, a subgraph and PostgreSQL in the same trace', () => {
+    const root = await waitFor(requestTraceOf, { message: 'the front door span of the usage request' });
+    const trace = await waitFor(() => {
       const spans = receiver.spans.filter((s) => s.traceId === root.traceId);
       const services = new Set(spans.map((s) => s.service));
       const db = spans.some((s) => s.attributes['db.system'] === 'postgresql' || s.attributes['db.system.name'] === 'postgresql');
       return services.has('tessera-router') && (services.has('tessera-storage') || services.has('tessera-tenant')) && db ? spans : undefined;
-    });
+    }, { message: 'spans of the router, a subgraph and PostgreSQL in the same trace' });
     const services = new Set(trace.map((s) => s.service));
     expect(services.size).toBeGreaterThanOrEqual(3);
     // One tree: every span but the root has its parent in the trace.
@@ -176,13 +167,13 @@ describe('one-process mode, traced', () => {
     const res = await call('POST', '/auth/api/v1/tenants/signup', { body: { email: `otel-${Date.now()}@example.com`, password: 'correct horse battery', name: 'Otel' } });
     expect(res.status).toBe(201);
     const isDb = (s: Span) => s.attributes['db.system'] === 'postgresql' || s.attributes['db.system.name'] === 'postgresql';
-    const spans = await waitFor('a trace with the signup request, GraphQL and PostgreSQL spans', () => {
+    const spans = await waitFor(() => {
       for (const root of receiver.spans.filter((s) => s.name.startsWith('POST') && !s.parentSpanId)) {
         const t = receiver.spans.filter((s) => s.traceId === root.traceId);
         if (t.some((s) => s.name.startsWith('graphql.')) && t.some(isDb)) return t;
       }
       return undefined;
-    }, 30_000);
+    }, { message: 'a trace with the signup request, GraphQL and PostgreSQL spans', timeoutMs: 30_000 });
     expect(new Set(spans.map((s) => s.service))).toEqual(new Set(['tessera']));
   }, 60_000);
 });
@@ -208,13 +199,13 @@ describe('the access log and metrics without a token', () => {
     const project = await newStorageProject(p.url);
     const res = await fetch(`${p.url}${STORAGE}/usage`, { headers: { 'x-api-key': project.apiKey, 'x-request-id': 'access-log-check' } });
     expect(res.status).toBe(200);
-    const line = await waitFor('the access log line', () => lines.find((l) => l.msg === 'request' && l.request_id === 'access-log-check'));
+    const line = await waitFor(() => lines.find((l) => l.msg === 'request' && l.request_id === 'access-log-check'), { message: 'the access log line' });
     expect(line).toMatchObject({ method: 'GET', route: `${STORAGE}/usage`, status: 200, project: project.id });
     expect(typeof line.duration_ms).toBe('number');
     expect(lines.filter((l) => l.msg === 'request' && l.request_id === 'access-log-check')).toHaveLength(1);
     // Paths that match no route are logged under a fixed label, not the path a caller chose.
     await fetch(`${p.url}/no/such/path/${'x'.repeat(50)}`);
-    const miss = await waitFor('the unmatched line', () => lines.find((l) => l.msg === 'request' && l.status === 404 && l.route === 'unmatched'));
+    const miss = await waitFor(() => lines.find((l) => l.msg === 'request' && l.status === 404 && l.route === 'unmatched'), { message: 'the unmatched line' });
     expect(JSON.stringify(miss)).not.toContain('xxxxxxxxxx');
   });
 

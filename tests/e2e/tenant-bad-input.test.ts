@@ -2,6 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
 import { ROUTE_TABLE } from '../../rest-compat/route-table.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 
@@ -153,8 +154,8 @@ describe('expired tenant tokens', () => {
       await call('POST', '/auth/api/v1/tenants/signup', { body: { email: 'exp@example.com', password: 'a long password' } });
       const token = (await call('POST', '/auth/api/v1/tenant/login', { body: { email: 'exp@example.com', password: 'a long password' } })).body.access_token;
       expect((await call('GET', '/auth/api/v1/projects', { token })).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 2100));
-      expectError(await call('GET', '/auth/api/v1/projects', { token }), 401, 'INVALID_TOKEN');
+      const refused = await waitFor(async () => { const r = await call('GET', '/auth/api/v1/projects', { token }); return r.status !== 200 && r; }, { timeoutMs: 5_000, intervalMs: 100, message: 'the token to expire' });
+      expectError(refused, 401, 'INVALID_TOKEN');
     } finally {
       await p.close();
     }

@@ -10,6 +10,7 @@ import { createLogger } from '../../platform/logger.ts';
 import { startSubgraph, type RunningSubgraph } from '../../platform/subgraph.ts';
 import { functionsSubgraph } from '../../subgraphs/functions/index.ts';
 import { createTestDatabase, stopOwnServer } from '../support/database.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 describe('cron with two instances', () => {
   let db: { url: string; drop: () => Promise<void> };
@@ -32,11 +33,8 @@ describe('cron with two instances', () => {
     // Pools finish closing their connections in the background: wait for them before dropping the database.
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();
-    for (let i = 0; i < 50; i++) {
-      const { rows } = await c.query('select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
-      if (rows[0].n === 0) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const others = async () => (await c.query('select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()')).rows[0].n as number;
+    await waitFor(async () => (await others()) === 0, { timeoutMs: 5000, intervalMs: 100, message: 'the pools to close' }).catch(() => undefined); // drop() reports what is left
     await c.end();
     await db?.drop();
     await stopOwnServer();
@@ -59,28 +57,34 @@ describe('cron with two instances', () => {
     expect(cron.nextRuns).toHaveLength(5);
     expect(Date.parse(cron.nextRuns[1]) - Date.parse(cron.nextRuns[0])).toBe(2000);
 
-    await new Promise((r) => setTimeout(r, 9000));
-    await run(a, 'mutation($id: ID!, $input: CronJobUpdateInput!) { updateCronJob(id: $id, input: $input) { enabled } }', { id: cron.id, input: { enabled: false } });
-    await new Promise((r) => setTimeout(r, 1500));
-
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();
     try {
-      const { rows } = await c.query<{ started_at: Date; output: { job: string } }>(
-        "select started_at, output from function_executions where project_id = $1 and trigger = 'cron' and trigger_ref = 'every-2s' order by started_at",
-        [projectId],
-      );
-      expect(rows.length).toBeGreaterThanOrEqual(3);
+      const runsOf = async (job: string, after = new Date(0)) =>
+        (
+          await c.query<{ started_at: Date; output: { job: string } }>(
+            "select started_at, output from function_executions where project_id = $1 and trigger = 'cron' and trigger_ref = $2 and started_at > $3 order by started_at",
+            [projectId, job, after],
+          )
+        ).rows;
+      const rows = await waitFor(async () => { const r = await runsOf('every-2s'); return r.length >= 3 && r; }, { timeoutMs: 20_000, message: 'three runs of every-2s' });
       expect(rows.every((r) => r.output.job === 'every-2s')).toBe(true);
       // One run per 2-second tick: no two runs fall in the same tick.
       const ticks = rows.map((r) => Math.floor(r.started_at.getTime() / 2000));
       expect(new Set(ticks).size).toBe(rows.length);
-      const afterDisable = rows.length;
-      await new Promise((r) => setTimeout(r, 2500));
-      const again = await c.query("select count(*) from function_executions where project_id = $1 and trigger = 'cron'", [projectId]);
-      expect(Number(again.rows[0].count)).toBe(afterDisable);
-      const jobs = await c.query("select count(*) from agenda_jobs where name = 'functions.cron.tick'");
-      expect(Number(jobs.rows[0].count)).toBe(0);
+
+      await run(a, 'mutation($id: ID!, $input: CronJobUpdateInput!) { updateCronJob(id: $id, input: $input) { enabled } }', { id: cron.id, input: { enabled: false } });
+      const disabledAt = (await c.query<{ t: Date }>('select clock_timestamp() as t')).rows[0]!.t;
+      // Stopped: a marker job on the same schedule runs on two ticks after the disable, and every-2s on none of them.
+      const marker = await run(b, 'mutation($input: CronJobInput!) { createCronJob(input: $input) { id } }', {
+        input: { name: 'marker', schedule: '*/2 * * * * *', timezone: 'UTC', function: 'tick', input: { job: 'marker' } },
+      });
+      await waitFor(async () => (await runsOf('marker', disabledAt)).length >= 2, { timeoutMs: 20_000, message: 'two runs of the marker job' });
+      expect(await runsOf('every-2s', disabledAt)).toEqual([]);
+      await run(a, 'mutation($id: ID!) { deleteCronJob(id: $id) }', { id: marker.createCronJob.id });
+      // No tick job is left scheduled (one re-saved by a run in flight at the disable cancels itself on its next tick).
+      const tickJobs = async () => Number((await c.query("select count(*) from agenda_jobs where name = 'functions.cron.tick'")).rows[0].count);
+      await waitFor(async () => (await tickJobs()) === 0, { timeoutMs: 5000, message: 'no functions.cron.tick job left' });
     } finally {
       await c.end();
     }
