@@ -9,6 +9,7 @@
 // adds no row and wakes no consumer.
 import pg from 'pg';
 import type { Logger } from './logger.ts';
+import { createLoop } from './loop.ts';
 
 /** A storage object as its events describe it. */
 export type StorageObjectEvent = { id: string; folder: string; name: string; contentType: string; size: number; sha256: string | null; ownerId: string | null };
@@ -86,7 +87,8 @@ export async function setEventInterest(tx: SqlExecutor, consumer: string, projec
 export type EventHandlers = { [T in EventType]?: (event: PlatformEvent<T>) => Promise<void> };
 
 export type EventConsumer = {
-  drain: () => Promise<number>;
+  /** Handles every event waiting now. */
+  drain: () => Promise<void>;
   /** Whether the LISTEN connection is up (it is re-made with backoff after a loss). */
   listening: () => boolean;
   stop: () => Promise<void>;
@@ -101,11 +103,10 @@ export async function startEventConsumer(opts: { name: string; url: string; hand
   const pool = new pg.Pool({ connectionString: opts.url, max: 1 });
   // An idle connection dropped by the server (restart, database dropped) must not crash the process.
   pool.on('error', (err) => log.warn({ err: err.message }, 'event consumer connection lost'));
-  let running: Promise<number> | undefined;
-  let again = false;
   let stopped = false;
 
-  const batch = async (): Promise<number> => {
+  /** One batch of up to 100 events in one transaction; answers whether more may be waiting. */
+  const batch = async (): Promise<boolean> => {
     const client = await pool.connect();
     let handled = 0;
     try {
@@ -130,46 +131,25 @@ export async function startEventConsumer(opts: { name: string; url: string; hand
       }
       await client.query('update tessera_event_cursors set last_id = $2 where consumer = $1', [opts.name, last]);
       await client.query('commit');
-      if (rows.length === 100 && handled === 100) again = true;
+      return rows.length === 100 && handled === 100;
     } catch (err) {
       await client.query('rollback').catch(() => {});
       throw err;
     } finally {
       client.release();
     }
-    return handled;
   };
 
-  /** Runs batches until nothing is left; concurrent calls share the run in progress. */
-  const drain = (): Promise<number> => {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      let total = 0;
-      do {
-        again = false;
-        total += await batch();
-      } while (again && !stopped);
-      return total;
-    })().finally(() => {
-      running = undefined;
-    });
-    return running;
-  };
+  // The drain (platform/loop.ts): woken by every notification, and every `pollMs` as a last resort; batches follow
+  // one another while full; a batch that fails (the database away) is tried again a second later.
+  const drainLoop = createLoop({ name: 'event consumer', logger: log, run: batch, everyMs: opts.pollMs ?? 5000, retryDelayMs: () => 1000 });
 
-  const wake = () => {
-    if (!stopped) drain().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'event consumer failed; will retry'));
-  };
-
-  // The LISTEN connection. A loss (PostgreSQL restart, pg_terminate_backend, network) is logged and the
-  // connection re-made with backoff (100 ms doubling to 2 s); each new connection drains at once, catching up
-  // on every event committed while it was away (the cursor makes that exact). The poll is only a last resort.
+  // The LISTEN connection, (re-)made by a loop of its own. A loss (PostgreSQL restart, pg_terminate_backend, network)
+  // is logged and the connection re-made at once, then with backoff (100 ms doubling to 2 s); each new connection
+  // drains at once, catching up on every event committed while it was away (the cursor makes that exact).
   let listener: pg.Client | undefined;
-  let reconnectTimer: NodeJS.Timeout | undefined;
-  let attempt = 0;
   const listen = async (): Promise<void> => {
+    if (listener || stopped) return;
     const c = new pg.Client({ connectionString: opts.url, application_name: `tessera-events-${opts.name}` });
     let lost = false;
     const onLost = (why: string) => {
@@ -178,16 +158,17 @@ export async function startEventConsumer(opts: { name: string; url: string; hand
       if (listener === c) listener = undefined;
       log.warn({ reason: why }, 'event listener connection lost; reconnecting');
       void c.end().catch(() => {});
-      schedule();
+      listenLoop.wake();
     };
     c.on('error', (err) => onLost(err.message));
     c.on('end', () => onLost('connection ended'));
-    c.on('notification', wake);
+    c.on('notification', () => drainLoop.wake());
     try {
       await c.connect();
       await c.query(`listen ${CHANNEL}`);
     } catch (err) {
-      onLost((err as Error).message);
+      lost = true; // the loop tries again after its backoff
+      void c.end().catch(() => {});
       throw err;
     }
     if (stopped) {
@@ -195,33 +176,28 @@ export async function startEventConsumer(opts: { name: string; url: string; hand
       return;
     }
     listener = c;
-    attempt = 0;
-    wake();
+    drainLoop.wake();
   };
-  const schedule = () => {
-    if (stopped || reconnectTimer) return;
-    const delay = Math.min(2000, 100 * 2 ** attempt++);
-    reconnectTimer = setTimeout(() => {
-      reconnectTimer = undefined;
-      listen().catch(() => {}); // a failed attempt schedules the next one itself
-    }, delay);
-    reconnectTimer.unref();
-  };
+  const listenLoop = createLoop({ name: 'event listener', logger: log, run: listen, retryDelayMs: (failures) => Math.min(2000, 100 * 2 ** (failures - 1)) });
 
-  await listen();
-  const timer = setInterval(wake, opts.pollMs ?? 5000);
-  timer.unref();
-  await drain();
+  const stop = async (): Promise<void> => {
+    stopped = true;
+    await listenLoop.stop();
+    await drainLoop.stop();
+    await listener?.end().catch(() => {});
+    await pool.end().catch(() => {});
+  };
+  try {
+    await listenLoop.drain();
+    drainLoop.start();
+    await drainLoop.drain();
+  } catch (err) {
+    await stop();
+    throw err;
+  }
   return {
-    drain,
+    drain: drainLoop.drain,
     listening: () => listener !== undefined,
-    stop: async () => {
-      stopped = true;
-      clearInterval(timer);
-      if (reconnectTimer) clearTimeout(reconnectTimer);
-      await running?.catch(() => {});
-      await listener?.end().catch(() => {});
-      await pool.end();
-    },
+    stop,
   };
 }
