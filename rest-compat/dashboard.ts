@@ -24,7 +24,6 @@ const CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 function landingPage(): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Tessera</title>
@@ -35,7 +34,7 @@ function landingPage(): string {
 
 function notBuilt(reply: FastifyReply) {
   return reply.code(503).type('text/html; charset=utf-8').header('retry-after', '30')
-    .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Dashboard not built</title></head><body><main><h1>The dashboard is not built</h1><p>Run <code>${esc('npm run dashboard:build')}</code> (or start Tessera with <code>npm start</code>, which builds it when needed), then reload.</p></main></body></html>`);
+    .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Dashboard not built</title></head><body><main><h1>The dashboard is not built</h1><p>Run <code>npm run dashboard:build</code> (or start Tessera with <code>npm start</code>, which builds it when needed), then reload.</p></main></body></html>`);
 }
 
 /** Registers GET / and /dashboard (page and assets) on the front door. `dist` defaults to dashboard/dist. */

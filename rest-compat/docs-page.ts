@@ -1,11 +1,10 @@
 // A human-readable page of the REST API, rendered on the server from the OpenAPI document
 // (no scripts, no CDN: it works offline and without JavaScript).
+import escapeHtml from 'escape-html';
 
 type Json = Record<string, unknown>;
 
-function esc(s: unknown): string {
-  return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
+const esc = (s: unknown): string => escapeHtml(String(s));
 
 /** An example value for a JSON schema (for request bodies in curl examples). */
 function example(schema: Json | undefined, depth = 0): unknown {

@@ -1,10 +1,6 @@
 // The identity provider's small hosted pages: plain HTML forms that work without JavaScript.
+import escapeHtml from 'escape-html';
 import type { FastifyReply } from 'fastify';
-
-/** Escapes text for HTML element content and attribute values. */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
 
 const STYLE = `body{font-family:system-ui,sans-serif;background:#f5f5f7;margin:0;display:flex;justify-content:center}
 main{background:#fff;margin:4rem 1rem;padding:2rem;border-radius:8px;max-width:22rem;width:100%;box-shadow:0 1px 4px #0002}

@@ -6,6 +6,7 @@
 // functions, so an expression cannot climb to a prototype or reach Node.
 import crypto from 'node:crypto';
 import expressions from 'angular-expressions';
+import escapeHtml from 'escape-html';
 import { LRUCache } from 'lru-cache';
 import { constantTimeEqual, hmac, SIGNATURE_HELPERS } from './signatures.ts';
 
@@ -338,11 +339,6 @@ export function templateScope(data: { input: unknown; steps: unknown; secrets: u
 export function truthy(v: unknown): boolean {
   if (Array.isArray(v)) return v.length > 0;
   return Boolean(v);
-}
-
-/** Escapes text for HTML (e-mail templates' html part). */
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
 /**
