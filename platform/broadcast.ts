@@ -12,6 +12,7 @@ import pg from 'pg';
 import { deriveKey } from './crypto.ts';
 import type { Logger } from './logger.ts';
 import type { SqlExecutor } from './events.ts';
+import { createLoop } from './loop.ts';
 
 const CHANNEL = 'tessera_broadcast';
 
@@ -160,7 +161,7 @@ function openShared(url: string, logger: Logger): Shared {
       void c.end().catch(() => {});
       if (state.client === c) state.client = undefined;
       resetAll();
-      setTimeout(() => void reconnect(), 200).unref();
+      setTimeout(() => reconnect.wake(), 200).unref();
     };
     c.on('error', (err) => lost(err.message));
     c.on('end', () => lost('connection ended'));
@@ -168,26 +169,19 @@ function openShared(url: string, logger: Logger): Shared {
     await c.query(`listen ${CHANNEL}`);
     state.client = c;
   };
-  let reconnecting = false;
-  const reconnect = async (): Promise<void> => {
-    // One loop at a time (a failed attempt's connection may report its loss too).
-    if (reconnecting) return;
-    reconnecting = true;
-    try {
-      while (!state.stopped && !state.client) {
-        try {
-          await connect();
-          // Anything published while we were away is lost: caches start again from empty.
-          resetAll();
-        } catch (err) {
-          log.warn({ err: (err as Error).message }, 'broadcast reconnect failed; retrying');
-          await new Promise((r) => setTimeout(r, 1000));
-        }
-      }
-    } finally {
-      reconnecting = false;
-    }
-  };
+  // The connection is re-made by an in-process loop (platform/loop.ts: one attempt at a time, though a failed
+  // attempt's connection may report its loss too), every second until it is back.
+  const reconnect = createLoop({
+    name: 'broadcast reconnect',
+    logger: log,
+    retryDelayMs: () => 1000,
+    run: async () => {
+      if (state.stopped || state.client) return;
+      await connect();
+      // Anything published while we were away is lost: caches start again from empty.
+      resetAll();
+    },
+  });
 
   // A round trip covers the callers that asked before it was sent. Callers of one event-loop turn share one
   // (sent at the end of the turn); callers arriving while one is on the wire wait for the next, sent when it
@@ -222,6 +216,7 @@ function openShared(url: string, logger: Logger): Shared {
   };
   state.close = async () => {
     state.stopped = true;
+    await reconnect.stop();
     const c = state.client;
     state.client = undefined;
     await c?.end().catch(() => {});
