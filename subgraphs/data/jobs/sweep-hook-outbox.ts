@@ -11,7 +11,8 @@ export const sweepHookOutboxJob = defineJob<DataServices>({
   every: '10 seconds',
   retries: 0,
   concurrency: 1,
-  // A sweep visits at most 50 projects of 20 batches each; one still running after this long is presumed lost.
-  lockLifetimeMs: 5 * 60_000,
+  // Short: a data process killed while it held the job (locked a moment before each run) delays the next sweep by
+  // this much. A sweep outliving it may meet the next one: harmless, each takes its rows `for update skip locked`.
+  lockLifetimeMs: 30_000,
   handler: async (s) => await s.outbox.sweep(),
 });
