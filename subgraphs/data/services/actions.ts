@@ -8,6 +8,7 @@
 // after-hooks once the write has committed (never for a rolled-back transaction or a dry run): they are
 // added to the after-hook outbox in the write's own transaction (./hook-outbox.ts), so they are handed off
 // at least once even if this process dies right after the commit.
+import crypto from 'node:crypto';
 import type pg from 'pg';
 import type { Principal } from '../../../platform/auth.ts';
 import { AppError, errors } from '../../../platform/errors.ts';
@@ -88,9 +89,16 @@ const TYPE_NAMES: Record<number, string> = {
   1000: '_bool', 1005: '_int2', 1007: '_int4', 1016: '_int8', 1009: '_text', 1021: '_float4', 1022: '_float8', 26: 'oid', 19: 'name', 18: 'char',
 };
 
+/**
+ * A built statement's name: the same text gets the same name, so a project pool's connection parses and plans it once
+ * and binds it after that (pools.ts: named statements, at most MAX_PREPARED_PER_CONNECTION per connection). The
+ * values always travel apart from the text, so statements differ only by their shape.
+ */
+const statementName = (sql: string): string => `tessera_${crypto.hash('sha1', sql, 'base64url')}`;
+
 async function run(db: Db, built: Built): Promise<pg.QueryResult> {
   try {
-    return await db.query({ text: built.sql, values: built.params, queryMode: 'extended' } as pg.QueryConfig);
+    return await db.query({ name: statementName(built.sql), text: built.sql, values: built.params, queryMode: 'extended' } as pg.QueryConfig);
   } catch (err) {
     throw mapPgError(err);
   }

@@ -6,6 +6,9 @@
 // budget allows; a busy project grows while the quiet ones' idle connections go first. Idle connections close
 // after 30 s. A connection sends nothing but its role and password: its search path and timeouts are the role's own
 // settings in its database (see provisioning.ts), and a connection that answered a statement error stays open.
+// The statements the data API builds run as named statements on a pool's connections (parsed and planned once per
+// connection, then only bound: see MAX_PREPARED_PER_CONNECTION); a connection where the project's own SQL ran after
+// them is closed rather than reused.
 // Each project has a database of its own: a connection reaches only its project's database.
 //
 // Limits a project cannot lift: the statement timeout is the role's setting, which the project's own code could
@@ -71,9 +74,35 @@ export type ProjectPool = Db & { connect(): Promise<ProjectClient> };
 export type ProjectPools = ReturnType<typeof createProjectPools>;
 
 type Project = { id: string; role: ProjectRole; open: number; idle: Conn[]; closed: boolean; pool: ProjectPool };
-/** `busySince`: when the statement on the wire was sent (0: none); `cancelled`: the `busySince` a cancel was sent for. */
-type Conn = { client: pg.Client; project: Project; idleSince: number; broken: boolean; busySince: number; cancelled: number };
+/**
+ * `busySince`: when the statement on the wire was sent (0: none); `cancelled`: the `busySince` a cancel was sent for;
+ * `prepared`: the named statements this connection's server session has parsed and keeps (see `run`).
+ */
+type Conn = { client: pg.Client; project: Project; idleSince: number; broken: boolean; busySince: number; cancelled: number; prepared: Set<string> };
 type Waiter = { project: Project; resolve: (c: Conn) => void; reject: (err: Error) => void; timer?: NodeJS.Timeout };
+
+/**
+ * Named statements a connection keeps at most. A statement the data API builds may carry a name (`QueryConfig.name`,
+ * derived from its text): on a pool's single statement it is parsed and planned once per connection and only bound
+ * and executed after that, which halves what PostgreSQL spends on a short find or insert. Past this many distinct
+ * statements on one connection the others run unnamed (a project cannot grow its sessions' memory without bound);
+ * a connection closes after 30 s idle, and its statements with it. On a checked-out connection (transactions, end
+ * users under RLS, rawSQL) statements always run unnamed.
+ */
+export const MAX_PREPARED_PER_CONNECTION = 32;
+
+/**
+ * Whether a named statement failed because the session's copy is stale or gone, before it ran: its table changed
+ * under it so that its result type would change (0A000 "cached plan must not change result type"), or the project's
+ * own SQL dropped (26000) or took (42P05) its name. The pool then closes that connection and runs the statement once
+ * more, unnamed, on another.
+ */
+function staleStatement(err: unknown): boolean {
+  if (!(err instanceof pg.DatabaseError)) return false;
+  return err.code === '26000' || err.code === '42P05' || (err.code === '0A000' && /cached plan/.test(err.message));
+}
+
+const unnamed = (q: string | pg.QueryConfig): string | pg.QueryConfig => (typeof q === 'object' && q.name ? { ...q, name: undefined } : q);
 
 /** How long past the statement timeout the pool waits before it cancels a statement itself. */
 const CANCEL_GRACE_MS = 1000;
@@ -154,7 +183,7 @@ export function createProjectPools(opts: {
       types,
       application_name: 'tessera-data',
     });
-    const c: Conn = { client, project: p, idleSince: 0, broken: false, busySince: 0, cancelled: 0 };
+    const c: Conn = { client, project: p, idleSince: 0, broken: false, busySince: 0, cancelled: 0, prepared: new Set() };
     client.on('error', (err) => {
       c.broken = true;
       if (idle.has(c)) {
@@ -215,11 +244,18 @@ export function createProjectPools(opts: {
     return { rows, rowCount, fields: (result?.fields ?? []) as LimitedResult['fields'] };
   };
 
-  /** Runs one statement on `c`, watched by the statement timeout. */
-  const run = async (c: Conn, q: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult> => {
+  /**
+   * Runs one statement on `c`, watched by the statement timeout. A named statement keeps its name only with `named`
+   * (a pool's single statement) and while the connection has room for it (MAX_PREPARED_PER_CONNECTION).
+   */
+  const run = async (c: Conn, q: string | pg.QueryConfig, values?: unknown[], named = false): Promise<pg.QueryResult> => {
+    const name = typeof q === 'object' ? q.name : undefined;
+    if (name && !(named && (c.prepared.has(name) || c.prepared.size < MAX_PREPARED_PER_CONNECTION))) q = unnamed(q);
     c.busySince = Date.now();
     try {
-      return await c.client.query(q as string, values);
+      const res = await c.client.query(q as string, values);
+      if (name && typeof q === 'object' && q.name) c.prepared.add(name);
+      return res;
     } finally {
       c.busySince = 0;
     }
@@ -308,6 +344,13 @@ export function createProjectPools(opts: {
       pump();
       return;
     }
+    if (how === 'reset' && c.prepared.size > 0) {
+      // The project's own SQL ran where the pool's named statements live: it may have dropped or replaced them
+      // (DEALLOCATE, PREPARE), and the driver would still bind them by name. Such a connection is not reused.
+      close(c);
+      pump();
+      return;
+    }
     if (how === 'reset') {
       // The project's own SQL may have changed session settings (its statement timeout, its role, ...): back to the
       // role's defaults before anything else runs here. A failed reset closes the connection.
@@ -360,10 +403,15 @@ export function createProjectPools(opts: {
         query: async (q, values) => {
           const c = await acquire(created);
           try {
-            const res = await run(c, q as string, values);
+            const res = await run(c, q as string, values, true);
             release(c, false);
             return res;
           } catch (err) {
+            if (typeof q === 'object' && q.name && staleStatement(err)) {
+              // The statement did not run (it failed at bind or parse): once more, unnamed, on another connection.
+              release(c, true);
+              return await created.pool.query(unnamed(q) as pg.QueryConfig, values);
+            }
             release(c, !survives(err));
             throw err;
           }
