@@ -8,6 +8,7 @@
 // that consumes them: the functions subgraph for its outbound event subscriptions), so a project nobody listens to
 // adds no row and wakes no consumer.
 import pg from 'pg';
+import { backoffMs } from './backoff.ts';
 import type { Logger } from './logger.ts';
 import { createLoop } from './loop.ts';
 
@@ -145,7 +146,8 @@ export async function startEventConsumer(opts: { name: string; url: string; hand
   const drainLoop = createLoop({ name: 'event consumer', logger: log, run: batch, everyMs: opts.pollMs ?? 5000, retryDelayMs: () => 1000 });
 
   // The LISTEN connection, (re-)made by a loop of its own. A loss (PostgreSQL restart, pg_terminate_backend, network)
-  // is logged and the connection re-made at once, then with backoff (100 ms doubling to 2 s); each new connection
+  // is logged and the connection re-made at once, then with backoff (100 ms doubling to 2 s, full jitter: every
+  // process of an installation loses it at once when PostgreSQL restarts); each new connection
   // drains at once, catching up on every event committed while it was away (the cursor makes that exact).
   let listener: pg.Client | undefined;
   const listen = async (): Promise<void> => {
@@ -178,7 +180,7 @@ export async function startEventConsumer(opts: { name: string; url: string; hand
     listener = c;
     drainLoop.wake();
   };
-  const listenLoop = createLoop({ name: 'event listener', logger: log, run: listen, retryDelayMs: (failures) => Math.min(2000, 100 * 2 ** (failures - 1)) });
+  const listenLoop = createLoop({ name: 'event listener', logger: log, run: listen, retryDelayMs: (failures) => backoffMs(failures, { baseMs: 100, maxMs: 2000 }) });
 
   const stop = async (): Promise<void> => {
     stopped = true;

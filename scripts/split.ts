@@ -11,6 +11,7 @@ import { startDatabase } from '../platform/database.ts';
 import { ensureInternalSecret } from '../platform/secrets.ts';
 import { readSupergraphConfig, ROOT } from '../router/compose.ts';
 import { freePort } from '../platform/net.ts';
+import { backoffMs } from '../platform/backoff.ts';
 import { tunedExec } from '../platform/node-tuning.ts';
 import { PARENT_PID_ENV, watchParent } from '../platform/parent-watch.ts';
 
@@ -109,13 +110,13 @@ async function main(): Promise<void> {
       return layout;
     };
     log.info({ url: writeLayout().url }, 'split mode ready');
-    // Supervision: a process that exits is started again, with backoff (250 ms doubling to 10 s; back to 250 ms
-    // once a process has stayed up 30 s), and the restart is logged. In production Kubernetes or systemd do this.
+    // Supervision: a process that exits is started again, with backoff (250 ms doubling to 10 s, equal jitter: between
+    // half and all of it; back to 250 ms once a process has stayed up 30 s), and the restart is logged. In production Kubernetes or systemd do this.
     const supervise = (role: string, child: ChildProcess, startedAt: number, streak: number) => {
       child.once('exit', (code, signal) => {
         if (stopping) return;
         const next = Date.now() - startedAt > 30_000 ? 0 : streak + 1;
-        const delay = Math.min(10_000, 250 * 2 ** Math.max(0, next - 1));
+        const delay = backoffMs(next, { baseMs: 250, maxMs: 10_000, jitter: 'equal' });
         log.warn({ role, pid: child.pid, code, signal, restartInMs: delay }, 'a process of the split deployment exited; restarting it');
         setTimeout(() => {
           if (stopping) return;

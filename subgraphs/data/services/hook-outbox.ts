@@ -15,6 +15,7 @@
 // may (rarely) run twice for one write. A marker goes once its project's outbox is empty and it was last touched more
 // than MARKER_KEEP_SECONDS ago (a writer touches it before its commit, which follows at once).
 import type pg from 'pg';
+import { backoffMs } from '../../../platform/backoff.ts';
 import { errors, type AppError } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import type { AfterWrite, DataHooks, HookContext, HookEvent } from './hooks.ts';
@@ -41,9 +42,12 @@ const KEEPS_FAILING = 5;
 const MALFORMED = new Set(['VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST']);
 const EVENTS: readonly string[] = ['insert', 'update', 'delete'] satisfies HookEvent[];
 
-/** Seconds a row waits after its `attempts`-th failed sweep: 10, 20, 40, ... at most an hour. */
+/**
+ * Seconds a row waits after its `attempts`-th failed sweep: 10, 20, 40, ... at most an hour. No jitter: the rows a
+ * sweep failed together are retried together by one sweep of their project, which is what batching wants.
+ */
 export function retryDelaySeconds(attempts: number): number {
-  return Math.min(3600, 10 * 2 ** Math.max(0, attempts - 1));
+  return backoffMs(attempts, { baseMs: 10, maxMs: 3600, jitter: 'none' });
 }
 
 /** An outbox row's payload, or what is wrong with it (checked: the row is data the project could have written). */

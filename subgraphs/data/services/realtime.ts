@@ -8,6 +8,7 @@
 // subscriber is never silently behind. The switches come from the tenant domain's `publication.changed` events.
 import pg from 'pg';
 import { createPubSub } from 'graphql-yoga';
+import { backoffMs } from '../../../platform/backoff.ts';
 import { AppError } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import { ident } from './names.ts';
@@ -96,8 +97,9 @@ export function createRealtime(opts: { admin: pg.Pool; pools: ProjectPools; data
   };
 
   const reconnect = async (l: Listener, since: string): Promise<void> => {
-    for (let delay = RECONNECT_MIN_MS; !l.closed && !stopped && !l.client; delay = Math.min(RECONNECT_MAX_MS, delay * 2)) {
-      await new Promise((r) => setTimeout(r, delay * (0.5 + Math.random() / 2)).unref());
+    for (let attempt = 1; !l.closed && !stopped && !l.client; attempt++) {
+      const delay = backoffMs(attempt, { baseMs: RECONNECT_MIN_MS, maxMs: RECONNECT_MAX_MS, jitter: 'equal' });
+      await new Promise((r) => setTimeout(r, delay).unref());
       if (l.closed || stopped) return;
       try {
         await connect(l, since);

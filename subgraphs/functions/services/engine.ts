@@ -15,6 +15,7 @@ import { StepFailure, type StepDeps, type StepRunContext } from './steps/index.t
 import { TemplateError, templateScope, truthy } from './templates.ts';
 import { createRedactor } from './redaction.ts';
 import { functionRuns } from '../../../platform/metrics.ts';
+import { backoffMs } from '../../../platform/backoff.ts';
 
 export const EXECUTION_JOB = 'functions.execution.run';
 /** The data of an execution job: the executions it runs (`executionId`: one, as queued by earlier versions). */
@@ -24,6 +25,7 @@ const ENQUEUE_BATCH_MAX = 25;
 const ENQUEUE_BATCH_MAX_BYTES = 4 * 1024 * 1024;
 /** How deep functions may invoke functions (sync or async), so a chain cannot run forever. */
 export const MAX_DEPTH = 8;
+/** A step's retries wait 200 ms doubling to 5 s, ±25% (within the function's timeout). */
 const BACKOFF_BASE_MS = 200;
 const BACKOFF_MAX_MS = 5000;
 
@@ -242,7 +244,7 @@ export function createEngine(deps: {
             if (err instanceof Timeout || abort.signal.reason instanceof Timeout || Date.now() >= deadline - DEADLINE_SLACK_MS) throw new Timeout();
             const f = err instanceof StepFailure ? err : new StepFailure('STEP_FAILED', (err as Error).message);
             log({ step: name, kind, type: 'failed', attempt, error: { code: f.code, message: f.message, retryable: f.retryable }, durationMs });
-            const wait = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (attempt - 1));
+            const wait = backoffMs(attempt, { baseMs: BACKOFF_BASE_MS, maxMs: BACKOFF_MAX_MS, jitter: 0.25 });
             if (f.retryable && attempt <= step.retries && Date.now() + wait < deadline) {
               await Promise.race([new Promise((r) => setTimeout(r, wait)), expired]);
               continue;

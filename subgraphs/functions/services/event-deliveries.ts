@@ -10,6 +10,7 @@
 // the operator allows it, the checked address pinned, no redirects followed. At least once: an event may be delivered
 // twice (a receiver dedupes by `webhook-id`, which stays the same across a delivery's attempts).
 import crypto from 'node:crypto';
+import { backoffMs } from '../../../platform/backoff.ts';
 import type { SecretBox } from '../../../platform/crypto.ts';
 import { errors } from '../../../platform/errors.ts';
 import type { PlatformEvent } from '../../../platform/events.ts';
@@ -42,8 +43,7 @@ const USER_AGENT = 'Tessera-Webhooks/1';
 
 /** The wait after a delivery's `attempt`-th failed attempt (of its window): base × 2^(attempt-1), at most 4 h, ±25%. */
 export function retryDelayMs(attempt: number, baseMs: number, random: () => number = Math.random): number {
-  const exponential = Math.min(RETRY_CAP_MS, baseMs * 2 ** Math.max(0, attempt - 1));
-  return Math.round(exponential * (0.75 + 0.5 * random()));
+  return backoffMs(attempt, { baseMs, maxMs: RETRY_CAP_MS, jitter: 0.25, random });
 }
 
 export type DeliveryAttempt = { attempt: number; at: Date; statusCode: number | null; latencyMs: number | null; responseExcerpt: string | null; error: string | null };
