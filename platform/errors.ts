@@ -1,6 +1,6 @@
 // The one error table. Every error Tessera answers with is a row: code, HTTP status, and whether its
 // message may be shown to the caller. The GraphQL formatter and the REST renderer both read it.
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 
 export const ERROR_TABLE = {
   BAD_REQUEST: { status: 400, expose: true, message: 'The request is malformed' },
@@ -147,6 +147,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 /** Reduces anything thrown to what the caller may see; `masked` says the cause must be logged. */
 export function shapeError(err: unknown): ShapedError {
   if (err instanceof AppError) {
+    // A row whose message may not be shown (INTERNAL) is answered with the row's own message; the cause is logged.
+    if (!ERROR_TABLE[err.code].expose) return { code: err.code, message: ERROR_TABLE[err.code].message, status: err.status, masked: true };
     return { code: err.code, message: err.message, details: err.details, status: err.status, masked: false };
   }
   if (isDatabaseUnavailable(err)) {
@@ -179,6 +181,29 @@ export function shapeError(err: unknown): ShapedError {
     }
   }
   return { code: 'INTERNAL', message: ERROR_TABLE.INTERNAL.message, status: 500, masked: true };
+}
+
+/**
+ * The errors of a GraphQL answer (another subgraph's, the router's) as one error of the table: the one with the highest
+ * status, with its code, message and details. A code outside the table (graphql-js's own, the gateway's
+ * DOWNSTREAM_SERVICE_ERROR) or one whose message may not be shown becomes INTERNAL, keeping the message for the log
+ * (shapeError masks it). The REST renderer and `callInternal` (platform/internal-operations.ts) both read answers so.
+ */
+export function errorOfGraphQL(errs: readonly GraphQLFormattedError[]): AppError {
+  let worst = errs[0];
+  let worstStatus = 0;
+  for (const e of errs) {
+    const code = e.extensions?.code;
+    const status = isErrorCode(code) ? statusFor(code, e.extensions?.details as Record<string, unknown> | undefined) : code === 'DOWNSTREAM_SERVICE_ERROR' ? 502 : 500;
+    if (status > worstStatus) {
+      worst = e;
+      worstStatus = status;
+    }
+  }
+  if (!worst) return new AppError('INTERNAL', 'a GraphQL answer with an empty error list');
+  const code = worst.extensions?.code;
+  if (!isErrorCode(code) || !ERROR_TABLE[code].expose) return new AppError('INTERNAL', worst.message, undefined, { cause: worst });
+  return new AppError(code, worst.message, worst.extensions?.details as Record<string, unknown> | undefined);
 }
 
 /** The GraphQL side of the table: an error as it travels in a GraphQL response. */

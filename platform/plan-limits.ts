@@ -4,13 +4,9 @@
 // limits are not enforced for a few seconds (then asked again): a quota must not take the service down with it.
 import { LRUCache } from 'lru-cache';
 import type { RouterClient } from './subgraph.ts';
-import { errors } from './errors.ts';
+import { INTERNAL_OPERATIONS, callInternal } from './internal-operations.ts';
 
 export type ProjectPlanLimits = { maxRequestsPerMinute: number; maxFunctionInvocationsPerMonth: number };
-
-const QUERY = `query PlatformProjectPlanLimits($projectId: ID!) {
-  _projectPlanLimits(projectId: $projectId) { maxRequestsPerMinute maxFunctionInvocationsPerMonth }
-}`;
 
 const TTL_MS = 60_000;
 /** How long an unanswered question counts as "no limit known" before it is asked again. */
@@ -23,15 +19,13 @@ export type PlanLimitsReader = {
   peek: (projectId: string) => ProjectPlanLimits | null | undefined;
 };
 
-/** Creates the reader over the router (`router.run`). */
+/** Creates the reader over the router (INTERNAL_OPERATIONS.projectPlanLimits). */
 export function createPlanLimitsReader(router: RouterClient): PlanLimitsReader {
   const cache = new LRUCache<string, { limits: ProjectPlanLimits | null }>({ max: 100_000, ttl: TTL_MS });
   const inflight = new Map<string, Promise<ProjectPlanLimits | null>>();
   const ask = async (projectId: string): Promise<ProjectPlanLimits | null> => {
     try {
-      const result = await router.run(QUERY, { projectId }, { requestId: 'plan-limits', principal: { kind: 'internal' } });
-      if (result.errors?.length) throw errors.unavailable(`The plan of the project could not be read: ${result.errors[0]!.message}`);
-      const limits = (result.data as { _projectPlanLimits: ProjectPlanLimits | null })._projectPlanLimits;
+      const limits = (await callInternal(router, INTERNAL_OPERATIONS.projectPlanLimits, { projectId }, { requestId: 'plan-limits', principal: { kind: 'internal' } }))._projectPlanLimits;
       cache.set(projectId, { limits });
       return limits;
     } catch {

@@ -21,11 +21,8 @@ import type { Principal } from '../platform/auth.ts';
 import { AppError } from '../platform/errors.ts';
 import { startBroadcastListener, type BroadcastListener } from '../platform/broadcast.ts';
 import { CORS_DEFAULT_ALLOWED_HEADERS, CORS_DEFAULT_EXPOSED_HEADERS, CORS_METHODS, ruleAllows, type CorsRule } from '../platform/cors.ts';
+import { INTERNAL_OPERATIONS, callInternal } from '../platform/internal-operations.ts';
 import type { Router } from '../router/router.ts';
-
-const RULES = `query CorsRules { _corsRules {
-  projectId allowedOrigins allowedMethods allowedHeaders exposedHeaders maxAge allowCredentials
-} }`;
 
 /** Wire endpoints of the identity provider a public (PKCE) client calls from its page: any allowed origin. */
 const OIDC_PUBLIC = new Set(['/.well-known/openid-configuration', '/jwks.json', '/token', '/userinfo', '/revocation', '/introspect']);
@@ -102,9 +99,7 @@ export async function installCors(app: FastifyInstance, opts: { config: Config; 
 
   const load = async (): Promise<Snapshot> => {
     const gen = generation;
-    const result = await router.run(RULES, {}, { requestId: 'cors', principal: { kind: 'internal' } });
-    if (result.errors?.length) throw new Error(result.errors[0]!.message);
-    const rows = (result.data as { _corsRules: { projectId: string; allowedOrigins: string[]; allowedMethods: string[]; allowedHeaders: string[]; exposedHeaders: string[]; maxAge: number; allowCredentials: boolean }[] })._corsRules;
+    const rows = (await callInternal(router, INTERNAL_OPERATIONS.corsRules, {}, { requestId: 'cors', principal: { kind: 'internal' } }))._corsRules;
     const projects = new Map(
       rows.map((r) => [r.projectId, { origins: r.allowedOrigins, methods: r.allowedMethods, allowedHeaders: r.allowedHeaders, exposedHeaders: r.exposedHeaders, maxAge: r.maxAge, credentials: r.allowCredentials }]),
     );

@@ -1,7 +1,7 @@
 // The REST side of the error table: one renderer for every error the front door answers with.
 import type { FastifyReply } from 'fastify';
 import type { GraphQLFormattedError } from 'graphql';
-import { ERROR_TABLE, isErrorCode, shapeError, statusFor, type ErrorCode } from '../platform/errors.ts';
+import { errorOfGraphQL, shapeError, type ErrorCode } from '../platform/errors.ts';
 import type { FastifyBaseLogger } from 'fastify';
 type Logger = Pick<FastifyBaseLogger, 'error'>;
 import { snakeCase } from './variables.ts';
@@ -27,28 +27,9 @@ export function sendError(reply: FastifyReply, err: unknown, logger: Logger): Fa
   return reply.code(shaped.status).type('application/json').send(body);
 }
 
-/** Picks the error a REST caller sees from a GraphQL result: the one with the highest status. */
+/** Picks the error a REST caller sees from a GraphQL result: the one with the highest status (platform/errors.ts errorOfGraphQL). */
 export function sendGraphQLErrors(reply: FastifyReply, errs: readonly GraphQLFormattedError[], logger: Logger): FastifyReply {
-  let worst = errs[0]!;
-  let worstStatus = 0;
-  for (const e of errs) {
-    const code = e.extensions?.code;
-    const status = isErrorCode(code) ? statusFor(code, e.extensions?.details as Record<string, unknown> | undefined) : code === 'DOWNSTREAM_SERVICE_ERROR' ? 502 : 500;
-    if (status > worstStatus) {
-      worst = e;
-      worstStatus = status;
-    }
-  }
-  const code = worst.extensions?.code;
-  if (!isErrorCode(code) || !ERROR_TABLE[code].expose) {
-    logger.error({ graphqlError: worst }, 'unexpected GraphQL error');
-    return sendError(reply, new Error(worst.message), logger);
-  }
-  const details = worst.extensions?.details as Record<string, unknown> | undefined;
-  const body: ErrorBody = { error: { code, message: restMessage(worst.message), ...(details ? { details } : {}), request_id: String(reply.request.id) } };
-  const status = statusFor(code, details);
-  if ((status === 429 || status === 503) && typeof details?.retry_after === 'number') void reply.header('retry-after', String(details.retry_after));
-  return reply.code(status).type('application/json').send(body);
+  return sendError(reply, errorOfGraphQL(errs), logger);
 }
 
 /** `/graphql` answers GraphQL-over-HTTP bodies, also for what fails before GraphQL runs (credentials, body, limits). */

@@ -217,7 +217,6 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
       execute,
       contextOf,
       sendError: (reply, err) => sendError(reply, err, reply.request.log),
-      sendGraphQLErrors: (reply, errs) => sendGraphQLErrors(reply, errs, reply.request.log),
     });
   }
 

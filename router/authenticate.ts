@@ -5,19 +5,8 @@ import { decodeJwt } from 'jose';
 import type { Principal, RequestContext } from '../platform/auth.ts';
 import { AppError, errors } from '../platform/errors.ts';
 import type { SubgraphHandle } from '../platform/subgraph.ts';
+import { INTERNAL_OPERATIONS, callInternal, isAnswerError, type InternalOperation, type ResultOf } from '../platform/internal-operations.ts';
 import type { CachedPrincipal, CredentialCache } from './credential-cache.ts';
-
-const AUTHENTICATE = `query Authenticate($apiKey: String, $token: String) {
-  _authenticate(apiKey: $apiKey, token: $token) { kind tenantId projectId sessionId }
-}`;
-
-const AUTHENTICATE_USER = `query AuthenticateUser($token: String!) {
-  _authenticateUser(token: $token) { kind projectId tenantId userId clientId scopes mfa sessionId }
-}`;
-
-type AuthenticatedUser = {
-  kind: string; projectId: string; tenantId: string | null; userId: string | null; clientId: string; scopes: string[]; mfa: boolean; sessionId: string | null;
-};
 
 export type Credentials = { apiKey?: string; bearer?: string };
 
@@ -49,7 +38,7 @@ export async function authenticate(creds: Credentials, handles: Map<string, Subg
     if (hit) return hit;
   }
   const internal: RequestContext = { requestId, principal: { kind: 'internal' } };
-  let owner = 'tenant';
+  let op: typeof INTERNAL_OPERATIONS.authenticate | typeof INTERNAL_OPERATIONS.authenticateUser = INTERNAL_OPERATIONS.authenticate;
   let expiresAt: number | undefined;
   if (creds.bearer) {
     let claims: Record<string, unknown>;
@@ -60,19 +49,17 @@ export async function authenticate(creds: Credentials, handles: Map<string, Subg
     }
     // Tenant tokens belong to the tenant subgraph; every other JWT (end-user and client tokens from
     // /token) to the identity subgraph, which checks it and says who it stands for.
-    owner = claims.typ === 'tenant' ? 'tenant' : 'identity';
+    if (claims.typ !== 'tenant') op = INTERNAL_OPERATIONS.authenticateUser;
     // A cached token is served only until its own expiry (checked against the subgraph's answer on first use).
     if (typeof claims.exp === 'number') expiresAt = claims.exp * 1000;
   }
-  const handle = handles.get(owner);
-  if (!handle) throw errors.unavailable(`${owner} service is not available`);
-  if (owner === 'identity') return principalOfUserToken(await handle.execute(AUTHENTICATE_USER, { token: creds.bearer }, internal, 'AuthenticateUser'));
+  const handle = handles.get(op.subgraph);
+  if (!handle) throw errors.unavailable(`${op.subgraph} service is not available`);
+  if (op === INTERNAL_OPERATIONS.authenticateUser) return principalOfUserToken(await ask(handle, INTERNAL_OPERATIONS.authenticateUser, { token: creds.bearer! }, internal));
   if (creds.bearer && expiresAt === undefined) expiresAt = Date.now(); // no exp claim: never cached
   const generation = cache?.generation() ?? 0;
   const vars = creds.bearer ? { token: creds.bearer } : { apiKey: creds.apiKey };
-  const result = await handle.execute(AUTHENTICATE, vars, internal, 'Authenticate');
-  throwIfFailed(result);
-  const p = (result.data as { _authenticate: { kind: string; tenantId?: string; projectId?: string; sessionId?: string } })._authenticate;
+  const p = (await ask(handle, INTERNAL_OPERATIONS.authenticate, vars, internal))._authenticate;
   let principal: CachedPrincipal;
   if (p.kind === 'tenant' && p.tenantId && p.sessionId) principal = { kind: 'tenant', tenantId: p.tenantId, sessionId: p.sessionId };
   else if (p.kind === 'project' && p.projectId && p.tenantId) principal = { kind: 'project', projectId: p.projectId, tenantId: p.tenantId };
@@ -82,20 +69,20 @@ export async function authenticate(creds: Credentials, handles: Map<string, Subg
   return principal;
 }
 
-/** Turns the subgraph's error into the caller's: a bad credential stays a 401, anything else is internal. */
-function throwIfFailed(result: { errors?: readonly { message: string; extensions?: Record<string, unknown> }[] }): void {
-  const err = result.errors?.[0];
-  if (!err) return;
-  const code = err.extensions?.code;
-  if (code === 'INVALID_TOKEN' || code === 'INVALID_API_KEY' || code === 'UNAUTHENTICATED') throw new AppError(code, err.message);
-  if (code === 'SERVICE_UNAVAILABLE') throw errors.unavailable(err.message);
-  throw new AppError('INTERNAL', err.message);
+/** Asks the subgraph owning the credential; its error becomes the caller's: a bad credential stays a 401, anything else is internal. */
+async function ask<V, R>(handle: SubgraphHandle, op: InternalOperation<V, R>, variables: V, ctx: RequestContext): Promise<R> {
+  try {
+    return await callInternal(handle, op, variables, ctx);
+  } catch (err) {
+    if (!isAnswerError(err)) throw err;
+    if (err.code === 'INVALID_TOKEN' || err.code === 'INVALID_API_KEY' || err.code === 'UNAUTHENTICATED' || err.code === 'SERVICE_UNAVAILABLE') throw err;
+    throw new AppError('INTERNAL', err.message);
+  }
 }
 
 /** An end-user token is a `user` principal; a client_credentials token acts for its project (`project`, with its client and scopes). */
-function principalOfUserToken(result: { data?: Record<string, unknown> | null; errors?: readonly { message: string; extensions?: Record<string, unknown> }[] }): Principal {
-  throwIfFailed(result);
-  const p = (result.data as { _authenticateUser: AuthenticatedUser | null } | null)?._authenticateUser;
+function principalOfUserToken(data: ResultOf<typeof INTERNAL_OPERATIONS.authenticateUser>): Principal {
+  const p = data._authenticateUser;
   if (!p) throw errors.invalidToken();
   if (p.kind === 'user' && p.userId) {
     return { kind: 'user', projectId: p.projectId, userId: p.userId, clientId: p.clientId, scopes: p.scopes, mfa: p.mfa, ...(p.sessionId ? { sessionId: p.sessionId } : {}) };

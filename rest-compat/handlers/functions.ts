@@ -9,18 +9,13 @@ import { createFailureLimiter } from '../../platform/rate-limit.ts';
 import type { RequestContext } from '../../platform/auth.ts';
 import { AppError } from '../../platform/errors.ts';
 import { checkTextRecord, parseCheckedJson, textProblem } from '../../platform/input-guard.ts';
+import { INTERNAL_OPERATIONS, callInternal } from '../../platform/internal-operations.ts';
 import type { RawHandlerDeps, RawHandlerModule } from './types.ts';
-
-const RECEIVE = `mutation FunctionWebhookReceive($projectId: ID!, $slug: String!, $request: InboundWebhookInput!) {
-  _receiveWebhook(projectId: $projectId, slug: $slug, request: $request) { status body headers }
-}`;
 
 const PATHS = ['/webhooks/:project_id/:slug', '/edge/webhooks/:project_id/:slug'];
 const WINDOW_MS = 60_000;
 /** Headers that describe the hop, not the sender's event: not handed to the function. */
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'te', 'trailer']);
-
-type Answer = { status: number; body: unknown; headers: Record<string, string> | null };
 
 /**
  * The body as the function will see it (the functions domain parses JSON and form bodies) must be storable and
@@ -67,9 +62,7 @@ export const functionsHandlers: RawHandlerModule = {
         const query = Object.fromEntries(Object.entries(req.query as Record<string, unknown>).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
         const idempotencyKey = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : null;
         const ctx: RequestContext = { requestId: String(req.id), principal: { kind: 'internal' }, ip: req.ip };
-        const result = await deps.execute(RECEIVE, { projectId, slug, request: { method: req.method, headers, query, rawBody: raw, idempotencyKey } }, ctx);
-        if (result.errors?.length) return deps.sendGraphQLErrors(reply, result.errors);
-        const answer = (result.data as { _receiveWebhook: Answer })._receiveWebhook;
+        const answer = (await callInternal(deps, INTERNAL_OPERATIONS.receiveWebhook, { projectId, slug, request: { method: req.method, headers, query, rawBody: raw, idempotencyKey } }, ctx))._receiveWebhook;
         for (const [k, v] of Object.entries(answer.headers ?? {})) if (/^x-[a-z0-9-]+$/i.test(k) && typeof v === 'string' && v) void reply.header(k, v);
         return reply.code(answer.status).type('application/json').send(JSON.stringify(answer.body ?? null));
       };

@@ -6,44 +6,20 @@
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { GraphQLFormattedError } from 'graphql';
 import { AppError, errors } from '../../platform/errors.ts';
 import type { RequestContext } from '../../platform/auth.ts';
 import { BlobNotFoundError, BlobTooLargeError, blobKeyOf, openBlobStore, type BlobStore } from '../../platform/blob-store/index.ts';
-import { STORAGE_OBJECT } from '../routes/storage.ts';
+import { INTERNAL_OPERATIONS, callInternal } from '../../platform/internal-operations.ts';
 import { contentDisposition, parseRange, etagMatches } from './storage/http.ts';
 import type { RawHandlerDeps, RawHandlerModule } from './types.ts';
 
 const BASE = '/storage/api/v1/storage';
 const TAG = 'Storage';
 
-const BEGIN = `mutation StorageUploadBegin($input: BeginStorageUploadInput!) { _beginStorageUpload(input: $input) { id projectId maxBytes limitedBy } }`;
-const COMPLETE = `mutation StorageUploadComplete($id: ID!, $size: Float!, $sha256: String!) {
-  object: _completeStorageUpload(id: $id, size: $size, sha256: $sha256) { ${STORAGE_OBJECT} }
-}`;
-const ABORT = 'mutation StorageUploadAbort($id: ID!) { _abortStorageUpload(id: $id) }';
-const DOWNLOAD = `query StorageDownload($id: ID!) { object: storageObject(id: $id) { id projectId name contentType size sha256 status updatedAt } }`;
-
 /** Form fields (or query parameters) an upload understands. */
 const UPLOAD_FIELDS = ['folder', 'name', 'content_type', 'confirm', 'upsert', 'project_id'];
 
-type Ticket = { id: string; projectId: string; maxBytes: number; limitedBy: 'upload' | 'quota' };
-type DownloadFacts = { id: string; projectId: string; name: string; contentType: string; size: number; sha256: string | null; status: string; updatedAt: string };
-
-/** A GraphQL answer with errors, to be rendered by the REST error renderer. */
-class OperationFailed extends Error {
-  readonly errors: readonly GraphQLFormattedError[];
-  constructor(errs: readonly GraphQLFormattedError[]) {
-    super(errs[0]?.message ?? 'operation failed');
-    this.errors = errs;
-  }
-}
-
-async function run<T>(deps: RawHandlerDeps, query: string, variables: Record<string, unknown>, ctx: RequestContext): Promise<T> {
-  const result = await deps.execute(query, variables, ctx);
-  if (result.errors?.length) throw new OperationFailed(result.errors);
-  return result.data as T;
-}
+type Ticket = { maxBytes: number; limitedBy: 'upload' | 'quota' };
 
 function flag(field: string, v: string | undefined): boolean | undefined {
   if (v === undefined || v === '') return undefined;
@@ -119,17 +95,17 @@ async function receiveUpload(req: FastifyRequest, deps: RawHandlerDeps, blobs: B
         // The file cannot be larger than the request: the quota reserved while it streams need not be either.
         sizeHint: declaredLength(req),
       };
-      const { _beginStorageUpload: ticket } = await run<{ _beginStorageUpload: Ticket }>(deps, BEGIN, { input }, ctx);
+      const { _beginStorageUpload: ticket } = await callInternal(deps, INTERNAL_OPERATIONS.storageUploadBegin, { input }, ctx);
       let put;
       try {
         // The file part's chunks are busboy's views of the HTTP parser's own copies of the body: nothing else keeps them.
         put = await blobs.put(blobKeyOf(ticket.projectId, ticket.id), file, { maxBytes: ticket.maxBytes, releaseChunks: true });
       } catch (err) {
-        await deps.execute(ABORT, { id: ticket.id }, ctx).catch(() => {});
+        await callInternal(deps, INTERNAL_OPERATIONS.storageUploadAbort, { id: ticket.id }, ctx).catch(() => {});
         if (err instanceof BlobTooLargeError) throw tooLarge(ticket);
         throw err;
       }
-      const done = await run<{ object: Record<string, unknown> }>(deps, COMPLETE, { id: ticket.id, size: put.size, sha256: put.sha256 }, ctx);
+      const done = await callInternal(deps, INTERNAL_OPERATIONS.storageUploadComplete, { id: ticket.id, size: put.size, sha256: put.sha256 }, ctx);
       stored = done.object;
       finish();
     };
@@ -172,7 +148,7 @@ async function receiveUpload(req: FastifyRequest, deps: RawHandlerDeps, blobs: B
 
 /** Streams an object's bytes: ETag/If-None-Match, Last-Modified, Range (one range) and Content-Disposition. */
 async function sendDownload(req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply, deps: RawHandlerDeps, blobs: BlobStore, ctx: RequestContext) {
-  const { object } = await run<{ object: DownloadFacts }>(deps, DOWNLOAD, { id: req.params.id }, ctx);
+  const { object } = await callInternal(deps, INTERNAL_OPERATIONS.storageDownload, { id: req.params.id }, ctx);
   if (object.status !== 'ready' || !object.sha256) throw errors.notFound('object', object.id);
   const etag = `"${object.sha256}"`;
   const size = object.size;
@@ -221,7 +197,7 @@ export const storageHandlers: RawHandlerModule = {
     await app.register(async (scope) => {
       // Multipart bodies are streamed by the handler: nothing may read them first.
       if (!scope.hasContentTypeParser('multipart/form-data')) scope.addContentTypeParser('multipart/form-data', (_req, _payload, done) => done(null));
-      const fail = (reply: FastifyReply, err: unknown) => (err instanceof OperationFailed ? deps.sendGraphQLErrors(reply, err.errors) : deps.sendError(reply, err));
+      const fail = (reply: FastifyReply, err: unknown) => deps.sendError(reply, err);
 
       scope.post(`${BASE}/upload`, async (req, reply) => {
         req.log = req.log.child({ operation: 'storage.upload' });

@@ -1,7 +1,7 @@
 // Hand-written HTTP handlers: only for what GraphQL cannot carry (OAuth/OIDC wire formats, byte streams,
-// the public webhook receiver, realtime). They still reach domains only through GraphQL (`execute`).
+// the public webhook receiver, realtime). They still reach domains only through GraphQL: the operations of
+// platform/internal-operations.ts, run with `callInternal(deps, …)` over `execute`.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { GraphQLFormattedError } from 'graphql';
 import type { Config } from '../../platform/config.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { RequestContext } from '../../platform/auth.ts';
@@ -18,7 +18,6 @@ export type RawHandlerDeps = {
   contextOf: (req: FastifyRequest) => Promise<RequestContext>;
   /** The REST error renderer (error table → `{"error": {...}}`). */
   sendError: (reply: FastifyReply, err: unknown) => FastifyReply;
-  sendGraphQLErrors: (reply: FastifyReply, errors: readonly GraphQLFormattedError[]) => FastifyReply;
 };
 
 export type RawHandlerModule = {

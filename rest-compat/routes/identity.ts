@@ -1,6 +1,6 @@
 // REST rows of the identity provider's JSON endpoints for end-users (gateway root, no version segment).
 // The OAuth/OIDC wire endpoints (/token, /authorize, /userinfo, ...) are hand-written handlers in
-// rest-compat/handlers/identity.ts. Fields are aliased to snake_case (OIDC claim names).
+// rest-compat/handlers/identity/. Fields are aliased to snake_case (OIDC claim names).
 import type { RouteRow } from '../route-types.ts';
 
 const TAG = 'Identity provider';

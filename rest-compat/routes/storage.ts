@@ -2,12 +2,11 @@
 // paths (upload, download) are hand-written handlers in ../handlers/storage.ts. Rows that end-users and
 // anonymous callers may reach (by policy) are `auth: 'none'`: the storage subgraph decides.
 import type { RouteRow } from '../route-types.ts';
+// The object's REST shape, shared with the upload handler's operation (platform/internal-operations.ts).
+import { STORAGE_OBJECT_REST as STORAGE_OBJECT } from '../../platform/internal-operations.ts';
 
 const TAG = 'Storage';
 const BASE = '/storage/api/v1/storage';
-
-export const STORAGE_OBJECT = `id project_id: projectId folder name path content_type: contentType size sha256 etag status owner_id: ownerId
-  download_url: downloadUrl created_at: createdAt updated_at: updatedAt confirmed_at: confirmedAt`;
 const FOLDER = 'folder objects bytes';
 const POLICY = 'id name folder operations principal content_types: contentTypes created_at: createdAt';
 

@@ -1,11 +1,18 @@
 // The OAuth 2.0 wire format shared by the identity provider's endpoints: RFC 6749 error bodies, form
 // parameters (each at most once), the client's credentials (client_secret_basic, client_secret_post, and
 // none for public clients; the identity subgraph checks them), client lookups for /authorize and
-// /logout, and the mapping of domain errors onto protocol errors.
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { GraphQLFormattedError } from 'graphql';
+// /logout, the mapping of domain errors onto protocol errors, and the OpenAPI pieces the endpoint groups share.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestContext } from '../../../platform/auth.ts';
+import type { AppError } from '../../../platform/errors.ts';
+import { INTERNAL_OPERATIONS, callInternal, isAnswerError, type InternalOperation, type OidcClientFacts } from '../../../platform/internal-operations.ts';
 import type { RawHandlerDeps } from '../types.ts';
+
+/** One group of endpoints (discovery, authorize, token, ...): its routes, registered in the provider's scope, and their OpenAPI path items. */
+export type EndpointGroup = {
+  register: (scope: FastifyInstance, deps: RawHandlerDeps) => void;
+  openapi: Record<string, Record<string, Record<string, unknown>>>;
+};
 
 /** A protocol error on its way to the wire: `{"error", "error_description"}` with its status and headers. */
 export class OAuthFailure extends Error {
@@ -30,10 +37,10 @@ export function sendOAuthError(reply: FastifyReply, err: OAuthFailure): FastifyR
   return reply.code(err.status).header('cache-control', 'no-store').type('application/json').send({ error: err.error, error_description: err.message });
 }
 
-/** Maps a GraphQL error of the identity subgraph (or tenant) onto its RFC 6749 error. */
-export function oauthFailureOf(e: GraphQLFormattedError, log?: { error: (o: object, m: string) => void }): OAuthFailure {
-  const code = e.extensions?.code;
-  const details = e.extensions?.details as Record<string, unknown> | undefined;
+/** Maps an error the identity subgraph (or tenant) answered onto its RFC 6749 error. */
+export function oauthFailureOf(e: AppError, log?: { error: (o: object, m: string) => void }): OAuthFailure {
+  const code = e.code;
+  const details = e.details;
   if (details?.oauth_error === 'invalid_client') return invalidClient(e.message);
   if (typeof details?.oauth_error === 'string') return new OAuthFailure(400, details.oauth_error, e.message);
   switch (code) {
@@ -56,7 +63,7 @@ export function oauthFailureOf(e: GraphQLFormattedError, log?: { error: (o: obje
     case 'SERVICE_UNAVAILABLE':
       return new OAuthFailure(503, 'temporarily_unavailable', e.message);
     default:
-      log?.error({ graphqlError: e }, 'unexpected identity error');
+      log?.error({ err: e }, 'unexpected identity error');
       return new OAuthFailure(500, 'server_error', 'Internal error');
   }
 }
@@ -84,22 +91,40 @@ export function paramsOf(source: unknown): Params {
 /** What the tenant subgraph vouched for about a client, in the identity subgraph's input shape. */
 export type ClientFacts = { clientId: string; projectId: string; tenantId: string; grantTypes: string[]; redirectUris: string[]; public: boolean; allowedScopes: string[] };
 
-const OIDC_CLIENT = `query IdentityOidcClient($clientId: String!, $clientSecret: String) {
-  _oidcClient(clientId: $clientId, clientSecret: $clientSecret) { clientId projectId tenantId redirectUris grantTypes allowedScopes public secretValid }
-}`;
-
 /** The trusted context for the front door's own calls (client lookups, token grants). */
 export function internalContext(req: FastifyRequest): RequestContext {
   return { requestId: String(req.id), principal: { kind: 'internal' }, ip: req.ip };
 }
 
+/**
+ * Runs an operation of the table (platform/internal-operations.ts) as the front door itself; what the domain
+ * answered as an error becomes the matching protocol error (anything thrown on the way passes through).
+ */
+export async function callOAuth<V, R>(deps: RawHandlerDeps, req: FastifyRequest, operation: InternalOperation<V, R>, variables: V): Promise<R> {
+  try {
+    return await callInternal(deps, operation, variables, internalContext(req));
+  } catch (err) {
+    throw isAnswerError(err) ? oauthFailureOf(err, req.log) : err;
+  }
+}
+
 /** Looks a client up by id and, when a secret is given, checks it; null for an unknown client. */
-export async function lookupClient(deps: RawHandlerDeps, req: FastifyRequest, clientId: string, clientSecret?: string): Promise<(ClientFacts & { secretValid: boolean | null }) | null> {
+export async function lookupClient(deps: RawHandlerDeps, req: FastifyRequest, clientId: string, clientSecret?: string): Promise<OidcClientFacts | null> {
   if (clientId.length > 200) return null;
-  const result = await deps.execute(OIDC_CLIENT, { clientId, clientSecret: clientSecret ?? null }, internalContext(req));
-  if (result.errors?.length) throw oauthFailureOf(result.errors[0]!, req.log);
-  const c = (result.data as { _oidcClient: (ClientFacts & { secretValid: boolean | null }) | null })._oidcClient;
-  return c ?? null;
+  return (await callOAuth(deps, req, INTERNAL_OPERATIONS.oidcClient, { clientId, clientSecret: clientSecret ?? null }))._oidcClient ?? null;
+}
+
+/** Protocol answers are never cached. */
+export function noStore(reply: FastifyReply): FastifyReply {
+  return reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+}
+
+/** Any parameter given twice makes the whole request invalid (RFC 6749 §3.1): the first of each, and the name of one repeated. */
+export function strictParams(source: unknown): { params: Params; repeated?: string } {
+  const record = (source && typeof source === 'object' ? source : {}) as Record<string, unknown>;
+  const repeated = Object.keys(record).find((k) => Array.isArray(record[k]));
+  const cleaned = Object.fromEntries(Object.entries(record).map(([k, v]) => [k, Array.isArray(v) ? String(v[0]) : v]));
+  return { params: paramsOf(cleaned), repeated };
 }
 
 function decodeFormComponent(value: string): string {
@@ -142,3 +167,18 @@ export function clientCredentialsOf(req: FastifyRequest, params: Params): Client
   if (id.length > 200) throw invalidClient('Client authentication failed');
   return { clientId: id, clientSecret: secret ?? null };
 }
+
+// ── OpenAPI pieces of the endpoint groups ──────────────────────────────────────────────────────────────────────
+export const TAG = 'Identity provider';
+export const form = (properties: Record<string, string>, required: string[] = []) => ({
+  required: true,
+  content: {
+    'application/x-www-form-urlencoded': {
+      schema: { type: 'object', properties: Object.fromEntries(Object.entries(properties).map(([k, d]) => [k, { type: 'string', description: d }])), required },
+    },
+  },
+});
+export const json = (description: string) => ({ description, content: { 'application/json': { schema: { type: 'object' } } } });
+export const oauthErrorResponse = json('RFC 6749 error `{"error", "error_description"}`');
+// The wire endpoints authenticate clients in their own ways (form fields, Basic, PKCE) or not at all; /userinfo takes an end-user token.
+export const op = (operationId: string, summary: string, extra: Record<string, unknown> = {}) => ({ operationId, summary, tags: [TAG], security: [], ...extra });

@@ -17,9 +17,10 @@
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
 import { startBroadcastListener, type BroadcastListener } from '../../../platform/broadcast.ts';
-import { AppError, errors, isErrorCode } from '../../../platform/errors.ts';
+import { AppError, errors } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
-import type { ExecutionResultJson, RouterClient } from '../../../platform/subgraph.ts';
+import type { RouterClient } from '../../../platform/subgraph.ts';
+import { INTERNAL_OPERATIONS, callInternal, isAnswerError, type HookTriggerRow, type InternalOperation } from '../../../platform/internal-operations.ts';
 
 export type HookEvent = 'insert' | 'update' | 'delete';
 export type HookPlan = { before: boolean; after: boolean };
@@ -30,16 +31,8 @@ export type AfterWrite = { table: string; event: HookEvent; rows: Record<string,
 
 const NONE: HookPlan = { before: false, after: false };
 
-const TRIGGERS = 'query DataHookTriggers($projectId: ID!) { _hookTriggers(projectId: $projectId) { table timing events } }';
-const RUN_BEFORE = `mutation DataRunBeforeHooks($projectId: ID!, $table: String!, $event: String!, $rows: JSON!, $where: JSON, $userId: String, $depth: Int!, $dryRun: Boolean) {
-  _runBeforeHooks(projectId: $projectId, table: $table, event: $event, rows: $rows, where: $where, userId: $userId, depth: $depth, dryRun: $dryRun)
-}`;
-const ENQUEUE_AFTER = `mutation DataEnqueueAfterHooks($projectId: ID!, $table: String!, $event: String!, $rows: JSON!, $userId: String, $depth: Int!) {
-  _enqueueAfterHooks(projectId: $projectId, table: $table, event: $event, rows: $rows, userId: $userId, depth: $depth)
-}`;
-
 type Triggers = Map<string, { before: Set<string>; after: Set<string> }>;
-type TriggerRow = { table: string; timing: 'before' | 'after'; events: string[] };
+type TriggerRow = HookTriggerRow;
 
 /** How long the last known triggers stand in, in this process, before the functions subgraph is asked again. */
 const FALLBACK_TTL_MS = 5_000;
@@ -56,14 +49,9 @@ function triggersOfRows(list: TriggerRow[]): Triggers {
 
 export type DataHooks = ReturnType<typeof createDataHooks>;
 
-/** The first error of a result as an AppError of the error table (unknown codes: the hooks are unavailable). */
-function errorOf(res: ExecutionResultJson): AppError | undefined {
-  const e = res.errors?.[0];
-  if (!e) return undefined;
-  const code = e.extensions?.code;
-  const details = e.extensions?.details as Record<string, unknown> | undefined;
-  if (isErrorCode(code) && code !== 'INTERNAL') return new AppError(code, e.message, details);
-  return errors.unavailable(`Database hooks could not run: ${e.message}`);
+/** What the functions subgraph answered, as the writer's error: its code, but an internal error means the hooks are unavailable. */
+function hookErrorOf(err: AppError): AppError {
+  return err.code === 'INTERNAL' ? errors.unavailable(`Database hooks could not run: ${err.message}`) : err;
 }
 
 /** Creates the hook client of the data subgraph. */
@@ -73,11 +61,13 @@ export function createDataHooks(opts: { router: RouterClient; databaseUrl: strin
   const fallbacks = new LRUCache<string, Triggers>({ max: 10_000, ttl: FALLBACK_TTL_MS });
   let listener: BroadcastListener | undefined;
 
-  const call = async (query: string, variables: Record<string, unknown>, requestId: string): Promise<ExecutionResultJson> => {
+  const unreachable = (err: unknown) => errors.unavailable(`The edge functions service could not be reached for database hooks: ${(err as Error).message}`);
+  /** Runs an operation of the functions subgraph; its answer's error as the writer's, unavailable when it cannot be reached. */
+  const call = async <V, R>(operation: InternalOperation<V, R>, variables: V, requestId: string): Promise<R> => {
     try {
-      return await router.run(query, variables, { requestId, principal: { kind: 'internal' } });
+      return await callInternal(router, operation, variables, { requestId, principal: { kind: 'internal' } });
     } catch (err) {
-      throw errors.unavailable(`The edge functions service could not be reached for database hooks: ${(err as Error).message}`);
+      throw isAnswerError(err) ? hookErrorOf(err) : unreachable(err);
     }
   };
 
@@ -95,18 +85,17 @@ export function createDataHooks(opts: { router: RouterClient; databaseUrl: strin
 
   /** The project's triggers from the functions subgraph (`fresh`), or the last known ones while it cannot be asked. */
   const load = async (projectId: string, requestId: string): Promise<{ triggers: Triggers; fresh: boolean }> => {
-    let res: ExecutionResultJson;
+    let list: TriggerRow[];
     try {
-      res = await call(TRIGGERS, { projectId }, requestId);
+      list = (await callInternal(router, INTERNAL_OPERATIONS.hookTriggers, { projectId }, { requestId, principal: { kind: 'internal' } }))._hookTriggers ?? [];
     } catch (err) {
+      // The functions subgraph's own answer stands; only when it cannot be reached do the last hooks known stand in.
+      if (isAnswerError(err)) throw hookErrorOf(err);
       const known = await lastKnown(projectId);
-      if (!known) throw err;
+      if (!known) throw unreachable(err);
       logger.warn({ project: projectId, err: (err as Error).message }, 'data: the functions subgraph cannot be asked for hooks; writes go by the last hooks known');
       return { triggers: known, fresh: false };
     }
-    const err = errorOf(res);
-    if (err) throw err;
-    const list = (res.data?._hookTriggers ?? []) as TriggerRow[];
     fallbacks.delete(projectId);
     await admin
       ?.query(
@@ -147,8 +136,8 @@ export function createDataHooks(opts: { router: RouterClient; databaseUrl: strin
   const enqueueAfter = async (projectId: string, w: AfterWrite, userId: string | null, depth: number, requestId: string): Promise<AppError | undefined> => {
     if (w.rows.length === 0) return undefined;
     const rows = JSON.parse(JSON.stringify(w.rows)) as unknown[];
-    const res = await call(ENQUEUE_AFTER, { projectId, table: w.table, event: w.event, rows, userId, depth }, requestId).catch((err: AppError) => err);
-    return res instanceof AppError ? res : errorOf(res);
+    const res = await call(INTERNAL_OPERATIONS.enqueueAfterHooks, { projectId, table: w.table, event: w.event, rows, userId, depth }, requestId).catch((err: AppError) => err);
+    return res instanceof AppError ? res : undefined;
   };
 
   return {
@@ -191,10 +180,8 @@ export function createDataHooks(opts: { router: RouterClient; databaseUrl: strin
 
     /** Runs the before-hooks; answers the rows to write (as many as given). */
     async runBefore(h: HookContext, table: string, event: HookEvent, rows: unknown[], where: unknown): Promise<unknown[]> {
-      const res = await call(RUN_BEFORE, { projectId: h.projectId, table, event, rows, where: where ?? null, userId: h.userId, depth: h.depth + 1, dryRun: h.dryRun }, h.requestId);
-      const err = errorOf(res);
-      if (err) throw err;
-      const out = res.data?._runBeforeHooks;
+      const res = await call(INTERNAL_OPERATIONS.runBeforeHooks, { projectId: h.projectId, table, event, rows, where: where ?? null, userId: h.userId, depth: h.depth + 1, dryRun: h.dryRun }, h.requestId);
+      const out = res._runBeforeHooks;
       if (!Array.isArray(out) || out.length !== rows.length) throw errors.unavailable('Database hooks answered an unexpected shape');
       return out;
     },

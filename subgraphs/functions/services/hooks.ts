@@ -16,6 +16,7 @@ import { AppError, errors } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import type { Scheduler } from '../../../platform/scheduler.ts';
 import type { RouterClient } from '../../../platform/subgraph.ts';
+import { INTERNAL_OPERATIONS, callInternal } from '../../../platform/internal-operations.ts';
 import { checkFunctionName } from './definitions.ts';
 import { failureError, makeInput, responseStatusOf, type Engine, type RunOutcome } from './engine.ts';
 import type { FunctionService } from './functions.ts';
@@ -66,7 +67,6 @@ const toHook = (r: Row): Hook => ({
   createdAt: new Date(r.created_at as string),
 });
 
-const HOOKS_CHANGED = 'mutation FunctionsHooksChanged($projectId: ID!) { _hooksChanged(projectId: $projectId) }';
 const SELECT = 'select h.*, f.name as function_name from function_hooks h join edge_functions f on f.id = h.function_id';
 const ORDER = 'order by h.created_at, h.id';
 
@@ -142,8 +142,7 @@ export function createHookService(deps: { sql: Sql; functions: FunctionService; 
    */
   const changed = async (projectId: string): Promise<void> => {
     try {
-      const res = await router.run(HOOKS_CHANGED, { projectId }, { requestId: `hooks-${projectId}`, principal: { kind: 'internal' } });
-      if (res.errors?.length) logger.warn({ project: projectId, error: res.errors[0]?.message }, 'hooks: the data API could not be told of a change (the broadcast will)');
+      await callInternal(router, INTERNAL_OPERATIONS.hooksChanged, { projectId }, { requestId: `hooks-${projectId}`, principal: { kind: 'internal' } });
     } catch (err) {
       logger.warn({ project: projectId, err: (err as Error).message }, 'hooks: the data API could not be told of a change (the broadcast will)');
     }

@@ -12,14 +12,11 @@ import { errors } from '../../../platform/errors.ts';
 import type { BroadcastTopics } from '../../../platform/broadcast.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import type { RouterClient } from '../../../platform/subgraph.ts';
+import { INTERNAL_OPERATIONS, callInternal } from '../../../platform/internal-operations.ts';
 import type { ClientFacts } from './context.ts';
 import { oauthError } from './oauth-errors.ts';
 
 export type ClientCredentials = { clientId: string; clientSecret?: string | null };
-
-const OIDC_CLIENT = `query IdentityOidcClient($clientId: String!, $clientSecret: String) {
-  _oidcClient(clientId: $clientId, clientSecret: $clientSecret) { clientId projectId tenantId redirectUris grantTypes allowedScopes public secretValid }
-}`;
 
 const MAX_ENTRIES = 10_000;
 const TTL_MS = 60_000;
@@ -39,12 +36,13 @@ export function createClientAuthService({ router, logger }: { router: RouterClie
 
   /** What the tenant subgraph says about the client; null when unknown. */
   async function ask(c: ClientCredentials, requestId: string): Promise<(ClientFacts & { secretValid: boolean | null }) | null> {
-    const result = await router.run(OIDC_CLIENT, { clientId: c.clientId, clientSecret: c.clientSecret ?? null }, { requestId, principal: { kind: 'internal' } });
-    if (result.errors?.length) {
-      logger.error({ errors: result.errors }, 'client lookup failed');
+    try {
+      const data = await callInternal(router, INTERNAL_OPERATIONS.oidcClient, { clientId: c.clientId, clientSecret: c.clientSecret ?? null }, { requestId, principal: { kind: 'internal' } });
+      return data._oidcClient;
+    } catch (err) {
+      logger.error({ err }, 'client lookup failed');
       throw errors.unavailable('The client registry did not answer');
     }
-    return (result.data as { _oidcClient: (ClientFacts & { secretValid: boolean | null }) | null })._oidcClient;
   }
 
   return {

@@ -5,6 +5,7 @@ import type { Config } from '../../../platform/config.ts';
 import type { RouterClient } from '../../../platform/subgraph.ts';
 import type { SubgraphDatabase } from '../../../platform/database.ts';
 import { AppError } from '../../../platform/errors.ts';
+import { INTERNAL_OPERATIONS, callInternal } from '../../../platform/internal-operations.ts';
 
 export type PlanLimits = { maxStorageBytes: number; maxUploadBytes: number };
 type Sql = { execute: (sql: string, params?: unknown[]) => Promise<unknown> };
@@ -13,10 +14,6 @@ export type LimitService = ReturnType<typeof createLimitService>;
 
 /** Limits younger than this are used as they are; older ones are asked for again first. */
 const FRESH_MS = 30_000;
-
-// Asking for the field makes the router fetch the plan from tenant management and hand it to
-// Project.storageLimits, whose resolver remembers it (see resolvers/index.ts).
-const REFRESH = `query StorageLimitsRefresh($projectId: ID!) { storageProject(projectId: $projectId) { storageLimits { quotaBytes } } }`;
 
 export function createLimitService({ db, config, router }: { db: SubgraphDatabase; config: Config; router?: RouterClient }) {
   const read = async (projectId: string, sql: Sql) =>
@@ -36,9 +33,14 @@ export function createLimitService({ db, config, router }: { db: SubgraphDatabas
     async current(projectId: string, requestId: string): Promise<PlanLimits> {
       let row = await read(projectId, db.em());
       if ((!row || Date.now() - new Date(row.updated_at).getTime() > FRESH_MS) && router) {
-        const result = await router.run(REFRESH, { projectId }, { requestId, principal: { kind: 'internal' } });
-        const err = result.errors?.[0];
-        if (err && err.extensions?.code !== 'NOT_FOUND') throw new AppError('SERVICE_UNAVAILABLE', `The plan limits of the project could not be read: ${err.message}`);
+        // Asking for the field makes the router fetch the plan from tenant management and hand it to
+        // Project.storageLimits, whose resolver remembers it (see resolvers/index.ts).
+        await callInternal(router, INTERNAL_OPERATIONS.storageLimitsRefresh, { projectId }, { requestId, principal: { kind: 'internal' } }).catch((err: unknown) => {
+          // NOT_FOUND: tenant management knows no such project (answered below, from what storage keeps).
+          if (err instanceof AppError && err.code === 'NOT_FOUND') return;
+          if (!(err instanceof AppError)) throw err;
+          throw new AppError('SERVICE_UNAVAILABLE', `The plan limits of the project could not be read: ${err.message}`);
+        });
         row = await read(projectId, db.em());
       }
       if (!row) throw notFound(projectId);
