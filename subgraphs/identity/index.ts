@@ -1,6 +1,6 @@
 // Identity provider subgraph: OIDC / OAuth 2.0 for each project's end-users. A definition only: the
 // platform's startSubgraph opens its database, runs its migrations and serves it. The wire endpoints
-// live in rest-compat/handlers/identity.ts and call the operations of schema.graphql.
+// live in rest-compat/handlers/identity/ and call the operations of schema.graphql (platform/internal-operations.ts).
 import { defineSubgraph } from '../../platform/subgraph.ts';
 import { identityEntities } from './entities/index.ts';
 import { identityJobs } from './jobs/index.ts';
