@@ -11,6 +11,7 @@ import { createPubSub } from 'graphql-yoga';
 import { backoffMs } from '../../../platform/backoff.ts';
 import { AppError } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
+import { createLoop, type Loop } from '../../../platform/loop.ts';
 import { ident } from './names.ts';
 import type { ProjectPools } from './pools.ts';
 import type { ProjectRole } from './provisioning.ts';
@@ -37,6 +38,10 @@ type Listener = {
   ready: Promise<void>;
   linger?: NodeJS.Timeout;
   closed: boolean;
+  /** When its connection was lost (subscribers are told of the gap once it is back). */
+  lostAt?: string;
+  /** Re-makes a lost connection (platform/loop.ts: one attempt at a time, with backoff). */
+  reconnect?: Loop;
 };
 
 /** A change as read from a notification, or undefined when it is not one (the project's own code may NOTIFY anything). */
@@ -81,7 +86,17 @@ export function createRealtime(opts: { admin: pg.Pool; pools: ProjectPools; data
       void client.end().catch(() => {});
       if (l.closed || stopped) return;
       logger.warn({ project: l.role.projectId, reason }, 'realtime: listener connection lost; reconnecting');
-      void reconnect(l, new Date().toISOString());
+      l.lostAt ??= new Date().toISOString();
+      l.reconnect ??= createLoop({
+        name: 'realtime: reconnect',
+        logger: logger.child({ project: l.role.projectId }),
+        run: async () => {
+          if (!l.closed && !stopped && !l.client) await connect(l, l.lostAt);
+        },
+        retryDelayMs: (failures) => reconnectDelay(failures + 1),
+      });
+      // The first attempt waits too: after a PostgreSQL restart every project's listener comes back at once.
+      setTimeout(() => l.reconnect?.wake(), reconnectDelay(1)).unref();
     };
     client.on('error', (err) => lost(err.message));
     client.on('end', () => lost('connection ended'));
@@ -92,26 +107,18 @@ export function createRealtime(opts: { admin: pg.Pool; pools: ProjectPools; data
       return;
     }
     l.client = client;
+    l.lostAt = undefined;
     // Reconnected: what was committed while nobody listened is unknown to the subscribers.
     if (gapSince) pubsub.publish('change', l.role.projectId, { table: '*', op: 'gap', at: gapSince });
   };
 
-  const reconnect = async (l: Listener, since: string): Promise<void> => {
-    for (let attempt = 1; !l.closed && !stopped && !l.client; attempt++) {
-      const delay = backoffMs(attempt, { baseMs: RECONNECT_MIN_MS, maxMs: RECONNECT_MAX_MS, jitter: 'equal' });
-      await new Promise((r) => setTimeout(r, delay).unref());
-      if (l.closed || stopped) return;
-      try {
-        await connect(l, since);
-      } catch (err) {
-        logger.warn({ project: l.role.projectId, err: (err as Error).message }, 'realtime: reconnect failed; retrying');
-      }
-    }
-  };
+  /** The wait before reconnection attempt `attempt`. */
+  const reconnectDelay = (attempt: number): number => backoffMs(attempt, { baseMs: RECONNECT_MIN_MS, maxMs: RECONNECT_MAX_MS, jitter: 'equal' });
 
   const close = (l: Listener): void => {
     l.closed = true;
     clearTimeout(l.linger);
+    void l.reconnect?.stop();
     if (listeners.get(l.role.projectId) === l) listeners.delete(l.role.projectId);
     void l.client?.end().catch(() => {});
     l.client = undefined;
