@@ -12,6 +12,7 @@
 // anywhere else in services, handlers, the platform or the router (the REST route table, rest-compat/routes/*,
 // is the other place operations live: the documented REST → GraphQL map).
 import type { RequestContext } from './auth.ts';
+import { DATA_ACTIONS, dataActionDocument, type DataAction } from './data-actions.ts';
 import { AppError, errorOfGraphQL } from './errors.ts';
 import type { ExecutionResultJson } from './subgraph.ts';
 
@@ -275,36 +276,12 @@ export const INTERNAL_OPERATIONS = {
   }),
 } as const;
 
-// ── The Database step's data-API actions (functions → data), generated from one table ──────────────────────────
-
-type DataAction = { field: string; mutation: boolean; args: Record<string, string>; selection: string };
-const TABLE_ARG = { table: 'String!' };
-/** Each action of a Database step: its GraphQL root field, whether it writes, its arguments with their GraphQL types. */
-export const DATA_ACTIONS: Record<string, DataAction> = {
-  find: { field: 'dataFind', mutation: false, args: { ...TABLE_ARG, select: '[String!]', where: 'JSON', orderBy: 'JSON', limit: 'Int', offset: 'Int' }, selection: 'rows' },
-  findOne: { field: 'dataFindOne', mutation: false, args: { ...TABLE_ARG, select: '[String!]', where: 'JSON', orderBy: 'JSON' }, selection: 'row' },
-  insert: { field: 'dataInsert', mutation: true, args: { ...TABLE_ARG, values: 'JSON!', returning: 'JSON' }, selection: 'count rows' },
-  update: { field: 'dataUpdate', mutation: true, args: { ...TABLE_ARG, where: 'JSON', set: 'JSON!', all: 'Boolean', returning: 'JSON' }, selection: 'count rows' },
-  delete: { field: 'dataDelete', mutation: true, args: { ...TABLE_ARG, where: 'JSON', all: 'Boolean', returning: 'JSON' }, selection: 'count rows' },
-  aggregate: {
-    field: 'dataAggregate', mutation: false, selection: 'rows',
-    args: { ...TABLE_ARG, aggregates: 'JSON!', groupBy: '[String!]', where: 'JSON', having: 'JSON', orderBy: 'JSON', limit: 'Int' },
-  },
-  vectorSearch: {
-    field: 'dataVectorSearch', mutation: false, selection: 'rows method',
-    args: { ...TABLE_ARG, column: 'String!', vector: '[Float!]!', k: 'Int', metric: 'String', where: 'JSON', select: '[String!]' },
-  },
-  rawSQL: { field: 'dataRawSql', mutation: true, args: { sql: 'String!', params: 'JSON' }, selection: 'rows rowCount fields' },
-  transaction: { field: 'dataTransaction', mutation: true, args: { operations: 'JSON!' }, selection: 'results' },
-};
+// ── The Database step's data-API actions (functions → data), generated from the table of data actions ─────────
 
 function dataActionOperation(action: string, a: DataAction): InternalOperation<Record<string, unknown>, { result: unknown }> {
-  const names = Object.keys(a.args);
-  const vars = names.map((n) => `$${n}: ${a.args[n]}`).join(', ');
-  const args = names.map((n) => `${n}: $${n}`).join(', ');
   return op({
     name: 'DatabaseStep',
-    document: `${a.mutation ? 'mutation' : 'query'} DatabaseStep(${vars}) { result: ${a.field}(${args}) { ${a.selection} } }`,
+    document: dataActionDocument(a, 'DatabaseStep', 'result'),
     subgraph: 'data', callers: ['functions'], runsAs: 'caller',
     description: `A Database step's ${action}: ${a.field} as the function's project.`,
   });

@@ -4,11 +4,13 @@
 // `{"name": "save", "kind": "Database", "query": {"action": "insert", "table": "orders", "values": {"sku": "{{ input.body.sku }}"}}}`.
 // The output is the data API's answer (`{rows}`, `{row}`, `{count, rows}`, ...). A data API error fails the
 // step with the data error's code. Dry runs run the action inside a transaction that is rolled back.
-import { DATABASE_STEP_OPERATIONS, DATA_ACTIONS as ACTIONS, INTERNAL_OPERATIONS, callInternal, isAnswerError, type InternalOperation } from '../../../../platform/internal-operations.ts';
+import { DATA_ACTIONS, type DataAction } from '../../../../platform/data-actions.ts';
+import { DATABASE_STEP_OPERATIONS, INTERNAL_OPERATIONS, callInternal, isAnswerError, type InternalOperation } from '../../../../platform/internal-operations.ts';
 import { compileChecked, objectField } from './fields.ts';
 import { StepFailure, StepFieldError, type StepKind, type StepRunContext } from './types.ts';
 
-// Each action's operation is generated from the table of data actions (platform/internal-operations.ts DATA_ACTIONS).
+// The actions, their arguments and their operations come from the table of data actions (platform/data-actions.ts).
+const ACTIONS: Readonly<Record<string, DataAction>> = DATA_ACTIONS;
 export const DATABASE_ACTIONS = Object.keys(ACTIONS);
 
 /** The data API's answer, or a StepFailure naming its error code. */
