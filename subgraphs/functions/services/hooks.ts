@@ -21,7 +21,7 @@ import { checkFunctionName } from './definitions.ts';
 import { failureError, makeInput, responseStatusOf, type Engine, type RunOutcome } from './engine.ts';
 import type { FunctionService } from './functions.ts';
 import type { Sql } from './sql.ts';
-import { isUuid } from './validation.ts';
+import { isUuid } from '../../../platform/ids.ts';
 
 export const HOOK_JOB = 'functions.hook.run';
 export const HOOK_TIMINGS = ['before', 'after'] as const;

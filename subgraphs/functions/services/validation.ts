@@ -2,9 +2,6 @@
 import { errors } from '../../../platform/errors.ts';
 import { isStorableTime } from '../../../platform/input-guard.ts';
 
-// hooks.ts still imports it from here (its import line changes with the internal-operations work in flight).
-export { isUuid } from '../../../platform/ids.ts';
-
 /** A page size: 1 to `max`, `fallback` when absent. */
 export function checkPageSize(field: string, value: unknown, fallback: number, max: number): number {
   if (value === undefined || value === null) return fallback;
