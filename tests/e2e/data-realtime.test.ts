@@ -10,6 +10,7 @@ import { client } from '../support/http.ts';
 import { createProject, dataCall, dropLeftoverRoles, signIn, type Call, type DataProject } from './data-support.ts';
 import { newProject, passwordGrant, registerUser } from './identity-fixtures.ts';
 import { waitFor } from '../support/wait-for.ts';
+import { actionsAndSseRealtime } from './data-flows.ts';
 
 type Change = { table: string; operation: string; row: Record<string, unknown> | null; old: Record<string, unknown> | null };
 
@@ -106,6 +107,8 @@ describe('publications', () => {
 });
 
 describe('realtime over SSE', () => {
+  actionsAndSseRealtime(() => platform); // the same in split mode: data-split.test.ts
+
   it('refuses subscribers without valid project credentials', async () => {
     expect((await subscribeSse({})).status).toBe(401);
     expect((await subscribeSse({ 'x-api-key': 'tsk_garbage' })).status).toBe(401);

@@ -6,6 +6,7 @@ import { client } from '../support/http.ts';
 import {
   hiddenFields, newProject, nextCode, passwordGrant, postForm, REDIRECT_URI, registerUser, startIdentityPlatform, tokenOf, type Project,
 } from './identity-fixtures.ts';
+import { tokenLifecycle } from './identity-flows.ts';
 
 let env: Awaited<ReturnType<typeof startIdentityPlatform>>;
 let base: string;
@@ -24,6 +25,10 @@ afterAll(async () => {
 });
 
 const unique = (p = 'u') => `${p}-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
+
+describe('the token lifecycle (the same in split mode: identity-split.test.ts)', () => {
+  tokenLifecycle(() => ({ url: base }));
+});
 
 describe('POST /register', () => {
   it('registers an end-user with a profile; the e-mail starts unverified', async () => {

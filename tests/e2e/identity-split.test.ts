@@ -1,17 +1,13 @@
 // The identity provider in split mode (every subgraph, the router and the front door in their own
-// processes): the same wire behaviour as in one process.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import crypto from 'node:crypto';
+// processes): the same wire behaviour as in one process (identity-flows.ts, also run by identity-end-users).
+import { afterAll, beforeAll, describe } from '@jest/globals';
 import { startSplit, type TestPlatform } from '../support/platform.ts';
-import { client } from '../support/http.ts';
-import { newProject, passwordGrant, postForm, REDIRECT_URI, registerUser, signInThroughPage, type Project } from './identity-fixtures.ts';
+import { tokenLifecycle } from './identity-flows.ts';
 
 let platform: TestPlatform;
-let project: Project;
 
 beforeAll(async () => {
   platform = await startSplit();
-  project = await newProject(platform.url);
 }, 120_000);
 
 afterAll(async () => {
@@ -19,30 +15,5 @@ afterAll(async () => {
 });
 
 describe('identity provider in split mode', () => {
-  it('issues, checks, introspects and revokes tokens across processes', async () => {
-    const base = platform.url;
-    const discovery = await client(base)('GET', '/.well-known/openid-configuration');
-    expect(discovery.status).toBe(200);
-    expect(discovery.body.token_endpoint).toBe(`${discovery.body.issuer}/token`);
-
-    const user = await registerUser(base, project);
-    const login = await passwordGrant(base, project, user);
-    expect(login.status).toBe(200);
-    const info = await client(base)('GET', '/userinfo', { token: login.body.access_token });
-    expect(info.body).toMatchObject({ sub: user.id, email: user.email });
-
-    const verifier = crypto.randomBytes(32).toString('base64url');
-    const challenge = crypto.createHash('sha256').update(verifier).digest('base64url');
-    const q = new URLSearchParams({ response_type: 'code', client_id: project.clientId, redirect_uri: REDIRECT_URI, scope: 'openid', state: 's', code_challenge: challenge, code_challenge_method: 'S256' });
-    const back = await signInThroughPage(`${base}/authorize?${q}`, user);
-    expect(back.status).toBe(302);
-    const code = new URL(back.location!).searchParams.get('code')!;
-    const tokens = await postForm(base, '/token', { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier }, { basic: [project.clientId, project.clientSecret] });
-    expect(tokens.status).toBe(200);
-    expect(typeof tokens.body.id_token).toBe('string');
-
-    await postForm(base, '/revocation', { token: tokens.body.refresh_token }, { basic: [project.clientId, project.clientSecret] });
-    expect((await postForm(base, '/introspect', { token: tokens.body.access_token }, { basic: [project.clientId, project.clientSecret] })).body).toEqual({ active: false });
-    expect((await client(base)('GET', '/userinfo', { token: tokens.body.access_token })).status).toBe(401);
-  }, 60_000);
+  tokenLifecycle(() => platform);
 });

@@ -1,9 +1,9 @@
 // Storage through /graphql in one-process mode: object metadata queries and mutations, usage with the
 // plan's quota (federated from tenant management), and uploads with the GraphQL multipart request spec.
-import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
-import { download, multipart, newStorageProject, put, type Part, type StorageProject } from './storage-fixtures.ts';
+import { newStorageProject, put, type StorageProject } from './storage-fixtures.ts';
+import { graphqlUploads } from './storage-flows.ts';
 
 let p: TestPlatform;
 let a: StorageProject;
@@ -23,22 +23,6 @@ async function gql(query: string, variables: Record<string, unknown> = {}, apiKe
     headers: { 'content-type': 'application/json', ...(apiKey ? { 'x-api-key': apiKey } : {}) },
     body: JSON.stringify({ query, variables }),
   });
-  return { status: res.status, body: (await res.json()) as { data?: any; errors?: { message: string; extensions: { code: string } }[] } }; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
-
-const UPLOAD = `mutation($file: Upload!, $folder: String, $confirm: Boolean) {
-  uploadStorageObject(file: $file, folder: $folder, confirm: $confirm) { id name folder size sha256 status contentType }
-}`;
-
-/** A GraphQL multipart request (operations, map, then the file). */
-async function gqlUpload(file: Buffer, variables: Record<string, unknown>, headers: Record<string, string> = { 'apollo-require-preflight': 'true' }, filename = 'g.txt') {
-  const parts: Part[] = [
-    { name: 'operations', value: JSON.stringify({ query: UPLOAD, variables: { ...variables, file: null } }) },
-    { name: 'map', value: JSON.stringify({ 0: ['variables.file'] }) },
-    { name: '0', filename, contentType: 'text/plain', body: file },
-  ];
-  const { body, contentType } = multipart(parts);
-  const res = await fetch(`${p.url}/graphql`, { method: 'POST', headers: { 'x-api-key': a.apiKey, 'content-type': contentType, ...headers }, body, duplex: 'half' } as RequestInit);
   return { status: res.status, body: (await res.json()) as { data?: any; errors?: { message: string; extensions: { code: string } }[] } }; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
@@ -65,21 +49,5 @@ describe('storage over GraphQL', () => {
     expect(c.body.errors?.[0]?.extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
   });
 
-  it('uploads a file with the GraphQL multipart request spec', async () => {
-    const content = crypto.randomBytes(300 * 1024);
-    const r = await gqlUpload(content, { folder: 'gql-up', confirm: true });
-    expect(r.status).toBe(200);
-    expect(r.body.errors).toBeUndefined();
-    expect(r.body.data.uploadStorageObject).toMatchObject({ name: 'g.txt', folder: 'gql-up', size: content.length, status: 'ready', contentType: 'text/plain', sha256: crypto.createHash('sha256').update(content).digest('hex') });
-    const got = await download(p.url, r.body.data.uploadStorageObject.id, { apiKey: a.apiKey });
-    expect(got.bytes.equals(content)).toBe(true);
-  });
-
-  it('refuses a multipart request without a preflight header, and a bad name', async () => {
-    const r = await gqlUpload(Buffer.from('x'), {}, {});
-    expect(r.status).toBe(400);
-    expect(r.body).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST', http: { status: 400 } } }] });
-    const bad = await gqlUpload(Buffer.from('x'), { folder: '../etc' });
-    expect(bad.body.errors?.[0]?.extensions.code).toBe('VALIDATION_FAILED');
-  });
+  graphqlUploads(() => p); // the same in split mode: storage-graphql-split.test.ts
 });

@@ -6,6 +6,7 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { STORAGE, client, download, newStorageProject, put, upload, type StorageProject } from './storage-fixtures.ts';
+import { objectLifecycle } from './storage-flows.ts';
 
 let p: TestPlatform;
 let call: ReturnType<typeof client>;
@@ -27,6 +28,8 @@ afterAll(async () => {
 });
 
 describe('upload, confirm and download', () => {
+  objectLifecycle(() => p); // the same in split mode: storage-split.test.ts
+
   it('keeps an upload pending (not listed, not downloadable) until it is confirmed', async () => {
     const up = await upload(p.url, [{ name: 'folder', value: 'docs' }, { name: 'file', filename: 'hello.txt', contentType: 'text/plain', body: Buffer.from('hello world') }], { apiKey: a.apiKey });
     expect(up.status).toBe(201);
