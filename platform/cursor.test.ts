@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { decodeCursor, decodeTimeCursor, encodeCursor, encodeTimeCursor } from './cursor.ts';
+import { decodeCursor, decodeTimeCursor, encodeCursor, encodeTimeCursor, timePage } from './cursor.ts';
 import { AppError } from './errors.ts';
 
 const ID = '0b6f8a52-4a4e-4c38-9d1e-2f9a3c7b1e00';
@@ -64,5 +64,22 @@ describe('cursors of other keys', () => {
   it('refuse with the message given', () => {
     const err = refusal(() => decodeCursor('after', encodeCursor(['size', 1, ID]), () => undefined, 'is not a cursor returned by this API for this sort'));
     expect(err.message + JSON.stringify(err.details)).toContain('for this sort');
+  });
+});
+
+describe('timePage', () => {
+  const rows = [1, 2, 3].map((n) => ({ n, created_at: new Date(Date.UTC(2026, 0, n)), uuid: `0b6f8a52-4a4e-4c38-9d1e-2f9a3c7b1e0${n}` }));
+  const map = (r: (typeof rows)[number]) => ({ createdAt: r.created_at, id: r.uuid, n: r.n });
+
+  it('keeps the first rows and gives the cursor after the last one kept when a row is left', () => {
+    const page = timePage(rows, 2, map);
+    expect(page.items.map((i) => i.n)).toEqual([1, 2]);
+    expect(decodeTimeCursor('after', page.nextCursor)).toEqual({ createdAt: rows[1]!.created_at, id: rows[1]!.uuid });
+  });
+
+  it('has no cursor on the last page, full or not', () => {
+    expect(timePage(rows, 3, map).nextCursor).toBeNull();
+    expect(timePage(rows, 5, map).items).toHaveLength(3);
+    expect(timePage([], 5, map)).toEqual({ items: [], nextCursor: null });
   });
 });

@@ -41,6 +41,16 @@ export function encodeTimeCursor(createdAt: Date, id: string): string {
   return encodeCursor([createdAt.toISOString(), id]);
 }
 
+/**
+ * One page of a list by (created_at, id): the first `first` of `rows` (read with `limit first + 1`), each through
+ * `map`, and the cursor after the last one, or null when no row is left after it.
+ */
+export function timePage<R, T extends TimeKey>(rows: readonly R[], first: number, map: (row: R) => T): { items: T[]; nextCursor: string | null } {
+  const items = rows.slice(0, first).map(map);
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > first && last ? encodeTimeCursor(last.createdAt, last.id) : null };
+}
+
 /** The (createdAt, id) of a cursor from encodeTimeCursor; undefined without one, VALIDATION_FAILED for a bad one. */
 export function decodeTimeCursor(field: string, cursor: unknown): TimeKey | undefined {
   return decodeCursor(field, cursor, (v) => {

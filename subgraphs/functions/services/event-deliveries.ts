@@ -24,7 +24,7 @@ import { guardedRequest, OutboundRefused, type OutboundResponse } from './outbou
 import { signStandardWebhook } from './signatures.ts';
 import type { Sql } from './sql.ts';
 import { checkPageSize } from './validation.ts';
-import { decodeTimeCursor, encodeTimeCursor } from '../../../platform/cursor.ts';
+import { decodeTimeCursor, timePage } from '../../../platform/cursor.ts';
 import { isUuid } from '../../../platform/ids.ts';
 
 export const DELIVERY_JOB = 'functions.event.deliver';
@@ -311,9 +311,7 @@ export function createEventDeliveryService(deps: {
         params.push(after.createdAt, after.createdAt, after.id);
       }
       const rows = await sql.rows(`select * from event_deliveries where ${where.join(' and ')} order by created_at desc, id desc limit ${first + 1}`, params);
-      const items = rows.slice(0, first).map(toDelivery);
-      const last = items[items.length - 1];
-      return { items, nextCursor: rows.length > first && last ? encodeTimeCursor(last.createdAt, last.id) : null };
+      return timePage(rows, first, toDelivery);
     },
 
     /** One delivery of a subscription of the project, with every attempt. */

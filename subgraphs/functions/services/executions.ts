@@ -6,7 +6,7 @@ import { toFunction, type EdgeFunction } from './functions.ts';
 import { sealedSecretsOf } from './secrets.ts';
 import { jsonParam, type HotSql, type Sql } from './sql.ts';
 import { checkPageSize, optionalTime } from './validation.ts';
-import { decodeTimeCursor, encodeTimeCursor } from '../../../platform/cursor.ts';
+import { decodeTimeCursor, timePage } from '../../../platform/cursor.ts';
 import { isUuid } from '../../../platform/ids.ts';
 
 export const STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
@@ -382,9 +382,7 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
         params.push(after.createdAt, after.createdAt, after.id);
       }
       const rows = await sql.rows(`select * from function_executions where ${where.join(' and ')} order by created_at desc, id desc limit ${first + 1}`, params);
-      const items = rows.slice(0, first).map(toExecution);
-      const last = items[items.length - 1];
-      return { items, nextCursor: rows.length > first && last ? encodeTimeCursor(last.createdAt, last.id) : null };
+      return timePage(rows, first, toExecution);
     },
 
     /** Counts by status and p50/p95 duration per function over a window (default: the last 24 hours). */

@@ -5,7 +5,7 @@ import { errors } from '../../../platform/errors.ts';
 import { EndUserEntity, type EndUser } from '../entities/index.ts';
 import type { ServiceDeps } from './context.ts';
 import { toEndUserView, type EndUserView } from './users.ts';
-import { decodeTimeCursor, encodeTimeCursor } from '../../../platform/cursor.ts';
+import { decodeTimeCursor, timePage } from '../../../platform/cursor.ts';
 import { isUuid } from '../../../platform/ids.ts';
 
 const ROLE_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -89,9 +89,7 @@ export function createAdminUserService({ db }: Pick<ServiceDeps, 'db'>) {
            from identity_users where ${where.join(' and ')} order by created_at desc, id desc limit ?`,
         params,
       );
-      const page = rows.slice(0, first).map(viewOfRow);
-      const last = page[page.length - 1];
-      return { items: page, nextCursor: rows.length > first && last ? encodeTimeCursor(last.createdAt, last.id) : null };
+      return timePage(rows, first, viewOfRow);
     },
 
     async get(projectId: string, id: unknown): Promise<EndUserView> {

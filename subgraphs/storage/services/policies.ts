@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import type { SubgraphDatabase } from '../../../platform/database.ts';
 import { errors } from '../../../platform/errors.ts';
-import { decodeTimeCursor, encodeTimeCursor } from '../../../platform/cursor.ts';
+import { decodeTimeCursor, timePage } from '../../../platform/cursor.ts';
 import { isUuid } from '../../../platform/ids.ts';
 import { StoragePolicyEntity, type StoragePolicy } from '../entities/index.ts';
 import { checkFirst, checkPolicy } from './names.ts';
@@ -27,9 +27,7 @@ export function createPolicyService({ db }: { db: SubgraphDatabase }) {
         where.$or = [{ createdAt: { $gt: c.createdAt } }, { createdAt: c.createdAt, id: { $gt: c.id } }];
       }
       const rows = await db.em().find(StoragePolicyEntity, where, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: first + 1 });
-      const items = rows.slice(0, first);
-      const last = items[items.length - 1];
-      return { items, nextCursor: rows.length > first && last ? encodeTimeCursor(last.createdAt, last.id) : null };
+      return timePage(rows, first, (row) => row);
     },
 
     /** Creates a policy; CONFLICT when the name is taken. */

@@ -3,7 +3,7 @@
 // every request.
 import crypto from 'node:crypto';
 import { AppError, errors } from '../../../platform/errors.ts';
-import { decodeTimeCursor, encodeTimeCursor } from '../../../platform/cursor.ts';
+import { decodeTimeCursor, timePage } from '../../../platform/cursor.ts';
 import { isUuid } from '../../../platform/ids.ts';
 import { publishEvent } from '../../../platform/events.ts';
 import { ProjectEntity, type Project } from '../entities/index.ts';
@@ -100,9 +100,7 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
         ? { tenantId, $or: [{ createdAt: { $gt: after.createdAt } }, { createdAt: after.createdAt, id: { $gt: after.id } }] }
         : { tenantId };
       const rows = await db.em().find(ProjectEntity, where, { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], limit: first + 1 });
-      const items = rows.slice(0, first);
-      const last = items[items.length - 1];
-      return { items, nextCursor: rows.length > first && last ? encodeTimeCursor(last.createdAt, last.id) : null };
+      return timePage(rows, first, (row) => row);
     },
 
     async rename(tenantId: string, id: string, input: { name: unknown }): Promise<Project> {
