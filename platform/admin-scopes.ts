@@ -68,11 +68,6 @@ const FIELD_SCOPE = new Map<string, AdminScope>(
   Object.entries(ADMIN_SCOPES).flatMap(([scope, def]) => def.fields.map((f) => [f, scope as AdminScope] as const)),
 );
 
-/** The admin scope of a root field, if it is an admin operation. */
-export function adminScopeOfField(field: string): AdminScope | undefined {
-  return FIELD_SCOPE.get(field);
-}
-
 /** Whether a scope names an admin grant (`admin` or `admin:<area>`): only client_credentials tokens may carry one. */
 export function isAdminScope(scope: string): boolean {
   return scope === ADMIN_ALL || scope.startsWith(`${ADMIN_ALL}:`);
