@@ -15,6 +15,7 @@ import { createTestDatabase, serverUrl } from '../support/database.ts';
 import { client } from '../support/http.ts';
 import { createBackup, restoreBackup } from '../../scripts/backup.ts';
 import { download, put, type StorageProject } from './storage-fixtures.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const F = '/edge/api/v1';
 
@@ -73,8 +74,7 @@ describe('backup and restore', () => {
     const made = await call('POST', '/auth/api/v1/projects', { token, body: { name: 'kept' } });
     const project: StorageProject = { id: made.body.project.id, apiKey: made.body.project.api_key, tenantToken: token };
     const as = { apiKey: project.apiKey };
-    const until = Date.now() + 20_000;
-    while ((await call('POST', '/v1/rawSQL', { ...as, body: { sql: 'select 1' } })).status !== 200 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    await waitFor(async () => (await call('POST', '/v1/rawSQL', { ...as, body: { sql: 'select 1' } })).status === 200, { timeoutMs: 20_000, message: 'the project database' });
     expect((await call('POST', '/v1/rawSQL', { ...as, body: { sql: 'create table notes (id int primary key, body text)' } })).status).toBe(200);
     expect((await call('POST', '/v1/insert', { ...as, body: { table: 'notes', values: [{ id: 1, body: 'kept' }] } })).status).toBe(201);
     expect((await call('POST', `${F}/secrets`, { ...as, body: { name: 'TOKEN', value: 'sealed-with-the-internal-secret' } })).status).toBeLessThan(300);
@@ -126,10 +126,7 @@ describe('backup and restore', () => {
     expect((await download(t.url, file, { apiKey: project.apiKey })).bytes.toString()).toBe('bytes to keep');
     const again = await call('POST', '/auth/api/v1/projects', { token, body: { name: 'after the restore' } });
     expect(again.status).toBe(201);
-    const until2 = Date.now() + 20_000;
-    let ok = false;
-    while (!ok && Date.now() < until2) ok = (await call('POST', '/v1/rawSQL', { apiKey: again.body.project.api_key, body: { sql: 'select 1 as one' } })).status === 200;
-    expect(ok).toBe(true);
+    await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: again.body.project.api_key, body: { sql: 'select 1 as one' } })).status === 200, { timeoutMs: 20_000, message: "the new project's database" });
   }, 180_000);
 
   it('refuses to restore over a platform database that is not empty', async () => {

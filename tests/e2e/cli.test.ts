@@ -182,7 +182,7 @@ describe('tessera', () => {
     expect(show.stdout).toMatch(/#\d+ say \(Transform\) (started|succeeded)/);
     expect((await tessera(['executions', 'show', '00000000-0000-4000-8000-000000000000'])).code).toBe(5);
     const tail = tessera(['executions', 'tail', '--function', 'hello', '--count', '1', '--interval', '200', '--timeout', '30', '--json']);
-    await new Promise((r) => setTimeout(r, 800));
+    await new Promise((r) => setTimeout(r, 800)); // the tail must have started (it prints nothing until a run): no marker to wait on
     await tessera(['functions', 'invoke', 'hello', '--data', '{"name": "tailed"}']);
     const tailed = await tail;
     expect(tailed.code).toBe(0);

@@ -35,7 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   // Deleting the project drops its schema and its (cluster-wide) roles.
   if (project) await call('DELETE', `/auth/api/v1/projects/${project.id}`, { token: project.token });
-  await new Promise((r) => setTimeout(r, 1000));
+  await new Promise((r) => setTimeout(r, 1000)); // the drop runs after the answer, in the data process: nothing to watch from here
   await platform?.close();
 }, 60_000);
 
@@ -67,7 +67,7 @@ describe('realtime over graphql-ws in split mode', () => {
         complete: () => resolve(),
       });
     });
-    await new Promise((r) => setTimeout(r, 800)); // connection forwarded and subscription registered
+    await new Promise((r) => setTimeout(r, 800)); // connection forwarded and subscription registered: graphql-ws says nothing when it is, and a probe row would take id 1
     expect((await dataCall(call, project.apiKey)('insert', { table: 'notes', values: { body: 'over the socket' } })).status).toBe(201);
     await done;
     expect(got).toEqual([{ table: 'notes', operation: 'insert', row: { id: 1, body: 'over the socket' } }]);

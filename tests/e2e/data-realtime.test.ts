@@ -120,7 +120,7 @@ describe('realtime over SSE', () => {
     const all = await subscribeSse({ 'x-api-key': a.apiKey });
     const other = await subscribeSse({ 'x-api-key': b.apiKey });
     expect([mine.status, all.status, other.status, mine.body]).toEqual([200, 200, 200, undefined]);
-    await new Promise((r) => setTimeout(r, 300)); // subscriptions registered
+    await new Promise((r) => setTimeout(r, 300)); // subscriptions registered: SSE says nothing when they are, and a probe row would change the ids asserted
     expect((await dataA('insert', { table: 'items', values: { name: 'first' } })).status).toBe(201);
     expect((await dataA('update', { table: 'items', where: { name: 'first' }, set: { name: 'renamed' } })).status).toBe(200);
     expect((await dataA('delete', { table: 'items', where: { name: 'renamed' } })).status).toBe(200);
@@ -137,7 +137,7 @@ describe('realtime over SSE', () => {
     expect((await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'items', enabled: false } })).status).toBe(200);
     await waitFor(async () => (await triggerCount('items')) === 0, { message: 'trigger dropped' });
     await dataA('insert', { table: 'items', values: { name: 'after off' } });
-    await new Promise((r) => setTimeout(r, 800));
+    await new Promise((r) => setTimeout(r, 800)); // proves a change does NOT come: no later event on these streams to wait for
     expect(mine.changes).toHaveLength(3);
     expect(all.changes).toHaveLength(3);
     expect(other.changes).toEqual([]);
@@ -151,7 +151,7 @@ describe('realtime over SSE', () => {
     expect((await dataA('rawSQL', { sql: 'create table later (id int primary key)' })).status).toBe(200);
     await waitFor(async () => (await triggerCount('later')) > 0, { message: 'trigger on the new table' });
     const sub = await subscribeSse({ 'x-api-key': a.apiKey }, 'later');
-    await new Promise((r) => setTimeout(r, 300));
+    await new Promise((r) => setTimeout(r, 300)); // subscription registered (see above)
     await dataA('insert', { table: 'later', values: { id: 7 } });
     await waitFor(async () => sub.changes.length === 1, { message: 'one change' });
     expect(sub.changes[0]).toMatchObject({ operation: 'insert', row: { id: 7 } });
@@ -176,7 +176,7 @@ describe('realtime over graphql-ws', () => {
         complete: () => resolve(),
       });
     });
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, 500)); // graphql-ws says nothing once the subscription is registered
     await dataA('insert', { table: 'later', values: { id: 8 } });
     await done;
     expect(got[0]).toMatchObject({ operation: 'insert', row: { id: 8 } });

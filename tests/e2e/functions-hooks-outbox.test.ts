@@ -158,7 +158,9 @@ describe('the after-hook outbox', () => {
     expect(dry.body).toMatchObject({ dry_run: true, status: 'succeeded' });
     expect(await added()).toBe(before);
     expect(await outbox()).toEqual([]);
-    await new Promise((r) => setTimeout(r, 1000));
+    // A real write after them reaches its after-hook: theirs, handed off first, would have by then.
+    expect((await data('insert', { table: 'orders', values: { sku: 'after-dry' } })).status).toBe(201);
+    await waitFor(() => audits('after-dry'), { message: 'the audit of the write after the dry run' });
     expect(await audits('dry')).toBeUndefined();
     expect(await audits('rolled-back')).toBeUndefined();
   });

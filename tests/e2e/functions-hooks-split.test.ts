@@ -49,11 +49,8 @@ describe('database hooks in split mode', () => {
     await post('/hooks', { table: 'loops', timing: 'before', events: ['insert'], function: 'loop' });
 
     // The broadcast crosses processes: the data process hears of the new hooks (no stale "no hooks" answer).
-    let refused = await data('insert', { table: 'orders', values: { sku: 'big', qty: 500 } });
-    for (let i = 0; i < 20 && refused.status === 201; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      refused = await data('insert', { table: 'orders', values: { sku: `big${i}`, qty: 500 } });
-    }
+    let i = 0;
+    const refused = await waitFor(async () => { const r = await data('insert', { table: 'orders', values: { sku: `big${i++}`, qty: 500 } }); return r.status !== 201 && r; }, { timeoutMs: 5_000, intervalMs: 100, message: 'the data process to hear of the new hooks' });
     expect({ status: refused.status, code: refused.body.error?.code, error: refused.body.error?.details?.error }).toEqual({ status: 422, code: 'HOOK_REJECTED', error: 'TOO_MANY' });
 
     const made = await data('insert', { table: 'orders', values: { sku: 'tea', qty: 2 } });

@@ -87,7 +87,7 @@ it('refuses a wrongly signed webhook with 401 and stores nothing', async () => {
   const raw = JSON.stringify({ ref: 'FORGED', amount: 1 });
   const res = await post(raw, { 'x-signature': 'deadbeef' });
   expect(res).toMatchObject({ status: 401, body: { error: 'INVALID_SIGNATURE', status: 401 } });
-  await new Promise((r) => setTimeout(r, 1000));
+  await new Promise((r) => setTimeout(r, 1000)); // the asynchronous Database step a forged call would start has no later marker here
   expect((await call('POST', '/v1/find', { apiKey, body: { table: 'payments', where: { ref: 'FORGED' } } })).body.rows).toEqual([]);
   expect((await post(raw, {})).status).toBe(401);
 }, 30_000);

@@ -13,6 +13,7 @@ import { freePort } from '../../platform/net.ts';
 import { signContext } from '../../platform/auth.ts';
 import { ROUTE_TABLE } from '../../rest-compat/route-table.ts';
 import { variablesFor, variableTypesOf, type RestRequest } from '../../rest-compat/variables.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 type Creds = { token?: string; apiKey?: string; headers?: Record<string, string> };
 type Answer = { status: number; body: { data?: Record<string, any> | null; errors?: { message: string; extensions?: { code?: string } }[] } }; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -82,14 +83,12 @@ describe('Hive Gateway in front of the split-mode subgraphs', () => {
     expect(viaGateway).toEqual(data(await op(router, 'tenant.project.get', { params: { id: project.id } }, { token })));
 
     // The data API, once the project's database is provisioned (an event away).
-    const until = Date.now() + 20_000;
-    let created: Answer;
-    do {
+    let created: Answer | undefined;
+    await waitFor(async () => {
       created = await op(gw, 'data.rawSQL', { body: { sql: 'create table notes (id int primary key, body text)' } }, { apiKey });
-      if (!created.body.errors) break;
-      await new Promise((r) => setTimeout(r, 200));
-    } while (Date.now() < until);
-    data(created);
+      return !created.body.errors;
+    }, { timeoutMs: 20_000, intervalMs: 200, message: 'the project database' }).catch(() => undefined); // data() below names the last error
+    data(created!);
     expect(data(await op(gw, 'data.insert', { body: { table: 'notes', values: [{ id: 1, body: 'one' }, { id: 2, body: 'two' }] } }, { apiKey })).dataInsert.count).toBe(2);
     const found = data(await op(gw, 'data.find', { body: { table: 'notes', where: { id: { gte: 2 } } } }, { apiKey }));
     expect(found.dataFind.rows).toEqual([{ id: 2, body: 'two' }]);

@@ -7,6 +7,7 @@ import {
   hiddenFields, newProject, nextCode, passwordGrant, postForm, REDIRECT_URI, registerUser, startIdentityPlatform, tokenOf, type Project,
 } from './identity-fixtures.ts';
 import { tokenLifecycle } from './identity-flows.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let env: Awaited<ReturnType<typeof startIdentityPlatform>>;
 let base: string;
@@ -329,11 +330,7 @@ describe('end-user tokens at the router', () => {
     const login = await passwordGrant(base, p, user);
     expect((await call('GET', '/userinfo', { token: login.body.access_token })).status).toBe(200);
     expect((await call('DELETE', `/auth/api/v1/projects/${p.id}`, { token: p.tenantToken })).status).toBe(204);
-    let status = 200;
-    for (let i = 0; i < 50 && status === 200; i++) {
-      status = (await call('GET', '/userinfo', { token: login.body.access_token })).status;
-      if (status === 200) await new Promise((r) => setTimeout(r, 100));
-    }
+    const status = await waitFor(async () => { const s = (await call('GET', '/userinfo', { token: login.body.access_token })).status; return s !== 200 && s; }, { timeoutMs: 5_000, intervalMs: 100, message: 'the token to stop working' });
     expect(status).toBe(401);
   });
 });

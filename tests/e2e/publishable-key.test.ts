@@ -206,14 +206,15 @@ describe('the publishable key of a project', () => {
     await waitFor(async () => {
       // The hidden row first: a visitor never hears of it; then a published one.
       await sql("insert into posts (title, published) values ('hidden live', false), ('public live', true)");
-      await new Promise((r) => setTimeout(r, 300));
-      return events.some((e) => e.row?.title === 'public live');
+      return await waitFor(() => events.some((e) => e.row?.title === 'public live'), { timeoutMs: 300, intervalMs: 50, message: 'this probe' }).catch(() => false);
     }, { message: 'a realtime insert' });
     const hiddenId = (await sql("select id from posts where title = 'hidden live' limit 1")).rows[0].id;
     const publicId = (await sql("select id from posts where title = 'public live' limit 1")).rows[0].id;
     await sql(`delete from posts where id in (${Number(hiddenId)}, ${Number(publicId)})`);
     await waitFor(async () => events.some((e) => e.operation === 'delete'), { message: 'a realtime delete' });
-    await new Promise((r) => setTimeout(r, 300));
+    // A published row inserted after the deletes arrives after any event they caused.
+    await sql("insert into posts (title, published) values ('after the deletes', true)");
+    await waitFor(() => events.some((e) => e.row?.title === 'after the deletes'), { message: 'the insert after the deletes' });
     abort.abort();
     expect(events.some((e) => e.row?.title === 'hidden live')).toBe(false);
     const deletes = events.filter((e) => e.operation === 'delete');

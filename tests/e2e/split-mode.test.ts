@@ -6,6 +6,7 @@ import { tenantScenario } from './tenant-scenario.ts';
 import { client } from '../support/http.ts';
 import { signContext } from '../../platform/auth.ts';
 import { newProject } from './identity-fixtures.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 type Layout = { subgraphs: Record<string, { url: string; pid: number }>; router: { url: string; pid: number } };
 
@@ -61,8 +62,7 @@ describe('split mode (each subgraph, the router and the front door in its own pr
     const call = client(p.url);
     expect((await call('GET', '/health/storage/readyz')).status).toBe(200);
     process.kill(layout.subgraphs.storage!.pid, 'SIGKILL');
-    await new Promise((r) => setTimeout(r, 300));
-    const down = await call('GET', '/health/storage/readyz');
+    const down = await waitFor(async () => { const r = await call('GET', '/health/storage/readyz'); return r.status !== 200 && r; }, { message: 'the storage subgraph to show as down' });
     expect(down.status).toBe(503);
     expect(down.body.status).toBe('down');
     const all = await call('GET', '/health');

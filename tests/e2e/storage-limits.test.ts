@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { STORAGE, client, generated, multipart, newStorageProject, put, upload, type Part, type StorageProject } from './storage-fixtures.ts';
 import type { Res } from '../support/http.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const MIB = 1024 * 1024;
 let p: TestPlatform;
@@ -101,9 +102,7 @@ describe('unconfirmed uploads', () => {
     const ready = (await put(p.url, c, 'tmp', 'r.txt', 'ready')).body.object.id as string;
     const blob = (id: string) => path.join(p.dataDir, 'blobs', c.id, id);
     expect(fs.existsSync(blob(pending))).toBe(true);
-    const until = Date.now() + 20_000;
-    while (fs.existsSync(blob(pending)) && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
-    expect(fs.existsSync(blob(pending))).toBe(false);
+    await waitFor(() => !fs.existsSync(blob(pending)), { timeoutMs: 20_000, intervalMs: 200, message: 'the expired upload to be swept' });
     expect((await call('POST', `${STORAGE}/upload/confirm`, { apiKey: c.apiKey, body: { id: pending } })).status).toBe(404);
     expect((await call('GET', `${STORAGE}/objects?status=pending`, { apiKey: c.apiKey })).body.objects).toEqual([]);
     expect(fs.existsSync(blob(ready))).toBe(true);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { STORAGE, client, download, newStorageProject, put, upload, type StorageProject } from './storage-fixtures.ts';
 import { objectLifecycle } from './storage-flows.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let p: TestPlatform;
 let call: ReturnType<typeof client>;
@@ -479,9 +480,7 @@ describe('the project life cycle', () => {
     await put(p.url, c, 'x', 'b.txt', 'B', { confirm: false });
     expect(fs.existsSync(path.join(p.dataDir, 'blobs', c.id))).toBe(true);
     expect((await call('DELETE', `/auth/api/v1/projects/${c.id}`, { token: c.tenantToken })).status).toBe(204);
-    const until = Date.now() + 15_000;
-    while (fs.existsSync(path.join(p.dataDir, 'blobs', c.id)) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
-    expect(fs.existsSync(path.join(p.dataDir, 'blobs', c.id))).toBe(false);
+    await waitFor(() => !fs.existsSync(path.join(p.dataDir, 'blobs', c.id)), { message: "the project's blob folder to go" });
     expect(fs.existsSync(blobFile(c.id, id))).toBe(false);
   }, 30_000);
 });

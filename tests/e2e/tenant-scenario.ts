@@ -1,16 +1,8 @@
 // The tenant end-to-end scenario, run against a started platform in each mode.
 import { expect } from '@jest/globals';
-import { generate } from 'otplib';
 import { client } from '../support/http.ts';
+import { nextCode } from './identity-fixtures.ts';
 
-/** Waits until the TOTP time step changes, so a fresh code is not a replay of the last one. */
-async function nextCode(secret: string, last?: string): Promise<string> {
-  for (;;) {
-    const code = await generate({ secret });
-    if (code !== last) return code;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 /** signup → login → MFA → projects → key → publications → plans → logout, over HTTP. */
 export async function tenantScenario(base: string): Promise<void> {

@@ -10,6 +10,7 @@ import { createLogger } from '../../platform/logger.ts';
 import { budgetFor, createProjectPools, type ProjectPools } from '../../subgraphs/data/services/pools.ts';
 import { scramVerifier, type ProjectRole } from '../../subgraphs/data/services/provisioning.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let admin: pg.Client;
@@ -76,7 +77,8 @@ describe('the data connection budget', () => {
     expect(pools.stats()).toMatchObject({ open: 2, idle: 2 });
     expect(await who(C)).toBe(C.roleName); // A's connection was idle the longest
     expect(pools.stats()).toMatchObject({ open: 2, idle: 2 });
-    await new Promise((r) => setTimeout(r, 200)); // the closed backend ends
+    // The closed backend ends a moment after the pool lets it go.
+    await waitFor(async () => (await loggedIn()).length === 2, { timeoutMs: 5_000, message: "A's backend to end" });
     expect(await loggedIn()).toEqual([B.roleName, C.roleName].sort());
   });
 
@@ -88,9 +90,8 @@ describe('the data connection budget', () => {
       answered = true;
       return w;
     });
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => pools.stats().waiting === 1, { timeoutMs: 5_000, message: 'A to queue for a connection' });
     expect(answered).toBe(false);
-    expect(pools.stats().waiting).toBe(1);
     b.release(); // B has nobody waiting: its connection is closed to make room for A
     expect(await waiting).toBe(A.roleName);
     c.release();
@@ -179,8 +180,7 @@ describe('the data connection budget', () => {
   it("closes a project's connections when it is deleted", async () => {
     await who(B);
     await pools.close(B.projectId);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(await loggedIn()).not.toContain(B.roleName);
+    await waitFor(async () => !(await loggedIn()).includes(B.roleName), { timeoutMs: 5_000, message: "B's backends to end" });
     expect(await who(B)).toBe(B.roleName); // (a project that comes back opens anew)
   });
 });

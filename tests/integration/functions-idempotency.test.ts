@@ -12,6 +12,7 @@ import { functionsMigrations } from '../../subgraphs/functions/migrations/index.
 import { createIdempotency, fingerprintOf, IDEMPOTENCY_WINDOW_MS, type HttpAnswer } from '../../subgraphs/functions/services/idempotency.ts';
 import { createSql } from '../../subgraphs/functions/services/sql.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let db: { url: string; drop: () => Promise<void> };
 let orm: SubgraphDatabase;
@@ -36,13 +37,8 @@ afterAll(async () => {
 const answer = (n: number): HttpAnswer => ({ status: 200, body: { n }, headers: {} });
 const req = (key: string, body = 'b', leaseMs = 60_000) => ({ projectId, scope: 'invoke/f/project', key, fingerprint: fingerprintOf('invoke', body), leaseMs });
 /** Waits until a claim for `key` is stored (the first run has claimed it). */
-const claimed = async (key: string) => {
-  for (let i = 0; i < 200; i++) {
-    if ((await client.query('select 1 from function_idempotency where key = $1', [key])).rowCount) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`no claim for ${key}`);
-};
+const claimed = async (key: string) =>
+  void (await waitFor(async () => Boolean((await client.query('select 1 from function_idempotency where key = $1', [key])).rowCount), { timeoutMs: 2_000, intervalMs: 10, message: `a claim for ${key}` }));
 const codeOf = async (p: Promise<unknown>) => await p.then(() => 'ran', (err: unknown) => (err instanceof AppError ? err.code : String(err)));
 
 it('takes over a claim whose lease ran out without an answer; a live claim is 409', async () => {

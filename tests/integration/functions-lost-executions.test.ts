@@ -14,6 +14,7 @@ import { functionsMigrations } from '../../subgraphs/functions/migrations/index.
 import { createExecutionService } from '../../subgraphs/functions/services/executions.ts';
 import { createHotSql, createSql } from '../../subgraphs/functions/services/sql.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let db: { url: string; drop: () => Promise<void> };
 let sub: RunningSubgraph;
@@ -103,7 +104,7 @@ it("queues again an execution released long ago whose job is gone, which then ru
     await other.stop();
   }
   const status = async (id: string) => (await client.query<{ status: string; output: unknown }>('select status, output from function_executions where id = $1', [id])).rows[0]!;
-  for (const until = Date.now() + 20_000; (await status(lost)).status !== 'succeeded' && Date.now() < until; ) await new Promise((r) => setTimeout(r, 100));
+  await waitFor(async () => (await status(lost)).status === 'succeeded', { timeoutMs: 20_000, intervalMs: 100, message: 'the lost execution to be run again' }).catch(() => undefined); // the next line says what it is
   expect(await status(lost)).toMatchObject({ status: 'succeeded', output: { ran: true } });
   expect((await status(recent)).status).toBe('queued');
 }, 40_000);

@@ -9,6 +9,7 @@ import { loadConfig } from '../../platform/config.ts';
 import { startSubgraph, type RunningSubgraph } from '../../platform/subgraph.ts';
 import { identitySubgraph } from '../../subgraphs/identity/index.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const PROJECT = '6c1e3a52-8f7e-4d0b-9a43-2d7f0c1b9e01';
 const TENANT = '0b5b2f8e-2f9a-4c1e-8d3b-6a7c9e0f1a2b';
@@ -68,11 +69,7 @@ describe('the identity subgraph', () => {
     await run('mutation { registerEndUser(input: { email: "mail@example.com", password: "long enough pw" }) { id } }', {}, project);
     const res = await run('mutation { requestEndUserPasswordReset(email: "mail@example.com") }', {}, project);
     expect(res.data).toEqual({ requestEndUserPasswordReset: true });
-    let logged: Record<string, unknown> | undefined;
-    for (let i = 0; i < 100 && !logged; i++) {
-      logged = logLines.find((l) => typeof l.msg === 'string' && l.msg.includes('mail logged instead of sent'));
-      if (!logged) await new Promise((r) => setTimeout(r, 100));
-    }
+    const logged = await waitFor(() => logLines.find((l) => typeof l.msg === 'string' && l.msg.includes('mail logged instead of sent')), { timeoutMs: 10_000, intervalMs: 100, message: 'the logged mail' });
     expect(logged).toMatchObject({ level: 30, to: 'mail@example.com', kind: 'password_reset' });
     expect(logged!.text).toMatch(/\/password\/reset\/confirm\?token=tpr_/);
   }, 20_000);

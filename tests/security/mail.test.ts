@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { client } from '../support/http.ts';
 import { newProject, registerUser, startIdentityPlatform, startMailbox, type Project } from '../e2e/identity-fixtures.ts';
 import { attackTable } from './attack-table.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let env: Awaited<ReturnType<typeof startIdentityPlatform>>;
 let own: Awaited<ReturnType<typeof startMailbox>>;
@@ -65,12 +66,12 @@ describe('mail through the platform sender', () => {
         const res = await call('POST', `${F}/invoke/mailer?async=true`, { apiKey: bare.apiKey, body: { to: VICTIM } });
         expect(res.status).toBe(202);
         const id = res.body.execution_id as string;
-        for (const until = Date.now() + 15_000; Date.now() < until; ) {
+        const failed = async () => {
           const rec = await call('GET', `${F}/executions/${id}`, { apiKey: bare.apiKey });
-          if (rec.body.execution.status === 'failed') return { ...rec, status: 409, body: { error: { code: rec.body.execution.error.code } } };
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        throw new Error('the queued run did not fail');
+          return rec.body.execution.status === 'failed' && rec;
+        };
+        const rec = await waitFor(failed, { intervalMs: 100, message: 'the queued run to fail' });
+        return { ...rec, status: 409, body: { error: { code: rec.body.execution.error.code } } };
       },
       refused: { status: 409, code: 'EMAIL_NOT_CONFIGURED' },
       intact: () => platformSentNothingTo(VICTIM),

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startSplit, type TestPlatform } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
 import { attackTable, type Attack } from './attack-table.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 // Characters that URLs, JSON and forms each encode their own way.
 const SECRET = 'Tok/3n+Sëcret&v=1 0123456789abcdef';
@@ -75,17 +76,14 @@ const invoke = (name: string, query = ''): Promise<Res> => call('POST', `/edge/a
 
 /** Waits for an execution to finish and answers its record and step log as one text. */
 async function recordOf(id: string): Promise<Res> {
-  const until = Date.now() + 20_000;
-  for (;;) {
+  const finished = async () => {
     const rec = await call('GET', `/edge/api/v1/executions/${id}`, { apiKey });
-    if (rec.body?.execution && !['queued', 'running'].includes(rec.body.execution.status)) {
-      const events = await call('GET', `/edge/api/v1/executions/${id}/events`, { apiKey });
-      expect(events.status).toBe(200);
-      return { status: rec.status, body: { execution: rec.body.execution, events: events.body.events }, headers: rec.headers };
-    }
-    if (Date.now() > until) throw new Error(`execution ${id} did not finish: ${JSON.stringify(rec.body)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    return rec.body?.execution && !['queued', 'running'].includes(rec.body.execution.status) && rec;
+  };
+  const rec = await waitFor(finished, { timeoutMs: 20_000, intervalMs: 100, message: `execution ${id} to finish` });
+  const events = await call('GET', `/edge/api/v1/executions/${id}/events`, { apiKey });
+  expect(events.status).toBe(200);
+  return { status: rec.status, body: { execution: rec.body.execution, events: events.body.events }, headers: rec.headers };
 }
 
 beforeAll(async () => {
@@ -200,9 +198,7 @@ describe('secrets never leave the engine in clear', () => {
     // A cron job failing every second logs its error (redacted) in the functions process.
     const cron = await call('POST', '/edge/api/v1/cron', { apiKey, body: { name: 'leaky', schedule: '* * * * * *', timezone: 'UTC', function: 'http-secret-in-path' } });
     expect(cron.status).toBe(201);
-    const until = Date.now() + 15_000;
-    while (!/cron run failed/.test(logs) && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
-    expect(logs).toMatch(/cron run failed/);
+    await waitFor(() => /cron run failed/.test(logs), { timeoutMs: 15_000, intervalMs: 200, message: 'the failed cron run in the log' });
     await call('DELETE', `/edge/api/v1/cron?id=${cron.body.cron_job.id}`, { apiKey });
     expect(logs.length).toBeGreaterThan(1000);
     for (const leak of leaks()) expect({ leak, found: logs.includes(leak) }).toEqual({ leak, found: false });

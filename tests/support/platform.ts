@@ -7,6 +7,7 @@ import { createTestDatabase } from './database.ts';
 import { freePort } from '../../platform/net.ts';
 import { PARENT_PID_ENV } from '../../platform/parent-watch.ts';
 import type { Logger } from '../../platform/logger.ts';
+import { waitFor } from './wait-for.ts';
 
 export type TestPlatform = { url: string; close: () => Promise<void>; tessera?: Tessera; dataDir: string; child?: ChildProcess };
 
@@ -50,19 +51,18 @@ export async function startProcess(args: string[], env: Record<string, string>, 
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
+  const ready = async () => {
     if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode}:\n${output.slice(-4000)}`);
-    try {
-      const res = await fetch(readyUrl);
-      if (res.status === 200) return child;
-    } catch {
-      // not yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
+    return await fetch(readyUrl).then((res) => res.status === 200, () => false); // not listening yet
+  };
+  try {
+    await waitFor(ready, { timeoutMs, intervalMs: 200, message: readyUrl });
+    return child;
+  } catch (err) {
+    if (child.exitCode !== null) throw err;
+    child.kill('SIGKILL');
+    throw new Error(`${readyUrl} not ready after ${timeoutMs} ms:\n${output.slice(-4000)}`);
   }
-  child.kill('SIGKILL');
-  throw new Error(`${readyUrl} not ready after ${timeoutMs} ms:\n${output.slice(-4000)}`);
 }
 
 /** Stops a child process and waits for it. */
@@ -87,7 +87,7 @@ export async function startSplit(env: Record<string, string> = {}): Promise<Test
   );
   // The launcher writes its layout (ports, pids) once every process is up, just after /health answers.
   const layoutFile = path.join(dataDir, 'split.json');
-  for (let i = 0; i < 100 && !fs.existsSync(layoutFile); i++) await new Promise((r) => setTimeout(r, 100));
+  await waitFor(() => fs.existsSync(layoutFile), { timeoutMs: 10_000, intervalMs: 100, message: 'split.json' }).catch(() => undefined); // a test reading it says so
   return {
     url: `http://127.0.0.1:${port}`,
     dataDir,
