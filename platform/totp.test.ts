@@ -1,6 +1,6 @@
 // The TOTP service's own rules, over an account kept in memory: which codes it takes, replay and its race, the
 // order of enrol → verify → disable, and wrong codes counted. The tables behind it (tenants, end-users) and their
-// conditional UPDATE are exercised against PostgreSQL by tests/integration/tenant-accounts and the identity e2e tests.
+// conditional UPDATE are exercised against PostgreSQL by tests/integration/tenant/tenant-accounts and the identity e2e tests.
 import { describe, expect, it } from '@jest/globals';
 import { generateSync } from 'otplib';
 import { createSecretBox } from './crypto.ts';

@@ -2,7 +2,7 @@
 // recall@10 against exact brute force, and the latency of one search.
 //
 // Where it runs: the embedded PostgreSQL has no pgvector, so this case runs on PGlite with pglite-pgvector
-// (PostgreSQL compiled to WebAssembly, in this process) — the path tests/integration/data-vector.test.ts checks —
+// (PostgreSQL compiled to WebAssembly, in this process) — the path tests/integration/data/data-vector.test.ts checks —
 // and gives a figure on every run. On a server that has pgvector (the machine's PostgreSQL 15, where .ci/run builds
 // it into template1's `extensions` schema; `DATABASE_URL` pointing there), case P10-server (p10-server.ts)
 // measures the same search through the HTTP API beside it. The server's answer to `pg_available_extensions` is

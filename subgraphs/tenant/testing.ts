@@ -1,5 +1,5 @@
 // Test harness for the tenant subgraph: a started subgraph on a fresh database, and shortcuts to call
-// it as any principal. Used by tests/integration/tenant-*.test.ts; never imported by the app.
+// it as any principal. Used by tests/integration/tenant/*.test.ts; never imported by the app.
 import os from 'node:os';
 import { generate } from 'otplib';
 import type { Principal, RequestContext } from '../../platform/auth.ts';

@@ -2,7 +2,7 @@
 // change), and developer-account sign-ups in bulk from one address.
 import { afterAll, beforeAll, describe, expect } from '@jest/globals';
 import { client } from '../support/http.ts';
-import { newProject, passwordGrant, registerUser, startIdentityPlatform, tokenOf, type Project } from '../e2e/identity-fixtures.ts';
+import { newProject, passwordGrant, registerUser, startIdentityPlatform, tokenOf, type Project } from '../e2e/identity/identity-fixtures.ts';
 import { attackTable } from './attack-table.ts';
 
 let env: Awaited<ReturnType<typeof startIdentityPlatform>>;

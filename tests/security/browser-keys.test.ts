@@ -3,8 +3,8 @@
 import { afterAll, beforeAll, describe, expect } from '@jest/globals';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
-import { newProject, type Project } from '../e2e/identity-fixtures.ts';
-import { STORAGE, upload } from '../e2e/storage-fixtures.ts';
+import { newProject, type Project } from '../e2e/identity/identity-fixtures.ts';
+import { STORAGE, upload } from '../e2e/storage/storage-fixtures.ts';
 import { attackTable } from './attack-table.ts';
 import { waitFor } from '../support/wait-for.ts';
 

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client } from '../support/http.ts';
-import { STORAGE, upload } from '../e2e/storage-fixtures.ts';
+import { STORAGE, upload } from '../e2e/storage/storage-fixtures.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 jest.setTimeout(60_000);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startProcess, stopProcess } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
 import { freePort } from '../../platform/net.ts';
-import { upload } from '../e2e/storage-fixtures.ts';
+import { upload } from '../e2e/storage/storage-fixtures.ts';
 import { attackTable } from './attack-table.ts';
 
 const isRoot = process.getuid?.() === 0;

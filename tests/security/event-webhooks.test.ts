@@ -6,8 +6,8 @@ import http from 'node:http';
 import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect } from '@jest/globals';
-import { startEdgeWorld, type EdgeWorld } from '../e2e/functions-helpers.ts';
-import { newProject, passwordGrant, registerUser } from '../e2e/identity-fixtures.ts';
+import { startEdgeWorld, type EdgeWorld } from '../e2e/functions/functions-helpers.ts';
+import { newProject, passwordGrant, registerUser } from '../e2e/identity/identity-fixtures.ts';
 import { attackTable, type Attack } from './attack-table.ts';
 import { waitFor } from '../support/wait-for.ts';
 

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { client, type Res } from '../support/http.ts';
 import {
   DEFAULT_ALLOWED_SCOPES, REDIRECT_URI, newProject, passwordGrant, postForm, registerUser, signInThroughPage, startIdentityPlatform, type Project,
-} from '../e2e/identity-fixtures.ts';
-import { STORAGE, download, put } from '../e2e/storage-fixtures.ts';
+} from '../e2e/identity/identity-fixtures.ts';
+import { STORAGE, download, put } from '../e2e/storage/storage-fixtures.ts';
 import { attackTable } from './attack-table.ts';
 import { waitFor } from '../support/wait-for.ts';
 

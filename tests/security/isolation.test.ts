@@ -14,7 +14,7 @@ import { createSecretBox } from '../../platform/crypto.ts';
 import { sealBroadcast } from '../../platform/broadcast.ts';
 import { startOneProcess, TEST_SECRET, type TestPlatform } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
-import { createProject, dataCall, signIn, type Call, type DataProject } from '../e2e/data-support.ts';
+import { createProject, dataCall, signIn, type Call, type DataProject } from '../e2e/data/data-support.ts';
 import { attackTable } from './attack-table.ts';
 import { waitFor } from '../support/wait-for.ts';
 

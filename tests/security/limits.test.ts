@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect } from '@jest/globals';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
-import { newProject, passwordGrant, registerUser, type Project } from '../e2e/identity-fixtures.ts';
+import { newProject, passwordGrant, registerUser, type Project } from '../e2e/identity/identity-fixtures.ts';
 import { attackTable } from './attack-table.ts';
 
 const RPM = 30;

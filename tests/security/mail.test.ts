@@ -3,7 +3,7 @@
 // provider's own mails, and a project with its own settings sends through them.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { client } from '../support/http.ts';
-import { newProject, registerUser, startIdentityPlatform, startMailbox, type Project } from '../e2e/identity-fixtures.ts';
+import { newProject, registerUser, startIdentityPlatform, startMailbox, type Project } from '../e2e/identity/identity-fixtures.ts';
 import { attackTable } from './attack-table.ts';
 import { waitFor } from '../support/wait-for.ts';
 

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect } from '@jest/globals';
-import { startEdgeWorld, type EdgeWorld } from '../e2e/functions-helpers.ts';
+import { startEdgeWorld, type EdgeWorld } from '../e2e/functions/functions-helpers.ts';
 import { attackTable, type Attack } from './attack-table.ts';
 
 let w: EdgeWorld;

@@ -5,8 +5,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
-import { newProject, passwordGrant, registerUser, type Project } from '../e2e/identity-fixtures.ts';
-import { STORAGE, upload, type Part } from '../e2e/storage-fixtures.ts';
+import { newProject, passwordGrant, registerUser, type Project } from '../e2e/identity/identity-fixtures.ts';
+import { STORAGE, upload, type Part } from '../e2e/storage/storage-fixtures.ts';
 import { attackTable } from './attack-table.ts';
 
 const MIB = 1024 * 1024;

@@ -1,0 +1,115 @@
+// The client package's end-user admin API (client.admin.users) and edge collections (functions.hooks, webhooks,
+// cron, emailTemplates, emailConfig), which the dashboard uses, against a live Tessera: each call does what the REST
+// row says, unknown ids and bad bodies are typed errors, another project's key and the publishable key are refused.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createClient, TesseraError, type TesseraClient } from '../../../packages/client/src/index.ts';
+import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import { newProject, type Project } from '../identity/identity-fixtures.ts';
+
+let platform: TestPlatform;
+let project: Project;
+let api: TesseraClient;
+let other: TesseraClient;
+let publishable: TesseraClient;
+
+const rejects = async (p: Promise<unknown>, code: string, status: number): Promise<TesseraError> => {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(TesseraError);
+  expect({ code: (err as TesseraError).code, status: (err as TesseraError).status }).toEqual({ code, status });
+  expect((err as TesseraError).requestId).toBeTruthy();
+  return err as TesseraError;
+};
+
+beforeAll(async () => {
+  platform = await startOneProcess();
+  project = await newProject(platform.url);
+  api = createClient({ url: platform.url, key: project.apiKey });
+  other = createClient({ url: platform.url, key: (await newProject(platform.url)).apiKey });
+  const tenant = createClient({ url: platform.url, accessToken: project.tenantToken });
+  publishable = createClient({ url: platform.url, key: (await tenant.tenant.projects.get(project.id)).publishable_key });
+}, 120_000);
+
+afterAll(async () => {
+  await platform?.close();
+});
+
+describe('client.admin.users', () => {
+  const emails = ['ada@example.com', 'bob@example.com', 'cyd@example.com'];
+
+  it('lists with search and paging, reads, updates roles and metadata, disables, enables, ends sessions and deletes', async () => {
+    for (const email of emails) await publishable.auth.signUp({ email, password: 'a long enough password' });
+    const first = await api.admin.users.list({ first: 2 });
+    expect(first.users).toHaveLength(2);
+    expect(first.next_cursor).toBeTruthy();
+    const second = await api.admin.users.list({ first: 2, after: first.next_cursor! });
+    expect([...first.users, ...second.users].map((u) => u.email).sort()).toEqual(emails);
+    const found = await api.admin.users.list({ search: 'bob' });
+    expect(found.users.map((u) => u.email)).toEqual(['bob@example.com']);
+    const bob = found.users[0]!;
+    expect((await api.admin.users.get(bob.id)).email).toBe('bob@example.com');
+    const updated = await api.admin.users.update(bob.id, { roles: ['editor'], app_metadata: { plan: 'pro' } });
+    expect({ roles: updated.roles, meta: updated.app_metadata }).toEqual({ roles: ['editor'], meta: { plan: 'pro' } });
+    expect((await api.admin.users.disable(bob.id)).disabled).toBe(true);
+    expect((await api.admin.users.enable(bob.id)).disabled).toBe(false);
+    expect(await api.admin.users.revokeSessions(bob.id)).toBeGreaterThanOrEqual(0);
+    await api.admin.users.remove(bob.id);
+    await rejects(api.admin.users.get(bob.id), 'NOT_FOUND', 404);
+  });
+
+  it('refuses unknown ids, bad bodies, another project and the publishable key', async () => {
+    const ada = (await api.admin.users.list({ search: 'ada' })).users[0]!;
+    await rejects(api.admin.users.get('00000000-0000-4000-8000-000000000000'), 'NOT_FOUND', 404);
+    await rejects(api.admin.users.update(ada.id, { roles: ['not a role!'] }), 'VALIDATION_FAILED', 400);
+    await rejects(other.admin.users.get(ada.id), 'NOT_FOUND', 404);
+    expect((await other.admin.users.list({ search: 'ada' })).users).toEqual([]);
+    const refused = await publishable.admin.users.list().then(() => undefined, (e: unknown) => e as TesseraError);
+    expect(refused?.status).toBe(403);
+  });
+});
+
+describe('client.functions edge collections', () => {
+  beforeAll(async () => {
+    await api.functions.create({ name: 'echo', steps: [{ name: 'out', kind: 'Transform', expression: '{{ input.body }}', return: true }] });
+  });
+
+  it('creates, lists and deletes hooks and webhook receivers', async () => {
+    const hook = await api.functions.hooks.create({ table: 'orders', timing: 'after', events: ['insert'], function: 'echo' });
+    expect((await api.functions.hooks.list()).map((h) => h.id)).toEqual([hook.id]);
+    await api.functions.hooks.remove(hook.id);
+    expect(await api.functions.hooks.list()).toEqual([]);
+    const receiver = await api.functions.webhooks.create({ function: 'echo', slug: 'incoming' });
+    expect(receiver.url).toContain(`/webhooks/${project.id}/incoming`);
+    expect((await api.functions.webhooks.list()).map((w) => w.slug)).toEqual(['incoming']);
+    await api.functions.webhooks.remove(receiver.id);
+    expect(await api.functions.webhooks.list()).toEqual([]);
+    await rejects(api.functions.hooks.create({ table: 'orders', timing: 'sometimes', events: ['insert'], function: 'echo' }), 'VALIDATION_FAILED', 400);
+  });
+
+  it('creates cron jobs with their next five runs, pauses and deletes them', async () => {
+    const job = await api.functions.cron.create({ name: 'nightly', schedule: '0 3 * * *', timezone: 'Asia/Tokyo', function: 'echo' });
+    expect(job.next_runs).toHaveLength(5);
+    expect(new Date(job.next_runs[0] as string).getUTCHours()).toBe(18);
+    expect((await api.functions.cron.update(job.id, { enabled: false })).enabled).toBe(false);
+    expect((await api.functions.cron.list()).map((j) => j.name)).toEqual(['nightly']);
+    await api.functions.cron.remove(job.id);
+    expect(await api.functions.cron.list()).toEqual([]);
+    await rejects(api.functions.cron.create({ name: 'bad', schedule: 'every day', function: 'echo' }), 'VALIDATION_FAILED', 400);
+    await rejects(other.functions.cron.update(job.id, { enabled: true }), 'NOT_FOUND', 404);
+  });
+
+  it('keeps e-mail templates with a preview, and SMTP settings without ever answering the password', async () => {
+    const t = await api.functions.emailTemplates.create({ name: 'welcome', subject: 'Hi {{ name }}', html: '<p>Hi {{ name }}</p>', text: 'Hi {{ name }}' });
+    expect((await api.functions.emailTemplates.update(t.id, { subject: 'Hello {{ name }}' })).subject).toBe('Hello {{ name }}');
+    expect(await api.functions.emailTemplates.preview(t.id, { name: '<Ada>' })).toEqual({ subject: 'Hello <Ada>', html: '<p>Hi &lt;Ada&gt;</p>', text: 'Hi <Ada>' });
+    await api.functions.emailTemplates.remove(t.id);
+    expect(await api.functions.emailTemplates.list()).toEqual([]);
+    expect(await api.functions.emailConfig.get()).toBeNull();
+    const config = await api.functions.emailConfig.set({ host: 'smtp.example.com', port: 587, secure: false, user: 'mailer', password: 'smtp secret', from: 'Shop <shop@example.com>' });
+    expect(config).toMatchObject({ host: 'smtp.example.com', port: 587, user: 'mailer' });
+    expect(JSON.stringify(await api.functions.emailConfig.get())).not.toContain('smtp secret');
+    await api.functions.emailConfig.remove();
+    expect(await api.functions.emailConfig.get()).toBeNull();
+    // With no settings there is nothing to test.
+    await rejects(api.functions.emailConfig.test('someone@example.com'), 'NOT_FOUND', 404);
+  });
+});

@@ -1,0 +1,49 @@
+// Helpers of the data API end-to-end tests: a signed-in tenant, projects created through the tenant
+// REST API (usable at once: the first data call makes the project's database if the event has not yet).
+import pg from 'pg';
+import { client, type Res } from '../../support/http.ts';
+import { dropInstallation } from '../../support/database.ts';
+
+export type Call = ReturnType<typeof client>;
+export type DataProject = { id: string; apiKey: string; token: string };
+
+let counter = 0;
+
+/** Signs up and signs in a fresh tenant; answers its access token. */
+export async function signIn(call: Call): Promise<string> {
+  const email = `data-${Date.now()}-${counter++}@example.com`;
+  const signup = await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password: 'correct horse battery', name: 'Data' } });
+  if (signup.status !== 201) throw new Error(`signup: ${signup.status} ${JSON.stringify(signup.body)}`);
+  const login = await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: 'correct horse battery' } });
+  if (login.status !== 200) throw new Error(`login: ${login.status} ${JSON.stringify(login.body)}`);
+  return login.body.access_token as string;
+}
+
+/** Creates a project through the tenant API (usable at once: its first data call makes its database if needed). */
+export async function createProject(call: Call, token: string, name = 'data test'): Promise<DataProject> {
+  const res = await call('POST', '/auth/api/v1/projects', { token, body: { name } });
+  if (res.status !== 201) throw new Error(`create project: ${res.status} ${JSON.stringify(res.body)}`);
+  return { id: res.body.project.id as string, apiKey: res.body.project.api_key as string, token };
+}
+
+/** POST /v1/<action> with the project's key. */
+export function dataCall(call: Call, apiKey: string) {
+  return async (action: string, body: unknown): Promise<Res> => await call('POST', `/v1/${action}`, { apiKey, body });
+}
+
+/**
+ * Drops the databases and roles a test database's projects left on the shared server (they are cluster-wide).
+ * Closing a platform started by tests/support/platform.ts does this already; this is for platforms a test started itself.
+ */
+export async function dropLeftoverRoles(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const dbName = url.pathname.slice(1);
+  url.pathname = '/postgres';
+  const admin = new pg.Client({ connectionString: url.toString() });
+  await admin.connect();
+  try {
+    await dropInstallation(admin, dbName);
+  } finally {
+    await admin.end();
+  }
+}

@@ -1,0 +1,146 @@
+// The end-user admin API (`/admin/users`) with the project's secret API key: list and search with paging,
+// read, app metadata and roles, disable and enable (sessions end at once), delete, revoke sessions, reset MFA,
+// and its failure paths (bad bodies, unknown and malformed ids). Refusals to other callers: tests/security/grants.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { generate } from 'otplib';
+import { client } from '../../support/http.ts';
+import { newProject, nextCode, passwordGrant, postForm, registerUser, startIdentityPlatform, type Project } from './identity-fixtures.ts';
+
+let env: Awaited<ReturnType<typeof startIdentityPlatform>>;
+let call: ReturnType<typeof client>;
+let project: Project;
+const users: { email: string; password: string; id: string }[] = [];
+
+const admin = (method: string, path: string, body?: unknown) => call(method, path, { apiKey: project.apiKey, ...(body === undefined ? {} : { body }) });
+
+beforeAll(async () => {
+  env = await startIdentityPlatform();
+  call = client(env.base);
+  project = await newProject(env.base);
+  for (let i = 0; i < 5; i++) users.push(await registerUser(env.base, project, { name: i === 3 ? 'Grace Hopper' : `User ${i}` }));
+}, 60_000);
+
+afterAll(async () => {
+  await env?.close();
+});
+
+describe('the end-user admin API', () => {
+  it('lists users newest first, one page at a time, and searches e-mail and name', async () => {
+    const first = await admin('GET', '/admin/users?first=2');
+    expect(first.status).toBe(200);
+    expect(first.body.users.map((u: { id: string }) => u.id)).toEqual([users[4]!.id, users[3]!.id]);
+    expect(first.body.users[0]).toMatchObject({ email: users[4]!.email, roles: [], app_metadata: {}, disabled: false, disabled_at: null, mfa_enabled: false });
+    const second = await admin('GET', `/admin/users?first=2&after=${first.body.next_cursor}`);
+    expect(second.body.users.map((u: { id: string }) => u.id)).toEqual([users[2]!.id, users[1]!.id]);
+    const last = await admin('GET', `/admin/users?first=2&after=${second.body.next_cursor}`);
+    expect(last.body).toEqual({ users: [expect.objectContaining({ id: users[0]!.id })], next_cursor: null });
+
+    expect((await admin('GET', '/admin/users?search=hopper')).body.users.map((u: { id: string }) => u.id)).toEqual([users[3]!.id]);
+    expect((await admin('GET', `/admin/users?search=${encodeURIComponent(users[1]!.email.toUpperCase())}`)).body.users.map((u: { id: string }) => u.id)).toEqual([users[1]!.id]);
+    // LIKE wildcards are taken literally.
+    expect((await admin('GET', '/admin/users?search=%25')).body.users).toEqual([]);
+  });
+
+  it('refuses bad paging and filters with 400', async () => {
+    for (const q of ['first=0', 'first=101', 'first=x', 'after=garbage', 'role=bad%20role', 'disabled=maybe']) {
+      const res = await admin('GET', `/admin/users?${q}`);
+      expect({ q, status: res.status }).toEqual({ q, status: 400 });
+    }
+  });
+
+  it('reads one user; unknown and malformed ids are 404', async () => {
+    expect((await admin('GET', `/admin/users/${users[0]!.id}`)).body.user).toMatchObject({ id: users[0]!.id, email: users[0]!.email, name: 'User 0' });
+    expect((await admin('GET', '/admin/users/6c1e0b0e-0000-4000-8000-000000000000')).status).toBe(404);
+    expect((await admin('GET', '/admin/users/not-a-uuid')).status).toBe(404);
+  });
+
+  it('sets app metadata and roles, filters by role, and refuses malformed bodies', async () => {
+    const u = users[0]!;
+    const res = await admin('PATCH', `/admin/users/${u.id}`, { app_metadata: { plan: 'gold', seats: 3 }, roles: ['editor', 'billing', 'editor'] });
+    expect(res.status).toBe(200);
+    expect(res.body.user).toMatchObject({ app_metadata: { plan: 'gold', seats: 3 }, roles: ['editor', 'billing'] });
+    // Omitted fields stay.
+    expect((await admin('PATCH', `/admin/users/${u.id}`, { roles: ['editor'] })).body.user).toMatchObject({ app_metadata: { plan: 'gold', seats: 3 }, roles: ['editor'] });
+    expect((await admin('GET', '/admin/users?role=editor')).body.users.map((x: { id: string }) => x.id)).toEqual([u.id]);
+    for (const [body, field] of [
+      [{ roles: [1] }, 'roles'],
+      [{ roles: ['has space'] }, 'roles[0]'],
+      [{ roles: Array.from({ length: 51 }, (_, i) => `r${i}`) }, 'roles'],
+      [{ app_metadata: [1, 2] }, 'app_metadata'],
+      [{ app_metadata: { big: 'x'.repeat(17_000) } }, 'app_metadata'],
+      [{}, 'input'],
+    ] as const) {
+      const bad = await admin('PATCH', `/admin/users/${u.id}`, body);
+      expect({ field, status: bad.status, code: bad.body?.error?.code }).toEqual({ field, status: 400, code: expect.stringMatching(/VALIDATION_FAILED|BAD_USER_INPUT/) });
+    }
+    expect((await admin('PATCH', '/admin/users/6c1e0b0e-0000-4000-8000-000000000000', { roles: [] })).status).toBe(404);
+  });
+
+  it('disables a user: sign-in refused, every session ended at once; enabling lets them sign in again', async () => {
+    const u = users[1]!;
+    const login = await passwordGrant(env.base, project, u);
+    const token = login.body.access_token as string;
+    expect((await call('GET', '/userinfo', { token })).status).toBe(200);
+    const disabled = await admin('POST', `/admin/users/${u.id}/disable`);
+    expect(disabled.status).toBe(200);
+    expect(disabled.body.user).toMatchObject({ disabled: true, disabled_at: expect.any(String) });
+    expect((await call('GET', '/userinfo', { token })).status).toBe(401);
+    const refresh = await postForm(env.base, '/token', { grant_type: 'refresh_token', refresh_token: login.body.refresh_token }, { basic: [project.clientId, project.clientSecret] });
+    expect(refresh.body.error).toBe('invalid_grant');
+    const again = await passwordGrant(env.base, project, u);
+    expect(again.status).toBe(400);
+    expect(again.body).toEqual({ error: 'invalid_grant', error_description: 'This account is disabled' });
+    // A wrong password says nothing about the account being disabled.
+    expect((await passwordGrant(env.base, project, { ...u, password: 'not the password' })).body.error_description).not.toMatch(/disabled/);
+    expect((await admin('GET', '/admin/users?disabled=true')).body.users.map((x: { id: string }) => x.id)).toEqual([u.id]);
+
+    const enabled = await admin('POST', `/admin/users/${u.id}/enable`);
+    expect(enabled.body.user).toMatchObject({ disabled: false, disabled_at: null });
+    expect((await passwordGrant(env.base, project, u)).status).toBe(200);
+    expect((await call('GET', '/userinfo', { token })).status).toBe(401); // ended sessions stay ended
+  });
+
+  it('revokes every session of a user', async () => {
+    const u = users[2]!;
+    const t1 = (await passwordGrant(env.base, project, u)).body.access_token as string;
+    const t2 = (await passwordGrant(env.base, project, u)).body.access_token as string;
+    const res = await admin('POST', `/admin/users/${u.id}/revoke-sessions`);
+    expect(res).toMatchObject({ status: 200, body: { revoked_sessions: 2 } });
+    for (const token of [t1, t2]) expect((await call('GET', '/userinfo', { token })).status).toBe(401);
+    expect((await passwordGrant(env.base, project, u)).status).toBe(200);
+  });
+
+  it("resets a user's MFA: sign-in needs no code any more", async () => {
+    const u = users[3]!;
+    const token = (await passwordGrant(env.base, project, u)).body.access_token as string;
+    const { secret } = (await call('POST', '/mfa/enroll', { token })).body;
+    expect((await call('POST', '/mfa/verify', { token, body: { code: await generate({ secret }) } })).status).toBe(200);
+    expect((await passwordGrant(env.base, project, u)).body.error).toBe('mfa_required');
+    const reset = await admin('POST', `/admin/users/${u.id}/reset-mfa`);
+    expect(reset.body.user.mfa_enabled).toBe(false);
+    expect((await passwordGrant(env.base, project, u)).status).toBe(200);
+    // Enrolling again gives a new secret.
+    const again = await call('POST', '/mfa/enroll', { token });
+    expect(again.body.secret).not.toBe(secret);
+    await nextCode(secret);
+  });
+
+  it('deletes a user: 204, its tokens stop working, then 404', async () => {
+    const u = users[4]!;
+    const token = (await passwordGrant(env.base, project, u)).body.access_token as string;
+    expect((await admin('DELETE', `/admin/users/${u.id}`)).status).toBe(204);
+    expect((await call('GET', '/userinfo', { token })).status).toBe(401);
+    expect((await admin('DELETE', `/admin/users/${u.id}`)).status).toBe(404);
+    expect((await admin('GET', `/admin/users/${u.id}`)).status).toBe(404);
+    expect((await passwordGrant(env.base, project, u)).status).toBe(400);
+  });
+
+  it('answers the same through GraphQL', async () => {
+    const res = await call('POST', '/graphql', {
+      apiKey: project.apiKey,
+      body: { query: 'query($s: String) { projectEndUsers(search: $s) { items { id email roles appMetadata disabled } nextCursor } }', variables: { s: 'hopper' } },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.data.projectEndUsers).toEqual({ items: [{ id: users[3]!.id, email: users[3]!.email, roles: [], appMetadata: {}, disabled: false }], nextCursor: null });
+  });
+});

@@ -1,0 +1,90 @@
+// Server protections (issue 13): load shedding past the in-flight and connection caps (503 + Retry-After at once,
+// health checks never shed) and slow clients cut off (slowloris), on a platform started with small limits.
+import net from 'node:net';
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import { client } from '../../support/http.ts';
+import { waitFor } from '../../support/wait-for.ts';
+
+let p: TestPlatform;
+let call: ReturnType<typeof client>;
+let apiKey: string;
+let port: number;
+
+beforeAll(async () => {
+  p = await startOneProcess({ TESSERA_MAX_INFLIGHT: '3', TESSERA_MAX_CONNECTIONS: '20', TESSERA_HEADERS_TIMEOUT_MS: '1000' });
+  call = client(p.url);
+  port = Number(new URL(p.url).port);
+  await call('POST', '/auth/api/v1/tenants/signup', { body: { email: 'edge@example.com', password: 'a long password' } });
+  const token = (await call('POST', '/auth/api/v1/tenant/login', { body: { email: 'edge@example.com', password: 'a long password' } })).body.access_token;
+  apiKey = (await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Edge' } })).body.project.api_key;
+  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select 1' } })).status === 200, { message: 'the project database' });
+}, 60_000);
+
+afterAll(async () => {
+  await p?.close();
+});
+
+/** Opens a raw socket, sends `text`, resolves with what came back and how long the server took to close it. */
+function rawExchange(text: string, timeoutMs = 10_000): Promise<{ answer: string; closedAfterMs: number }> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    let answer = '';
+    const s = net.connect(port, '127.0.0.1', () => s.write(text));
+    s.on('data', (d) => (answer += d.toString()));
+    s.on('close', () => resolve({ answer, closedAfterMs: Date.now() - started }));
+    s.on('error', reject);
+    s.setTimeout(timeoutMs, () => s.destroy());
+  });
+}
+
+describe('the HTTP edge', () => {
+  it('sheds requests past TESSERA_MAX_INFLIGHT with 503 and Retry-After at once, and never sheds /health', async () => {
+    const slow = () => call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select pg_sleep(1.5)' } });
+    const pending = Array.from({ length: 3 }, slow);
+    // Probe until the three slow requests are all in (a loaded machine may take a moment to deliver them).
+    let shed: Awaited<ReturnType<typeof call>> | undefined;
+    let shedMs = 0;
+    for (const until = Date.now() + 1200; !shed && Date.now() < until; ) {
+      const t = Date.now();
+      const r = await call('GET', '/auth/api/v1/plans');
+      if (r.status === 503) {
+        shed = r;
+        shedMs = Date.now() - t;
+      } else await new Promise((resolve) => setTimeout(resolve, 30));
+    }
+    if (!shed) throw new Error('no request was shed while three slow ones were in flight');
+    expect(shed.body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { reason: 'overloaded', retry_after: 1 } });
+    expect(shed.headers.get('retry-after')).toBe('1');
+    expect(shedMs).toBeLessThan(500); // answered at once, not queued behind the slow ones
+    expect((await call('GET', '/health')).status).toBe(200);
+    expect((await Promise.all(pending)).map((r) => r.status)).toEqual([200, 200, 200]);
+    // The capacity comes back as soon as they finish.
+    expect((await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select 1' } })).status).toBe(200);
+  });
+
+  it('answers 408 and closes the connection of a client that never finishes its headers (slowloris)', async () => {
+    const { answer, closedAfterMs } = await rawExchange('GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    expect(answer).toContain('"code":"REQUEST_TIMEOUT"');
+    expect(closedAfterMs).toBeGreaterThanOrEqual(900);
+    expect(closedAfterMs).toBeLessThan(4000);
+  });
+
+  it('answers 503 on connections past TESSERA_MAX_CONNECTIONS and closes them', async () => {
+    const idle: net.Socket[] = [];
+    for (let i = 0; i < 21; i++) {
+      idle.push(await new Promise<net.Socket>((resolve) => {
+        const s = net.connect(port, '127.0.0.1', () => resolve(s));
+        s.on('error', () => {});
+      }));
+    }
+    const { answer } = await rawExchange('GET /auth/api/v1/plans HTTP/1.1\r\nHost: x\r\n\r\n', 5000);
+    for (const s of idle) s.destroy();
+    expect(answer).toMatch(/^HTTP\/1\.1 503/);
+    expect(answer.toLowerCase()).toContain('retry-after: 1');
+    expect(answer.toLowerCase()).toContain('connection: close');
+    expect(answer).toContain('TESSERA_MAX_CONNECTIONS');
+    await waitFor(async () => (await call('GET', '/auth/api/v1/plans')).status === 200, { message: 'capacity to come back', timeoutMs: 5000 });
+  });
+});

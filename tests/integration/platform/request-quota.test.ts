@@ -1,0 +1,60 @@
+// The plan's requests per minute hold across front doors: each counts in memory and tells the others what it
+// counted once a second, so two processes together allow about the limit, not twice it.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { configureBroadcasts } from '../../../platform/broadcast.ts';
+import { createLogger } from '../../../platform/logger.ts';
+import type { Principal } from '../../../platform/auth.ts';
+import type { PlanLimitsReader, ProjectPlanLimits } from '../../../platform/plan-limits.ts';
+import { startRequestQuota, type RequestQuota } from '../../../router/request-quota.ts';
+import { createTestDatabase } from '../../support/database.ts';
+import { waitFor } from '../../support/wait-for.ts';
+
+configureBroadcasts('test-internal-secret-0123456789abcdefghij');
+
+const LIMIT = 10;
+const plan: ProjectPlanLimits = { maxRequestsPerMinute: LIMIT, maxFunctionInvocationsPerMonth: 1000 };
+const limits: PlanLimitsReader = { peek: () => plan, get: async () => plan };
+const asProject = (projectId: string): Principal => ({ kind: 'project', projectId, tenantId: 't' });
+
+let db: Awaited<ReturnType<typeof createTestDatabase>>;
+let a: RequestQuota;
+let b: RequestQuota;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const logger = createLogger('silent');
+  a = await startRequestQuota({ limits, broadcastUrl: db.url, logger });
+  b = await startRequestQuota({ limits, broadcastUrl: db.url, logger });
+});
+
+afterAll(async () => {
+  await a?.stop();
+  await b?.stop();
+  await db?.drop();
+});
+
+/** Whether one more request of the project is refused by `q` (counting it when it is not). */
+const refused = (q: RequestQuota, projectId: string): boolean => {
+  try {
+    q.hit(asProject(projectId));
+    return false;
+  } catch (err) {
+    return (err as { code?: string }).code === 'RATE_LIMITED';
+  }
+};
+
+describe('the request quota across processes', () => {
+  it("refuses one process's requests once another process spent the project's minute", async () => {
+    // Far from a minute's end, so the window does not turn during the test.
+    await waitFor(() => new Date().getSeconds() <= 45, { timeoutMs: 16_000, intervalMs: 250, message: 'a minute with time to spare' });
+    const projectId = '11111111-1111-4111-8111-111111111111';
+    for (let i = 0; i < LIMIT; i++) expect(refused(a, projectId)).toBe(false);
+    expect(refused(a, projectId)).toBe(true);
+    // The other process hears of it within about a second, and then refuses the project's very first request.
+    await waitFor(() => b.used(projectId) >= LIMIT, { timeoutMs: 5_000, intervalMs: 100, message: 'the other process to hear of the spent minute' });
+    expect(refused(b, projectId)).toBe(true);
+    // Another project is not affected, and a principal without a project is never counted.
+    expect(refused(b, '22222222-2222-4222-8222-222222222222')).toBe(false);
+    expect(() => b.hit({ kind: 'tenant', tenantId: 't', sessionId: 's' })).not.toThrow();
+  });
+});

@@ -1,0 +1,100 @@
+// Every change that ends a credential is announced to every process (`credentials.changed`, delivered at
+// commit), so credential caches elsewhere drop it. Listened to here over a plain LISTEN connection, as
+// another process would hear it.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { openSubgraphDatabase } from '../../../platform/database.ts';
+import { createLogger } from '../../../platform/logger.ts';
+import { lateBoundRouterClient } from '../../../platform/subgraph.ts';
+import { openBroadcast } from '../../../platform/broadcast.ts';
+import { tenantEntities } from '../../../subgraphs/tenant/entities/index.ts';
+import { createTenantServices } from '../../../subgraphs/tenant/services/index.ts';
+import { startTenantHarness, type Harness, type SignedIn } from '../../../subgraphs/tenant/testing.ts';
+
+const CREATE = 'mutation($name: String!) { createProject(input: { name: $name }) { id apiKey } }';
+const DELETE = 'mutation($id: ID!) { deleteProject(id: $id) }';
+const REGENERATE = 'mutation($id: ID!) { regenerateProjectKey(id: $id) { id apiKey } }';
+const LOGOUT = 'mutation { logout }';
+const REFRESH = 'mutation($t: String!) { refreshSession(refreshToken: $t) { accessToken refreshToken } }';
+const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
+
+type Heard = { topic: string; payload: Record<string, unknown> };
+
+let h: Harness;
+let listener: pg.Client;
+let heard: Heard[] = [];
+
+/** What was announced on `credentials.changed`, once the messages of the last change had time to arrive. */
+async function announced(): Promise<Record<string, unknown>[]> {
+  await new Promise((r) => setTimeout(r, 150));
+  return heard.filter((m) => m.topic === 'credentials.changed').map((m) => m.payload);
+}
+
+beforeAll(async () => {
+  h = await startTenantHarness();
+  listener = new pg.Client({ connectionString: h.databaseUrl });
+  await listener.connect();
+  listener.on('notification', (n) => heard.push(openBroadcast(n.payload!) as Heard));
+  await listener.query('listen tessera_broadcast');
+});
+
+afterAll(async () => {
+  await listener?.end();
+  await h?.close();
+});
+
+beforeEach(() => {
+  heard = [];
+});
+
+async function project(as: SignedIn): Promise<{ id: string; apiKey: string }> {
+  return (await h.data(CREATE, { name: 'Shop' }, as.principal)).createProject;
+}
+
+describe('credentials.changed', () => {
+  it("is announced for the project when its API key is regenerated", async () => {
+    const t = await h.newTenant();
+    const p = await project(t);
+    heard = [];
+    await h.data(REGENERATE, { id: p.id }, t.principal);
+    expect(await announced()).toEqual([{ projectId: p.id }]);
+  });
+
+  it('is announced for the project when it is deleted, and not when the delete fails', async () => {
+    const t = await h.newTenant();
+    const p = await project(t);
+    heard = [];
+    expect(await h.code(DELETE, { id: UNKNOWN_ID }, t.principal)).toBe('NOT_FOUND');
+    expect(await announced()).toEqual([]);
+    await h.data(DELETE, { id: p.id }, t.principal);
+    expect(await announced()).toEqual([{ projectId: p.id }]);
+  });
+
+  it('is announced for the session when it logs out', async () => {
+    const t = await h.newTenant();
+    await h.data(LOGOUT, {}, t.principal);
+    expect(await announced()).toEqual([{ sessionIds: [(t.principal as { sessionId: string }).sessionId] }]);
+  });
+
+  it('is announced for the session revoked because a rotated refresh token came back', async () => {
+    const t = await h.newTenant();
+    await h.data(REFRESH, { t: t.refreshToken });
+    expect(await announced()).toEqual([]);
+    expect(await h.code(REFRESH, { t: t.refreshToken })).toBe('INVALID_TOKEN');
+    expect(await announced()).toEqual([{ sessionIds: [(t.principal as { sessionId: string }).sessionId] }]);
+  });
+
+  it('is announced for everything when the signing keys rotate (the previous key retires)', async () => {
+    const logger = createLogger('silent');
+    const db = await openSubgraphDatabase({ name: 'tenant', url: h.databaseUrl, entities: tenantEntities, migrations: [], logger });
+    try {
+      const services = await createTenantServices({ config: h.config, db, logger, databaseUrl: h.databaseUrl, router: lateBoundRouterClient() });
+      await services.signingKeys.ensureCurrent();
+      heard = [];
+      await services.signingKeys.rotate();
+      expect(await announced()).toEqual([{ all: true }]);
+    } finally {
+      await db.close();
+    }
+  });
+});
