@@ -92,14 +92,18 @@ type Waiter = { project: Project; resolve: (c: Conn) => void; reject: (err: Erro
 export const MAX_PREPARED_PER_CONNECTION = 32;
 
 /**
- * Whether a named statement failed because the session's copy is stale or gone, before it ran: its table changed
- * under it so that its result type would change (0A000 "cached plan must not change result type"), or the project's
- * own SQL dropped (26000) or took (42P05) its name. The pool then closes that connection and runs the statement once
- * more, unnamed, on another.
+ * Whether a named statement's error may come from the session's copy being stale or gone rather than from the
+ * statement: its parameters' types were fixed when it was parsed, so a column whose type changed since (through
+ * another instance, before this one's catalog heard of it) fails as bad input (class 22) or a type mismatch (42);
+ * a changed result type fails with 0A000 ("cached plan must not change result type"); the project's own SQL may have
+ * dropped (26000) or taken (42P05) its name. The pool then runs the same statement once more, unnamed, on the same
+ * connection (a single statement that failed had no effect): if that succeeds the named copy was stale and the
+ * connection is closed with it; if it fails, that is the statement's own error and the connection stays.
  */
-function staleStatement(err: unknown): boolean {
+function mayBeStale(err: unknown): boolean {
   if (!(err instanceof pg.DatabaseError)) return false;
-  return err.code === '26000' || err.code === '42P05' || (err.code === '0A000' && /cached plan/.test(err.message));
+  const code = err.code ?? '';
+  return code.startsWith('22') || code.startsWith('42') || code === '26000' || code === '0A000';
 }
 
 const unnamed = (q: string | pg.QueryConfig): string | pg.QueryConfig => (typeof q === 'object' && q.name ? { ...q, name: undefined } : q);
@@ -407,10 +411,16 @@ export function createProjectPools(opts: {
             release(c, false);
             return res;
           } catch (err) {
-            if (typeof q === 'object' && q.name && staleStatement(err)) {
-              // The statement did not run (it failed at bind or parse): once more, unnamed, on another connection.
-              release(c, true);
-              return await created.pool.query(unnamed(q) as pg.QueryConfig, values);
+            if (typeof q === 'object' && q.name && mayBeStale(err)) {
+              let res: pg.QueryResult;
+              try {
+                res = await run(c, unnamed(q), values);
+              } catch (again) {
+                release(c, !survives(again));
+                throw again;
+              }
+              release(c, true); // its named copy is stale: the connection goes with it
+              return res;
             }
             release(c, !survives(err));
             throw err;

@@ -122,10 +122,30 @@ describe('named statements of the data pools', () => {
     expect(await backend()).not.toBe(pid);
   });
 
+  it("keeps the connection when a named statement fails on its own input, with the statement's own error", async () => {
+    const pool = pools.get(role);
+    const byId = { name: `by_id_${suffix}`, text: `select id from ${T} where id = $1` };
+    await pool.query({ ...byId, values: [1] });
+    const pid = await backend();
+    await expect(pool.query({ ...byId, values: ['not a number'] })).rejects.toMatchObject({ code: '22P02' });
+    expect(await backend()).toBe(pid);
+  });
+
+  it("answers when a column's type changed under a kept statement whose parameter has the old type, on a new connection", async () => {
+    const pool = pools.get(role);
+    const ins = { name: `ins_${suffix}`, text: `insert into ${T} (id, category, n) values ($1, $2, $3) returning n` };
+    expect((await pool.query({ ...ins, values: [100, 'c-x', 5] })).rows).toEqual([{ n: 5 }]);
+    const pid = await backend();
+    // As another instance's rawSQL would, before this pool's catalog hears of it: the statement's text is unchanged.
+    await admin.query(`alter table ${T} alter column n type text[] using array[n::text]`);
+    expect((await pool.query({ ...ins, values: [101, 'c-x', ['a', 'b']] })).rows).toEqual([{ n: ['a', 'b'] }]);
+    expect(await backend()).not.toBe(pid);
+  });
+
   it(`keeps at most ${MAX_PREPARED_PER_CONNECTION} named statements per connection; the others run unnamed`, async () => {
     const pool = pools.get(role);
     for (let i = 0; i < MAX_PREPARED_PER_CONNECTION + 8; i++) {
-      const res = await pool.query<{ k: number }>({ name: `shape_${suffix}_${i}`, text: `select ${i}::int as k, count(*) from ${T} where n > $1`, values: [0] });
+      const res = await pool.query<{ k: number }>({ name: `shape_${suffix}_${i}`, text: `select ${i}::int as k, count(*) from ${T} where id > $1`, values: [0] });
       expect(res.rows[0]!.k).toBe(i);
     }
     expect((await kept()).length).toBe(MAX_PREPARED_PER_CONNECTION);
