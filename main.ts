@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import { loadConfig, ConfigError, type Config } from './platform/config.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
-import { startDatabase, type RunningDatabase } from './platform/database.ts';
+import { startDatabase, takeSignalsFromEmbeddedPostgres, type RunningDatabase } from './platform/database.ts';
 import { ensureInternalSecret } from './platform/secrets.ts';
 import { lateBoundRouterClient, startSubgraph, type RouterClient, type RunningSubgraph, type SubgraphHandle } from './platform/subgraph.ts';
 import { createSubgraphServer } from './platform/subgraph-server.ts';
@@ -222,8 +222,10 @@ async function cli(): Promise<void> {
       process.exit(1);
     });
   };
+  takeSignalsFromEmbeddedPostgres();
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGHUP', () => shutdown('SIGHUP'));
   // Started by a supervisor (split launcher, tests): end with it, even when it was killed outright.
   watchParent(() => shutdown('supervisor gone'));
 }

