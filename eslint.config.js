@@ -40,7 +40,17 @@ const commonJsGlobals = {
 
 export default defineConfig(
   {
-    ignores: ['node_modules/', '.tessera/', 'coverage/', 'schema/', 'bench/out/', 'packages/*/dist/', 'dashboard/dist/', 'dashboard/.dist-*', 'tests/artifacts/'],
+    ignores: [
+      'node_modules/',
+      '.tessera/',
+      'coverage/',
+      'schema/',
+      'bench/out/',
+      'packages/*/dist/',
+      'dashboard/dist/',
+      'dashboard/.dist-*',
+      'tests/artifacts/',
+    ],
   },
   js.configs.recommended,
   tseslint.configs.recommended,

@@ -10,13 +10,25 @@ import { loadConfig, ConfigError, type Config } from './platform/config.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
 import { startDatabase, takeSignalsFromEmbeddedPostgres, type RunningDatabase } from './platform/database.ts';
 import { ensureInternalSecret } from './platform/secrets.ts';
-import { lateBoundRouterClient, startSubgraph, type RouterClient, type RunningSubgraph, type SubgraphHandle } from './platform/subgraph.ts';
+import {
+  lateBoundRouterClient,
+  startSubgraph,
+  type RouterClient,
+  type RunningSubgraph,
+  type SubgraphHandle,
+} from './platform/subgraph.ts';
 import { createSubgraphServer } from './platform/subgraph-server.ts';
 import { remoteSubgraphHttp } from './platform/http-bridge.ts';
 import { INTERNAL_CONTEXT_HEADER, verifyContext, type RequestContext } from './platform/auth.ts';
 import { AppError, errors } from './platform/errors.ts';
 import { sendGraphQLHttpError } from './rest-compat/render.ts';
-import { clientErrorHandler, edgeServerOptions, frameworkErrorsOf, installEdge, underPath } from './platform/http-edge.ts';
+import {
+  clientErrorHandler,
+  edgeServerOptions,
+  frameworkErrorsOf,
+  installEdge,
+  underPath,
+} from './platform/http-edge.ts';
 import { graphqlLimitsOf } from './platform/graphql-limits.ts';
 import { SUBGRAPHS } from './subgraphs/index.ts';
 import { createRouter, type Router } from './router/router.ts';
@@ -52,19 +64,37 @@ async function listen(app: FastifyInstance, port: number, host: string): Promise
 }
 
 /** Starts everything in one process: database, five subgraphs, router and front door. */
-export async function startTessera(env: Record<string, string | undefined> = process.env, logger?: Logger): Promise<Tessera> {
+export async function startTessera(
+  env: Record<string, string | undefined> = process.env,
+  logger?: Logger,
+): Promise<Tessera> {
   const config = loadConfig(env);
   const log = logger ?? createLogger(config.logLevel);
   ensureInternalSecret(config);
   // An embedded server accepts every connection the data API may open (its shared budget), plus the platform's own.
   const maxConnections = Math.max(300, config.dataMaxConnections + 100);
-  const db: RunningDatabase = await startDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDirAbs, port: config.embeddedPgPort, maxConnections, logger: log });
+  const db: RunningDatabase = await startDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDirAbs,
+    port: config.embeddedPgPort,
+    maxConnections,
+    logger: log,
+  });
   const running: RunningSubgraph[] = [];
   const routerClient = lateBoundRouterClient();
   let started: Router | undefined;
   try {
-    for (const def of Object.values(SUBGRAPHS)) running.push(countOperations(await startSubgraph(def, { config, databaseUrl: db.url, logger: log, router: routerClient })));
-    const router = (started = await createRouter({ supergraphSdl: supergraphSdl(), handles: running, logger: log, broadcastUrl: db.url, limits: graphqlLimitsOf(config) }));
+    for (const def of Object.values(SUBGRAPHS))
+      running.push(
+        countOperations(await startSubgraph(def, { config, databaseUrl: db.url, logger: log, router: routerClient })),
+      );
+    const router = (started = await createRouter({
+      supergraphSdl: supergraphSdl(),
+      handles: running,
+      logger: log,
+      broadcastUrl: db.url,
+      limits: graphqlLimitsOf(config),
+    }));
     routerClient.bind(router);
     const mounts = running.flatMap((r) => (r.http ? [r.http] : []));
     const app = await createFrontDoor({ config, logger: log, router, mounts, broadcastUrl: db.url });
@@ -95,21 +125,37 @@ export async function startTessera(env: Record<string, string | undefined> = pro
 async function runSubgraph(name: string, config: Config, log: Logger): Promise<() => Promise<void>> {
   const def = SUBGRAPHS[name];
   if (!def) throw new Error(`unknown subgraph "${name}" (known: ${Object.keys(SUBGRAPHS).join(', ')})`);
-  if (!config.databaseUrl) throw new ConfigError(['DATABASE_URL: required for a subgraph process in split mode (scripts/split.ts passes it)']);
+  if (!config.databaseUrl)
+    throw new ConfigError(['DATABASE_URL: required for a subgraph process in split mode (scripts/split.ts passes it)']);
   const secret = ensureInternalSecret(config);
   // Calls to other domains go through a router over the HTTP subgraphs, built on first use.
   let routing: Promise<RouterClient> | undefined;
   const router: RouterClient = {
     run: async (query, variables, ctx) => {
-      routing ??= createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log, remote: remoteRouterOf(config, secret), limits: graphqlLimitsOf(config) });
+      routing ??= createRouter({
+        supergraphSdl: supergraphSdl(),
+        handles: remoteHandles(config, secret),
+        logger: log,
+        remote: remoteRouterOf(config, secret),
+        limits: graphqlLimitsOf(config),
+      });
       return (await routing).run(query, variables, ctx);
     },
   };
-  const sub = countOperations(await startSubgraph(def, { config, databaseUrl: config.databaseUrl, logger: log, router }));
-  const app = createSubgraphServer(sub, secret, log, config, { maxFileSize: config.storageMaxUploadBytes, observe: config });
+  const sub = countOperations(
+    await startSubgraph(def, { config, databaseUrl: config.databaseUrl, logger: log, router }),
+  );
+  const app = createSubgraphServer(sub, secret, log, config, {
+    maxFileSize: config.storageMaxUploadBytes,
+    observe: config,
+  });
   // Bound where TESSERA_SUBGRAPH_HOST/PORT say (a container's 0.0.0.0), else where its routing URL points.
   const url = new URL(routingUrls(config).get(name)!);
-  const bound = await listen(app, config.subgraphPort ?? Number(url.port || (url.protocol === 'https:' ? 443 : 80)), config.subgraphHost || url.hostname);
+  const bound = await listen(
+    app,
+    config.subgraphPort ?? Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+    config.subgraphHost || url.hostname,
+  );
   log.info({ subgraph: name, url: url.toString(), listening: bound }, 'subgraph listening');
   return async () => {
     await app.close();
@@ -128,7 +174,13 @@ function remoteHandles(config: Config, secret: string): SubgraphHandle[] {
 /** Split mode, the router: /graphql over HTTP subgraphs. Accepts the front door's signed context or raw credentials. */
 async function runRouter(config: Config, log: Logger): Promise<() => Promise<void>> {
   const secret = ensureInternalSecret(config);
-  const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log, broadcastUrl: config.databaseUrl, limits: graphqlLimitsOf(config) });
+  const router = await createRouter({
+    supergraphSdl: supergraphSdl(),
+    handles: remoteHandles(config, secret),
+    logger: log,
+    broadcastUrl: config.databaseUrl,
+    limits: graphqlLimitsOf(config),
+  });
   // Every answer of this process is a GraphQL response, errors before execution included.
   const render = (reply: FastifyReply, err: unknown) => sendGraphQLHttpError(reply, err, log);
   const app = Fastify({
@@ -140,9 +192,15 @@ async function runRouter(config: Config, log: Logger): Promise<() => Promise<voi
     bodyLimit: config.bodyLimit,
   });
   // The front door forwards callers' JSON (bounded there) wrapped a level deeper: the nesting limit leaves room.
-  installEdge(app, { ...config, jsonMaxDepth: config.jsonMaxDepth + 8 }, { render, exempt: (url) => underPath(url, '/readyz') || underPath(url, '/livez') });
+  installEdge(
+    app,
+    { ...config, jsonMaxDepth: config.jsonMaxDepth + 8 },
+    { render, exempt: (url) => underPath(url, '/readyz') || underPath(url, '/livez') },
+  );
   app.setErrorHandler((err, _req, reply) => render(reply, err));
-  app.setNotFoundHandler((req, reply) => render(reply, new AppError('ROUTE_NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`)));
+  app.setNotFoundHandler((req, reply) =>
+    render(reply, new AppError('ROUTE_NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`)),
+  );
   app.route({
     method: ['GET', 'POST'],
     url: '/graphql',
@@ -153,8 +211,12 @@ async function runRouter(config: Config, log: Logger): Promise<() => Promise<voi
         ctx = await verifyContext(signed, secret).catch((err: Error) => {
           throw errors.unauthenticated(`invalid router context: ${err.message}`);
         });
-      }
-      else ctx = { requestId: String(req.id), principal: await authenticate(credentialsOf(req.headers), router.handles, String(req.id), router.credentials), ip: req.ip };
+      } else
+        ctx = {
+          requestId: String(req.id),
+          principal: await authenticate(credentialsOf(req.headers), router.handles, String(req.id), router.credentials),
+          ip: req.ip,
+        };
       noteProject(req, ctx.principal);
       return serveGraphQL(router, req, reply, ctx, undefined, { jsonMaxDepth: config.jsonMaxDepth });
     },
@@ -173,10 +235,19 @@ async function runRouter(config: Config, log: Logger): Promise<() => Promise<voi
 /** Split mode, the front door: public address; fast path straight to subgraphs, the rest via the router process. */
 async function runFrontDoor(config: Config, log: Logger): Promise<() => Promise<void>> {
   const secret = ensureInternalSecret(config);
-  const router = await createRouter({ supergraphSdl: supergraphSdl(), handles: remoteHandles(config, secret), logger: log, remote: remoteRouterOf(config, secret), broadcastUrl: config.databaseUrl, limits: graphqlLimitsOf(config) });
+  const router = await createRouter({
+    supergraphSdl: supergraphSdl(),
+    handles: remoteHandles(config, secret),
+    logger: log,
+    remote: remoteRouterOf(config, secret),
+    broadcastUrl: config.databaseUrl,
+    limits: graphqlLimitsOf(config),
+  });
   // Subgraph HTTP endpoints (e.g. /realtime) are forwarded to the subgraph's own server.
   const urls = routingUrls(config);
-  const mounts = Object.entries(SUBGRAPHS).flatMap(([name, def]) => (def.http && urls.get(name) ? [{ prefix: def.http.prefix, ...remoteSubgraphHttp(urls.get(name)!, secret) }] : []));
+  const mounts = Object.entries(SUBGRAPHS).flatMap(([name, def]) =>
+    def.http && urls.get(name) ? [{ prefix: def.http.prefix, ...remoteSubgraphHttp(urls.get(name)!, secret) }] : [],
+  );
   const app = await createFrontDoor({ config, logger: log, router, mounts, broadcastUrl: config.databaseUrl });
   const url = await listen(app, config.port, config.host);
   log.info({ url }, 'front door listening');
@@ -204,7 +275,9 @@ async function cli(): Promise<void> {
   // Processes of one deployment may sit on different hosts: a secret generated into one host's data folder
   // would not be the others' (every signed context refused), so a split-mode process is given it.
   if (role !== 'all' && !config.internalSecret) {
-    console.error('Invalid configuration:\n  - TESSERA_INTERNAL_SECRET: required for a split-mode process (--role); every process of a deployment must share it');
+    console.error(
+      'Invalid configuration:\n  - TESSERA_INTERNAL_SECRET: required for a split-mode process (--role); every process of a deployment must share it',
+    );
     process.exit(2);
   }
   let stop: () => Promise<void>;
@@ -217,10 +290,13 @@ async function cli(): Promise<void> {
     log.info({ signal }, 'shutting down');
     // A stop that hangs (its database already gone) must not leave the process behind.
     setTimeout(() => process.exit(1), 20_000).unref();
-    stop().then(() => process.exit(0), (err) => {
-      log.error({ err }, 'shutdown failed');
-      process.exit(1);
-    });
+    stop().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
   };
   takeSignalsFromEmbeddedPostgres();
   process.once('SIGINT', () => shutdown('SIGINT'));

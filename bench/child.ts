@@ -10,7 +10,10 @@ export type Started = { child: ChildProcess; output: () => string };
 export function startChild(args: string[], env: Record<string, string>, ready: RegExp | string): Promise<Started> {
   return new Promise((resolve, reject) => {
     // TESSERA_PARENT_PID: a Tessera child ends itself if the harness is killed (platform/parent-watch.ts).
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...env, [PARENT_PID_ENV]: String(process.pid) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, {
+      env: { ...process.env, ...env, [PARENT_PID_ENV]: String(process.pid) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     const timer = setTimeout(() => reject(new Error(`not ready: ${args.join(' ')}\n${out}`)), 60_000);
     const check = async () => {
@@ -62,7 +65,9 @@ export async function liftPlanLimits(databaseUrl: string): Promise<void> {
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   try {
-    await db.query('update plans set max_requests_per_minute = 2000000000, max_function_invocations_per_month = 1000000000000');
+    await db.query(
+      'update plans set max_requests_per_minute = 2000000000, max_function_invocations_per_month = 1000000000000',
+    );
   } finally {
     await db.end();
   }

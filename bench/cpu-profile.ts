@@ -52,7 +52,10 @@ for (const [id, us] of selfUs) {
 const busy = total - idle;
 const print = (title: string, m: Map<string, number>) => {
   console.log(`\n${title} (share of non-idle time ${(busy / 1e6).toFixed(1)} s; idle ${(idle / 1e6).toFixed(1)} s)`);
-  for (const [k, us] of [...m].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top)) {
+  for (const [k, us] of [...m]
+    .filter(([k]) => !k.startsWith('(idle)'))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)) {
     console.log(`${((100 * us) / busy).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${k}`);
   }
 };

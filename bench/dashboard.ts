@@ -17,7 +17,15 @@ import { startTessera } from '../main.ts';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'bench', 'out');
 const RUNS = process.argv.includes('--quick') ? 3 : 7;
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const GOAL_JS_GZIP = 300 * 1024;
 const GOAL_FIRST_SCREEN_MS = 1000;
 
@@ -53,14 +61,24 @@ async function main(): Promise<void> {
   fs.mkdirSync(OUT, { recursive: true });
   const dataDir = fs.mkdtempSync(path.join(OUT, 'dashboard-data-'));
   fs.chmodSync(dataDir, 0o755);
-  const tessera = await startTessera({ ...process.env, PORT: '0', LOG_LEVEL: 'silent', TESSERA_DATA_DIR: dataDir, DATABASE_URL: undefined });
+  const tessera = await startTessera({
+    ...process.env,
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    TESSERA_DATA_DIR: dataDir,
+    DATABASE_URL: undefined,
+  });
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: FLAGS, headless: true });
   try {
     const base = tessera.url;
     const email = `bench-${Date.now()}@example.com`;
     const password = 'a long enough password 1';
     const post = async (p: string, body: unknown, token?: string) => {
-      const res = await fetch(`${base}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+      const res = await fetch(`${base}${p}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(body),
+      });
       if (!res.ok) throw new Error(`${p}: ${res.status} ${await res.text()}`);
       return await res.json();
     };
@@ -72,13 +90,21 @@ async function main(): Promise<void> {
       // A visitor: the sign-in form is usable.
       { name: 'sign-in (visitor)', ready: (p: Page) => p.getByRole('button', { name: 'Sign in' }), session: undefined },
       // A tenant: the list of projects has arrived (the project's link is there).
-      { name: 'projects (signed in)', ready: (p: Page) => p.locator('main').getByRole('link', { name: 'Bench' }), session },
+      {
+        name: 'projects (signed in)',
+        ready: (p: Page) => p.locator('main').getByRole('link', { name: 'Bench' }),
+        session,
+      },
     ];
     const results: Record<string, Run[]> = {};
     for (let i = 0; i < RUNS; i++) {
       for (const s of screens) {
         const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-        if (s.session) await context.addInitScript((v) => window.localStorage.setItem('tessera.dashboard.session', v), JSON.stringify(s.session));
+        if (s.session)
+          await context.addInitScript(
+            (v) => window.localStorage.setItem('tessera.dashboard.session', v),
+            JSON.stringify(s.session),
+          );
         const page = await context.newPage();
         (results[s.name] ??= []).push(await measure(page, `${base}/dashboard`, s.ready, dist));
         await context.close();
@@ -86,24 +112,36 @@ async function main(): Promise<void> {
     }
     const chunks = fs.readdirSync(path.join(dist, 'assets')).filter((f) => f.endsWith('.js'));
     const allJs = chunks.reduce((n, f) => n + gzipSize(path.join(dist, 'assets', f)), 0);
-    const summary = Object.fromEntries(Object.entries(results).map(([name, runs]) => [name, {
-      transferred_bytes: median(runs.map((r) => r.transferred)),
-      js_gzip_bytes: median(runs.map((r) => r.jsGzip)),
-      requests: median(runs.map((r) => r.requests)),
-      fcp_ms: Math.round(median(runs.map((r) => r.fcpMs))),
-      first_screen_ms: Math.round(median(runs.map((r) => r.screenMs))),
-      first_screen_ms_max: Math.round(Math.max(...runs.map((r) => r.screenMs))),
-    }]));
-    console.log(`dashboard first load: ${RUNS} runs each, fresh context (empty cache), loopback; all chunks ${chunks.length} files, ${kb(allJs)} gzipped JS`);
+    const summary = Object.fromEntries(
+      Object.entries(results).map(([name, runs]) => [
+        name,
+        {
+          transferred_bytes: median(runs.map((r) => r.transferred)),
+          js_gzip_bytes: median(runs.map((r) => r.jsGzip)),
+          requests: median(runs.map((r) => r.requests)),
+          fcp_ms: Math.round(median(runs.map((r) => r.fcpMs))),
+          first_screen_ms: Math.round(median(runs.map((r) => r.screenMs))),
+          first_screen_ms_max: Math.round(Math.max(...runs.map((r) => r.screenMs))),
+        },
+      ]),
+    );
+    console.log(
+      `dashboard first load: ${RUNS} runs each, fresh context (empty cache), loopback; all chunks ${chunks.length} files, ${kb(allJs)} gzipped JS`,
+    );
     console.log('| Screen | Transferred | JS (gzip) | Requests | FCP | First screen (median / max) | Goals met |');
     console.log('|---|---|---|---|---|---|---|');
     let met = true;
     for (const [name, s] of Object.entries(summary)) {
       const ok = s.js_gzip_bytes <= GOAL_JS_GZIP && s.first_screen_ms <= GOAL_FIRST_SCREEN_MS;
       met &&= ok;
-      console.log(`| ${name} | ${kb(s.transferred_bytes)} | ${kb(s.js_gzip_bytes)} | ${s.requests} | ${s.fcp_ms} ms | ${s.first_screen_ms} / ${s.first_screen_ms_max} ms | ${ok ? 'yes' : 'no'} |`);
+      console.log(
+        `| ${name} | ${kb(s.transferred_bytes)} | ${kb(s.js_gzip_bytes)} | ${s.requests} | ${s.fcp_ms} ms | ${s.first_screen_ms} / ${s.first_screen_ms_max} ms | ${ok ? 'yes' : 'no'} |`,
+      );
     }
-    fs.writeFileSync(path.join(OUT, `dashboard-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), `${JSON.stringify({ runs: RUNS, all_chunks_js_gzip_bytes: allJs, screens: summary, raw: results }, null, 2)}\n`);
+    fs.writeFileSync(
+      path.join(OUT, `dashboard-${new Date().toISOString().replace(/[:.]/g, '-')}.json`),
+      `${JSON.stringify({ runs: RUNS, all_chunks_js_gzip_bytes: allJs, screens: summary, raw: results }, null, 2)}\n`,
+    );
     if (!met) process.exitCode = 1;
   } finally {
     await browser.close();

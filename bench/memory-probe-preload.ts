@@ -8,7 +8,9 @@ process.on('SIGUSR2', () => {
   const out = {
     mu: process.memoryUsage(),
     heap: v8.getHeapStatistics(),
-    spaces: v8.getHeapSpaceStatistics().map((s) => ({ n: s.space_name, size: s.space_size, used: s.space_used_size, phys: s.physical_space_size })),
+    spaces: v8
+      .getHeapSpaceStatistics()
+      .map((s) => ({ n: s.space_name, size: s.space_size, used: s.space_used_size, phys: s.physical_space_size })),
   };
   fs.writeFileSync(path.join(import.meta.dirname, 'out', `probe-${process.pid}.json`), JSON.stringify(out));
 });

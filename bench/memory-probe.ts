@@ -17,7 +17,8 @@ import { benchContext, startChild, liftPlanLimits } from './child.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'bench', 'out');
-const arg = (name: string, dflt: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1]! : dflt);
+const arg = (name: string, dflt: string) =>
+  process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1]! : dflt;
 const caseIds = arg('--cases', 'S1,P1-floor,P2-floor,P3,P4-token,P4-introspect,P5-login,P6').split(',').filter(Boolean);
 const loadS = Number(arg('--load-s', '10'));
 const quick = process.argv.includes('--quick');
@@ -52,8 +53,14 @@ function smapsByKind(pid: number): Record<string, number> {
 
 function status(pid: number): Record<string, number> {
   const s = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const f = (k: string) => +(Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(s)?.[1] ?? 0) * 1024 / MB).toFixed(1);
-  return { VmRSS: f('VmRSS'), RssAnon: f('RssAnon'), RssFile: f('RssFile'), VmHWM: f('VmHWM'), threads: Number(/Threads:\s+(\d+)/.exec(s)?.[1]) };
+  const f = (k: string) => +((Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(s)?.[1] ?? 0) * 1024) / MB).toFixed(1);
+  return {
+    VmRSS: f('VmRSS'),
+    RssAnon: f('RssAnon'),
+    RssFile: f('RssFile'),
+    VmHWM: f('VmHWM'),
+    threads: Number(/Threads:\s+(\d+)/.exec(s)?.[1]),
+  };
 }
 
 /** CPU time (user + system) the process used so far, in ms. */
@@ -73,14 +80,24 @@ async function heapOf(pid: number): Promise<unknown> {
   fs.rmSync(file, { force: true });
   const m = (x: number) => +(x / MB).toFixed(1);
   return {
-    rss: m(j.mu.rss), heapTotal: m(j.mu.heapTotal), heapUsed: m(j.mu.heapUsed), external: m(j.mu.external), arrayBuffers: m(j.mu.arrayBuffers),
-    malloced: m(j.heap.malloced_memory), peakMalloced: m(j.heap.peak_malloced_memory), physical: m(j.heap.total_physical_size),
-    spaces: Object.fromEntries(j.spaces.map((s: { n: string; size: number; used: number; phys: number }) => [s.n, `${m(s.used)}/${m(s.phys)}`])),
+    rss: m(j.mu.rss),
+    heapTotal: m(j.mu.heapTotal),
+    heapUsed: m(j.mu.heapUsed),
+    external: m(j.mu.external),
+    arrayBuffers: m(j.mu.arrayBuffers),
+    malloced: m(j.heap.malloced_memory),
+    peakMalloced: m(j.heap.peak_malloced_memory),
+    physical: m(j.heap.total_physical_size),
+    spaces: Object.fromEntries(
+      j.spaces.map((s: { n: string; size: number; used: number; phys: number }) => [s.n, `${m(s.used)}/${m(s.phys)}`]),
+    ),
   };
 }
 
 async function snapshot(label: string, pid: number): Promise<void> {
-  console.log(JSON.stringify({ label, cpu_ms: cpuMs(pid), status: status(pid), smaps: smapsByKind(pid), v8: await heapOf(pid) }));
+  console.log(
+    JSON.stringify({ label, cpu_ms: cpuMs(pid), status: status(pid), smaps: smapsByKind(pid), v8: await heapOf(pid) }),
+  );
 }
 
 async function main(): Promise<void> {
@@ -90,11 +107,35 @@ async function main(): Promise<void> {
   const log = createLogger('warn');
   const db = await startDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir, logger: log });
   const port = 19080 + Math.floor(Math.random() * 1000);
-  const pre = [...(probe ? ['--import', path.join(ROOT, 'bench', 'memory-probe-preload.ts')] : []), ...arg('--node-flags', '').split(' ').filter(Boolean)];
-  const extraEnv = Object.fromEntries(arg('--env', '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
-  const tessera = await startChild([...pre, path.join(ROOT, 'main.ts')], { ...extraEnv, PORT: String(port), DATABASE_URL: db.url, TESSERA_DATA_DIR: dataDir, LOG_LEVEL: 'warn', TESSERA_ACCESS_TOKEN_TTL: '3600', TESSERA_WEBHOOK_RATE_LIMIT: '1000000' }, `http://127.0.0.1:${port}/health`);
+  const pre = [
+    ...(probe ? ['--import', path.join(ROOT, 'bench', 'memory-probe-preload.ts')] : []),
+    ...arg('--node-flags', '').split(' ').filter(Boolean),
+  ];
+  const extraEnv = Object.fromEntries(
+    arg('--env', '')
+      .split(' ')
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
+  const tessera = await startChild(
+    [...pre, path.join(ROOT, 'main.ts')],
+    {
+      ...extraEnv,
+      PORT: String(port),
+      DATABASE_URL: db.url,
+      TESSERA_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      TESSERA_ACCESS_TOKEN_TTL: '3600',
+      TESSERA_WEBHOOK_RATE_LIMIT: '1000000',
+    },
+    `http://127.0.0.1:${port}/health`,
+  );
   await liftPlanLimits(db.url);
-  const floor = await startChild([path.join(ROOT, 'bench', 'peers', 'floor.ts')], { PORT: '0', DATABASE_URL: db.url }, /listening (\d+)/);
+  const floor = await startChild(
+    [path.join(ROOT, 'bench', 'peers', 'floor.ts')],
+    { PORT: '0', DATABASE_URL: db.url },
+    /listening (\d+)/,
+  );
   const peers: ChildProcess[] = [floor.child];
   const pid = tessera.child.pid!;
   const ctx: BenchContext = benchContext({
@@ -114,8 +155,22 @@ async function main(): Promise<void> {
       if (!c || c.kind === 'custom') throw new Error(`not an HTTP case: ${id}`);
       const { tessera: t } = await c.setup(ctx);
       const cpu0 = cpuMs(pid);
-      const r = await autocannon({ url: t.url, method: t.method, headers: t.headers, body: t.body, connections: 32, duration: Math.max(loadS, c.minDurationS ?? 0) });
-      console.log(JSON.stringify({ case: id, rps: r.requests.average, errors: r.errors + r.non2xx, cpu_us_per_req: +((cpuMs(pid) - cpu0) * 1000 / r.requests.total).toFixed(0) }));
+      const r = await autocannon({
+        url: t.url,
+        method: t.method,
+        headers: t.headers,
+        body: t.body,
+        connections: 32,
+        duration: Math.max(loadS, c.minDurationS ?? 0),
+      });
+      console.log(
+        JSON.stringify({
+          case: id,
+          rps: r.requests.average,
+          errors: r.errors + r.non2xx,
+          cpu_us_per_req: +(((cpuMs(pid) - cpu0) * 1000) / r.requests.total).toFixed(0),
+        }),
+      );
       await snapshot(`after ${id}`, pid);
     }
     await new Promise((r) => setTimeout(r, 5000));
@@ -132,7 +187,9 @@ async function main(): Promise<void> {
           const figures = await run();
           const size = (quick ? 128 : 1024) * 1024 * 1024;
           // CPU of the Tessera process in the round (its upload and delete; cp and the floor's upload are other processes), per GiB uploaded.
-          console.log(JSON.stringify({ p7: figures, tessera_cpu_ms_per_gib: Math.round(((cpuMs(pid) - cpu0) * 2 ** 30) / size) }));
+          console.log(
+            JSON.stringify({ p7: figures, tessera_cpu_ms_per_gib: Math.round(((cpuMs(pid) - cpu0) * 2 ** 30) / size) }),
+          );
           await snapshot('after P7', pid);
         }
       } finally {
@@ -149,7 +206,10 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(() => process.exit(0), (err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

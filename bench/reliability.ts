@@ -25,14 +25,30 @@ type Session = { url: string; token: string; apiKey: string; projectId: string }
 
 async function setUp(url: string): Promise<Session> {
   const post = async (p: string, body: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(url + p, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const res = await fetch(url + p, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, body: (await res.json()) as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
   };
   await post('/auth/api/v1/tenants/signup', { email: 'bench-reliability@example.com', password: 'a long password' });
-  const token = (await post('/auth/api/v1/tenant/login', { email: 'bench-reliability@example.com', password: 'a long password' })).body.access_token as string;
-  const project = (await post('/auth/api/v1/projects', { name: 'Reliability' }, { authorization: `Bearer ${token}` })).body.project as { id: string; api_key: string };
+  const token = (
+    await post('/auth/api/v1/tenant/login', { email: 'bench-reliability@example.com', password: 'a long password' })
+  ).body.access_token as string;
+  const project = (await post('/auth/api/v1/projects', { name: 'Reliability' }, { authorization: `Bearer ${token}` }))
+    .body.project as { id: string; api_key: string };
   for (let i = 0; i < 100; i++) {
-    if ((await post('/v1/rawSQL', { sql: 'create table if not exists orders (id serial primary key, sku text, qty int, doc jsonb)' }, { 'x-api-key': project.api_key })).status === 200) break;
+    if (
+      (
+        await post(
+          '/v1/rawSQL',
+          { sql: 'create table if not exists orders (id serial primary key, sku text, qty int, doc jsonb)' },
+          { 'x-api-key': project.api_key },
+        )
+      ).status === 200
+    )
+      break;
     await sleep(200);
   }
   return { url, token, apiKey: project.api_key, projectId: project.id };
@@ -43,10 +59,29 @@ function mix(s: Session): autocannon.Request[] {
   const key = { 'x-api-key': s.apiKey, 'content-type': 'application/json' };
   return [
     { method: 'GET', path: '/auth/api/v1/tenant', headers: { authorization: `Bearer ${s.token}` } },
-    { method: 'POST', path: '/v1/find', headers: key, body: JSON.stringify({ table: 'orders', limit: 20, orderBy: '-id' }) },
-    { method: 'POST', path: '/v1/insert', headers: key, body: JSON.stringify({ table: 'orders', values: { sku: 'soak', qty: 1, doc: { a: [1, 2, 3] } }, returning: false }) },
+    {
+      method: 'POST',
+      path: '/v1/find',
+      headers: key,
+      body: JSON.stringify({ table: 'orders', limit: 20, orderBy: '-id' }),
+    },
+    {
+      method: 'POST',
+      path: '/v1/insert',
+      headers: key,
+      body: JSON.stringify({
+        table: 'orders',
+        values: { sku: 'soak', qty: 1, doc: { a: [1, 2, 3] } },
+        returning: false,
+      }),
+    },
     { method: 'GET', path: '/storage/api/v1/storage/usage', headers: { 'x-api-key': s.apiKey } },
-    { method: 'POST', path: '/graphql', headers: key, body: JSON.stringify({ query: '{ dataFind(table: "orders", limit: 5) { rows } }' }) },
+    {
+      method: 'POST',
+      path: '/graphql',
+      headers: key,
+      body: JSON.stringify({ query: '{ dataFind(table: "orders", limit: 5) { rows } }' }),
+    },
     { method: 'GET', path: '/edge/api/v1/functions?first=10', headers: { 'x-api-key': s.apiKey } },
     { method: 'GET', path: '/health' },
   ];
@@ -57,7 +92,9 @@ async function soak(s: Session, pid: number, minutes: number): Promise<Record<st
   // Maximum throughput of the mix, briefly; the soak runs at half of it.
   const max = await autocannon({ url: s.url, requests, connections: 32, duration: 15 });
   const rate = Math.max(10, Math.floor(max.requests.average / 2));
-  console.log(`max ${Math.round(max.requests.average)} req/s over the mix; soaking at ${rate} req/s for ${minutes} min`);
+  console.log(
+    `max ${Math.round(max.requests.average)} req/s over the mix; soaking at ${rate} req/s for ${minutes} min`,
+  );
   const samples: { t_s: number; rss_mb: number }[] = [];
   const started = Date.now();
   let sampling = true;
@@ -71,13 +108,22 @@ async function soak(s: Session, pid: number, minutes: number): Promise<Record<st
   sampling = false;
   await sampler;
   samples.push({ t_s: Math.round((Date.now() - started) / 1000), rss_mb: Math.round(rssMb(pid)) });
-  const warm = samples.filter((x) => x.t_s >= Math.min(60, minutes * 60 / 4));
+  const warm = samples.filter((x) => x.t_s >= Math.min(60, (minutes * 60) / 4));
   const start = warm[0]!.rss_mb;
   const maxRss = Math.max(...warm.map((x) => x.rss_mb));
   const end = warm[warm.length - 1]!.rss_mb;
   const errors = run.errors + run.non2xx + run.timeouts;
   const within = warm.every((x) => Math.abs(x.rss_mb - start) <= start * 0.1);
-  return { minutes, max_rps: Math.round(max.requests.average), soak_rps: Math.round(run.requests.average), requests: run.requests.total, errors, rss_mb: { start, max: maxRss, end }, within_10_percent: within, samples };
+  return {
+    minutes,
+    max_rps: Math.round(max.requests.average),
+    soak_rps: Math.round(run.requests.average),
+    requests: run.requests.total,
+    errors,
+    rss_mb: { start, max: maxRss, end },
+    within_10_percent: within,
+    samples,
+  };
 }
 
 /** `npm run bench -- --soak <minutes>` / `--fuzz <requests>` (see the top of this file). */
@@ -90,7 +136,17 @@ export async function runReliability(argv: string[]): Promise<void> {
   fs.chmodSync(dataDir, 0o755);
   const db = await startDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir, logger: createLogger('warn') });
   const port = 19080 + Math.floor(Math.random() * 1000);
-  const tessera = await startChild([path.join(ROOT, 'main.ts')], { PORT: String(port), DATABASE_URL: db.url, TESSERA_DATA_DIR: dataDir, LOG_LEVEL: 'warn', TESSERA_ACCESS_TOKEN_TTL: '86400' }, `http://127.0.0.1:${port}/health`);
+  const tessera = await startChild(
+    [path.join(ROOT, 'main.ts')],
+    {
+      PORT: String(port),
+      DATABASE_URL: db.url,
+      TESSERA_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      TESSERA_ACCESS_TOKEN_TTL: '86400',
+    },
+    `http://127.0.0.1:${port}/health`,
+  );
   await liftPlanLimits(db.url);
   let failed = false;
   const results: Record<string, unknown> = {};
@@ -101,12 +157,29 @@ export async function runReliability(argv: string[]): Promise<void> {
       const t0 = Date.now();
       try {
         const openapi = (await (await fetch(`${s.url}/openapi.json`)).json()) as Parameters<typeof fuzz>[1]['openapi'];
-        const r = await fuzz(s, { runs: fuzzRuns, seed, openapi, rootFields: await rootFieldsOf(s.url, s.apiKey), healthEvery: 500 });
-        results.fuzz = { ...r, five_xx: Object.entries(r.byStatus).filter(([k]) => Number(k) >= 500).reduce((a, [, n]) => a + n, 0), seconds: Math.round((Date.now() - t0) / 1000) };
+        const r = await fuzz(s, {
+          runs: fuzzRuns,
+          seed,
+          openapi,
+          rootFields: await rootFieldsOf(s.url, s.apiKey),
+          healthEvery: 500,
+        });
+        results.fuzz = {
+          ...r,
+          five_xx: Object.entries(r.byStatus)
+            .filter(([k]) => Number(k) >= 500)
+            .reduce((a, [, n]) => a + n, 0),
+          seconds: Math.round((Date.now() - t0) / 1000),
+        };
       } catch (err) {
         failed = true;
         // Generated bodies repeat characters by the hundred thousand: shorten runs so the finding stays readable.
-        results.fuzz = { seed, failed: (err as Error).message.replace(/(.)\1{99,}/g, (run, c: string) => `${c}×${run.length}`).slice(0, 4000) };
+        results.fuzz = {
+          seed,
+          failed: (err as Error).message
+            .replace(/(.)\1{99,}/g, (run, c: string) => `${c}×${run.length}`)
+            .slice(0, 4000),
+        };
       }
     }
     if (soakMinutes) {
@@ -122,7 +195,10 @@ export async function runReliability(argv: string[]): Promise<void> {
   }
   const { samples, ...summary } = (results.soak ?? {}) as Record<string, unknown>;
   console.log(JSON.stringify({ ...results, ...(results.soak ? { soak: summary } : {}) }, null, 2));
-  if (samples) console.log(`rss samples (s: MB): ${(samples as { t_s: number; rss_mb: number }[]).map((x) => `${x.t_s}:${x.rss_mb}`).join(' ')}`);
+  if (samples)
+    console.log(
+      `rss samples (s: MB): ${(samples as { t_s: number; rss_mb: number }[]).map((x) => `${x.t_s}:${x.rss_mb}`).join(' ')}`,
+    );
   fs.writeFileSync(path.join(OUT, `reliability-${Date.now()}.json`), JSON.stringify(results, null, 2));
   if (failed) process.exit(1);
 }

@@ -24,7 +24,10 @@ const ROUNDS = quick ? 1 : 3;
 const DURATION = quick ? 2 : 10;
 const CONNECTIONS = 32;
 
-async function load(t: Target, minDuration = 0): Promise<{ rps: number; p50: number; p99: number; errors: number; total: number }> {
+async function load(
+  t: Target,
+  minDuration = 0,
+): Promise<{ rps: number; p50: number; p99: number; errors: number; total: number }> {
   const r = await autocannon({
     url: t.url,
     method: t.method,
@@ -33,7 +36,13 @@ async function load(t: Target, minDuration = 0): Promise<{ rps: number; p50: num
     connections: CONNECTIONS,
     duration: Math.max(DURATION, minDuration),
   });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx, total: r.requests.total };
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.non2xx,
+    total: r.requests.total,
+  };
 }
 
 function median(xs: number[]): number {
@@ -78,9 +87,25 @@ async function main(): Promise<void> {
   // BENCH_CPU_PROF=<dir>: the Tessera child writes a V8 CPU profile there when it exits (read it with a script summing self-time).
   const profDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : undefined;
   const profArgs = profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
-  const tessera = await startChild([...profArgs, path.join(ROOT, 'main.ts')], { PORT: String(port), DATABASE_URL: db.url, TESSERA_DATA_DIR: dataDir, LOG_LEVEL: 'warn', TESSERA_ACCESS_TOKEN_TTL: '3600', TESSERA_WEBHOOK_RATE_LIMIT: '1000000', TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true' }, `http://127.0.0.1:${port}/health`);
+  const tessera = await startChild(
+    [...profArgs, path.join(ROOT, 'main.ts')],
+    {
+      PORT: String(port),
+      DATABASE_URL: db.url,
+      TESSERA_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      TESSERA_ACCESS_TOKEN_TTL: '3600',
+      TESSERA_WEBHOOK_RATE_LIMIT: '1000000',
+      TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true',
+    },
+    `http://127.0.0.1:${port}/health`,
+  );
   await liftPlanLimits(db.url);
-  const floor = await startChild([path.join(ROOT, 'bench', 'peers', 'floor.ts')], { PORT: '0', DATABASE_URL: db.url }, /listening (\d+)/);
+  const floor = await startChild(
+    [path.join(ROOT, 'bench', 'peers', 'floor.ts')],
+    { PORT: '0', DATABASE_URL: db.url },
+    /listening (\d+)/,
+  );
   const floorPort = Number(/listening (\d+)/.exec(floor.output())![1]);
   const peers: ChildProcess[] = [];
   const ctx: BenchContext = benchContext({
@@ -93,7 +118,13 @@ async function main(): Promise<void> {
     peers,
   });
   const rows: Record<string, unknown>[] = [];
-  const customs: { c: CustomCase; run: () => Promise<CustomFigures>; cleanup?: () => Promise<void>; rounds: CustomFigures[]; error?: string }[] = [];
+  const customs: {
+    c: CustomCase;
+    run: () => Promise<CustomFigures>;
+    cleanup?: () => Promise<void>;
+    rounds: CustomFigures[];
+    error?: string;
+  }[] = [];
   const skipped: { c: CustomCase; reason: string }[] = [];
   try {
     const cases: BenchCase[] = CASES.filter((c) => !only || c.id === only);
@@ -103,10 +134,12 @@ async function main(): Promise<void> {
         const ready = await c.setup(ctx);
         if ('skipped' in ready) skipped.push({ c, reason: ready.skipped });
         else customs.push({ c, ...ready, rounds: [] });
-      }
-      else prepared.push({ c, targets: await c.setup(ctx) });
+      } else prepared.push({ c, targets: await c.setup(ctx) });
     }
-    const samples = new Map<string, { tessera: Awaited<ReturnType<typeof load>>[]; peer: Awaited<ReturnType<typeof load>>[] }>();
+    const samples = new Map<
+      string,
+      { tessera: Awaited<ReturnType<typeof load>>[]; peer: Awaited<ReturnType<typeof load>>[] }
+    >();
     for (let round = 0; round < ROUNDS; round++) {
       for (const { c, targets } of prepared) {
         const s = samples.get(c.id) ?? { tessera: [], peer: [] };
@@ -127,23 +160,67 @@ async function main(): Promise<void> {
     }
     for (const { c } of prepared) {
       const s = samples.get(c.id)!;
-      const t = { rps: median(s.tessera.map((x) => x.rps)), p50: median(s.tessera.map((x) => x.p50)), p99: median(s.tessera.map((x) => x.p99)), errors: s.tessera.reduce((a, x) => a + x.errors, 0) };
-      const p = { rps: median(s.peer.map((x) => x.rps)), p50: median(s.peer.map((x) => x.p50)), p99: median(s.peer.map((x) => x.p99)), errors: s.peer.reduce((a, x) => a + x.errors, 0) };
+      const t = {
+        rps: median(s.tessera.map((x) => x.rps)),
+        p50: median(s.tessera.map((x) => x.p50)),
+        p99: median(s.tessera.map((x) => x.p99)),
+        errors: s.tessera.reduce((a, x) => a + x.errors, 0),
+      };
+      const p = {
+        rps: median(s.peer.map((x) => x.rps)),
+        p50: median(s.peer.map((x) => x.p50)),
+        p99: median(s.peer.map((x) => x.p99)),
+        errors: s.peer.reduce((a, x) => a + x.errors, 0),
+      };
       // Figures made of failed requests are not figures: more than 1% errors on either side fails the case.
       const total = s.tessera.reduce((a, x) => a + x.total, 0) + s.peer.reduce((a, x) => a + x.total, 0);
       const errorShare = total > 0 ? (t.errors + p.errors) / total : 1;
-      rows.push({ case: c.id, title: c.title, peer: c.peer, goal: c.goal, tessera_rps: Math.round(t.rps), peer_rps: Math.round(p.rps), ratio: +(t.rps / p.rps).toFixed(2), tessera_p50_ms: t.p50, tessera_p99_ms: t.p99, peer_p50_ms: p.p50, peer_p99_ms: p.p99, errors: t.errors + p.errors, ...(errorShare > 0.01 ? { error: `${(errorShare * 100).toFixed(1)}% of requests failed` } : {}) });
+      rows.push({
+        case: c.id,
+        title: c.title,
+        peer: c.peer,
+        goal: c.goal,
+        tessera_rps: Math.round(t.rps),
+        peer_rps: Math.round(p.rps),
+        ratio: +(t.rps / p.rps).toFixed(2),
+        tessera_p50_ms: t.p50,
+        tessera_p99_ms: t.p99,
+        peer_p50_ms: p.p50,
+        peer_p99_ms: p.p99,
+        errors: t.errors + p.errors,
+        ...(errorShare > 0.01 ? { error: `${(errorShare * 100).toFixed(1)}% of requests failed` } : {}),
+      });
     }
     for (const { c, rounds, error } of customs) {
       if (rounds.length === 0) {
-        rows.push({ case: c.id, title: c.title, peer: c.peer, goal: c.goal, kind: 'custom', error: error ?? 'no rounds ran' });
+        rows.push({
+          case: c.id,
+          title: c.title,
+          peer: c.peer,
+          goal: c.goal,
+          kind: 'custom',
+          error: error ?? 'no rounds ran',
+        });
         continue;
       }
       const f = (c.summarize ?? summarizeCustom)(rounds);
-      rows.push({ case: c.id, title: c.title, peer: c.peer, goal: c.goal, kind: 'custom', ratio: +f.ratio.toFixed(2), tessera: f.tessera, peer_figures: f.peer, met: f.met, rounds, ...(error ? { error } : {}) });
+      rows.push({
+        case: c.id,
+        title: c.title,
+        peer: c.peer,
+        goal: c.goal,
+        kind: 'custom',
+        ratio: +f.ratio.toFixed(2),
+        tessera: f.tessera,
+        peer_figures: f.peer,
+        met: f.met,
+        rounds,
+        ...(error ? { error } : {}),
+      });
     }
     // A case this run cannot measure (it says why) is reported skipped, not failed.
-    for (const { c, reason } of skipped) rows.push({ case: c.id, title: c.title, peer: c.peer, goal: c.goal, kind: 'custom', skipped: reason });
+    for (const { c, reason } of skipped)
+      rows.push({ case: c.id, title: c.title, peer: c.peer, goal: c.goal, kind: 'custom', skipped: reason });
   } finally {
     for (const custom of customs) {
       try {
@@ -157,25 +234,47 @@ async function main(): Promise<void> {
     for (const p of peers) p.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));
     // The profile is written when the child exits: let it finish shutting down first.
-    if (profDir && tessera.child.exitCode === null) await new Promise((r) => { tessera.child.once('exit', r); setTimeout(r, 15_000); });
+    if (profDir && tessera.child.exitCode === null)
+      await new Promise((r) => {
+        tessera.child.once('exit', r);
+        setTimeout(r, 15_000);
+      });
     await db.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
-  const machine = { nproc: os.cpus().length, memory_gib: +(os.totalmem() / 2 ** 30).toFixed(1), node: process.version, date: new Date().toISOString(), quick, rounds: ROUNDS, duration_s: DURATION, connections: CONNECTIONS };
+  const machine = {
+    nproc: os.cpus().length,
+    memory_gib: +(os.totalmem() / 2 ** 30).toFixed(1),
+    node: process.version,
+    date: new Date().toISOString(),
+    quick,
+    rounds: ROUNDS,
+    duration_s: DURATION,
+    connections: CONNECTIONS,
+  };
   // Custom rows: their figures as text in the table (the JSON keeps them as numbers).
   console.table(
     rows.map((r) => {
       if (r.kind !== 'custom') return r;
       const { tessera: t, peer_figures: p, rounds: _rounds, kind: _kind, skipped: why, ...rest } = r;
       if (why) return { ...rest, figures: `skipped: ${String(why)}` };
-      return { ...rest, figures: t ? `tessera ${describeFigures(t as Record<string, number>)} | peer ${describeFigures(p as Record<string, number>)}` : undefined };
+      return {
+        ...rest,
+        figures: t
+          ? `tessera ${describeFigures(t as Record<string, number>)} | peer ${describeFigures(p as Record<string, number>)}`
+          : undefined,
+      };
     }),
   );
   console.log(JSON.stringify(machine));
   fs.writeFileSync(path.join(OUT, `bench-${Date.now()}.json`), JSON.stringify({ machine, rows }, null, 2));
   const missing = CASES.filter((c) => (!only || c.id === only) && !rows.some((r) => r.case === c.id));
   const noFigures = (r: Record<string, unknown>) =>
-    r.skipped ? false : r.kind === 'custom' ? Boolean(r.error) || !(Number.isFinite(r.ratio) && Number(r.ratio) > 0) : Boolean(r.error) || !(Number(r.tessera_rps) > 0 && Number(r.peer_rps) > 0);
+    r.skipped
+      ? false
+      : r.kind === 'custom'
+        ? Boolean(r.error) || !(Number.isFinite(r.ratio) && Number(r.ratio) > 0)
+        : Boolean(r.error) || !(Number(r.tessera_rps) > 0 && Number(r.peer_rps) > 0);
   if (missing.length > 0 || rows.some(noFigures)) {
     console.error('some cases produced no figures');
     process.exit(1);
@@ -198,7 +297,9 @@ if (process.argv.includes('--help') || process.argv.includes('-h')) {
   process.exit(0);
 }
 
-(process.argv.includes('--soak') || process.argv.includes('--fuzz') ? runReliability(process.argv) : main()).catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+(process.argv.includes('--soak') || process.argv.includes('--fuzz') ? runReliability(process.argv) : main()).catch(
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

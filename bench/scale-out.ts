@@ -28,7 +28,14 @@ type Target = { name: string; url: string; method: 'GET' | 'POST'; headers: Reco
 async function measure(t: Target): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
   const check = await fetch(t.url, { method: t.method, headers: t.headers, body: t.body });
   if (check.status !== 200) throw new Error(`${t.name}: ${check.status} ${await check.text()}`);
-  const r = await autocannon({ url: t.url, method: t.method, headers: t.headers, body: t.body, connections: CONNECTIONS, duration: DURATION });
+  const r = await autocannon({
+    url: t.url,
+    method: t.method,
+    headers: t.headers,
+    body: t.body,
+    connections: CONNECTIONS,
+    duration: DURATION,
+  });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
 }
 
@@ -39,10 +46,19 @@ async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(out, 'scale-'));
   fs.chmodSync(dataDir, 0o755);
   const log = createLogger('warn');
-  const db = await startDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: path.join(dataDir, 'pg'), logger: log });
+  const db = await startDatabase({
+    databaseUrl: process.env.DATABASE_URL,
+    dataDir: path.join(dataDir, 'pg'),
+    logger: log,
+  });
   const children: ChildProcess[] = [];
   const proxies: RoundRobin[] = [];
-  const base = { LOG_LEVEL: 'warn', DATABASE_URL: db.url, TESSERA_INTERNAL_SECRET: SECRET, TESSERA_ACCESS_LOG: 'false' };
+  const base = {
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: db.url,
+    TESSERA_INTERNAL_SECRET: SECRET,
+    TESSERA_ACCESS_LOG: 'false',
+  };
   const start = async (args: string[], env: Record<string, string>, ready: string | RegExp) => {
     const dir = fs.mkdtempSync(path.join(dataDir, 'p-'));
     const s = await startChild(args, { ...base, TESSERA_DATA_DIR: dir, ...env }, ready);
@@ -60,7 +76,9 @@ async function main(): Promise<void> {
   const run = async (label: string, targets: Target[]) => {
     for (const t of targets) {
       const m = await measure(t);
-      rows.push(`| ${label} | ${t.name} | ${Math.round(m.rps).toLocaleString('en')} req/s | ${m.p50} / ${m.p99} ms | ${m.errors} |`);
+      rows.push(
+        `| ${label} | ${t.name} | ${Math.round(m.rps).toLocaleString('en')} req/s | ${m.p50} / ${m.p99} ms | ${m.errors} |`,
+      );
       console.log(rows.at(-1));
     }
   };
@@ -72,17 +90,38 @@ async function main(): Promise<void> {
     // Every plan's requests per minute lifted, as for a load test (the limit is still checked, never reached).
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
-    await admin.query('update plans set max_requests_per_minute = 2000000000, max_function_invocations_per_month = 1000000000000');
+    await admin.query(
+      'update plans set max_requests_per_minute = 2000000000, max_function_invocations_per_month = 1000000000000',
+    );
     await admin.end();
     const email = `scale-${Date.now()}@example.com`;
     const post = async (url: string, body: unknown, headers: Record<string, string> = {}) =>
-      (await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })).json()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+      (await (
+        await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify(body),
+        })
+      ).json()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
     await post(`${one}/auth/api/v1/tenants/signup`, { email, password: 'correct horse battery' });
-    const token = (await post(`${one}/auth/api/v1/tenant/login`, { email, password: 'correct horse battery' })).access_token as string;
-    const project = (await post(`${one}/auth/api/v1/projects`, { name: 'scale' }, { authorization: `Bearer ${token}` })).project as { id: string; api_key: string };
+    const token = (await post(`${one}/auth/api/v1/tenant/login`, { email, password: 'correct horse battery' }))
+      .access_token as string;
+    const project = (await post(`${one}/auth/api/v1/projects`, { name: 'scale' }, { authorization: `Bearer ${token}` }))
+      .project as { id: string; api_key: string };
     const key = { 'x-api-key': project.api_key };
-    const gql = (name: string, url: string): Target => ({ name, url: `${url}/graphql`, method: 'POST', headers: { 'content-type': 'application/json', ...key }, body: JSON.stringify({ query: P3, variables: { id: project.id } }) });
-    const rest = (name: string, url: string): Target => ({ name, url: `${url}/storage/api/v1/storage/folders`, method: 'GET', headers: key });
+    const gql = (name: string, url: string): Target => ({
+      name,
+      url: `${url}/graphql`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...key },
+      body: JSON.stringify({ query: P3, variables: { id: project.id } }),
+    });
+    const rest = (name: string, url: string): Target => ({
+      name,
+      url: `${url}/storage/api/v1/storage/folders`,
+      method: 'GET',
+      headers: key,
+    });
     await run('one process', [gql('P3 /graphql', one), rest('REST storage folders', one)]);
     await stopAll();
 
@@ -90,7 +129,8 @@ async function main(): Promise<void> {
     const names = readSupergraphConfig().map((e) => e.name);
     const layout = async (instances: number) => {
       const plan = new Map<string, number[]>();
-      for (const role of [...names.map((n) => `subgraph:${n}`), 'router', 'front-door']) plan.set(role, await Promise.all(Array.from({ length: instances }, () => freePort())));
+      for (const role of [...names.map((n) => `subgraph:${n}`), 'router', 'front-door'])
+        plan.set(role, await Promise.all(Array.from({ length: instances }, () => freePort())));
       const entry = new Map<string, string>();
       for (const [role, ports] of plan) {
         if (ports.length === 1) entry.set(role, `http://127.0.0.1:${ports[0]}`);
@@ -107,15 +147,28 @@ async function main(): Promise<void> {
       };
       for (const [role, ports] of plan) {
         for (const p of ports) {
-          const own: Record<string, string> = role === 'router' ? { TESSERA_ROUTER_PORT: String(p) } : role === 'front-door' ? { PORT: String(p) } : { TESSERA_SUBGRAPH_PORT: String(p) };
-          await start([path.join(ROOT, 'main.ts'), '--role', role], { ...env, ...own }, `http://127.0.0.1:${p}/${role === 'front-door' ? 'livez' : 'readyz'}`);
+          const own: Record<string, string> =
+            role === 'router'
+              ? { TESSERA_ROUTER_PORT: String(p) }
+              : role === 'front-door'
+                ? { PORT: String(p) }
+                : { TESSERA_SUBGRAPH_PORT: String(p) };
+          await start(
+            [path.join(ROOT, 'main.ts'), '--role', role],
+            { ...env, ...own },
+            `http://127.0.0.1:${p}/${role === 'front-door' ? 'livez' : 'readyz'}`,
+          );
         }
       }
       return { entry, env };
     };
     const split = await layout(1);
     const gatewayPort = await freePort();
-    await start([path.join(ROOT, 'deploy', 'hive-gateway', 'gateway.ts')], { PORT: String(gatewayPort), TESSERA_SUBGRAPH_URLS: split.env.TESSERA_SUBGRAPH_URLS }, /listening \d+/);
+    await start(
+      [path.join(ROOT, 'deploy', 'hive-gateway', 'gateway.ts')],
+      { PORT: String(gatewayPort), TESSERA_SUBGRAPH_URLS: split.env.TESSERA_SUBGRAPH_URLS },
+      /listening \d+/,
+    );
     await run('split, 1 of each', [
       gql('P3 via the router process', split.entry.get('router')!),
       gql('P3 via Hive Gateway (auth plugin)', `http://127.0.0.1:${gatewayPort}`),
@@ -125,7 +178,10 @@ async function main(): Promise<void> {
     await stopAll();
 
     const multi = await layout(2);
-    await run('2 of each + proxies', [gql('P3 via the front door', multi.entry.get('front-door')!), rest('REST storage folders', multi.entry.get('front-door')!)]);
+    await run('2 of each + proxies', [
+      gql('P3 via the front door', multi.entry.get('front-door')!),
+      rest('REST storage folders', multi.entry.get('front-door')!),
+    ]);
   } finally {
     await stopAll();
     await db.stop();

@@ -46,7 +46,10 @@ export function sourceHash(): string {
 /** Whether dist holds a build of the current sources. */
 export function isFresh(hash = sourceHash()): boolean {
   try {
-    return fs.readFileSync(path.join(DASHBOARD_DIST, STAMP), 'utf8').trim() === hash && fs.existsSync(path.join(DASHBOARD_DIST, 'index.html'));
+    return (
+      fs.readFileSync(path.join(DASHBOARD_DIST, STAMP), 'utf8').trim() === hash &&
+      fs.existsSync(path.join(DASHBOARD_DIST, 'index.html'))
+    );
   } catch {
     return false;
   }
@@ -89,7 +92,12 @@ function compressAssets(dir: string): void {
     const file = path.join(dir, name);
     const data = fs.readFileSync(file);
     fs.writeFileSync(`${file}.gz`, zlib.gzipSync(data, { level: 9 }));
-    fs.writeFileSync(`${file}.br`, zlib.brotliCompressSync(data, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: data.length } }));
+    fs.writeFileSync(
+      `${file}.br`,
+      zlib.brotliCompressSync(data, {
+        params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: data.length },
+      }),
+    );
   }
 }
 
@@ -119,7 +127,9 @@ async function lock(): Promise<() => void> {
  * Builds when stale (or always with `force`). Several processes may call it at once (test files, a start): one
  * builds while the others wait for it and then find the build fresh. Answers whether this call built.
  */
-export async function ensureDashboardBuilt(opts: { force?: boolean; log?: (line: string) => void } = {}): Promise<boolean> {
+export async function ensureDashboardBuilt(
+  opts: { force?: boolean; log?: (line: string) => void } = {},
+): Promise<boolean> {
   if (!opts.force && isFresh()) return false;
   const release = await lock();
   try {

@@ -3,35 +3,103 @@ import { describe, it, expect } from '@jest/globals';
 import { parse } from 'graphql';
 import { apiSchemaOf, SUPERGRAPH_FILE } from '../router/compose.ts';
 import {
-  ADMIN_SCOPES, ADMIN_SCOPE_NAMES, PUBLISHABLE_FIELDS, adminRefusal, adminScopesOf, currentPrincipal, holdsEveryAdminScope, publishableBlocked, requireAdminScope, rootFieldsOf,
+  ADMIN_SCOPES,
+  ADMIN_SCOPE_NAMES,
+  PUBLISHABLE_FIELDS,
+  adminRefusal,
+  adminScopesOf,
+  currentPrincipal,
+  holdsEveryAdminScope,
+  publishableBlocked,
+  requireAdminScope,
+  rootFieldsOf,
   type AdminScope,
 } from './admin-scopes.ts';
 import type { Principal } from './auth.ts';
 
 const api = apiSchemaOf(fs.readFileSync(SUPERGRAPH_FILE, 'utf8'));
-const rootFields = [...Object.keys(api.getQueryType()!.getFields()), ...Object.keys(api.getMutationType()!.getFields())];
+const rootFields = [
+  ...Object.keys(api.getQueryType()!.getFields()),
+  ...Object.keys(api.getMutationType()!.getFields()),
+];
 
 // Public root fields that are NOT admin operations. A new root field must be put in the table of
 // platform/admin-scopes.ts or here, deliberately: forgetting would leave an admin operation open to every client token.
 const NOT_ADMIN = new Set([
   // tenant management (tenant tokens only; no client token reaches them)
-  'me', 'plans', 'projects', 'project', 'projectPublications', 'signup', 'login', 'refreshSession', 'logout', 'mfaEnroll', 'mfaVerify', 'mfaDisable',
-  'createProject', 'renameProject', 'deleteProject', 'regenerateProjectKey', 'setPublication', 'setProjectPublication', 'updateOidcClient', 'rotateOidcClientSecret',
-  'regeneratePublishableKey', 'setProjectCors',
+  'me',
+  'plans',
+  'projects',
+  'project',
+  'projectPublications',
+  'signup',
+  'login',
+  'refreshSession',
+  'logout',
+  'mfaEnroll',
+  'mfaVerify',
+  'mfaDisable',
+  'createProject',
+  'renameProject',
+  'deleteProject',
+  'regenerateProjectKey',
+  'setPublication',
+  'setProjectPublication',
+  'updateOidcClient',
+  'rotateOidcClientSecret',
+  'regeneratePublishableKey',
+  'setProjectCors',
   // identity: end-users' own operations
-  'endUser', 'userInfo', 'identitySigningKeys', 'registerEndUser', 'endUserMfaEnroll', 'endUserMfaVerify', 'endUserMfaDisable', 'changeEndUserPassword',
-  'requestEndUserPasswordReset', 'confirmEndUserPasswordReset', 'requestEndUserEmailVerification', 'confirmEndUserEmailVerification', 'endUserLogout',
+  'endUser',
+  'userInfo',
+  'identitySigningKeys',
+  'registerEndUser',
+  'endUserMfaEnroll',
+  'endUserMfaVerify',
+  'endUserMfaDisable',
+  'changeEndUserPassword',
+  'requestEndUserPasswordReset',
+  'confirmEndUserPasswordReset',
+  'requestEndUserEmailVerification',
+  'confirmEndUserEmailVerification',
+  'endUserLogout',
   // the data API's actions (rawSQL aside) under the caller's own rights
-  'dataFind', 'dataFindOne', 'dataAggregate', 'dataVectorSearch', 'dataInsert', 'dataUpdate', 'dataDelete', 'dataTransaction',
+  'dataFind',
+  'dataFindOne',
+  'dataAggregate',
+  'dataVectorSearch',
+  'dataInsert',
+  'dataUpdate',
+  'dataDelete',
+  'dataTransaction',
   // storage objects under the project's policies
-  'storageObjects', 'storageObject', 'storageFolders', 'storageProject', 'uploadStorageObject', 'confirmStorageUpload', 'deleteStorageObject',
+  'storageObjects',
+  'storageObject',
+  'storageFolders',
+  'storageProject',
+  'uploadStorageObject',
+  'confirmStorageUpload',
+  'deleteStorageObject',
   // running a function an admin defined
   'invokeEdgeFunction',
 ]);
 
 const key: Principal = { kind: 'project', projectId: 'p', tenantId: 't' };
-const client = (scopes: string[]): Principal => ({ kind: 'project', projectId: 'p', tenantId: 't', clientId: 'tsc_x', scopes });
-const user: Principal = { kind: 'user', projectId: 'p', userId: 'u', clientId: 'tsc_x', scopes: ['admin', 'admin:sql'], mfa: false };
+const client = (scopes: string[]): Principal => ({
+  kind: 'project',
+  projectId: 'p',
+  tenantId: 't',
+  clientId: 'tsc_x',
+  scopes,
+});
+const user: Principal = {
+  kind: 'user',
+  projectId: 'p',
+  userId: 'u',
+  clientId: 'tsc_x',
+  scopes: ['admin', 'admin:sql'],
+  mfa: false,
+};
 
 describe('admin scopes', () => {
   it('names only root fields of the supergraph, each in one scope', () => {
@@ -50,10 +118,18 @@ describe('admin scopes', () => {
     const scopes = (q: string) => adminScopesOf(parse(q)).sort();
     expect(scopes('{ dataFind(table: "t") { rows } }')).toEqual([]);
     expect(scopes('mutation { x: dataRawSql(sql: "select 1") { rowCount } }')).toEqual(['admin:sql']);
-    expect(scopes('mutation { ...F } fragment F on Mutation { ... on Mutation { setFunctionSecret(input: {name: "a", value: "b"}) { name } } }')).toEqual(['admin:secrets']);
-    expect(scopes('query A { storagePolicies { items { id } } } query B { projectEndUsers { items { id } } }')).toEqual(['admin:storage', 'admin:users']);
+    expect(
+      scopes(
+        'mutation { ...F } fragment F on Mutation { ... on Mutation { setFunctionSecret(input: {name: "a", value: "b"}) { name } } }',
+      ),
+    ).toEqual(['admin:secrets']);
+    expect(scopes('query A { storagePolicies { items { id } } } query B { projectEndUsers { items { id } } }')).toEqual(
+      ['admin:storage', 'admin:users'],
+    );
     // A fragment spread twice (or spreading itself) is walked once.
-    expect(scopes('query { ...F ...F } fragment F on Query { edgeFunctions { items { id } } }')).toEqual(['admin:functions']);
+    expect(scopes('query { ...F ...F } fragment F on Query { edgeFunctions { items { id } } }')).toEqual([
+      'admin:functions',
+    ]);
   });
 
   it('lets the platform, the secret key and granted client tokens through; refuses everyone else', () => {
@@ -96,15 +172,41 @@ describe('admin scopes', () => {
     }
     // What a visitor's page needs, and nothing that manages the project.
     expect(publishableBlocked(rootFieldsOf(parse('{ dataFind(table: "t") { rows } __typename }')))).toBeUndefined();
-    expect(publishableBlocked(rootFieldsOf(parse('mutation { registerEndUser(input: {email: "a", password: "b"}) { id } }')))).toBeUndefined();
-    expect(publishableBlocked(rootFieldsOf(parse('{ a: dataFind(table: "t") { rows } ...F } fragment F on Query { projects { items { id } } }')))).toBe('projects');
-    for (const f of ['projectPublications', 'storageProject', 'storagePolicies', 'endUser', 'setProjectPublication', 'dataRawSql', 'edgeFunctions']) {
+    expect(
+      publishableBlocked(
+        rootFieldsOf(parse('mutation { registerEndUser(input: {email: "a", password: "b"}) { id } }')),
+      ),
+    ).toBeUndefined();
+    expect(
+      publishableBlocked(
+        rootFieldsOf(
+          parse('{ a: dataFind(table: "t") { rows } ...F } fragment F on Query { projects { items { id } } }'),
+        ),
+      ),
+    ).toBe('projects');
+    for (const f of [
+      'projectPublications',
+      'storageProject',
+      'storagePolicies',
+      'endUser',
+      'setProjectPublication',
+      'dataRawSql',
+      'edgeFunctions',
+    ]) {
       expect(PUBLISHABLE_FIELDS.has(f)).toBe(false);
     }
   });
 
   it('lists every scope a tenant may grant', () => {
-    expect(ADMIN_SCOPE_NAMES).toEqual(['admin', 'admin:sql', 'admin:functions', 'admin:secrets', 'admin:email', 'admin:storage', 'admin:users']);
+    expect(ADMIN_SCOPE_NAMES).toEqual([
+      'admin',
+      'admin:sql',
+      'admin:functions',
+      'admin:secrets',
+      'admin:email',
+      'admin:storage',
+      'admin:users',
+    ]);
   });
 });
 

@@ -24,15 +24,40 @@ export const ADMIN_SCOPES = {
     fields: ['dataRawSql'],
   },
   'admin:functions': {
-    operations: 'edge function definitions, database hooks, webhook receivers, cron jobs, executions (their step logs, replay, diff), stats, outbound event subscriptions and their delivery logs',
+    operations:
+      'edge function definitions, database hooks, webhook receivers, cron jobs, executions (their step logs, replay, diff), stats, outbound event subscriptions and their delivery logs',
     fields: [
-      'edgeFunctions', 'edgeFunction', 'createEdgeFunction', 'updateEdgeFunction', 'deleteEdgeFunction',
-      'functionHooks', 'createFunctionHook', 'deleteFunctionHook',
-      'webhookReceivers', 'createWebhookReceiver', 'deleteWebhookReceiver',
-      'cronJobs', 'createCronJob', 'updateCronJob', 'deleteCronJob',
-      'functionExecutions', 'functionExecution', 'functionExecutionEvents', 'functionStats', 'replayFunctionExecution', 'functionExecutionDiff',
-      'eventSubscriptions', 'eventSubscription', 'createEventSubscription', 'updateEventSubscription', 'deleteEventSubscription', 'rotateEventSubscriptionSecret',
-      'testEventSubscription', 'eventDeliveries', 'eventDelivery', 'redeliverEvent',
+      'edgeFunctions',
+      'edgeFunction',
+      'createEdgeFunction',
+      'updateEdgeFunction',
+      'deleteEdgeFunction',
+      'functionHooks',
+      'createFunctionHook',
+      'deleteFunctionHook',
+      'webhookReceivers',
+      'createWebhookReceiver',
+      'deleteWebhookReceiver',
+      'cronJobs',
+      'createCronJob',
+      'updateCronJob',
+      'deleteCronJob',
+      'functionExecutions',
+      'functionExecution',
+      'functionExecutionEvents',
+      'functionStats',
+      'replayFunctionExecution',
+      'functionExecutionDiff',
+      'eventSubscriptions',
+      'eventSubscription',
+      'createEventSubscription',
+      'updateEventSubscription',
+      'deleteEventSubscription',
+      'rotateEventSubscriptionSecret',
+      'testEventSubscription',
+      'eventDeliveries',
+      'eventDelivery',
+      'redeliverEvent',
     ],
   },
   'admin:secrets': {
@@ -42,8 +67,16 @@ export const ADMIN_SCOPES = {
   'admin:email': {
     operations: 'e-mail configuration (SMTP settings, test send) and e-mail templates',
     fields: [
-      'emailConfig', 'setEmailConfig', 'deleteEmailConfig', 'testEmailConfig',
-      'emailTemplates', 'emailTemplate', 'createEmailTemplate', 'updateEmailTemplate', 'deleteEmailTemplate', 'previewEmailTemplate',
+      'emailConfig',
+      'setEmailConfig',
+      'deleteEmailConfig',
+      'testEmailConfig',
+      'emailTemplates',
+      'emailTemplate',
+      'createEmailTemplate',
+      'updateEmailTemplate',
+      'deleteEmailTemplate',
+      'previewEmailTemplate',
     ],
   },
   'admin:storage': {
@@ -51,10 +84,17 @@ export const ADMIN_SCOPES = {
     fields: ['storagePolicies', 'createStoragePolicy', 'deleteStoragePolicy'],
   },
   'admin:users': {
-    operations: 'the end-user admin API (`/admin/users`: list, search, get, update app metadata and roles, disable, enable, delete, revoke sessions, reset MFA)',
+    operations:
+      'the end-user admin API (`/admin/users`: list, search, get, update app metadata and roles, disable, enable, delete, revoke sessions, reset MFA)',
     fields: [
-      'projectEndUsers', 'projectEndUser', 'updateProjectEndUser', 'disableProjectEndUser', 'enableProjectEndUser', 'deleteProjectEndUser',
-      'revokeProjectEndUserSessions', 'resetProjectEndUserMfa',
+      'projectEndUsers',
+      'projectEndUser',
+      'updateProjectEndUser',
+      'disableProjectEndUser',
+      'enableProjectEndUser',
+      'deleteProjectEndUser',
+      'revokeProjectEndUserSessions',
+      'resetProjectEndUserMfa',
     ],
   },
 } as const satisfies Record<string, { operations: string; fields: readonly string[] }>;
@@ -76,7 +116,9 @@ export function isAdminScope(scope: string): boolean {
 /** The root fields of every operation of a document (aliases resolved, fragments at the root included). */
 export function rootFieldsOf(doc: DocumentNode): string[] {
   const found = new Set<string>();
-  const fragments = new Map(doc.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d.selectionSet]));
+  const fragments = new Map(
+    doc.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d.selectionSet]),
+  );
   const seen = new Set<string>();
   const walk = (set: SelectionSetNode): void => {
     for (const sel of set.selections) {
@@ -116,17 +158,36 @@ export const PUBLISHABLE_KEY_PREFIX = 'tpk_';
  */
 export const PUBLISHABLE_FIELDS: ReadonlySet<string> = new Set([
   // identity: sign-up, password reset, e-mail verification, the public signing keys (sign-in is /token)
-  'registerEndUser', 'requestEndUserPasswordReset', 'confirmEndUserPasswordReset', 'requestEndUserEmailVerification', 'confirmEndUserEmailVerification',
-  'identitySigningKeys', 'plans',
+  'registerEndUser',
+  'requestEndUserPasswordReset',
+  'confirmEndUserPasswordReset',
+  'requestEndUserEmailVerification',
+  'confirmEndUserEmailVerification',
+  'identitySigningKeys',
+  'plans',
   // the data API's actions under row level security (rawSQL is an admin operation, inside a transaction too)
-  'dataFind', 'dataFindOne', 'dataAggregate', 'dataVectorSearch', 'dataInsert', 'dataUpdate', 'dataDelete', 'dataTransaction',
+  'dataFind',
+  'dataFindOne',
+  'dataAggregate',
+  'dataVectorSearch',
+  'dataInsert',
+  'dataUpdate',
+  'dataDelete',
+  'dataTransaction',
   // storage objects under public policies
-  'storageObjects', 'storageObject', 'storageFolders', 'uploadStorageObject', 'confirmStorageUpload', 'deleteStorageObject',
-  '_beginStorageUpload', '_completeStorageUpload',
+  'storageObjects',
+  'storageObject',
+  'storageFolders',
+  'uploadStorageObject',
+  'confirmStorageUpload',
+  'deleteStorageObject',
+  '_beginStorageUpload',
+  '_completeStorageUpload',
   // functions marked public
   'invokeEdgeFunction',
   // federation plumbing, reached only through the router's plan of an allowed field
-  '_entities', '_service',
+  '_entities',
+  '_service',
 ]);
 
 /** The 403 a publishable key gets for anything it may not do; `what` says what was tried ("run dataRawSql"). */
@@ -156,24 +217,34 @@ export function adminRefusal(principal: Principal, scope: AdminScope): AppError 
       // The secret API key carries no client; a client_credentials token carries the scopes its client was granted.
       if (principal.clientId === undefined) return null;
       if (principal.scopes?.includes(scope) || principal.scopes?.includes(ADMIN_ALL)) return null;
-      return new AppError('FORBIDDEN', `This is an admin operation: it needs ${HOW} the "${scope}" (or "${ADMIN_ALL}") scope; this token's scopes do not include it`, {
-        required_scope: scope,
-      });
+      return new AppError(
+        'FORBIDDEN',
+        `This is an admin operation: it needs ${HOW} the "${scope}" (or "${ADMIN_ALL}") scope; this token's scopes do not include it`,
+        {
+          required_scope: scope,
+        },
+      );
     case 'anonymous':
       return errors.unauthenticated(`This is an admin operation: it needs ${HOW} the "${scope}" scope`);
     case 'publishable':
       return publishableRefusal(`run admin operations ("${scope}")`);
     default:
-      return new AppError('FORBIDDEN', `This is an admin operation: it needs ${HOW} the "${scope}" scope; ${principal.kind === 'user' ? 'end-user' : 'tenant'} tokens may not`, {
-        required_scope: scope,
-      });
+      return new AppError(
+        'FORBIDDEN',
+        `This is an admin operation: it needs ${HOW} the "${scope}" scope; ${principal.kind === 'user' ? 'end-user' : 'tenant'} tokens may not`,
+        {
+          required_scope: scope,
+        },
+      );
   }
 }
 
 /** Whether `principal` may run every admin operation (the platform, the secret key, a client granted `admin`). */
 export function holdsEveryAdminScope(principal: Principal): boolean {
   if (principal.kind === 'internal') return true;
-  return principal.kind === 'project' && (principal.clientId === undefined || principal.scopes?.includes(ADMIN_ALL) === true);
+  return (
+    principal.kind === 'project' && (principal.clientId === undefined || principal.scopes?.includes(ADMIN_ALL) === true)
+  );
 }
 
 /**

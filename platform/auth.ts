@@ -19,7 +19,15 @@ export type Principal =
    */
   | { kind: 'publishable'; projectId: string; tenantId: string }
   /** A project's end-user with an access token from `/token`; `mfa` says the sign-in used a TOTP code. */
-  | { kind: 'user'; projectId: string; userId: string; clientId: string; scopes: string[]; mfa: boolean; sessionId?: string };
+  | {
+      kind: 'user';
+      projectId: string;
+      userId: string;
+      clientId: string;
+      scopes: string[];
+      mfa: boolean;
+      sessionId?: string;
+    };
 
 export type RequestContext = {
   requestId: string;
@@ -57,6 +65,7 @@ export async function verifyContext(token: string | undefined, secret: string): 
   if (!token) throw new Error('missing router context');
   const { payload } = await jwtVerify(token, keyOf(secret), { audience: AUDIENCE, algorithms: ['HS256'] });
   const ctx = payload.ctx as RequestContext | undefined;
-  if (!ctx || typeof ctx.requestId !== 'string' || typeof ctx.principal?.kind !== 'string') throw new Error('malformed router context');
+  if (!ctx || typeof ctx.requestId !== 'string' || typeof ctx.principal?.kind !== 'string')
+    throw new Error('malformed router context');
   return ctx;
 }

@@ -7,7 +7,9 @@ const TOP = 0.999999;
 describe('backoffMs', () => {
   it('doubles from the base with each attempt up to the cap (no jitter)', () => {
     const o = { baseMs: 100, maxMs: 2000, jitter: 'none' as const };
-    expect([1, 2, 3, 4, 5, 6, 50, 5000, Infinity].map((n) => backoffMs(n, o))).toEqual([100, 200, 400, 800, 1600, 2000, 2000, 2000, 2000]);
+    expect([1, 2, 3, 4, 5, 6, 50, 5000, Infinity].map((n) => backoffMs(n, o))).toEqual([
+      100, 200, 400, 800, 1600, 2000, 2000, 2000, 2000,
+    ]);
   });
 
   it('treats attempts below 1, fractions and NaN as the first retry', () => {
@@ -46,6 +48,7 @@ describe('backoffMs', () => {
   });
 
   it('refuses a jitter it does not know', () => {
-    for (const jitter of [-0.1, 1.5, NaN, 'some' as never]) expect(() => backoffMs(1, { baseMs: 1, maxMs: 1, jitter })).toThrow(RangeError);
+    for (const jitter of [-0.1, 1.5, NaN, 'some' as never])
+      expect(() => backoffMs(1, { baseMs: 1, maxMs: 1, jitter })).toThrow(RangeError);
   });
 });

@@ -27,6 +27,7 @@ export function backoffMs(attempt: number, opts: BackoffOptions): number {
   if (jitter === 'none') return Math.round(d);
   if (jitter === 'full') return Math.round(d * random());
   if (jitter === 'equal') return Math.round(d / 2 + (d / 2) * random());
-  if (!(jitter >= 0 && jitter <= 1)) throw new RangeError(`jitter must be 'full', 'equal', 'none' or a fraction from 0 to 1, not ${jitter}`);
+  if (!(jitter >= 0 && jitter <= 1))
+    throw new RangeError(`jitter must be 'full', 'equal', 'none' or a fraction from 0 to 1, not ${jitter}`);
   return Math.round(d * (1 - jitter + 2 * jitter * random()));
 }

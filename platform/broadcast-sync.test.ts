@@ -2,7 +2,13 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import pg from 'pg';
 import { createTestDatabase } from '../tests/support/database.ts';
 import { createLogger } from './logger.ts';
-import { configureBroadcasts, announceLocally, publishBroadcastNow, startBroadcastListener, type BroadcastListener } from './broadcast.ts';
+import {
+  configureBroadcasts,
+  announceLocally,
+  publishBroadcastNow,
+  startBroadcastListener,
+  type BroadcastListener,
+} from './broadcast.ts';
 
 // Broadcasts are signed with a key from the internal secret (see platform/secrets.ts).
 configureBroadcasts('test-internal-secret-0123456789abcdefghij');
@@ -37,7 +43,9 @@ describe('broadcast sync: a barrier after which every committed broadcast has be
   it('serves many concurrent callers with few round trips, each after its own call', async () => {
     const before = seen.length;
     await publishBroadcastNow(publisher, 'credentials.changed', { projectId: 'burst' });
-    await Promise.all(Array.from({ length: 100 }, () => listener.sync().then(() => expect(seen.slice(before)).toContain('burst'))));
+    await Promise.all(
+      Array.from({ length: 100 }, () => listener.sync().then(() => expect(seen.slice(before)).toContain('burst'))),
+    );
   });
 
   it('delivers announceLocally to the listeners of this process at once', () => {

@@ -2,7 +2,15 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import pg from 'pg';
 import { createTestDatabase } from '../tests/support/database.ts';
 import { createLogger } from './logger.ts';
-import { configureBroadcasts, openBroadcast, publishBroadcast, publishBroadcastNow, sealBroadcast, startBroadcastListener, type BroadcastListener } from './broadcast.ts';
+import {
+  configureBroadcasts,
+  openBroadcast,
+  publishBroadcast,
+  publishBroadcastNow,
+  sealBroadcast,
+  startBroadcastListener,
+  type BroadcastListener,
+} from './broadcast.ts';
 
 // Broadcasts are signed with a key from the internal secret (see platform/secrets.ts).
 configureBroadcasts('test-internal-secret-0123456789abcdefghij');
@@ -19,7 +27,15 @@ describe('platform broadcasts (LISTEN/NOTIFY to every process)', () => {
   let db: { url: string; drop: () => Promise<void> };
   let client: pg.Client;
   const listeners: BroadcastListener[] = [];
-  const exec = { execute: (sql: string, params: unknown[]) => { let i = 0; return client.query(sql.replace(/\?/g, () => `$${++i}`), params); } };
+  const exec = {
+    execute: (sql: string, params: unknown[]) => {
+      let i = 0;
+      return client.query(
+        sql.replace(/\?/g, () => `$${++i}`),
+        params,
+      );
+    },
+  };
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -39,7 +55,10 @@ describe('platform broadcasts (LISTEN/NOTIFY to every process)', () => {
     const seen: string[] = [];
     l.on('rate-limits.changed', (p) => seen.push(`${p.op}:${p.key}`));
     l.on('hooks.changed', (p) => seen.push(p.projectId));
-    const forged = JSON.stringify({ topic: 'rate-limits.changed', payload: { origin: 'x', scope: 'tenant.signIn.account', op: 'reset', key: 'k' } });
+    const forged = JSON.stringify({
+      topic: 'rate-limits.changed',
+      payload: { origin: 'x', scope: 'tenant.signIn.account', op: 'reset', key: 'k' },
+    });
     await client.query(`select pg_notify('tessera_broadcast', $1)`, [forged]);
     await client.query(`select pg_notify('tessera_broadcast', $1)`, [`AAAA.${forged}`]);
     const signed = sealBroadcast('hooks.changed', { projectId: 'other-installation' });
@@ -91,7 +110,9 @@ describe('platform broadcasts (LISTEN/NOTIFY to every process)', () => {
     l.onReset(() => resets++);
     l.on('hooks.changed', (p) => seen.push(p.projectId));
     // Kill the listeners' backends of this test's database (other test files run beside it) from another session.
-    await client.query(`select pg_terminate_backend(pid) from pg_stat_activity where query = 'listen tessera_broadcast' and datname = current_database() and pid <> pg_backend_pid()`);
+    await client.query(
+      `select pg_terminate_backend(pid) from pg_stat_activity where query = 'listen tessera_broadcast' and datname = current_database() and pid <> pg_backend_pid()`,
+    );
     await until(() => resets >= 2, 'the reset after reconnecting');
     await publishBroadcastNow(client, 'hooks.changed', { projectId: 'after' });
     await until(() => seen.includes('after'), 'a broadcast after reconnecting');
@@ -100,7 +121,13 @@ describe('platform broadcasts (LISTEN/NOTIFY to every process)', () => {
   it('shares one LISTEN connection per database among the listeners of a process, closed with the last one', async () => {
     const log = createLogger('silent');
     const listens = async () =>
-      Number((await client.query(`select count(*)::int as n from pg_stat_activity where query = 'listen tessera_broadcast' and datname = current_database()`)).rows[0].n);
+      Number(
+        (
+          await client.query(
+            `select count(*)::int as n from pg_stat_activity where query = 'listen tessera_broadcast' and datname = current_database()`,
+          )
+        ).rows[0].n,
+      );
     for (const l of listeners.splice(0)) await l.stop();
     expect(await listens()).toBe(0);
     const a = await startBroadcastListener({ url: db.url, logger: log });

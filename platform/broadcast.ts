@@ -19,7 +19,13 @@ const CHANNEL = 'tessera_broadcast';
 /** Topics and their payloads. Add a row here when something new is announced. */
 export type BroadcastTopics = {
   /** Credentials stopped being valid (or what they stand for changed): drop cached lookups. */
-  'credentials.changed': { apiKeyHashes?: string[]; sessionIds?: string[]; projectId?: string; tenantId?: string; all?: boolean };
+  'credentials.changed': {
+    apiKeyHashes?: string[];
+    sessionIds?: string[];
+    projectId?: string;
+    tenantId?: string;
+    all?: boolean;
+  };
   /** The database hooks of a project changed. */
   'hooks.changed': { projectId: string };
   /** A project schema's tables or columns may have changed (rawSQL, a transaction with rawSQL, project deleted). */
@@ -76,7 +82,11 @@ export function openBroadcast(raw: string): { topic: string; payload: unknown } 
 }
 
 /** Announces `payload` on `topic`; inside a transaction it is delivered at commit (not at all on rollback). */
-export async function publishBroadcast<T extends BroadcastTopic>(tx: SqlExecutor, topic: T, payload: BroadcastTopics[T]): Promise<void> {
+export async function publishBroadcast<T extends BroadcastTopic>(
+  tx: SqlExecutor,
+  topic: T,
+  payload: BroadcastTopics[T],
+): Promise<void> {
   await tx.execute(`select pg_notify('${CHANNEL}', ?)`, [sealBroadcast(topic, payload)]);
 }
 
@@ -94,7 +104,11 @@ export function announceLocally<T extends BroadcastTopic>(topic: T, payload: Bro
 }
 
 /** The same outside a transaction, on any pg client or pool. */
-export async function publishBroadcastNow<T extends BroadcastTopic>(db: pg.Pool | pg.Client | pg.PoolClient, topic: T, payload: BroadcastTopics[T]): Promise<void> {
+export async function publishBroadcastNow<T extends BroadcastTopic>(
+  db: pg.Pool | pg.Client | pg.PoolClient,
+  topic: T,
+  payload: BroadcastTopics[T],
+): Promise<void> {
   await db.query(`select pg_notify('${CHANNEL}', $1)`, [sealBroadcast(topic, payload)]);
 }
 
@@ -132,7 +146,14 @@ const shared = new Map<string, Shared>();
 
 function openShared(url: string, logger: Logger): Shared {
   const log = logger.child({ component: 'broadcast' });
-  const state: Shared = { handles: new Set(), client: undefined, stopped: false, ready: Promise.resolve(), sync: () => Promise.resolve(), close: async () => {} };
+  const state: Shared = {
+    handles: new Set(),
+    client: undefined,
+    stopped: false,
+    ready: Promise.resolve(),
+    sync: () => Promise.resolve(),
+    close: async () => {},
+  };
   const resetAll = () => {
     for (const h of state.handles) h.reset();
   };
@@ -142,7 +163,8 @@ function openShared(url: string, logger: Logger): Shared {
     const parsed = openBroadcast(msg.payload);
     if (!parsed) {
       // At most one line a minute: a flood of forgeries must not flood the log.
-      if (Date.now() - lastForgery > 60_000) log.warn({ from_pid: msg.processId }, 'broadcast: a message without a valid signature was dropped');
+      if (Date.now() - lastForgery > 60_000)
+        log.warn({ from_pid: msg.processId }, 'broadcast: a message without a valid signature was dropped');
       lastForgery = Date.now();
       return;
     }

@@ -12,7 +12,12 @@ describe('config', () => {
   });
 
   it('parses typed values and strips a trailing slash from URLs', () => {
-    const c = loadConfig({ PORT: '80', TESSERA_PUBLIC_URL: 'https://api.example.com/', DATABASE_URL: 'postgres://u:p@db:5432/x', TESSERA_TRUST_PROXY: 'yes' });
+    const c = loadConfig({
+      PORT: '80',
+      TESSERA_PUBLIC_URL: 'https://api.example.com/',
+      DATABASE_URL: 'postgres://u:p@db:5432/x',
+      TESSERA_TRUST_PROXY: 'yes',
+    });
     expect(c.port).toBe(80);
     expect(c.issuer).toBe('https://api.example.com');
     expect(c.databaseUrl).toBe('postgres://u:p@db:5432/x');
@@ -36,8 +41,13 @@ describe('config', () => {
     expect((err as Error).message).toContain('Invalid configuration');
   });
 
-  it('takes each split-mode process\'s bind address apart from the URL others reach it at', () => {
-    const c = loadConfig({ TESSERA_SUBGRAPH_HOST: '0.0.0.0', TESSERA_SUBGRAPH_PORT: '4002', TESSERA_ROUTER_HOST: '::', TESSERA_SUBGRAPH_URLS: 'data=http://tessera-data:80/graphql' });
+  it("takes each split-mode process's bind address apart from the URL others reach it at", () => {
+    const c = loadConfig({
+      TESSERA_SUBGRAPH_HOST: '0.0.0.0',
+      TESSERA_SUBGRAPH_PORT: '4002',
+      TESSERA_ROUTER_HOST: '::',
+      TESSERA_SUBGRAPH_URLS: 'data=http://tessera-data:80/graphql',
+    });
     expect([c.subgraphHost, c.subgraphPort, c.routerHost]).toEqual(['0.0.0.0', 4002, '::']);
     expect(loadConfig({}).subgraphPort).toBeUndefined();
     expect(() => loadConfig({ TESSERA_SUBGRAPH_PORT: 'x' })).toThrow(/TESSERA_SUBGRAPH_PORT: expected a whole number/);
@@ -47,7 +57,9 @@ describe('config', () => {
     const multi = 'mongodb://u:p@m1:27017,m2:27017,m3:27017/tessera?replicaSet=rs0';
     expect(loadConfig({ TESSERA_SCHEDULER_URL: multi }).schedulerUrl).toBe(multi);
     expect(loadConfig({}).schedulerUrl).toBeUndefined();
-    expect(() => loadConfig({ TESSERA_SCHEDULER_URL: 'postgres://db/x' })).toThrow(/TESSERA_SCHEDULER_URL: expected a mongodb/);
+    expect(() => loadConfig({ TESSERA_SCHEDULER_URL: 'postgres://db/x' })).toThrow(
+      /TESSERA_SCHEDULER_URL: expected a mongodb/,
+    );
   });
 
   it('refuses a port out of range', () => {

@@ -8,14 +8,37 @@ export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as
 
 /** Request headers every rule allows: what Tessera's own clients send. A rule may add more. */
 export const CORS_DEFAULT_ALLOWED_HEADERS = [
-  'Authorization', 'Content-Type', 'X-Api-Key', 'X-Request-Id', 'Idempotency-Key', 'apollo-require-preflight', 'Accept', 'Range', 'If-None-Match',
-  'If-Range', 'If-Modified-Since', 'Cache-Control', 'Last-Event-ID', 'traceparent', 'tracestate',
+  'Authorization',
+  'Content-Type',
+  'X-Api-Key',
+  'X-Request-Id',
+  'Idempotency-Key',
+  'apollo-require-preflight',
+  'Accept',
+  'Range',
+  'If-None-Match',
+  'If-Range',
+  'If-Modified-Since',
+  'Cache-Control',
+  'Last-Event-ID',
+  'traceparent',
+  'tracestate',
 ] as const;
 
 /** Response headers every rule lets a page read (beyond the CORS-safelisted ones). A rule may add more. */
 export const CORS_DEFAULT_EXPOSED_HEADERS = [
-  'X-Request-Id', 'ETag', 'Content-Range', 'Content-Length', 'Content-Disposition', 'Accept-Ranges', 'Last-Modified', 'Location', 'Retry-After',
-  'WWW-Authenticate', 'X-Execution-Id', 'X-Idempotent-Replay',
+  'X-Request-Id',
+  'ETag',
+  'Content-Range',
+  'Content-Length',
+  'Content-Disposition',
+  'Accept-Ranges',
+  'Last-Modified',
+  'Location',
+  'Retry-After',
+  'WWW-Authenticate',
+  'X-Execution-Id',
+  'X-Idempotent-Replay',
 ] as const;
 
 export const CORS_DEFAULT_MAX_AGE = 600;
@@ -56,11 +79,16 @@ export function normalizeOrigin(raw: string, field = 'origins'): string {
   } catch {
     throw new CorsRuleError(field, `"${value.slice(0, 200)}" is not an origin (scheme://host[:port], or *)`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CorsRuleError(field, `"${value.slice(0, 200)}" must be an http or https origin`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new CorsRuleError(field, `"${value.slice(0, 200)}" must be an http or https origin`);
   if (url.username || url.password || url.search || url.hash || (url.pathname !== '/' && url.pathname !== '')) {
-    throw new CorsRuleError(field, `"${value.slice(0, 200)}" must be an origin only: scheme://host[:port], without a path, query or credentials`);
+    throw new CorsRuleError(
+      field,
+      `"${value.slice(0, 200)}" must be an origin only: scheme://host[:port], without a path, query or credentials`,
+    );
   }
-  if (value.replace(/\/$/, '').toLowerCase() !== url.origin) throw new CorsRuleError(field, `"${value.slice(0, 200)}" is not written as browsers send it: ${url.origin}`);
+  if (value.replace(/\/$/, '').toLowerCase() !== url.origin)
+    throw new CorsRuleError(field, `"${value.slice(0, 200)}" is not written as browsers send it: ${url.origin}`);
   return url.origin;
 }
 
@@ -68,14 +96,17 @@ export function normalizeOrigin(raw: string, field = 'origins'): string {
 export function checkOrigins(list: readonly string[], credentials: boolean, field = 'origins'): string[] {
   if (list.length > MAX_ORIGINS) throw new CorsRuleError(field, `at most ${MAX_ORIGINS} origins`);
   const out = [...new Set(list.map((o) => normalizeOrigin(o, field)))];
-  if (credentials && out.includes('*')) throw new CorsRuleError(field, 'a wildcard origin (*) cannot be combined with allow_credentials: list the origins');
+  if (credentials && out.includes('*'))
+    throw new CorsRuleError(field, 'a wildcard origin (*) cannot be combined with allow_credentials: list the origins');
   return out;
 }
 
 /** Checks a list of methods (upper-cased). */
 export function checkMethods(list: readonly string[], field = 'methods'): string[] {
   const out = [...new Set(list.map((m) => m.trim().toUpperCase()))];
-  for (const m of out) if (!(CORS_METHODS as readonly string[]).includes(m)) throw new CorsRuleError(field, `"${m.slice(0, 50)}" is not one of ${CORS_METHODS.join(', ')}`);
+  for (const m of out)
+    if (!(CORS_METHODS as readonly string[]).includes(m))
+      throw new CorsRuleError(field, `"${m.slice(0, 50)}" is not one of ${CORS_METHODS.join(', ')}`);
   if (out.length === 0) throw new CorsRuleError(field, 'at least one method');
   return out;
 }
@@ -84,7 +115,8 @@ export function checkMethods(list: readonly string[], field = 'methods'): string
 export function checkHeaders(list: readonly string[], field: string): string[] {
   if (list.length > MAX_HEADERS) throw new CorsRuleError(field, `at most ${MAX_HEADERS} headers`);
   const out = [...new Set(list.map((h) => h.trim()))];
-  for (const h of out) if (!TOKEN.test(h) || h === '*') throw new CorsRuleError(field, `"${h.slice(0, 100)}" is not a header name`);
+  for (const h of out)
+    if (!TOKEN.test(h) || h === '*') throw new CorsRuleError(field, `"${h.slice(0, 100)}" is not a header name`);
   return out;
 }
 
@@ -96,5 +128,8 @@ export function ruleAllows(rule: Pick<CorsRule, 'origins'>, origin: string): 'ex
 
 /** Splits a comma-separated list (configuration), dropping empty items. */
 export function splitList(raw: string): string[] {
-  return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }

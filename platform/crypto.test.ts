@@ -6,7 +6,8 @@ const SECRET = 's'.repeat(40);
 describe('secret box', () => {
   it('opens what it sealed', () => {
     const box = createSecretBox(SECRET);
-    for (const plain of ['tsk_abc', '', 'ünïcødé ✓', 'x'.repeat(10_000)]) expect(box.decrypt(box.encrypt(plain))).toBe(plain);
+    for (const plain of ['tsk_abc', '', 'ünïcødé ✓', 'x'.repeat(10_000)])
+      expect(box.decrypt(box.encrypt(plain))).toBe(plain);
   });
 
   it('seals the same value differently each time', () => {

@@ -31,12 +31,24 @@ describe('time cursors', () => {
 
   it('refuse a forged or foreign cursor with VALIDATION_FAILED naming the field', () => {
     const forged: unknown[] = [
-      'not base64 at all!', b64('not json'), b64('{}'), b64('[]'), b64('null'), b64('"x"'),
-      b64(JSON.stringify(['2026-11-24T10:00:00Z'])), b64(JSON.stringify(['2026-11-24T10:00:00Z', 'x'])),
-      b64(JSON.stringify(['2026-11-24T10:00:00Z', ID, 'extra'])), b64(JSON.stringify(['yesterday', ID])),
-      b64(JSON.stringify(['+275760-09-13T00:00:00Z', ID])), b64(JSON.stringify(['-000001-01-01T00:00:00Z', ID])),
-      b64(JSON.stringify([1700000000000, ID])), b64(JSON.stringify(['2026-11-24T10:00:00Z', `${ID}' or 1=1 --`])),
-      'A'.repeat(100_000), 42, {}, ['x'],
+      'not base64 at all!',
+      b64('not json'),
+      b64('{}'),
+      b64('[]'),
+      b64('null'),
+      b64('"x"'),
+      b64(JSON.stringify(['2026-11-24T10:00:00Z'])),
+      b64(JSON.stringify(['2026-11-24T10:00:00Z', 'x'])),
+      b64(JSON.stringify(['2026-11-24T10:00:00Z', ID, 'extra'])),
+      b64(JSON.stringify(['yesterday', ID])),
+      b64(JSON.stringify(['+275760-09-13T00:00:00Z', ID])),
+      b64(JSON.stringify(['-000001-01-01T00:00:00Z', ID])),
+      b64(JSON.stringify([1700000000000, ID])),
+      b64(JSON.stringify(['2026-11-24T10:00:00Z', `${ID}' or 1=1 --`])),
+      'A'.repeat(100_000),
+      42,
+      {},
+      ['x'],
     ];
     for (const cursor of forged) {
       const err = refusal(() => decodeTimeCursor('after', cursor));
@@ -62,13 +74,24 @@ describe('cursors of other keys', () => {
   });
 
   it('refuse with the message given', () => {
-    const err = refusal(() => decodeCursor('after', encodeCursor(['size', 1, ID]), () => undefined, 'is not a cursor returned by this API for this sort'));
+    const err = refusal(() =>
+      decodeCursor(
+        'after',
+        encodeCursor(['size', 1, ID]),
+        () => undefined,
+        'is not a cursor returned by this API for this sort',
+      ),
+    );
     expect(err.message + JSON.stringify(err.details)).toContain('for this sort');
   });
 });
 
 describe('timePage', () => {
-  const rows = [1, 2, 3].map((n) => ({ n, created_at: new Date(Date.UTC(2026, 0, n)), uuid: `0b6f8a52-4a4e-4c38-9d1e-2f9a3c7b1e0${n}` }));
+  const rows = [1, 2, 3].map((n) => ({
+    n,
+    created_at: new Date(Date.UTC(2026, 0, n)),
+    uuid: `0b6f8a52-4a4e-4c38-9d1e-2f9a3c7b1e0${n}`,
+  }));
   const map = (r: (typeof rows)[number]) => ({ createdAt: r.created_at, id: r.uuid, n: r.n });
 
   it('keeps the first rows and gives the cursor after the last one kept when a row is left', () => {

@@ -18,7 +18,12 @@ export function encodeCursor(value: unknown): string {
  * The value inside a cursor the API made, checked by `accept` (which answers undefined for anything it does not
  * take). Undefined when no cursor was sent (absent, null or empty); VALIDATION_FAILED naming `field` otherwise.
  */
-export function decodeCursor<T>(field: string, cursor: unknown, accept: (value: unknown) => T | undefined, message = NOT_A_CURSOR): T | undefined {
+export function decodeCursor<T>(
+  field: string,
+  cursor: unknown,
+  accept: (value: unknown) => T | undefined,
+  message = NOT_A_CURSOR,
+): T | undefined {
   if (cursor === undefined || cursor === null || cursor === '') return undefined;
   if (typeof cursor === 'string' && cursor.length <= CURSOR_MAX) {
     let value: unknown;
@@ -45,7 +50,11 @@ export function encodeTimeCursor(createdAt: Date, id: string): string {
  * One page of a list by (created_at, id): the first `first` of `rows` (read with `limit first + 1`), each through
  * `map`, and the cursor after the last one, or null when no row is left after it.
  */
-export function timePage<R, T extends TimeKey>(rows: readonly R[], first: number, map: (row: R) => T): { items: T[]; nextCursor: string | null } {
+export function timePage<R, T extends TimeKey>(
+  rows: readonly R[],
+  first: number,
+  map: (row: R) => T,
+): { items: T[]; nextCursor: string | null } {
   const items = rows.slice(0, first).map(map);
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > first && last ? encodeTimeCursor(last.createdAt, last.id) : null };

@@ -17,20 +17,70 @@ export type DataAction = {
 const TABLE = { table: 'String!' };
 
 export const DATA_ACTIONS = {
-  find: { field: 'dataFind', mutation: false, args: { ...TABLE, select: '[String!]', where: 'JSON', orderBy: 'JSON', limit: 'Int', offset: 'Int' }, selection: 'rows' },
-  findOne: { field: 'dataFindOne', mutation: false, args: { ...TABLE, select: '[String!]', where: 'JSON', orderBy: 'JSON' }, selection: 'row' },
-  insert: { field: 'dataInsert', mutation: true, args: { ...TABLE, values: 'JSON!', returning: 'JSON' }, selection: 'count rows' },
-  update: { field: 'dataUpdate', mutation: true, args: { ...TABLE, where: 'JSON', set: 'JSON!', all: 'Boolean', returning: 'JSON' }, selection: 'count rows' },
-  delete: { field: 'dataDelete', mutation: true, args: { ...TABLE, where: 'JSON', all: 'Boolean', returning: 'JSON' }, selection: 'count rows' },
+  find: {
+    field: 'dataFind',
+    mutation: false,
+    args: { ...TABLE, select: '[String!]', where: 'JSON', orderBy: 'JSON', limit: 'Int', offset: 'Int' },
+    selection: 'rows',
+  },
+  findOne: {
+    field: 'dataFindOne',
+    mutation: false,
+    args: { ...TABLE, select: '[String!]', where: 'JSON', orderBy: 'JSON' },
+    selection: 'row',
+  },
+  insert: {
+    field: 'dataInsert',
+    mutation: true,
+    args: { ...TABLE, values: 'JSON!', returning: 'JSON' },
+    selection: 'count rows',
+  },
+  update: {
+    field: 'dataUpdate',
+    mutation: true,
+    args: { ...TABLE, where: 'JSON', set: 'JSON!', all: 'Boolean', returning: 'JSON' },
+    selection: 'count rows',
+  },
+  delete: {
+    field: 'dataDelete',
+    mutation: true,
+    args: { ...TABLE, where: 'JSON', all: 'Boolean', returning: 'JSON' },
+    selection: 'count rows',
+  },
   aggregate: {
-    field: 'dataAggregate', mutation: false, selection: 'rows',
-    args: { ...TABLE, aggregates: 'JSON!', groupBy: '[String!]', where: 'JSON', having: 'JSON', orderBy: 'JSON', limit: 'Int' },
+    field: 'dataAggregate',
+    mutation: false,
+    selection: 'rows',
+    args: {
+      ...TABLE,
+      aggregates: 'JSON!',
+      groupBy: '[String!]',
+      where: 'JSON',
+      having: 'JSON',
+      orderBy: 'JSON',
+      limit: 'Int',
+    },
   },
   vectorSearch: {
-    field: 'dataVectorSearch', mutation: false, selection: 'rows method',
-    args: { ...TABLE, column: 'String!', vector: '[Float!]!', k: 'Int', metric: 'String', where: 'JSON', select: '[String!]' },
+    field: 'dataVectorSearch',
+    mutation: false,
+    selection: 'rows method',
+    args: {
+      ...TABLE,
+      column: 'String!',
+      vector: '[Float!]!',
+      k: 'Int',
+      metric: 'String',
+      where: 'JSON',
+      select: '[String!]',
+    },
   },
-  rawSQL: { field: 'dataRawSql', mutation: true, args: { sql: 'String!', params: 'JSON' }, selection: 'rows rowCount fields' },
+  rawSQL: {
+    field: 'dataRawSql',
+    mutation: true,
+    args: { sql: 'String!', params: 'JSON' },
+    selection: 'rows rowCount fields',
+  },
   transaction: { field: 'dataTransaction', mutation: true, args: { operations: 'JSON!' }, selection: 'results' },
 } as const satisfies Record<string, DataAction>;
 

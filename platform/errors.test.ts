@@ -13,13 +13,21 @@ describe('error table', () => {
   });
 
   it('masks only internal errors', () => {
-    const masked = Object.entries(ERROR_TABLE).filter(([, r]) => !r.expose).map(([c]) => c);
+    const masked = Object.entries(ERROR_TABLE)
+      .filter(([, r]) => !r.expose)
+      .map(([c]) => c);
     expect(masked).toEqual(['INTERNAL']);
   });
 
   it('shapes an AppError with its own status, message and details', () => {
     const s = shapeError(errors.notFound('project', 'abc'));
-    expect(s).toEqual({ code: 'NOT_FOUND', message: 'project abc not found', details: { resource: 'project', id: 'abc' }, status: 404, masked: false });
+    expect(s).toEqual({
+      code: 'NOT_FOUND',
+      message: 'project abc not found',
+      details: { resource: 'project', id: 'abc' },
+      status: 404,
+      masked: false,
+    });
   });
 
   it('masks an unknown error and says so', () => {
@@ -47,7 +55,10 @@ describe('error table', () => {
     expect(e.extensions).toMatchObject({ code: 'INTERNAL', http: { status: 500 } });
     expect(e.message).toBe('Internal error');
     expect(logged).toBeInstanceOf(TypeError);
-    expect(toGraphQLError(errors.rateLimited(3)).extensions).toMatchObject({ code: 'RATE_LIMITED', details: { retry_after: 3 } });
+    expect(toGraphQLError(errors.rateLimited(3)).extensions).toMatchObject({
+      code: 'RATE_LIMITED',
+      details: { retry_after: 3 },
+    });
   });
 
   it('takes the status of a HOOK_REJECTED error from its details (400-599 only), in AppErrors and GraphQL errors alike', () => {
@@ -58,7 +69,9 @@ describe('error table', () => {
     expect(statusFor('CONFLICT', { status: 422 })).toBe(409);
     const e = toGraphQLError(new AppError('HOOK_REJECTED', 'no', { status: 451 }));
     expect(e.extensions).toMatchObject({ code: 'HOOK_REJECTED', http: { status: 451 } });
-    expect(shapeError(new GraphQLError('no', { extensions: { code: 'HOOK_REJECTED', details: { status: 403 } } })).status).toBe(403);
+    expect(
+      shapeError(new GraphQLError('no', { extensions: { code: 'HOOK_REJECTED', details: { status: 403 } } })).status,
+    ).toBe(403);
   });
 
   it('maps unknown codes to 500', () => {
@@ -67,9 +80,21 @@ describe('error table', () => {
   });
 
   it('answers 503 with Retry-After when the database is away, however the error is wrapped', () => {
-    const terminated = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
-    for (const err of [terminated, new Error('Connection terminated unexpectedly'), Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }), new GraphQLError('x', { originalError: terminated })]) {
-      expect(shapeError(err)).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503, details: { retry_after: 1 }, masked: false });
+    const terminated = Object.assign(new Error('terminating connection due to administrator command'), {
+      code: '57P01',
+    });
+    for (const err of [
+      terminated,
+      new Error('Connection terminated unexpectedly'),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+      new GraphQLError('x', { originalError: terminated }),
+    ]) {
+      expect(shapeError(err)).toMatchObject({
+        code: 'SERVICE_UNAVAILABLE',
+        status: 503,
+        details: { retry_after: 1 },
+        masked: false,
+      });
     }
     expect(shapeError(Object.assign(new Error('duplicate key'), { code: '23505' })).code).toBe('INTERNAL');
   });

@@ -31,7 +31,12 @@ export const ERROR_TABLE = {
   MFA_ALREADY_ENABLED: { status: 409, expose: true, message: 'MFA is already enabled' },
   MFA_NOT_ENABLED: { status: 409, expose: true, message: 'MFA is not enabled' },
   PLAN_LIMIT_REACHED: { status: 409, expose: true, message: 'The plan limit is reached' },
-  EMAIL_NOT_CONFIGURED: { status: 409, expose: true, message: "The project has no SMTP configuration of its own (POST /edge/api/v1/email-config): its functions' mail is not sent through the platform's" },
+  EMAIL_NOT_CONFIGURED: {
+    status: 409,
+    expose: true,
+    message:
+      "The project has no SMTP configuration of its own (POST /edge/api/v1/email-config): its functions' mail is not sent through the platform's",
+  },
   PAYLOAD_TOO_LARGE: { status: 413, expose: true, message: 'The request body is too large' },
   QUOTA_EXCEEDED: { status: 413, expose: true, message: "The project's storage quota is used up" },
   URI_TOO_LONG: { status: 414, expose: true, message: 'The request path is too long' },
@@ -48,7 +53,11 @@ export const ERROR_TABLE = {
   UPSTREAM_FAILED: { status: 502, expose: true, message: 'An outside server failed or could not be reached' },
   SERVICE_UNAVAILABLE: { status: 503, expose: true, message: 'A service is unavailable' },
   // A service (split mode) went away after the request reached it: unlike a 503, the request may have taken effect.
-  SERVICE_INTERRUPTED: { status: 502, expose: true, message: 'A service stopped while answering; the request may or may not have taken effect' },
+  SERVICE_INTERRUPTED: {
+    status: 502,
+    expose: true,
+    message: 'A service stopped while answering; the request may or may not have taken effect',
+  },
   FUNCTION_TIMEOUT: { status: 504, expose: true, message: 'The function ran past its timeout' },
 } as const satisfies Record<string, { status: number; expose: boolean; message: string; statusFromDetails?: boolean }>;
 
@@ -89,9 +98,16 @@ export const errors = {
   invalidMfaCode: () => new AppError('INVALID_MFA_CODE'),
   forbidden: (message?: string) => new AppError('FORBIDDEN', message),
   notFound: (what: string, id?: string) =>
-    new AppError('NOT_FOUND', id ? `${what} ${id} not found` : `${what} not found`, id ? { resource: what, id } : { resource: what }),
+    new AppError(
+      'NOT_FOUND',
+      id ? `${what} ${id} not found` : `${what} not found`,
+      id ? { resource: what, id } : { resource: what },
+    ),
   conflict: (message: string, details?: Record<string, unknown>) => new AppError('CONFLICT', message, details),
-  rateLimited: (retryAfterSeconds: number) => new AppError('RATE_LIMITED', `Too many requests: retry after ${retryAfterSeconds} s`, { retry_after: retryAfterSeconds }),
+  rateLimited: (retryAfterSeconds: number) =>
+    new AppError('RATE_LIMITED', `Too many requests: retry after ${retryAfterSeconds} s`, {
+      retry_after: retryAfterSeconds,
+    }),
   unavailable: (message: string) => new AppError('SERVICE_UNAVAILABLE', message),
 };
 
@@ -104,7 +120,13 @@ export function statusOf(code: unknown): number {
   return isErrorCode(code) ? ERROR_TABLE[code].status : 500;
 }
 
-export type ShapedError = { code: ErrorCode; message: string; details?: Record<string, unknown>; status: number; masked: boolean };
+export type ShapedError = {
+  code: ErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+  status: number;
+  masked: boolean;
+};
 
 /** The code of a 4xx the web framework raised itself (body parsing, content type, URL): Fastify's `FST_ERR_*` errors. */
 export function frameworkErrorCode(status: number): ErrorCode {
@@ -125,8 +147,24 @@ export function frameworkErrorCode(status: number): ErrorCode {
 }
 
 /** SQLSTATEs and socket errors of a database that is away (restarting, refusing connections, out of slots). */
-const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
-const UNAVAILABLE_MESSAGE = /Connection terminated|Client has encountered a connection error|Client was closed|timeout exceeded when trying to connect|terminating connection due to administrator command|the database system is (starting up|shutting down|in recovery)|Connection ended unexpectedly/i;
+const UNAVAILABLE_CODES = new Set([
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '53300',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+]);
+const UNAVAILABLE_MESSAGE =
+  /Connection terminated|Client has encountered a connection error|Client was closed|timeout exceeded when trying to connect|terminating connection due to administrator command|the database system is (starting up|shutting down|in recovery)|Connection ended unexpectedly/i;
 
 /**
  * True when an error (or its cause, or the error a GraphQL error wraps) says the database could not be reached or
@@ -148,17 +186,37 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 export function shapeError(err: unknown): ShapedError {
   if (err instanceof AppError) {
     // A row whose message may not be shown (INTERNAL) is answered with the row's own message; the cause is logged.
-    if (!ERROR_TABLE[err.code].expose) return { code: err.code, message: ERROR_TABLE[err.code].message, status: err.status, masked: true };
+    if (!ERROR_TABLE[err.code].expose)
+      return { code: err.code, message: ERROR_TABLE[err.code].message, status: err.status, masked: true };
     return { code: err.code, message: err.message, details: err.details, status: err.status, masked: false };
   }
   if (isDatabaseUnavailable(err)) {
-    return { code: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable; retry shortly', details: { retry_after: 1 }, status: 503, masked: false };
+    return {
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'The database is unavailable; retry shortly',
+      details: { retry_after: 1 },
+      status: 503,
+      masked: false,
+    };
   }
   // The web framework's own refusals (bad JSON, empty body, wrong content type, body too large, bad URL): 4xx.
   const fw = err as { code?: unknown; statusCode?: unknown; message?: unknown } | null;
-  if (fw && typeof fw === 'object' && typeof fw.code === 'string' && fw.code.startsWith('FST_') && typeof fw.statusCode === 'number' && fw.statusCode >= 400 && fw.statusCode < 500) {
+  if (
+    fw &&
+    typeof fw === 'object' &&
+    typeof fw.code === 'string' &&
+    fw.code.startsWith('FST_') &&
+    typeof fw.statusCode === 'number' &&
+    fw.statusCode >= 400 &&
+    fw.statusCode < 500
+  ) {
     const code = frameworkErrorCode(fw.statusCode);
-    return { code, message: typeof fw.message === 'string' && fw.message ? fw.message : ERROR_TABLE[code].message, status: ERROR_TABLE[code].status, masked: false };
+    return {
+      code,
+      message: typeof fw.message === 'string' && fw.message ? fw.message : ERROR_TABLE[code].message,
+      status: ERROR_TABLE[code].status,
+      masked: false,
+    };
   }
   if (err instanceof GraphQLError) {
     const original = err.originalError;
@@ -194,7 +252,11 @@ export function errorOfGraphQL(errs: readonly GraphQLFormattedError[]): AppError
   let worstStatus = 0;
   for (const e of errs) {
     const code = e.extensions?.code;
-    const status = isErrorCode(code) ? statusFor(code, e.extensions?.details as Record<string, unknown> | undefined) : code === 'DOWNSTREAM_SERVICE_ERROR' ? 502 : 500;
+    const status = isErrorCode(code)
+      ? statusFor(code, e.extensions?.details as Record<string, unknown> | undefined)
+      : code === 'DOWNSTREAM_SERVICE_ERROR'
+        ? 502
+        : 500;
     if (status > worstStatus) {
       worst = e;
       worstStatus = status;
@@ -202,7 +264,8 @@ export function errorOfGraphQL(errs: readonly GraphQLFormattedError[]): AppError
   }
   if (!worst) return new AppError('INTERNAL', 'a GraphQL answer with an empty error list');
   const code = worst.extensions?.code;
-  if (!isErrorCode(code) || !ERROR_TABLE[code].expose) return new AppError('INTERNAL', worst.message, undefined, { cause: worst });
+  if (!isErrorCode(code) || !ERROR_TABLE[code].expose)
+    return new AppError('INTERNAL', worst.message, undefined, { cause: worst });
   return new AppError(code, worst.message, worst.extensions?.details as Record<string, unknown> | undefined);
 }
 

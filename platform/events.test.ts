@@ -2,12 +2,27 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import pg from 'pg';
 import { createTestDatabase } from '../tests/support/database.ts';
 import { createLogger } from './logger.ts';
-import { ensureEventTables, publishEvent, publishEventIfWanted, setEventInterest, startEventConsumer, type PlatformEvent } from './events.ts';
+import {
+  ensureEventTables,
+  publishEvent,
+  publishEventIfWanted,
+  setEventInterest,
+  startEventConsumer,
+  type PlatformEvent,
+} from './events.ts';
 
 describe('platform events (transactional outbox)', () => {
   let db: { url: string; drop: () => Promise<void> };
   let client: pg.Client;
-  const exec = { execute: (sql: string, params: unknown[]) => { let i = 0; return client.query(sql.replace(/\?/g, () => `$${++i}`), params); } };
+  const exec = {
+    execute: (sql: string, params: unknown[]) => {
+      let i = 0;
+      return client.query(
+        sql.replace(/\?/g, () => `$${++i}`),
+        params,
+      );
+    },
+  };
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -32,10 +47,20 @@ describe('platform events (transactional outbox)', () => {
     const seenB: string[] = [];
     const log = createLogger('silent');
     const a = await startEventConsumer({
-      name: 'a', url: db.url, logger: log,
-      handlers: { 'project.created': async (e) => void seenA.push(`created:${e.payload.projectId}`), 'project.deleted': async (e) => void seenA.push(`deleted:${e.payload.projectId}`) },
+      name: 'a',
+      url: db.url,
+      logger: log,
+      handlers: {
+        'project.created': async (e) => void seenA.push(`created:${e.payload.projectId}`),
+        'project.deleted': async (e) => void seenA.push(`deleted:${e.payload.projectId}`),
+      },
     });
-    const b = await startEventConsumer({ name: 'b', url: db.url, logger: log, handlers: { 'project.deleted': async (e) => void seenB.push(e.payload.projectId) } });
+    const b = await startEventConsumer({
+      name: 'b',
+      url: db.url,
+      logger: log,
+      handlers: { 'project.deleted': async (e) => void seenB.push(e.payload.projectId) },
+    });
     expect(seenA).toEqual(['created:a', 'deleted:a']);
     expect(seenB).toEqual(['a']);
 
@@ -51,7 +76,9 @@ describe('platform events (transactional outbox)', () => {
     const seen: number[] = [];
     let fail = true;
     const c = await startEventConsumer({
-      name: 'flaky', url: db.url, logger: createLogger('silent'),
+      name: 'flaky',
+      url: db.url,
+      logger: createLogger('silent'),
       handlers: {
         'project.created': async (e: PlatformEvent<'project.created'>) => {
           if (e.payload.projectId === 'b' && fail) throw new Error('transient');
@@ -71,7 +98,10 @@ describe('platform events (transactional outbox)', () => {
     const seen: string[] = [];
     // No poll to hide a dead listener: only LISTEN/NOTIFY and the catch-up on reconnection can deliver.
     const c = await startEventConsumer({
-      name: 'resilient', url: db.url, logger: createLogger('silent'), pollMs: 3_600_000,
+      name: 'resilient',
+      url: db.url,
+      logger: createLogger('silent'),
+      pollMs: 3_600_000,
       handlers: { 'project.created': async (e) => void seen.push(e.payload.projectId) },
     });
     await c.drain();
@@ -80,7 +110,10 @@ describe('platform events (transactional outbox)', () => {
       for (let i = 0; i < 100 && !cond(); i++) await new Promise((r) => setTimeout(r, 50));
       if (!cond()) throw new Error(`timed out waiting for ${what}`);
     };
-    const kill = () => client.query(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'tessera-events-resilient' and datname = current_database()`);
+    const kill = () =>
+      client.query(
+        `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'tessera-events-resilient' and datname = current_database()`,
+      );
     await kill();
     // Published while the listener is down (or coming back): delivered on reconnection.
     await publishEvent(exec, 'project.created', { projectId: 'during-outage', tenantId: 't', name: 'D' });
@@ -92,9 +125,19 @@ describe('platform events (transactional outbox)', () => {
     await c.stop();
   });
 
-  it('records an interest-only event only for a project some consumer declared an interest in, in the caller\'s transaction', async () => {
-    const count = async () => Number((await client.query(`select count(*) from tessera_events where type = 'identity.user.registered'`)).rows[0].count);
-    const event = (projectId: string) => ({ projectId, userId: 'u', email: 'a@example.com', emailVerified: false, createdAt: new Date().toISOString() });
+  it("records an interest-only event only for a project some consumer declared an interest in, in the caller's transaction", async () => {
+    const count = async () =>
+      Number(
+        (await client.query(`select count(*) from tessera_events where type = 'identity.user.registered'`)).rows[0]
+          .count,
+      );
+    const event = (projectId: string) => ({
+      projectId,
+      userId: 'u',
+      email: 'a@example.com',
+      emailVerified: false,
+      createdAt: new Date().toISOString(),
+    });
     expect(await publishEventIfWanted(exec, 'identity.user.registered', event('nobody-listens'))).toBe(false);
     expect(await count()).toBe(0);
     await setEventInterest(exec, 'consumer-x', 'p1', ['identity.user.registered', 'storage.object.created']);

@@ -13,7 +13,15 @@ import type { Logger } from './logger.ts';
 import { createLoop } from './loop.ts';
 
 /** A storage object as its events describe it. */
-export type StorageObjectEvent = { id: string; folder: string; name: string; contentType: string; size: number; sha256: string | null; ownerId: string | null };
+export type StorageObjectEvent = {
+  id: string;
+  folder: string;
+  name: string;
+  contentType: string;
+  size: number;
+  sha256: string | null;
+  ownerId: string | null;
+};
 
 /** Events and their payloads. Add a row here when a domain announces something new. */
 export type PlatformEvents = {
@@ -21,13 +29,32 @@ export type PlatformEvents = {
   'project.deleted': { projectId: string; tenantId: string };
   'publication.changed': { projectId: string; table: string; enabled: boolean };
   // Published only where an interest is declared (publishEventIfWanted).
-  'identity.user.registered': { projectId: string; userId: string; email: string; emailVerified: boolean; createdAt: string };
-  'identity.user.signed_in': { projectId: string; userId: string; email: string; clientId: string; sessionId: string; amr: string[]; at: string };
+  'identity.user.registered': {
+    projectId: string;
+    userId: string;
+    email: string;
+    emailVerified: boolean;
+    createdAt: string;
+  };
+  'identity.user.signed_in': {
+    projectId: string;
+    userId: string;
+    email: string;
+    clientId: string;
+    sessionId: string;
+    amr: string[];
+    at: string;
+  };
   'storage.object.created': { projectId: string; object: StorageObjectEvent };
   'storage.object.deleted': { projectId: string; object: StorageObjectEvent };
 };
 export type EventType = keyof PlatformEvents;
-export type PlatformEvent<T extends EventType = EventType> = { id: number; type: T; payload: PlatformEvents[T]; createdAt: Date };
+export type PlatformEvent<T extends EventType = EventType> = {
+  id: number;
+  type: T;
+  payload: PlatformEvents[T];
+  createdAt: Date;
+};
 
 /** Something that runs SQL with `?` placeholders inside the caller's transaction (a MikroORM EntityManager). */
 export type SqlExecutor = { execute: (sql: string, params: unknown[]) => Promise<unknown> };
@@ -43,7 +70,9 @@ export async function ensureEventTables(url: string): Promise<void> {
     await client.query(`select pg_advisory_xact_lock(hashtext('tessera_events_ddl'))`);
     await client.query(`create table if not exists tessera_events (
       id bigserial primary key, type text not null, payload jsonb not null, created_at timestamptz not null default now())`);
-    await client.query(`create table if not exists tessera_event_cursors (consumer text primary key, last_id bigint not null default 0)`);
+    await client.query(
+      `create table if not exists tessera_event_cursors (consumer text primary key, last_id bigint not null default 0)`,
+    );
     await client.query(`create table if not exists tessera_event_interest (
       project_id text not null, type text not null, consumer text not null, primary key (project_id, type, consumer))`);
     await client.query('commit');
@@ -56,7 +85,11 @@ export async function ensureEventTables(url: string): Promise<void> {
 }
 
 /** Records an event in the caller's transaction; consumers are woken when it commits. */
-export async function publishEvent<T extends EventType>(tx: SqlExecutor, type: T, payload: PlatformEvents[T]): Promise<void> {
+export async function publishEvent<T extends EventType>(
+  tx: SqlExecutor,
+  type: T,
+  payload: PlatformEvents[T],
+): Promise<void> {
   await tx.execute('insert into tessera_events (type, payload) values (?, ?)', [type, JSON.stringify(payload)]);
   await tx.execute(`select pg_notify('${CHANNEL}', ?)`, [type]);
 }
@@ -65,7 +98,11 @@ export async function publishEvent<T extends EventType>(tx: SqlExecutor, type: T
  * Records an event in the caller's transaction only when its project's interest in this type is declared
  * (`setEventInterest`); one statement either way. Answers whether it was recorded.
  */
-export async function publishEventIfWanted<T extends EventType>(tx: SqlExecutor, type: T, payload: PlatformEvents[T] & { projectId: string }): Promise<boolean> {
+export async function publishEventIfWanted<T extends EventType>(
+  tx: SqlExecutor,
+  type: T,
+  payload: PlatformEvents[T] & { projectId: string },
+): Promise<boolean> {
   const rows = (await tx.execute(
     `with recorded as (
        insert into tessera_events (type, payload) select ?, ?::jsonb
@@ -77,11 +114,22 @@ export async function publishEventIfWanted<T extends EventType>(tx: SqlExecutor,
 }
 
 /** Declares (in the caller's transaction) the event types of a project that `consumer` wants: exactly `types`. */
-export async function setEventInterest(tx: SqlExecutor, consumer: string, projectId: string, types: readonly string[]): Promise<void> {
+export async function setEventInterest(
+  tx: SqlExecutor,
+  consumer: string,
+  projectId: string,
+  types: readonly string[],
+): Promise<void> {
   const list = `{${types.join(',')}}`;
-  await tx.execute('delete from tessera_event_interest where consumer = ? and project_id = ? and not (type = any(?::text[]))', [consumer, projectId, list]);
+  await tx.execute(
+    'delete from tessera_event_interest where consumer = ? and project_id = ? and not (type = any(?::text[]))',
+    [consumer, projectId, list],
+  );
   if (types.length > 0) {
-    await tx.execute('insert into tessera_event_interest (project_id, type, consumer) select ?, t, ? from unnest(?::text[]) t on conflict do nothing', [projectId, consumer, list]);
+    await tx.execute(
+      'insert into tessera_event_interest (project_id, type, consumer) select ?, t, ? from unnest(?::text[]) t on conflict do nothing',
+      [projectId, consumer, list],
+    );
   }
 }
 
@@ -99,7 +147,13 @@ export type EventConsumer = {
  * Consumes events for `name` with `handlers`. A failing handler stops the batch at that event, which is
  * retried on the next wake-up (events are handled in order, at least once: handlers must be idempotent).
  */
-export async function startEventConsumer(opts: { name: string; url: string; handlers: EventHandlers; logger: Logger; pollMs?: number }): Promise<EventConsumer> {
+export async function startEventConsumer(opts: {
+  name: string;
+  url: string;
+  handlers: EventHandlers;
+  logger: Logger;
+  pollMs?: number;
+}): Promise<EventConsumer> {
   const log = opts.logger.child({ consumer: opts.name });
   const pool = new pg.Pool({ connectionString: opts.url, max: 1 });
   // An idle connection dropped by the server (restart, database dropped) must not crash the process.
@@ -112,8 +166,13 @@ export async function startEventConsumer(opts: { name: string; url: string; hand
     let handled = 0;
     try {
       await client.query('begin');
-      await client.query('insert into tessera_event_cursors (consumer) values ($1) on conflict do nothing', [opts.name]);
-      const { rows: cur } = await client.query<{ last_id: string }>('select last_id from tessera_event_cursors where consumer = $1 for update', [opts.name]);
+      await client.query('insert into tessera_event_cursors (consumer) values ($1) on conflict do nothing', [
+        opts.name,
+      ]);
+      const { rows: cur } = await client.query<{ last_id: string }>(
+        'select last_id from tessera_event_cursors where consumer = $1 for update',
+        [opts.name],
+      );
       let last = Number(cur[0]!.last_id);
       const { rows } = await client.query<{ id: string; type: EventType; payload: never; created_at: Date }>(
         'select id, type, payload, created_at from tessera_events where id > $1 order by id limit 100',
@@ -122,7 +181,8 @@ export async function startEventConsumer(opts: { name: string; url: string; hand
       for (const row of rows) {
         const handler = opts.handlers[row.type] as ((e: PlatformEvent) => Promise<void>) | undefined;
         try {
-          if (handler) await handler({ id: Number(row.id), type: row.type, payload: row.payload, createdAt: row.created_at });
+          if (handler)
+            await handler({ id: Number(row.id), type: row.type, payload: row.payload, createdAt: row.created_at });
         } catch (err) {
           log.error({ err, event: row.id, type: row.type }, 'event handler failed; will retry');
           break;
@@ -143,7 +203,13 @@ export async function startEventConsumer(opts: { name: string; url: string; hand
 
   // The drain (platform/loop.ts): woken by every notification, and every `pollMs` as a last resort; batches follow
   // one another while full; a batch that fails (the database away) is tried again a second later.
-  const drainLoop = createLoop({ name: 'event consumer', logger: log, run: batch, everyMs: opts.pollMs ?? 5000, retryDelayMs: () => 1000 });
+  const drainLoop = createLoop({
+    name: 'event consumer',
+    logger: log,
+    run: batch,
+    everyMs: opts.pollMs ?? 5000,
+    retryDelayMs: () => 1000,
+  });
 
   // The LISTEN connection, (re-)made by a loop of its own. A loss (PostgreSQL restart, pg_terminate_backend, network)
   // is logged and the connection re-made at once, then with backoff (100 ms doubling to 2 s, full jitter: every
@@ -180,7 +246,12 @@ export async function startEventConsumer(opts: { name: string; url: string; hand
     listener = c;
     drainLoop.wake();
   };
-  const listenLoop = createLoop({ name: 'event listener', logger: log, run: listen, retryDelayMs: (failures) => backoffMs(failures, { baseMs: 100, maxMs: 2000 }) });
+  const listenLoop = createLoop({
+    name: 'event listener',
+    logger: log,
+    run: listen,
+    retryDelayMs: (failures) => backoffMs(failures, { baseMs: 100, maxMs: 2000 }),
+  });
 
   const stop = async (): Promise<void> => {
     stopped = true;

@@ -4,12 +4,21 @@ import { getIntrospectionQuery, parse, validate, type GraphQLError } from 'graph
 import { apiSchemaOf, SUPERGRAPH_FILE } from '../router/compose.ts';
 import { ROUTE_TABLE } from '../rest-compat/route-table.ts';
 import { CONFIG_SCHEMA, loadConfig } from './config.ts';
-import { checkRows, graphqlLimitsOf, limitRules, operationRows, parseLimited, type GraphQLLimits } from './graphql-limits.ts';
+import {
+  checkRows,
+  graphqlLimitsOf,
+  limitRules,
+  operationRows,
+  parseLimited,
+  type GraphQLLimits,
+} from './graphql-limits.ts';
 
 const schema = apiSchemaOf(fs.readFileSync(SUPERGRAPH_FILE, 'utf8'));
 const limits: GraphQLLimits = graphqlLimitsOf(loadConfig({}));
-const check = (query: string, l = limits): readonly GraphQLError[] => validate(schema, parseLimited(query, l), limitRules(l));
-const limitOf = (errs: readonly GraphQLError[]) => errs.map((e) => (e.extensions?.details as { limit?: string } | undefined)?.limit);
+const check = (query: string, l = limits): readonly GraphQLError[] =>
+  validate(schema, parseLimited(query, l), limitRules(l));
+const limitOf = (errs: readonly GraphQLError[]) =>
+  errs.map((e) => (e.extensions?.details as { limit?: string } | undefined)?.limit);
 
 /** `fragment Fn on Query { ...Fn-1 ...Fn-1 }`: expands to 2^n fields when written out. */
 function fragmentBomb(n: number): string {
@@ -20,7 +29,8 @@ function fragmentBomb(n: number): string {
 
 describe('GraphQL limits', () => {
   it('let every documented operation (route table) and the introspection query through', () => {
-    for (const row of ROUTE_TABLE) expect({ id: row.id, errors: check(row.operation).map((e) => e.message) }).toEqual({ id: row.id, errors: [] });
+    for (const row of ROUTE_TABLE)
+      expect({ id: row.id, errors: check(row.operation).map((e) => e.message) }).toEqual({ id: row.id, errors: [] });
     expect(check(getIntrospectionQuery())).toEqual([]);
   });
 
@@ -45,7 +55,9 @@ describe('GraphQL limits', () => {
 
   it('refuse too many aliases and directives, naming the limit and its setting', () => {
     // (aliases of __typename are free: GraphQL clients add them)
-    const aliases = check(`{ ${Array.from({ length: 300 }, (_, i) => `a${i}: dataFind(table: "t") { rows }`).join(' ')} }`);
+    const aliases = check(
+      `{ ${Array.from({ length: 300 }, (_, i) => `a${i}: dataFind(table: "t") { rows }`).join(' ')} }`,
+    );
     expect(limitOf(aliases)).toContain('aliases');
     expect(aliases[0]!.message).toMatch(/TESSERA_GRAPHQL_MAX_ALIASES/);
     expect(limitOf(check(`{ __typename ${'@include(if: true) '.repeat(60)}}`))).toContain('directives');
@@ -63,8 +75,13 @@ describe('GraphQL limits', () => {
     const doc = parse(`query($l: Int) { a: dataFind(table: "t", limit: $l) { rows } ...F ...F }
       fragment F on Query { b: dataFind(table: "t") { rows } c: dataVectorSearch(table: "t", column: "v", vector: [1], k: 5) { rows } }`);
     expect(operationRows(schema, doc, undefined, { l: 1000 })).toBe(1000 + 2 * (100 + 5));
-    const many = parse(`{ ${Array.from({ length: 20 }, (_, i) => `a${i}: dataFind(table: "t", limit: 1000) { rows }`).join(' ')} }`);
-    expect(checkRows(schema, many, undefined, {}, limits)?.extensions).toMatchObject({ code: 'GRAPHQL_LIMIT_EXCEEDED', details: { limit: 'rows', found: 20_000 } });
+    const many = parse(
+      `{ ${Array.from({ length: 20 }, (_, i) => `a${i}: dataFind(table: "t", limit: 1000) { rows }`).join(' ')} }`,
+    );
+    expect(checkRows(schema, many, undefined, {}, limits)?.extensions).toMatchObject({
+      code: 'GRAPHQL_LIMIT_EXCEEDED',
+      details: { limit: 'rows', found: 20_000 },
+    });
     expect(checkRows(schema, parse('{ __typename }'), undefined, {}, limits)).toBeUndefined();
   });
 });

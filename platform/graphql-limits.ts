@@ -4,7 +4,25 @@
 // without being expanded), text that PostgreSQL cannot store refused in string literals, and a row budget for the
 // actions that answer rows (the answer's size is rows × aliases). Each refusal is a 400 GRAPHQL_LIMIT_EXCEEDED
 // naming its limit and the setting that raises it.
-import { GraphQLError, Kind, getNamedType, isObjectType, parse, valueFromAST, type ASTVisitor, type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLObjectType, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode, type ValidationContext, type ValidationRule } from 'graphql';
+import {
+  GraphQLError,
+  Kind,
+  getNamedType,
+  isObjectType,
+  parse,
+  valueFromAST,
+  type ASTVisitor,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  type ValidationContext,
+  type ValidationRule,
+} from 'graphql';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
@@ -12,10 +30,27 @@ import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
 import type { Config } from './config.ts';
 import { textProblem } from './input-guard.ts';
 
-export type GraphQLLimits = { maxDepth: number; maxAliases: number; maxDirectives: number; maxTokens: number; maxCost: number; maxRows: number };
+export type GraphQLLimits = {
+  maxDepth: number;
+  maxAliases: number;
+  maxDirectives: number;
+  maxTokens: number;
+  maxCost: number;
+  maxRows: number;
+};
 
 /** The limits of the configuration (TESSERA_GRAPHQL_*). */
-export function graphqlLimitsOf(config: Pick<Config, 'graphqlMaxDepth' | 'graphqlMaxAliases' | 'graphqlMaxDirectives' | 'graphqlMaxTokens' | 'graphqlMaxCost' | 'graphqlMaxRows'>): GraphQLLimits {
+export function graphqlLimitsOf(
+  config: Pick<
+    Config,
+    | 'graphqlMaxDepth'
+    | 'graphqlMaxAliases'
+    | 'graphqlMaxDirectives'
+    | 'graphqlMaxTokens'
+    | 'graphqlMaxCost'
+    | 'graphqlMaxRows'
+  >,
+): GraphQLLimits {
   return {
     maxDepth: config.graphqlMaxDepth,
     maxAliases: config.graphqlMaxAliases,
@@ -48,7 +83,11 @@ export function limitError(limit: keyof typeof SETTING & string, max: number, fo
   const what = limit === 'rows' ? 'rows an operation may ask for' : limit;
   const message = `The operation is over the ${limit} limit: at most ${max} ${what}${found !== undefined ? `, found ${found}` : ''} (${SETTING[limit]})`;
   return new GraphQLError(message, {
-    extensions: { code: 'GRAPHQL_LIMIT_EXCEEDED', http: { status: 400 }, details: { limit, max, ...(found !== undefined ? { found } : {}), setting: SETTING[limit] } },
+    extensions: {
+      code: 'GRAPHQL_LIMIT_EXCEEDED',
+      http: { status: 400 },
+      details: { limit, max, ...(found !== undefined ? { found } : {}), setting: SETTING[limit] },
+    },
   });
 }
 
@@ -64,7 +103,13 @@ function armorReject(limit: string, max: number) {
 const textLiteralRule: ValidationRule = (context): ASTVisitor => ({
   StringValue(node) {
     const problem = textProblem(node.value);
-    if (problem) context.reportError(new GraphQLError(`A string literal ${problem}`, { nodes: [node], extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } }));
+    if (problem)
+      context.reportError(
+        new GraphQLError(`A string literal ${problem}`, {
+          nodes: [node],
+          extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
+        }),
+      );
   },
 });
 
@@ -77,7 +122,11 @@ export function limitRules(limits: GraphQLLimits): ValidationRule[] {
   return [
     maxDepthRule({ ...common, n: limits.maxDepth, onReject: [armorReject('depth', limits.maxDepth)] }),
     maxAliasesRule({ ...common, n: limits.maxAliases, onReject: [armorReject('aliases', limits.maxAliases)] }),
-    maxDirectivesRule({ ...common, n: limits.maxDirectives, onReject: [armorReject('directives', limits.maxDirectives)] }),
+    maxDirectivesRule({
+      ...common,
+      n: limits.maxDirectives,
+      onReject: [armorReject('directives', limits.maxDirectives)],
+    }),
     costLimitRule({ ...common, maxCost: limits.maxCost, onReject: [armorReject('cost', limits.maxCost)] }),
     textLiteralRule,
   ];
@@ -89,7 +138,8 @@ export function parseLimited(query: string, limits: GraphQLLimits): DocumentNode
     return parse(query, { maxTokens: limits.maxTokens });
   } catch (err) {
     // By message: graphql may be loaded twice (ESM and CommonJS builds), so instanceof is not reliable.
-    if (typeof (err as { message?: unknown }).message === 'string' && isTokenLimitError(err as Error)) throw limitError('tokens', limits.maxTokens);
+    if (typeof (err as { message?: unknown }).message === 'string' && isTokenLimitError(err as Error))
+      throw limitError('tokens', limits.maxTokens);
     throw err;
   }
 }
@@ -126,13 +176,33 @@ function rowsOf(field: FieldNode, def: GraphQLField<unknown, unknown>, variables
  * The rows an operation may answer: the sum over its row-returning root fields (every alias counts, fragments are
  * counted once each and reused, so nesting them cannot hide or multiply work). Undefined for unknown operations.
  */
-export function operationRows(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown> = {}): number | undefined {
-  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-  const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
+export function operationRows(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> = {},
+): number | undefined {
+  const operations = document.definitions.filter(
+    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+  );
+  const operation = operationName
+    ? operations.find((o) => o.name?.value === operationName)
+    : operations.length === 1
+      ? operations[0]
+      : undefined;
   if (!operation) return undefined;
-  const root: GraphQLObjectType | null | undefined = operation.operation === 'query' ? schema.getQueryType() : operation.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
+  const root: GraphQLObjectType | null | undefined =
+    operation.operation === 'query'
+      ? schema.getQueryType()
+      : operation.operation === 'mutation'
+        ? schema.getMutationType()
+        : schema.getSubscriptionType();
   if (!root) return 0;
-  const fragments = new Map(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((f) => [f.name.value, f]));
+  const fragments = new Map(
+    document.definitions
+      .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
+      .map((f) => [f.name.value, f]),
+  );
   const memo = new Map<string, number>();
   const fieldsOf = root.getFields();
   const count = (set: SelectionSetNode, seen: Set<string>): number => {
@@ -161,7 +231,13 @@ export function operationRows(schema: GraphQLSchema, document: DocumentNode, ope
 }
 
 /** The row budget's error for an operation over it, else undefined. */
-export function checkRows(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown> | undefined, limits: GraphQLLimits): GraphQLError | undefined {
+export function checkRows(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> | undefined,
+  limits: GraphQLLimits,
+): GraphQLError | undefined {
   const rows = operationRows(schema, document, operationName, variables ?? {});
   return rows !== undefined && rows > limits.maxRows ? limitError('rows', limits.maxRows, rows) : undefined;
 }

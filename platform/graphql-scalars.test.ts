@@ -3,8 +3,21 @@ import { buildSchema, graphql } from 'graphql';
 import { JSONScalar } from './graphql-scalars.ts';
 
 const schema = buildSchema('scalar JSON\ntype Query { echo(value: JSON): JSON }');
-Object.assign(schema.getType('JSON')!, { parseLiteral: JSONScalar.parseLiteral, parseValue: JSONScalar.parseValue, serialize: JSONScalar.serialize });
-const rootValue = { echo: ({ value }: { value: unknown }) => ({ value, proto: value && typeof value === 'object' ? Object.getPrototypeOf(value) === Object.prototype || Array.isArray(value) : null, text: String(value) }) };
+Object.assign(schema.getType('JSON')!, {
+  parseLiteral: JSONScalar.parseLiteral,
+  parseValue: JSONScalar.parseValue,
+  serialize: JSONScalar.serialize,
+});
+const rootValue = {
+  echo: ({ value }: { value: unknown }) => ({
+    value,
+    proto:
+      value && typeof value === 'object'
+        ? Object.getPrototypeOf(value) === Object.prototype || Array.isArray(value)
+        : null,
+    text: String(value),
+  }),
+};
 
 async function echo(source: string, variableValues?: Record<string, unknown>) {
   const res = await graphql({ schema, source, rootValue, variableValues });
@@ -19,8 +32,20 @@ describe('the JSON scalar', () => {
   });
 
   it('reads inline literals of every kind, variables inside them filled in', async () => {
-    const out = await echo('query ($n: JSON) { echo(value: {int: 3, float: -1.5e3, s: "x", b: false, nul: null, e: ENUMISH, list: [1, [2]], nested: {v: $n}}) }', { n: { deep: 1 } });
-    expect(out.value).toEqual({ int: 3, float: -1500, s: 'x', b: false, nul: null, e: 'ENUMISH', list: [1, [2]], nested: { v: { deep: 1 } } });
+    const out = await echo(
+      'query ($n: JSON) { echo(value: {int: 3, float: -1.5e3, s: "x", b: false, nul: null, e: ENUMISH, list: [1, [2]], nested: {v: $n}}) }',
+      { n: { deep: 1 } },
+    );
+    expect(out.value).toEqual({
+      int: 3,
+      float: -1500,
+      s: 'x',
+      b: false,
+      nul: null,
+      e: 'ENUMISH',
+      list: [1, [2]],
+      nested: { v: { deep: 1 } },
+    });
   });
 
   it('makes plain objects: printable, and a __proto__ key is data, not a prototype', async () => {

@@ -24,7 +24,12 @@ export function toWebRequest(req: FastifyRequest, reply: FastifyReply): Request 
   reply.raw.once('close', () => abort.abort());
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD' && req.body !== undefined && req.body !== null;
   const body = hasBody ? (typeof req.body === 'string' ? req.body : JSON.stringify(req.body)) : undefined;
-  return new Request(new URL(req.url, 'http://tessera.internal'), { method: req.method, headers, body, signal: abort.signal });
+  return new Request(new URL(req.url, 'http://tessera.internal'), {
+    method: req.method,
+    headers,
+    body,
+    signal: abort.signal,
+  });
 }
 
 /** Streams a WHATWG Response out through Fastify. */
@@ -60,10 +65,18 @@ export function remoteSubgraphHttp(baseUrl: string, secret: string): Pick<Subgra
       const headers = new Headers(request.headers);
       headers.set(INTERNAL_CONTEXT_HEADER, await signContext(ctx, secret));
       const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.text();
-      return await fetch(`${origin}${url.pathname}${url.search}`, { method: request.method, headers, body, signal: request.signal, redirect: 'error' });
+      return await fetch(`${origin}${url.pathname}${url.search}`, {
+        method: request.method,
+        headers,
+        body,
+        signal: request.signal,
+        redirect: 'error',
+      });
     },
     websocket(wss, authenticate) {
-      wss.on('connection', (client, req) => forwardWebSocket(client, `${origin.replace(/^http/, 'ws')}${req.url ?? '/'}`, authenticate, secret));
+      wss.on('connection', (client, req) =>
+        forwardWebSocket(client, `${origin.replace(/^http/, 'ws')}${req.url ?? '/'}`, authenticate, secret),
+      );
     },
   };
 }
@@ -71,7 +84,12 @@ export function remoteSubgraphHttp(baseUrl: string, secret: string): Pick<Subgra
 /** Close codes a peer may send (RFC 6455 §7.4): 1005, 1006 and 1015 are only ever reported locally. */
 function sendableClose(code: number): number {
   if (code === 1005) return 1000;
-  if (code === 1000 || (code >= 1001 && code <= 1014 && code !== 1004 && code !== 1006) || (code >= 3000 && code <= 4999)) return code;
+  if (
+    code === 1000 ||
+    (code >= 1001 && code <= 1014 && code !== 1004 && code !== 1006) ||
+    (code >= 3000 && code <= 4999)
+  )
+    return code;
   return 1011;
 }
 
@@ -91,7 +109,12 @@ export const WS_MAX_PAYLOAD = 1024 * 1024;
  * socket) and as the only connection param, which the subgraph server verifies again. Every later frame
  * is relayed unchanged both ways.
  */
-function forwardWebSocket(client: WebSocket, upstreamUrl: string, authenticate: (params: Record<string, unknown>) => Promise<RequestContext>, secret: string): void {
+function forwardWebSocket(
+  client: WebSocket,
+  upstreamUrl: string,
+  authenticate: (params: Record<string, unknown>) => Promise<RequestContext>,
+  secret: string,
+): void {
   const queued: { data: RawData; binary: boolean }[] = [];
   let upstream: WebSocket | undefined;
   const timer = setTimeout(() => client.close(4408, 'Connection initialisation timeout'), INIT_TIMEOUT_MS);
@@ -104,7 +127,8 @@ function forwardWebSocket(client: WebSocket, upstreamUrl: string, authenticate: 
       return client.close(4400, 'Invalid message received');
     }
     if (message?.type !== 'connection_init') return client.close(4400, 'Expected connection_init first');
-    const params = message.payload && typeof message.payload === 'object' ? (message.payload as Record<string, unknown>) : {};
+    const params =
+      message.payload && typeof message.payload === 'object' ? (message.payload as Record<string, unknown>) : {};
     let token: string;
     try {
       token = await signContext(await authenticate(params), secret);
@@ -112,7 +136,10 @@ function forwardWebSocket(client: WebSocket, upstreamUrl: string, authenticate: 
       return client.close(4403, 'Forbidden');
     }
     if (client.readyState !== WebSocket.OPEN) return;
-    const up = new WebSocket(upstreamUrl, client.protocol ? [client.protocol] : [], { headers: { [INTERNAL_CONTEXT_HEADER]: token }, maxPayload: WS_MAX_PAYLOAD });
+    const up = new WebSocket(upstreamUrl, client.protocol ? [client.protocol] : [], {
+      headers: { [INTERNAL_CONTEXT_HEADER]: token },
+      maxPayload: WS_MAX_PAYLOAD,
+    });
     upstream = up;
     up.on('open', () => {
       up.send(JSON.stringify({ type: 'connection_init', payload: { [INTERNAL_CONTEXT_HEADER]: token } }));
@@ -157,14 +184,24 @@ export function isMultipartRequest(req: FastifyRequest): boolean {
  * CSRF prevention, it needs a header a browser form cannot send. The route must leave multipart bodies
  * unread (a content-type parser that does nothing).
  */
-export async function readMultipartRequest(req: FastifyRequest, reply: FastifyReply, opts: { maxFileSize: number; maxFiles?: number }): Promise<unknown> {
+export async function readMultipartRequest(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  opts: { maxFileSize: number; maxFiles?: number },
+): Promise<unknown> {
   if (!req.headers['apollo-require-preflight'] && !req.headers['x-apollo-operation-name']) {
-    throw new AppError('BAD_REQUEST', 'A multipart GraphQL request needs an `apollo-require-preflight: true` (or `x-apollo-operation-name`) header');
+    throw new AppError(
+      'BAD_REQUEST',
+      'A multipart GraphQL request needs an `apollo-require-preflight: true` (or `x-apollo-operation-name`) header',
+    );
   }
   try {
     return await processRequest(req.raw, reply.raw, { maxFileSize: opts.maxFileSize, maxFiles: opts.maxFiles ?? 10 });
   } catch (err) {
     const status = (err as { status?: number }).status;
-    throw new AppError(status === 413 ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST', `GraphQL multipart request: ${(err as Error).message}`);
+    throw new AppError(
+      status === 413 ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST',
+      `GraphQL multipart request: ${(err as Error).message}`,
+    );
   }
 }

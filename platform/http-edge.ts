@@ -15,7 +15,14 @@ import { checkTextRecord, parseCheckedJson } from './input-guard.ts';
 
 export type EdgeConfig = Pick<
   Config,
-  'bodyLimit' | 'jsonMaxDepth' | 'maxConnections' | 'maxInflight' | 'headersTimeoutMs' | 'requestTimeoutMs' | 'idleTimeoutMs' | 'keepAliveTimeoutMs'
+  | 'bodyLimit'
+  | 'jsonMaxDepth'
+  | 'maxConnections'
+  | 'maxInflight'
+  | 'headersTimeoutMs'
+  | 'requestTimeoutMs'
+  | 'idleTimeoutMs'
+  | 'keepAliveTimeoutMs'
 >;
 
 /** Path parameters up to this long are routed (ids, slugs, object names); longer ones are a 414 in the error shape. */
@@ -27,7 +34,12 @@ const RETRY_AFTER_S = 1;
  * Server options of the edge: timeouts and the router's parameter length. The timeouts are checked every second
  * (Node checks every 30 s by default, which would let a slow client hold a socket 30 s past its deadline).
  */
-export function edgeServerOptions(config: EdgeConfig): Pick<FastifyServerOptions, 'connectionTimeout' | 'keepAliveTimeout' | 'requestTimeout' | 'routerOptions'> & { http: http.ServerOptions } {
+export function edgeServerOptions(config: EdgeConfig): Pick<
+  FastifyServerOptions,
+  'connectionTimeout' | 'keepAliveTimeout' | 'requestTimeout' | 'routerOptions'
+> & {
+  http: http.ServerOptions;
+} {
   return {
     connectionTimeout: config.idleTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
@@ -54,8 +66,10 @@ function writeRawError(socket: Socket, status: number, code: string, message: st
 export function clientErrorHandler(err: Error & { code?: string }, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   if (socket.writable) {
-    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') writeRawError(socket, 408, 'REQUEST_TIMEOUT', 'The request was not received in time');
-    else if (err.code === 'HPE_HEADER_OVERFLOW') writeRawError(socket, 431, 'HEADERS_TOO_LARGE', 'The request headers are too large');
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+      writeRawError(socket, 408, 'REQUEST_TIMEOUT', 'The request was not received in time');
+    else if (err.code === 'HPE_HEADER_OVERFLOW')
+      writeRawError(socket, 431, 'HEADERS_TOO_LARGE', 'The request headers are too large');
     else writeRawError(socket, 400, 'BAD_REQUEST', `The HTTP request is malformed (${err.code ?? 'parse error'})`);
   }
   socket.destroy();
@@ -91,8 +105,17 @@ export function installEdge(app: FastifyInstance, config: EdgeConfig, opts: Edge
     if (open > config.maxConnections || inflight >= config.maxInflight) {
       void reply.header('retry-after', String(RETRY_AFTER_S));
       if (open > config.maxConnections) void reply.header('connection', 'close');
-      const which = open > config.maxConnections ? `${config.maxConnections} open connections (TESSERA_MAX_CONNECTIONS)` : `${config.maxInflight} requests in progress (TESSERA_MAX_INFLIGHT)`;
-      opts.render(reply, new AppError('SERVICE_UNAVAILABLE', `The server is at capacity: ${which}; retry after ${RETRY_AFTER_S} s`, { reason: 'overloaded', retry_after: RETRY_AFTER_S }));
+      const which =
+        open > config.maxConnections
+          ? `${config.maxConnections} open connections (TESSERA_MAX_CONNECTIONS)`
+          : `${config.maxInflight} requests in progress (TESSERA_MAX_INFLIGHT)`;
+      opts.render(
+        reply,
+        new AppError('SERVICE_UNAVAILABLE', `The server is at capacity: ${which}; retry after ${RETRY_AFTER_S} s`, {
+          reason: 'overloaded',
+          retry_after: RETRY_AFTER_S,
+        }),
+      );
       return;
     }
     inflight++;
@@ -102,15 +125,23 @@ export function installEdge(app: FastifyInstance, config: EdgeConfig, opts: Edge
 
   // JSON bodies: parsed with the nesting limit and the text check (replaces Fastify's parser).
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: config.bodyLimit }, (_req, body, done) => {
-    const text = body as string;
-    if (text.length === 0) return done(new AppError('BAD_REQUEST', 'The body is empty but its content type is application/json'), undefined);
-    try {
-      done(null, parseCheckedJson(text, { maxDepth: config.jsonMaxDepth, where: 'body' }));
-    } catch (err) {
-      done(err as Error, undefined);
-    }
-  });
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string', bodyLimit: config.bodyLimit },
+    (_req, body, done) => {
+      const text = body as string;
+      if (text.length === 0)
+        return done(
+          new AppError('BAD_REQUEST', 'The body is empty but its content type is application/json'),
+          undefined,
+        );
+      try {
+        done(null, parseCheckedJson(text, { maxDepth: config.jsonMaxDepth, where: 'body' }));
+      } catch (err) {
+        done(err as Error, undefined);
+      }
+    },
+  );
 
   // Query strings, path parameters and form fields: storable text only (JSON bodies were checked when parsed).
   app.addHook('preValidation', (req, _reply, done) => {
@@ -118,7 +149,8 @@ export function installEdge(app: FastifyInstance, config: EdgeConfig, opts: Edge
       checkTextRecord(req.query, 'query');
       checkTextRecord(req.params, 'path');
       const type = String(req.headers['content-type'] ?? '');
-      if (/^application\/x-www-form-urlencoded/i.test(type) && !Buffer.isBuffer(req.body)) checkTextRecord(req.body, 'body');
+      if (/^application\/x-www-form-urlencoded/i.test(type) && !Buffer.isBuffer(req.body))
+        checkTextRecord(req.body, 'body');
       done();
     } catch (err) {
       done(err as Error);
@@ -134,7 +166,10 @@ export function frameworkErrorsOf(render: EdgeOptions['render']): NonNullable<Fa
     const e = err as Error & { statusCode?: number };
     const status = typeof e.statusCode === 'number' && e.statusCode < 500 ? e.statusCode : 400;
     const code = frameworkErrorCode(status);
-    const message = status === 414 ? `A path parameter is longer than ${MAX_PARAM_LENGTH} characters` : `The URL is not valid: ${ERROR_TABLE[code].message.toLowerCase()} (bad percent-encoding?)`;
+    const message =
+      status === 414
+        ? `A path parameter is longer than ${MAX_PARAM_LENGTH} characters`
+        : `The URL is not valid: ${ERROR_TABLE[code].message.toLowerCase()} (bad percent-encoding?)`;
     render(reply, new AppError(code, message));
   };
 }

@@ -25,7 +25,10 @@ function sameToken(given: string, expected: string): boolean {
  * Adds the per-request metrics and access log to `app`, and GET /metrics (Prometheus text format; with
  * TESSERA_METRICS_TOKEN set, only for `Authorization: Bearer <token>`).
  */
-export function observeHttp(app: FastifyInstance, opts: { config: Pick<Config, 'accessLog' | 'metricsToken'>; logger: Logger }): void {
+export function observeHttp(
+  app: FastifyInstance,
+  opts: { config: Pick<Config, 'accessLog' | 'metricsToken'>; logger: Logger },
+): void {
   const access = opts.logger.child({ component: 'access' });
   const logAccess = opts.config.accessLog;
   app.addHook('onResponse', (req, reply, done) => {
@@ -35,7 +38,18 @@ export function observeHttp(app: FastifyInstance, opts: { config: Pick<Config, '
     const ms = reply.elapsedTime;
     httpRequests.inc({ method: req.method, route, status });
     httpDuration.observe({ method: req.method, route, status }, ms / 1000);
-    if (logAccess) access.info({ method: req.method, route, status: reply.statusCode, duration_ms: Math.round(ms * 1000) / 1000, request_id: String(req.id), project: (req as Noted)[PROJECT] }, 'request');
+    if (logAccess)
+      access.info(
+        {
+          method: req.method,
+          route,
+          status: reply.statusCode,
+          duration_ms: Math.round(ms * 1000) / 1000,
+          request_id: String(req.id),
+          project: (req as Noted)[PROJECT],
+        },
+        'request',
+      );
     done();
   });
   const token = opts.config.metricsToken;
@@ -43,7 +57,16 @@ export function observeHttp(app: FastifyInstance, opts: { config: Pick<Config, '
     if (token) {
       const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
       if (!given || !sameToken(given, token)) {
-        return reply.code(401).header('www-authenticate', 'Bearer').send({ error: { code: 'UNAUTHENTICATED', message: 'metrics need Authorization: Bearer <TESSERA_METRICS_TOKEN>', request_id: String(req.id) } });
+        return reply
+          .code(401)
+          .header('www-authenticate', 'Bearer')
+          .send({
+            error: {
+              code: 'UNAUTHENTICATED',
+              message: 'metrics need Authorization: Bearer <TESSERA_METRICS_TOKEN>',
+              request_id: String(req.id),
+            },
+          });
       }
     }
     return reply.type(registry.contentType).send(await registry.metrics());

@@ -28,24 +28,42 @@ describe('the input guard', () => {
     const err = refusal(() => parseCheckedJson(deep, { maxDepth: 64, where: 'body' }));
     expect(err.code).toBe('VALIDATION_FAILED');
     expect(err.details).toMatchObject({ limit: 'json_depth', max: 64 });
-    expect(() => checkJsonValue(JSON.parse('['.repeat(64) + ']'.repeat(64)), { maxDepth: 64, where: 'body' })).not.toThrow();
+    expect(() =>
+      checkJsonValue(JSON.parse('['.repeat(64) + ']'.repeat(64)), { maxDepth: 64, where: 'body' }),
+    ).not.toThrow();
   });
 
   it('names the field holding bad text, in values and in keys', () => {
-    expect(refusal(() => checkJsonValue({ values: [{ name: 'x\u0000' }] }, { maxDepth: 10, where: 'body' })).details).toMatchObject({ field: 'values[0].name' });
-    expect(refusal(() => checkJsonValue({ where: { ['a\ud800']: 1 } }, { maxDepth: 10, where: 'body' })).message).toMatch(/key/);
-    expect(refusal(() => checkJsonValue('\u0000', { maxDepth: 10, where: 'variables' })).code).toBe('VALIDATION_FAILED');
+    expect(
+      refusal(() => checkJsonValue({ values: [{ name: 'x\u0000' }] }, { maxDepth: 10, where: 'body' })).details,
+    ).toMatchObject({ field: 'values[0].name' });
+    expect(
+      refusal(() => checkJsonValue({ where: { ['a\ud800']: 1 } }, { maxDepth: 10, where: 'body' })).message,
+    ).toMatch(/key/);
+    expect(refusal(() => checkJsonValue('\u0000', { maxDepth: 10, where: 'variables' })).code).toBe(
+      'VALIDATION_FAILED',
+    );
   });
 
   it('refuses malformed JSON and prototype poisoning with a 400', () => {
     expect(refusal(() => parseCheckedJson('{"a":', { maxDepth: 10, where: 'body' })).code).toBe('BAD_REQUEST');
-    expect(refusal(() => parseCheckedJson('{"__proto__": {"admin": true}}', { maxDepth: 10, where: 'body' })).code).toBe('BAD_REQUEST');
-    expect(refusal(() => parseCheckedJson('{"a": {"constructor": {"prototype": {}}}}', { maxDepth: 10, where: 'body' })).code).toBe('BAD_REQUEST');
-    expect(parseCheckedJson('{"constructor": "fine"}', { maxDepth: 10, where: 'body' })).toEqual({ constructor: 'fine' });
+    expect(
+      refusal(() => parseCheckedJson('{"__proto__": {"admin": true}}', { maxDepth: 10, where: 'body' })).code,
+    ).toBe('BAD_REQUEST');
+    expect(
+      refusal(() => parseCheckedJson('{"a": {"constructor": {"prototype": {}}}}', { maxDepth: 10, where: 'body' }))
+        .code,
+    ).toBe('BAD_REQUEST');
+    expect(parseCheckedJson('{"constructor": "fine"}', { maxDepth: 10, where: 'body' })).toEqual({
+      constructor: 'fine',
+    });
   });
 
   it('checks flat records (query strings, path parameters, forms), arrays included', () => {
-    expect(refusal(() => checkTextRecord({ id: ['ok', 'b\u0000'] }, 'query')).details).toMatchObject({ field: 'id', source: 'query' });
+    expect(refusal(() => checkTextRecord({ id: ['ok', 'b\u0000'] }, 'query')).details).toMatchObject({
+      field: 'id',
+      source: 'query',
+    });
     expect(() => checkTextRecord({ first: '10' }, 'query')).not.toThrow();
   });
 

@@ -24,7 +24,12 @@ function pathText(path: (string | number)[]): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 }
 
-function refuse(where: string, path: (string | number)[], problem: string, extra: Record<string, unknown> = {}): AppError {
+function refuse(
+  where: string,
+  path: (string | number)[],
+  problem: string,
+  extra: Record<string, unknown> = {},
+): AppError {
   const field = pathText(path);
   return new AppError('VALIDATION_FAILED', `${where}: ${field} ${problem}`, { field, source: where, ...extra });
 }
@@ -52,9 +57,16 @@ export function checkJsonValue(value: unknown, opts: { maxDepth: number; where: 
   while (stack.length > 0) {
     const f = stack.pop()!;
     if (f.depth > opts.maxDepth) {
-      throw new AppError('VALIDATION_FAILED', `${opts.where}: JSON nested deeper than ${opts.maxDepth} levels (TESSERA_JSON_MAX_DEPTH)`, {
-        field: pathText(pathOf(f.parent, f.key).slice(0, 8)), source: opts.where, limit: 'json_depth', max: opts.maxDepth,
-      });
+      throw new AppError(
+        'VALIDATION_FAILED',
+        `${opts.where}: JSON nested deeper than ${opts.maxDepth} levels (TESSERA_JSON_MAX_DEPTH)`,
+        {
+          field: pathText(pathOf(f.parent, f.key).slice(0, 8)),
+          source: opts.where,
+          limit: 'json_depth',
+          max: opts.maxDepth,
+        },
+      );
     }
     if (Array.isArray(f.v)) {
       for (let i = 0; i < f.v.length; i++) {
@@ -62,7 +74,8 @@ export function checkJsonValue(value: unknown, opts: { maxDepth: number; where: 
         if (typeof item === 'string') {
           const problem = textProblem(item);
           if (problem) throw refuse(opts.where, pathOf(f, i), problem);
-        } else if (item !== null && typeof item === 'object') stack.push({ v: item, depth: f.depth + 1, parent: f, key: i });
+        } else if (item !== null && typeof item === 'object')
+          stack.push({ v: item, depth: f.depth + 1, parent: f, key: i });
       }
     } else {
       for (const [k, item] of Object.entries(f.v as Record<string, unknown>)) {
@@ -71,7 +84,8 @@ export function checkJsonValue(value: unknown, opts: { maxDepth: number; where: 
         if (typeof item === 'string') {
           const problem = textProblem(item);
           if (problem) throw refuse(opts.where, pathOf(f, k), problem);
-        } else if (item !== null && typeof item === 'object') stack.push({ v: item, depth: f.depth + 1, parent: f, key: k });
+        } else if (item !== null && typeof item === 'object')
+          stack.push({ v: item, depth: f.depth + 1, parent: f, key: k });
       }
     }
   }
@@ -115,7 +129,8 @@ function refusePoisoning(value: unknown, where: string): void {
     if (!Array.isArray(v)) {
       if (Object.hasOwn(v, '__proto__')) throw new AppError('BAD_REQUEST', `${where} has a forbidden "__proto__" key`);
       const c = (v as Record<string, unknown>).constructor;
-      if (Object.hasOwn(v, 'constructor') && c && typeof c === 'object' && Object.hasOwn(c, 'prototype')) throw new AppError('BAD_REQUEST', `${where} has a forbidden "constructor.prototype" key`);
+      if (Object.hasOwn(v, 'constructor') && c && typeof c === 'object' && Object.hasOwn(c, 'prototype'))
+        throw new AppError('BAD_REQUEST', `${where} has a forbidden "constructor.prototype" key`);
     }
     for (const item of Object.values(v)) if (item !== null && typeof item === 'object') stack.push(item);
   }

@@ -49,17 +49,39 @@ function op<V, R>(def: Omit<InternalOperation<V, R>, 'types'>): InternalOperatio
 type Json = unknown;
 /** What the tenant subgraph vouches for about an OIDC client. */
 export type OidcClientFacts = {
-  clientId: string; projectId: string; tenantId: string; redirectUris: string[]; grantTypes: string[]; allowedScopes: string[]; public: boolean; secretValid: boolean | null;
+  clientId: string;
+  projectId: string;
+  tenantId: string;
+  redirectUris: string[];
+  grantTypes: string[];
+  allowedScopes: string[];
+  public: boolean;
+  secretValid: boolean | null;
 };
 /** A client's facts as the identity subgraph's operations take them (`OidcClientFactsInput`). */
 export type OidcClientFactsInput = Omit<OidcClientFacts, 'secretValid'>;
 export type ClientCredentialsInput = { clientId: string; clientSecret: string | null };
 export type HookTriggerRow = { table: string; timing: 'before' | 'after'; events: string[] };
 export type CorsRuleRow = {
-  projectId: string; allowedOrigins: string[]; allowedMethods: string[]; allowedHeaders: string[]; exposedHeaders: string[]; maxAge: number; allowCredentials: boolean;
+  projectId: string;
+  allowedOrigins: string[];
+  allowedMethods: string[];
+  allowedHeaders: string[];
+  exposedHeaders: string[];
+  maxAge: number;
+  allowCredentials: boolean;
 };
 export type StorageUploadTicket = { id: string; projectId: string; maxBytes: number; limitedBy: 'upload' | 'quota' };
-export type StorageDownloadFacts = { id: string; projectId: string; name: string; contentType: string; size: number; sha256: string | null; status: string; updatedAt: string };
+export type StorageDownloadFacts = {
+  id: string;
+  projectId: string;
+  name: string;
+  contentType: string;
+  size: number;
+  sha256: string | null;
+  status: string;
+  updatedAt: string;
+};
 
 /** A storage object in the REST API's shape (snake_case): the route table's rows and the upload handler answer it. */
 export const STORAGE_OBJECT_REST = `id project_id: projectId folder name path content_type: contentType size sha256 etag status owner_id: ownerId
@@ -67,22 +89,41 @@ export const STORAGE_OBJECT_REST = `id project_id: projectId folder name path co
 
 export const INTERNAL_OPERATIONS = {
   // ── Credentials (the router) ────────────────────────────────────────────────────────────────────────────────
-  authenticate: op<{ apiKey?: string; token?: string }, { _authenticate: { kind: string; tenantId?: string; projectId?: string; sessionId?: string } }>({
+  authenticate: op<
+    { apiKey?: string; token?: string },
+    { _authenticate: { kind: string; tenantId?: string; projectId?: string; sessionId?: string } }
+  >({
     name: 'Authenticate',
     document: `query Authenticate($apiKey: String, $token: String) {
   _authenticate(apiKey: $apiKey, token: $token) { kind tenantId projectId sessionId }
 }`,
-    subgraph: 'tenant', callers: ['router'], runsAs: 'internal',
+    subgraph: 'tenant',
+    callers: ['router'],
+    runsAs: 'internal',
     description: 'Who a project API key, publishable key or tenant access token stands for.',
   }),
-  authenticateUser: op<{ token: string }, {
-    _authenticateUser: { kind: string; projectId: string; tenantId: string | null; userId: string | null; clientId: string; scopes: string[]; mfa: boolean; sessionId: string | null } | null;
-  }>({
+  authenticateUser: op<
+    { token: string },
+    {
+      _authenticateUser: {
+        kind: string;
+        projectId: string;
+        tenantId: string | null;
+        userId: string | null;
+        clientId: string;
+        scopes: string[];
+        mfa: boolean;
+        sessionId: string | null;
+      } | null;
+    }
+  >({
     name: 'AuthenticateUser',
     document: `query AuthenticateUser($token: String!) {
   _authenticateUser(token: $token) { kind projectId tenantId userId clientId scopes mfa sessionId }
 }`,
-    subgraph: 'identity', callers: ['router'], runsAs: 'internal',
+    subgraph: 'identity',
+    callers: ['router'],
+    runsAs: 'internal',
     description: 'Who an end-user or client_credentials access token stands for.',
   }),
 
@@ -92,15 +133,23 @@ export const INTERNAL_OPERATIONS = {
     document: `query IdentityOidcClient($clientId: String!, $clientSecret: String) {
   _oidcClient(clientId: $clientId, clientSecret: $clientSecret) { clientId projectId tenantId redirectUris grantTypes allowedScopes public secretValid }
 }`,
-    subgraph: 'tenant', callers: ['identity', 'front door'], runsAs: 'internal',
-    description: 'An OIDC client by id, and whether the secret given (if any) is its secret; null for an unknown client.',
+    subgraph: 'tenant',
+    callers: ['identity', 'front door'],
+    runsAs: 'internal',
+    description:
+      'An OIDC client by id, and whether the secret given (if any) is its secret; null for an unknown client.',
   }),
-  projectPlanLimits: op<{ projectId: string }, { _projectPlanLimits: { maxRequestsPerMinute: number; maxFunctionInvocationsPerMonth: number } | null }>({
+  projectPlanLimits: op<
+    { projectId: string },
+    { _projectPlanLimits: { maxRequestsPerMinute: number; maxFunctionInvocationsPerMonth: number } | null }
+  >({
     name: 'PlatformProjectPlanLimits',
     document: `query PlatformProjectPlanLimits($projectId: ID!) {
   _projectPlanLimits(projectId: $projectId) { maxRequestsPerMinute maxFunctionInvocationsPerMonth }
 }`,
-    subgraph: 'tenant', callers: ['platform'], runsAs: 'internal',
+    subgraph: 'tenant',
+    callers: ['platform'],
+    runsAs: 'internal',
     description: "The request and function-run limits of a project's plan (null: no such project).",
   }),
   corsRules: op<Record<string, never>, { _corsRules: CorsRuleRow[] }>({
@@ -108,149 +157,237 @@ export const INTERNAL_OPERATIONS = {
     document: `query CorsRules { _corsRules {
   projectId allowedOrigins allowedMethods allowedHeaders exposedHeaders maxAge allowCredentials
 } }`,
-    subgraph: 'tenant', callers: ['front door'], runsAs: 'internal',
+    subgraph: 'tenant',
+    callers: ['front door'],
+    runsAs: 'internal',
     description: "Every project's CORS rule, for the front door's origin checks.",
   }),
-  storageLimitsRefresh: op<{ projectId: string }, { storageProject: { storageLimits: { quotaBytes: number } } | null }>({
-    name: 'StorageLimitsRefresh',
-    // Asking for the field makes the router fetch the plan from tenant management and hand it to
-    // Project.storageLimits (@requires), whose resolver remembers it.
-    document: 'query StorageLimitsRefresh($projectId: ID!) { storageProject(projectId: $projectId) { storageLimits { quotaBytes } } }',
-    subgraph: 'storage', callers: ['storage'], runsAs: 'internal',
-    description: "Has the router hand storage a project's plan limits again (completed from tenant management).",
-  }),
+  storageLimitsRefresh: op<{ projectId: string }, { storageProject: { storageLimits: { quotaBytes: number } } | null }>(
+    {
+      name: 'StorageLimitsRefresh',
+      // Asking for the field makes the router fetch the plan from tenant management and hand it to
+      // Project.storageLimits (@requires), whose resolver remembers it.
+      document:
+        'query StorageLimitsRefresh($projectId: ID!) { storageProject(projectId: $projectId) { storageLimits { quotaBytes } } }',
+      subgraph: 'storage',
+      callers: ['storage'],
+      runsAs: 'internal',
+      description: "Has the router hand storage a project's plan limits again (completed from tenant management).",
+    },
+  ),
 
   // ── Database hooks (data ↔ functions) ───────────────────────────────────────────────────────────────────────
   hookTriggers: op<{ projectId: string }, { _hookTriggers: HookTriggerRow[] }>({
     name: 'DataHookTriggers',
-    document: 'query DataHookTriggers($projectId: ID!) { _hookTriggers(projectId: $projectId) { table timing events } }',
-    subgraph: 'functions', callers: ['data'], runsAs: 'internal',
+    document:
+      'query DataHookTriggers($projectId: ID!) { _hookTriggers(projectId: $projectId) { table timing events } }',
+    subgraph: 'functions',
+    callers: ['data'],
+    runsAs: 'internal',
     description: 'Which (table, timing, events) of a project have database hooks.',
   }),
   runBeforeHooks: op<
-    { projectId: string; table: string; event: string; rows: unknown[]; where: Json; userId: string | null; depth: number; dryRun: boolean },
+    {
+      projectId: string;
+      table: string;
+      event: string;
+      rows: unknown[];
+      where: Json;
+      userId: string | null;
+      depth: number;
+      dryRun: boolean;
+    },
     { _runBeforeHooks: Json }
   >({
     name: 'DataRunBeforeHooks',
     document: `mutation DataRunBeforeHooks($projectId: ID!, $table: String!, $event: String!, $rows: JSON!, $where: JSON, $userId: String, $depth: Int!, $dryRun: Boolean) {
   _runBeforeHooks(projectId: $projectId, table: $table, event: $event, rows: $rows, where: $where, userId: $userId, depth: $depth, dryRun: $dryRun)
 }`,
-    subgraph: 'functions', callers: ['data'], runsAs: 'internal',
+    subgraph: 'functions',
+    callers: ['data'],
+    runsAs: 'internal',
     description: "Runs a write's before-hooks; answers the rows to write, or refuses the write.",
   }),
-  enqueueAfterHooks: op<{ projectId: string; table: string; event: string; rows: unknown[]; userId: string | null; depth: number }, { _enqueueAfterHooks: Json }>({
+  enqueueAfterHooks: op<
+    { projectId: string; table: string; event: string; rows: unknown[]; userId: string | null; depth: number },
+    { _enqueueAfterHooks: Json }
+  >({
     name: 'DataEnqueueAfterHooks',
     document: `mutation DataEnqueueAfterHooks($projectId: ID!, $table: String!, $event: String!, $rows: JSON!, $userId: String, $depth: Int!) {
   _enqueueAfterHooks(projectId: $projectId, table: $table, event: $event, rows: $rows, userId: $userId, depth: $depth)
 }`,
-    subgraph: 'functions', callers: ['data'], runsAs: 'internal',
+    subgraph: 'functions',
+    callers: ['data'],
+    runsAs: 'internal',
     description: "Queues the after-hooks of a committed write's rows.",
   }),
   hooksChanged: op<{ projectId: string }, { _hooksChanged: boolean }>({
     name: 'FunctionsHooksChanged',
     document: 'mutation FunctionsHooksChanged($projectId: ID!) { _hooksChanged(projectId: $projectId) }',
-    subgraph: 'data', callers: ['functions'], runsAs: 'internal',
-    description: "Tells the data API instance the router reaches that a project's hooks changed (the broadcast tells the others).",
+    subgraph: 'data',
+    callers: ['functions'],
+    runsAs: 'internal',
+    description:
+      "Tells the data API instance the router reaches that a project's hooks changed (the broadcast tells the others).",
   }),
   databaseStepDryRun: op<{ operations: Json }, { result: { results: unknown[] } | null }>({
     name: 'DatabaseStepDryRun',
-    document: 'mutation DatabaseStepDryRun($operations: JSON!) { result: dataTransaction(operations: $operations, rollback: true) { results } }',
-    subgraph: 'data', callers: ['functions'], runsAs: 'caller',
+    document:
+      'mutation DatabaseStepDryRun($operations: JSON!) { result: dataTransaction(operations: $operations, rollback: true) { results } }',
+    subgraph: 'data',
+    callers: ['functions'],
+    runsAs: 'caller',
     description: "A Database step's action(s) in a dry run: inside a transaction the data API rolls back.",
   }),
 
   // ── Storage's byte streams (the front door) ─────────────────────────────────────────────────────────────────
   storageUploadBegin: op<{ input: Record<string, unknown> }, { _beginStorageUpload: StorageUploadTicket }>({
     name: 'StorageUploadBegin',
-    document: 'mutation StorageUploadBegin($input: BeginStorageUploadInput!) { _beginStorageUpload(input: $input) { id projectId maxBytes limitedBy } }',
-    subgraph: 'storage', callers: ['front door'], runsAs: 'caller',
-    description: "Checks an upload against the caller's rights and the quota and reserves its bytes; answers where the bytes go.",
+    document:
+      'mutation StorageUploadBegin($input: BeginStorageUploadInput!) { _beginStorageUpload(input: $input) { id projectId maxBytes limitedBy } }',
+    subgraph: 'storage',
+    callers: ['front door'],
+    runsAs: 'caller',
+    description:
+      "Checks an upload against the caller's rights and the quota and reserves its bytes; answers where the bytes go.",
   }),
   storageUploadComplete: op<{ id: string; size: number; sha256: string }, { object: Record<string, unknown> }>({
     name: 'StorageUploadComplete',
     document: `mutation StorageUploadComplete($id: ID!, $size: Float!, $sha256: String!) {
   object: _completeStorageUpload(id: $id, size: $size, sha256: $sha256) { ${STORAGE_OBJECT_REST} }
 }`,
-    subgraph: 'storage', callers: ['front door'], runsAs: 'caller',
+    subgraph: 'storage',
+    callers: ['front door'],
+    runsAs: 'caller',
     description: 'Records the stored bytes of an upload; answers the object (REST shape).',
   }),
   storageUploadAbort: op<{ id: string }, { _abortStorageUpload: boolean }>({
     name: 'StorageUploadAbort',
     document: 'mutation StorageUploadAbort($id: ID!) { _abortStorageUpload(id: $id) }',
-    subgraph: 'storage', callers: ['front door'], runsAs: 'caller',
+    subgraph: 'storage',
+    callers: ['front door'],
+    runsAs: 'caller',
     description: 'Forgets an upload whose bytes could not be stored.',
   }),
   storageDownload: op<{ id: string }, { object: StorageDownloadFacts }>({
     name: 'StorageDownload',
-    document: 'query StorageDownload($id: ID!) { object: storageObject(id: $id) { id projectId name contentType size sha256 status updatedAt } }',
-    subgraph: 'storage', callers: ['front door'], runsAs: 'caller',
+    document:
+      'query StorageDownload($id: ID!) { object: storageObject(id: $id) { id projectId name contentType size sha256 status updatedAt } }',
+    subgraph: 'storage',
+    callers: ['front door'],
+    runsAs: 'caller',
     description: 'What a download needs to know of an object the caller may read.',
   }),
 
   // ── Edge functions' public webhook receiver (the front door) ────────────────────────────────────────────────
   receiveWebhook: op<
-    { projectId: string; slug: string; request: { method: string; headers: Record<string, string>; query: Record<string, unknown>; rawBody: string; idempotencyKey: string | null } },
+    {
+      projectId: string;
+      slug: string;
+      request: {
+        method: string;
+        headers: Record<string, string>;
+        query: Record<string, unknown>;
+        rawBody: string;
+        idempotencyKey: string | null;
+      };
+    },
     { _receiveWebhook: { status: number; body: Json; headers: Record<string, unknown> | null } }
   >({
     name: 'FunctionWebhookReceive',
     document: `mutation FunctionWebhookReceive($projectId: ID!, $slug: String!, $request: InboundWebhookInput!) {
   _receiveWebhook(projectId: $projectId, slug: $slug, request: $request) { status body headers }
 }`,
-    subgraph: 'functions', callers: ['front door'], runsAs: 'internal',
+    subgraph: 'functions',
+    callers: ['front door'],
+    runsAs: 'internal',
     description: "Runs the function of a project's inbound webhook receiver on one request.",
   }),
 
   // ── The identity provider's wire endpoints (the front door) ─────────────────────────────────────────────────
   // /token, /introspect and /revocation hand the client's credentials to the identity subgraph, which
   // authenticates the client itself (with a cache of what the tenant subgraph vouched for): one operation per request.
-  issueTokens: op<{ credentials: ClientCredentialsInput; grant: Record<string, unknown> }, {
-    _issueTokens: { accessToken: string; tokenType: string; expiresIn: number; refreshToken: string | null; idToken: string | null; scope: string };
-  }>({
+  issueTokens: op<
+    { credentials: ClientCredentialsInput; grant: Record<string, unknown> },
+    {
+      _issueTokens: {
+        accessToken: string;
+        tokenType: string;
+        expiresIn: number;
+        refreshToken: string | null;
+        idToken: string | null;
+        scope: string;
+      };
+    }
+  >({
     name: 'IdentityIssueTokens',
     document: `mutation IdentityIssueTokens($credentials: ClientCredentialsInput!, $grant: TokenGrantInput!) {
   _issueTokens(credentials: $credentials, grant: $grant) { accessToken tokenType expiresIn refreshToken idToken scope }
 }`,
-    subgraph: 'identity', callers: ['front door'], runsAs: 'internal',
+    subgraph: 'identity',
+    callers: ['front door'],
+    runsAs: 'internal',
     description: '/token: authenticates the client and answers the grant.',
   }),
-  checkAuthorization: op<{ client: OidcClientFactsInput; input: Record<string, unknown> }, { _checkAuthorizationRequest: boolean }>({
+  checkAuthorization: op<
+    { client: OidcClientFactsInput; input: Record<string, unknown> },
+    { _checkAuthorizationRequest: boolean }
+  >({
     name: 'IdentityCheckAuthorization',
     document: `query IdentityCheckAuthorization($client: OidcClientFactsInput!, $input: AuthorizeInput!) {
   _checkAuthorizationRequest(client: $client, input: $input)
 }`,
-    subgraph: 'identity', callers: ['front door'], runsAs: 'internal',
+    subgraph: 'identity',
+    callers: ['front door'],
+    runsAs: 'internal',
     description: '/authorize: checks an authorization request before the sign-in page is shown.',
   }),
   authorize: op<{ client: OidcClientFactsInput; input: Record<string, unknown> }, { _authorize: { code: string } }>({
     name: 'IdentityAuthorize',
-    document: 'mutation IdentityAuthorize($client: OidcClientFactsInput!, $input: AuthorizeInput!) { _authorize(client: $client, input: $input) { code } }',
-    subgraph: 'identity', callers: ['front door'], runsAs: 'internal',
-    description: "/authorize: signs the user in on the hosted page and issues an authorization code.",
+    document:
+      'mutation IdentityAuthorize($client: OidcClientFactsInput!, $input: AuthorizeInput!) { _authorize(client: $client, input: $input) { code } }',
+    subgraph: 'identity',
+    callers: ['front door'],
+    runsAs: 'internal',
+    description: '/authorize: signs the user in on the hosted page and issues an authorization code.',
   }),
-  introspect: op<{ token: string; credentials: ClientCredentialsInput }, { _introspectToken: Record<string, unknown> & { active: boolean } }>({
+  introspect: op<
+    { token: string; credentials: ClientCredentialsInput },
+    { _introspectToken: Record<string, unknown> & { active: boolean } }
+  >({
     name: 'IdentityIntrospect',
     document: `query IdentityIntrospect($token: String!, $credentials: ClientCredentialsInput!) {
   _introspectToken(token: $token, credentials: $credentials) { active scope clientId username tokenType exp iat sub aud iss jti projectId sid }
 }`,
-    subgraph: 'identity', callers: ['front door'], runsAs: 'internal',
+    subgraph: 'identity',
+    callers: ['front door'],
+    runsAs: 'internal',
     description: '/introspect (RFC 7662): authenticates the client and describes the token.',
   }),
   revoke: op<{ token: string; credentials: ClientCredentialsInput }, { _revokeToken: boolean }>({
     name: 'IdentityRevoke',
-    document: 'mutation IdentityRevoke($token: String!, $credentials: ClientCredentialsInput!) { _revokeToken(token: $token, credentials: $credentials) }',
-    subgraph: 'identity', callers: ['front door'], runsAs: 'internal',
+    document:
+      'mutation IdentityRevoke($token: String!, $credentials: ClientCredentialsInput!) { _revokeToken(token: $token, credentials: $credentials) }',
+    subgraph: 'identity',
+    callers: ['front door'],
+    runsAs: 'internal',
     description: '/revocation (RFC 7009): authenticates the client and revokes the token.',
   }),
   endSession: op<{ idTokenHint: string }, { _endSession: { clientId: string; revoked: boolean } }>({
     name: 'IdentityEndSession',
-    document: 'mutation IdentityEndSession($idTokenHint: String!) { _endSession(idTokenHint: $idTokenHint) { clientId revoked } }',
-    subgraph: 'identity', callers: ['front door'], runsAs: 'internal',
+    document:
+      'mutation IdentityEndSession($idTokenHint: String!) { _endSession(idTokenHint: $idTokenHint) { clientId revoked } }',
+    subgraph: 'identity',
+    callers: ['front door'],
+    runsAs: 'internal',
     description: '/logout: revokes the session an ID token names.',
   }),
   jwks: op<Record<string, never>, { identitySigningKeys: Record<string, unknown>[] }>({
     name: 'IdentityJwks',
     document: 'query IdentityJwks { identitySigningKeys { kid kty alg use crv x y } }',
-    subgraph: 'identity', callers: ['front door'], runsAs: 'internal',
+    subgraph: 'identity',
+    callers: ['front door'],
+    runsAs: 'internal',
     description: '/jwks.json: the public signing keys.',
   }),
   userInfo: op<Record<string, never>, { userInfo: Record<string, unknown> }>({
@@ -259,57 +396,87 @@ export const INTERNAL_OPERATIONS = {
   sub name given_name: givenName family_name: familyName middle_name: middleName nickname preferred_username: preferredUsername
   picture website gender birthdate zoneinfo locale updated_at: updatedAt email email_verified: emailVerified phone_number: phoneNumber
 } }`,
-    subgraph: 'identity', callers: ['front door'], runsAs: 'caller',
+    subgraph: 'identity',
+    callers: ['front door'],
+    runsAs: 'caller',
     description: "/userinfo: the signed-in end-user's claims (OIDC names).",
   }),
   resetConfirm: op<{ input: { token: unknown; newPassword: unknown } }, { confirmEndUserPasswordReset: boolean }>({
     name: 'IdentityResetConfirm',
-    document: 'mutation IdentityResetConfirm($input: ConfirmEndUserPasswordResetInput!) { confirmEndUserPasswordReset(input: $input) }',
-    subgraph: 'identity', callers: ['front door'], runsAs: 'anonymous',
+    document:
+      'mutation IdentityResetConfirm($input: ConfirmEndUserPasswordResetInput!) { confirmEndUserPasswordReset(input: $input) }',
+    subgraph: 'identity',
+    callers: ['front door'],
+    runsAs: 'anonymous',
     description: 'The page behind a reset mail: sets the new password.',
   }),
   verifyConfirm: op<{ token: unknown }, { confirmEndUserEmailVerification: boolean }>({
     name: 'IdentityVerifyConfirm',
     document: 'mutation IdentityVerifyConfirm($token: String!) { confirmEndUserEmailVerification(token: $token) }',
-    subgraph: 'identity', callers: ['front door'], runsAs: 'anonymous',
+    subgraph: 'identity',
+    callers: ['front door'],
+    runsAs: 'anonymous',
     description: 'The page behind a verification mail: confirms the address.',
   }),
 } as const;
 
 // ── The Database step's data-API actions (functions → data), generated from the table of data actions ─────────
 
-function dataActionOperation(action: string, a: DataAction): InternalOperation<Record<string, unknown>, { result: unknown }> {
+function dataActionOperation(
+  action: string,
+  a: DataAction,
+): InternalOperation<Record<string, unknown>, { result: unknown }> {
   return op({
     name: 'DatabaseStep',
     document: dataActionDocument(a, 'DatabaseStep', 'result'),
-    subgraph: 'data', callers: ['functions'], runsAs: 'caller',
+    subgraph: 'data',
+    callers: ['functions'],
+    runsAs: 'caller',
     description: `A Database step's ${action}: ${a.field} as the function's project.`,
   });
 }
 
 /** One operation per Database-step action, generated from DATA_ACTIONS. */
-export const DATABASE_STEP_OPERATIONS: Readonly<Record<string, InternalOperation<Record<string, unknown>, { result: unknown }>>> = Object.fromEntries(
-  Object.entries(DATA_ACTIONS).map(([name, a]) => [name, dataActionOperation(name, a)]),
-);
+export const DATABASE_STEP_OPERATIONS: Readonly<
+  Record<string, InternalOperation<Record<string, unknown>, { result: unknown }>>
+> = Object.fromEntries(Object.entries(DATA_ACTIONS).map(([name, a]) => [name, dataActionOperation(name, a)]));
 
 // ── Calling ──────────────────────────────────────────────────────────────────────────────────────────────────
 
 /** Whatever runs an operation: the router client of a subgraph, the front door's router, or one subgraph's handle. */
 export type InternalTarget =
   | { run: (query: string, variables: Record<string, unknown>, ctx: RequestContext) => Promise<ExecutionResultJson> }
-  | { execute: (query: string, variables: Record<string, unknown>, ctx: RequestContext, operationName?: string) => Promise<ExecutionResultJson> };
+  | {
+      execute: (
+        query: string,
+        variables: Record<string, unknown>,
+        ctx: RequestContext,
+        operationName?: string,
+      ) => Promise<ExecutionResultJson>;
+    };
 
 /**
  * Runs an operation of the table and answers its `data`; GraphQL errors become the error table's AppError
  * (`errorOfGraphQL`: the worst error; a code outside the table, or INTERNAL, stays INTERNAL and is masked when shown).
  * Errors thrown on the way (the router or a subgraph could not be reached) pass through as thrown.
  */
-export async function callInternal<V, R>(target: InternalTarget, operation: InternalOperation<V, R>, variables: V, ctx: RequestContext): Promise<R> {
+export async function callInternal<V, R>(
+  target: InternalTarget,
+  operation: InternalOperation<V, R>,
+  variables: V,
+  ctx: RequestContext,
+): Promise<R> {
   if (operation.runsAs === 'internal' && ctx.principal.kind !== 'internal') {
-    throw new AppError('INTERNAL', `${operation.name} runs as the internal principal only, not as ${ctx.principal.kind}`);
+    throw new AppError(
+      'INTERNAL',
+      `${operation.name} runs as the internal principal only, not as ${ctx.principal.kind}`,
+    );
   }
   const vars = variables as Record<string, unknown>;
-  const result = 'run' in target ? await target.run(operation.document, vars, ctx) : await target.execute(operation.document, vars, ctx, operation.name);
+  const result =
+    'run' in target
+      ? await target.run(operation.document, vars, ctx)
+      : await target.execute(operation.document, vars, ctx, operation.name);
   if (result.errors?.length) {
     const err = errorOfGraphQL(result.errors);
     answers.add(err);
@@ -331,7 +498,13 @@ export function isAnswerError(err: unknown): err is AppError {
 /** Every operation of the table, the generated ones included (for the table's test). */
 export function allInternalOperations(): { key: string; operation: InternalOperation<unknown, unknown> }[] {
   return [
-    ...Object.entries(INTERNAL_OPERATIONS).map(([key, operation]) => ({ key, operation: operation as InternalOperation<unknown, unknown> })),
-    ...Object.entries(DATABASE_STEP_OPERATIONS).map(([key, operation]) => ({ key: `DATABASE_STEP_OPERATIONS.${key}`, operation: operation as InternalOperation<unknown, unknown> })),
+    ...Object.entries(INTERNAL_OPERATIONS).map(([key, operation]) => ({
+      key,
+      operation: operation as InternalOperation<unknown, unknown>,
+    })),
+    ...Object.entries(DATABASE_STEP_OPERATIONS).map(([key, operation]) => ({
+      key: `DATABASE_STEP_OPERATIONS.${key}`,
+      operation: operation as InternalOperation<unknown, unknown>,
+    })),
   ];
 }

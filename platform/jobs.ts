@@ -57,12 +57,15 @@ export function jobListProblems(subgraph: string, list: JobList<unknown>, config
   const problems: string[] = [];
   const seen = new Set<string>();
   const count = (what: string, v: number | undefined, min: number) => {
-    if (v !== undefined && (!Number.isInteger(v) || v < min)) problems.push(`${what}: expected an integer of ${min} or more, got ${v}`);
+    if (v !== undefined && (!Number.isInteger(v) || v < min))
+      problems.push(`${what}: expected an integer of ${min} or more, got ${v}`);
   };
-  if (list.jobs.length === 0) problems.push(`${subgraph}: an empty job list (leave jobs out of the definition instead)`);
+  if (list.jobs.length === 0)
+    problems.push(`${subgraph}: an empty job list (leave jobs out of the definition instead)`);
   for (const job of list.jobs) {
     const at = `${subgraph} job ${job.name}`;
-    if (!NAME.test(job.name) || !job.name.startsWith(`${subgraph}.`)) problems.push(`${at}: the name must be dotted and start with "${subgraph}."`);
+    if (!NAME.test(job.name) || !job.name.startsWith(`${subgraph}.`))
+      problems.push(`${at}: the name must be dotted and start with "${subgraph}."`);
     if (seen.has(job.name)) problems.push(`${at}: declared twice`);
     seen.add(job.name);
     if (typeof job.handler !== 'function') problems.push(`${at}: no handler`);
@@ -81,11 +84,23 @@ export function jobListProblems(subgraph: string, list: JobList<unknown>, config
 }
 
 /** Defines every job of `list` on `scheduler`, each handler bound to `services`; refuses a malformed list. */
-export function registerJobs<S>(subgraph: string, scheduler: Scheduler, services: S, list: JobList<S>, config: Config): void {
+export function registerJobs<S>(
+  subgraph: string,
+  scheduler: Scheduler,
+  services: S,
+  list: JobList<S>,
+  config: Config,
+): void {
   const problems = jobListProblems(subgraph, list as JobList<unknown>, config);
   if (problems.length > 0) throw new Error(`malformed jobs: ${problems.join('; ')}`);
   for (const job of list.jobs) {
-    const options: JobOptions = { retries: job.retries, concurrency: job.concurrency, lockLifetimeMs: job.lockLifetimeMs, removeOnComplete: job.removeOnComplete, lockLimit: job.lockLimit };
+    const options: JobOptions = {
+      retries: job.retries,
+      concurrency: job.concurrency,
+      lockLifetimeMs: job.lockLifetimeMs,
+      removeOnComplete: job.removeOnComplete,
+      lockLimit: job.lockLimit,
+    };
     scheduler.define(job.name, async (data, run) => await job.handler(services, data as never, run as never), options);
   }
 }
@@ -101,6 +116,7 @@ export async function startJobs<S>(scheduler: Scheduler, list: JobList<S>, confi
 
 /** The scheduler startSubgraph made for a subgraph that declares jobs: its services enqueue on it. */
 export function schedulerOf(deps: { scheduler?: Scheduler }, subgraph: string): Scheduler {
-  if (!deps.scheduler) throw new Error(`the ${subgraph} subgraph declares jobs: its services need the scheduler startSubgraph gives them`);
+  if (!deps.scheduler)
+    throw new Error(`the ${subgraph} subgraph declares jobs: its services need the scheduler startSubgraph gives them`);
   return deps.scheduler;
 }

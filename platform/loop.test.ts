@@ -8,7 +8,9 @@ const silent = createLogger('silent');
 /** A logger recording its warnings. */
 function recording(): { logger: Logger; warnings: Record<string, unknown>[] } {
   const warnings: Record<string, unknown>[] = [];
-  const logger = Object.assign(Object.create(silent) as Logger, { warn: (fields: Record<string, unknown>) => void warnings.push(fields) });
+  const logger = Object.assign(Object.create(silent) as Logger, {
+    warn: (fields: Record<string, unknown>) => void warnings.push(fields),
+  });
   return { logger, warnings };
 }
 
@@ -48,12 +50,13 @@ describe('createLoop', () => {
     await loop.stop();
   });
 
-  it('after a failure logs it, retries by itself with the caller\'s delay for each failure in a row, and starts over after a success', async () => {
+  it("after a failure logs it, retries by itself with the caller's delay for each failure in a row, and starts over after a success", async () => {
     const { logger, warnings } = recording();
     let fail = 3;
     const delays: number[] = [];
     const loop = createLoop({
-      name: 'flaky pass', logger,
+      name: 'flaky pass',
+      logger,
       run: async () => {
         if (fail-- > 0) throw new Error('database away');
       },
@@ -65,14 +68,17 @@ describe('createLoop', () => {
     await expect(loop.drain()).rejects.toThrow('database away');
     await waitFor(() => fail < 0 && loop.failures() === 0, { message: 'the retries to succeed' });
     expect(delays).toEqual([1, 2, 3]);
-    expect(warnings).toEqual([1, 2, 3].map((failures) => expect.objectContaining({ loop: 'flaky pass', failures, err: 'database away' })));
+    expect(warnings).toEqual(
+      [1, 2, 3].map((failures) => expect.objectContaining({ loop: 'flaky pass', failures, err: 'database away' })),
+    );
     await loop.stop();
   });
 
   it('holds wakes during the retry delay (no pass before it), while drain runs at once', async () => {
     let passes = 0;
     const loop = createLoop({
-      name: 'test', logger: silent,
+      name: 'test',
+      logger: silent,
       run: async () => {
         passes++;
         if (passes === 1) throw new Error('down');
@@ -91,7 +97,13 @@ describe('createLoop', () => {
 
   it('wakes by itself every everyMs once started', async () => {
     let passes = 0;
-    const loop = createLoop({ name: 'test', logger: silent, run: async () => void passes++, everyMs: 20, retryDelayMs: () => 10 });
+    const loop = createLoop({
+      name: 'test',
+      logger: silent,
+      run: async () => void passes++,
+      everyMs: 20,
+      retryDelayMs: () => 10,
+    });
     loop.start();
     await waitFor(() => passes >= 3, { message: 'three periodic passes' });
     await loop.stop();

@@ -58,7 +58,10 @@ export function createLoop(opts: {
       } catch (err) {
         failures++;
         const delay = opts.retryDelayMs(failures);
-        opts.logger.warn({ err: (err as Error)?.message ?? String(err), loop: opts.name, failures, retry_in_ms: delay }, `${opts.name} failed; retrying`);
+        opts.logger.warn(
+          { err: (err as Error)?.message ?? String(err), loop: opts.name, failures, retry_in_ms: delay },
+          `${opts.name} failed; retrying`,
+        );
         if (!stopped) {
           retryTimer = setTimeout(() => {
             retryTimer = undefined;

@@ -7,14 +7,31 @@ const argv = ['/usr/bin/node', '/srv/tessera/main.ts', '--role', 'router'];
 describe('the settings `node main.ts` re-executes itself with', () => {
   it('adds the V8 flags before the script and the malloc tunables to the environment, marking the process as tuned', () => {
     const exec = tunedExec(argv, ['--cpu-prof'], { PATH: '/bin' })!;
-    expect(exec.args).toEqual(['/usr/bin/node', ...NODE_FLAGS, '--cpu-prof', '/srv/tessera/main.ts', '--role', 'router']);
+    expect(exec.args).toEqual([
+      '/usr/bin/node',
+      ...NODE_FLAGS,
+      '--cpu-prof',
+      '/srv/tessera/main.ts',
+      '--role',
+      'router',
+    ]);
     expect(exec.env).toMatchObject({ PATH: '/bin', GLIBC_TUNABLES: MALLOC_TUNABLES, [TUNED_MARK]: 'GLIBC_TUNABLES' });
   });
 
   it('keeps what the operator chose: their own flag value and their own GLIBC_TUNABLES', () => {
     const own = tunedExec(argv, ['--max-semi-space-size=64'], { GLIBC_TUNABLES: 'glibc.malloc.arena_max=8' })!;
-    expect(own.args).toEqual(['/usr/bin/node', '--heap-growing-percent=50', '--max-semi-space-size=64', '/srv/tessera/main.ts', '--role', 'router']);
-    const viaOptions = tunedExec(argv, [], { NODE_OPTIONS: '--max-semi-space-size=32 --heap-growing-percent=100', GLIBC_TUNABLES: 'x=1' });
+    expect(own.args).toEqual([
+      '/usr/bin/node',
+      '--heap-growing-percent=50',
+      '--max-semi-space-size=64',
+      '/srv/tessera/main.ts',
+      '--role',
+      'router',
+    ]);
+    const viaOptions = tunedExec(argv, [], {
+      NODE_OPTIONS: '--max-semi-space-size=32 --heap-growing-percent=100',
+      GLIBC_TUNABLES: 'x=1',
+    });
     expect(viaOptions).toBeNull();
     const flagsOnly = tunedExec(argv, [], { GLIBC_TUNABLES: 'glibc.malloc.arena_max=8' })!;
     expect(flagsOnly.env.GLIBC_TUNABLES).toBe('glibc.malloc.arena_max=8');
@@ -23,9 +40,21 @@ describe('the settings `node main.ts` re-executes itself with', () => {
 
   it('preloads the OpenTelemetry SDK only when an OTLP endpoint is set', () => {
     const traced = tunedExec(argv, [], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })!;
-    expect(traced.args).toEqual(['/usr/bin/node', ...NODE_FLAGS, '--import', TELEMETRY_PRELOAD, '/srv/tessera/main.ts', '--role', 'router']);
+    expect(traced.args).toEqual([
+      '/usr/bin/node',
+      ...NODE_FLAGS,
+      '--import',
+      TELEMETRY_PRELOAD,
+      '/srv/tessera/main.ts',
+      '--role',
+      'router',
+    ]);
     expect(tunedExec(argv, [], {})!.args.join(' ')).not.toMatch(/telemetry/);
-    expect(tunedExec(argv, ['--import', TELEMETRY_PRELOAD], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' })!.args.filter((a) => a === TELEMETRY_PRELOAD)).toHaveLength(1);
+    expect(
+      tunedExec(argv, ['--import', TELEMETRY_PRELOAD], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' })!.args.filter(
+        (a) => a === TELEMETRY_PRELOAD,
+      ),
+    ).toHaveLength(1);
     expect(serviceNameOf(argv)).toBe('tessera-router');
     expect(serviceNameOf(['node', 'main.ts', '--role', 'subgraph:data'])).toBe('tessera-data');
     expect(serviceNameOf(['node', 'main.ts'])).toBe('tessera');

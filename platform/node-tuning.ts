@@ -34,11 +34,18 @@ function realpath(p: string): string {
 }
 
 /** The command line and environment of the tuned re-execution, or null when there is nothing to change. */
-export function tunedExec(argv: readonly string[], execArgv: readonly string[], env: NodeJS.ProcessEnv): { args: string[]; env: NodeJS.ProcessEnv } | null {
+export function tunedExec(
+  argv: readonly string[],
+  execArgv: readonly string[],
+  env: NodeJS.ProcessEnv,
+): { args: string[]; env: NodeJS.ProcessEnv } | null {
   if (env[TUNED_MARK]) return null;
   const given = [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
   // Tracing (OTEL_EXPORTER_OTLP_ENDPOINT set) preloads the OpenTelemetry SDK: platform/telemetry.ts.
-  const flags = [...NODE_FLAGS.filter((f) => !given.some((g) => g.startsWith(f.split('=')[0]!))), ...telemetryFlags(env, given)];
+  const flags = [
+    ...NODE_FLAGS.filter((f) => !given.some((g) => g.startsWith(f.split('=')[0]!))),
+    ...telemetryFlags(env, given),
+  ];
   const addTunables = !env.GLIBC_TUNABLES && process.platform === 'linux';
   if (flags.length === 0 && !addTunables) return null;
   // Which variables this step added, so the platform removes them again and its children (PostgreSQL) never see them.

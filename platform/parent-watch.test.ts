@@ -36,8 +36,13 @@ describe('watchParent', () => {
     const supervisor = `const { spawn } = require('node:child_process');
       const c = spawn(process.execPath, ['--input-type=module', '-e', ${JSON.stringify(child)}], { env: { ...process.env, ${PARENT_PID_ENV}: String(process.pid) }, stdio: 'ignore' });
       console.log(c.pid); setInterval(() => {}, 1000);`;
-    const sup = spawn(process.execPath, ['-e', supervisor], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_OPTIONS: '' } });
-    const grandchild = await new Promise<number>((resolve) => sup.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim()))));
+    const sup = spawn(process.execPath, ['-e', supervisor], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
+    const grandchild = await new Promise<number>((resolve) =>
+      sup.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim()))),
+    );
     await new Promise((r) => setTimeout(r, 300));
     expect(alive(grandchild)).toBe(true);
     sup.kill('SIGKILL');

@@ -25,7 +25,14 @@ export function createPlanLimitsReader(router: RouterClient): PlanLimitsReader {
   const inflight = new Map<string, Promise<ProjectPlanLimits | null>>();
   const ask = async (projectId: string): Promise<ProjectPlanLimits | null> => {
     try {
-      const limits = (await callInternal(router, INTERNAL_OPERATIONS.projectPlanLimits, { projectId }, { requestId: 'plan-limits', principal: { kind: 'internal' } }))._projectPlanLimits;
+      const limits = (
+        await callInternal(
+          router,
+          INTERNAL_OPERATIONS.projectPlanLimits,
+          { projectId },
+          { requestId: 'plan-limits', principal: { kind: 'internal' } },
+        )
+      )._projectPlanLimits;
       cache.set(projectId, { limits });
       return limits;
     } catch {

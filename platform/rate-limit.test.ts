@@ -65,7 +65,9 @@ describe('failure limiter shared between processes', () => {
     b.fail('account:ann@example.com');
     a.check('account:ann@example.com');
     b.fail('account:ann@example.com');
-    expect(() => a.check('account:ann@example.com')).toThrow(expect.objectContaining({ code: 'RATE_LIMITED' }) as never);
+    expect(() => a.check('account:ann@example.com')).toThrow(
+      expect.objectContaining({ code: 'RATE_LIMITED' }) as never,
+    );
     expect(() => b.check('account:ann@example.com')).toThrow(AppError);
     b.check('account:bob@example.com');
   });
@@ -94,7 +96,12 @@ describe('createLimitSharing over the platform broadcasts', () => {
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     const logger = createLogger('silent');
-    const make = () => createLimitSharing({ url: db.url, logger, publish: async (m) => await publishBroadcastNow(client, 'rate-limits.changed', m) });
+    const make = () =>
+      createLimitSharing({
+        url: db.url,
+        logger,
+        publish: async (m) => await publishBroadcastNow(client, 'rate-limits.changed', m),
+      });
     const one = make();
     const two = make();
     try {

@@ -19,12 +19,20 @@ export type FailureLimiter = {
 };
 
 /** Creates a limiter allowing `limit` failures per `windowMs`. */
-export function createFailureLimiter(opts: { limit: number; windowMs: number; now?: () => number; maxKeys?: number; share?: SharedScope }): FailureLimiter {
+export function createFailureLimiter(opts: {
+  limit: number;
+  windowMs: number;
+  now?: () => number;
+  maxKeys?: number;
+  share?: SharedScope;
+}): FailureLimiter {
   const now = opts.now ?? Date.now;
   const maxKeys = opts.maxKeys ?? 100_000;
   const windows = new Map<string, { start: number; count: number }>();
   // Shared limiters keep hashed keys, the form other processes announce them in.
-  const keyOf = opts.share ? (key: string) => createHash('sha256').update(key).digest('base64url') : (key: string) => key;
+  const keyOf = opts.share
+    ? (key: string) => createHash('sha256').update(key).digest('base64url')
+    : (key: string) => key;
 
   const current = (key: string) => {
     const w = windows.get(key);
@@ -48,7 +56,8 @@ export function createFailureLimiter(opts: { limit: number; windowMs: number; no
   return {
     check(key) {
       const w = current(keyOf(key));
-      if (w && w.count >= opts.limit) throw errors.rateLimited(Math.max(1, Math.ceil((w.start + opts.windowMs - now()) / 1000)));
+      if (w && w.count >= opts.limit)
+        throw errors.rateLimited(Math.max(1, Math.ceil((w.start + opts.windowMs - now()) / 1000)));
     },
     fail(key) {
       const k = keyOf(key);
@@ -82,14 +91,20 @@ export type LimitSharing = {
  * Links limiters across processes: `publish` sends a message (a `rate-limits.changed` broadcast, e.g. with
  * `publishBroadcast` on the subgraph's database); `start` listens on `url` (no url: local counting only).
  */
-export function createLimitSharing(opts: { url?: string; logger: Logger; publish: (message: LimitMessage) => Promise<void> }): LimitSharing {
+export function createLimitSharing(opts: {
+  url?: string;
+  logger: Logger;
+  publish: (message: LimitMessage) => Promise<void>;
+}): LimitSharing {
   const origin = randomUUID();
   const scopes = new Map<string, (op: 'fail' | 'reset', hashedKey: string) => void>();
   let listener: BroadcastListener | undefined;
   return {
     scope: (name) => ({
       publish: (op, key) => {
-        opts.publish({ origin, scope: name, op, key }).catch((err: unknown) => opts.logger.warn({ err, scope: name }, 'rate-limit broadcast failed'));
+        opts
+          .publish({ origin, scope: name, op, key })
+          .catch((err: unknown) => opts.logger.warn({ err, scope: name }, 'rate-limit broadcast failed'));
       },
       subscribe: (apply) => void scopes.set(name, apply),
     }),

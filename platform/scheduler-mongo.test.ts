@@ -55,7 +55,8 @@ describe('the scheduler on MongoDB', () => {
     const u = url();
     const runs: string[] = [];
     const [a, b] = [scheduler(u), scheduler(u)];
-    for (const s of [a, b]) s.define<{ id: string }>('test.async', async (data) => void runs.push(data.id), { lockLifetimeMs: 5000 });
+    for (const s of [a, b])
+      s.define<{ id: string }>('test.async', async (data) => void runs.push(data.id), { lockLifetimeMs: 5000 });
     await a.start();
     await b.start();
     const ids = Array.from({ length: 20 }, (_, i) => `job-${i}`);
@@ -69,7 +70,8 @@ describe('the scheduler on MongoDB', () => {
     const u = url();
     const ticks: number[] = [];
     const [a, b] = [scheduler(u), scheduler(u)];
-    for (const s of [a, b]) s.define('test.cron', async () => void ticks.push(Math.floor(Date.now() / 1000)), { lockLifetimeMs: 5000 });
+    for (const s of [a, b])
+      s.define('test.cron', async () => void ticks.push(Math.floor(Date.now() / 1000)), { lockLifetimeMs: 5000 });
     await a.start();
     await b.start();
     // Both instances declare the same recurring job, as every process of a deployment does at start.
@@ -92,20 +94,27 @@ describe('the scheduler on MongoDB', () => {
     const s = scheduler(url());
     let attempts = 0;
     let done = false;
-    s.define('test.flaky', async () => {
-      attempts++;
-      if (attempts < 3) throw new Error('downstream unavailable');
-      done = true;
-    }, { retries: 3, lockLifetimeMs: 5000 });
+    s.define(
+      'test.flaky',
+      async () => {
+        attempts++;
+        if (attempts < 3) throw new Error('downstream unavailable');
+        done = true;
+      },
+      { retries: 3, lockLifetimeMs: 5000 },
+    );
     await s.start();
     await s.enqueue('test.flaky', {});
     await waitFor('the third attempt to succeed', () => done, 20_000);
     expect(attempts).toBe(3);
   }, 30_000);
 
-  it("picks up the job of a worker killed while running it, once its lock expires", async () => {
+  it('picks up the job of a worker killed while running it, once its lock expires', async () => {
     const u = url();
-    const worker = spawn(process.execPath, [path.resolve('tests/support/scheduler-worker.ts')], { env: { ...process.env, NODE_OPTIONS: '', SCHEDULER_URL: u, [PARENT_PID_ENV]: String(process.pid) }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const worker = spawn(process.execPath, [path.resolve('tests/support/scheduler-worker.ts')], {
+      env: { ...process.env, NODE_OPTIONS: '', SCHEDULER_URL: u, [PARENT_PID_ENV]: String(process.pid) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     worker.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     try {

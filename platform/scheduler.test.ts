@@ -17,11 +17,15 @@ describe('the scheduler (Agenda on PostgreSQL)', () => {
     const runs: string[] = [];
     let failures = 1;
     const done = new Promise<void>((resolve) => {
-      s.define<{ to: string }>('test.mail.send', async (data) => {
-        if (failures-- > 0) throw new Error('SMTP down');
-        runs.push(data.to);
-        resolve();
-      }, { retries: 3 });
+      s.define<{ to: string }>(
+        'test.mail.send',
+        async (data) => {
+          if (failures-- > 0) throw new Error('SMTP down');
+          runs.push(data.to);
+          resolve();
+        },
+        { retries: 3 },
+      );
     });
     await s.start();
     await s.enqueue('test.mail.send', { to: 'a@example.com' });

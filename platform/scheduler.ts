@@ -16,7 +16,13 @@ export type JobHandler<D> = (data: D, job: Job<D>) => Promise<void>;
  * whose outcome is recorded elsewhere: finished rows left in the jobs table slow every later lookup of that job
  * name); `lockLimit` caps how many queued jobs of the name one process locks ahead of running them (0: no cap).
  */
-export type JobOptions = { retries?: number; concurrency?: number; lockLifetimeMs?: number; removeOnComplete?: boolean; lockLimit?: number };
+export type JobOptions = {
+  retries?: number;
+  concurrency?: number;
+  lockLifetimeMs?: number;
+  removeOnComplete?: boolean;
+  lockLimit?: number;
+};
 
 export type Scheduler = {
   agenda: Agenda;
@@ -42,13 +48,26 @@ type NotificationChannel = {
 function superviseNotifications(backend: unknown, log: Logger): void {
   const channel = (backend as { notificationChannel?: NotificationChannel }).notificationChannel;
   if (!channel) return;
-  channel.on('error', (err) => log.warn({ err: (err as Error)?.message ?? String(err) }, 'scheduler notification connection lost; reconnecting'));
+  channel.on('error', (err) =>
+    log.warn({ err: (err as Error)?.message ?? String(err) }, 'scheduler notification connection lost; reconnecting'),
+  );
   const reconnect = channel.config?.reconnect;
-  if (reconnect) Object.assign(reconnect, { enabled: true, maxAttempts: Number.POSITIVE_INFINITY, initialDelayMs: 100, maxDelayMs: 1000 });
+  if (reconnect)
+    Object.assign(reconnect, {
+      enabled: true,
+      maxAttempts: Number.POSITIVE_INFINITY,
+      initialDelayMs: 100,
+      maxDelayMs: 1000,
+    });
 }
 
 /** Creates a scheduler over `url` (PostgreSQL, or MongoDB for `mongodb://`); define jobs, then `start()` to begin processing. */
-export function createScheduler(opts: { url: string; name: string; logger: Logger; processEveryMs?: number }): Scheduler {
+export function createScheduler(opts: {
+  url: string;
+  name: string;
+  logger: Logger;
+  processEveryMs?: number;
+}): Scheduler {
   const log = opts.logger.child({ scheduler: opts.name });
   const { backend, close } = createSchedulerBackend(opts.url, opts.name, log);
   const agenda = new Agenda({
@@ -88,7 +107,12 @@ export function createScheduler(opts: { url: string; name: string; logger: Logge
       trackQueue(opts.name, async () => {
         const names = Object.keys(agenda.definitions);
         if (names.length === 0) return { depth: 0, oldestDueAt: null };
-        const { jobs, total } = await agenda.queryJobs({ names, state: 'queued', sort: { nextRunAt: 'asc' }, limit: 1 });
+        const { jobs, total } = await agenda.queryJobs({
+          names,
+          state: 'queued',
+          sort: { nextRunAt: 'asc' },
+          limit: 1,
+        });
         return { depth: total, oldestDueAt: jobs[0]?.nextRunAt ? new Date(jobs[0].nextRunAt) : null };
       });
     },

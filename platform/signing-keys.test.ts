@@ -16,7 +16,14 @@ describe('the signing key ring (platform/signing-keys.ts)', () => {
 
   beforeAll(async () => {
     testDb = await createTestDatabase();
-    db = await openSubgraphDatabase({ name: 'keyring', url: testDb.url, entities: [], migrations: [], logger: createLogger('silent'), poolMax: 4 });
+    db = await openSubgraphDatabase({
+      name: 'keyring',
+      url: testDb.url,
+      entities: [],
+      migrations: [],
+      logger: createLogger('silent'),
+      poolMax: 4,
+    });
     for (const table of ['ring_plain', 'ring_race', 'ring_demoted', 'ring_shared']) {
       await db.em().execute(`create table ${table} (
         kid text primary key, alg text not null, public_jwk jsonb not null, private_jwk_sealed text not null,
@@ -31,9 +38,27 @@ describe('the signing key ring (platform/signing-keys.ts)', () => {
   });
 
   const ring = (table: string, extra: Partial<SigningKeyRingOptions> = {}) =>
-    createSigningKeyRing({ db: () => db.em(), table, lockId: 91_000_001, box, refreshMs: 60_000, reloadMinIntervalMs: 0, ...extra });
+    createSigningKeyRing({
+      db: () => db.em(),
+      table,
+      lockId: 91_000_001,
+      box,
+      refreshMs: 60_000,
+      reloadMinIntervalMs: 0,
+      ...extra,
+    });
 
-  async function rows(table: string): Promise<{ kid: string; status: string; alg: string; public_jwk: Record<string, unknown>; private_jwk_sealed: string; demoted_at: Date | null; retired_at: Date | null }[]> {
+  async function rows(table: string): Promise<
+    {
+      kid: string;
+      status: string;
+      alg: string;
+      public_jwk: Record<string, unknown>;
+      private_jwk_sealed: string;
+      demoted_at: Date | null;
+      retired_at: Date | null;
+    }[]
+  > {
     const raw = (await db.em().execute(`select * from ${table} order by created_at`)) as Record<string, unknown>[];
     const date = (v: unknown) => (v === null ? null : new Date(v as string));
     return raw.map((r) => ({ ...r, demoted_at: date(r.demoted_at), retired_at: date(r.retired_at) })) as never;
@@ -55,7 +80,11 @@ describe('the signing key ring (platform/signing-keys.ts)', () => {
     expect(row.public_jwk).toMatchObject({ kty: 'EC', crv: 'P-256', kid: row.kid, alg: 'ES256', use: 'sig' });
     expect(row.public_jwk).not.toHaveProperty('d');
     expect(row.private_jwk_sealed).toMatch(/^v1\./);
-    expect(JSON.parse(box.decrypt(row.private_jwk_sealed))).toMatchObject({ kid: row.kid, alg: 'ES256', d: expect.any(String) });
+    expect(JSON.parse(box.decrypt(row.private_jwk_sealed))).toMatchObject({
+      kid: row.kid,
+      alg: 'ES256',
+      d: expect.any(String),
+    });
 
     const now = Math.floor(Date.now() / 1000);
     const token = await keys.sign({ sub: 'someone', iss: ISSUER, aud: 'tests', iat: now, exp: now + 60 }, 'at+jwt');
@@ -90,13 +119,22 @@ describe('the signing key ring (platform/signing-keys.ts)', () => {
     const [row] = (await rows('ring_plain')).filter((r) => r.status === 'current');
     const now = Math.floor(Date.now() / 1000);
     for (let i = 0; i < 20; i++) {
-      const token = await keys.sign({ sub: `s${i}`, iss: ISSUER, aud: 'tests', iat: now, exp: now + 60, amr: ['pwd'], name: 'Zoë ✓' }, 'at+jwt');
-      const { payload, protectedHeader } = await jwtVerify(token, await importJWK(row.public_jwk as JWK, 'ES256'), { issuer: ISSUER, audience: 'tests', typ: 'at+jwt' });
+      const token = await keys.sign(
+        { sub: `s${i}`, iss: ISSUER, aud: 'tests', iat: now, exp: now + 60, amr: ['pwd'], name: 'Zoë ✓' },
+        'at+jwt',
+      );
+      const { payload, protectedHeader } = await jwtVerify(token, await importJWK(row.public_jwk as JWK, 'ES256'), {
+        issuer: ISSUER,
+        audience: 'tests',
+        typ: 'at+jwt',
+      });
       expect(payload).toMatchObject({ sub: `s${i}`, name: 'Zoë ✓' });
       expect(protectedHeader).toEqual({ alg: 'ES256', kid: row.kid, typ: 'at+jwt' });
     }
     const privateKey = await importJWK(JSON.parse(box.decrypt(row.private_jwk_sealed)) as JWK, 'ES256');
-    const byJose = await new SignJWT({ sub: 'from-jose', iss: ISSUER, exp: now + 60 }).setProtectedHeader({ alg: 'ES256', kid: row.kid, typ: 'JWT' }).sign(privateKey);
+    const byJose = await new SignJWT({ sub: 'from-jose', iss: ISSUER, exp: now + 60 })
+      .setProtectedHeader({ alg: 'ES256', kid: row.kid, typ: 'JWT' })
+      .sign(privateKey);
     expect((await keys.verify(byJose, { issuer: ISSUER, typ: 'JWT' })).payload.sub).toBe('from-jose');
   });
 
@@ -109,12 +147,18 @@ describe('the signing key ring (platform/signing-keys.ts)', () => {
     const now = Math.floor(Date.now() / 1000);
     // Asked for in the same turn of the event loop: they are queued and signed together.
     const tokens = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => (i % 2 ? shared : plain).sign({ sub: `b${i}`, iss: ISSUER, aud: 'tests', iat: now, exp: now + 60 }, 'at+jwt')),
+      Array.from({ length: 30 }, (_, i) =>
+        (i % 2 ? shared : plain).sign({ sub: `b${i}`, iss: ISSUER, aud: 'tests', iat: now, exp: now + 60 }, 'at+jwt'),
+      ),
     );
     expect(new Set(tokens).size).toBe(30);
     for (const [i, token] of tokens.entries()) {
       const row = i % 2 ? sharedRow : plainRow;
-      const { payload, protectedHeader } = await jwtVerify(token, await importJWK(row.public_jwk as JWK, 'ES256'), { issuer: ISSUER, audience: 'tests', typ: 'at+jwt' });
+      const { payload, protectedHeader } = await jwtVerify(token, await importJWK(row.public_jwk as JWK, 'ES256'), {
+        issuer: ISSUER,
+        audience: 'tests',
+        typ: 'at+jwt',
+      });
       expect(payload.sub).toBe(`b${i}`);
       expect(protectedHeader.kid).toBe(row.kid);
     }
@@ -147,15 +191,31 @@ describe('the signing key ring (platform/signing-keys.ts)', () => {
     const signedWithout = async (payload: object | string) => {
       const input = `${h}.${Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload)).toString('base64url')}`;
       const { private_jwk_sealed } = (await rows('ring_plain')).find((r) => r.status === 'current')!;
-      const key = crypto.createPrivateKey({ key: JSON.parse(box.decrypt(private_jwk_sealed)) as crypto.JsonWebKey, format: 'jwk' });
+      const key = crypto.createPrivateKey({
+        key: JSON.parse(box.decrypt(private_jwk_sealed)) as crypto.JsonWebKey,
+        format: 'jwk',
+      });
       return `${input}.${crypto.sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
     };
     // Correctly signed, but not a claims set we accept.
-    await expect(keys.verify(await signedWithout({ sub: 'no-exp', iss: ISSUER }), { issuer: ISSUER })).rejects.toMatchObject(invalid);
-    await expect(keys.verify(await signedWithout({ iss: ISSUER, exp: String(now + 60) }), { issuer: ISSUER })).rejects.toMatchObject(invalid);
-    await expect(keys.verify(await signedWithout({ iss: ISSUER, exp: now + 60, nbf: now + 600 }), { issuer: ISSUER })).rejects.toMatchObject(invalid);
+    await expect(
+      keys.verify(await signedWithout({ sub: 'no-exp', iss: ISSUER }), { issuer: ISSUER }),
+    ).rejects.toMatchObject(invalid);
+    await expect(
+      keys.verify(await signedWithout({ iss: ISSUER, exp: String(now + 60) }), { issuer: ISSUER }),
+    ).rejects.toMatchObject(invalid);
+    await expect(
+      keys.verify(await signedWithout({ iss: ISSUER, exp: now + 60, nbf: now + 600 }), { issuer: ISSUER }),
+    ).rejects.toMatchObject(invalid);
     await expect(keys.verify(await signedWithout('[1,2]'), { issuer: ISSUER })).rejects.toMatchObject(invalid);
-    expect((await keys.verify(await signedWithout({ iss: ISSUER, exp: now + 60, aud: ['a', 'tests'] }), { issuer: ISSUER, audience: 'tests' })).payload.aud).toEqual(['a', 'tests']);
+    expect(
+      (
+        await keys.verify(await signedWithout({ iss: ISSUER, exp: now + 60, aud: ['a', 'tests'] }), {
+          issuer: ISSUER,
+          audience: 'tests',
+        })
+      ).payload.aud,
+    ).toEqual(['a', 'tests']);
   });
 
   it('checks a token it verified before again for expiry, typ and issuer, and hands out a read-only payload', async () => {
@@ -169,7 +229,9 @@ describe('the signing key ring (platform/signing-keys.ts)', () => {
     const { payload } = await keys.verify(fresh, { issuer: ISSUER });
     expect(() => ((payload as Record<string, unknown>).sub = 'changed')).toThrow(TypeError);
     expect(() => (payload.amr as string[]).push('otp')).toThrow(TypeError);
-    await expect(keys.verify(fresh, { issuer: ISSUER, typ: 'at+jwt' })).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+    await expect(keys.verify(fresh, { issuer: ISSUER, typ: 'at+jwt' })).rejects.toMatchObject({
+      code: 'INVALID_TOKEN',
+    });
     await expect(keys.verify(fresh, { issuer: 'https://other.test' })).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
     expect((await keys.verify(fresh, { issuer: ISSUER })).payload.sub).toBe('x');
   });
@@ -222,12 +284,21 @@ describe('the signing key ring (platform/signing-keys.ts)', () => {
     const b = await keys.rotate();
     const c = await keys.rotate();
     let now = await rows('ring_demoted');
-    expect(now.map((r) => [r.kid, r.status])).toEqual([[a, 'previous'], [b, 'previous'], [c, 'current']]);
+    expect(now.map((r) => [r.kid, r.status])).toEqual([
+      [a, 'previous'],
+      [b, 'previous'],
+      [c, 'current'],
+    ]);
     expect(Math.abs((now[0].demoted_at as Date).getTime() - Date.now())).toBeLessThan(10_000);
     await db.em().execute(`update ring_demoted set demoted_at = now() - interval '2 minutes' where kid = ?`, [a]);
     const d = await keys.rotate();
     now = await rows('ring_demoted');
-    expect(now.map((r) => [r.kid, r.status])).toEqual([[a, 'retired'], [b, 'previous'], [c, 'previous'], [d, 'current']]);
+    expect(now.map((r) => [r.kid, r.status])).toEqual([
+      [a, 'retired'],
+      [b, 'previous'],
+      [c, 'previous'],
+      [d, 'current'],
+    ]);
   });
 
   it('sees a rotation made by another instance: an unknown kid and the periodic refresh re-read the keys', async () => {
@@ -262,7 +333,9 @@ describe('the signing key ring (platform/signing-keys.ts)', () => {
     const token = await keys.sign({ iss: ISSUER, exp }, 'JWT');
     await keys.rotate();
     await keys.verify(token, { issuer: ISSUER });
-    await db.em().execute(`update ring_shared set status = 'retired' where kid = ?`, [decodeProtectedHeader(token).kid]);
+    await db
+      .em()
+      .execute(`update ring_shared set status = 'retired' where kid = ?`, [decodeProtectedHeader(token).kid]);
     await keys.verify(token, { issuer: ISSUER });
     await keys.reload();
     await expect(keys.verify(token, { issuer: ISSUER })).rejects.toMatchObject({ code: 'INVALID_TOKEN' });

@@ -53,7 +53,13 @@ export type VerifyOptions = {
   allowExpired?: boolean;
 };
 
-type LoadedKey = { kid: string; status: string; publicJwk: JWK; publicKey: crypto.KeyObject; privateKey?: crypto.KeyObject };
+type LoadedKey = {
+  kid: string;
+  status: string;
+  publicJwk: JWK;
+  publicKey: crypto.KeyObject;
+  privateKey?: crypto.KeyObject;
+};
 
 type KeyRow = { kid: string; status: string; public_jwk: JWK | string; private_jwk_sealed: string };
 
@@ -100,7 +106,9 @@ export function rawToDer(raw: Buffer): Buffer {
     let i = 0;
     while (i < b.length - 1 && b[i] === 0) i++;
     const v = b.subarray(i);
-    return v[0]! & 0x80 ? Buffer.concat([Buffer.from([0x02, v.length + 1, 0]), v]) : Buffer.concat([Buffer.from([0x02, v.length]), v]);
+    return v[0]! & 0x80
+      ? Buffer.concat([Buffer.from([0x02, v.length + 1, 0]), v])
+      : Buffer.concat([Buffer.from([0x02, v.length]), v]);
   };
   const body = Buffer.concat([int(raw.subarray(0, 32)), int(raw.subarray(32, 64))]);
   return Buffer.concat([Buffer.from([0x30, body.length]), body]);
@@ -120,7 +128,12 @@ const b64json = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8').t
 // the event loop has finished its current phase (setImmediate): under load, every request whose bytes came in
 // the same turn is signed together; alone, a request waits for nothing but the end of its own turn. Every
 // ring of the process shares the queue; each entry carries its own key.
-type PendingSignature = { input: string; key: crypto.KeyObject; resolve: (signature: string) => void; reject: (err: unknown) => void };
+type PendingSignature = {
+  input: string;
+  key: crypto.KeyObject;
+  resolve: (signature: string) => void;
+  reject: (err: unknown) => void;
+};
 let pendingSignatures: PendingSignature[] = [];
 
 function signPending(): void {
@@ -157,7 +170,8 @@ function jsonObject(part: string): Record<string, unknown> | undefined {
 function claimsHold(c: JWTPayload, v: VerifyOptions): boolean {
   const now = Math.floor(Date.now() / 1000);
   if (c.iss !== v.issuer) return false;
-  if (v.audience !== undefined && !(c.aud === v.audience || (Array.isArray(c.aud) && c.aud.includes(v.audience)))) return false;
+  if (v.audience !== undefined && !(c.aud === v.audience || (Array.isArray(c.aud) && c.aud.includes(v.audience))))
+    return false;
   if (typeof c.exp !== 'number' || (!v.allowExpired && c.exp <= now)) return false;
   if (c.nbf !== undefined && (typeof c.nbf !== 'number' || c.nbf > now)) return false;
   if (c.iat !== undefined && typeof c.iat !== 'number') return false;
@@ -218,13 +232,22 @@ export function createSigningKeyRing(opts: SigningKeyRingOptions) {
       const at = now.toISOString();
       if (existing) {
         if (keepPreviousForMs === undefined) {
-          await tx.execute(`update ${table} set status = 'retired', retired_at = ?::timestamptz where status = 'previous'`, [at]);
+          await tx.execute(
+            `update ${table} set status = 'retired', retired_at = ?::timestamptz where status = 'previous'`,
+            [at],
+          );
           await tx.execute(`update ${table} set status = 'previous' where kid = ?`, [existing.kid]);
         } else {
           // Previous keys demoted longer ago than a token lives can sign nothing still valid: retire them.
           const cutoff = new Date(now.getTime() - keepPreviousForMs).toISOString();
-          await tx.execute(`update ${table} set status = 'retired', retired_at = ?::timestamptz where status = 'previous' and demoted_at < ?::timestamptz`, [at, cutoff]);
-          await tx.execute(`update ${table} set status = 'previous', demoted_at = ?::timestamptz where kid = ?`, [at, existing.kid]);
+          await tx.execute(
+            `update ${table} set status = 'retired', retired_at = ?::timestamptz where status = 'previous' and demoted_at < ?::timestamptz`,
+            [at, cutoff],
+          );
+          await tx.execute(`update ${table} set status = 'previous', demoted_at = ?::timestamptz where kid = ?`, [
+            at,
+            existing.kid,
+          ]);
         }
       }
       const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
@@ -305,12 +328,20 @@ export function createSigningKeyRing(opts: SigningKeyRingOptions) {
       const [h, p, sig] = parts as [string, string, string];
       const header = jsonObject(h);
       // Only what we sign is accepted: ES256 with a kid, no critical extensions (RFC 7515 §4.1.11).
-      if (!header || header.alg !== SIGNING_ALG || typeof header.kid !== 'string' || 'crit' in header || 'b64' in header) throw errors.invalidToken();
+      if (
+        !header ||
+        header.alg !== SIGNING_ALG ||
+        typeof header.kid !== 'string' ||
+        'crit' in header ||
+        'b64' in header
+      )
+        throw errors.invalidToken();
       if (v.typ && header.typ !== v.typ) throw errors.invalidToken();
       const key = await keyFor(header.kid);
       const signature = Buffer.from(sig, 'base64url');
       if (!key || signature.length !== 64) throw errors.invalidToken();
-      if (!crypto.verify('sha256', Buffer.from(`${h}.${p}`, 'ascii'), key, rawToDer(signature))) throw errors.invalidToken();
+      if (!crypto.verify('sha256', Buffer.from(`${h}.${p}`, 'ascii'), key, rawToDer(signature)))
+        throw errors.invalidToken();
       const payload = jsonObject(p) as JWTPayload | undefined;
       if (!payload) throw errors.invalidToken();
       // Shared by every later verification of the token: read-only.

@@ -5,11 +5,24 @@ import { WebSocketServer } from 'ws';
 import { INTERNAL_CONTEXT_HEADER, verifyContext, type RequestContext } from './auth.ts';
 import type { RunningSubgraph } from './subgraph.ts';
 import type { Logger } from './logger.ts';
-import { isMultipartRequest, readMultipartRequest, sendWebResponse, toWebRequest, WS_MAX_PAYLOAD } from './http-bridge.ts';
+import {
+  isMultipartRequest,
+  readMultipartRequest,
+  sendWebResponse,
+  toWebRequest,
+  WS_MAX_PAYLOAD,
+} from './http-bridge.ts';
 import { shapeError } from './errors.ts';
 import type { Config } from './config.ts';
 import { noteProject, observeHttp } from './http-observe.ts';
-import { clientErrorHandler, edgeServerOptions, frameworkErrorsOf, installEdge, underPath, type EdgeConfig } from './http-edge.ts';
+import {
+  clientErrorHandler,
+  edgeServerOptions,
+  frameworkErrorsOf,
+  installEdge,
+  underPath,
+  type EdgeConfig,
+} from './http-edge.ts';
 
 type GraphQLBody = { query?: unknown; variables?: Record<string, unknown>; operationName?: string };
 
@@ -18,8 +31,16 @@ type GraphQLBody = { query?: unknown; variables?: Record<string, unknown>; opera
  * /graphql also takes GraphQL multipart requests (file uploads forwarded by the router as a stream);
  * `maxFileSize` bounds each file.
  */
-export function createSubgraphServer(sub: RunningSubgraph, secret: string, logger: Logger, config: EdgeConfig, opts: { maxFileSize?: number; observe?: Pick<Config, 'accessLog' | 'metricsToken'> } = {}): FastifyInstance {
-  const graphqlError = (status: number, code: string, message: string) => ({ errors: [{ message, extensions: { code, http: { status } } }] });
+export function createSubgraphServer(
+  sub: RunningSubgraph,
+  secret: string,
+  logger: Logger,
+  config: EdgeConfig,
+  opts: { maxFileSize?: number; observe?: Pick<Config, 'accessLog' | 'metricsToken'> } = {},
+): FastifyInstance {
+  const graphqlError = (status: number, code: string, message: string) => ({
+    errors: [{ message, extensions: { code, http: { status } } }],
+  });
   // GraphQL-shaped errors on /graphql, the REST error body on the subgraph's own endpoint.
   const render = (reply: FastifyReply, err: unknown): FastifyReply => {
     const shaped = shapeError(err);
@@ -28,7 +49,14 @@ export function createSubgraphServer(sub: RunningSubgraph, secret: string, logge
     if (typeof retry === 'number') void reply.header('retry-after', String(retry));
     const body = reply.request.url.startsWith('/graphql')
       ? graphqlError(shaped.status, shaped.code, shaped.message)
-      : { error: { code: shaped.code, message: shaped.message, ...(shaped.details ? { details: shaped.details } : {}), request_id: String(reply.request.id) } };
+      : {
+          error: {
+            code: shaped.code,
+            message: shaped.message,
+            ...(shaped.details ? { details: shaped.details } : {}),
+            request_id: String(reply.request.id),
+          },
+        };
     return reply.code(shaped.status).type('application/json').send(body);
   };
   const app = Fastify({
@@ -43,7 +71,15 @@ export function createSubgraphServer(sub: RunningSubgraph, secret: string, logge
   const streams = sub.http?.prefix;
   // Callers' JSON was bounded at the front door; what the router forwards wraps it a few levels deeper (variables,
   // representations), so the nesting limit here leaves that room.
-  installEdge(app, { ...config, jsonMaxDepth: config.jsonMaxDepth + 8 }, { render, exempt: (url) => underPath(url, '/readyz') || underPath(url, '/livez') || (streams !== undefined && underPath(url, streams)) });
+  installEdge(
+    app,
+    { ...config, jsonMaxDepth: config.jsonMaxDepth + 8 },
+    {
+      render,
+      exempt: (url) =>
+        underPath(url, '/readyz') || underPath(url, '/livez') || (streams !== undefined && underPath(url, streams)),
+    },
+  );
   app.setErrorHandler((err, _req, reply) => render(reply, err));
   // Multipart bodies are left unread here: graphql-upload streams them (after the context is checked).
   app.addContentTypeParser('multipart/form-data', (_req, _payload, done) => done(null));
@@ -52,7 +88,9 @@ export function createSubgraphServer(sub: RunningSubgraph, secret: string, logge
     try {
       ctx = await verifyContext(req.headers[INTERNAL_CONTEXT_HEADER] as string | undefined, secret);
     } catch (err) {
-      return reply.code(401).send(graphqlError(401, 'UNAUTHENTICATED', `This subgraph only answers the router: ${(err as Error).message}`));
+      return reply
+        .code(401)
+        .send(graphqlError(401, 'UNAUTHENTICATED', `This subgraph only answers the router: ${(err as Error).message}`));
     }
     noteProject(req, ctx.principal);
     let body = (req.body ?? {}) as GraphQLBody;
@@ -63,9 +101,11 @@ export function createSubgraphServer(sub: RunningSubgraph, secret: string, logge
         const shaped = shapeError(err);
         return reply.code(shaped.status).send(graphqlError(shaped.status, shaped.code, shaped.message));
       }
-      if (Array.isArray(body)) return reply.code(400).send(graphqlError(400, 'BAD_REQUEST', 'batched operations are not supported'));
+      if (Array.isArray(body))
+        return reply.code(400).send(graphqlError(400, 'BAD_REQUEST', 'batched operations are not supported'));
     }
-    if (typeof body.query !== 'string') return reply.code(400).send(graphqlError(400, 'BAD_REQUEST', 'query must be a string'));
+    if (typeof body.query !== 'string')
+      return reply.code(400).send(graphqlError(400, 'BAD_REQUEST', 'query must be a string'));
     return reply.send(await sub.execute(body.query, body.variables, ctx, body.operationName));
   });
   // A SubgraphHttp endpoint (e.g. realtime), reached through the front door with its signed context.
@@ -80,13 +120,20 @@ export function createSubgraphServer(sub: RunningSubgraph, secret: string, logge
           try {
             ctx = await verifyContext(req.headers[INTERNAL_CONTEXT_HEADER] as string | undefined, secret);
           } catch (err) {
-            return reply.code(401).send({ error: { code: 'UNAUTHENTICATED', message: `This endpoint only answers the front door: ${(err as Error).message}` } });
+            return reply.code(401).send({
+              error: {
+                code: 'UNAUTHENTICATED',
+                message: `This endpoint only answers the front door: ${(err as Error).message}`,
+              },
+            });
           }
           try {
             return sendWebResponse(reply, await http.fetch(toWebRequest(req, reply), ctx));
           } catch (err) {
             const shaped = shapeError(err);
-            return reply.code(shaped.status).send({ error: { code: shaped.code, message: shaped.message, request_id: ctx.requestId } });
+            return reply
+              .code(shaped.status)
+              .send({ error: { code: shaped.code, message: shaped.message, request_id: ctx.requestId } });
           }
         },
       });
@@ -107,9 +154,21 @@ export function createSubgraphServer(sub: RunningSubgraph, secret: string, logge
  * needs the signed context header, or the socket is refused with 401; the connection params then carry
  * the signed context (and nothing else the caller sent), which is verified again as the caller's context.
  */
-function serveWebSockets(app: FastifyInstance, prefix: string, serve: NonNullable<RunningSubgraph['http']>['websocket'] & {}, secret: string): void {
+function serveWebSockets(
+  app: FastifyInstance,
+  prefix: string,
+  serve: NonNullable<RunningSubgraph['http']>['websocket'] & {},
+  secret: string,
+): void {
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD });
-  serve(wss, async (params): Promise<RequestContext> => await verifyContext(typeof params[INTERNAL_CONTEXT_HEADER] === 'string' ? params[INTERNAL_CONTEXT_HEADER] : undefined, secret));
+  serve(
+    wss,
+    async (params): Promise<RequestContext> =>
+      await verifyContext(
+        typeof params[INTERNAL_CONTEXT_HEADER] === 'string' ? params[INTERNAL_CONTEXT_HEADER] : undefined,
+        secret,
+      ),
+  );
   app.server.on('upgrade', (req, socket, head) => {
     const path = (req.url ?? '').split('?')[0] ?? '';
     const refuse = (status: string) => {

@@ -1,7 +1,15 @@
 // The contract every subgraph fulfils, and the runtime that turns one into an executor.
 // A subgraph is a factory: nothing runs on import. The router sees only `RunningSubgraph`.
 import fs from 'node:fs';
-import { parse, validate, execute, specifiedRules, type DocumentNode, type GraphQLSchema, type GraphQLFormattedError } from 'graphql';
+import {
+  parse,
+  validate,
+  execute,
+  specifiedRules,
+  type DocumentNode,
+  type GraphQLSchema,
+  type GraphQLFormattedError,
+} from 'graphql';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import type { EntitySchema, MigrationObject } from '@mikro-orm/postgresql';
@@ -13,7 +21,16 @@ import type { RequestContext } from './auth.ts';
 import { openSubgraphDatabase, type SubgraphDatabase } from './database.ts';
 import { toGraphQLError } from './errors.ts';
 import { checkRows, graphqlLimitsOf, limitRules, parseLimited, subgraphLimitsOf } from './graphql-limits.ts';
-import { adminRefusal, adminScopesOf, currentPrincipal, holdsEveryAdminScope, publishableBlocked, publishableRefusal, rootFieldsOf, type AdminScope } from './admin-scopes.ts';
+import {
+  adminRefusal,
+  adminScopesOf,
+  currentPrincipal,
+  holdsEveryAdminScope,
+  publishableBlocked,
+  publishableRefusal,
+  rootFieldsOf,
+  type AdminScope,
+} from './admin-scopes.ts';
 import { configureBroadcasts } from './broadcast.ts';
 import { ensureEventTables, startEventConsumer, type EventConsumer, type EventHandlers } from './events.ts';
 import { pollMsOf, registerJobs, startJobs, type JobList } from './jobs.ts';
@@ -52,7 +69,10 @@ export type SubgraphHttp = {
    * Serves WebSockets accepted at the prefix; `authenticate` turns connection params (`x-api-key`, `authorization`)
    * into a context (in split mode the front door has done so and the params carry the signed context).
    */
-  websocket?: (wss: WebSocketServer, authenticate: (params: Record<string, unknown>) => Promise<RequestContext>) => void;
+  websocket?: (
+    wss: WebSocketServer,
+    authenticate: (params: Record<string, unknown>) => Promise<RequestContext>,
+  ) => void;
 };
 
 /** A RouterClient whose target is set later (the router is built after the subgraphs it routes to). */
@@ -105,11 +125,21 @@ export type HealthReport = { status: 'ok' | 'down'; database: 'ok' | 'down'; det
 /** A subgraph as the router uses it, in-process or over HTTP. */
 export type SubgraphHandle = {
   name: string;
-  execute: (query: string, variables: Record<string, unknown> | undefined, ctx: RequestContext, operationName?: string) => Promise<ExecutionResultJson>;
+  execute: (
+    query: string,
+    variables: Record<string, unknown> | undefined,
+    ctx: RequestContext,
+    operationName?: string,
+  ) => Promise<ExecutionResultJson>;
   health: () => Promise<HealthReport>;
 };
 
-export type RunningSubgraph = SubgraphHandle & { schema: GraphQLSchema; sdl: string; close: () => Promise<void>; http?: SubgraphHttp & { prefix: string } };
+export type RunningSubgraph = SubgraphHandle & {
+  schema: GraphQLSchema;
+  sdl: string;
+  close: () => Promise<void>;
+  http?: SubgraphHttp & { prefix: string };
+};
 
 /** Reads a subgraph's SDL. */
 export function readSchemaFile(file: URL): string {
@@ -117,20 +147,43 @@ export function readSchemaFile(file: URL): string {
 }
 
 /** Opens the subgraph's database, runs its migrations, builds its schema and returns an executor. */
-export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { config: Config; databaseUrl: string; logger: Logger; router?: RouterClient }): Promise<RunningSubgraph> {
+export async function startSubgraph<S>(
+  def: SubgraphDefinition<S>,
+  opts: { config: Config; databaseUrl: string; logger: Logger; router?: RouterClient },
+): Promise<RunningSubgraph> {
   const logger = opts.logger.child({ subgraph: def.name });
   if (opts.config.internalSecret) configureBroadcasts(opts.config.internalSecret);
   await ensureEventTables(opts.databaseUrl);
-  const db = await openSubgraphDatabase({ name: def.name, url: opts.databaseUrl, entities: def.entities, migrations: def.migrations, logger });
+  const db = await openSubgraphDatabase({
+    name: def.name,
+    url: opts.databaseUrl,
+    entities: def.entities,
+    migrations: def.migrations,
+    logger,
+  });
   const router = opts.router ?? lateBoundRouterClient();
   // Jobs: one scheduler per subgraph (its name labels the jobs' process in the logs and the queue metrics).
   const scheduler = def.jobs
-    ? createScheduler({ url: opts.config.schedulerUrl ?? opts.databaseUrl, name: def.name, logger, processEveryMs: pollMsOf(def.jobs as JobList<unknown>, opts.config) })
+    ? createScheduler({
+        url: opts.config.schedulerUrl ?? opts.databaseUrl,
+        name: def.name,
+        logger,
+        processEveryMs: pollMsOf(def.jobs as JobList<unknown>, opts.config),
+      })
     : undefined;
-  const services = await def.createServices({ config: opts.config, db, logger, databaseUrl: opts.databaseUrl, router, scheduler });
+  const services = await def.createServices({
+    config: opts.config,
+    db,
+    logger,
+    databaseUrl: opts.databaseUrl,
+    router,
+    scheduler,
+  });
   if (scheduler && def.jobs) registerJobs(def.name, scheduler, services, def.jobs, opts.config);
   const sdl = readSchemaFile(def.schemaFile);
-  const schema = buildSubgraphSchema([{ typeDefs: parse(sdl), resolvers: def.resolvers as GraphQLResolverMap<unknown> }]);
+  const schema = buildSubgraphSchema([
+    { typeDefs: parse(sdl), resolvers: def.resolvers as GraphQLResolverMap<unknown> },
+  ]);
   await def.start?.(services);
   if (scheduler && def.jobs) await startJobs(scheduler, def.jobs, opts.config);
   const consumer: EventConsumer | undefined = def.events
@@ -152,7 +205,10 @@ export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { confi
       const parsed = parseLimited(query, limits);
       let problems = validate(schema, parsed, limitRules(limits));
       if (problems.length === 0) problems = validate(schema, parsed, specifiedRules);
-      doc = problems.length > 0 ? problems.map((e) => toGraphQLError(e).toJSON()) : { doc: parsed, admin: adminScopesOf(parsed), unpublishable: publishableBlocked(rootFieldsOf(parsed)) };
+      doc =
+        problems.length > 0
+          ? problems.map((e) => toGraphQLError(e).toJSON())
+          : { doc: parsed, admin: adminScopesOf(parsed), unpublishable: publishableBlocked(rootFieldsOf(parsed)) };
     } catch (err) {
       doc = [toGraphQLError(err).toJSON()];
     }
@@ -188,12 +244,15 @@ export async function startSubgraph<S>(def: SubgraphDefinition<S>, opts: { confi
       Object.defineProperty(contextValue, 'logger', { get: loggerOf, enumerable: true });
       // A principal that may not run every admin operation stays reachable for the checks a root field cannot make
       // (requireAdminScope); the secret key and the platform itself, most calls, need no context for it.
-      const run = () => execute({ schema, document: prepared.doc, variableValues: variables ?? {}, contextValue, operationName });
+      const run = () =>
+        execute({ schema, document: prepared.doc, variableValues: variables ?? {}, contextValue, operationName });
       const result = await (holdsEveryAdminScope(ctx.principal) ? run() : currentPrincipal.run(ctx.principal, run));
       if (!result.errors) return { data: result.data as Record<string, unknown> };
       return {
         data: (result.data as Record<string, unknown> | null | undefined) ?? null,
-        errors: result.errors.map((e) => toGraphQLError(e, (cause) => loggerOf().error({ err: cause, path: e.path }, 'masked error')).toJSON()),
+        errors: result.errors.map((e) =>
+          toGraphQLError(e, (cause) => loggerOf().error({ err: cause, path: e.path }, 'masked error')).toJSON(),
+        ),
       };
     },
     async health() {

@@ -8,7 +8,16 @@ import { serviceNameOf } from './telemetry.ts';
 
 register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
 
-const [{ NodeSDK }, { OTLPTraceExporter }, { resourceFromAttributes }, { HttpInstrumentation }, { UndiciInstrumentation }, { FastifyInstrumentation }, { GraphQLInstrumentation }, { PgInstrumentation }] = await Promise.all([
+const [
+  { NodeSDK },
+  { OTLPTraceExporter },
+  { resourceFromAttributes },
+  { HttpInstrumentation },
+  { UndiciInstrumentation },
+  { FastifyInstrumentation },
+  { GraphQLInstrumentation },
+  { PgInstrumentation },
+] = await Promise.all([
   import('@opentelemetry/sdk-node'),
   import('@opentelemetry/exporter-trace-otlp-http'),
   import('@opentelemetry/resources'),
@@ -27,7 +36,9 @@ const sdk = new NodeSDK({
   traceExporter: new OTLPTraceExporter(),
   instrumentations: [
     // Probes and scrapes would be most of the spans and tell nothing.
-    new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => /^\/(livez|readyz|metrics)(\?|$)/.test(req.url ?? '') }),
+    new HttpInstrumentation({
+      ignoreIncomingRequestHook: (req) => /^\/(livez|readyz|metrics)(\?|$)/.test(req.url ?? ''),
+    }),
     new UndiciInstrumentation(),
     new FastifyInstrumentation(),
     // Resolver spans for every field would swamp a trace; the operation's parse, validate and execute spans stay.

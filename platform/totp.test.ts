@@ -12,7 +12,14 @@ type Account = TotpAccount & { id: string };
 
 function setup(limit = 5) {
   const box = createSecretBox('s'.repeat(40));
-  const account: Account = { id: 'a1', email: 'ann@example.com', mfaEnabled: false, mfaSecret: null, mfaPendingSecret: null, mfaLastTimeStep: null };
+  const account: Account = {
+    id: 'a1',
+    email: 'ann@example.com',
+    mfaEnabled: false,
+    mfaSecret: null,
+    mfaPendingSecret: null,
+    mfaLastTimeStep: null,
+  };
   const limiter = createFailureLimiter({ limit, windowMs: 60_000 });
   const totp = createTotpService<Account>({
     box,
@@ -25,7 +32,12 @@ function setup(limit = 5) {
       // Compare-and-set, as the tables' conditional UPDATE: only a later step wins.
       claim: async (_, step: number, change: TotpChange) => {
         await Promise.resolve();
-        if (account.mfaLastTimeStep !== null && account.mfaLastTimeStep !== undefined && account.mfaLastTimeStep >= step) return false;
+        if (
+          account.mfaLastTimeStep !== null &&
+          account.mfaLastTimeStep !== undefined &&
+          account.mfaLastTimeStep >= step
+        )
+          return false;
         Object.assign(account, change, { mfaLastTimeStep: step });
         return true;
       },
@@ -33,7 +45,11 @@ function setup(limit = 5) {
       fail: (a) => limiter.fail(a.email),
     },
   });
-  return { totp, account, codeAt: (secret: string, seconds = Date.now() / 1000) => generateSync({ secret, epoch: Math.floor(seconds) }) };
+  return {
+    totp,
+    account,
+    codeAt: (secret: string, seconds = Date.now() / 1000) => generateSync({ secret, epoch: Math.floor(seconds) }),
+  };
 }
 
 async function codeOf(p: Promise<unknown>): Promise<string> {
@@ -63,7 +79,10 @@ describe('the TOTP service', () => {
     await totp.verify('a1', first);
     expect(await codeOf(totp.checkSignIn({ ...account }, first))).toBe('INVALID_MFA_CODE');
     const now = codeAt(secret);
-    const both = await Promise.all([codeOf(totp.checkSignIn({ ...account }, now)), codeOf(totp.checkSignIn({ ...account }, now))]);
+    const both = await Promise.all([
+      codeOf(totp.checkSignIn({ ...account }, now)),
+      codeOf(totp.checkSignIn({ ...account }, now)),
+    ]);
     expect(both.sort()).toEqual(['INVALID_MFA_CODE', 'OK']);
   });
 
@@ -103,7 +122,8 @@ describe('the TOTP service', () => {
     expect(await totp.checkSignIn({ ...account }, undefined)).toBe(false);
     const { secret } = await totp.enroll('a1');
     await totp.verify('a1', codeAt(secret, Date.now() / 1000 - 30));
-    for (const none of [undefined, null, '']) expect(await codeOf(totp.checkSignIn({ ...account }, none))).toBe('MFA_REQUIRED');
+    for (const none of [undefined, null, ''])
+      expect(await codeOf(totp.checkSignIn({ ...account }, none))).toBe('MFA_REQUIRED');
     expect(await totp.checkSignIn({ ...account }, codeAt(secret))).toBe(true);
   });
 });

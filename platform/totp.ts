@@ -49,7 +49,11 @@ export type TotpStore<A extends TotpAccount> = {
  * The storing part of a TotpStore over an entity with the TOTP columns (id, email, mfaEnabled, mfaSecret,
  * mfaPendingSecret, mfaLastTimeStep, updatedAt); `gone` is the error for an account that no longer exists.
  */
-export function totpEntityStore<A extends TotpAccount & { id: string }>(db: SubgraphDatabase, entity: EntityName<A>, gone: () => Error): Pick<TotpStore<A>, 'load' | 'setPending' | 'claim'> {
+export function totpEntityStore<A extends TotpAccount & { id: string }>(
+  db: SubgraphDatabase,
+  entity: EntityName<A>,
+  gone: () => Error,
+): Pick<TotpStore<A>, 'load' | 'setPending' | 'claim'> {
   return {
     async load(id) {
       const account = await db.em().findOne(entity, { id } as FilterQuery<A>);
@@ -57,12 +61,21 @@ export function totpEntityStore<A extends TotpAccount & { id: string }>(db: Subg
       return account as A;
     },
     async setPending(account, sealedSecret) {
-      await db.em().nativeUpdate(entity, { id: account.id } as FilterQuery<A>, { mfaPendingSecret: sealedSecret, updatedAt: new Date() } as unknown as EntityData<A>);
+      await db
+        .em()
+        .nativeUpdate(
+          entity,
+          { id: account.id } as FilterQuery<A>,
+          { mfaPendingSecret: sealedSecret, updatedAt: new Date() } as unknown as EntityData<A>,
+        );
     },
     async claim(account, step, change) {
       const claimed = await db.em().nativeUpdate(
         entity,
-        { id: account.id, $or: [{ mfaLastTimeStep: null }, { mfaLastTimeStep: { $lt: step } }] } as unknown as FilterQuery<A>,
+        {
+          id: account.id,
+          $or: [{ mfaLastTimeStep: null }, { mfaLastTimeStep: { $lt: step } }],
+        } as unknown as FilterQuery<A>,
         { ...change, mfaLastTimeStep: step, updatedAt: new Date() } as EntityData<A>,
       );
       return claimed === 1;
@@ -79,7 +92,12 @@ export function createTotpService<A extends TotpAccount>({ box, store }: { box: 
     store.check(account);
     const token = typeof code === 'string' ? code.replace(/\s/g, '') : '';
     const result = CODE.test(token)
-      ? await verify({ secret: box.decrypt(sealedSecret), token, epochTolerance: EPOCH_TOLERANCE_SECONDS, afterTimeStep: account.mfaLastTimeStep ?? undefined })
+      ? await verify({
+          secret: box.decrypt(sealedSecret),
+          token,
+          epochTolerance: EPOCH_TOLERANCE_SECONDS,
+          afterTimeStep: account.mfaLastTimeStep ?? undefined,
+        })
       : { valid: false as const };
     if (!result.valid || !('timeStep' in result) || !(await store.claim(account, result.timeStep, change))) {
       store.fail(account);
@@ -102,7 +120,11 @@ export function createTotpService<A extends TotpAccount>({ box, store }: { box: 
       const account = await store.load(id);
       if (account.mfaEnabled) throw new AppError('MFA_ALREADY_ENABLED');
       if (!account.mfaPendingSecret) throw new AppError('MFA_NOT_ENROLLED');
-      await acceptCode(account, account.mfaPendingSecret, code, { mfaEnabled: true, mfaSecret: account.mfaPendingSecret, mfaPendingSecret: null });
+      await acceptCode(account, account.mfaPendingSecret, code, {
+        mfaEnabled: true,
+        mfaSecret: account.mfaPendingSecret,
+        mfaPendingSecret: null,
+      });
       return { mfaEnabled: true };
     },
 
@@ -110,7 +132,11 @@ export function createTotpService<A extends TotpAccount>({ box, store }: { box: 
     async disable(id: string, code: unknown): Promise<{ mfaEnabled: boolean }> {
       const account = await store.load(id);
       if (!account.mfaEnabled || !account.mfaSecret) throw new AppError('MFA_NOT_ENABLED');
-      await acceptCode(account, account.mfaSecret, code, { mfaEnabled: false, mfaSecret: null, mfaPendingSecret: null });
+      await acceptCode(account, account.mfaSecret, code, {
+        mfaEnabled: false,
+        mfaSecret: null,
+        mfaPendingSecret: null,
+      });
       return { mfaEnabled: false };
     },
 

@@ -20,12 +20,25 @@ import type { Logger } from '../platform/logger.ts';
 import type { Principal } from '../platform/auth.ts';
 import { AppError } from '../platform/errors.ts';
 import { startBroadcastListener, type BroadcastListener } from '../platform/broadcast.ts';
-import { CORS_DEFAULT_ALLOWED_HEADERS, CORS_DEFAULT_EXPOSED_HEADERS, CORS_METHODS, ruleAllows, type CorsRule } from '../platform/cors.ts';
+import {
+  CORS_DEFAULT_ALLOWED_HEADERS,
+  CORS_DEFAULT_EXPOSED_HEADERS,
+  CORS_METHODS,
+  ruleAllows,
+  type CorsRule,
+} from '../platform/cors.ts';
 import { INTERNAL_OPERATIONS, callInternal } from '../platform/internal-operations.ts';
 import type { Router } from '../router/router.ts';
 
 /** Wire endpoints of the identity provider a public (PKCE) client calls from its page: any allowed origin. */
-const OIDC_PUBLIC = new Set(['/.well-known/openid-configuration', '/jwks.json', '/token', '/userinfo', '/revocation', '/introspect']);
+const OIDC_PUBLIC = new Set([
+  '/.well-known/openid-configuration',
+  '/jwks.json',
+  '/token',
+  '/userinfo',
+  '/revocation',
+  '/introspect',
+]);
 
 const RELOAD_EVERY_MS = 60_000;
 /** Without a broadcast connection nothing says a rule changed: reload often. */
@@ -48,7 +61,12 @@ export type Cors = {
 function platformRuleOf(config: Config): CorsRule | undefined {
   if (config.corsOrigins.length === 0) return undefined;
   return {
-    origins: config.corsOrigins, methods: [...CORS_METHODS], allowedHeaders: [], exposedHeaders: [], maxAge: config.corsMaxAge, credentials: config.corsAllowCredentials,
+    origins: config.corsOrigins,
+    methods: [...CORS_METHODS],
+    allowedHeaders: [],
+    exposedHeaders: [],
+    maxAge: config.corsMaxAge,
+    credentials: config.corsAllowCredentials,
   };
 }
 
@@ -63,10 +81,15 @@ function sameOrigin(req: FastifyRequest, origin: string, issuer: string): boolea
   }
 }
 
-const hasCredentials = (req: FastifyRequest): boolean => req.headers['x-api-key'] !== undefined || req.headers.authorization !== undefined;
+const hasCredentials = (req: FastifyRequest): boolean =>
+  req.headers['x-api-key'] !== undefined || req.headers.authorization !== undefined;
 
 /** Sets the headers of an actual (non-preflight) response for the rules allowing the origin. */
-function allowActual(reply: FastifyReply, origin: string, rules: { rule: CorsRule; match: 'exact' | 'wildcard' }[]): void {
+function allowActual(
+  reply: FastifyReply,
+  origin: string,
+  rules: { rule: CorsRule; match: 'exact' | 'wildcard' }[],
+): void {
   const credentials = rules.some((r) => r.match === 'exact' && r.rule.credentials);
   const exact = rules.some((r) => r.match === 'exact');
   void reply.header('access-control-allow-origin', exact || credentials ? origin : '*');
@@ -77,7 +100,10 @@ function allowActual(reply: FastifyReply, origin: string, rules: { rule: CorsRul
 }
 
 /** Installs CORS on the front door (before its routes). */
-export async function installCors(app: FastifyInstance, opts: { config: Config; logger: Logger; router: Router; broadcastUrl?: string }): Promise<Cors> {
+export async function installCors(
+  app: FastifyInstance,
+  opts: { config: Config; logger: Logger; router: Router; broadcastUrl?: string },
+): Promise<Cors> {
   const { config, router } = opts;
   const logger = opts.logger.child({ component: 'cors' });
   const platform = platformRuleOf(config);
@@ -99,9 +125,26 @@ export async function installCors(app: FastifyInstance, opts: { config: Config; 
 
   const load = async (): Promise<Snapshot> => {
     const gen = generation;
-    const rows = (await callInternal(router, INTERNAL_OPERATIONS.corsRules, {}, { requestId: 'cors', principal: { kind: 'internal' } }))._corsRules;
+    const rows = (
+      await callInternal(
+        router,
+        INTERNAL_OPERATIONS.corsRules,
+        {},
+        { requestId: 'cors', principal: { kind: 'internal' } },
+      )
+    )._corsRules;
     const projects = new Map(
-      rows.map((r) => [r.projectId, { origins: r.allowedOrigins, methods: r.allowedMethods, allowedHeaders: r.allowedHeaders, exposedHeaders: r.exposedHeaders, maxAge: r.maxAge, credentials: r.allowCredentials }]),
+      rows.map((r) => [
+        r.projectId,
+        {
+          origins: r.allowedOrigins,
+          methods: r.allowedMethods,
+          allowedHeaders: r.allowedHeaders,
+          exposedHeaders: r.exposedHeaders,
+          maxAge: r.maxAge,
+          credentials: r.allowCredentials,
+        },
+      ]),
     );
     const next = { projects, loadedAt: Date.now() };
     if (gen === generation) snapshot = next;
@@ -135,9 +178,13 @@ export async function installCors(app: FastifyInstance, opts: { config: Config; 
   };
 
   const refuse = (origin: string, why: string) =>
-    new AppError('ORIGIN_NOT_ALLOWED', `Requests from ${origin.slice(0, 200)} ${why}. Allow the origin in the project's CORS settings (PUT /auth/api/v1/projects/:id/cors) or TESSERA_CORS_ORIGINS.`, {
-      origin: origin.slice(0, 200),
-    });
+    new AppError(
+      'ORIGIN_NOT_ALLOWED',
+      `Requests from ${origin.slice(0, 200)} ${why}. Allow the origin in the project's CORS settings (PUT /auth/api/v1/projects/:id/cors) or TESSERA_CORS_ORIGINS.`,
+      {
+        origin: origin.slice(0, 200),
+      },
+    );
 
   app.addHook('onRequest', async (req, reply) => {
     const origin = req.headers.origin;
@@ -165,7 +212,10 @@ export async function installCors(app: FastifyInstance, opts: { config: Config; 
       return reply.code(204).send();
     }
     void reply.header('vary', 'Origin');
-    if (platform && ruleAllows(platform, origin)) return allowActual(reply, origin, [{ rule: platform, match: ruleAllows(platform, origin) as 'exact' | 'wildcard' }]);
+    if (platform && ruleAllows(platform, origin))
+      return allowActual(reply, origin, [
+        { rule: platform, match: ruleAllows(platform, origin) as 'exact' | 'wildcard' },
+      ]);
     if (!hasCredentials(req) || OIDC_PUBLIC.has(path)) {
       const rules = anyAllowing(await current(), origin);
       if (rules.length > 0) allowActual(reply, origin, rules);
@@ -194,7 +244,12 @@ export async function installCors(app: FastifyInstance, opts: { config: Config; 
       const rule = projectId ? (await current()).projects.get(projectId) : undefined;
       const match = rule ? ruleAllows(rule, pending.origin) : false;
       if (!rule || !match) {
-        throw refuse(pending.origin, projectId ? 'are not allowed by this project' : 'are not allowed with this credential (only TESSERA_CORS_ORIGINS opens tenant calls to other origins)');
+        throw refuse(
+          pending.origin,
+          projectId
+            ? 'are not allowed by this project'
+            : 'are not allowed with this credential (only TESSERA_CORS_ORIGINS opens tenant calls to other origins)',
+        );
       }
       pending.resolved = true;
       allowActual(pending.reply, pending.origin, [{ rule, match }]);

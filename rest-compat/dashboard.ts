@@ -24,7 +24,6 @@ const CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-
 function landingPage(): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Tessera</title>
 <style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:10vh auto;padding:0 1rem;line-height:1.5;color:#1b1f24}a{color:#1f5fbf}li{margin:.4rem 0}</style></head>
@@ -33,15 +32,25 @@ function landingPage(): string {
 }
 
 function notBuilt(reply: FastifyReply) {
-  return reply.code(503).type('text/html; charset=utf-8').header('retry-after', '30')
-    .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Dashboard not built</title></head><body><main><h1>The dashboard is not built</h1><p>Run <code>npm run dashboard:build</code> (or start Tessera with <code>npm start</code>, which builds it when needed), then reload.</p></main></body></html>`);
+  return reply
+    .code(503)
+    .type('text/html; charset=utf-8')
+    .header('retry-after', '30')
+    .send(
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Dashboard not built</title></head><body><main><h1>The dashboard is not built</h1><p>Run <code>npm run dashboard:build</code> (or start Tessera with <code>npm start</code>, which builds it when needed), then reload.</p></main></body></html>`,
+    );
 }
 
 /** Registers GET / and /dashboard (page and assets) on the front door. `dist` defaults to dashboard/dist. */
 export async function registerDashboard(app: FastifyInstance, opts: { dist?: string } = {}): Promise<void> {
   const dist = opts.dist ?? DASHBOARD_DIST;
   const landing = landingPage();
-  app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'").send(landing));
+  app.get('/', async (_req, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
+      .send(landing),
+  );
 
   await app.register(fastifyStatic, {
     root: path.join(dist, 'assets'),
@@ -66,7 +75,8 @@ export async function registerDashboard(app: FastifyInstance, opts: { dist?: str
     } catch {
       return notBuilt(reply);
     }
-    return reply.type('text/html; charset=utf-8')
+    return reply
+      .type('text/html; charset=utf-8')
       .header('cache-control', 'no-cache')
       .header('content-security-policy', CSP)
       .header('x-content-type-options', 'nosniff')

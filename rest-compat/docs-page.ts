@@ -15,7 +15,11 @@ function example(schema: Json | undefined, depth = 0): unknown {
     case 'object': {
       const props = (schema.properties ?? {}) as Record<string, Json>;
       const required = new Set((schema.required ?? Object.keys(props)) as string[]);
-      return Object.fromEntries(Object.entries(props).filter(([k]) => required.has(k)).map(([k, v]) => [k, example(v, depth + 1)]));
+      return Object.fromEntries(
+        Object.entries(props)
+          .filter(([k]) => required.has(k))
+          .map(([k, v]) => [k, example(v, depth + 1)]),
+      );
     }
     case 'array':
       return [example(schema.items as Json, depth + 1)];
@@ -39,13 +43,20 @@ export function renderDocsPage(openapi: Json): string {
     for (const [method, op] of Object.entries(ops)) {
       const tag = ((op.tags as string[]) ?? ['Other'])[0]!;
       const security = (op.security as Json[]) ?? [];
-      const auth = security.length === 0 ? '' : 'bearerAuth' in (security[0] ?? {}) ? ' -H "Authorization: Bearer $ACCESS_TOKEN"' : ' -H "X-Api-Key: $API_KEY"';
+      const auth =
+        security.length === 0
+          ? ''
+          : 'bearerAuth' in (security[0] ?? {})
+            ? ' -H "Authorization: Bearer $ACCESS_TOKEN"'
+            : ' -H "X-Api-Key: $API_KEY"';
       const body = (op.requestBody as Json | undefined)?.content as Record<string, { schema: Json }> | undefined;
       const form = body?.['application/x-www-form-urlencoded']?.schema.properties as Json | undefined;
       const sample = body?.['application/json']
         ? ` -H 'content-type: application/json' -d '${JSON.stringify(example(body['application/json'].schema))}'`
         : form
-          ? Object.keys(form).map((k) => ` -d '${k}=...'`).join('')
+          ? Object.keys(form)
+              .map((k) => ` -d '${k}=...'`)
+              .join('')
           : '';
       const curl = `curl -X ${method.toUpperCase()} "$BASE_URL${path.replace(/\{(\w+)\}/g, ':$1')}"${auth}${sample}`;
       const statuses = Object.keys(op.responses as Json).join(', ');
@@ -56,7 +67,9 @@ export function renderDocsPage(openapi: Json): string {
     }
   }
   const toc = [...byTag.keys()].map((t) => `<li><a href="#tag-${esc(t)}">${esc(t)}</a></li>`).join('');
-  const sections = [...byTag.entries()].map(([t, items]) => `<h2 id="tag-${esc(t)}">${esc(t)}</h2>${items.join('\n')}`).join('\n');
+  const sections = [...byTag.entries()]
+    .map(([t, items]) => `<h2 id="tag-${esc(t)}">${esc(t)}</h2>${items.join('\n')}`)
+    .join('\n');
   const info = openapi.info as Json;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(info.title)} API</title>
 <style>body{font-family:system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem;color:#222}pre{background:#f4f4f4;padding:.6rem;overflow-x:auto}

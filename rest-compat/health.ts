@@ -5,7 +5,13 @@ import type { FastifyInstance } from 'fastify';
 import type { HealthReport, SubgraphHandle } from '../platform/subgraph.ts';
 
 /** Public service names of the seed → subgraph names. */
-export const HEALTH_SERVICES: Record<string, string> = { auth: 'tenant', idp: 'identity', core: 'data', storage: 'storage', edge: 'functions' };
+export const HEALTH_SERVICES: Record<string, string> = {
+  auth: 'tenant',
+  idp: 'identity',
+  core: 'data',
+  storage: 'storage',
+  edge: 'functions',
+};
 
 async function check(handle: SubgraphHandle | undefined, name: string): Promise<HealthReport> {
   if (!handle) return { status: 'down', database: 'down', detail: `no ${name} subgraph` };
@@ -23,7 +29,9 @@ export function registerHealthRoutes(app: FastifyInstance, handles: Map<string, 
   app.get('/livez', async () => ({ status: 'ok' }));
   app.get('/health', async (_req, reply) => {
     const entries = await Promise.all(
-      Object.entries(HEALTH_SERVICES).map(async ([service, subgraph]) => [service, await check(handles.get(subgraph), subgraph)] as const),
+      Object.entries(HEALTH_SERVICES).map(
+        async ([service, subgraph]) => [service, await check(handles.get(subgraph), subgraph)] as const,
+      ),
     );
     const services = Object.fromEntries(entries);
     const ok = entries.every(([, r]) => r.status === 'ok');
@@ -47,7 +55,8 @@ export const HEALTH_OPENAPI: Record<string, Record<string, Record<string, unknow
   '/metrics': {
     get: {
       operationId: 'health.metrics',
-      summary: 'Prometheus metrics of this process (text format 0.0.4); with TESSERA_METRICS_TOKEN set, only for `Authorization: Bearer <token>`',
+      summary:
+        'Prometheus metrics of this process (text format 0.0.4); with TESSERA_METRICS_TOKEN set, only for `Authorization: Bearer <token>`',
       tags: ['Health'],
       security: [],
       responses: {
@@ -59,10 +68,20 @@ export const HEALTH_OPENAPI: Record<string, Record<string, Record<string, unknow
   '/livez': {
     get: {
       operationId: 'health.live',
-      summary: 'Liveness of this process (200 while it serves HTTP, whatever the state of databases and other processes)',
+      summary:
+        'Liveness of this process (200 while it serves HTTP, whatever the state of databases and other processes)',
       tags: ['Health'],
       security: [],
-      responses: { '200': { description: 'Alive', content: { 'application/json': { schema: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } } } } } } },
+      responses: {
+        '200': {
+          description: 'Alive',
+          content: {
+            'application/json': {
+              schema: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } } },
+            },
+          },
+        },
+      },
     },
   },
   '/health': {
@@ -72,7 +91,21 @@ export const HEALTH_OPENAPI: Record<string, Record<string, Record<string, unknow
       tags: ['Health'],
       security: [],
       responses: {
-        '200': { description: 'All up', content: { 'application/json': { schema: { type: 'object', properties: { status: { type: 'string', enum: ['ok', 'degraded'] }, gateway: { type: 'string' }, services: { type: 'object', additionalProperties: report } } } } } },
+        '200': {
+          description: 'All up',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                properties: {
+                  status: { type: 'string', enum: ['ok', 'degraded'] },
+                  gateway: { type: 'string' },
+                  services: { type: 'object', additionalProperties: report },
+                },
+              },
+            },
+          },
+        },
         '503': { description: 'A service is down (same body, status "degraded")' },
       },
     },
@@ -86,7 +119,10 @@ export const HEALTH_OPENAPI: Record<string, Record<string, Record<string, unknow
           summary: `Readiness of the ${subgraph} service and its database (503 when down)`,
           tags: ['Health'],
           security: [],
-          responses: { '200': { description: 'Ready', content: { 'application/json': { schema: report } } }, '503': { description: 'Down' } },
+          responses: {
+            '200': { description: 'Ready', content: { 'application/json': { schema: report } } },
+            '503': { description: 'Down' },
+          },
         },
       },
     ]),

@@ -15,7 +15,12 @@ import { authenticate, credentialsOf } from '../router/authenticate.ts';
 export type HttpMount = SubgraphHttp & { prefix: string };
 
 /** Mounts one subgraph endpoint at its prefix. */
-export function mountSubgraphHttp(app: FastifyInstance, mount: HttpMount, contextOf: (req: FastifyRequest) => Promise<RequestContext>, router: Router): void {
+export function mountSubgraphHttp(
+  app: FastifyInstance,
+  mount: HttpMount,
+  contextOf: (req: FastifyRequest) => Promise<RequestContext>,
+  router: Router,
+): void {
   for (const url of [mount.prefix, `${mount.prefix}/*`]) {
     app.route({
       method: ['GET', 'POST'],
@@ -30,11 +35,19 @@ export function mountSubgraphHttp(app: FastifyInstance, mount: HttpMount, contex
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD });
   mount.websocket(wss, async (params) => {
     const header = (name: string) => {
-      const v = params[name] ?? params[name.toLowerCase()] ?? Object.entries(params).find(([k]) => k.toLowerCase() === name)?.[1];
+      const v =
+        params[name] ??
+        params[name.toLowerCase()] ??
+        Object.entries(params).find(([k]) => k.toLowerCase() === name)?.[1];
       return typeof v === 'string' ? v : undefined;
     };
     const requestId = crypto.randomUUID();
-    const principal = await authenticate(credentialsOf({ 'x-api-key': header('x-api-key'), authorization: header('authorization') }), router.handles, requestId, router.credentials);
+    const principal = await authenticate(
+      credentialsOf({ 'x-api-key': header('x-api-key'), authorization: header('authorization') }),
+      router.handles,
+      requestId,
+      router.credentials,
+    );
     return { requestId, principal };
   });
   app.server.on('upgrade', (req, socket, head) => {

@@ -6,7 +6,9 @@ import type { FastifyBaseLogger } from 'fastify';
 type Logger = Pick<FastifyBaseLogger, 'error'>;
 import { snakeCase } from './variables.ts';
 
-export type ErrorBody = { error: { code: ErrorCode; message: string; details?: Record<string, unknown>; request_id: string } };
+export type ErrorBody = {
+  error: { code: ErrorCode; message: string; details?: Record<string, unknown>; request_id: string };
+};
 
 /** GraphQL talks camelCase; REST callers sent snake_case: name fields in messages their way. */
 function restMessage(message: string): string {
@@ -20,15 +22,25 @@ export function sendError(reply: FastifyReply, err: unknown, logger: Logger): Fa
   const shaped = shapeError(err);
   if (shaped.masked) logger.error({ err }, 'masked error');
   const body: ErrorBody = {
-    error: { code: shaped.code, message: restMessage(shaped.message), ...(shaped.details ? { details: shaped.details } : {}), request_id: String(reply.request.id) },
+    error: {
+      code: shaped.code,
+      message: restMessage(shaped.message),
+      ...(shaped.details ? { details: shaped.details } : {}),
+      request_id: String(reply.request.id),
+    },
   };
   const retry = shaped.details?.retry_after;
-  if ((shaped.status === 429 || shaped.status === 503) && typeof retry === 'number') void reply.header('retry-after', String(retry));
+  if ((shaped.status === 429 || shaped.status === 503) && typeof retry === 'number')
+    void reply.header('retry-after', String(retry));
   return reply.code(shaped.status).type('application/json').send(body);
 }
 
 /** Picks the error a REST caller sees from a GraphQL result: the one with the highest status (platform/errors.ts errorOfGraphQL). */
-export function sendGraphQLErrors(reply: FastifyReply, errs: readonly GraphQLFormattedError[], logger: Logger): FastifyReply {
+export function sendGraphQLErrors(
+  reply: FastifyReply,
+  errs: readonly GraphQLFormattedError[],
+  logger: Logger,
+): FastifyReply {
   return sendError(reply, errorOfGraphQL(errs), logger);
 }
 
@@ -41,12 +53,23 @@ export function isGraphQLUrl(url: string): boolean {
 export function sendGraphQLHttpError(reply: FastifyReply, err: unknown, logger: Logger): FastifyReply {
   const shaped = shapeError(err);
   if (shaped.masked) logger.error({ err }, 'masked error');
-  const extensions = { code: shaped.code, http: { status: shaped.status }, ...(shaped.details ? { details: shaped.details } : {}), request_id: String(reply.request.id) };
+  const extensions = {
+    code: shaped.code,
+    http: { status: shaped.status },
+    ...(shaped.details ? { details: shaped.details } : {}),
+    request_id: String(reply.request.id),
+  };
   const retry = shaped.details?.retry_after;
-  if ((shaped.status === 429 || shaped.status === 503) && typeof retry === 'number') void reply.header('retry-after', String(retry));
+  if ((shaped.status === 429 || shaped.status === 503) && typeof retry === 'number')
+    void reply.header('retry-after', String(retry));
   const accept = String(reply.request.headers.accept ?? '');
-  const type = /application\/graphql-response\+json/i.test(accept) ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8';
-  return reply.code(shaped.status).type(type).send(JSON.stringify({ errors: [{ message: shaped.message, extensions }] }));
+  const type = /application\/graphql-response\+json/i.test(accept)
+    ? 'application/graphql-response+json; charset=utf-8'
+    : 'application/json; charset=utf-8';
+  return reply
+    .code(shaped.status)
+    .type(type)
+    .send(JSON.stringify({ errors: [{ message: shaped.message, extensions }] }));
 }
 
 /** The renderer of the front door: GraphQL-shaped on /graphql, the REST error body everywhere else. */

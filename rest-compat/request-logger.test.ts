@@ -6,8 +6,13 @@ import { lazyRequestLogger } from './request-logger.ts';
 
 function sink(level: string) {
   const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(JSON.parse(chunk.toString())), done()) });
-  const parent = pino({ level, redact: { paths: ['secret'], censor: '[redacted]' } }, stream) as unknown as FastifyBaseLogger;
+  const stream = new Writable({
+    write: (chunk: Buffer, _e, done) => (lines.push(JSON.parse(chunk.toString())), done()),
+  });
+  const parent = pino(
+    { level, redact: { paths: ['secret'], censor: '[redacted]' } },
+    stream,
+  ) as unknown as FastifyBaseLogger;
   let children = 0;
   const child = parent.child;
   parent.child = function (this: FastifyBaseLogger, b: Record<string, unknown>, o?: Record<string, unknown>) {

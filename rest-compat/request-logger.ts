@@ -20,7 +20,8 @@ class LazyRequestLogger {
     return (this.#real ??= this.#parent.child(this.#bindings));
   }
   #log(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace', args: unknown[]): void {
-    if (this.#real || (this.#parent as unknown as LevelEnabled).isLevelEnabled(level)) (this.#get()[level] as (...a: unknown[]) => void)(...args);
+    if (this.#real || (this.#parent as unknown as LevelEnabled).isLevelEnabled(level))
+      (this.#get()[level] as (...a: unknown[]) => void)(...args);
   }
   get level(): string {
     return (this.#real ?? this.#parent).level;
@@ -56,7 +57,11 @@ class LazyRequestLogger {
 }
 
 /** A logger that becomes `parent.child(bindings)` on first use; with options (a route's own level) the child is made at once. */
-export function lazyRequestLogger(parent: FastifyBaseLogger, bindings: Record<string, unknown>, opts: ChildOptions = {}): FastifyBaseLogger {
+export function lazyRequestLogger(
+  parent: FastifyBaseLogger,
+  bindings: Record<string, unknown>,
+  opts: ChildOptions = {},
+): FastifyBaseLogger {
   if (Object.keys(opts).length > 0) return parent.child(bindings, opts);
   return new LazyRequestLogger(parent, bindings) as unknown as FastifyBaseLogger;
 }

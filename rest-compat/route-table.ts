@@ -9,4 +9,10 @@ import { functionsRoutes } from './routes/functions.ts';
 
 export type { RouteRow };
 
-export const ROUTE_TABLE: readonly RouteRow[] = [...tenantRoutes, ...identityRoutes, ...storageRoutes, ...dataRoutes, ...functionsRoutes];
+export const ROUTE_TABLE: readonly RouteRow[] = [
+  ...tenantRoutes,
+  ...identityRoutes,
+  ...storageRoutes,
+  ...dataRoutes,
+  ...functionsRoutes,
+];

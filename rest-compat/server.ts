@@ -1,7 +1,13 @@
 // The front door: owns the public HTTP address. REST rows run their GraphQL operation straight on the
 // subgraph that serves it (fast path) or through the router; /graphql is the full router.
 import crypto from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { Config } from '../platform/config.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Principal, RequestContext } from '../platform/auth.ts';
@@ -17,7 +23,13 @@ import { ROUTE_TABLE } from './route-table.ts';
 import type { RouteRow } from './route-types.ts';
 import { variablesFor, variableTypesOf } from './variables.ts';
 import { renderError, sendError, sendGraphQLErrors } from './render.ts';
-import { clientErrorHandler, edgeServerOptions, frameworkErrorsOf, installEdge, underPath } from '../platform/http-edge.ts';
+import {
+  clientErrorHandler,
+  edgeServerOptions,
+  frameworkErrorsOf,
+  installEdge,
+  underPath,
+} from '../platform/http-edge.ts';
 import { checkJsonValue } from '../platform/input-guard.ts';
 import { HEALTH_OPENAPI, registerHealthRoutes } from './health.ts';
 import { assembleOpenApi } from './openapi.ts';
@@ -58,7 +70,10 @@ export function prepareRoutes(router: Router, routes: readonly RouteRow[]): Prep
     }
     prepared.push({ row, fast: router.planner.fastPathOf(row.operation), types: variableTypesOf(row) });
   }
-  if (problems.length > 0) throw new Error(`Route table operations do not match the supergraph:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  if (problems.length > 0)
+    throw new Error(
+      `Route table operations do not match the supergraph:\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+    );
   return prepared;
 }
 
@@ -89,12 +104,19 @@ const AUTH_HINT: Record<RouteRow['auth'], string> = {
 /** Answers a row with `response: 'http'`: its root field is `{status, body, headers?}` chosen by the domain. */
 function sendHttpResult(reply: FastifyReply, data: Record<string, unknown>): FastifyReply {
   const out = (data[Object.keys(data)[0]!] ?? {}) as { status?: unknown; body?: unknown; headers?: unknown };
-  const status = typeof out.status === 'number' && Number.isInteger(out.status) && out.status >= 200 && out.status <= 599 ? out.status : 200;
+  const status =
+    typeof out.status === 'number' && Number.isInteger(out.status) && out.status >= 200 && out.status <= 599
+      ? out.status
+      : 200;
   if (out.headers && typeof out.headers === 'object') {
-    for (const [k, v] of Object.entries(out.headers)) if (typeof v === 'string' && /^x-[a-z0-9-]+$/i.test(k)) void reply.header(k, v);
+    for (const [k, v] of Object.entries(out.headers))
+      if (typeof v === 'string' && /^x-[a-z0-9-]+$/i.test(k)) void reply.header(k, v);
   }
   if (status === 204 || status === 304) return reply.code(status).send();
-  return reply.code(status).type('application/json').send(JSON.stringify(out.body ?? null));
+  return reply
+    .code(status)
+    .type('application/json')
+    .send(JSON.stringify(out.body ?? null));
 }
 
 /** Builds the Fastify app of the public address (not yet listening). */
@@ -130,27 +152,43 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
   // Timeouts, load shedding, JSON limits and the text check for every route (platform/http-edge.ts); streams of
   // subgraph endpoints (realtime) and health checks are never shed.
   const mountPrefixes = (opts.mounts ?? []).map((m) => m.prefix);
-  installEdge(app, config, { render, exempt: (url) => underPath(url, '/health') || underPath(url, '/livez') || mountPrefixes.some((p) => underPath(url, p)) });
+  installEdge(app, config, {
+    render,
+    exempt: (url) =>
+      underPath(url, '/health') || underPath(url, '/livez') || mountPrefixes.some((p) => underPath(url, p)),
+  });
   // Browsers on other origins: preflights, and the origin checked against the credential's project (rest-compat/cors.ts).
   const cors = await installCors(app, { config, logger, router, broadcastUrl: opts.broadcastUrl });
   app.addHook('onClose', async () => await cors.stop());
   app.setErrorHandler((err, req, reply) => {
     const e = err as Error & { statusCode?: number; code?: string };
     if (!(e instanceof AppError) && typeof e.statusCode === 'number' && e.statusCode < 500) {
-      const code = e.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : e.statusCode === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'BAD_REQUEST';
+      const code =
+        e.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : e.statusCode === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'BAD_REQUEST';
       return render(reply, new AppError(code, e.message));
     }
     return render(reply, err);
   });
   // Multipart bodies are streamed by whoever serves the route (GraphQL multipart requests, storage uploads).
   app.addContentTypeParser('multipart/form-data', (_req, _payload, done) => done(null));
-  app.setNotFoundHandler((req, reply) => render(reply, new AppError('ROUTE_NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`)));
+  app.setNotFoundHandler((req, reply) =>
+    render(reply, new AppError('ROUTE_NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`)),
+  );
 
   // The plan's requests per minute, per project (router/request-quota.ts): counted once the caller is known.
-  const quota = await startRequestQuota({ limits: createPlanLimitsReader(router), broadcastUrl: router.broadcastUrl, logger });
+  const quota = await startRequestQuota({
+    limits: createPlanLimitsReader(router),
+    broadcastUrl: router.broadcastUrl,
+    logger,
+  });
   app.addHook('onClose', async () => await quota.stop());
   const contextOf = async (req: FastifyRequest): Promise<RequestContext> => {
-    const principal = await authenticate(credentialsOf(req.headers), router.handles, String(req.id), router.credentials);
+    const principal = await authenticate(
+      credentialsOf(req.headers),
+      router.handles,
+      String(req.id),
+      router.credentials,
+    );
     await cors.check(req, principal);
     const over = quota.hit(principal);
     if (over) await over;
@@ -168,10 +206,22 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
       handler: async (req, reply) => {
         const ctx = await contextOf(req);
         if (!allowed(row, ctx.principal)) {
-          if (ctx.principal.kind === 'publishable') throw publishableRefusal(`call ${row.method} ${row.path} (${AUTH_HINT[row.auth]})`);
-          throw ctx.principal.kind === 'anonymous' ? errors.unauthenticated(AUTH_HINT[row.auth]) : errors.forbidden(AUTH_HINT[row.auth]);
+          if (ctx.principal.kind === 'publishable')
+            throw publishableRefusal(`call ${row.method} ${row.path} (${AUTH_HINT[row.auth]})`);
+          throw ctx.principal.kind === 'anonymous'
+            ? errors.unauthenticated(AUTH_HINT[row.auth])
+            : errors.forbidden(AUTH_HINT[row.auth]);
         }
-        const variables = variablesFor(row, { body: req.body, params: req.params as Record<string, string>, query: req.query as Record<string, unknown>, headers: req.headers }, route.types);
+        const variables = variablesFor(
+          row,
+          {
+            body: req.body,
+            params: req.params as Record<string, string>,
+            query: req.query as Record<string, unknown>,
+            headers: req.headers,
+          },
+          route.types,
+        );
         // The operation's child logger is made only when something logs (a child costs more than a small read).
         const base = req.log;
         let child: FastifyBaseLogger | undefined;
@@ -199,7 +249,8 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
       // A browser opening the address gets the explorer (GraphiQL, served offline from the package).
       if (wantsGraphiQL(req)) return sendGraphiQL(reply);
       const ctx = await contextOf(req);
-      if (!isMultipartRequest(req)) return serveGraphQL(router, req, reply, ctx, undefined, { jsonMaxDepth: config.jsonMaxDepth });
+      if (!isMultipartRequest(req))
+        return serveGraphQL(router, req, reply, ctx, undefined, { jsonMaxDepth: config.jsonMaxDepth });
       const body = await readMultipartRequest(req, reply, { maxFileSize: config.storageMaxUploadBytes });
       checkJsonValue(body, { maxDepth: config.jsonMaxDepth, where: 'operations' });
       return serveGraphQL(router, req, reply, ctx, body, { jsonMaxDepth: config.jsonMaxDepth });
@@ -220,7 +271,12 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
     });
   }
 
-  const openapi = assembleOpenApi(prepared.map((p) => p.row), router.apiSchema, config, [...rawHandlers.map((m) => m.openapi ?? {}), HEALTH_OPENAPI]);
+  const openapi = assembleOpenApi(
+    prepared.map((p) => p.row),
+    router.apiSchema,
+    config,
+    [...rawHandlers.map((m) => m.openapi ?? {}), HEALTH_OPENAPI],
+  );
   app.get('/openapi.json', async () => openapi);
   const docs = renderDocsPage(openapi);
   app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').send(docs));

@@ -3,7 +3,12 @@ import { Kind, parse, type OperationDefinitionNode, type TypeNode } from 'graphq
 import type { RouteRow } from './route-types.ts';
 import { errors } from '../platform/errors.ts';
 
-export type RestRequest = { body: unknown; params: Record<string, string>; query: Record<string, unknown>; headers?: Record<string, string | string[] | undefined> };
+export type RestRequest = {
+  body: unknown;
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  headers?: Record<string, string | string[] | undefined>;
+};
 
 /** `totp_code` → `totpCode`. */
 export function camelCase(key: string): string {
@@ -21,14 +26,17 @@ function namedType(t: TypeNode): string {
 
 /** The variable definitions of a row's operation: name → GraphQL type name (for coercing strings). */
 export function variableTypesOf(row: RouteRow): Map<string, string> {
-  const op = parse(row.operation).definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const op = parse(row.operation).definitions.find(
+    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+  );
   return new Map((op?.variableDefinitions ?? []).map((v) => [v.variable.name.value, namedType(v.type)]));
 }
 
 function coerce(value: unknown, type: string | undefined, name: string): unknown {
   if (typeof value !== 'string') return value;
   if (type === 'Int' || type === 'Float') {
-    if (value.trim() === '' || Number.isNaN(Number(value))) throw errors.validation(name, `expected a number, got "${value}"`);
+    if (value.trim() === '' || Number.isNaN(Number(value)))
+      throw errors.validation(name, `expected a number, got "${value}"`);
     return Number(value);
   }
   if (type === 'Boolean') {
@@ -43,7 +51,8 @@ function coerce(value: unknown, type: string | undefined, name: string): unknown
 export function variablesFor(row: RouteRow, req: RestRequest, types: Map<string, string>): Record<string, unknown> {
   const vars: Record<string, unknown> = {};
   const body = req.body;
-  const bodyObject = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  const bodyObject =
+    body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
   const valueOf = (name: string, source: string): unknown => {
     let value: unknown;
     if (source.includes('|')) {

@@ -5,7 +5,13 @@ import { decodeJwt } from 'jose';
 import type { Principal, RequestContext } from '../platform/auth.ts';
 import { AppError, errors } from '../platform/errors.ts';
 import type { SubgraphHandle } from '../platform/subgraph.ts';
-import { INTERNAL_OPERATIONS, callInternal, isAnswerError, type InternalOperation, type ResultOf } from '../platform/internal-operations.ts';
+import {
+  INTERNAL_OPERATIONS,
+  callInternal,
+  isAnswerError,
+  type InternalOperation,
+  type ResultOf,
+} from '../platform/internal-operations.ts';
 import type { CachedPrincipal, CredentialCache } from './credential-cache.ts';
 
 export type Credentials = { apiKey?: string; bearer?: string };
@@ -28,7 +34,12 @@ export function credentialsOf(headers: Record<string, string | string[] | undefi
  * Resolves credentials to a principal; anonymous when none are given. With `cache`, the tenant subgraph's
  * answers (API keys, tenant tokens) are remembered until revoked (router/credential-cache.ts).
  */
-export async function authenticate(creds: Credentials, handles: Map<string, SubgraphHandle>, requestId: string, cache?: CredentialCache): Promise<Principal> {
+export async function authenticate(
+  creds: Credentials,
+  handles: Map<string, SubgraphHandle>,
+  requestId: string,
+  cache?: CredentialCache,
+): Promise<Principal> {
   if (!creds.apiKey && !creds.bearer) return { kind: 'anonymous' };
   // Exactly the credential the tenant subgraph would check (a bearer token wins over an API key, as below).
   // Only its answers are cached, each until its token's expiry at the latest: a hit needs no decoding.
@@ -38,7 +49,8 @@ export async function authenticate(creds: Credentials, handles: Map<string, Subg
     if (hit) return hit;
   }
   const internal: RequestContext = { requestId, principal: { kind: 'internal' } };
-  let op: typeof INTERNAL_OPERATIONS.authenticate | typeof INTERNAL_OPERATIONS.authenticateUser = INTERNAL_OPERATIONS.authenticate;
+  let op: typeof INTERNAL_OPERATIONS.authenticate | typeof INTERNAL_OPERATIONS.authenticateUser =
+    INTERNAL_OPERATIONS.authenticate;
   let expiresAt: number | undefined;
   if (creds.bearer) {
     let claims: Record<string, unknown>;
@@ -55,27 +67,44 @@ export async function authenticate(creds: Credentials, handles: Map<string, Subg
   }
   const handle = handles.get(op.subgraph);
   if (!handle) throw errors.unavailable(`${op.subgraph} service is not available`);
-  if (op === INTERNAL_OPERATIONS.authenticateUser) return principalOfUserToken(await ask(handle, INTERNAL_OPERATIONS.authenticateUser, { token: creds.bearer! }, internal));
+  if (op === INTERNAL_OPERATIONS.authenticateUser)
+    return principalOfUserToken(
+      await ask(handle, INTERNAL_OPERATIONS.authenticateUser, { token: creds.bearer! }, internal),
+    );
   if (creds.bearer && expiresAt === undefined) expiresAt = Date.now(); // no exp claim: never cached
   const generation = cache?.generation() ?? 0;
   const vars = creds.bearer ? { token: creds.bearer } : { apiKey: creds.apiKey };
   const p = (await ask(handle, INTERNAL_OPERATIONS.authenticate, vars, internal))._authenticate;
   let principal: CachedPrincipal;
-  if (p.kind === 'tenant' && p.tenantId && p.sessionId) principal = { kind: 'tenant', tenantId: p.tenantId, sessionId: p.sessionId };
-  else if (p.kind === 'project' && p.projectId && p.tenantId) principal = { kind: 'project', projectId: p.projectId, tenantId: p.tenantId };
-  else if (p.kind === 'publishable' && p.projectId && p.tenantId) principal = { kind: 'publishable', projectId: p.projectId, tenantId: p.tenantId };
+  if (p.kind === 'tenant' && p.tenantId && p.sessionId)
+    principal = { kind: 'tenant', tenantId: p.tenantId, sessionId: p.sessionId };
+  else if (p.kind === 'project' && p.projectId && p.tenantId)
+    principal = { kind: 'project', projectId: p.projectId, tenantId: p.tenantId };
+  else if (p.kind === 'publishable' && p.projectId && p.tenantId)
+    principal = { kind: 'publishable', projectId: p.projectId, tenantId: p.tenantId };
   else throw new AppError('INTERNAL', `unexpected principal kind ${p.kind}`);
   if (key) cache!.remember(key, Object.freeze(principal), generation, expiresAt);
   return principal;
 }
 
 /** Asks the subgraph owning the credential; its error becomes the caller's: a bad credential stays a 401, anything else is internal. */
-async function ask<V, R>(handle: SubgraphHandle, op: InternalOperation<V, R>, variables: V, ctx: RequestContext): Promise<R> {
+async function ask<V, R>(
+  handle: SubgraphHandle,
+  op: InternalOperation<V, R>,
+  variables: V,
+  ctx: RequestContext,
+): Promise<R> {
   try {
     return await callInternal(handle, op, variables, ctx);
   } catch (err) {
     if (!isAnswerError(err)) throw err;
-    if (err.code === 'INVALID_TOKEN' || err.code === 'INVALID_API_KEY' || err.code === 'UNAUTHENTICATED' || err.code === 'SERVICE_UNAVAILABLE') throw err;
+    if (
+      err.code === 'INVALID_TOKEN' ||
+      err.code === 'INVALID_API_KEY' ||
+      err.code === 'UNAUTHENTICATED' ||
+      err.code === 'SERVICE_UNAVAILABLE'
+    )
+      throw err;
     throw new AppError('INTERNAL', err.message);
   }
 }
@@ -85,8 +114,17 @@ function principalOfUserToken(data: ResultOf<typeof INTERNAL_OPERATIONS.authenti
   const p = data._authenticateUser;
   if (!p) throw errors.invalidToken();
   if (p.kind === 'user' && p.userId) {
-    return { kind: 'user', projectId: p.projectId, userId: p.userId, clientId: p.clientId, scopes: p.scopes, mfa: p.mfa, ...(p.sessionId ? { sessionId: p.sessionId } : {}) };
+    return {
+      kind: 'user',
+      projectId: p.projectId,
+      userId: p.userId,
+      clientId: p.clientId,
+      scopes: p.scopes,
+      mfa: p.mfa,
+      ...(p.sessionId ? { sessionId: p.sessionId } : {}),
+    };
   }
-  if (p.kind === 'project' && p.tenantId) return { kind: 'project', projectId: p.projectId, tenantId: p.tenantId, clientId: p.clientId, scopes: p.scopes };
+  if (p.kind === 'project' && p.tenantId)
+    return { kind: 'project', projectId: p.projectId, tenantId: p.tenantId, clientId: p.clientId, scopes: p.scopes };
   throw new AppError('INTERNAL', `unexpected principal kind ${p.kind}`);
 }

@@ -15,7 +15,9 @@ export const ALLOWLIST_FILE = path.join(ROOT, 'schema', 'breaking-changes-allowe
 
 /** Reads the rover-style supergraph.yaml. */
 export function readSupergraphConfig(file = path.join(ROOT, 'supergraph.yaml')): SubgraphEntry[] {
-  const doc = parseYaml(fs.readFileSync(file, 'utf8')) as { subgraphs: Record<string, { routing_url: string; schema: { file: string } }> };
+  const doc = parseYaml(fs.readFileSync(file, 'utf8')) as {
+    subgraphs: Record<string, { routing_url: string; schema: { file: string } }>;
+  };
   return Object.entries(doc.subgraphs).map(([name, s]) => ({
     name,
     routingUrl: s.routing_url,
@@ -24,8 +26,13 @@ export function readSupergraphConfig(file = path.join(ROOT, 'supergraph.yaml')):
 }
 
 /** Composes the subgraphs' SDL into a supergraph SDL; throws with every composition error. */
-export function composeSupergraph(entries: SubgraphEntry[], readSdl: (e: SubgraphEntry) => string = (e) => fs.readFileSync(e.schemaFile, 'utf8')): string {
-  const result = composeServices(entries.map((e) => ({ name: e.name, url: e.routingUrl, typeDefs: parse(readSdl(e)) })));
+export function composeSupergraph(
+  entries: SubgraphEntry[],
+  readSdl: (e: SubgraphEntry) => string = (e) => fs.readFileSync(e.schemaFile, 'utf8'),
+): string {
+  const result = composeServices(
+    entries.map((e) => ({ name: e.name, url: e.routingUrl, typeDefs: parse(readSdl(e)) })),
+  );
   if (result.errors) {
     throw new Error(`Composition failed:\n${result.errors.map((e) => `  - ${e.message}`).join('\n')}`);
   }

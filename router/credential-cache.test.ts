@@ -39,7 +39,11 @@ const S = { kind: 'tenant', tenantId: 't-1', sessionId: 's-1' } as const;
 function filled() {
   const l = testListener();
   const cache = createCredentialCache(l as never);
-  const keys = { a: cache.keyOf({ apiKey: 'tsk_a' }), b: cache.keyOf({ apiKey: 'tsk_b' }), s: cache.keyOf({ bearer: 'jwt-s' }) };
+  const keys = {
+    a: cache.keyOf({ apiKey: 'tsk_a' }),
+    b: cache.keyOf({ apiKey: 'tsk_b' }),
+    s: cache.keyOf({ bearer: 'jwt-s' }),
+  };
   cache.remember(keys.a, A, cache.generation());
   cache.remember(keys.b, B, cache.generation());
   cache.remember(keys.s, S, cache.generation(), Date.now() + 60_000);

@@ -42,8 +42,14 @@ export type CredentialCache = {
 };
 
 /** Creates the cache; without a listener (no database URL) it caches nothing. */
-export function createCredentialCache(listener: Pick<BroadcastListener, 'on' | 'onReset' | 'listening' | 'sync' | 'stop'> | undefined, opts: { max?: number; ttlMs?: number } = {}): CredentialCache {
-  const entries = new LRUCache<string, CachedPrincipal>({ max: opts.max ?? CREDENTIAL_CACHE_MAX, ttl: opts.ttlMs ?? CREDENTIAL_CACHE_TTL_MS });
+export function createCredentialCache(
+  listener: Pick<BroadcastListener, 'on' | 'onReset' | 'listening' | 'sync' | 'stop'> | undefined,
+  opts: { max?: number; ttlMs?: number } = {},
+): CredentialCache {
+  const entries = new LRUCache<string, CachedPrincipal>({
+    max: opts.max ?? CREDENTIAL_CACHE_MAX,
+    ttl: opts.ttlMs ?? CREDENTIAL_CACHE_TTL_MS,
+  });
   let gen = 0;
   const trusted = () => listener !== undefined && listener.listening();
 
@@ -61,7 +67,9 @@ export function createCredentialCache(listener: Pick<BroadcastListener, 'on' | '
     for (const [key, p] of entries.entries()) {
       if (
         (p.kind === 'tenant' && sessions.has(p.sessionId)) ||
-        (change.projectId !== undefined && (p.kind === 'project' || p.kind === 'publishable') && p.projectId === change.projectId) ||
+        (change.projectId !== undefined &&
+          (p.kind === 'project' || p.kind === 'publishable') &&
+          p.projectId === change.projectId) ||
         (change.tenantId !== undefined && p.tenantId === change.tenantId)
       ) {
         entries.delete(key);
@@ -72,7 +80,8 @@ export function createCredentialCache(listener: Pick<BroadcastListener, 'on' | '
   listener?.onReset(clear);
 
   return {
-    keyOf: (creds) => (creds.apiKey !== undefined ? `k:${sha256Hex(creds.apiKey)}` : `t:${sha256Hex(creds.bearer ?? '')}`),
+    keyOf: (creds) =>
+      creds.apiKey !== undefined ? `k:${sha256Hex(creds.apiKey)}` : `t:${sha256Hex(creds.bearer ?? '')}`,
     get: async (key) => {
       if (!trusted() || !entries.has(key)) return undefined;
       try {
@@ -86,7 +95,8 @@ export function createCredentialCache(listener: Pick<BroadcastListener, 'on' | '
     generation: () => gen,
     remember: (key, principal, generation, expiresAt) => {
       if (!trusted() || generation !== gen) return;
-      const ttl = expiresAt === undefined ? undefined : Math.min(opts.ttlMs ?? CREDENTIAL_CACHE_TTL_MS, expiresAt - Date.now());
+      const ttl =
+        expiresAt === undefined ? undefined : Math.min(opts.ttlMs ?? CREDENTIAL_CACHE_TTL_MS, expiresAt - Date.now());
       if (ttl !== undefined && ttl <= 0) return;
       entries.set(key, principal, ttl === undefined ? undefined : { ttl });
     },

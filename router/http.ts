@@ -10,14 +10,25 @@ export { isMultipartRequest, readMultipartRequest } from '../platform/http-bridg
 
 export type GraphQLHttpRouter = {
   apollo: ApolloServer<RequestContext>;
-  checkLimits: (query: string, operationName: string | null | undefined, variables: Record<string, unknown> | undefined) => GraphQLError[];
+  checkLimits: (
+    query: string,
+    operationName: string | null | undefined,
+    variables: Record<string, unknown> | undefined,
+  ) => GraphQLError[];
 };
 
 /** The operation of a request: the body's (POST) or the query string's (GET, variables as JSON text, checked like a body). */
-function operationOf(req: FastifyRequest, body: unknown, jsonMaxDepth: number): { query?: unknown; operationName?: unknown; variables?: unknown } {
+function operationOf(
+  req: FastifyRequest,
+  body: unknown,
+  jsonMaxDepth: number,
+): { query?: unknown; operationName?: unknown; variables?: unknown } {
   if (req.method === 'GET') {
     const q = req.query as Record<string, unknown>;
-    const json = (key: string) => (typeof q[key] === 'string' && q[key] ? parseCheckedJson(q[key], { maxDepth: jsonMaxDepth, where: `query parameter ${key}` }) : undefined);
+    const json = (key: string) =>
+      typeof q[key] === 'string' && q[key]
+        ? parseCheckedJson(q[key], { maxDepth: jsonMaxDepth, where: `query parameter ${key}` })
+        : undefined;
     const variables = json('variables');
     json('extensions');
     return { query: q.query, operationName: q.operationName, variables };
@@ -26,14 +37,31 @@ function operationOf(req: FastifyRequest, body: unknown, jsonMaxDepth: number): 
 }
 
 /** Hands one HTTP request to Apollo Server and writes its answer; `body` replaces the parsed body (multipart). */
-export async function serveGraphQL(router: GraphQLHttpRouter, req: FastifyRequest, reply: FastifyReply, ctx: RequestContext, body?: unknown, opts: { jsonMaxDepth?: number } = {}): Promise<void> {
+export async function serveGraphQL(
+  router: GraphQLHttpRouter,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  ctx: RequestContext,
+  body?: unknown,
+  opts: { jsonMaxDepth?: number } = {},
+): Promise<void> {
   // The limits first: a document over them is never parsed whole, validated or planned.
   const op = operationOf(req, body ?? req.body, opts.jsonMaxDepth ?? 64);
   if (typeof op.query === 'string') {
-    const variables = op.variables && typeof op.variables === 'object' && !Array.isArray(op.variables) ? (op.variables as Record<string, unknown>) : undefined;
-    const problems = router.checkLimits(op.query, typeof op.operationName === 'string' ? op.operationName : undefined, variables);
+    const variables =
+      op.variables && typeof op.variables === 'object' && !Array.isArray(op.variables)
+        ? (op.variables as Record<string, unknown>)
+        : undefined;
+    const problems = router.checkLimits(
+      op.query,
+      typeof op.operationName === 'string' ? op.operationName : undefined,
+      variables,
+    );
     if (problems.length > 0) {
-      await reply.code(400).type('application/json; charset=utf-8').send(JSON.stringify({ errors: problems.map((e) => e.toJSON()) }));
+      await reply
+        .code(400)
+        .type('application/json; charset=utf-8')
+        .send(JSON.stringify({ errors: problems.map((e) => e.toJSON()) }));
       return;
     }
   }

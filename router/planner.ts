@@ -12,15 +12,27 @@ export type Planner = { fastPathOf: (query: string) => FastPath | null; subgraph
 export function createPlanner(supergraphSdl: string): Planner {
   const supergraph = Supergraph.build(supergraphSdl);
   const planner = new QueryPlanner(supergraph);
-  const plan = (query: string) => planner.buildQueryPlan(operationFromDocument(supergraph.schema, parse(query), { validate: true }));
+  const plan = (query: string) =>
+    planner.buildQueryPlan(operationFromDocument(supergraph.schema, parse(query), { validate: true }));
   return {
     fastPathOf(query) {
       const node = plan(query).node;
       if (!node || node.kind !== 'Fetch') return null;
-      if (node.requires?.length || node.inputRewrites?.length || node.outputRewrites?.length || node.contextRewrites?.length) return null;
+      if (
+        node.requires?.length ||
+        node.inputRewrites?.length ||
+        node.outputRewrites?.length ||
+        node.contextRewrites?.length
+      )
+        return null;
       // The planner adds __typename for abstract types; the gateway strips it, the fast path would not.
       if (node.operation.includes('__typename') && !query.includes('__typename')) return null;
-      return { subgraph: node.serviceName, query: node.operation, operationName: node.operationName, variableUsages: node.variableUsages ?? [] };
+      return {
+        subgraph: node.serviceName,
+        query: node.operation,
+        operationName: node.operationName,
+        variableUsages: node.variableUsages ?? [],
+      };
     },
     subgraphsOf(query) {
       const names = new Set<string>();

@@ -14,11 +14,18 @@ export function remoteSubgraph(name: string, routingUrl: string, secret: string,
   return {
     name,
     async execute(query, variables, ctx, operationName) {
-      const headers: Record<string, string> = { [INTERNAL_CONTEXT_HEADER]: await signContext(ctx, secret), 'x-request-id': ctx.requestId };
+      const headers: Record<string, string> = {
+        [INTERNAL_CONTEXT_HEADER]: await signContext(ctx, secret),
+        'x-request-id': ctx.requestId,
+      };
       const uploads = uploadsIn(variables);
       let init: RequestInit;
       if (uploads.size === 0) {
-        init = { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ query, variables, operationName }), signal: AbortSignal.timeout(timeoutMs) };
+        init = {
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify({ query, variables, operationName }),
+          signal: AbortSignal.timeout(timeoutMs),
+        };
       } else {
         // No overall time-out: the file streams as fast as the caller sends it, and a caller that goes
         // away fails the upload's stream, which aborts this request.
@@ -72,14 +79,24 @@ function uploadsIn(variables: Record<string, unknown> | undefined): Map<Upload, 
 
 /** A copy of the variables with every Upload replaced by null (the multipart spec's `operations`). */
 function withoutUploads(value: unknown): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(value ?? {}, (_k, v: unknown) => (v instanceof Upload ? null : v))) as Record<string, unknown>;
+  return JSON.parse(JSON.stringify(value ?? {}, (_k, v: unknown) => (v instanceof Upload ? null : v))) as Record<
+    string,
+    unknown
+  >;
 }
 
 const MEDIA_TYPE = /^[\w!#$&^.+-]+\/[\w!#$&^.+-]+$/;
 
 /** The part header of one file: the name travels percent-encoded (RFC 7578 / 8187), so no byte of it can break the form. */
-function filePartHeader(boundary: string, field: string, filename: string | undefined, mimetype: string | undefined): string {
-  const name = filename ? `filename*=UTF-8''${encodeURIComponent(filename).replace(/['()*!]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}` : 'filename=""';
+function filePartHeader(
+  boundary: string,
+  field: string,
+  filename: string | undefined,
+  mimetype: string | undefined,
+): string {
+  const name = filename
+    ? `filename*=UTF-8''${encodeURIComponent(filename).replace(/['()*!]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`
+    : 'filename=""';
   const type = mimetype && MEDIA_TYPE.test(mimetype) ? mimetype : 'application/octet-stream';
   return `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; ${name}\r\nContent-Type: ${type}\r\n\r\n`;
 }
@@ -88,12 +105,17 @@ function filePartHeader(boundary: string, field: string, filename: string | unde
  * A GraphQL multipart request (operations, map, then the files in order) as a stream. Each file part waits
  * for its upload to arrive and copies its read stream (graphql-upload keeps it in a temporary file).
  */
-function multipartBody(operations: Record<string, unknown>, uploads: Map<Upload, string[]>): { body: ReadableStream<Uint8Array>; contentType: string } {
+function multipartBody(
+  operations: Record<string, unknown>,
+  uploads: Map<Upload, string[]>,
+): { body: ReadableStream<Uint8Array>; contentType: string } {
   const boundary = `tessera-${crypto.randomUUID()}`;
   const files = [...uploads];
   const map = Object.fromEntries(files.map(([, paths], i) => [String(i), paths]));
   async function* parts(): AsyncGenerator<Uint8Array> {
-    yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="operations"\r\n\r\n${JSON.stringify(operations)}\r\n`);
+    yield Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="operations"\r\n\r\n${JSON.stringify(operations)}\r\n`,
+    );
     yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="map"\r\n\r\n${JSON.stringify(map)}\r\n`);
     for (const [i, [upload]] of files.entries()) {
       const file = await upload.promise;
@@ -103,7 +125,10 @@ function multipartBody(operations: Record<string, unknown>, uploads: Map<Upload,
     }
     yield Buffer.from(`--${boundary}--\r\n`);
   }
-  return { body: Readable.toWeb(Readable.from(parts())) as ReadableStream<Uint8Array>, contentType: `multipart/form-data; boundary=${boundary}` };
+  return {
+    body: Readable.toWeb(Readable.from(parts())) as ReadableStream<Uint8Array>,
+    contentType: `multipart/form-data; boundary=${boundary}`,
+  };
 }
 
 /** Why fetch failed: its cause's code and message (undici puts the socket error there). */
@@ -119,19 +144,35 @@ export function causeOf(err: unknown): string {
  */
 export function neverReached(err: unknown): boolean {
   const code = (err as { cause?: { code?: string } }).cause?.code;
-  return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'EHOSTUNREACH';
+  return (
+    code === 'ECONNREFUSED' ||
+    code === 'ENOTFOUND' ||
+    code === 'EAI_AGAIN' ||
+    code === 'UND_ERR_CONNECT_TIMEOUT' ||
+    code === 'EHOSTUNREACH'
+  );
 }
 
 function interrupted(name: string, why: string): ExecutionResultJson {
   return {
     data: null,
-    errors: [{ message: `The ${name} service stopped while answering: the request may or may not have taken effect`, extensions: { code: 'SERVICE_INTERRUPTED', http: { status: 502 }, details: { service: name, cause: why } } }],
+    errors: [
+      {
+        message: `The ${name} service stopped while answering: the request may or may not have taken effect`,
+        extensions: { code: 'SERVICE_INTERRUPTED', http: { status: 502 }, details: { service: name, cause: why } },
+      },
+    ],
   };
 }
 
 function unavailable(name: string, why: string): ExecutionResultJson {
   return {
     data: null,
-    errors: [{ message: `The ${name} service is unavailable`, extensions: { code: 'SERVICE_UNAVAILABLE', http: { status: 503 }, details: { service: name, cause: why } } }],
+    errors: [
+      {
+        message: `The ${name} service is unavailable`,
+        extensions: { code: 'SERVICE_UNAVAILABLE', http: { status: 503 }, details: { service: name, cause: why } },
+      },
+    ],
   };
 }

@@ -25,7 +25,12 @@ export type RequestQuota = {
 type Count = { window: number; local: number; remote: number; unsent: number };
 
 /** Starts the quota; with `broadcastUrl` the counts are shared with the other processes on that database. */
-export async function startRequestQuota(opts: { limits: PlanLimitsReader; broadcastUrl?: string; logger: Logger; now?: () => number }): Promise<RequestQuota> {
+export async function startRequestQuota(opts: {
+  limits: PlanLimitsReader;
+  broadcastUrl?: string;
+  logger: Logger;
+  now?: () => number;
+}): Promise<RequestQuota> {
   const now = opts.now ?? Date.now;
   const origin = crypto.randomUUID();
   const counts = new Map<string, Count>();
@@ -46,7 +51,8 @@ export async function startRequestQuota(opts: { limits: PlanLimitsReader; broadc
     listener = await startBroadcastListener({ url: opts.broadcastUrl, logger: opts.logger });
     listener.on('request-counts', (m) => {
       if (m.origin === origin || m.window !== windowOf()) return;
-      for (const [projectId, n] of Object.entries(m.counts)) if (typeof n === 'number') countOf(projectId, m.window).remote += n;
+      for (const [projectId, n] of Object.entries(m.counts))
+        if (typeof n === 'number') countOf(projectId, m.window).remote += n;
     });
     pool = new pg.Pool({ connectionString: opts.broadcastUrl, max: 1, application_name: 'tessera-request-quota' });
     pool.on('error', (err) => opts.logger.warn({ err: err.message }, 'request quota: idle connection failed'));
@@ -71,7 +77,8 @@ export async function startRequestQuota(opts: { limits: PlanLimitsReader; broadc
   const count = (projectId: string, limit: number): void => {
     const window = windowOf();
     const c = countOf(projectId, window);
-    if (c.local + c.remote >= limit) throw errors.rateLimited(Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now()) / 1000)));
+    if (c.local + c.remote >= limit)
+      throw errors.rateLimited(Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now()) / 1000)));
     c.local++;
     c.unsent++;
   };
@@ -83,7 +90,9 @@ export async function startRequestQuota(opts: { limits: PlanLimitsReader; broadc
       const projectId = principal.projectId;
       const known = opts.limits.peek(projectId);
       if (known !== undefined) return known ? count(projectId, known.maxRequestsPerMinute) : undefined;
-      return opts.limits.get(projectId).then((limits) => (limits ? count(projectId, limits.maxRequestsPerMinute) : undefined));
+      return opts.limits
+        .get(projectId)
+        .then((limits) => (limits ? count(projectId, limits.maxRequestsPerMinute) : undefined));
     },
     used(projectId) {
       const c = counts.get(projectId);

@@ -3,9 +3,24 @@
 // credential authentication used by the front door.
 import { ApolloServer, HeaderMap, type GraphQLRequest } from '@apollo/server';
 import { ApolloGateway, type GraphQLDataSource } from '@apollo/gateway';
-import { GraphQLError, Kind, parse, validate, type DocumentNode, type GraphQLSchema, type GraphQLFormattedError } from 'graphql';
+import {
+  GraphQLError,
+  Kind,
+  parse,
+  validate,
+  type DocumentNode,
+  type GraphQLSchema,
+  type GraphQLFormattedError,
+} from 'graphql';
 import { LRUCache } from 'lru-cache';
-import { checkRows, isTokenLimitError, limitError, limitRules, parseLimited, type GraphQLLimits } from '../platform/graphql-limits.ts';
+import {
+  checkRows,
+  isTokenLimitError,
+  limitError,
+  limitRules,
+  parseLimited,
+  type GraphQLLimits,
+} from '../platform/graphql-limits.ts';
 import { CONFIG_SCHEMA } from '../platform/config.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { RequestContext } from '../platform/auth.ts';
@@ -28,7 +43,11 @@ export type Router = {
   /** The database whose broadcasts this router follows, if any (the front door shares its request counts there). */
   broadcastUrl?: string;
   /** Runs an operation through the gateway. */
-  execute: (query: string, variables: Record<string, unknown> | undefined, ctx: RequestContext) => Promise<ExecutionResultJson>;
+  execute: (
+    query: string,
+    variables: Record<string, unknown> | undefined,
+    ctx: RequestContext,
+  ) => Promise<ExecutionResultJson>;
   /**
    * Runs an operation the cheapest correct way: straight on its subgraph when one subgraph answers it
    * alone (planned once per document text), otherwise through the gateway — or, when a router process
@@ -41,7 +60,11 @@ export type Router = {
    * Checks a caller's operation against the GraphQL limits before anything else reads it (tokens while parsing,
    * then depth, aliases, directives, cost and text, then the row budget with its variables): the errors, if any.
    */
-  checkLimits: (query: string, operationName: string | null | undefined, variables: Record<string, unknown> | undefined) => GraphQLError[];
+  checkLimits: (
+    query: string,
+    operationName: string | null | undefined,
+    variables: Record<string, unknown> | undefined,
+  ) => GraphQLError[];
   stop: () => Promise<void>;
 };
 
@@ -52,8 +75,14 @@ class HandleDataSource implements GraphQLDataSource<RequestContext> {
   }
   async process(options: Parameters<GraphQLDataSource<RequestContext>['process']>[0]) {
     const { request } = options;
-    const ctx: RequestContext = 'incomingRequestContext' in options ? options.context : { requestId: 'gateway', principal: { kind: 'internal' } };
-    const result = await this.handle.execute(request.query ?? '', request.variables as Record<string, unknown> | undefined, ctx, request.operationName ?? undefined);
+    const ctx: RequestContext =
+      'incomingRequestContext' in options ? options.context : { requestId: 'gateway', principal: { kind: 'internal' } };
+    const result = await this.handle.execute(
+      request.query ?? '',
+      request.variables as Record<string, unknown> | undefined,
+      ctx,
+      request.operationName ?? undefined,
+    );
     return result as Awaited<ReturnType<GraphQLDataSource['process']>>;
   }
 }
@@ -63,7 +92,8 @@ export function formatGraphQLError(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const code = formatted.extensions?.code;
     // The parser's token cap (Apollo's parseOptions) is a limit of ours, named as such.
-    if (isTokenLimitError(formatted)) return limitError('tokens', Number(/more th(?:an|at) (\d+) tokens/.exec(formatted.message)?.[1] ?? 0)).toJSON();
+    if (isTokenLimitError(formatted))
+      return limitError('tokens', Number(/more th(?:an|at) (\d+) tokens/.exec(formatted.message)?.[1] ?? 0)).toJSON();
     // Errors that already carry a code of the table (from a subgraph) pass through unchanged.
     if (typeof code === 'string' && code in ERROR_TABLE) return formatted;
     const shaped = shapeError(error);
@@ -72,7 +102,11 @@ export function formatGraphQLError(logger: Logger) {
       message: shaped.message,
       locations: formatted.locations,
       path: formatted.path,
-      extensions: { code: shaped.code, http: { status: shaped.status }, ...(shaped.details ? { details: shaped.details } : {}) },
+      extensions: {
+        code: shaped.code,
+        http: { status: shaped.status },
+        ...(shaped.details ? { details: shaped.details } : {}),
+      },
     };
   };
 }
@@ -114,18 +148,35 @@ export async function createRouter(opts: {
   const apiSchema = apiSchemaOf(opts.supergraphSdl);
   const planner = createPlanner(opts.supergraphSdl);
 
-  const execute = async (query: string, variables: Record<string, unknown> | undefined, ctx: RequestContext): Promise<ExecutionResultJson> => {
-    const request: GraphQLRequest = { query, variables, http: { method: 'POST', headers: new HeaderMap(), search: '', body: undefined } };
+  const execute = async (
+    query: string,
+    variables: Record<string, unknown> | undefined,
+    ctx: RequestContext,
+  ): Promise<ExecutionResultJson> => {
+    const request: GraphQLRequest = {
+      query,
+      variables,
+      http: { method: 'POST', headers: new HeaderMap(), search: '', body: undefined },
+    };
     const response = await apollo.executeOperation(request, { contextValue: ctx });
     if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by REST operations');
     return response.body.singleResult as ExecutionResultJson;
   };
 
-  const viaRouterProcess = async (remote: { url: string; secret: string }, query: string, variables: Record<string, unknown>, ctx: RequestContext): Promise<ExecutionResultJson> => {
+  const viaRouterProcess = async (
+    remote: { url: string; secret: string },
+    query: string,
+    variables: Record<string, unknown>,
+    ctx: RequestContext,
+  ): Promise<ExecutionResultJson> => {
     const res = await fetch(`${remote.url}/graphql`, {
       method: 'POST',
       redirect: 'error',
-      headers: { 'content-type': 'application/json', [INTERNAL_CONTEXT_HEADER]: await signContext(ctx, remote.secret), 'x-request-id': ctx.requestId },
+      headers: {
+        'content-type': 'application/json',
+        [INTERNAL_CONTEXT_HEADER]: await signContext(ctx, remote.secret),
+        'x-request-id': ctx.requestId,
+      },
       body: JSON.stringify({ query, variables }),
     }).catch((err: Error) => {
       // Never reached: not done (503). Lost on the way: it may have been done (SERVICE_INTERRUPTED, 502).
@@ -140,7 +191,11 @@ export async function createRouter(opts: {
   };
 
   const plans = new Map<string, FastPath | null>();
-  const run = async (query: string, variables: Record<string, unknown>, ctx: RequestContext): Promise<ExecutionResultJson> => {
+  const run = async (
+    query: string,
+    variables: Record<string, unknown>,
+    ctx: RequestContext,
+  ): Promise<ExecutionResultJson> => {
     let fast = plans.get(query);
     if (fast === undefined) {
       try {
@@ -162,7 +217,11 @@ export async function createRouter(opts: {
 
   // Documents that passed the limits, by text (the row budget depends on the variables: checked every time).
   const accepted = new LRUCache<string, DocumentNode>({ max: 1000 });
-  const checkLimits = (query: string, operationName: string | null | undefined, variables: Record<string, unknown> | undefined): GraphQLError[] => {
+  const checkLimits = (
+    query: string,
+    operationName: string | null | undefined,
+    variables: Record<string, unknown> | undefined,
+  ): GraphQLError[] => {
     let doc = accepted.get(query);
     if (!doc) {
       try {
@@ -217,7 +276,8 @@ function defaultLimits(): GraphQLLimits {
   };
 }
 
-const badRequest = (message: string, status = 400) => new GraphQLError(message, { extensions: { code: 'BAD_REQUEST', http: { status } } });
+const badRequest = (message: string, status = 400) =>
+  new GraphQLError(message, { extensions: { code: 'BAD_REQUEST', http: { status } } });
 
 /**
  * Requests GraphQL-over-HTTP cannot serve, refused as 400s before execution: an operationName the document
@@ -226,14 +286,25 @@ const badRequest = (message: string, status = 400) => new GraphQLError(message, 
 const operationGuard = {
   async requestDidStart() {
     return {
-      async didResolveOperation(rc: { operation?: { operation: string } | undefined; request: { operationName?: string | null }; document?: DocumentNode }) {
+      async didResolveOperation(rc: {
+        operation?: { operation: string } | undefined;
+        request: { operationName?: string | null };
+        document?: DocumentNode;
+      }) {
         if (!rc.operation) {
           const count = rc.document?.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION).length ?? 0;
           throw rc.request.operationName
             ? badRequest(`Unknown operation named "${rc.request.operationName}"`)
-            : badRequest(count === 0 ? 'The document has no operation' : 'The document has several operations: send operationName');
+            : badRequest(
+                count === 0
+                  ? 'The document has no operation'
+                  : 'The document has several operations: send operationName',
+              );
         }
-        if (rc.operation.operation === 'subscription') throw badRequest('Subscriptions are not served over HTTP POST/GET: use /realtime (server-sent events or graphql-ws)');
+        if (rc.operation.operation === 'subscription')
+          throw badRequest(
+            'Subscriptions are not served over HTTP POST/GET: use /realtime (server-sent events or graphql-ws)',
+          );
       },
     };
   },

@@ -1,7 +1,15 @@
 // The logic of `npm run schema:check`, importable by tests.
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { composeSupergraph, readSupergraphConfig, breakingChanges, readAllowlist, SUPERGRAPH_FILE, ROOT, type SubgraphEntry } from './compose.ts';
+import {
+  composeSupergraph,
+  readSupergraphConfig,
+  breakingChanges,
+  readAllowlist,
+  SUPERGRAPH_FILE,
+  ROOT,
+  type SubgraphEntry,
+} from './compose.ts';
 
 /**
  * The schema clients relied on before this change: the newest committed version of
@@ -9,9 +17,17 @@ import { composeSupergraph, readSupergraphConfig, breakingChanges, readAllowlist
  * current one, so the one before it is taken). Outside a git checkout: the file on disk.
  */
 function previousSupergraph(current: string): string | undefined {
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 * 1024 * 1024 });
+  const git = (...args: string[]) =>
+    execFileSync('git', args, {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      maxBuffer: 64 * 1024 * 1024,
+    });
   try {
-    const commits = git('log', '--format=%H', '-n', '50', '--', 'schema/supergraph.graphql').split('\n').filter(Boolean);
+    const commits = git('log', '--format=%H', '-n', '50', '--', 'schema/supergraph.graphql')
+      .split('\n')
+      .filter(Boolean);
     for (const c of commits) {
       const text = git('show', `${c}:schema/supergraph.graphql`);
       if (text.trimEnd() !== current.trimEnd()) return text;
@@ -28,7 +44,9 @@ export type SchemaCheckResult = { ok: boolean; messages: string[] };
  * Recomposes and compares. `previous` is the schema clients rely on (default: the committed one);
  * `readSdl` lets a test compose a changed subgraph without touching the files.
  */
-export function checkSchema(opts: { previous?: string; current?: string; readSdl?: (e: SubgraphEntry) => string; allowlist?: string[] } = {}): SchemaCheckResult {
+export function checkSchema(
+  opts: { previous?: string; current?: string; readSdl?: (e: SubgraphEntry) => string; allowlist?: string[] } = {},
+): SchemaCheckResult {
   const messages: string[] = [];
   let composed: string;
   try {
@@ -52,7 +70,9 @@ export function checkSchema(opts: { previous?: string; current?: string; readSdl
         messages.push(`allowed breaking change: ${change.description}`);
       } else {
         ok = false;
-        messages.push(`breaking change (${change.type}): ${change.description} — list it in schema/breaking-changes-allowed.yaml if intended`);
+        messages.push(
+          `breaking change (${change.type}): ${change.description} — list it in schema/breaking-changes-allowed.yaml if intended`,
+        );
       }
     }
   }

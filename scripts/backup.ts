@@ -29,7 +29,13 @@ export type Manifest = {
   createdAt: string;
   platformRole: string;
   /** Each project's database and its roles (cluster-wide, so in no database dump): which may log in, who is a member of whom. */
-  projects: { projectId: string; database: string; file: string; roles: ProjectRoleDef[]; memberships: [role: string, member: string][] }[];
+  projects: {
+    projectId: string;
+    database: string;
+    file: string;
+    roles: ProjectRoleDef[];
+    memberships: [role: string, member: string][];
+  }[];
   blobs: number;
   secret: 'file' | 'environment';
 };
@@ -41,7 +47,10 @@ function tool(config: Config, name: 'pg_dump' | 'pg_restore'): string {
 function run(cmd: string, args: string[]): string {
   const r = spawnSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 * 1024 * 1024 });
   if (r.error) throw new Error(`${cmd}: ${r.error.message}`);
-  if (r.status !== 0) throw new Error(`${cmd} ${args.filter((a) => !a.includes('://')).join(' ')} failed (${r.status}): ${r.stderr.trim()}`);
+  if (r.status !== 0)
+    throw new Error(
+      `${cmd} ${args.filter((a) => !a.includes('://')).join(' ')} failed (${r.status}): ${r.stderr.trim()}`,
+    );
   return r.stdout;
 }
 
@@ -50,13 +59,21 @@ function run(cmd: string, args: string[]): string {
  * extensions (pgvector is created by a superuser in template1, not by Tessera's role) and schemas that exist.
  */
 async function restoreInto(config: Config, url: string, file: string, extra: string[]): Promise<void> {
-  const existing = await withClient(url, async (c) => new Set((await c.query<{ n: string }>('select nspname as n from pg_namespace')).rows.map((r) => r.n)));
+  const existing = await withClient(
+    url,
+    async (c) => new Set((await c.query<{ n: string }>('select nspname as n from pg_namespace')).rows.map((r) => r.n)),
+  );
   const skipped = (line: string): boolean => {
     if (/^\d+; \d+ \d+ (EXTENSION|COMMENT - EXTENSION) /.test(line)) return true;
     const schema = /^\d+; \d+ \d+ (?:SCHEMA|ACL|COMMENT) - (?:SCHEMA )?(\S+) /.exec(line)?.[1];
-    return /^\d+; \d+ \d+ (SCHEMA|ACL - SCHEMA|COMMENT - SCHEMA) /.test(line) && schema !== undefined && existing.has(schema);
+    return (
+      /^\d+; \d+ \d+ (SCHEMA|ACL - SCHEMA|COMMENT - SCHEMA) /.test(line) && schema !== undefined && existing.has(schema)
+    );
   };
-  const list = run(tool(config, 'pg_restore'), ['--list', file]).split('\n').filter((l) => !skipped(l)).join('\n');
+  const list = run(tool(config, 'pg_restore'), ['--list', file])
+    .split('\n')
+    .filter((l) => !skipped(l))
+    .join('\n');
   const listFile = `${file}.restore-list`;
   fs.writeFileSync(listFile, list);
   try {
@@ -88,47 +105,81 @@ async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Pro
 }
 
 function requireDatabase(config: Config): string {
-  if (!config.databaseUrl) throw new Error('DATABASE_URL is required: backups are of a PostgreSQL server (for the embedded one, point DATABASE_URL at it while it runs)');
+  if (!config.databaseUrl)
+    throw new Error(
+      'DATABASE_URL is required: backups are of a PostgreSQL server (for the embedded one, point DATABASE_URL at it while it runs)',
+    );
   return config.databaseUrl;
 }
 
-type ProjectRow = { project_id: string; database_name: string | null; role_name: string; user_role_name: string; password_sealed: string };
+type ProjectRow = {
+  project_id: string;
+  database_name: string | null;
+  role_name: string;
+  user_role_name: string;
+  password_sealed: string;
+};
 
 async function projectRows(platformUrl: string): Promise<ProjectRow[]> {
   return await withClient(platformUrl, async (c) => {
     const exists = (await c.query(`select to_regclass('data_project_roles') as t`)).rows[0].t;
     if (!exists) return [];
-    return (await c.query<ProjectRow>('select project_id, database_name, role_name, user_role_name, password_sealed from data_project_roles order by project_id')).rows;
+    return (
+      await c.query<ProjectRow>(
+        'select project_id, database_name, role_name, user_role_name, password_sealed from data_project_roles order by project_id',
+      )
+    ).rows;
   });
 }
 
 /** Writes a backup of the installation `env` configures into `dir` (created; must be empty). */
-export async function createBackup(dir: string, env: Record<string, string | undefined> = process.env): Promise<Manifest> {
+export async function createBackup(
+  dir: string,
+  env: Record<string, string | undefined> = process.env,
+): Promise<Manifest> {
   const config = loadConfig(env);
   const platformUrl = requireDatabase(config);
   const projectsUrl = config.projectsDatabaseUrl ?? platformUrl;
   fs.mkdirSync(path.join(dir, 'projects'), { recursive: true });
   if (fs.readdirSync(dir).some((f) => f !== 'projects')) throw new Error(`${dir} is not empty`);
-  run(tool(config, 'pg_dump'), ['--format=custom', `--file=${path.join(dir, 'platform.dump')}`, `--dbname=${platformUrl}`]);
+  run(tool(config, 'pg_dump'), [
+    '--format=custom',
+    `--file=${path.join(dir, 'platform.dump')}`,
+    `--dbname=${platformUrl}`,
+  ]);
   const projects: Manifest['projects'] = [];
   for (const r of await projectRows(platformUrl)) {
-    if (!r.database_name) throw new Error(`project ${r.project_id} still lives in the platform database (made by 0.1): upgrade it first (README "Upgrading")`);
+    if (!r.database_name)
+      throw new Error(
+        `project ${r.project_id} still lives in the platform database (made by 0.1): upgrade it first (README "Upgrading")`,
+      );
     const file = path.join('projects', `${r.database_name}.dump`);
     // The project's roles: its login role and every role named after it (end users, anonymous visitors...).
     const { roles, memberships } = await withClient(projectsUrl, async (c) => {
-      const found = (await c.query<{ name: string; login: boolean; inherit: boolean; limit: number }>(
-        `select rolname as name, rolcanlogin as login, rolinherit as inherit, rolconnlimit as limit from pg_roles where rolname = $1 or starts_with(rolname, $1 || '_') order by rolname`,
-        [r.role_name],
-      )).rows;
+      const found = (
+        await c.query<{ name: string; login: boolean; inherit: boolean; limit: number }>(
+          `select rolname as name, rolcanlogin as login, rolinherit as inherit, rolconnlimit as limit from pg_roles where rolname = $1 or starts_with(rolname, $1 || '_') order by rolname`,
+          [r.role_name],
+        )
+      ).rows;
       const names = found.map((x) => x.name);
-      const members = (await c.query<{ role: string; member: string }>(
-        `select r.rolname as role, m.rolname as member from pg_auth_members a join pg_roles r on r.oid = a.roleid join pg_roles m on m.oid = a.member
+      const members = (
+        await c.query<{ role: string; member: string }>(
+          `select r.rolname as role, m.rolname as member from pg_auth_members a join pg_roles r on r.oid = a.roleid join pg_roles m on m.oid = a.member
           where r.rolname = any($1) and m.rolname = any($1) order by 1, 2`,
-        [names],
-      )).rows;
-      return { roles: found.map((x) => ({ name: x.name, login: x.login, inherit: x.inherit, connectionLimit: x.limit })), memberships: members.map((m) => [m.role, m.member] as [string, string]) };
+          [names],
+        )
+      ).rows;
+      return {
+        roles: found.map((x) => ({ name: x.name, login: x.login, inherit: x.inherit, connectionLimit: x.limit })),
+        memberships: members.map((m) => [m.role, m.member] as [string, string]),
+      };
     });
-    run(tool(config, 'pg_dump'), ['--format=custom', `--file=${path.join(dir, file)}`, `--dbname=${onDatabase(projectsUrl, r.database_name)}`]);
+    run(tool(config, 'pg_dump'), [
+      '--format=custom',
+      `--file=${path.join(dir, file)}`,
+      `--dbname=${onDatabase(projectsUrl, r.database_name)}`,
+    ]);
     projects.push({ projectId: r.project_id, database: r.database_name, file, roles, memberships });
   }
   // Blobs: every stored object's bytes, by key, through the configured driver.
@@ -137,7 +188,11 @@ export async function createBackup(dir: string, env: Record<string, string | und
   try {
     const objects = await withClient(platformUrl, async (c) =>
       (await c.query(`select to_regclass('storage_objects') as t`)).rows[0].t
-        ? (await c.query<{ project_id: string; id: string }>(`select project_id, id from storage_objects where status <> 'uploading'`)).rows
+        ? (
+            await c.query<{ project_id: string; id: string }>(
+              `select project_id, id from storage_objects where status <> 'uploading'`,
+            )
+          ).rows
         : [],
     );
     for (const o of objects) {
@@ -154,19 +209,32 @@ export async function createBackup(dir: string, env: Record<string, string | und
   const secretFile = path.join(config.dataDirAbs, 'internal.secret');
   let secret: Manifest['secret'] = 'environment';
   if (!config.internalSecret) {
-    if (!fs.existsSync(secretFile)) throw new Error('no internal secret: neither TESSERA_INTERNAL_SECRET nor <data folder>/internal.secret');
+    if (!fs.existsSync(secretFile))
+      throw new Error('no internal secret: neither TESSERA_INTERNAL_SECRET nor <data folder>/internal.secret');
     fs.copyFileSync(secretFile, path.join(dir, 'internal.secret'));
     fs.chmodSync(path.join(dir, 'internal.secret'), 0o600);
     secret = 'file';
   }
-  const platformRole = new URL(platformUrl).username || (await withClient(platformUrl, async (c) => (await c.query('select current_user as u')).rows[0].u as string));
-  const manifest: Manifest = { format: 'tessera-backup/1', createdAt: new Date().toISOString(), platformRole: decodeURIComponent(platformRole), projects, blobs: count, secret };
+  const platformRole =
+    new URL(platformUrl).username ||
+    (await withClient(platformUrl, async (c) => (await c.query('select current_user as u')).rows[0].u as string));
+  const manifest: Manifest = {
+    format: 'tessera-backup/1',
+    createdAt: new Date().toISOString(),
+    platformRole: decodeURIComponent(platformRole),
+    projects,
+    blobs: count,
+    secret,
+  };
   fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2));
   return manifest;
 }
 
 /** Restores the backup in `dir` into the installation `env` configures (Tessera stopped, empty platform database). */
-export async function restoreBackup(dir: string, env: Record<string, string | undefined> = process.env): Promise<Manifest> {
+export async function restoreBackup(
+  dir: string,
+  env: Record<string, string | undefined> = process.env,
+): Promise<Manifest> {
   const config = loadConfig(env);
   const platformUrl = requireDatabase(config);
   const projectsUrl = config.projectsDatabaseUrl ?? platformUrl;
@@ -176,19 +244,34 @@ export async function restoreBackup(dir: string, env: Record<string, string | un
   let secret = config.internalSecret;
   if (manifest.secret === 'file') {
     const saved = fs.readFileSync(path.join(dir, 'internal.secret'), 'utf8').trim();
-    if (secret && secret !== saved) throw new Error('TESSERA_INTERNAL_SECRET differs from the secret in the backup: unset it, or set it to the backed-up one');
+    if (secret && secret !== saved)
+      throw new Error(
+        'TESSERA_INTERNAL_SECRET differs from the secret in the backup: unset it, or set it to the backed-up one',
+      );
     if (!secret) {
       const file = path.join(config.dataDirAbs, 'internal.secret');
-      if (fs.existsSync(file) && fs.readFileSync(file, 'utf8').trim() !== saved) throw new Error(`${file} holds another secret: move it away first`);
+      if (fs.existsSync(file) && fs.readFileSync(file, 'utf8').trim() !== saved)
+        throw new Error(`${file} holds another secret: move it away first`);
       fs.mkdirSync(config.dataDirAbs, { recursive: true, mode: 0o755 });
       fs.writeFileSync(file, saved, { mode: 0o600 });
     }
     secret = saved;
   }
-  if (!secret) throw new Error('the backup was made with TESSERA_INTERNAL_SECRET from the environment: set the same value to restore it');
-  const current = await withClient(platformUrl, async (c) => (await c.query('select current_user as u')).rows[0].u as string);
-  if (manifest.projects.length > 0 && current !== manifest.platformRole) throw new Error(`the platform role is "${current}", the backup's is "${manifest.platformRole}": project databases are owned by it, restore as that role`);
-  const tables = await withClient(platformUrl, async (c) => Number((await c.query(`select count(*) as n from pg_tables where schemaname = 'public'`)).rows[0].n));
+  if (!secret)
+    throw new Error(
+      'the backup was made with TESSERA_INTERNAL_SECRET from the environment: set the same value to restore it',
+    );
+  const current = await withClient(
+    platformUrl,
+    async (c) => (await c.query('select current_user as u')).rows[0].u as string,
+  );
+  if (manifest.projects.length > 0 && current !== manifest.platformRole)
+    throw new Error(
+      `the platform role is "${current}", the backup's is "${manifest.platformRole}": project databases are owned by it, restore as that role`,
+    );
+  const tables = await withClient(platformUrl, async (c) =>
+    Number((await c.query(`select count(*) as n from pg_tables where schemaname = 'public'`)).rows[0].n),
+  );
   if (tables > 0) throw new Error('the platform database is not empty: restore into a new, empty database');
   await restoreInto(config, platformUrl, path.join(dir, 'platform.dump'), ['--no-owner', '--no-acl']);
   // Each project's roles (cluster-wide, so not in a database dump), as the data subgraph makes them, then its database.
@@ -203,10 +286,13 @@ export async function restoreBackup(dir: string, env: Record<string, string | un
       const verifier = scramVerifier(box.decrypt(r.password_sealed));
       for (const role of p.roles) {
         const login = role.login ? `login password '${verifier.replace(/'/g, "''")}'` : 'nologin';
-        await c.query(`create role ${ident(role.name)} with ${login} ${role.inherit ? 'inherit' : 'noinherit'} ${attrs} connection limit ${Number(role.connectionLimit)}`);
+        await c.query(
+          `create role ${ident(role.name)} with ${login} ${role.inherit ? 'inherit' : 'noinherit'} ${attrs} connection limit ${Number(role.connectionLimit)}`,
+        );
         await c.query(`grant ${ident(role.name)} to current_user`);
       }
-      for (const [role, member] of p.memberships) if (member !== current) await c.query(`grant ${ident(role)} to ${ident(member)}`);
+      for (const [role, member] of p.memberships)
+        if (member !== current) await c.query(`grant ${ident(role)} to ${ident(member)}`);
     }
   });
   // Each project database as the data subgraph makes it (owned by the platform role, only its login role may
@@ -244,7 +330,9 @@ if (import.meta.main) {
   }
   (action === 'create' ? createBackup(path.resolve(dir)) : restoreBackup(path.resolve(dir))).then(
     (m) => {
-      console.log(`${action === 'create' ? 'backed up' : 'restored'}: platform database, ${m.projects.length} project database(s), ${m.blobs} blob(s), internal secret ${m.secret === 'file' ? 'included' : 'from the environment (not in the backup)'}`);
+      console.log(
+        `${action === 'create' ? 'backed up' : 'restored'}: platform database, ${m.projects.length} project database(s), ${m.blobs} blob(s), internal secret ${m.secret === 'file' ? 'included' : 'from the environment (not in the backup)'}`,
+      );
       process.exit(0);
     },
     (err: unknown) => {

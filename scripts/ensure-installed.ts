@@ -8,11 +8,18 @@ import { spawnSync } from 'node:child_process';
 
 /** Runs `npm ci` in `dir` unless its node_modules was installed from this very lockfile. */
 export function ensureInstalled(dir: string, opts: { quiet?: boolean } = {}): void {
-  const lockHash = crypto.createHash('sha256').update(fs.readFileSync(path.join(dir, 'package-lock.json'))).digest('hex');
+  const lockHash = crypto
+    .createHash('sha256')
+    .update(fs.readFileSync(path.join(dir, 'package-lock.json')))
+    .digest('hex');
   const stamp = path.join(dir, 'node_modules', '.tessera-lock-sha256');
   if (fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === lockHash) return;
   if (!opts.quiet) console.log(`installing ${path.relative(process.cwd(), dir) || dir} (npm ci) ...`);
-  const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: dir, stdio: opts.quiet ? 'pipe' : 'inherit', encoding: 'utf8' });
+  const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], {
+    cwd: dir,
+    stdio: opts.quiet ? 'pipe' : 'inherit',
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`npm ci in ${dir} failed${opts.quiet ? `:\n${r.stdout}\n${r.stderr}` : ''}`);
   fs.writeFileSync(stamp, lockHash);
 }

@@ -6,7 +6,11 @@ import { loadConfig } from '../platform/config.ts';
 /** The loopback /livez URLs of every role this configuration could be running. */
 export function livenessUrls(env: Record<string, string | undefined> = process.env): string[] {
   const config = loadConfig(env);
-  const ports = new Set([config.port, config.routerPort, ...(config.subgraphPort === undefined ? [] : [config.subgraphPort])]);
+  const ports = new Set([
+    config.port,
+    config.routerPort,
+    ...(config.subgraphPort === undefined ? [] : [config.subgraphPort]),
+  ]);
   return [...ports].filter((p) => p > 0).map((p) => `http://127.0.0.1:${p}/livez`);
 }
 

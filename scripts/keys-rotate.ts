@@ -31,15 +31,31 @@ function runningEmbedded(config: Config): string | undefined {
 }
 
 /** Runs one key command with the given environment; returns the keys afterwards. */
-export async function runKeyCommand(command: KeyCommand, env: Record<string, string | undefined> = process.env): Promise<PublicKeyView[]> {
+export async function runKeyCommand(
+  command: KeyCommand,
+  env: Record<string, string | undefined> = process.env,
+): Promise<PublicKeyView[]> {
   const config = loadConfig(env);
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   ensureInternalSecret(config);
   const url = config.databaseUrl ?? runningEmbedded(config);
-  const embedded = url ? undefined : await startDatabase({ dataDir: config.dataDirAbs, port: config.embeddedPgPort, logger });
-  const db = await openSubgraphDatabase({ name: 'identity', url: url ?? embedded!.url, entities: identityEntities, migrations: identityMigrations, logger, poolMax: 2 });
+  const embedded = url
+    ? undefined
+    : await startDatabase({ dataDir: config.dataDirAbs, port: config.embeddedPgPort, logger });
+  const db = await openSubgraphDatabase({
+    name: 'identity',
+    url: url ?? embedded!.url,
+    entities: identityEntities,
+    migrations: identityMigrations,
+    logger,
+    poolMax: 2,
+  });
   try {
-    const keys = createSigningKeyService({ db, box: createSecretBox(config.internalSecret!, 'identity:secrets'), config });
+    const keys = createSigningKeyService({
+      db,
+      box: createSecretBox(config.internalSecret!, 'identity:secrets'),
+      config,
+    });
     if (command.action === 'rotate') {
       await keys.ensureCurrent();
       await keys.rotate();

@@ -12,7 +12,11 @@ import { assembleOpenApi } from '../rest-compat/openapi.ts';
 /** The document, as the front door serves it. */
 export function openApiDocument(): Record<string, unknown> {
   const schema = apiSchemaOf(fs.readFileSync(SUPERGRAPH_FILE, 'utf8'));
-  return assembleOpenApi(ROUTE_TABLE, schema, loadConfig({}), [...RAW_HANDLERS.map((m) => m.openapi ?? {}), HEALTH_OPENAPI]);
+  return assembleOpenApi(ROUTE_TABLE, schema, loadConfig({}), [
+    ...RAW_HANDLERS.map((m) => m.openapi ?? {}),
+    HEALTH_OPENAPI,
+  ]);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) process.stdout.write(`${JSON.stringify(openApiDocument(), null, 2)}\n`);
+if (import.meta.url === `file://${process.argv[1]}`)
+  process.stdout.write(`${JSON.stringify(openApiDocument(), null, 2)}\n`);

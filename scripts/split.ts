@@ -15,7 +15,6 @@ import { backoffMs } from '../platform/backoff.ts';
 import { tunedExec } from '../platform/node-tuning.ts';
 import { PARENT_PID_ENV, watchParent } from '../platform/parent-watch.ts';
 
-
 async function waitFor(url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
@@ -41,11 +40,17 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.logLevel, 'tessera-split');
   const secret = ensureInternalSecret(config);
-  const db = await startDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDirAbs, port: config.embeddedPgPort, logger: log });
+  const db = await startDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDirAbs,
+    port: config.embeddedPgPort,
+    logger: log,
+  });
   const freePorts = process.argv.includes('--free-ports');
   const entries = readSupergraphConfig();
   const urls: string[] = [];
-  for (const e of entries) urls.push(`${e.name}=${freePorts ? `http://127.0.0.1:${await freePort()}/graphql` : e.routingUrl}`);
+  for (const e of entries)
+    urls.push(`${e.name}=${freePorts ? `http://127.0.0.1:${await freePort()}/graphql` : e.routingUrl}`);
   const routerPort = freePorts ? await freePort() : config.routerPort;
   const env = {
     ...process.env,
@@ -77,7 +82,11 @@ async function main(): Promise<void> {
     stopping = true;
     const children = [...procs.values()];
     for (const c of children) c.kill('SIGTERM');
-    await Promise.all(children.map((c) => (c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise((r) => c.once('exit', r)))));
+    await Promise.all(
+      children.map((c) =>
+        c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise((r) => c.once('exit', r)),
+      ),
+    );
     await db.stop();
     process.exit(code);
   };
@@ -102,8 +111,21 @@ async function main(): Promise<void> {
     const writeLayout = () => {
       const layout = {
         url: `http://${config.host}:${config.port}`,
-        router: { url: `http://127.0.0.1:${routerPort}`, pid: procs.get('router')?.pid, restarts: restarts.get('router') ?? 0 },
-        subgraphs: Object.fromEntries(entries.map((e, i) => [e.name, { url: urls[i]!.split('=')[1], pid: procs.get(`subgraph:${e.name}`)?.pid, restarts: restarts.get(`subgraph:${e.name}`) ?? 0 }])),
+        router: {
+          url: `http://127.0.0.1:${routerPort}`,
+          pid: procs.get('router')?.pid,
+          restarts: restarts.get('router') ?? 0,
+        },
+        subgraphs: Object.fromEntries(
+          entries.map((e, i) => [
+            e.name,
+            {
+              url: urls[i]!.split('=')[1],
+              pid: procs.get(`subgraph:${e.name}`)?.pid,
+              restarts: restarts.get(`subgraph:${e.name}`) ?? 0,
+            },
+          ]),
+        ),
         frontDoor: { pid: procs.get('front-door')?.pid, restarts: restarts.get('front-door') ?? 0 },
       };
       // Written whole under a temporary name, then renamed, so a reader never sees half a file.
@@ -119,7 +141,10 @@ async function main(): Promise<void> {
         if (stopping) return;
         const next = Date.now() - startedAt > 30_000 ? 0 : streak + 1;
         const delay = backoffMs(next, { baseMs: 250, maxMs: 10_000, jitter: 'equal' });
-        log.warn({ role, pid: child.pid, code, signal, restartInMs: delay }, 'a process of the split deployment exited; restarting it');
+        log.warn(
+          { role, pid: child.pid, code, signal, restartInMs: delay },
+          'a process of the split deployment exited; restarting it',
+        );
         setTimeout(() => {
           if (stopping) return;
           const again = start(role);

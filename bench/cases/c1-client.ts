@@ -21,18 +21,25 @@ export const c1Client: BenchCase = {
     const client = createClient({ url: ctx.tessera, key: project.apiKey });
     const body = JSON.stringify({ table: FIND_TABLE, where: { category: { eq: FIND_CATEGORY } } });
     const bare = async () => {
-      const res = await fetch(`${ctx.tessera}/v1/find`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': project.apiKey }, body });
+      const res = await fetch(`${ctx.tessera}/v1/find`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': project.apiKey },
+        body,
+      });
       if (!res.ok) throw new Error(`find: ${res.status}`);
       return (await res.json()) as { rows: unknown[] };
     };
     const viaClient = async () => await client.from(FIND_TABLE).select().eq('category', FIND_CATEGORY);
     const [a, b] = [await bare(), await viaClient()];
-    if (a.rows.length !== b.length || b.length === 0) throw new Error(`C1: the two sides disagree (${a.rows.length} vs ${b.length} rows)`);
+    if (a.rows.length !== b.length || b.length === 0)
+      throw new Error(`C1: the two sides disagree (${a.rows.length} vs ${b.length} rows)`);
     // The client alone: a stub fetch answering a canned find, so only the client's own work is timed.
     const canned = JSON.stringify(a);
     const stub = createClient({
-      url: 'http://stub.invalid', key: project.apiKey,
-      fetch: async () => new Response(canned, { status: 200, headers: { 'content-type': 'application/json', 'x-request-id': 'r' } }),
+      url: 'http://stub.invalid',
+      key: project.apiKey,
+      fetch: async () =>
+        new Response(canned, { status: 200, headers: { 'content-type': 'application/json', 'x-request-id': 'r' } }),
     });
     const calls = ctx.quick ? 300 : 2000;
     const time = async (fn: () => Promise<unknown>, n: number) => {
@@ -54,7 +61,12 @@ export const c1Client: BenchCase = {
         fetchUs /= batches;
         const cpu = await time(async () => await stub.from(FIND_TABLE).select().eq('category', FIND_CATEGORY), calls);
         const ratio = fetchUs / client;
-        return { tessera: { client_us_per_call: client, client_own_us: cpu }, peer: { fetch_us_per_call: fetchUs }, ratio, met: cpu <= 50 };
+        return {
+          tessera: { client_us_per_call: client, client_own_us: cpu },
+          peer: { fetch_us_per_call: fetchUs },
+          ratio,
+          met: cpu <= 50,
+        };
       },
     };
   },

@@ -31,7 +31,13 @@ export const c2CliStart: BenchCase = {
     const configDir = fs.mkdtempSync(path.join(ctx.outDir, 'cli-'));
     // The package as it ships (its own build configuration), inside the repository so its dependencies resolve.
     const dist = path.join(configDir, 'dist');
-    await run(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(ROOT, 'packages/client/tsconfig.build.json'), '--outDir', dist]);
+    await run(process.execPath, [
+      path.join(ROOT, 'node_modules/typescript/bin/tsc'),
+      '-p',
+      path.join(ROOT, 'packages/client/tsconfig.build.json'),
+      '--outDir',
+      dist,
+    ]);
     const CLI = path.join(dist, 'cli/main.js');
     const email = `bench-cli-${Date.now()}@example.com`;
     const password = 'bench password 123';

@@ -22,4 +22,24 @@ import { e1Events } from './e1-events.ts';
 
 export type { BenchCase, BenchContext, Target } from './types.ts';
 
-export const CASES: BenchCase[] = [s1, p1Floor, p1Parse, p2Floor, p2Parse, p3, p4Token, p4Introspect, p5Login, p6, p7, p8Drain, p8Cron, p9, p10, p10Server, e1Events, c1Client, c2CliStart];
+export const CASES: BenchCase[] = [
+  s1,
+  p1Floor,
+  p1Parse,
+  p2Floor,
+  p2Parse,
+  p3,
+  p4Token,
+  p4Introspect,
+  p5Login,
+  p6,
+  p7,
+  p8Drain,
+  p8Cron,
+  p9,
+  p10,
+  p10Server,
+  e1Events,
+  c1Client,
+  c2CliStart,
+];

@@ -20,7 +20,17 @@ import pg from 'pg';
 import { client } from '../../tests/support/http.ts';
 import { createCatalog } from '../../subgraphs/data/services/catalog.ts';
 import { buildVectorSearch } from '../../subgraphs/data/services/builder.ts';
-import { DIMS, K, EXACT_TIMED, GOAL_P50_MS, GOAL_RECALL, bruteForce, makeData, percentile, serverHasPgvector } from './p10-vector.ts';
+import {
+  DIMS,
+  K,
+  EXACT_TIMED,
+  GOAL_P50_MS,
+  GOAL_RECALL,
+  bruteForce,
+  makeData,
+  percentile,
+  serverHasPgvector,
+} from './p10-vector.ts';
 import type { BenchContext, CustomCase, CustomFigures } from './types.ts';
 
 const TABLE = 'docs';
@@ -43,12 +53,24 @@ async function makeProject(ctx: BenchContext): Promise<Project> {
     await db.query(`update tenants set plan_id = 'enterprise' where email = $1`, [email]);
     const login = await call('POST', '/auth/api/v1/tenant/login', { body: { email, password } });
     if (login.status !== 200) throw new Error(`login: ${login.status} ${JSON.stringify(login.body)}`);
-    const created = await call('POST', '/auth/api/v1/projects', { token: login.body.access_token as string, body: { name: 'bench-p10' } });
+    const created = await call('POST', '/auth/api/v1/projects', {
+      token: login.body.access_token as string,
+      body: { name: 'bench-p10' },
+    });
     if (created.status !== 201) throw new Error(`project: ${created.status} ${JSON.stringify(created.body)}`);
     const apiKey = created.body.project.api_key as string;
-    const table = await call('POST', '/v1/rawSQL', { apiKey, body: { sql: `create table ${TABLE} (id integer primary key, title text not null, embedding vector(${DIMS}) not null)` } });
-    if (table.status !== 200) throw new Error(`create table (does the project see pgvector?): ${table.status} ${JSON.stringify(table.body)}`);
-    const { rows } = await db.query<{ schema_name: string; role_name: string; database_name: string }>('select schema_name, role_name, database_name from data_project_roles where project_id = $1', [created.body.project.id]);
+    const table = await call('POST', '/v1/rawSQL', {
+      apiKey,
+      body: {
+        sql: `create table ${TABLE} (id integer primary key, title text not null, embedding vector(${DIMS}) not null)`,
+      },
+    });
+    if (table.status !== 200)
+      throw new Error(`create table (does the project see pgvector?): ${table.status} ${JSON.stringify(table.body)}`);
+    const { rows } = await db.query<{ schema_name: string; role_name: string; database_name: string }>(
+      'select schema_name, role_name, database_name from data_project_roles where project_id = $1',
+      [created.body.project.id],
+    );
     if (!rows[0]) throw new Error('no data role for the project');
     return { apiKey, schema: rows[0].schema_name, role: rows[0].role_name, database: rows[0].database_name };
   } finally {
@@ -71,12 +93,16 @@ const vectorText = (v: Float32Array, from = 0) => `[${Array.from(v.subarray(from
 export const p10Server: CustomCase = {
   kind: 'custom',
   id: 'P10-server',
-  title: 'POST /v1/vectorSearch (cosine, k 10) over 100,000 x 384 with an HNSW index on the PostgreSQL server (pgvector; --quick: 10,000)',
+  title:
+    'POST /v1/vectorSearch (cosine, k 10) over 100,000 x 384 with an HNSW index on the PostgreSQL server (pgvector; --quick: 10,000)',
   peer: 'the same statement as an exact scan on the same server (index scans off); recall against brute force',
   goal: 'recall@10 >= 0.95 and p50 <= 20 ms',
   async setup(ctx) {
     if (!(await serverHasPgvector(ctx))) {
-      return { skipped: "the database server has no pgvector (pg_available_extensions); run with DATABASE_URL on a server that has it (the machine's PostgreSQL 15 after .ci/run builds it)" };
+      return {
+        skipped:
+          "the database server has no pgvector (pg_available_extensions); run with DATABASE_URL on a server that has it (the machine's PostgreSQL 15 after .ci/run builds it)",
+      };
     }
     const count = ctx.quick ? 10_000 : 100_000;
     const { rows, queries } = makeData(count);
@@ -94,20 +120,33 @@ export const p10Server: CustomCase = {
           titles.push(`document ${i}`);
           vectors.push(vectorText(rows, i * DIMS));
         }
-        await db.query(`insert into ${TABLE} (id, title, embedding) select * from unnest($1::int[], $2::text[], $3::vector[])`, [ids, titles, vectors]);
+        await db.query(
+          `insert into ${TABLE} (id, title, embedding) select * from unnest($1::int[], $2::text[], $3::vector[])`,
+          [ids, titles, vectors],
+        );
       }
       const built = process.hrtime.bigint();
-      await db.query(`set maintenance_work_mem = '1GB'; create index on ${TABLE} using hnsw (embedding vector_cosine_ops); reset maintenance_work_mem; analyze ${TABLE}`);
+      await db.query(
+        `set maintenance_work_mem = '1GB'; create index on ${TABLE} using hnsw (embedding vector_cosine_ops); reset maintenance_work_mem; analyze ${TABLE}`,
+      );
       const buildSeconds = Number(process.hrtime.bigint() - built) / 1e9;
 
       const call = client(ctx.tessera);
-      const body = (q: Float32Array) => ({ table: TABLE, column: 'embedding', vector: Array.from(q), k: K, metric: 'cosine', select: ['id', 'title'] });
+      const body = (q: Float32Array) => ({
+        table: TABLE,
+        column: 'embedding',
+        vector: Array.from(q),
+        k: K,
+        metric: 'cosine',
+        select: ['id', 'title'],
+      });
       const search = async (q: Float32Array): Promise<{ ids: number[]; ms: number }> => {
         const started = performance.now();
         const r = await call('POST', '/v1/vectorSearch', { apiKey: project.apiKey, body: body(q) });
         const ms = performance.now() - started;
         if (r.status !== 200) throw new Error(`vectorSearch: ${r.status} ${JSON.stringify(r.body)}`);
-        if (r.body.method !== 'hnsw') throw new Error(`vectorSearch answered with method ${JSON.stringify(r.body.method)}, not the HNSW index`);
+        if (r.body.method !== 'hnsw')
+          throw new Error(`vectorSearch answered with method ${JSON.stringify(r.body.method)}, not the HNSW index`);
         return { ids: (r.body.rows as { id: number }[]).map((row) => row.id), ms };
       };
       // The statement the data API runs, on the direct connection (the server's share of a search).
@@ -118,7 +157,8 @@ export const p10Server: CustomCase = {
         const r = await db.query<{ id: number }>(sql.sql, sql.params);
         return { ids: r.rows.map((row) => row.id), ms: performance.now() - started };
       };
-      const recall = (answers: number[][]) => answers.reduce((n, ids, i) => n + ids.filter((id) => exact[i]!.includes(id)).length, 0) / (answers.length * K);
+      const recall = (answers: number[][]) =>
+        answers.reduce((n, ids, i) => n + ids.filter((id) => exact[i]!.includes(id)).length, 0) / (answers.length * K);
       for (const q of queries) await search(q); // warm-up: the index's pages in the server's cache, the path compiled
 
       const run = async (): Promise<CustomFigures> => {
@@ -144,8 +184,17 @@ export const p10Server: CustomCase = {
           dims: DIMS,
           index_build_s: round2(buildSeconds),
         };
-        const peer = { recall_at_10_pct: +(100 * recall(exactRuns.map((a) => a.ids))).toFixed(1), p50_ms: round2(percentile(exactMs, 50)), p99_ms: round2(percentile(exactMs, 99)) };
-        return { tessera, peer, ratio: peer.p50_ms / tessera.p50_ms, met: tessera.recall_at_10_pct >= 100 * GOAL_RECALL && tessera.p50_ms <= GOAL_P50_MS };
+        const peer = {
+          recall_at_10_pct: +(100 * recall(exactRuns.map((a) => a.ids))).toFixed(1),
+          p50_ms: round2(percentile(exactMs, 50)),
+          p99_ms: round2(percentile(exactMs, 99)),
+        };
+        return {
+          tessera,
+          peer,
+          ratio: peer.p50_ms / tessera.p50_ms,
+          met: tessera.recall_at_10_pct >= 100 * GOAL_RECALL && tessera.p50_ms <= GOAL_P50_MS,
+        };
       };
       return { run, cleanup: async () => await db.end() };
     } catch (err) {

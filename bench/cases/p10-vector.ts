@@ -60,7 +60,9 @@ function generator(seed: number): { uniform: () => number; normal: () => number 
 export function makeData(count: number): { rows: Float32Array; queries: Float32Array[] } {
   const { uniform, normal } = generator(42);
   const centers = Array.from({ length: CLUSTERS }, () => Float64Array.from({ length: DIMS }, normal));
-  const bases = Array.from({ length: CLUSTERS }, () => Array.from({ length: SUBSPACE }, () => Float64Array.from({ length: DIMS }, () => normal() / Math.sqrt(SUBSPACE))));
+  const bases = Array.from({ length: CLUSTERS }, () =>
+    Array.from({ length: SUBSPACE }, () => Float64Array.from({ length: DIMS }, () => normal() / Math.sqrt(SUBSPACE))),
+  );
   const point = (out: Float32Array, at: number) => {
     const c = Math.floor(uniform() * CLUSTERS);
     const v = Float64Array.from(centers[c]!, (x) => x + NOISE * normal());
@@ -145,7 +147,8 @@ export async function serverHasPgvector(ctx: BenchContext): Promise<boolean> {
 export const p10: CustomCase = {
   kind: 'custom',
   id: 'P10-vector',
-  title: 'vectorSearch (cosine, k 10) over 100,000 x 384 with an HNSW index: the data API catalog, builder SQL and index check, on PGlite + pgvector (--quick: 10,000)',
+  title:
+    'vectorSearch (cosine, k 10) over 100,000 x 384 with an HNSW index: the data API catalog, builder SQL and index check, on PGlite + pgvector (--quick: 10,000)',
   peer: 'the same statement as an exact scan (index scans off); recall against brute force',
   goal: 'recall@10 >= 0.95 and p50 <= 20 ms',
   async setup(ctx) {
@@ -164,7 +167,9 @@ export const p10: CustomCase = {
         await db.query(`copy ${SCHEMA}.${TABLE} from '/dev/blob' with (format binary)`, [], { blob });
       }
       const built = process.hrtime.bigint();
-      await db.exec(`set maintenance_work_mem = '1GB'; create index on ${SCHEMA}.${TABLE} using hnsw (embedding vector_cosine_ops); reset maintenance_work_mem; analyze ${SCHEMA}.${TABLE}`);
+      await db.exec(
+        `set maintenance_work_mem = '1GB'; create index on ${SCHEMA}.${TABLE} using hnsw (embedding vector_cosine_ops); reset maintenance_work_mem; analyze ${SCHEMA}.${TABLE}`,
+      );
       const buildSeconds = Number(process.hrtime.bigint() - built) / 1e9;
 
       // The data API's steps for one vectorSearch (the pool is PGlite: same query(sql, params) shape).
@@ -172,7 +177,14 @@ export const p10: CustomCase = {
       const asPool = db as unknown as pg.Pool;
       const search = async (q: Float32Array): Promise<number[]> => {
         const t = await catalog.table(asPool, SCHEMA, TABLE);
-        const sql = buildVectorSearch(SCHEMA, t, { table: TABLE, column: 'embedding', vector: Array.from(q), k: K, metric: 'cosine', select: ['id', 'title'] });
+        const sql = buildVectorSearch(SCHEMA, t, {
+          table: TABLE,
+          column: 'embedding',
+          vector: Array.from(q),
+          k: K,
+          metric: 'cosine',
+          select: ['id', 'title'],
+        });
         const indexed = await db.query(HNSW_INDEX_SQL, [SCHEMA, TABLE, sql.column, PGVECTOR_OPCLASSES[sql.metric]]);
         if (indexed.rows.length === 0) throw new Error('P10: the data API would not see the HNSW index');
         const res = await db.query<{ id: number }>(sql.sql, sql.params);
@@ -183,13 +195,23 @@ export const p10: CustomCase = {
         const ids = await search(q);
         return { ids, ms: performance.now() - started };
       };
-      const recall = (answers: number[][], from = 0) => answers.reduce((n, ids, i) => n + ids.filter((id) => exact[from + i]!.includes(id)).length, 0) / (answers.length * K);
+      const recall = (answers: number[][], from = 0) =>
+        answers.reduce((n, ids, i) => n + ids.filter((id) => exact[from + i]!.includes(id)).length, 0) /
+        (answers.length * K);
 
       // The planner must answer with the index: else the "HNSW" figures would be a scan's.
       const t = await catalog.table(asPool, SCHEMA, TABLE);
-      const probe = buildVectorSearch(SCHEMA, t, { table: TABLE, column: 'embedding', vector: Array.from(queries[0]!), k: K, metric: 'cosine', select: ['id', 'title'] });
+      const probe = buildVectorSearch(SCHEMA, t, {
+        table: TABLE,
+        column: 'embedding',
+        vector: Array.from(queries[0]!),
+        k: K,
+        metric: 'cosine',
+        select: ['id', 'title'],
+      });
       const plan = await db.query<{ 'QUERY PLAN': string }>(`explain ${probe.sql}`, probe.params);
-      if (!/Index Scan using \w*embedding\w*/.test(plan.rows.map((r) => r['QUERY PLAN']).join('\n'))) throw new Error(`P10: the search does not use the HNSW index:\n${JSON.stringify(plan.rows)}`);
+      if (!/Index Scan using \w*embedding\w*/.test(plan.rows.map((r) => r['QUERY PLAN']).join('\n')))
+        throw new Error(`P10: the search does not use the HNSW index:\n${JSON.stringify(plan.rows)}`);
       for (const q of queries) await search(q); // warm-up: the measured rounds start hot
 
       const run = async (): Promise<CustomFigures> => {
@@ -213,8 +235,17 @@ export const p10: CustomCase = {
           index_build_s: round2(buildSeconds),
           server_pgvector: serverPgvector ? 1 : 0,
         };
-        const peer = { recall_at_10_pct: +(100 * recall(exactRuns.map((a) => a.ids))).toFixed(1), p50_ms: round2(percentile(exactMs, 50)), p99_ms: round2(percentile(exactMs, 99)) };
-        return { tessera, peer, ratio: peer.p50_ms / tessera.p50_ms, met: tessera.recall_at_10_pct >= 100 * GOAL_RECALL && tessera.p50_ms <= GOAL_P50_MS };
+        const peer = {
+          recall_at_10_pct: +(100 * recall(exactRuns.map((a) => a.ids))).toFixed(1),
+          p50_ms: round2(percentile(exactMs, 50)),
+          p99_ms: round2(percentile(exactMs, 99)),
+        };
+        return {
+          tessera,
+          peer,
+          ratio: peer.p50_ms / tessera.p50_ms,
+          met: tessera.recall_at_10_pct >= 100 * GOAL_RECALL && tessera.p50_ms <= GOAL_P50_MS,
+        };
       };
       return { run, cleanup: async () => await db.close() };
     } catch (err) {

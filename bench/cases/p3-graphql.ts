@@ -16,7 +16,6 @@ import { freePort } from '../../platform/net.ts';
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const QUERY = 'query P3($id: ID!) { project(id: $id) { id name apiKeyPrefix createdAt updatedAt } }';
 
-
 /**
  * The internal secret and data folder of the Tessera under test, from its environment: the harness starts
  * it with TESSERA_DATA_DIR (where it generates `internal.secret`) unless TESSERA_INTERNAL_SECRET is set.
@@ -71,7 +70,9 @@ export const p3: HttpCase = {
   goal: '>= 1.0x',
   async setup(ctx) {
     if (!fs.existsSync(path.join(ROOT, 'bench', 'peers', 'node_modules', '@graphql-hive', 'gateway-runtime'))) {
-      throw new Error('P3: Hive Gateway is not installed in bench/peers (installed before it was added): run `npm ci` in bench/peers');
+      throw new Error(
+        'P3: Hive Gateway is not installed in bench/peers (installed before it was added): run `npm ci` in bench/peers',
+      );
     }
     const p = await dataProject(ctx);
     const { secret, dataDir } = tesseraSecret(ctx.tesseraPid);
@@ -92,15 +93,31 @@ export const p3: HttpCase = {
     );
     const gateway = await ctx.spawnPeer(
       [path.join(ROOT, 'bench', 'peers', 'hive-gateway.ts')],
-      { PORT: '0', P3_SUBGRAPH_URLS: `tenant=${tenantUrl}`, P3_PRINCIPAL: JSON.stringify(principal), TESSERA_INTERNAL_SECRET: secret },
+      {
+        PORT: '0',
+        P3_SUBGRAPH_URLS: `tenant=${tenantUrl}`,
+        P3_PRINCIPAL: JSON.stringify(principal),
+        TESSERA_INTERNAL_SECRET: secret,
+      },
       /listening (\d+)/,
     );
     const gatewayPort = Number(/listening (\d+)/.exec(gateway.output())![1]);
     const body = JSON.stringify({ query: QUERY, variables: { id: p.projectId } });
-    const tessera: Target = { url: `${ctx.tessera}/graphql`, method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': p.apiKey }, body };
-    const peer: Target = { url: `http://127.0.0.1:${gatewayPort}/graphql`, method: 'POST', headers: { 'content-type': 'application/json' }, body };
+    const tessera: Target = {
+      url: `${ctx.tessera}/graphql`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': p.apiKey },
+      body,
+    };
+    const peer: Target = {
+      url: `http://127.0.0.1:${gatewayPort}/graphql`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    };
     const [a, b] = [await answer(tessera, 'P3 Tessera /graphql'), await answer(peer, 'P3 Hive Gateway /graphql')];
-    if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`P3: the answers differ: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+    if (JSON.stringify(a) !== JSON.stringify(b))
+      throw new Error(`P3: the answers differ: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
     return { tessera, peer };
   },
 };

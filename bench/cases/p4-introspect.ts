@@ -18,8 +18,18 @@ export const p4Introspect: BenchCase = {
     const peer = await startOidcPeer(ctx, { OIDC_TOKEN_TTL: String(issued.expires_in) });
     const peerAuth = basic(OIDC_CLIENT.id, OIDC_CLIENT.secret);
     const peerIssued = await postForm(`${peer}/token`, { grant_type: 'client_credentials' }, peerAuth);
-    const tessera = { url: `${ctx.tessera}/introspect`, method: 'POST' as const, headers: { 'content-type': FORM, authorization: tesseraAuth }, body: new URLSearchParams({ token: String(issued.access_token) }).toString() };
-    const other = { url: `${peer}/token/introspection`, method: 'POST' as const, headers: { 'content-type': FORM, authorization: peerAuth }, body: new URLSearchParams({ token: String(peerIssued.access_token) }).toString() };
+    const tessera = {
+      url: `${ctx.tessera}/introspect`,
+      method: 'POST' as const,
+      headers: { 'content-type': FORM, authorization: tesseraAuth },
+      body: new URLSearchParams({ token: String(issued.access_token) }).toString(),
+    };
+    const other = {
+      url: `${peer}/token/introspection`,
+      method: 'POST' as const,
+      headers: { 'content-type': FORM, authorization: peerAuth },
+      body: new URLSearchParams({ token: String(peerIssued.access_token) }).toString(),
+    };
     for (const t of [tessera, other]) {
       const res = await postForm(t.url, Object.fromEntries(new URLSearchParams(t.body)), t.headers.authorization);
       if (res.active !== true) throw new Error(`${t.url}: token not active: ${JSON.stringify(res)}`);

@@ -36,8 +36,16 @@ export function basic(clientId: string, clientSecret: string): string {
 export const FORM = 'application/x-www-form-urlencoded';
 
 /** POSTs a form and returns the JSON answer, failing loudly on anything but 200. */
-export async function postForm(url: string, form: Record<string, string>, authorization: string): Promise<Record<string, unknown>> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': FORM, authorization }, body: new URLSearchParams(form).toString() });
+export async function postForm(
+  url: string,
+  form: Record<string, string>,
+  authorization: string,
+): Promise<Record<string, unknown>> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': FORM, authorization },
+    body: new URLSearchParams(form).toString(),
+  });
   const text = await res.text();
   if (res.status !== 200) throw new Error(`POST ${url}: ${res.status} ${text}`);
   return JSON.parse(text) as Record<string, unknown>;

@@ -27,7 +27,11 @@ export const p5Login: BenchCase = {
     const first = await postForm(`${ctx.tessera}/token`, form, auth);
     if (typeof first.access_token !== 'string') throw new Error(`password grant: ${JSON.stringify(first)}`);
 
-    const started = await ctx.spawnPeer([PEER], { DATABASE_URL: ctx.databaseUrl, PARSE_APP_ID: APP_ID, PORT: '0' }, /listening (\d+)/);
+    const started = await ctx.spawnPeer(
+      [PEER],
+      { DATABASE_URL: ctx.databaseUrl, PARSE_APP_ID: APP_ID, PORT: '0' },
+      /listening (\d+)/,
+    );
     const parse = `http://127.0.0.1:${/listening (\d+)/.exec(started.output())![1]}/parse`;
     const headers = { 'content-type': 'application/json', 'x-parse-application-id': APP_ID };
     const creds = JSON.stringify({ username: email, password });
@@ -35,10 +39,16 @@ export const p5Login: BenchCase = {
     if (signup.status !== 201) throw new Error(`parse signup: ${signup.status} ${await signup.text()}`);
     const login = await fetch(`${parse}/login`, { method: 'POST', headers, body: creds });
     const loginText = await login.text();
-    if (login.status !== 200 || !JSON.parse(loginText).sessionToken) throw new Error(`parse login: ${login.status} ${loginText}`);
+    if (login.status !== 200 || !JSON.parse(loginText).sessionToken)
+      throw new Error(`parse login: ${login.status} ${loginText}`);
 
     return {
-      tessera: { url: `${ctx.tessera}/token`, method: 'POST', headers: { 'content-type': FORM, authorization: auth }, body: new URLSearchParams(form).toString() },
+      tessera: {
+        url: `${ctx.tessera}/token`,
+        method: 'POST',
+        headers: { 'content-type': FORM, authorization: auth },
+        body: new URLSearchParams(form).toString(),
+      },
       peer: { url: `${parse}/login`, method: 'POST', headers, body: creds },
     };
   },

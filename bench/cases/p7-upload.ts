@@ -56,7 +56,13 @@ function resetPeak(pid: number): boolean {
 }
 
 /** Streams `file` as the `file` part of a multipart upload to `url` with node:http (exact Content-Length). */
-async function uploadFile(url: URL, headers: Record<string, string>, file: string, size: number): Promise<{ status: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+async function uploadFile(
+  url: URL,
+  headers: Record<string, string>,
+  file: string,
+  size: number,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+): Promise<{ status: number; body: any }> {
   const head = Buffer.from(
     `--${BOUNDARY}\r\nContent-Disposition: form-data; name="confirm"\r\n\r\ntrue\r\n` +
       `--${BOUNDARY}\r\nContent-Disposition: form-data; name="folder"\r\n\r\nbench\r\n` +
@@ -66,9 +72,14 @@ async function uploadFile(url: URL, headers: Record<string, string>, file: strin
   const req = http.request(url, {
     method: 'POST',
     agent: false,
-    headers: { ...headers, 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': String(head.length + size + tail.length) },
+    headers: {
+      ...headers,
+      'content-type': `multipart/form-data; boundary=${BOUNDARY}`,
+      'content-length': String(head.length + size + tail.length),
+    },
   });
-  const answered = new Promise<{ status: number; body: any }>((resolve, reject) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const answered = new Promise<{ status: number; body: any }>((resolve, reject) => {
     req.once('response', (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
@@ -128,7 +139,10 @@ async function proProject(ctx: BenchContext, size: number): Promise<string> {
   }
   const login = await call('POST', '/auth/api/v1/tenant/login', { body: { email, password } });
   if (login.status !== 200) throw new Error(`login: ${login.status} ${JSON.stringify(login.body)}`);
-  const created = await call('POST', '/auth/api/v1/projects', { token: login.body.access_token as string, body: { name: 'bench-p7' } });
+  const created = await call('POST', '/auth/api/v1/projects', {
+    token: login.body.access_token as string,
+    body: { name: 'bench-p7' },
+  });
   if (created.status !== 201) throw new Error(`project: ${created.status} ${JSON.stringify(created.body)}`);
   const apiKey = created.body.project.api_key as string;
   const usage = await call('GET', `${STORAGE}/usage`, { apiKey });
@@ -140,7 +154,10 @@ async function proProject(ctx: BenchContext, size: number): Promise<string> {
 }
 
 /** Runs `upload` while watching process `pid`: seconds from start to answer, and the peak RSS with its baseline. */
-async function watched<T>(pid: number, upload: () => Promise<T>): Promise<{ result: T; seconds: number; peak: number; baseline: number }> {
+async function watched<T>(
+  pid: number,
+  upload: () => Promise<T>,
+): Promise<{ result: T; seconds: number; peak: number; baseline: number }> {
   await new Promise((r) => setTimeout(r, 200));
   const baseline = statusField(pid, 'VmRSS');
   const hwmReset = resetPeak(pid);
@@ -183,7 +200,11 @@ export const p7: CustomCase = {
       const apiKey = await proProject(ctx, size);
       const floorDir = path.join(dir, 'floor');
       fs.mkdirSync(floorDir);
-      const floor = await ctx.spawnPeer([path.join(import.meta.dirname, '..', 'peers', 'upload-floor.ts')], { PORT: '0', UPLOAD_DIR: floorDir }, /listening (\d+)/);
+      const floor = await ctx.spawnPeer(
+        [path.join(import.meta.dirname, '..', 'peers', 'upload-floor.ts')],
+        { PORT: '0', UPLOAD_DIR: floorDir },
+        /listening (\d+)/,
+      );
       const floorBase = `http://127.0.0.1:${/listening (\d+)/.exec(floor.output())![1]}`;
       const call = client(ctx.tessera);
       const uploadOnce = async (file: string, bytes: number) => {
@@ -218,11 +239,14 @@ export const p7: CustomCase = {
 
         // The floor, then Tessera: the same file from the same client code, each answer checked.
         const f = await watched(floor.child.pid!, () => floorUpload(src, size));
-        if (f.result.size !== size || f.result.sha256 !== sha256) throw new Error(`the floor stored another file: ${f.result.size} bytes, sha256 ${f.result.sha256}`);
+        if (f.result.size !== size || f.result.sha256 !== sha256)
+          throw new Error(`the floor stored another file: ${f.result.size} bytes, sha256 ${f.result.sha256}`);
         await floorRemove(f.result.file);
         const t = await watched(ctx.tesseraPid, () => uploadOnce(src, size));
         if (t.result.size !== size || t.result.sha256 !== sha256) {
-          throw new Error(`the stored object differs from the file: ${t.result.size} bytes, sha256 ${t.result.sha256} (expected ${size}, ${sha256})`);
+          throw new Error(
+            `the stored object differs from the file: ${t.result.size} bytes, sha256 ${t.result.sha256} (expected ${size}, ${sha256})`,
+          );
         }
         await remove(t.result.id);
 

@@ -41,7 +41,8 @@ export function matchTicks(ticks: number[], starts: number[]): { drifts: number[
 export const p8Cron: CustomCase = {
   kind: 'custom',
   id: 'P8-cron',
-  title: 'Cron tick drift: every-second cron (`* * * * * *`) → 1-step function, execution start − scheduled tick (10 ticks a round; --quick: 5)',
+  title:
+    'Cron tick drift: every-second cron (`* * * * * *`) → 1-step function, execution start − scheduled tick (10 ticks a round; --quick: 5)',
   peer: 'goal: drift p99 1,000 ms',
   goal: 'p99 <= 1 s (ratio = 1 s / p99 >= 1), no tick missed',
   async setup(ctx) {
@@ -50,14 +51,20 @@ export const p8Cron: CustomCase = {
     const call = client(ctx.tessera);
     const fn = await call('POST', '/edge/api/v1/functions', {
       apiKey: p.apiKey,
-      body: { name: FUNCTION, steps: [{ name: 'out', kind: 'Transform', expression: { tick: '{{ input.body.tick }}', at: '{{ now() }}' } }] },
+      body: {
+        name: FUNCTION,
+        steps: [{ name: 'out', kind: 'Transform', expression: { tick: '{{ input.body.tick }}', at: '{{ now() }}' } }],
+      },
     });
     if (fn.status !== 201) throw new Error(`P8-cron create function: ${fn.status} ${JSON.stringify(fn.body)}`);
     let round = 0;
 
     const run = async (): Promise<CustomFigures> => {
       const name = `p8-cron-${++round}-${Date.now()}`;
-      const created = await call('POST', '/edge/api/v1/cron', { apiKey: p.apiKey, body: { name, schedule: '* * * * * *', timezone: 'UTC', function: FUNCTION, input: { tick: name } } });
+      const created = await call('POST', '/edge/api/v1/cron', {
+        apiKey: p.apiKey,
+        body: { name, schedule: '* * * * * *', timezone: 'UTC', function: FUNCTION, input: { tick: name } },
+      });
       if (created.status !== 201) throw new Error(`P8-cron create: ${created.status} ${JSON.stringify(created.body)}`);
       const createdAt = Date.now();
       const cron = created.body.cron_job as { id: string; next_runs: string[] };
@@ -68,11 +75,20 @@ export const p8Cron: CustomCase = {
       const removed = await call('DELETE', `/edge/api/v1/cron?id=${cron.id}`, { apiKey: p.apiKey });
       if (removed.status !== 204) throw new Error(`P8-cron delete: ${removed.status} ${JSON.stringify(removed.body)}`);
       const since = new Date(createdAt - 60_000).toISOString();
-      const list = await call('GET', `/edge/api/v1/executions?function=${FUNCTION}&trigger=cron&first=100&since=${encodeURIComponent(since)}`, { apiKey: p.apiKey });
+      const list = await call(
+        'GET',
+        `/edge/api/v1/executions?function=${FUNCTION}&trigger=cron&first=100&since=${encodeURIComponent(since)}`,
+        { apiKey: p.apiKey },
+      );
       if (list.status !== 200) throw new Error(`P8-cron executions: ${list.status} ${JSON.stringify(list.body)}`);
-      const mine = (list.body.executions as { trigger_ref: string; status: string; started_at: string }[]).filter((e) => e.trigger_ref === name);
+      const mine = (list.body.executions as { trigger_ref: string; status: string; started_at: string }[]).filter(
+        (e) => e.trigger_ref === name,
+      );
       const failed = mine.filter((e) => e.status !== 'succeeded').length;
-      const { drifts, missed } = matchTicks(ticks, mine.map((e) => Date.parse(e.started_at)));
+      const { drifts, missed } = matchTicks(
+        ticks,
+        mine.map((e) => Date.parse(e.started_at)),
+      );
       const p99 = drifts.length ? percentile(drifts, 99) : Infinity;
       const tessera = {
         drift_p50_ms: drifts.length ? +percentile(drifts, 50).toFixed(1) : -1,
@@ -83,7 +99,12 @@ export const p8Cron: CustomCase = {
         failed,
       };
       const ratio = Number.isFinite(p99) ? Math.min(100, GOAL_P99_MS / Math.max(p99, 1)) : 0;
-      return { tessera, peer: { drift_p99_ms: GOAL_P99_MS }, ratio, met: p99 <= GOAL_P99_MS && missed === 0 && failed === 0 };
+      return {
+        tessera,
+        peer: { drift_p99_ms: GOAL_P99_MS },
+        ratio,
+        met: p99 <= GOAL_P99_MS && missed === 0 && failed === 0,
+      };
     };
     return { run };
   },
@@ -92,8 +113,20 @@ export const p8Cron: CustomCase = {
     const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const sum = (k: string) => rounds.reduce((a, r) => a + r.tessera[k]!, 0);
     const p99 = Math.max(...rounds.map((r) => r.tessera.drift_max_ms!));
-    const tessera = { drift_p50_ms: med(rounds.map((r) => r.tessera.drift_p50_ms!)), drift_p99_ms: p99, drift_max_ms: p99, ticks: sum('ticks'), missed: sum('missed'), failed: sum('failed') };
+    const tessera = {
+      drift_p50_ms: med(rounds.map((r) => r.tessera.drift_p50_ms!)),
+      drift_p99_ms: p99,
+      drift_max_ms: p99,
+      ticks: sum('ticks'),
+      missed: sum('missed'),
+      failed: sum('failed'),
+    };
     const met = rounds.every((r) => r.met === true) && p99 <= GOAL_P99_MS;
-    return { tessera, peer: { drift_p99_ms: GOAL_P99_MS }, ratio: p99 < 0 ? 0 : Math.min(100, GOAL_P99_MS / Math.max(p99, 1)), met };
+    return {
+      tessera,
+      peer: { drift_p99_ms: GOAL_P99_MS },
+      ratio: p99 < 0 ? 0 : Math.min(100, GOAL_P99_MS / Math.max(p99, 1)),
+      met,
+    };
   },
 };

@@ -12,7 +12,12 @@ const FUNCTION = 'p8-drain';
 const GOAL_PER_S = 500;
 const PARALLEL = 32;
 
-async function waitFor<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs: number, everyMs = 20): Promise<T> {
+async function waitFor<T>(
+  probe: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs: number,
+  everyMs = 20,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -25,7 +30,8 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, what: string, tim
 export const p8Drain: CustomCase = {
   kind: 'custom',
   id: 'P8-drain',
-  title: 'Async executions drained/s: N async invokes (?async=true, 32 at a time) of a 1-step function, first enqueue → all succeeded (N = 2,000; --quick: 200)',
+  title:
+    'Async executions drained/s: N async invokes (?async=true, 32 at a time) of a 1-step function, first enqueue → all succeeded (N = 2,000; --quick: 200)',
   peer: 'goal: 500 executions/s',
   goal: '>= 500/s (ratio = drained/s / 500 >= 1)',
   async setup(ctx) {
@@ -34,7 +40,10 @@ export const p8Drain: CustomCase = {
     const call = client(ctx.tessera);
     const fn = await call('POST', '/edge/api/v1/functions', {
       apiKey: p.apiKey,
-      body: { name: FUNCTION, steps: [{ name: 'out', kind: 'Transform', expression: { ok: true, n: '{{ input.body.n }}' } }] },
+      body: {
+        name: FUNCTION,
+        steps: [{ name: 'out', kind: 'Transform', expression: { ok: true, n: '{{ input.body.n }}' } }],
+      },
     });
     if (fn.status !== 201) throw new Error(`P8-drain create function: ${fn.status} ${JSON.stringify(fn.body)}`);
     const db = new pg.Client({ connectionString: ctx.databaseUrl });
@@ -54,9 +63,19 @@ export const p8Drain: CustomCase = {
     try {
       // Warm-up and a check that one execution runs and is recorded with its step log.
       const id = await enqueue(-1);
-      await waitFor(async () => ((await call('GET', `/edge/api/v1/executions/${id}`, { apiKey: p.apiKey })).body?.execution?.status === 'succeeded' ? true : undefined), 'the first async execution', 30_000, 50);
+      await waitFor(
+        async () =>
+          (await call('GET', `/edge/api/v1/executions/${id}`, { apiKey: p.apiKey })).body?.execution?.status ===
+          'succeeded'
+            ? true
+            : undefined,
+        'the first async execution',
+        30_000,
+        50,
+      );
       const events = await call('GET', `/edge/api/v1/executions/${id}/events`, { apiKey: p.apiKey });
-      if (events.status !== 200 || events.body.events?.length !== 2) throw new Error(`P8-drain events: ${events.status} ${JSON.stringify(events.body)}`);
+      if (events.status !== 200 || events.body.events?.length !== 2)
+        throw new Error(`P8-drain events: ${events.status} ${JSON.stringify(events.body)}`);
     } catch (err) {
       await db.end();
       throw err;
@@ -77,7 +96,9 @@ export const p8Drain: CustomCase = {
       const done = await waitFor(
         async () => {
           const c = await counts(since);
-          return (c.succeeded ?? 0) + (c.failed ?? 0) - (before.succeeded ?? 0) - (before.failed ?? 0) >= n ? c : undefined;
+          return (c.succeeded ?? 0) + (c.failed ?? 0) - (before.succeeded ?? 0) - (before.failed ?? 0) >= n
+            ? c
+            : undefined;
         },
         `${n} executions to finish`,
         300_000,
@@ -88,8 +109,19 @@ export const p8Drain: CustomCase = {
       if (total !== n) throw new Error(`P8-drain: expected ${n} new executions, found ${total}`);
       const seconds = (finished - started) / 1000;
       const drained = n / seconds;
-      const tessera = { drained_per_s: +drained.toFixed(1), enqueue_per_s: +(n / ((enqueued - started) / 1000)).toFixed(1), seconds: +seconds.toFixed(2), n, failed };
-      return { tessera, peer: { drained_per_s: GOAL_PER_S }, ratio: drained / GOAL_PER_S, met: drained >= GOAL_PER_S && failed === 0 };
+      const tessera = {
+        drained_per_s: +drained.toFixed(1),
+        enqueue_per_s: +(n / ((enqueued - started) / 1000)).toFixed(1),
+        seconds: +seconds.toFixed(2),
+        n,
+        failed,
+      };
+      return {
+        tessera,
+        peer: { drained_per_s: GOAL_PER_S },
+        ratio: drained / GOAL_PER_S,
+        met: drained >= GOAL_PER_S && failed === 0,
+      };
     };
     return { run, cleanup: async () => await db.end() };
   },

@@ -20,7 +20,11 @@ export const s1: BenchCase = {
     const project = (await call('POST', '/auth/api/v1/projects', { token, body: { name: 'bench' } })).body.project;
     const c = claims(token);
     return {
-      tessera: { url: `${ctx.tessera}/auth/api/v1/projects/${project.id}`, method: 'GET', headers: { authorization: `Bearer ${token}` } },
+      tessera: {
+        url: `${ctx.tessera}/auth/api/v1/projects/${project.id}`,
+        method: 'GET',
+        headers: { authorization: `Bearer ${token}` },
+      },
       peer: { url: `${ctx.floor}/project?sid=${c.sid}&tenant=${c.sub}&id=${project.id}`, method: 'GET' },
     };
   },

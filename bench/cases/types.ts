@@ -2,7 +2,12 @@
 // autocannon load; a custom case (file throughput, memory, drains...) measures itself and answers figures.
 import type { ChildProcess } from 'node:child_process';
 
-export type Target = { url: string; method: 'GET' | 'POST' | 'PUT'; headers?: Record<string, string>; body?: string | Buffer };
+export type Target = {
+  url: string;
+  method: 'GET' | 'POST' | 'PUT';
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+};
 
 export type BenchContext = {
   /** Base URL of Tessera (one-process mode). */
@@ -18,7 +23,11 @@ export type BenchContext = {
   /** `--quick`: run briefly (smaller files, fewer items). */
   quick: boolean;
   /** Starts a peer process (killed when the run ends). */
-  spawnPeer: (args: string[], env: Record<string, string>, ready: RegExp | string) => Promise<{ child: ChildProcess; output: () => string }>;
+  spawnPeer: (
+    args: string[],
+    env: Record<string, string>,
+    ready: RegExp | string,
+  ) => Promise<{ child: ChildProcess; output: () => string }>;
 };
 
 type CaseInfo = {
@@ -53,7 +62,9 @@ export type CustomFigures = {
  */
 export type CustomCase = CaseInfo & {
   kind: 'custom';
-  setup: (ctx: BenchContext) => Promise<{ run: () => Promise<CustomFigures>; cleanup?: () => Promise<void> } | { skipped: string }>;
+  setup: (
+    ctx: BenchContext,
+  ) => Promise<{ run: () => Promise<CustomFigures>; cleanup?: () => Promise<void> } | { skipped: string }>;
   /** Folds the rounds into one result; default: the median of every figure, `met` only when every round met it. */
   summarize?: (rounds: CustomFigures[]) => CustomFigures;
 };

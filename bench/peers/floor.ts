@@ -41,9 +41,15 @@ const routes: Record<string, Handler> = {
     const sid = url.searchParams.get('sid');
     const tenant = url.searchParams.get('tenant');
     const id = url.searchParams.get('id');
-    const s = await pool.query('select 1 as ok from tenant_sessions where id = $1 and tenant_id = $2 and revoked_at is null', [sid, tenant]);
+    const s = await pool.query(
+      'select 1 as ok from tenant_sessions where id = $1 and tenant_id = $2 and revoked_at is null',
+      [sid, tenant],
+    );
     if (s.rowCount === 0) return [401, { error: 'unauthenticated' }];
-    const r = await pool.query('select id, name, created_at, updated_at from projects where id = $1 and tenant_id = $2', [id, tenant]);
+    const r = await pool.query(
+      'select id, name, created_at, updated_at from projects where id = $1 and tenant_id = $2',
+      [id, tenant],
+    );
     if (r.rowCount === 0) return [404, { error: 'not found' }];
     const p = r.rows[0];
     return [200, { project: { id: p.id, name: p.name, created_at: p.created_at, updated_at: p.updated_at } }];
@@ -56,7 +62,10 @@ const routes: Record<string, Handler> = {
     const limit = Number(body.limit ?? 100);
     const clause = where.map(([c], i) => `${ident(c)} = $${i + 1}`).join(' and ');
     const sql = `select * from ${ident(url.searchParams.get('schema'))}.${ident(body.table)}${clause ? ` where ${clause}` : ''} limit ${limit}`;
-    const r = await poolOf(url.searchParams.get('db')).query(sql, where.map(([, v]) => v));
+    const r = await poolOf(url.searchParams.get('db')).query(
+      sql,
+      where.map(([, v]) => v),
+    );
     return [200, { rows: r.rows }];
   },
   // P2: POST /insert?db=<project database>&schema=p_<hex> with the body of POST /v1/insert (one row): `{table, values}` →
@@ -65,7 +74,10 @@ const routes: Record<string, Handler> = {
     const body = await jsonBody(req);
     const values = Object.entries(body.values as Record<string, unknown>);
     const sql = `insert into ${ident(url.searchParams.get('schema'))}.${ident(body.table)} (${values.map(([c]) => ident(c)).join(', ')}) values (${values.map((_, i) => `$${i + 1}`).join(', ')}) returning *`;
-    const r = await poolOf(url.searchParams.get('db')).query(sql, values.map(([, v]) => v));
+    const r = await poolOf(url.searchParams.get('db')).query(
+      sql,
+      values.map(([, v]) => v),
+    );
     return [201, { count: r.rowCount, rows: r.rows }];
   },
 };
@@ -80,7 +92,9 @@ const server = http.createServer((req, res) => {
   handler(req, url).then(
     ([status, body]) => {
       const text = JSON.stringify(body);
-      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+      res
+        .writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+        .end(text);
     },
     (err: Error) => res.writeHead(500).end(err.message),
   );
@@ -89,4 +103,6 @@ server.listen(port, '127.0.0.1', () => {
   const addr = server.address() as { port: number };
   process.stdout.write(`listening ${addr.port}\n`);
 });
-process.on('SIGTERM', () => server.close(() => void Promise.all([pool, ...pools.values()].map((p) => p.end())).then(() => process.exit(0))));
+process.on('SIGTERM', () =>
+  server.close(() => void Promise.all([pool, ...pools.values()].map((p) => p.end())).then(() => process.exit(0))),
+);

@@ -34,7 +34,11 @@ function upload(req: http.IncomingMessage, res: http.ServerResponse): void {
       hash.update(chunk);
       size += chunk.length;
     });
-    stored = pipeline(stream, fs.createWriteStream(path.join(dir, file))).then(() => ({ file, size, sha256: hash.digest('hex') }));
+    stored = pipeline(stream, fs.createWriteStream(path.join(dir, file))).then(() => ({
+      file,
+      size,
+      sha256: hash.digest('hex'),
+    }));
   });
   bb.once('close', () => {
     if (!stored) return answer(res, 400, { error: 'no file part' });

@@ -23,8 +23,12 @@ export function App() {
   if (!session) {
     return (
       <Switch>
-        <Route path="/sign-up"><SignUp /></Route>
-        <Route><SignIn /></Route>
+        <Route path="/sign-up">
+          <SignUp />
+        </Route>
+        <Route>
+          <SignIn />
+        </Route>
       </Switch>
     );
   }
@@ -32,12 +36,24 @@ export function App() {
     <Shell>
       <Suspense fallback={<Loading />}>
         <Switch>
-          <Route path="/"><Projects /></Route>
-          <Route path="/sign-in"><Projects /></Route>
-          <Route path="/sign-up"><Projects /></Route>
-          <Route path="/account"><Account /></Route>
-          <Route path={/^\/p\/[^/]+(?:\/.*)?$/}><ProjectArea /></Route>
-          <Route><NotFound /></Route>
+          <Route path="/">
+            <Projects />
+          </Route>
+          <Route path="/sign-in">
+            <Projects />
+          </Route>
+          <Route path="/sign-up">
+            <Projects />
+          </Route>
+          <Route path="/account">
+            <Account />
+          </Route>
+          <Route path={/^\/p\/[^/]+(?:\/.*)?$/}>
+            <ProjectArea />
+          </Route>
+          <Route>
+            <NotFound />
+          </Route>
         </Switch>
       </Suspense>
     </Shell>
@@ -48,14 +64,24 @@ function NotFound() {
   return (
     <div className="card">
       <h1>Page not found</h1>
-      <p>There is no page at this address. <Link href="/">Go to your projects</Link>.</p>
+      <p>
+        There is no page at this address. <Link href="/">Go to your projects</Link>.
+      </p>
     </div>
   );
 }
 
 const NAV: { group: string; items: { href: string; label: string }[] }[] = [
   { group: 'Project', items: [{ href: '/settings', label: 'Settings' }] },
-  { group: 'Build', items: [{ href: '/auth', label: 'Authentication' }, { href: '/database', label: 'Database' }, { href: '/storage', label: 'Storage' }, { href: '/functions', label: 'Edge functions' }] },
+  {
+    group: 'Build',
+    items: [
+      { href: '/auth', label: 'Authentication' },
+      { href: '/database', label: 'Database' },
+      { href: '/storage', label: 'Storage' },
+      { href: '/functions', label: 'Edge functions' },
+    ],
+  },
 ];
 
 function Shell({ children }: { children: ReactNode }) {
@@ -76,16 +102,45 @@ function Shell({ children }: { children: ReactNode }) {
   const isActive = (href: string) => location === href || location.startsWith(`${href}/`);
   return (
     <div className="shell">
-      <a className="skip" href="#main">Skip to content</a>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
       <header className="topbar">
-        <button type="button" className="btn menu-toggle" aria-expanded={menuOpen} aria-controls="sidenav" onClick={() => setMenuOpen(!menuOpen)}>Menu</button>
-        <Link href="/" className="brand">Tessera</Link>
+        <button
+          type="button"
+          className="btn menu-toggle"
+          aria-expanded={menuOpen}
+          aria-controls="sidenav"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          Menu
+        </button>
+        <Link href="/" className="brand">
+          Tessera
+        </Link>
         {projects.data && projects.data.length > 0 && (
           <>
-            <label htmlFor="project-switch" className="sr-only-label">Project</label>
-            <select id="project-switch" value={current?.id ?? ''} onChange={(e) => e.target.value && navigate(current ? samePageIn(current.rest, e.target.value) : `/p/${encodeURIComponent(e.target.value)}/settings`)}>
+            <label htmlFor="project-switch" className="sr-only-label">
+              Project
+            </label>
+            <select
+              id="project-switch"
+              value={current?.id ?? ''}
+              onChange={(e) =>
+                e.target.value &&
+                navigate(
+                  current
+                    ? samePageIn(current.rest, e.target.value)
+                    : `/p/${encodeURIComponent(e.target.value)}/settings`,
+                )
+              }
+            >
               {!current && <option value="">Choose a project…</option>}
-              {projects.data.map((p) => <option key={p.id} value={p.id}>{p.name}</option>)}
+              {projects.data.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                </option>
+              ))}
             </select>
           </>
         )}
@@ -95,20 +150,35 @@ function Shell({ children }: { children: ReactNode }) {
       </header>
       <nav id="sidenav" className={`sidenav${menuOpen ? ' open' : ''}`} aria-label="Main">
         <ul>
-          <li><Link href="/" aria-current={location === '/' ? 'page' : undefined}>Projects</Link></li>
-          <li><Link href="/account" aria-current={isActive('/account') ? 'page' : undefined}>Account</Link></li>
+          <li>
+            <Link href="/" aria-current={location === '/' ? 'page' : undefined}>
+              Projects
+            </Link>
+          </li>
+          <li>
+            <Link href="/account" aria-current={isActive('/account') ? 'page' : undefined}>
+              Account
+            </Link>
+          </li>
         </ul>
-        {current && NAV.map((g) => (
-          <div key={g.group}>
-            <div className="group">{g.group}</div>
-            <ul>
-              {g.items.map((i) => {
-                const href = `/p/${encodeURIComponent(current.id)}${i.href}`;
-                return <li key={i.href}><Link href={href} aria-current={isActive(href) ? 'page' : undefined}>{i.label}</Link></li>;
-              })}
-            </ul>
-          </div>
-        ))}
+        {current &&
+          NAV.map((g) => (
+            <div key={g.group}>
+              <div className="group">{g.group}</div>
+              <ul>
+                {g.items.map((i) => {
+                  const href = `/p/${encodeURIComponent(current.id)}${i.href}`;
+                  return (
+                    <li key={i.href}>
+                      <Link href={href} aria-current={isActive(href) ? 'page' : undefined}>
+                        {i.label}
+                      </Link>
+                    </li>
+                  );
+                })}
+              </ul>
+            </div>
+          ))}
       </nav>
       <main id="main" tabIndex={-1}>
         {projects.error ? <ErrorBox error={projects.error} title="Could not list your projects" /> : null}

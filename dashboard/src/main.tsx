@@ -21,7 +21,11 @@ const queries = new QueryClient({
   mutationCache: new MutationCache({ onError }),
   defaultOptions: {
     // Client errors (4xx) are answers, not hiccups: show them at once.
-    queries: { retry: (n, err) => !(isTesseraError(err) && err.status >= 400 && err.status < 500) && n < 2, refetchOnWindowFocus: false, staleTime: 5_000 },
+    queries: {
+      retry: (n, err) => !(isTesseraError(err) && err.status >= 400 && err.status < 500) && n < 2,
+      refetchOnWindowFocus: false,
+      staleTime: 5_000,
+    },
   },
 });
 

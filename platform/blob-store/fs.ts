@@ -26,7 +26,14 @@ const WRITE_BUFFER_BYTES = 1024 * 1024;
 function release(chunk: Buffer): void {
   const ab = chunk.buffer;
   // (A SharedArrayBuffer has no transfer; `instanceof ArrayBuffer` would miss buffers made in another realm.)
-  if (chunk.byteOffset === 0 && chunk.byteLength === ab.byteLength && ab.byteLength > 0 && 'transfer' in ab && !ab.detached) ab.transfer(0);
+  if (
+    chunk.byteOffset === 0 &&
+    chunk.byteLength === ab.byteLength &&
+    ab.byteLength > 0 &&
+    'transfer' in ab &&
+    !ab.detached
+  )
+    ab.transfer(0);
 }
 
 /**

@@ -37,7 +37,10 @@ export function createS3BlobStore(s: S3Settings): BlobStore {
       region: s.region,
       endpoint: s.endpoint,
       forcePathStyle: s.forcePathStyle,
-      credentials: s.accessKeyId && s.secretAccessKey ? { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey } : undefined,
+      credentials:
+        s.accessKeyId && s.secretAccessKey
+          ? { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey }
+          : undefined,
     });
     return { sdk, client };
   };
@@ -50,7 +53,13 @@ export function createS3BlobStore(s: S3Settings): BlobStore {
       if (body.destroyed) throw new Error('the body stream was destroyed before it was read');
       assertBlobKey(key);
       const { sdk, client } = await aws();
-      const { CreateMultipartUploadCommand, UploadPartCommand, CompleteMultipartUploadCommand, PutObjectCommand, AbortMultipartUploadCommand } = sdk;
+      const {
+        CreateMultipartUploadCommand,
+        UploadPartCommand,
+        CompleteMultipartUploadCommand,
+        PutObjectCommand,
+        AbortMultipartUploadCommand,
+      } = sdk;
       const meter = new ByteMeter(opts.maxBytes);
       const ContentType = opts.contentType;
       let chunks: Buffer[] = [];
@@ -60,7 +69,15 @@ export function createS3BlobStore(s: S3Settings): BlobStore {
       const flushPart = async () => {
         uploadId ??= (await client.send(new CreateMultipartUploadCommand({ Bucket, Key: key, ContentType }))).UploadId;
         const PartNumber = parts.length + 1;
-        const res = await client.send(new UploadPartCommand({ Bucket, Key: key, UploadId: uploadId, PartNumber, Body: Buffer.concat(chunks, buffered) }));
+        const res = await client.send(
+          new UploadPartCommand({
+            Bucket,
+            Key: key,
+            UploadId: uploadId,
+            PartNumber,
+            Body: Buffer.concat(chunks, buffered),
+          }),
+        );
         parts.push({ ETag: res.ETag, PartNumber });
         chunks = [];
         buffered = 0;
@@ -74,12 +91,22 @@ export function createS3BlobStore(s: S3Settings): BlobStore {
         }
         if (uploadId) {
           if (buffered > 0) await flushPart();
-          await client.send(new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+          await client.send(
+            new CompleteMultipartUploadCommand({
+              Bucket,
+              Key: key,
+              UploadId: uploadId,
+              MultipartUpload: { Parts: parts },
+            }),
+          );
         } else {
-          await client.send(new PutObjectCommand({ Bucket, Key: key, Body: Buffer.concat(chunks, buffered), ContentType }));
+          await client.send(
+            new PutObjectCommand({ Bucket, Key: key, Body: Buffer.concat(chunks, buffered), ContentType }),
+          );
         }
       } catch (err) {
-        if (uploadId) await client.send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId: uploadId })).catch(() => {});
+        if (uploadId)
+          await client.send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId: uploadId })).catch(() => {});
         body.destroy();
         throw err;
       }
@@ -89,7 +116,13 @@ export function createS3BlobStore(s: S3Settings): BlobStore {
       assertBlobKey(key);
       const { sdk, client } = await aws();
       try {
-        const res = await client.send(new sdk.GetObjectCommand({ Bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }));
+        const res = await client.send(
+          new sdk.GetObjectCommand({
+            Bucket,
+            Key: key,
+            Range: range ? `bytes=${range.start}-${range.end}` : undefined,
+          }),
+        );
         return res.Body as Readable;
       } catch (err) {
         if (isNotFound(err)) throw new BlobNotFoundError(key);

@@ -19,7 +19,11 @@ export type BlobStore = {
    * without waiting for the garbage collector (the filesystem driver does; chunks sharing their ArrayBuffer with
    * other data are always left alone).
    */
-  put: (key: string, body: Readable, opts?: { maxBytes?: number; contentType?: string; releaseChunks?: boolean }) => Promise<BlobInfo>;
+  put: (
+    key: string,
+    body: Readable,
+    opts?: { maxBytes?: number; contentType?: string; releaseChunks?: boolean },
+  ) => Promise<BlobInfo>;
   /** A stream of the blob (or of `range` of it); BlobNotFoundError when there is no such blob. */
   get: (key: string, range?: ByteRange) => Promise<Readable>;
   /** The blob's size, or null when there is no such blob. */

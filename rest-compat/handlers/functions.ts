@@ -15,7 +15,15 @@ import type { RawHandlerDeps, RawHandlerModule } from './types.ts';
 const PATHS = ['/webhooks/:project_id/:slug', '/edge/webhooks/:project_id/:slug'];
 const WINDOW_MS = 60_000;
 /** Headers that describe the hop, not the sender's event: not handed to the function. */
-const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'te', 'trailer']);
+const HOP_HEADERS = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-authorization',
+  'te',
+  'trailer',
+]);
 
 /**
  * The body as the function will see it (the functions domain parses JSON and form bodies) must be storable and
@@ -24,7 +32,8 @@ const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'u
  */
 function checkWebhookBody(raw: string, contentType: string | undefined, maxDepth: number): void {
   const problem = textProblem(raw);
-  if (problem) throw new AppError('VALIDATION_FAILED', `body: the webhook body ${problem}`, { field: 'body', source: 'body' });
+  if (problem)
+    throw new AppError('VALIDATION_FAILED', `body: the webhook body ${problem}`, { field: 'body', source: 'body' });
   const type = (contentType ?? '').toLowerCase();
   if (raw === '') return;
   if (type.includes('json')) {
@@ -46,7 +55,11 @@ export const functionsHandlers: RawHandlerModule = {
     await app.register(async (scope) => {
       // Every content type arrives as raw bytes, within the webhook body limit.
       scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.config.webhookBodyLimit }, (_req, body, done) => done(null, body));
+      scope.addContentTypeParser(
+        '*',
+        { parseAs: 'buffer', bodyLimit: deps.config.webhookBodyLimit },
+        (_req, body, done) => done(null, body),
+      );
       const handler = async (req: FastifyRequest, reply: FastifyReply) => {
         const { project_id: projectId, slug } = req.params as { project_id: string; slug: string };
         const key = `${projectId}/${slug}`;
@@ -59,12 +72,26 @@ export const functionsHandlers: RawHandlerModule = {
         }
         const raw = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
         checkWebhookBody(raw, headers['content-type'], deps.config.jsonMaxDepth);
-        const query = Object.fromEntries(Object.entries(req.query as Record<string, unknown>).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
-        const idempotencyKey = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : null;
+        const query = Object.fromEntries(
+          Object.entries(req.query as Record<string, unknown>).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]),
+        );
+        const idempotencyKey =
+          typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : null;
         const ctx: RequestContext = { requestId: String(req.id), principal: { kind: 'internal' }, ip: req.ip };
-        const answer = (await callInternal(deps, INTERNAL_OPERATIONS.receiveWebhook, { projectId, slug, request: { method: req.method, headers, query, rawBody: raw, idempotencyKey } }, ctx))._receiveWebhook;
-        for (const [k, v] of Object.entries(answer.headers ?? {})) if (/^x-[a-z0-9-]+$/i.test(k) && typeof v === 'string' && v) void reply.header(k, v);
-        return reply.code(answer.status).type('application/json').send(JSON.stringify(answer.body ?? null));
+        const answer = (
+          await callInternal(
+            deps,
+            INTERNAL_OPERATIONS.receiveWebhook,
+            { projectId, slug, request: { method: req.method, headers, query, rawBody: raw, idempotencyKey } },
+            ctx,
+          )
+        )._receiveWebhook;
+        for (const [k, v] of Object.entries(answer.headers ?? {}))
+          if (/^x-[a-z0-9-]+$/i.test(k) && typeof v === 'string' && v) void reply.header(k, v);
+        return reply
+          .code(answer.status)
+          .type('application/json')
+          .send(JSON.stringify(answer.body ?? null));
       };
       for (const url of PATHS) scope.post(url, handler);
     });

@@ -8,7 +8,13 @@ import busboy from 'busboy';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, errors } from '../../platform/errors.ts';
 import type { RequestContext } from '../../platform/auth.ts';
-import { BlobNotFoundError, BlobTooLargeError, blobKeyOf, openBlobStore, type BlobStore } from '../../platform/blob-store/index.ts';
+import {
+  BlobNotFoundError,
+  BlobTooLargeError,
+  blobKeyOf,
+  openBlobStore,
+  type BlobStore,
+} from '../../platform/blob-store/index.ts';
 import { INTERNAL_OPERATIONS, callInternal } from '../../platform/internal-operations.ts';
 import { contentDisposition, parseRange, etagMatches } from './storage/http.ts';
 import type { RawHandlerDeps, RawHandlerModule } from './types.ts';
@@ -30,8 +36,14 @@ function flag(field: string, v: string | undefined): boolean | undefined {
 
 function tooLarge(t: Ticket): AppError {
   return t.limitedBy === 'quota'
-    ? new AppError('QUOTA_EXCEEDED', `The upload would take the project past its storage quota (${t.maxBytes} bytes left)`, { remaining_bytes: t.maxBytes })
-    : new AppError('PAYLOAD_TOO_LARGE', `The upload exceeds the largest upload allowed, ${t.maxBytes} bytes`, { max_bytes: t.maxBytes });
+    ? new AppError(
+        'QUOTA_EXCEEDED',
+        `The upload would take the project past its storage quota (${t.maxBytes} bytes left)`,
+        { remaining_bytes: t.maxBytes },
+      )
+    : new AppError('PAYLOAD_TOO_LARGE', `The upload exceeds the largest upload allowed, ${t.maxBytes} bytes`, {
+        max_bytes: t.maxBytes,
+      });
 }
 
 /** The request's Content-Length, when it has one. */
@@ -42,10 +54,18 @@ function declaredLength(req: FastifyRequest): number | undefined {
 }
 
 /** Streams the multipart request's `file` part into the blob store; answers the recorded object. */
-async function receiveUpload(req: FastifyRequest, deps: RawHandlerDeps, blobs: BlobStore, ctx: RequestContext): Promise<Record<string, unknown>> {
+async function receiveUpload(
+  req: FastifyRequest,
+  deps: RawHandlerDeps,
+  blobs: BlobStore,
+  ctx: RequestContext,
+): Promise<Record<string, unknown>> {
   const contentType = req.headers['content-type'] ?? '';
   if (!/^multipart\/form-data/i.test(contentType)) {
-    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the upload as multipart/form-data with a `file` part (and optional folder, name, content_type fields before it)');
+    throw new AppError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      'Send the upload as multipart/form-data with a `file` part (and optional folder, name, content_type fields before it)',
+    );
   }
   const fields: Record<string, string> = {};
   for (const key of UPLOAD_FIELDS) {
@@ -55,7 +75,12 @@ async function receiveUpload(req: FastifyRequest, deps: RawHandlerDeps, blobs: B
   let bb: busboy.Busboy;
   try {
     // preservePath: a file name such as `../x` reaches the name checks (and is refused) instead of being cut to `x`.
-    bb = busboy({ headers: req.headers, defParamCharset: 'utf8', preservePath: true, limits: { files: 1, fields: 20, parts: 21, fieldSize: 64 * 1024, fieldNameSize: 100 } });
+    bb = busboy({
+      headers: req.headers,
+      defParamCharset: 'utf8',
+      preservePath: true,
+      limits: { files: 1, fields: 20, parts: 21, fieldSize: 64 * 1024, fieldNameSize: 100 },
+    });
   } catch (err) {
     throw errors.badRequest(`Malformed multipart request: ${(err as Error).message}`);
   }
@@ -89,29 +114,47 @@ async function receiveUpload(req: FastifyRequest, deps: RawHandlerDeps, blobs: B
         projectId: fields.project_id,
         folder: fields.folder,
         name: fields.name ?? info.filename,
-        contentType: fields.content_type ?? (info.mimeType && info.mimeType !== 'application/octet-stream' ? info.mimeType : undefined),
+        contentType:
+          fields.content_type ??
+          (info.mimeType && info.mimeType !== 'application/octet-stream' ? info.mimeType : undefined),
         confirm: flag('confirm', fields.confirm),
         upsert: flag('upsert', fields.upsert),
         // The file cannot be larger than the request: the quota reserved while it streams need not be either.
         sizeHint: declaredLength(req),
       };
-      const { _beginStorageUpload: ticket } = await callInternal(deps, INTERNAL_OPERATIONS.storageUploadBegin, { input }, ctx);
+      const { _beginStorageUpload: ticket } = await callInternal(
+        deps,
+        INTERNAL_OPERATIONS.storageUploadBegin,
+        { input },
+        ctx,
+      );
       let put;
       try {
         // The file part's chunks are busboy's views of the HTTP parser's own copies of the body: nothing else keeps them.
-        put = await blobs.put(blobKeyOf(ticket.projectId, ticket.id), file, { maxBytes: ticket.maxBytes, releaseChunks: true });
+        put = await blobs.put(blobKeyOf(ticket.projectId, ticket.id), file, {
+          maxBytes: ticket.maxBytes,
+          releaseChunks: true,
+        });
       } catch (err) {
         await callInternal(deps, INTERNAL_OPERATIONS.storageUploadAbort, { id: ticket.id }, ctx).catch(() => {});
         if (err instanceof BlobTooLargeError) throw tooLarge(ticket);
         throw err;
       }
-      const done = await callInternal(deps, INTERNAL_OPERATIONS.storageUploadComplete, { id: ticket.id, size: put.size, sha256: put.sha256 }, ctx);
+      const done = await callInternal(
+        deps,
+        INTERNAL_OPERATIONS.storageUploadComplete,
+        { id: ticket.id, size: put.size, sha256: put.sha256 },
+        ctx,
+      );
       stored = done.object;
       finish();
     };
 
     bb.on('field', (name, value, info) => {
-      if (fileSeen) return fail(errors.badRequest(`Field "${name.slice(0, 40)}" came after the file: send the fields before the file part`));
+      if (fileSeen)
+        return fail(
+          errors.badRequest(`Field "${name.slice(0, 40)}" came after the file: send the fields before the file part`),
+        );
       if (info.valueTruncated) return fail(errors.validation(name.slice(0, 40), 'is too long'));
       if (UPLOAD_FIELDS.includes(name)) fields[name] = value;
     });
@@ -121,7 +164,9 @@ async function receiveUpload(req: FastifyRequest, deps: RawHandlerDeps, blobs: B
       if (settled) return file.resume();
       if (name !== 'file') {
         file.resume();
-        return fail(errors.badRequest(`Unexpected file part "${name.slice(0, 40)}": the file goes in a part named "file"`));
+        return fail(
+          errors.badRequest(`Unexpected file part "${name.slice(0, 40)}": the file goes in a part named "file"`),
+        );
       }
       fileSeen = true;
       current = file;
@@ -147,7 +192,13 @@ async function receiveUpload(req: FastifyRequest, deps: RawHandlerDeps, blobs: B
 }
 
 /** Streams an object's bytes: ETag/If-None-Match, Last-Modified, Range (one range) and Content-Disposition. */
-async function sendDownload(req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply, deps: RawHandlerDeps, blobs: BlobStore, ctx: RequestContext) {
+async function sendDownload(
+  req: FastifyRequest<{ Params: { id: string } }>,
+  reply: FastifyReply,
+  deps: RawHandlerDeps,
+  blobs: BlobStore,
+  ctx: RequestContext,
+) {
   const { object } = await callInternal(deps, INTERNAL_OPERATIONS.storageDownload, { id: req.params.id }, ctx);
   if (object.status !== 'ready' || !object.sha256) throw errors.notFound('object', object.id);
   const etag = `"${object.sha256}"`;
@@ -164,7 +215,11 @@ async function sendDownload(req: FastifyRequest<{ Params: { id: string } }>, rep
   const range = ifRange === undefined || ifRange === etag ? parseRange(req.headers.range, size) : undefined;
   if (range === 'unsatisfiable') {
     void reply.header('content-range', `bytes */${size}`);
-    throw new AppError('RANGE_NOT_SATISFIABLE', `The range ${String(req.headers.range).slice(0, 60)} is outside the ${size} bytes of the object`, { size });
+    throw new AppError(
+      'RANGE_NOT_SATISFIABLE',
+      `The range ${String(req.headers.range).slice(0, 60)} is outside the ${size} bytes of the object`,
+      { size },
+    );
   }
   let stream: Readable;
   try {
@@ -187,7 +242,8 @@ async function sendDownload(req: FastifyRequest<{ Params: { id: string } }>, rep
   return reply.code(200).header('content-length', String(size)).send(stream);
 }
 
-const errorRefs = (codes: string[]) => Object.fromEntries(codes.map((c) => [c, { $ref: `#/components/responses/E${c}` }]));
+const errorRefs = (codes: string[]) =>
+  Object.fromEntries(codes.map((c) => [c, { $ref: `#/components/responses/E${c}` }]));
 
 export const storageHandlers: RawHandlerModule = {
   name: 'storage',
@@ -196,7 +252,8 @@ export const storageHandlers: RawHandlerModule = {
     app.addHook('onClose', async () => blobs.close());
     await app.register(async (scope) => {
       // Multipart bodies are streamed by the handler: nothing may read them first.
-      if (!scope.hasContentTypeParser('multipart/form-data')) scope.addContentTypeParser('multipart/form-data', (_req, _payload, done) => done(null));
+      if (!scope.hasContentTypeParser('multipart/form-data'))
+        scope.addContentTypeParser('multipart/form-data', (_req, _payload, done) => done(null));
       const fail = (reply: FastifyReply, err: unknown) => deps.sendError(reply, err);
 
       scope.post(`${BASE}/upload`, async (req, reply) => {
@@ -250,7 +307,13 @@ export const storageHandlers: RawHandlerModule = {
             },
           },
         },
-        responses: { '201': { description: 'The object `{"object": {...}}`' }, ...errorRefs(['400', '401', '403', '404', '500']), '409': { description: 'CONFLICT' }, '413': { description: 'PAYLOAD_TOO_LARGE or QUOTA_EXCEEDED' }, '415': { description: 'UNSUPPORTED_MEDIA_TYPE' } },
+        responses: {
+          '201': { description: 'The object `{"object": {...}}`' },
+          ...errorRefs(['400', '401', '403', '404', '500']),
+          '409': { description: 'CONFLICT' },
+          '413': { description: 'PAYLOAD_TOO_LARGE or QUOTA_EXCEEDED' },
+          '415': { description: 'UNSUPPORTED_MEDIA_TYPE' },
+        },
       },
     },
     [`${BASE}/download/{id}`]: {
@@ -258,10 +321,17 @@ export const storageHandlers: RawHandlerModule = {
         operationId: 'storage.download',
         security: [{ apiKey: [] }, { bearerAuth: [] }, {}],
         summary: 'Download a file',
-        description: 'Streams the bytes with Content-Type, Content-Length, ETag, Last-Modified and Content-Disposition. `Range: bytes=a-b` answers 206 (one range; 416 when outside the file); `If-None-Match` with the ETag answers 304. Needs `read` on its folder (a public policy allows anonymous downloads).',
+        description:
+          'Streams the bytes with Content-Type, Content-Length, ETag, Last-Modified and Content-Disposition. `Range: bytes=a-b` answers 206 (one range; 416 when outside the file); `If-None-Match` with the ETag answers 304. Needs `read` on its folder (a public policy allows anonymous downloads).',
         tags: [TAG],
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-        responses: { '200': { description: 'The bytes' }, '206': { description: 'The requested range' }, '304': { description: 'Not modified' }, ...errorRefs(['400', '401', '403', '404', '500']), '416': { description: 'RANGE_NOT_SATISFIABLE' } },
+        responses: {
+          '200': { description: 'The bytes' },
+          '206': { description: 'The requested range' },
+          '304': { description: 'Not modified' },
+          ...errorRefs(['400', '401', '403', '404', '500']),
+          '416': { description: 'RANGE_NOT_SATISFIABLE' },
+        },
       },
     },
   },

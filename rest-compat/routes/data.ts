@@ -6,7 +6,8 @@ import { DATA_ACTIONS, dataActionDocument, type DataActionName } from '../../pla
 import type { RouteRow } from '../route-types.ts';
 
 const TAG = 'Data API';
-const WHERE = 'A `where` is an object: a plain value means equality; operators eq ne gt gte lt lte in nin like ilike isNull contains; and, or, not combine.';
+const WHERE =
+  'A `where` is an object: a plain value means equality; operators eq ne gt gte lt lte in nin like ilike isNull contains; and, or, not combine.';
 const PUBLICATION = 'table enabled updated_at: updatedAt';
 
 /** The REST row of a data action: its body's fields are the action's arguments (platform/data-actions.ts). */
@@ -29,15 +30,52 @@ function row(action: DataActionName, summary: string, description: string, statu
 }
 
 export const dataRoutes: RouteRow[] = [
-  row('find', 'Select rows', `Body \`{table, select?, where?, orderBy?, limit?, offset?}\` → \`{rows}\`. limit 1-1000, default 100. ${WHERE}`),
-  row('findOne', 'The first matching row', 'Body `{table, select?, where?, orderBy?}` → `{row}` (null when nothing matches).'),
-  row('insert', 'Insert rows', 'Body `{table, values, returning?}`: `values` is a row object or an array of up to 1000. 201 `{count, rows}`; 409 on a unique violation.', 201),
-  row('update', 'Update matching rows', 'Body `{table, where, set, returning?, all?}` → `{count, rows}`. Without a where: 400 unless `all: true`.'),
-  row('delete', 'Delete matching rows', 'Body `{table, where, returning?, all?}` → `{count, rows}`. Without a where: 400 unless `all: true`.'),
-  row('aggregate', 'COUNT, SUM, AVG, MIN, MAX with GROUP BY', 'Body `{table, aggregates: [{fn, column?, as?}], groupBy?, where?, having?, orderBy?, limit?}` → `{rows}`.'),
-  row('transaction', 'Several actions atomically', 'Body `{operations: [{action, table, ...}]}` → `{results}`. All or nothing; an error names the failing operation (`details.operation`).'),
-  row('vectorSearch', 'Nearest neighbours of a vector', 'Body `{table, column, vector, k?, metric?, where?, select?}` → `{rows (with _distance), method: "hnsw" | "exact"}`.'),
-  row('rawSQL', 'Parameterized SQL', 'Body `{sql, params?}` → `{rows, rowCount, fields}`. One statement on the project\'s own schema, as its own role; project API key only.'),
+  row(
+    'find',
+    'Select rows',
+    `Body \`{table, select?, where?, orderBy?, limit?, offset?}\` → \`{rows}\`. limit 1-1000, default 100. ${WHERE}`,
+  ),
+  row(
+    'findOne',
+    'The first matching row',
+    'Body `{table, select?, where?, orderBy?}` → `{row}` (null when nothing matches).',
+  ),
+  row(
+    'insert',
+    'Insert rows',
+    'Body `{table, values, returning?}`: `values` is a row object or an array of up to 1000. 201 `{count, rows}`; 409 on a unique violation.',
+    201,
+  ),
+  row(
+    'update',
+    'Update matching rows',
+    'Body `{table, where, set, returning?, all?}` → `{count, rows}`. Without a where: 400 unless `all: true`.',
+  ),
+  row(
+    'delete',
+    'Delete matching rows',
+    'Body `{table, where, returning?, all?}` → `{count, rows}`. Without a where: 400 unless `all: true`.',
+  ),
+  row(
+    'aggregate',
+    'COUNT, SUM, AVG, MIN, MAX with GROUP BY',
+    'Body `{table, aggregates: [{fn, column?, as?}], groupBy?, where?, having?, orderBy?, limit?}` → `{rows}`.',
+  ),
+  row(
+    'transaction',
+    'Several actions atomically',
+    'Body `{operations: [{action, table, ...}]}` → `{results}`. All or nothing; an error names the failing operation (`details.operation`).',
+  ),
+  row(
+    'vectorSearch',
+    'Nearest neighbours of a vector',
+    'Body `{table, column, vector, k?, metric?, where?, select?}` → `{rows (with _distance), method: "hnsw" | "exact"}`.',
+  ),
+  row(
+    'rawSQL',
+    'Parameterized SQL',
+    "Body `{sql, params?}` → `{rows, rowCount, fields}`. One statement on the project's own schema, as its own role; project API key only.",
+  ),
   {
     id: 'data.publication.list',
     method: 'GET',

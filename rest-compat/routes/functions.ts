@@ -6,11 +6,13 @@ import type { RouteRow } from '../route-types.ts';
 const TAG = 'Edge functions';
 const BASE = '/edge/api/v1';
 
-const FUNCTION = 'id name slug description steps timeout_ms: timeoutMs retries public version created_at: createdAt updated_at: updatedAt';
+const FUNCTION =
+  'id name slug description steps timeout_ms: timeoutMs retries public version created_at: createdAt updated_at: updatedAt';
 const SECRET = 'name created_at: createdAt updated_at: updatedAt';
 const RECEIVER = 'id slug function description url created_at: createdAt';
 const HOOK = 'id table timing events function created_at: createdAt';
-const CRON = 'id name schedule timezone function input enabled next_runs: nextRuns last_run_at: lastRunAt created_at: createdAt updated_at: updatedAt';
+const CRON =
+  'id name schedule timezone function input enabled next_runs: nextRuns last_run_at: lastRunAt created_at: createdAt updated_at: updatedAt';
 const TEMPLATE = 'id name subject html text variables created_at: createdAt updated_at: updatedAt';
 const EMAIL_CONFIG = 'host port secure user from has_password: hasPassword updated_at: updatedAt';
 const EXECUTION = `id function function_version: functionVersion trigger trigger_ref: triggerRef parent_id: parentId status input output error
@@ -25,7 +27,8 @@ const DELIVERY = `id subscription_id: subscriptionId message_id: messageId event
   last_status_code: lastStatusCode last_latency_ms: lastLatencyMs last_error: lastError last_response: lastResponse created_at: createdAt delivered_at: deliveredAt payload`;
 const ATTEMPT = 'attempt at status_code: statusCode latency_ms: latencyMs response_excerpt: responseExcerpt error';
 const SUBS = `${BASE}/event-subscriptions`;
-const DIFF_SIDE = 'id function function_version: functionVersion trigger status created_at: createdAt duration_ms: durationMs replay_of: replayOf replay_from_step: replayFromStep';
+const DIFF_SIDE =
+  'id function function_version: functionVersion trigger status created_at: createdAt duration_ms: durationMs replay_of: replayOf replay_from_step: replayFromStep';
 
 const row = (r: Omit<RouteRow, 'tag' | 'auth'>): RouteRow => ({ tag: TAG, auth: 'project', ...r });
 
@@ -96,7 +99,13 @@ export const functionsRoutes: RouteRow[] = [
       invokeEdgeFunction(name: $name, input: $input, async: $async, dryRun: $dryRun, idempotencyKey: $idempotencyKey) { status body headers }
     }`,
     status: 200,
-    variables: { name: 'params.name', input: 'json', async: 'query.async', dryRun: 'query.dry_run', idempotencyKey: 'header.idempotency-key' },
+    variables: {
+      name: 'params.name',
+      input: 'json',
+      async: 'query.async',
+      dryRun: 'query.dry_run',
+      idempotencyKey: 'header.idempotency-key',
+    },
     response: 'http',
   }),
   row({
@@ -143,7 +152,8 @@ export const functionsRoutes: RouteRow[] = [
     method: 'POST',
     path: `${BASE}/webhooks`,
     summary: 'Create an inbound webhook receiver',
-    description: "Body `{slug?, function, description?}` (function by name; the slug defaults to the function's). Public URL: `POST /webhooks/<project_id>/<slug>`.",
+    description:
+      "Body `{slug?, function, description?}` (function by name; the slug defaults to the function's). Public URL: `POST /webhooks/<project_id>/<slug>`.",
     operation: `mutation FunctionWebhookCreate($input: WebhookReceiverInput!) { webhook: createWebhookReceiver(input: $input) { ${RECEIVER} } }`,
     status: 201,
     variables: { input: 'body' },
@@ -207,7 +217,8 @@ export const functionsRoutes: RouteRow[] = [
     method: 'POST',
     path: `${BASE}/cron`,
     summary: 'Create a cron job',
-    description: 'Body `{name, schedule, timezone?, function, input?, enabled?}`: a cron expression (5 fields, or 6 with seconds first) in an IANA time zone (default UTC); `input` is the run\'s `input.body`.',
+    description:
+      "Body `{name, schedule, timezone?, function, input?, enabled?}`: a cron expression (5 fields, or 6 with seconds first) in an IANA time zone (default UTC); `input` is the run's `input.body`.",
     operation: `mutation FunctionCronCreate($input: CronJobInput!) { cron_job: createCronJob(input: $input) { ${CRON} } }`,
     status: 201,
     variables: { input: 'body' },
@@ -305,7 +316,8 @@ export const functionsRoutes: RouteRow[] = [
     method: 'POST',
     path: `${BASE}/email-config`,
     summary: 'Set the SMTP settings',
-    description: 'Body `{host, port?, secure?, user?, password?, from}`; the password is stored encrypted (left out: the stored one stays).',
+    description:
+      'Body `{host, port?, secure?, user?, password?, from}`; the password is stored encrypted (left out: the stored one stays).',
     operation: `mutation FunctionEmailConfigSet($input: EmailConfigInput!) { email_config: setEmailConfig(input: $input) { ${EMAIL_CONFIG} } }`,
     status: 200,
     variables: { input: 'body' },
@@ -325,7 +337,8 @@ export const functionsRoutes: RouteRow[] = [
     path: `${BASE}/email-config/test`,
     summary: 'Send a test e-mail',
     description: 'Body `{to}`. Sent at once; 502 UPSTREAM_FAILED with the SMTP error when the server refuses.',
-    operation: 'mutation FunctionEmailConfigTest($to: String!) { result: testEmailConfig(to: $to) { sent message_id: messageId } }',
+    operation:
+      'mutation FunctionEmailConfigTest($to: String!) { result: testEmailConfig(to: $to) { sent message_id: messageId } }',
     status: 200,
     variables: { to: 'body.to' },
     unwrap: true,
@@ -335,14 +348,23 @@ export const functionsRoutes: RouteRow[] = [
     method: 'GET',
     path: `${BASE}/executions`,
     summary: 'List executions',
-    description: 'Newest first. Query `function`, `status`, `trigger`, `since`, `until` (ISO 8601), `first` (1-100, default 20), `after`.',
+    description:
+      'Newest first. Query `function`, `status`, `trigger`, `since`, `until` (ISO 8601), `first` (1-100, default 20), `after`.',
     operation: `query FunctionExecutionList($function: String, $status: String, $trigger: String, $since: String, $until: String, $first: Int, $after: String) {
       functionExecutions(function: $function, status: $status, trigger: $trigger, since: $since, until: $until, first: $first, after: $after) {
         executions: items { ${EXECUTION} } next_cursor: nextCursor
       }
     }`,
     status: 200,
-    variables: { function: 'query.function', status: 'query.status', trigger: 'query.trigger', since: 'query.since', until: 'query.until', first: 'query.first', after: 'query.after' },
+    variables: {
+      function: 'query.function',
+      status: 'query.status',
+      trigger: 'query.trigger',
+      since: 'query.since',
+      until: 'query.until',
+      first: 'query.first',
+      after: 'query.after',
+    },
     unwrap: true,
   }),
   row({
@@ -384,7 +406,7 @@ export const functionsRoutes: RouteRow[] = [
     summary: 'What changed between two executions',
     description:
       'Input, output, status, error and duration of `:id` (from) and `:other` (to), each `{changed, from, to}` (durations `{from, to, delta_ms}`), ' +
-      'then step by step: each step\'s summary in both (`status`, `attempts`, resolved `input`, `output`, `error`, `duration_ms`; null where it did not run) and what changed.',
+      "then step by step: each step's summary in both (`status`, `attempts`, resolved `input`, `output`, `error`, `duration_ms`; null where it did not run) and what changed.",
     operation: `query FunctionExecutionDiff($id: ID!, $other: ID!) {
       diff: functionExecutionDiff(id: $id, other: $other) {
         from { ${DIFF_SIDE} } to { ${DIFF_SIDE} }
@@ -433,7 +455,8 @@ export const functionsRoutes: RouteRow[] = [
     method: 'PUT',
     path: `${SUBS}/:id`,
     summary: 'Change an event subscription',
-    description: 'Body: any of `{url, events, tables, description, enabled}` (the secret changes only by rotate-secret). Disabling dead-letters its pending deliveries.',
+    description:
+      'Body: any of `{url, events, tables, description, enabled}` (the secret changes only by rotate-secret). Disabling dead-letters its pending deliveries.',
     operation: `mutation FunctionEventSubscriptionUpdate($id: ID!, $input: EventSubscriptionUpdateInput!) { event_subscription: updateEventSubscription(id: $id, input: $input) { ${SUBSCRIPTION} } }`,
     status: 200,
     variables: { id: 'params.id', input: 'body' },
@@ -463,7 +486,8 @@ export const functionsRoutes: RouteRow[] = [
     method: 'POST',
     path: `${SUBS}/:id/rotate-secret`,
     summary: "Rotate a subscription's signing secret",
-    description: 'Body (optional) `{secret}`: your own `whsec_...` (base64 of 24 to 64 bytes); default a new random one. The answer carries it, once.',
+    description:
+      'Body (optional) `{secret}`: your own `whsec_...` (base64 of 24 to 64 bytes); default a new random one. The answer carries it, once.',
     operation: `mutation FunctionEventSubscriptionRotate($id: ID!, $secret: String) { event_subscription: rotateEventSubscriptionSecret(id: $id, secret: $secret) { ${SUBSCRIPTION} } }`,
     status: 200,
     variables: { id: 'params.id', secret: 'body.secret' },
@@ -473,7 +497,8 @@ export const functionsRoutes: RouteRow[] = [
     method: 'POST',
     path: `${SUBS}/:id/test`,
     summary: 'Send a test event to a subscription',
-    description: 'Queues a `subscription.test` event for this subscription only; answers its delivery (follow it in the delivery log).',
+    description:
+      'Queues a `subscription.test` event for this subscription only; answers its delivery (follow it in the delivery log).',
     operation: `mutation FunctionEventSubscriptionTest($id: ID!) { delivery: testEventSubscription(id: $id) { ${DELIVERY} } }`,
     status: 202,
     variables: { id: 'params.id' },
@@ -483,12 +508,19 @@ export const functionsRoutes: RouteRow[] = [
     method: 'GET',
     path: `${SUBS}/:id/deliveries`,
     summary: "A subscription's delivery log",
-    description: 'Newest first. Query `status` (pending, delivering, succeeded, dead), `event`, `first` (1-100, default 20), `after`. Each delivery: status, attempts, the last attempt\'s status code, latency, error and response excerpt.',
+    description:
+      "Newest first. Query `status` (pending, delivering, succeeded, dead), `event`, `first` (1-100, default 20), `after`. Each delivery: status, attempts, the last attempt's status code, latency, error and response excerpt.",
     operation: `query FunctionEventDeliveryList($id: ID!, $status: String, $event: String, $first: Int, $after: String) {
       eventDeliveries(subscriptionId: $id, status: $status, event: $event, first: $first, after: $after) { deliveries: items { ${DELIVERY} } next_cursor: nextCursor }
     }`,
     status: 200,
-    variables: { id: 'params.id', status: 'query.status', event: 'query.event', first: 'query.first', after: 'query.after' },
+    variables: {
+      id: 'params.id',
+      status: 'query.status',
+      event: 'query.event',
+      first: 'query.first',
+      after: 'query.after',
+    },
     unwrap: true,
   }),
   row({
@@ -505,7 +537,8 @@ export const functionsRoutes: RouteRow[] = [
     method: 'POST',
     path: `${SUBS}/:id/deliveries/:delivery_id/redeliver`,
     summary: 'Deliver an event again',
-    description: 'A dead, succeeded or pending delivery is attempted again now, with a new retry window (same `webhook-id`). 409 while an attempt is under way.',
+    description:
+      'A dead, succeeded or pending delivery is attempted again now, with a new retry window (same `webhook-id`). 409 while an attempt is under way.',
     operation: `mutation FunctionEventDeliveryRedeliver($id: ID!, $deliveryId: ID!) { delivery: redeliverEvent(subscriptionId: $id, id: $deliveryId) { ${DELIVERY} } }`,
     status: 202,
     variables: { id: 'params.id', deliveryId: 'params.delivery_id' },
@@ -515,7 +548,8 @@ export const functionsRoutes: RouteRow[] = [
     method: 'GET',
     path: `${BASE}/stats`,
     summary: 'Execution statistics',
-    description: 'Counts by status and p50/p95 duration per function. Query `since`, `until` (ISO 8601; default the last 24 hours).',
+    description:
+      'Counts by status and p50/p95 duration per function. Query `since`, `until` (ISO 8601; default the last 24 hours).',
     operation: `query FunctionStats($since: String, $until: String) {
       functionStats(since: $since, until: $until) {
         since until functions { function total queued running succeeded failed p50_ms: p50Ms p95_ms: p95Ms }

@@ -42,10 +42,12 @@ const endUserRoutes: RouteRow[] = [
     method: 'POST',
     path: '/mfa/verify',
     summary: 'Activate MFA (end-user)',
-    description: 'Body `{code}`: a current code from the enrolled secret. From then on the password grant and the sign-in page need `totp_code`.',
+    description:
+      'Body `{code}`: a current code from the enrolled secret. From then on the password grant and the sign-in page need `totp_code`.',
     tag: TAG,
     auth: 'user',
-    operation: 'mutation IdentityMfaVerify($code: String!) { endUserMfaVerify(code: $code) { mfa_enabled: mfaEnabled } }',
+    operation:
+      'mutation IdentityMfaVerify($code: String!) { endUserMfaVerify(code: $code) { mfa_enabled: mfaEnabled } }',
     status: 200,
     variables: { code: 'body.code' },
     unwrap: true,
@@ -58,7 +60,8 @@ const endUserRoutes: RouteRow[] = [
     description: 'Body `{code}`: a current, unused code.',
     tag: TAG,
     auth: 'user',
-    operation: 'mutation IdentityMfaDisable($code: String!) { endUserMfaDisable(code: $code) { mfa_enabled: mfaEnabled } }',
+    operation:
+      'mutation IdentityMfaDisable($code: String!) { endUserMfaDisable(code: $code) { mfa_enabled: mfaEnabled } }',
     status: 200,
     variables: { code: 'body.code' },
     unwrap: true,
@@ -68,10 +71,12 @@ const endUserRoutes: RouteRow[] = [
     method: 'POST',
     path: '/password/reset/request',
     summary: 'Request a password reset e-mail',
-    description: 'Needs the project API key. Body `{email}`. Always 202 `{"accepted": true}`, whether the address is registered or not; the mail carries a single-use token valid for 1 hour. 429 with Retry-After past the rate limit.',
+    description:
+      'Needs the project API key. Body `{email}`. Always 202 `{"accepted": true}`, whether the address is registered or not; the mail carries a single-use token valid for 1 hour. 429 with Retry-After past the rate limit.',
     tag: TAG,
     auth: 'project',
-    operation: 'mutation IdentityResetRequest($email: String!) { accepted: requestEndUserPasswordReset(email: $email) }',
+    operation:
+      'mutation IdentityResetRequest($email: String!) { accepted: requestEndUserPasswordReset(email: $email) }',
     status: 202,
     variables: { email: 'body.email' },
   },
@@ -80,10 +85,11 @@ const endUserRoutes: RouteRow[] = [
     method: 'POST',
     path: '/password/change',
     summary: 'Change password (authenticated end-user)',
-    description: "Body `{current_password, new_password}`. Every other session of the user is revoked; this one stays.",
+    description: 'Body `{current_password, new_password}`. Every other session of the user is revoked; this one stays.',
     tag: TAG,
     auth: 'user',
-    operation: 'mutation IdentityPasswordChange($input: ChangeEndUserPasswordInput!) { changeEndUserPassword(input: $input) }',
+    operation:
+      'mutation IdentityPasswordChange($input: ChangeEndUserPasswordInput!) { changeEndUserPassword(input: $input) }',
     status: 204,
     variables: { input: 'body' },
   },
@@ -92,10 +98,12 @@ const endUserRoutes: RouteRow[] = [
     method: 'POST',
     path: '/email/verify/request',
     summary: 'Request e-mail verification',
-    description: 'With an end-user access token: mails the signed-in user (no body). With the project API key: body `{email}`. Always 202 `{"accepted": true}`.',
+    description:
+      'With an end-user access token: mails the signed-in user (no body). With the project API key: body `{email}`. Always 202 `{"accepted": true}`.',
     tag: TAG,
     auth: 'any',
-    operation: 'mutation IdentityVerifyRequest($email: String) { accepted: requestEndUserEmailVerification(email: $email) }',
+    operation:
+      'mutation IdentityVerifyRequest($email: String) { accepted: requestEndUserEmailVerification(email: $email) }',
     status: 202,
     variables: { email: 'body.email' },
   },
@@ -104,7 +112,8 @@ const endUserRoutes: RouteRow[] = [
     method: 'POST',
     path: '/logout',
     summary: 'Revoke the session and its refresh token',
-    description: "Needs the end-user access token of the session. Its access tokens and refresh token stop working at once. (GET /logout is the OIDC end_session_endpoint.)",
+    description:
+      'Needs the end-user access token of the session. Its access tokens and refresh token stop working at once. (GET /logout is the OIDC end_session_endpoint.)',
     tag: TAG,
     auth: 'user',
     operation: 'mutation IdentityLogout { endUserLogout }',
@@ -116,9 +125,15 @@ const endUserRoutes: RouteRow[] = [
 // The end-user admin API (`/admin/users`): the project's secret API key, or a client_credentials token of a
 // client granted `admin:users` (or `admin`); anything else is refused by the executor (platform/admin-scopes.ts).
 const ADMIN_USER = `${END_USER} roles app_metadata: appMetadata disabled disabled_at: disabledAt`;
-const ADMIN = 'End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403.';
+const ADMIN =
+  'End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403.';
 
-const adminRow = (r: Omit<RouteRow, 'tag' | 'auth'>): RouteRow => ({ tag: TAG, auth: 'project', ...r, description: `${ADMIN} ${r.description ?? ''}`.trim() });
+const adminRow = (r: Omit<RouteRow, 'tag' | 'auth'>): RouteRow => ({
+  tag: TAG,
+  auth: 'project',
+  ...r,
+  description: `${ADMIN} ${r.description ?? ''}`.trim(),
+});
 
 const adminUserRoutes: RouteRow[] = [
   adminRow({
@@ -133,7 +148,13 @@ const adminUserRoutes: RouteRow[] = [
       projectEndUsers(search: $search, role: $role, disabled: $disabled, first: $first, after: $after) { users: items { ${ADMIN_USER} } next_cursor: nextCursor }
     }`,
     status: 200,
-    variables: { search: 'query.search', role: 'query.role', disabled: 'query.disabled', first: 'query.first', after: 'query.after' },
+    variables: {
+      search: 'query.search',
+      role: 'query.role',
+      disabled: 'query.disabled',
+      first: 'query.first',
+      after: 'query.after',
+    },
     unwrap: true,
   }),
   adminRow({
@@ -153,7 +174,7 @@ const adminUserRoutes: RouteRow[] = [
     summary: "Set an end-user's app metadata and roles",
     description:
       'Body `{app_metadata?, roles?}`: `app_metadata` a JSON object (at most 16 KiB) replacing the old one; `roles` role names (1-64 of letters, digits, `_ . : -`; at most 50) replacing the old list. ' +
-      'Roles are the only source of `role:<name>` scopes (storage policies, RLS through `request.scopes`); a role taken away is gone from the user\'s tokens at once. → `{user}`.',
+      "Roles are the only source of `role:<name>` scopes (storage policies, RLS through `request.scopes`); a role taken away is gone from the user's tokens at once. → `{user}`.",
     operation: `mutation IdentityAdminUserUpdate($id: ID!, $input: UpdateProjectEndUserInput!) { user: updateProjectEndUser(id: $id, input: $input) { ${ADMIN_USER} } }`,
     status: 200,
     variables: { id: 'params.id', input: 'body' },
@@ -163,7 +184,8 @@ const adminUserRoutes: RouteRow[] = [
     method: 'POST',
     path: '/admin/users/:id/disable',
     summary: 'Disable an end-user',
-    description: 'Sign-in is refused (`invalid_grant`, "This account is disabled") and every session ends at once: its access and refresh tokens stop working. → `{user}`.',
+    description:
+      'Sign-in is refused (`invalid_grant`, "This account is disabled") and every session ends at once: its access and refresh tokens stop working. → `{user}`.',
     operation: `mutation IdentityAdminUserDisable($id: ID!) { user: disableProjectEndUser(id: $id) { ${ADMIN_USER} } }`,
     status: 200,
     variables: { id: 'params.id' },
@@ -192,9 +214,11 @@ const adminUserRoutes: RouteRow[] = [
     id: 'identity.admin.user.sessions.revoke',
     method: 'POST',
     path: '/admin/users/:id/revoke-sessions',
-    summary: "End every session of an end-user",
-    description: 'Access and refresh tokens of every session stop working at once; the user may sign in again. → `{revoked_sessions: n}`.',
-    operation: 'mutation IdentityAdminUserSessionsRevoke($id: ID!) { revoked_sessions: revokeProjectEndUserSessions(id: $id) }',
+    summary: 'End every session of an end-user',
+    description:
+      'Access and refresh tokens of every session stop working at once; the user may sign in again. → `{revoked_sessions: n}`.',
+    operation:
+      'mutation IdentityAdminUserSessionsRevoke($id: ID!) { revoked_sessions: revokeProjectEndUserSessions(id: $id) }',
     status: 200,
     variables: { id: 'params.id' },
   }),
@@ -203,7 +227,8 @@ const adminUserRoutes: RouteRow[] = [
     method: 'POST',
     path: '/admin/users/:id/reset-mfa',
     summary: "Reset an end-user's TOTP MFA",
-    description: 'MFA is turned off and its secret forgotten (the user may enroll again); sessions are left alone. → `{user}`.',
+    description:
+      'MFA is turned off and its secret forgotten (the user may enroll again); sessions are left alone. → `{user}`.',
     operation: `mutation IdentityAdminUserMfaReset($id: ID!) { user: resetProjectEndUserMfa(id: $id) { ${ADMIN_USER} } }`,
     status: 200,
     variables: { id: 'params.id' },

@@ -16,7 +16,8 @@ export const storageRoutes: RouteRow[] = [
     method: 'POST',
     path: `${BASE}/upload/confirm`,
     summary: 'Confirm an upload',
-    description: 'Body `{id}`. The pending object becomes `ready` (listed, downloadable). Confirming a ready object answers it unchanged. Needs `write` on its folder.',
+    description:
+      'Body `{id}`. The pending object becomes `ready` (listed, downloadable). Confirming a ready object answers it unchanged. Needs `write` on its folder.',
     tag: TAG,
     auth: 'none',
     operation: `mutation StorageUploadConfirm($id: ID!) { object: confirmStorageUpload(id: $id) { ${STORAGE_OBJECT} } }`,
@@ -79,7 +80,8 @@ export const storageRoutes: RouteRow[] = [
     method: 'GET',
     path: `${BASE}/folders`,
     summary: 'List folders',
-    description: 'Folders holding ready objects, by name, with the count and bytes of the objects directly in each. Query: `prefix`, `first`, `after`, `project_id` (anonymous callers). Needs `list`.',
+    description:
+      'Folders holding ready objects, by name, with the count and bytes of the objects directly in each. Query: `prefix`, `first`, `after`, `project_id` (anonymous callers). Needs `list`.',
     tag: TAG,
     auth: 'none',
     operation: `query StorageFolderList($projectId: ID, $prefix: String, $first: Int, $after: String) {
@@ -94,7 +96,8 @@ export const storageRoutes: RouteRow[] = [
     method: 'GET',
     path: `${BASE}/usage`,
     summary: 'Storage usage statistics',
-    description: "Objects and bytes (ready and pending), per folder, against the plan's quota. Needs the project API key.",
+    description:
+      "Objects and bytes (ready and pending), per folder, against the plan's quota. Needs the project API key.",
     tag: TAG,
     auth: 'project',
     operation: `query StorageUsage { storageProject {

@@ -18,7 +18,8 @@ const PLAN = `id name description price_cents_per_month: priceCentsPerMonth limi
 }`;
 const SESSION = `access_token: accessToken refresh_token: refreshToken token_type: tokenType expires_in: expiresIn tenant { ${TENANT} }`;
 const PUBLICATION = 'table enabled updated_at: updatedAt';
-const OIDC_CLIENT = 'client_id: clientId client_secret: clientSecret name redirect_uris: redirectUris grant_types: grantTypes allowed_scopes: allowedScopes public created_at: createdAt';
+const OIDC_CLIENT =
+  'client_id: clientId client_secret: clientSecret name redirect_uris: redirectUris grant_types: grantTypes allowed_scopes: allowedScopes public created_at: createdAt';
 
 export const tenantRoutes: RouteRow[] = [
   {
@@ -26,7 +27,8 @@ export const tenantRoutes: RouteRow[] = [
     method: 'POST',
     path: '/auth/api/v1/tenants/signup',
     summary: 'Create a developer account',
-    description: 'Body `{email, password, name?}`; the password needs at least 8 characters. 409 EMAIL_TAKEN when the address is registered.',
+    description:
+      'Body `{email, password, name?}`; the password needs at least 8 characters. 409 EMAIL_TAKEN when the address is registered.',
     tag: TAG,
     auth: 'none',
     operation: `mutation TenantSignup($input: SignupInput!) { signup(input: $input) { tenant { ${TENANT} } } }`,
@@ -52,7 +54,8 @@ export const tenantRoutes: RouteRow[] = [
     method: 'POST',
     path: '/auth/api/v1/tenant/refresh',
     summary: 'Trade a refresh token for new tokens',
-    description: 'Body `{refresh_token}`. The old refresh token stops working; presenting it again revokes the session.',
+    description:
+      'Body `{refresh_token}`. The old refresh token stops working; presenting it again revokes the session.',
     tag: TAG,
     auth: 'none',
     operation: `mutation TenantRefresh($refreshToken: String!) { refreshSession(refreshToken: $refreshToken) { ${SESSION} } }`,
@@ -127,7 +130,8 @@ export const tenantRoutes: RouteRow[] = [
     method: 'GET',
     path: '/auth/api/v1/projects',
     summary: 'List projects',
-    description: 'Oldest first. Query `first` (1-100, default 20) and `after` (the `next_cursor` of the previous page).',
+    description:
+      'Oldest first. Query `first` (1-100, default 20) and `after` (the `next_cursor` of the previous page).',
     tag: TAG,
     auth: 'tenant',
     operation: `query TenantProjectList($first: Int, $after: String) {
@@ -142,7 +146,8 @@ export const tenantRoutes: RouteRow[] = [
     method: 'POST',
     path: '/auth/api/v1/projects',
     summary: 'Create project',
-    description: "Body `{name}`. Answers the project with its `api_key`. 409 PLAN_LIMIT_REACHED past the plan's project count.",
+    description:
+      "Body `{name}`. Answers the project with its `api_key`. 409 PLAN_LIMIT_REACHED past the plan's project count.",
     tag: TAG,
     auth: 'tenant',
     operation: `mutation TenantProjectCreate($input: CreateProjectInput!) { project: createProject(input: $input) { ${PROJECT} } }`,
@@ -200,7 +205,8 @@ export const tenantRoutes: RouteRow[] = [
     method: 'POST',
     path: '/auth/api/v1/projects/:id/regenerate-publishable-key',
     summary: 'Regenerate the publishable key',
-    description: 'The publishable key (`tpk_...`) is what web pages and apps send as `X-Api-Key`; the old one is refused from the next request on.',
+    description:
+      'The publishable key (`tpk_...`) is what web pages and apps send as `X-Api-Key`; the old one is refused from the next request on.',
     tag: TAG,
     auth: 'tenant',
     operation: `mutation TenantProjectPublishableKeyRegenerate($id: ID!) { project: regeneratePublishableKey(id: $id) { ${PROJECT} } }`,
@@ -212,7 +218,8 @@ export const tenantRoutes: RouteRow[] = [
     method: 'GET',
     path: '/auth/api/v1/projects/:id/cors',
     summary: "The project's CORS rule",
-    description: 'Which web origins may call the project from a browser. `allowed_origins` empty: no rule (only `TESSERA_CORS_ORIGINS` applies).',
+    description:
+      'Which web origins may call the project from a browser. `allowed_origins` empty: no rule (only `TESSERA_CORS_ORIGINS` applies).',
     tag: TAG,
     auth: 'tenant',
     operation: `query TenantProjectCorsGet($id: ID!) { project(id: $id) { cors { ${CORS} } } }`,
@@ -278,7 +285,8 @@ export const tenantRoutes: RouteRow[] = [
     method: 'PUT',
     path: '/auth/api/v1/projects/:id/oidc-clients/:client_id',
     summary: 'Rename an OIDC client or replace its redirect URIs or allowed scopes',
-    description: 'Body `{name?, redirect_uris?, public?, allowed_scopes?}`; redirect URIs are absolute http(s) URLs without fragments. A public client (browser or native app) authenticates with client_id alone and must use PKCE. ' +
+    description:
+      'Body `{name?, redirect_uris?, public?, allowed_scopes?}`; redirect URIs are absolute http(s) URLs without fragments. A public client (browser or native app) authenticates with client_id alone and must use PKCE. ' +
       '`allowed_scopes` replaces the scopes the client may be issued (anything else asked of /token is `invalid_scope`): e.g. `openid`, `orders:read`, `role:*` (role scopes, only for roles assigned to the end-user), admin scopes (`admin`, `admin:sql`, `admin:functions`, `admin:secrets`, `admin:email`, `admin:storage`, `admin:users`; not for public clients).',
     tag: TAG,
     auth: 'tenant',

@@ -15,11 +15,14 @@ export const dataSubgraph = defineSubgraph<DataServices>({
   entities: [],
   migrations: dataMigrations,
   createServices: createDataServices,
-  resolvers: { ...actionResolvers, ...projectResolvers } as unknown as GraphQLResolverMap<SubgraphContext<DataServices>>,
+  resolvers: { ...actionResolvers, ...projectResolvers } as unknown as GraphQLResolverMap<
+    SubgraphContext<DataServices>
+  >,
   events: (services) => ({
     'project.created': async (e) => await services.onProjectCreated(e.payload.projectId),
     'project.deleted': async (e) => await services.onProjectDeleted(e.payload.projectId),
-    'publication.changed': async (e) => await services.onPublicationChanged(e.payload.projectId, e.payload.table, e.payload.enabled),
+    'publication.changed': async (e) =>
+      await services.onPublicationChanged(e.payload.projectId, e.payload.table, e.payload.enabled),
   }),
   http: { prefix: REALTIME_PREFIX, create: createRealtimeHttp },
   jobs: dataJobs,

@@ -17,7 +17,11 @@ export type Harness = {
   run: (query: string, variables?: Record<string, unknown>, principal?: Principal) => Promise<ExecutionResultJson>;
   /** Runs an operation and returns its data; throws with the errors otherwise. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- results are checked by expect(), not by types
-  data: <T = Record<string, any>>(query: string, variables?: Record<string, unknown>, principal?: Principal) => Promise<T>;
+  data: <T = Record<string, any>>(
+    query: string,
+    variables?: Record<string, unknown>,
+    principal?: Principal,
+  ) => Promise<T>;
   /** The error code of the first error of an operation that must fail. */
   code: (query: string, variables?: Record<string, unknown>, principal?: Principal) => Promise<string | undefined>;
   /** The router's check of a credential, as the internal principal. */
@@ -27,14 +31,24 @@ export type Harness = {
   close: () => Promise<void>;
 };
 
-export type SignedIn = { email: string; password: string; tenantId: string; accessToken: string; refreshToken: string; principal: Principal };
+export type SignedIn = {
+  email: string;
+  password: string;
+  tenantId: string;
+  accessToken: string;
+  refreshToken: string;
+  principal: Principal;
+};
 
 export const INTERNAL: Principal = { kind: 'internal' };
 export const ANONYMOUS: Principal = { kind: 'anonymous' };
 
-export const SIGNUP = 'mutation($input: SignupInput!) { signup(input: $input) { tenant { id email name mfaEnabled createdAt plan { id } } } }';
-export const LOGIN = 'mutation($input: LoginInput!) { login(input: $input) { accessToken refreshToken tokenType expiresIn tenant { id email mfaEnabled } } }';
-export const AUTHENTICATE = 'query($apiKey: String, $token: String) { _authenticate(apiKey: $apiKey, token: $token) { kind tenantId projectId sessionId } }';
+export const SIGNUP =
+  'mutation($input: SignupInput!) { signup(input: $input) { tenant { id email name mfaEnabled createdAt plan { id } } } }';
+export const LOGIN =
+  'mutation($input: LoginInput!) { login(input: $input) { accessToken refreshToken tokenType expiresIn tenant { id email mfaEnabled } } }';
+export const AUTHENTICATE =
+  'query($apiKey: String, $token: String) { _authenticate(apiKey: $apiKey, token: $token) { kind tenantId projectId sessionId } }';
 
 let counter = 0;
 

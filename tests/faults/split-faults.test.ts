@@ -19,7 +19,11 @@ import { client } from '../support/http.ts';
 import { stopProcess, TEST_SECRET } from '../support/platform.ts';
 import { waitFor } from '../support/wait-for.ts';
 
-type Layout = { router: { pid: number; restarts: number }; subgraphs: Record<string, { pid: number; restarts: number }>; frontDoor: { pid: number; restarts: number } };
+type Layout = {
+  router: { pid: number; restarts: number };
+  subgraphs: Record<string, { pid: number; restarts: number }>;
+  frontDoor: { pid: number; restarts: number };
+};
 
 const base = path.resolve('.tessera', 'faults', crypto.randomBytes(4).toString('hex'));
 let pgPort: number;
@@ -36,7 +40,10 @@ const layout = (): Layout => JSON.parse(fs.readFileSync(path.join(base, 'data', 
 /** Waits for `check` (a throw counts as not yet) and answers how long it took; a timeout shows the platform's output. */
 async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs: number): Promise<number> {
   const started = Date.now();
-  const holds = async () => await Promise.resolve().then(check).catch(() => false);
+  const holds = async () =>
+    await Promise.resolve()
+      .then(check)
+      .catch(() => false);
   await waitFor(holds, { message: what, timeoutMs, intervalMs: 100 }).catch((e: Error) => {
     throw new Error(`${e.message}\n${output.slice(-3000)}`);
   });
@@ -44,7 +51,8 @@ async function until(check: () => Promise<boolean> | boolean, what: string, time
 }
 
 /** A request with a deadline: a hang past it counts as one. */
-async function timed(method: string, p: string, body?: unknown): Promise<{ status: number; ms: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function timed(method: string, p: string, body?: unknown): Promise<{ status: number; ms: number; body: any }> {
   const started = Date.now();
   try {
     const res = await fetch(url + p, {
@@ -79,7 +87,10 @@ function startLoad() {
   const loop = async (kind: 'insert' | 'invoke') => {
     while (!stop) {
       const k = next++;
-      const r = kind === 'insert' ? await timed('POST', '/v1/insert', { table: 'items', values: { k } }) : await timed('POST', '/edge/api/v1/invoke/record?async=true', { k });
+      const r =
+        kind === 'insert'
+          ? await timed('POST', '/v1/insert', { table: 'items', values: { k } })
+          : await timed('POST', '/edge/api/v1/invoke/record?async=true', { k });
       if (r.status >= 200 && r.status < 300) {
         if (kind === 'insert') written.push(k);
         else invoked.push({ k, executionId: r.body.execution_id });
@@ -112,24 +123,65 @@ beforeAll(async () => {
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
   launcher = spawn(process.execPath, [path.resolve('scripts/split.ts'), '--free-ports'], {
-    env: { ...process.env, NODE_OPTIONS: '', PORT: String(port), LOG_LEVEL: 'warn', DATABASE_URL: pg.url, TESSERA_DATA_DIR: path.join(base, 'data'), TESSERA_INTERNAL_SECRET: TEST_SECRET, [PARENT_PID_ENV]: String(process.pid) },
+    env: {
+      ...process.env,
+      NODE_OPTIONS: '',
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: pg.url,
+      TESSERA_DATA_DIR: path.join(base, 'data'),
+      TESSERA_INTERNAL_SECRET: TEST_SECRET,
+      [PARENT_PID_ENV]: String(process.pid),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   launcher.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   launcher.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  await until(async () => (await fetch(`${url}/health`)).status === 200 && fs.existsSync(path.join(base, 'data', 'split.json')), 'split mode to start', 120_000);
+  await until(
+    async () => (await fetch(`${url}/health`)).status === 200 && fs.existsSync(path.join(base, 'data', 'split.json')),
+    'split mode to start',
+    120_000,
+  );
   call = client(url);
-  await call('POST', '/auth/api/v1/tenants/signup', { body: { email: 'faults@example.com', password: 'a long password' } });
-  const token = (await call('POST', '/auth/api/v1/tenant/login', { body: { email: 'faults@example.com', password: 'a long password' } })).body.access_token;
+  await call('POST', '/auth/api/v1/tenants/signup', {
+    body: { email: 'faults@example.com', password: 'a long password' },
+  });
+  const token = (
+    await call('POST', '/auth/api/v1/tenant/login', {
+      body: { email: 'faults@example.com', password: 'a long password' },
+    })
+  ).body.access_token;
   apiKey = (await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Faults' } })).body.project.api_key;
-  await until(async () => (await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select 1' } })).status === 200, 'the project database', 30_000);
-  for (const sql of ['create table items (k int primary key)', 'create table runs (k int)', 'create table hooked (k int)']) {
+  await until(
+    async () => (await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select 1' } })).status === 200,
+    'the project database',
+    30_000,
+  );
+  for (const sql of [
+    'create table items (k int primary key)',
+    'create table runs (k int)',
+    'create table hooked (k int)',
+  ]) {
     expect((await call('POST', '/v1/rawSQL', { apiKey, body: { sql } })).status).toBe(200);
   }
-  const fn = (name: string, table: string, value: string) => call('POST', '/edge/api/v1/functions', { apiKey, body: { name, steps: [{ name: 'save', kind: 'Database', query: { action: 'insert', table, values: { k: value } } }] } });
+  const fn = (name: string, table: string, value: string) =>
+    call('POST', '/edge/api/v1/functions', {
+      apiKey,
+      body: {
+        name,
+        steps: [{ name: 'save', kind: 'Database', query: { action: 'insert', table, values: { k: value } } }],
+      },
+    });
   expect((await fn('record', 'runs', '{{ input.body.k }}')).status).toBe(201);
   expect((await fn('after-item', 'hooked', '{{ input.body.row.k }}')).status).toBe(201);
-  expect((await call('POST', '/edge/api/v1/hooks', { apiKey, body: { table: 'items', timing: 'after', events: ['insert'], function: 'after-item' } })).status).toBe(201);
+  expect(
+    (
+      await call('POST', '/edge/api/v1/hooks', {
+        apiKey,
+        body: { table: 'items', timing: 'after', events: ['insert'], function: 'after-item' },
+      })
+    ).status,
+  ).toBe(201);
 }, 180_000);
 
 afterAll(async () => {
@@ -169,38 +221,56 @@ describe('split mode under load, with processes killed and PostgreSQL restarted'
     const failuresDuringOutage = load.failures.length - failuresBefore;
     pg = await startDatabase({ dataDir: path.join(base, 'pg'), port: pgPort, logger: createLogger('silent') });
     const before = load.written.length;
-    recoveries.postgresql = await until(() => load.written.length > before, 'a write to succeed after PostgreSQL came back', 30_000);
+    recoveries.postgresql = await until(
+      () => load.written.length > before,
+      'a write to succeed after PostgreSQL came back',
+      30_000,
+    );
     await sleep(1500); // proves no process gets restarted: a restart would come from the launcher's own timer, nothing to wait on
     expect(JSON.stringify(layout())).toBe(restartsBefore);
     expect(failuresDuringOutage).toBeGreaterThan(0);
 
     await load.stop();
     // Everything acknowledged must be there (hooks and queued runs may still be draining: give them time).
-    const rows = async (table: string) => new Set<number>(((await call('POST', '/v1/rawSQL', { apiKey, body: { sql: `select distinct k from ${table}` } })).body.rows as { k: number }[]).map((r) => r.k));
+    const rows = async (table: string) =>
+      new Set<number>(
+        (
+          (await call('POST', '/v1/rawSQL', { apiKey, body: { sql: `select distinct k from ${table}` } })).body
+            .rows as { k: number }[]
+        ).map((r) => r.k),
+      );
     const items = await rows('items');
     const lostWrites = load.written.filter((k) => !items.has(k));
     expect(lostWrites).toEqual([]);
     let missingHooks: number[] = [];
-    await until(async () => {
-      const hooked = await rows('hooked');
-      missingHooks = [...items].filter((k) => !hooked.has(k));
-      return missingHooks.length === 0;
-    }, 'every committed row\'s after-hook', 150_000).catch(() => undefined);
+    await until(
+      async () => {
+        const hooked = await rows('hooked');
+        missingHooks = [...items].filter((k) => !hooked.has(k));
+        return missingHooks.length === 0;
+      },
+      "every committed row's after-hook",
+      150_000,
+    ).catch(() => undefined);
     expect(missingHooks).toEqual([]);
     let notRun: { k: number; status: string; code?: string }[] = [];
-    await until(async () => {
-      const ran = await rows('runs');
-      notRun = [];
-      for (const inv of load.invoked.filter((i) => !ran.has(i.k))) {
-        const e = (await call('GET', `/edge/api/v1/executions/${inv.executionId}`, { apiKey })).body.execution;
-        // It ran and a step failed (its Database step met the data service or PostgreSQL away: recorded, as
-        // documented, not retried), or it was cut short by the killed worker (WORKER_LOST, not run again).
-        if (e?.status === 'failed' && (e.error?.step || e.error?.code === 'WORKER_LOST')) continue;
-        notRun.push({ k: inv.k, status: e?.status, code: e?.error?.code });
-      }
-      return notRun.every((n) => n.status === 'running');
-      // A job the killed worker had locked but not started runs again once its lock expires (60 s).
-    }, 'every accepted async invocation to have run', 150_000).catch(() => undefined);
+    await until(
+      async () => {
+        const ran = await rows('runs');
+        notRun = [];
+        for (const inv of load.invoked.filter((i) => !ran.has(i.k))) {
+          const e = (await call('GET', `/edge/api/v1/executions/${inv.executionId}`, { apiKey })).body.execution;
+          // It ran and a step failed (its Database step met the data service or PostgreSQL away: recorded, as
+          // documented, not retried), or it was cut short by the killed worker (WORKER_LOST, not run again).
+          if (e?.status === 'failed' && (e.error?.step || e.error?.code === 'WORKER_LOST')) continue;
+          notRun.push({ k: inv.k, status: e?.status, code: e?.error?.code });
+        }
+        return notRun.every((n) => n.status === 'running');
+        // A job the killed worker had locked but not started runs again once its lock expires (60 s).
+      },
+      'every accepted async invocation to have run',
+      150_000,
+    ).catch(() => undefined);
     // Still `running` here only if the killed worker had claimed it (the sweep marks it WORKER_LOST later).
     expect(notRun.filter((n) => n.status !== 'running')).toEqual([]);
     // An invoke answered 503 has not run and will not run.
@@ -213,6 +283,15 @@ describe('split mode under load, with processes killed and PostgreSQL restarted'
     expect(slow).toEqual([]);
     expect(recoveries.postgresql).toBeLessThan(5000);
     // For the record (bench/RESULTS.md): recovery times, acknowledged counts, failures seen.
-    console.log(JSON.stringify({ recoveries_ms: recoveries, written: load.written.length, invoked: load.invoked.length, refused_503: load.refused.length, failures: load.failures.length, statuses: [...new Set(load.failures.map((f) => f.status))] }));
+    console.log(
+      JSON.stringify({
+        recoveries_ms: recoveries,
+        written: load.written.length,
+        invoked: load.invoked.length,
+        refused_503: load.refused.length,
+        failures: load.failures.length,
+        statuses: [...new Set(load.failures.map((f) => f.status))],
+      }),
+    );
   }, 600_000);
 });

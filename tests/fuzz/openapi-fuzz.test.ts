@@ -19,10 +19,25 @@ let rootFields: RootField[];
 beforeAll(async () => {
   p = await startOneProcess();
   const call = client(p.url);
-  await call('POST', '/auth/api/v1/tenants/signup', { body: { email: 'fuzz@example.com', password: 'a long password' } });
-  const token = (await call('POST', '/auth/api/v1/tenant/login', { body: { email: 'fuzz@example.com', password: 'a long password' } })).body.access_token;
+  await call('POST', '/auth/api/v1/tenants/signup', {
+    body: { email: 'fuzz@example.com', password: 'a long password' },
+  });
+  const token = (
+    await call('POST', '/auth/api/v1/tenant/login', {
+      body: { email: 'fuzz@example.com', password: 'a long password' },
+    })
+  ).body.access_token;
   const project = (await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Fuzz' } })).body.project;
-  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: project.api_key, body: { sql: 'create table if not exists orders (id serial primary key, sku text, qty int, doc jsonb)' } })).status === 200, { message: 'the project database' });
+  await waitFor(
+    async () =>
+      (
+        await call('POST', '/v1/rawSQL', {
+          apiKey: project.api_key,
+          body: { sql: 'create table if not exists orders (id serial primary key, sku text, qty int, doc jsonb)' },
+        })
+      ).status === 200,
+    { message: 'the project database' },
+  );
   target = { url: p.url, apiKey: project.api_key, token, projectId: project.id };
   openapi = (await call('GET', '/openapi.json')).body;
   rootFields = await rootFieldsOf(p.url, project.api_key);
@@ -34,7 +49,12 @@ afterAll(async () => {
 
 describe('fuzzing every documented operation and the GraphQL schema', () => {
   it(`answers ${RUNS} generated requests (fixed seed ${FIXED_SEED}) without a 5xx, in the documented error shape`, async () => {
-    const r = await fuzz(target, { runs: RUNS, seed: Number(process.env.TESSERA_FUZZ_SEED ?? FIXED_SEED), openapi, rootFields });
+    const r = await fuzz(target, {
+      runs: RUNS,
+      seed: Number(process.env.TESSERA_FUZZ_SEED ?? FIXED_SEED),
+      openapi,
+      rootFields,
+    });
     expect(r.requests).toBe(RUNS);
     expect(Object.keys(r.byStatus).filter((s) => Number(s) >= 500)).toEqual([]);
   }, 240_000);
@@ -44,7 +64,9 @@ describe('fuzzing every documented operation and the GraphQL schema', () => {
     try {
       await fuzz(target, { runs: Math.ceil(RUNS / 2), seed, openapi, rootFields });
     } catch (err) {
-      throw new Error(`fuzzing with seed ${seed} failed (replay: TESSERA_FUZZ_SEED=${seed}):\n${(err as Error).message}`);
+      throw new Error(
+        `fuzzing with seed ${seed} failed (replay: TESSERA_FUZZ_SEED=${seed}):\n${(err as Error).message}`,
+      );
     }
     expect((await fetch(`${p.url}/health`)).status).toBe(200);
   }, 240_000);

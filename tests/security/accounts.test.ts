@@ -2,7 +2,14 @@
 // change), and developer-account sign-ups in bulk from one address.
 import { afterAll, beforeAll, describe, expect } from '@jest/globals';
 import { client } from '../support/http.ts';
-import { newProject, passwordGrant, registerUser, startIdentityPlatform, tokenOf, type Project } from '../e2e/identity/identity-fixtures.ts';
+import {
+  newProject,
+  passwordGrant,
+  registerUser,
+  startIdentityPlatform,
+  tokenOf,
+  type Project,
+} from '../e2e/identity/identity-fixtures.ts';
 import { attackTable } from './attack-table.ts';
 
 let env: Awaited<ReturnType<typeof startIdentityPlatform>>;
@@ -17,10 +24,14 @@ async function resetToken(email: string): Promise<string> {
   return tokenOf(await env.mailbox.waitFor(email, /Reset your password/));
 }
 
-const confirm = (token: string, password: string) => call('POST', '/password/reset/confirm', { body: { token, new_password: password } });
+const confirm = (token: string, password: string) =>
+  call('POST', '/password/reset/confirm', { body: { token, new_password: password } });
 
 const signup = (n: number, address: string) =>
-  call('POST', '/auth/api/v1/tenants/signup', { headers: { 'x-forwarded-for': address }, body: { email: `bulk-${n}-${Date.now()}@example.com`, password: 'a long password' } });
+  call('POST', '/auth/api/v1/tenants/signup', {
+    headers: { 'x-forwarded-for': address },
+    body: { email: `bulk-${n}-${Date.now()}@example.com`, password: 'a long password' },
+  });
 
 beforeAll(async () => {
   env = await startIdentityPlatform({ TESSERA_SIGNUP_RATE_LIMIT: String(SIGNUPS_PER_HOUR) });
@@ -51,11 +62,22 @@ describe('password reset tokens', () => {
         const user = await registerUser(env.base, project);
         const stale = await resetToken(user.email);
         const token = (await passwordGrant(env.base, project, user)).body.access_token;
-        expect((await call('POST', '/password/change', { token, body: { current_password: user.password, new_password: 'a brand new password' } })).status).toBe(204);
+        expect(
+          (
+            await call('POST', '/password/change', {
+              token,
+              body: { current_password: user.password, new_password: 'a brand new password' },
+            })
+          ).status,
+        ).toBe(204);
         const res = await confirm(stale, 'the attacker password');
         // The user's own password still works; the attacker's does not.
-        expect((await passwordGrant(env.base, project, { ...user, password: 'a brand new password' })).status).toBe(200);
-        expect((await passwordGrant(env.base, project, { ...user, password: 'the attacker password' })).status).toBe(400);
+        expect((await passwordGrant(env.base, project, { ...user, password: 'a brand new password' })).status).toBe(
+          200,
+        );
+        expect((await passwordGrant(env.base, project, { ...user, password: 'the attacker password' })).status).toBe(
+          400,
+        );
         return res;
       },
       refused: { status: 401, code: 'INVALID_TOKEN' },
@@ -76,8 +98,22 @@ describe('developer-account sign-ups', () => {
         // Another address signs up, and existing tenants sign in as before.
         expect((await signup(100, '198.51.100.4')).status).toBe(201);
         const email = `still-${Date.now()}@example.com`;
-        expect((await call('POST', '/auth/api/v1/tenants/signup', { headers: { 'x-forwarded-for': '198.51.100.5' }, body: { email, password: 'a long password' } })).status).toBe(201);
-        expect((await call('POST', '/auth/api/v1/tenant/login', { headers: { 'x-forwarded-for': '203.0.113.7' }, body: { email, password: 'a long password' } })).status).toBe(200);
+        expect(
+          (
+            await call('POST', '/auth/api/v1/tenants/signup', {
+              headers: { 'x-forwarded-for': '198.51.100.5' },
+              body: { email, password: 'a long password' },
+            })
+          ).status,
+        ).toBe(201);
+        expect(
+          (
+            await call('POST', '/auth/api/v1/tenant/login', {
+              headers: { 'x-forwarded-for': '203.0.113.7' },
+              body: { email, password: 'a long password' },
+            })
+          ).status,
+        ).toBe(200);
       },
     },
   ]);

@@ -39,9 +39,13 @@ export function expectRefused(res: Res, r: Refusal): void {
 /** One `it` per row: the attack is refused as said and the neighbour is intact. */
 export function attackTable(rows: Attack[], timeoutMs = 30_000): void {
   for (const row of rows) {
-    it(row.name, async () => {
-      expectRefused(await row.attack(), row.refused);
-      await row.intact?.();
-    }, timeoutMs);
+    it(
+      row.name,
+      async () => {
+        expectRefused(await row.attack(), row.refused);
+        await row.intact?.();
+      },
+      timeoutMs,
+    );
   }
 }

@@ -18,9 +18,16 @@ jest.setTimeout(60_000);
 
 const CHROMIUM = '/usr/bin/chromium';
 const ROOT = new URL('../../', import.meta.url).pathname;
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const MARKUP = '<img src=x onerror="window.__pwned=(window.__pwned||0)+1">';
-
 
 type Tenant = { session: Record<string, unknown>; token: string; projectId: string; apiKey: string };
 
@@ -37,7 +44,8 @@ async function newTenant(name: string): Promise<Tenant> {
   const password = 'a long enough password 1';
   expect((await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password } })).status).toBe(201);
   const session = (await call('POST', '/auth/api/v1/tenant/login', { body: { email, password } })).body;
-  const project = (await call('POST', '/auth/api/v1/projects', { token: session.access_token, body: { name } })).body.project;
+  const project = (await call('POST', '/auth/api/v1/projects', { token: session.access_token, body: { name } })).body
+    .project;
   return { session, token: session.access_token, projectId: project.id, apiKey: project.api_key };
 }
 
@@ -57,14 +65,36 @@ const rows: Row[] = [
   {
     name: "a public webhook caller's markup is shown as text in the execution timeline, and does not run",
     attack: async () => {
-      expect((await call('POST', '/edge/api/v1/functions', { apiKey: victim.apiKey, body: { name: 'echo', steps: [{ name: 'keep', kind: 'Transform', expression: '{{ input.body }}', return: true }] } })).status).toBe(201);
-      expect((await call('POST', '/edge/api/v1/webhooks', { apiKey: victim.apiKey, body: { function: 'echo', slug: 'inbox' } })).status).toBe(201);
+      expect(
+        (
+          await call('POST', '/edge/api/v1/functions', {
+            apiKey: victim.apiKey,
+            body: {
+              name: 'echo',
+              steps: [{ name: 'keep', kind: 'Transform', expression: '{{ input.body }}', return: true }],
+            },
+          })
+        ).status,
+      ).toBe(201);
+      expect(
+        (
+          await call('POST', '/edge/api/v1/webhooks', {
+            apiKey: victim.apiKey,
+            body: { function: 'echo', slug: 'inbox' },
+          })
+        ).status,
+      ).toBe(201);
       expect((await call('POST', `/webhooks/${victim.projectId}/inbox`, { body: { note: MARKUP } })).status).toBe(200);
       let id = '';
-      await waitFor(async () => {
-        id = (await call('GET', '/edge/api/v1/executions?function=echo', { apiKey: victim.apiKey })).body.executions?.[0]?.id ?? '';
-        return id !== '';
-      }, { message: 'the execution' });
+      await waitFor(
+        async () => {
+          id =
+            (await call('GET', '/edge/api/v1/executions?function=echo', { apiKey: victim.apiKey })).body.executions?.[0]
+              ?.id ?? '';
+          return id !== '';
+        },
+        { message: 'the execution' },
+      );
       await visit(`/p/${victim.projectId}/functions/executions/${id}`, 'onerror=');
     },
     intact: async () => expect(await page.locator('main img[src="x"]').count()).toBe(0),
@@ -72,7 +102,10 @@ const rows: Row[] = [
   {
     name: 'markup stored in a row (as any app user could type it) is shown as text in the table browser',
     attack: async () => {
-      for (const sql of ['create table notes (id serial primary key, body text)', `insert into notes (body) values ('${MARKUP.replace(/'/g, "''")}')`]) {
+      for (const sql of [
+        'create table notes (id serial primary key, body text)',
+        `insert into notes (body) values ('${MARKUP.replace(/'/g, "''")}')`,
+      ]) {
         expect((await call('POST', '/v1/rawSQL', { apiKey: victim.apiKey, body: { sql } })).status).toBe(200);
       }
       await visit(`/p/${victim.projectId}/database/tables/notes`, 'onerror=');
@@ -82,17 +115,38 @@ const rows: Row[] = [
   {
     name: 'a file uploaded under a name with markup is listed as text',
     attack: async () => {
-      const res = await upload(platform.url, [{ name: 'confirm', value: 'true' }, { name: 'file', filename: '<img src=x onerror=window.__pwned=1>.txt' /* no double quotes: multipart quotes names with them */, contentType: 'text/plain', body: Buffer.from('x') }], { apiKey: victim.apiKey });
+      const res = await upload(
+        platform.url,
+        [
+          { name: 'confirm', value: 'true' },
+          {
+            name: 'file',
+            filename:
+              '<img src=x onerror=window.__pwned=1>.txt' /* no double quotes: multipart quotes names with them */,
+            contentType: 'text/plain',
+            body: Buffer.from('x'),
+          },
+        ],
+        { apiKey: victim.apiKey },
+      );
       expect(res.status).toBe(201);
       await visit(`/p/${victim.projectId}/storage`, 'onerror=');
     },
-    intact: async () => expect((await call('GET', `${STORAGE}/objects`, { apiKey: victim.apiKey })).body.objects).toHaveLength(1),
+    intact: async () =>
+      expect((await call('GET', `${STORAGE}/objects`, { apiKey: victim.apiKey })).body.objects).toHaveLength(1),
   },
   {
     name: "an e-mail template's scripts do not run when it is previewed (sandboxed frame, no scripts)",
     attack: async () => {
       const html = `<p>Hi</p><script>parent.__pwned=(parent.__pwned||0)+1;alert(1)</script>${MARKUP.replace(/window/g, 'parent')}`;
-      expect((await call('POST', '/edge/api/v1/email-templates', { apiKey: victim.apiKey, body: { name: 'evil', subject: 'Hi', html, text: 'Hi' } })).status).toBe(201);
+      expect(
+        (
+          await call('POST', '/edge/api/v1/email-templates', {
+            apiKey: victim.apiKey,
+            body: { name: 'evil', subject: 'Hi', html, text: 'Hi' },
+          })
+        ).status,
+      ).toBe(201);
       await visit(`/p/${victim.projectId}/functions/email`, 'evil');
       await page.getByRole('button', { name: 'evil' }).click();
       await page.getByRole('button', { name: 'Preview', exact: true }).click();
@@ -109,7 +163,11 @@ const rows: Row[] = [
       expect(text).not.toContain(stranger.apiKey);
       expect(text).toMatch(/NOT_FOUND|FORBIDDEN/);
     },
-    intact: async () => expect((await call('GET', `/auth/api/v1/projects/${stranger.projectId}`, { token: stranger.token })).body.project.api_key).toBe(stranger.apiKey),
+    intact: async () =>
+      expect(
+        (await call('GET', `/auth/api/v1/projects/${stranger.projectId}`, { token: stranger.token })).body.project
+          .api_key,
+      ).toBe(stranger.apiKey),
   },
   {
     name: 'a page of another origin cannot frame the dashboard (frame-ancestors none)',
@@ -139,13 +197,22 @@ beforeAll(async () => {
   call = client(platform.url);
   victim = await newTenant('victim');
   stranger = await newTenant('stranger');
-  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: victim.apiKey, body: { sql: 'select 1' } })).status === 200, { message: 'project database' });
+  await waitFor(
+    async () => (await call('POST', '/v1/rawSQL', { apiKey: victim.apiKey, body: { sql: 'select 1' } })).status === 200,
+    { message: 'project database' },
+  );
   await build;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
   const context = await browser.newContext();
-  await context.addInitScript((s) => window.localStorage.setItem('tessera.dashboard.session', s), JSON.stringify(victim.session));
+  await context.addInitScript(
+    (s) => window.localStorage.setItem('tessera.dashboard.session', s),
+    JSON.stringify(victim.session),
+  );
   page = await context.newPage();
-  page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
 }, 180_000);
 
 afterAll(async () => {

@@ -33,14 +33,37 @@ beforeAll(async () => {
   fs.chmodSync(base, 0o755);
   dataDir = path.join(base, `private-${process.pid}-${Date.now()}`);
   const port = await freePort();
-  env = { PORT: String(port), DATABASE_URL: '', TESSERA_DATA_DIR: dataDir, LOG_LEVEL: 'warn', TESSERA_INTERNAL_SECRET: '' };
+  env = {
+    PORT: String(port),
+    DATABASE_URL: '',
+    TESSERA_DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    TESSERA_INTERNAL_SECRET: '',
+  };
   url = `http://127.0.0.1:${port}`;
   child = await startProcess([path.resolve('main.ts')], env, `${url}/health`);
   const call = client(url);
-  expect((await call('POST', '/auth/api/v1/tenants/signup', { body: { email: 'owner@example.com', password: 'a long password' } })).status).toBe(201);
-  const token = (await call('POST', '/auth/api/v1/tenant/login', { body: { email: 'owner@example.com', password: 'a long password' } })).body.access_token;
+  expect(
+    (
+      await call('POST', '/auth/api/v1/tenants/signup', {
+        body: { email: 'owner@example.com', password: 'a long password' },
+      })
+    ).status,
+  ).toBe(201);
+  const token = (
+    await call('POST', '/auth/api/v1/tenant/login', {
+      body: { email: 'owner@example.com', password: 'a long password' },
+    })
+  ).body.access_token;
   const project = (await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Private' } })).body.project;
-  const up = await upload(url, [{ name: 'confirm', value: 'true' }, { name: 'file', filename: 'secret.txt', contentType: 'text/plain', body: Buffer.from('private bytes') }], { apiKey: project.api_key });
+  const up = await upload(
+    url,
+    [
+      { name: 'confirm', value: 'true' },
+      { name: 'file', filename: 'secret.txt', contentType: 'text/plain', body: Buffer.from('private bytes') },
+    ],
+    { apiKey: project.api_key },
+  );
   expect(up.status).toBe(201);
 }, 120_000);
 
@@ -63,7 +86,7 @@ const blobFiles = (): string[] => {
 };
 
 describe('the data folder', () => {
-  it('is 0700, its secret and blobs 0600, their folders 0700; running as root it belongs to the embedded server\'s user', () => {
+  it("is 0700, its secret and blobs 0600, their folders 0700; running as root it belongs to the embedded server's user", () => {
     expect(mode(dataDir)).toBe(0o700);
     expect(mode(path.join(dataDir, 'internal.secret'))).toBe(0o600);
     expect(mode(path.join(dataDir, 'blobs'))).toBe(0o700);
@@ -81,7 +104,9 @@ describe('the data folder', () => {
   it('lets the embedded PostgreSQL reach its own folder: it starts again on the same data', async () => {
     await stopProcess(child);
     child = await startProcess([path.resolve('main.ts')], env, `${url}/health`);
-    const login = await client(url)('POST', '/auth/api/v1/tenant/login', { body: { email: 'owner@example.com', password: 'a long password' } });
+    const login = await client(url)('POST', '/auth/api/v1/tenant/login', {
+      body: { email: 'owner@example.com', password: 'a long password' },
+    });
     expect(login.status).toBe(200);
     expect(mode(dataDir)).toBe(0o700);
   }, 120_000);
@@ -99,9 +124,12 @@ describe('the data folder', () => {
         refused: { status: 1, notContaining: () => [fs.readFileSync(path.join(dataDir, 'internal.secret'), 'utf8')] },
       },
       {
-        name: 'the database server\'s user reads a blob',
+        name: "the database server's user reads a blob",
         attack: async () => {
-          const ids = { uid: Number(spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout), gid: Number(spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout) };
+          const ids = {
+            uid: Number(spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout),
+            gid: Number(spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout),
+          };
           const r = spawnSync('cat', [blobFiles()[0]!], { ...ids, encoding: 'utf8' });
           return { status: r.status ?? -1, body: `${r.stdout}${r.stderr}`, headers: new Headers() };
         },

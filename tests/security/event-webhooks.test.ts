@@ -31,14 +31,23 @@ beforeAll(async () => {
   port = (internal.address() as AddressInfo).port;
   w = await startEdgeWorld();
   // The neighbour: the other project's subscription and a failed execution of its own.
-  const sub = await w.call('POST', SUBS, { apiKey: w.other.apiKey, body: { url: 'https://hooks.example.com/tessera', events: ['user.registered'] } });
+  const sub = await w.call('POST', SUBS, {
+    apiKey: w.other.apiKey,
+    body: { url: 'https://hooks.example.com/tessera', events: ['user.registered'] },
+  });
   expect(sub.status).toBe(201);
   victim = sub.body.event_subscription;
-  await w.call('POST', '/edge/api/v1/functions', { apiKey: w.other.apiKey, body: { name: 'private', steps: [{ name: 'read', kind: 'Database', query: { action: 'find', table: 'nope' } }] } });
-  victimExecution = (await w.call('POST', '/edge/api/v1/invoke/private', { apiKey: w.other.apiKey, body: { card: '4242' } })).body.error.details.execution_id;
+  await w.call('POST', '/edge/api/v1/functions', {
+    apiKey: w.other.apiKey,
+    body: { name: 'private', steps: [{ name: 'read', kind: 'Database', query: { action: 'find', table: 'nope' } }] },
+  });
+  victimExecution = (
+    await w.call('POST', '/edge/api/v1/invoke/private', { apiKey: w.other.apiKey, body: { card: '4242' } })
+  ).body.error.details.execution_id;
   // Browser and end-user credentials of the attacker's own project.
   const project = await newProject(w.p.url);
-  publishableKey = (await w.call('GET', `/auth/api/v1/projects/${project.id}`, { token: project.tenantToken })).body.project.publishable_key;
+  publishableKey = (await w.call('GET', `/auth/api/v1/projects/${project.id}`, { token: project.tenantToken })).body
+    .project.publishable_key;
   userToken = (await passwordGrant(w.p.url, project, await registerUser(w.p.url, project))).body.access_token;
 }, 120_000);
 
@@ -50,7 +59,11 @@ afterAll(async () => {
 /** The neighbour's subscription is unchanged (same URL, enabled) and its secret still its own. */
 const victimIntact = async () => {
   const got = await w.call('GET', `${SUBS}/${victim.id}`, { apiKey: w.other.apiKey });
-  expect(got.body.event_subscription).toMatchObject({ url: 'https://hooks.example.com/tessera', enabled: true, secret: null });
+  expect(got.body.event_subscription).toMatchObject({
+    url: 'https://hooks.example.com/tessera',
+    enabled: true,
+    secret: null,
+  });
 };
 const internalUntouched = async () => expect(hits).toBe(0);
 
@@ -71,7 +84,11 @@ describe('subscriptions aimed at internal addresses', () => {
   attackTable(
     targets.map(([what, host]) => ({
       name: `a subscription to ${what} (${host}) is refused when it is made`,
-      attack: async () => await w.call('POST', SUBS, { apiKey: w.apiKey, body: { url: `http://${host}/latest/meta-data`, events: ['execution.failed'] } }),
+      attack: async () =>
+        await w.call('POST', SUBS, {
+          apiKey: w.apiKey,
+          body: { url: `http://${host}/latest/meta-data`, events: ['execution.failed'] },
+        }),
       refused: { status: 400, code: 'VALIDATION_FAILED' },
       intact: internalUntouched,
     })),
@@ -81,7 +98,10 @@ describe('subscriptions aimed at internal addresses', () => {
     {
       name: 'a subscription to a host name that resolves to loopback is accepted, but its deliveries are refused before any connection',
       attack: async () => {
-        const made = await w.call('POST', SUBS, { apiKey: w.apiKey, body: { url: `http://${os.hostname()}:${port}/internal`, events: ['execution.failed'] } });
+        const made = await w.call('POST', SUBS, {
+          apiKey: w.apiKey,
+          body: { url: `http://${os.hostname()}:${port}/internal`, events: ['execution.failed'] },
+        });
         expect(made.status).toBe(201);
         const id = made.body.event_subscription.id as string;
         await w.call('POST', `${SUBS}/${id}/test`, { apiKey: w.apiKey });
@@ -103,34 +123,74 @@ describe('subscriptions aimed at internal addresses', () => {
 
 describe("another project's subscriptions, deliveries and executions", () => {
   const rows: Attack[] = [
-    { name: "reads another project's subscription by id", attack: async () => await w.call('GET', `${SUBS}/${victim.id}`, { apiKey: w.apiKey }), refused: { status: 404, code: 'NOT_FOUND' }, intact: victimIntact },
+    {
+      name: "reads another project's subscription by id",
+      attack: async () => await w.call('GET', `${SUBS}/${victim.id}`, { apiKey: w.apiKey }),
+      refused: { status: 404, code: 'NOT_FOUND' },
+      intact: victimIntact,
+    },
     {
       name: "repoints another project's subscription at itself",
-      attack: async () => await w.call('PUT', `${SUBS}/${victim.id}`, { apiKey: w.apiKey, body: { url: 'https://attacker.example.com/steal' } }),
+      attack: async () =>
+        await w.call('PUT', `${SUBS}/${victim.id}`, {
+          apiKey: w.apiKey,
+          body: { url: 'https://attacker.example.com/steal' },
+        }),
       refused: { status: 404, code: 'NOT_FOUND' },
       intact: victimIntact,
     },
     {
       name: "rotates another project's secret to learn the new one",
-      attack: async () => await w.call('POST', `${SUBS}/${victim.id}/rotate-secret`, { apiKey: w.apiKey, body: { secret: 'whsec_' + Buffer.from('attacker chosen secret!!').toString('base64') } }),
+      attack: async () =>
+        await w.call('POST', `${SUBS}/${victim.id}/rotate-secret`, {
+          apiKey: w.apiKey,
+          body: { secret: 'whsec_' + Buffer.from('attacker chosen secret!!').toString('base64') },
+        }),
       refused: { status: 404, code: 'NOT_FOUND', notContaining: () => ['whsec_'] },
       intact: victimIntact,
     },
-    { name: "deletes another project's subscription", attack: async () => await w.call('DELETE', `${SUBS}?id=${victim.id}`, { apiKey: w.apiKey }), refused: { status: 404, code: 'NOT_FOUND' }, intact: victimIntact },
-    { name: "reads another project's delivery log", attack: async () => await w.call('GET', `${SUBS}/${victim.id}/deliveries`, { apiKey: w.apiKey }), refused: { status: 404, code: 'NOT_FOUND' }, intact: victimIntact },
-    { name: "sends test events through another project's subscription", attack: async () => await w.call('POST', `${SUBS}/${victim.id}/test`, { apiKey: w.apiKey }), refused: { status: 404, code: 'NOT_FOUND' }, intact: victimIntact },
+    {
+      name: "deletes another project's subscription",
+      attack: async () => await w.call('DELETE', `${SUBS}?id=${victim.id}`, { apiKey: w.apiKey }),
+      refused: { status: 404, code: 'NOT_FOUND' },
+      intact: victimIntact,
+    },
+    {
+      name: "reads another project's delivery log",
+      attack: async () => await w.call('GET', `${SUBS}/${victim.id}/deliveries`, { apiKey: w.apiKey }),
+      refused: { status: 404, code: 'NOT_FOUND' },
+      intact: victimIntact,
+    },
+    {
+      name: "sends test events through another project's subscription",
+      attack: async () => await w.call('POST', `${SUBS}/${victim.id}/test`, { apiKey: w.apiKey }),
+      refused: { status: 404, code: 'NOT_FOUND' },
+      intact: victimIntact,
+    },
     {
       name: "replays another project's execution (and would read its input)",
-      attack: async () => await w.call('POST', `/edge/api/v1/executions/${victimExecution}/replay`, { apiKey: w.apiKey, body: {} }),
+      attack: async () =>
+        await w.call('POST', `/edge/api/v1/executions/${victimExecution}/replay`, { apiKey: w.apiKey, body: {} }),
       refused: { status: 404, code: 'NOT_FOUND', notContaining: () => ['4242'] },
-      intact: async () => expect((await w.call('GET', `/edge/api/v1/executions/${victimExecution}`, { apiKey: w.other.apiKey })).body.execution.status).toBe('failed'),
+      intact: async () =>
+        expect(
+          (await w.call('GET', `/edge/api/v1/executions/${victimExecution}`, { apiKey: w.other.apiKey })).body.execution
+            .status,
+        ).toBe('failed'),
     },
     {
       name: "diffs its own execution against another project's",
       attack: async () => {
-        const own = (await w.call('POST', '/edge/api/v1/functions', { apiKey: w.apiKey, body: { name: 'mine', steps: [{ name: 'x', kind: 'Transform', expression: 1 }] } })).status;
+        const own = (
+          await w.call('POST', '/edge/api/v1/functions', {
+            apiKey: w.apiKey,
+            body: { name: 'mine', steps: [{ name: 'x', kind: 'Transform', expression: 1 }] },
+          })
+        ).status;
         expect([201, 409]).toContain(own);
-        const mine = (await w.call('POST', '/edge/api/v1/invoke/mine', { apiKey: w.apiKey, body: {} })).headers.get('x-execution-id');
+        const mine = (await w.call('POST', '/edge/api/v1/invoke/mine', { apiKey: w.apiKey, body: {} })).headers.get(
+          'x-execution-id',
+        );
         return await w.call('GET', `/edge/api/v1/executions/${mine}/diff/${victimExecution}`, { apiKey: w.apiKey });
       },
       refused: { status: 404, code: 'NOT_FOUND', notContaining: () => ['4242'] },
@@ -141,35 +201,61 @@ describe("another project's subscriptions, deliveries and executions", () => {
 
 describe('credentials that may not manage subscriptions', () => {
   attackTable([
-    { name: 'no credentials list subscriptions', attack: async () => await w.call('GET', SUBS), refused: { status: 401, code: 'UNAUTHENTICATED' } },
+    {
+      name: 'no credentials list subscriptions',
+      attack: async () => await w.call('GET', SUBS),
+      refused: { status: 401, code: 'UNAUTHENTICATED' },
+    },
     {
       name: 'the publishable key creates a subscription',
-      attack: async () => await w.call('POST', SUBS, { apiKey: publishableKey, body: { url: 'https://attacker.example.com/x', events: ['user.registered'] } }),
+      attack: async () =>
+        await w.call('POST', SUBS, {
+          apiKey: publishableKey,
+          body: { url: 'https://attacker.example.com/x', events: ['user.registered'] },
+        }),
       refused: { status: 403, code: 'FORBIDDEN' },
     },
-    { name: 'an end-user lists subscriptions', attack: async () => await w.call('GET', SUBS, { token: userToken }), refused: { status: 403, code: 'FORBIDDEN' } },
-    { name: "the tenant's own token (not a project key) lists subscriptions", attack: async () => await w.call('GET', SUBS, { token: w.token }), refused: { status: 403, code: 'FORBIDDEN' } },
+    {
+      name: 'an end-user lists subscriptions',
+      attack: async () => await w.call('GET', SUBS, { token: userToken }),
+      refused: { status: 403, code: 'FORBIDDEN' },
+    },
+    {
+      name: "the tenant's own token (not a project key) lists subscriptions",
+      attack: async () => await w.call('GET', SUBS, { token: w.token }),
+      refused: { status: 403, code: 'FORBIDDEN' },
+    },
     {
       name: 'an end-user replays an execution',
-      attack: async () => await w.call('POST', `/edge/api/v1/executions/${victimExecution}/replay`, { token: userToken, body: {} }),
+      attack: async () =>
+        await w.call('POST', `/edge/api/v1/executions/${victimExecution}/replay`, { token: userToken, body: {} }),
       refused: { status: 403, code: 'FORBIDDEN' },
     },
   ]);
 });
 
 describe('floods', () => {
-  attackTable([
-    {
-      name: 'a project makes more than 100 subscriptions',
-      attack: async () => {
-        for (let i = 0; i < 100; i++) {
-          const r = await w.call('POST', SUBS, { apiKey: w.apiKey, body: { url: `https://hooks.example.com/${i}`, events: ['user.registered'] } });
-          if (r.status !== 201) break;
-        }
-        return await w.call('POST', SUBS, { apiKey: w.apiKey, body: { url: 'https://hooks.example.com/one-too-many', events: ['user.registered'] } });
+  attackTable(
+    [
+      {
+        name: 'a project makes more than 100 subscriptions',
+        attack: async () => {
+          for (let i = 0; i < 100; i++) {
+            const r = await w.call('POST', SUBS, {
+              apiKey: w.apiKey,
+              body: { url: `https://hooks.example.com/${i}`, events: ['user.registered'] },
+            });
+            if (r.status !== 201) break;
+          }
+          return await w.call('POST', SUBS, {
+            apiKey: w.apiKey,
+            body: { url: 'https://hooks.example.com/one-too-many', events: ['user.registered'] },
+          });
+        },
+        refused: { status: 409, code: 'CONFLICT' },
+        intact: victimIntact,
       },
-      refused: { status: 409, code: 'CONFLICT' },
-      intact: victimIntact,
-    },
-  ], 120_000);
+    ],
+    120_000,
+  );
 });

@@ -5,7 +5,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { client, type Res } from '../support/http.ts';
 import {
-  DEFAULT_ALLOWED_SCOPES, REDIRECT_URI, newProject, passwordGrant, postForm, registerUser, signInThroughPage, startIdentityPlatform, type Project,
+  DEFAULT_ALLOWED_SCOPES,
+  REDIRECT_URI,
+  newProject,
+  passwordGrant,
+  postForm,
+  registerUser,
+  signInThroughPage,
+  startIdentityPlatform,
+  type Project,
 } from '../e2e/identity/identity-fixtures.ts';
 import { STORAGE, download, put } from '../e2e/storage/storage-fixtures.ts';
 import { attackTable } from './attack-table.ts';
@@ -25,10 +33,18 @@ let editorsFile: string;
 const cc: Record<'none' | 'sql' | 'all', string> = { none: '', sql: '', all: '' };
 
 const setClientScopes = async (p: Project, scopes: string[], extra: Record<string, unknown> = {}): Promise<Res> =>
-  await call('PUT', `/auth/api/v1/projects/${p.id}/oidc-clients/${p.clientId}`, { token: p.tenantToken, body: { allowed_scopes: scopes, ...extra } });
+  await call('PUT', `/auth/api/v1/projects/${p.id}/oidc-clients/${p.clientId}`, {
+    token: p.tenantToken,
+    body: { allowed_scopes: scopes, ...extra },
+  });
 
 const clientToken = async (p: Project, scope: string): Promise<Res> =>
-  await postForm(env.base, '/token', { grant_type: 'client_credentials', ...(scope ? { scope } : {}) }, { basic: [p.clientId, p.clientSecret] });
+  await postForm(
+    env.base,
+    '/token',
+    { grant_type: 'client_credentials', ...(scope ? { scope } : {}) },
+    { basic: [p.clientId, p.clientSecret] },
+  );
 
 const setRoles = async (user: User, roles: string[]): Promise<void> => {
   const res = await call('PATCH', `/admin/users/${user.id}`, { apiKey: a.apiKey, body: { roles } });
@@ -67,15 +83,34 @@ beforeAll(async () => {
   carol = await registerUser(env.base, b);
   await setRoles(bob, ['editor']);
   // Row level security reading the token's scopes, as a project would write it.
-  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: a.apiKey, body: { sql: 'select 1' } })).status === 200, { message: 'project schema' });
+  await waitFor(
+    async () => (await call('POST', '/v1/rawSQL', { apiKey: a.apiKey, body: { sql: 'select 1' } })).status === 200,
+    { message: 'project schema' },
+  );
   for (const sql of [
     'create table editor_notes (id serial primary key, body text not null)',
     'alter table editor_notes enable row level security',
     "create policy editors on editor_notes using (string_to_array(current_setting('request.scopes', true), ' ') @> array['role:editor'])",
     "insert into editor_notes (body) values ('editor-only')",
-  ]) expect((await call('POST', '/v1/rawSQL', { apiKey: a.apiKey, body: { sql } })).status).toBe(200);
-  expect((await call('POST', `${STORAGE}/policies`, { apiKey: a.apiKey, body: { name: 'editors read', folder: 'editors', operations: ['read'], principal: 'role:editor' } })).status).toBe(201);
-  editorsFile = (await put(env.base, { id: a.id, apiKey: a.apiKey, tenantToken: a.tenantToken }, 'editors', 'plan.txt', 'the editors plan')).body.object.id;
+  ])
+    expect((await call('POST', '/v1/rawSQL', { apiKey: a.apiKey, body: { sql } })).status).toBe(200);
+  expect(
+    (
+      await call('POST', `${STORAGE}/policies`, {
+        apiKey: a.apiKey,
+        body: { name: 'editors read', folder: 'editors', operations: ['read'], principal: 'role:editor' },
+      })
+    ).status,
+  ).toBe(201);
+  editorsFile = (
+    await put(
+      env.base,
+      { id: a.id, apiKey: a.apiKey, tenantToken: a.tenantToken },
+      'editors',
+      'plan.txt',
+      'the editors plan',
+    )
+  ).body.object.id;
   const login = await passwordGrant(env.base, a, bob, { scope: 'openid role:editor' });
   expect(login.status).toBe(200);
   expect(login.body.scope).toBe('openid role:editor');
@@ -130,7 +165,12 @@ describe('scope escalation through every grant', () => {
       name: 'a refresh asks for a role the session was never granted',
       attack: async () => {
         const login = await passwordGrant(env.base, a, alice, { scope: 'openid offline_access' });
-        return await postForm(env.base, '/token', { grant_type: 'refresh_token', refresh_token: login.body.refresh_token, scope: 'openid role:admin' }, { basic: [a.clientId, a.clientSecret] });
+        return await postForm(
+          env.base,
+          '/token',
+          { grant_type: 'refresh_token', refresh_token: login.body.refresh_token, scope: 'openid role:admin' },
+          { basic: [a.clientId, a.clientSecret] },
+        );
       },
       refused: { status: 400, oauthError: 'invalid_scope' },
     },
@@ -167,7 +207,12 @@ describe('scope escalation through every grant', () => {
     expect(login.body.scope).toBe('openid offline_access role:editor');
     await setRoles(bob, []);
     try {
-      const refreshed = await postForm(env.base, '/token', { grant_type: 'refresh_token', refresh_token: login.body.refresh_token }, { basic: [a.clientId, a.clientSecret] });
+      const refreshed = await postForm(
+        env.base,
+        '/token',
+        { grant_type: 'refresh_token', refresh_token: login.body.refresh_token },
+        { basic: [a.clientId, a.clientSecret] },
+      );
       expect(refreshed.status).toBe(200);
       expect(refreshed.body.scope).toBe('openid offline_access');
     } finally {
@@ -179,7 +224,7 @@ describe('scope escalation through every grant', () => {
 describe('every consumer of scopes', () => {
   attackTable([
     {
-      name: "an end-user without the role downloads a file only role:editor may read",
+      name: 'an end-user without the role downloads a file only role:editor may read',
       attack: async () => {
         const t = await passwordGrant(env.base, a, alice, { scope: 'openid' });
         const d = await download(env.base, editorsFile, { token: t.body.access_token });
@@ -205,7 +250,10 @@ describe('every consumer of scopes', () => {
       name: 'row level security reading request.scopes: an end-user without the role sees none of the rows',
       attack: async () => {
         const t = await passwordGrant(env.base, a, alice, { scope: 'openid' });
-        return await call('POST', '/v1/find', { token: t.body.access_token, body: { table: 'editor_notes', select: ['body'] } });
+        return await call('POST', '/v1/find', {
+          token: t.body.access_token,
+          body: { table: 'editor_notes', select: ['body'] },
+        });
       },
       refused: { status: 200, notContaining: () => ['editor-only'] },
       intact: neighbourIntact,
@@ -213,7 +261,10 @@ describe('every consumer of scopes', () => {
     {
       name: 'row level security: a role:editor token reads none of the rows once the role is taken away',
       attack: async () => {
-        const before = await call('POST', '/v1/find', { token: bobToken, body: { table: 'editor_notes', select: ['body'] } });
+        const before = await call('POST', '/v1/find', {
+          token: bobToken,
+          body: { table: 'editor_notes', select: ['body'] },
+        });
         expect(before.body.rows).toEqual([{ body: 'editor-only' }]);
         await setRoles(bob, []);
         return await call('POST', '/v1/find', { token: bobToken, body: { table: 'editor_notes', select: ['body'] } });
@@ -228,7 +279,12 @@ describe('every consumer of scopes', () => {
       name: 'introspection of a role:editor token no longer shows the role once it is taken away',
       attack: async () => {
         await setRoles(bob, []);
-        const res = await postForm(env.base, '/introspect', { token: bobToken }, { basic: [a.clientId, a.clientSecret] });
+        const res = await postForm(
+          env.base,
+          '/introspect',
+          { token: bobToken },
+          { basic: [a.clientId, a.clientSecret] },
+        );
         return { ...res, status: res.body.active === true ? 200 : 500 };
       },
       refused: { status: 200, notContaining: () => ['role:editor'] },
@@ -248,13 +304,26 @@ describe('admin operations of client_credentials tokens', () => {
     },
     {
       name: 'the same token hides rawSQL inside a transaction',
-      attack: () => call('POST', '/v1/transaction', { ...none(), body: { operations: [{ action: 'find', table: 'editor_notes' }, { action: 'rawSQL', sql: 'drop table editor_notes' }] } }),
+      attack: () =>
+        call('POST', '/v1/transaction', {
+          ...none(),
+          body: {
+            operations: [
+              { action: 'find', table: 'editor_notes' },
+              { action: 'rawSQL', sql: 'drop table editor_notes' },
+            ],
+          },
+        }),
       refused: { status: 403, code: 'FORBIDDEN' },
       intact: neighbourIntact,
     },
     {
       name: 'the same token creates an edge function',
-      attack: () => call('POST', '/edge/api/v1/functions', { ...none(), body: { name: 'evil', steps: [{ name: 'a', kind: 'Transform', expression: { ok: true } }] } }),
+      attack: () =>
+        call('POST', '/edge/api/v1/functions', {
+          ...none(),
+          body: { name: 'evil', steps: [{ name: 'a', kind: 'Transform', expression: { ok: true } }] },
+        }),
       refused: { status: 403, code: 'FORBIDDEN' },
     },
     {
@@ -264,7 +333,8 @@ describe('admin operations of client_credentials tokens', () => {
     },
     {
       name: 'the same token sets a function secret',
-      attack: () => call('POST', '/edge/api/v1/secrets', { ...none(), body: { name: 'STRIPE_KEY', value: 'overwritten' } }),
+      attack: () =>
+        call('POST', '/edge/api/v1/secrets', { ...none(), body: { name: 'STRIPE_KEY', value: 'overwritten' } }),
       refused: { status: 403, code: 'FORBIDDEN' },
     },
     {
@@ -274,7 +344,11 @@ describe('admin operations of client_credentials tokens', () => {
     },
     {
       name: 'the same token opens storage with a public policy',
-      attack: () => call('POST', `${STORAGE}/policies`, { ...none(), body: { name: 'open', folder: '', operations: ['read', 'list'], principal: 'public' } }),
+      attack: () =>
+        call('POST', `${STORAGE}/policies`, {
+          ...none(),
+          body: { name: 'open', folder: '', operations: ['read', 'list'], principal: 'public' },
+        }),
       refused: { status: 403, code: 'FORBIDDEN' },
       intact: async () => {
         const d = await download(env.base, editorsFile);
@@ -283,7 +357,11 @@ describe('admin operations of client_credentials tokens', () => {
     },
     {
       name: 'the same token adds a database hook',
-      attack: () => call('POST', '/edge/api/v1/hooks', { ...none(), body: { table: 'editor_notes', timing: 'before', events: ['insert'], function: 'nope' } }),
+      attack: () =>
+        call('POST', '/edge/api/v1/hooks', {
+          ...none(),
+          body: { table: 'editor_notes', timing: 'before', events: ['insert'], function: 'nope' },
+        }),
       refused: { status: 403, code: 'FORBIDDEN' },
     },
     {
@@ -298,14 +376,20 @@ describe('admin operations of client_credentials tokens', () => {
     },
     {
       name: 'the same token runs rawSQL through GraphQL, aliased inside a fragment',
-      attack: () => graphql('mutation { ...F } fragment F on Mutation { x: dataRawSql(sql: "select 1") { rowCount } }', none()),
+      attack: () =>
+        graphql('mutation { ...F } fragment F on Mutation { x: dataRawSql(sql: "select 1") { rowCount } }', none()),
       refused: { status: 403, code: 'FORBIDDEN' },
     },
     {
       name: 'a token granted only admin:sql creates an edge function',
       attack: async () => {
-        expect((await call('POST', '/v1/rawSQL', { token: cc.sql, body: { sql: 'select 1 as one' } })).status).toBe(200);
-        return await call('POST', '/edge/api/v1/functions', { token: cc.sql, body: { name: 'evil', steps: [{ name: 'a', kind: 'Transform', expression: { ok: true } }] } });
+        expect((await call('POST', '/v1/rawSQL', { token: cc.sql, body: { sql: 'select 1 as one' } })).status).toBe(
+          200,
+        );
+        return await call('POST', '/edge/api/v1/functions', {
+          token: cc.sql,
+          body: { name: 'evil', steps: [{ name: 'a', kind: 'Transform', expression: { ok: true } }] },
+        });
       },
       refused: { status: 403, code: 'FORBIDDEN' },
     },
@@ -314,7 +398,14 @@ describe('admin operations of client_credentials tokens', () => {
   it('lets a token granted `admin` do every admin operation, and leaves ordinary operations to every client token', async () => {
     const all = { token: cc.all };
     expect((await call('POST', '/v1/rawSQL', { ...all, body: { sql: 'select 1 as one' } })).status).toBe(200);
-    expect((await call('POST', '/edge/api/v1/functions', { ...all, body: { name: 'granted', steps: [{ name: 'a', kind: 'Transform', expression: { ok: true } }] } })).status).toBe(201);
+    expect(
+      (
+        await call('POST', '/edge/api/v1/functions', {
+          ...all,
+          body: { name: 'granted', steps: [{ name: 'a', kind: 'Transform', expression: { ok: true } }] },
+        })
+      ).status,
+    ).toBe(201);
     expect((await call('GET', '/admin/users', all)).status).toBe(200);
     expect((await call('GET', `${STORAGE}/policies`, all)).status).toBe(200);
     // Not admin: the data API's actions and invoking a function.
@@ -332,13 +423,19 @@ describe('the end-user admin API', () => {
     },
     {
       name: 'an end-user gives themselves a role through the admin API',
-      attack: async () => call('PATCH', `/admin/users/${bob.id}`, { token: bobToken, body: { roles: ['editor', 'admin'] } }),
+      attack: async () =>
+        call('PATCH', `/admin/users/${bob.id}`, { token: bobToken, body: { roles: ['editor', 'admin'] } }),
       refused: { status: 403, code: 'FORBIDDEN' },
-      intact: async () => expect((await call('GET', `/admin/users/${bob.id}`, { apiKey: a.apiKey })).body.user.roles).toEqual(['editor']),
+      intact: async () =>
+        expect((await call('GET', `/admin/users/${bob.id}`, { apiKey: a.apiKey })).body.user.roles).toEqual(['editor']),
     },
     {
       name: 'an end-user runs rawSQL inside a transaction',
-      attack: async () => call('POST', '/v1/transaction', { token: bobToken, body: { operations: [{ action: 'rawSQL', sql: 'select 1' }] } }),
+      attack: async () =>
+        call('POST', '/v1/transaction', {
+          token: bobToken,
+          body: { operations: [{ action: 'rawSQL', sql: 'select 1' }] },
+        }),
       refused: { status: 403, code: 'FORBIDDEN' },
     },
     {
@@ -382,7 +479,10 @@ describe('the end-user admin API', () => {
       attack: async () => {
         const key = await publishableKeyOf(a);
         expect((await call('POST', '/v1/rawSQL', { apiKey: key, body: { sql: 'select 1' } })).status).toBe(403);
-        return await call('POST', '/v1/transaction', { apiKey: key, body: { operations: [{ action: 'rawSQL', sql: 'drop table editor_notes' }] } });
+        return await call('POST', '/v1/transaction', {
+          apiKey: key,
+          body: { operations: [{ action: 'rawSQL', sql: 'drop table editor_notes' }] },
+        });
       },
       refused: { status: 403, code: 'FORBIDDEN' },
       intact: neighbourIntact,
@@ -391,8 +491,13 @@ describe('the end-user admin API', () => {
       name: 'the publishable key creates a storage policy or sets a function secret',
       attack: async () => {
         const key = await publishableKeyOf(a);
-        expect((await call('POST', '/edge/api/v1/secrets', { apiKey: key, body: { name: 'X', value: 'y' } })).status).toBe(403);
-        return await call('POST', `${STORAGE}/policies`, { apiKey: key, body: { name: 'open', folder: '', operations: ['read'], principal: 'public' } });
+        expect(
+          (await call('POST', '/edge/api/v1/secrets', { apiKey: key, body: { name: 'X', value: 'y' } })).status,
+        ).toBe(403);
+        return await call('POST', `${STORAGE}/policies`, {
+          apiKey: key,
+          body: { name: 'open', folder: '', operations: ['read'], principal: 'public' },
+        });
       },
       refused: { status: 403, code: 'FORBIDDEN' },
     },

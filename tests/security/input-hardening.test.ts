@@ -61,12 +61,29 @@ function expectShape(res: Res, row: Row): void {
 beforeAll(async () => {
   p = await startOneProcess();
   call = client(p.url);
-  await call('POST', '/auth/api/v1/tenants/signup', { body: { email: 'owner@example.com', password: 'a long password' } });
-  token = (await call('POST', '/auth/api/v1/tenant/login', { body: { email: 'owner@example.com', password: 'a long password' } })).body.access_token;
+  await call('POST', '/auth/api/v1/tenants/signup', {
+    body: { email: 'owner@example.com', password: 'a long password' },
+  });
+  token = (
+    await call('POST', '/auth/api/v1/tenant/login', {
+      body: { email: 'owner@example.com', password: 'a long password' },
+    })
+  ).body.access_token;
   apiKey = (await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Shop' } })).body.project.api_key;
-  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select 1' } })).status === 200, { message: 'the project database' });
-  expect((await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'create table notes (id serial primary key, body text, doc jsonb)' } })).status).toBe(200);
-  expect((await call('POST', '/v1/insert', { apiKey, body: { table: 'notes', values: { body: 'kept' } } })).status).toBe(201);
+  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select 1' } })).status === 200, {
+    message: 'the project database',
+  });
+  expect(
+    (
+      await call('POST', '/v1/rawSQL', {
+        apiKey,
+        body: { sql: 'create table notes (id serial primary key, body text, doc jsonb)' },
+      })
+    ).status,
+  ).toBe(200);
+  expect(
+    (await call('POST', '/v1/insert', { apiKey, body: { table: 'notes', values: { body: 'kept' } } })).status,
+  ).toBe(201);
 }, 60_000);
 
 afterAll(async () => {
@@ -76,59 +93,330 @@ afterAll(async () => {
 describe('every input gets a 4xx in the documented shape, never a 500', () => {
   const rows: Row[] = [
     // The web framework's own refusals.
-    { name: 'bad percent-encoding in the path', send: () => call('GET', '/auth/api/v1/projects/%ZZ', { token }), status: 400, code: 'BAD_REQUEST' },
-    { name: 'a path parameter of 2,000 characters', send: () => call('GET', `/auth/api/v1/projects/${'a'.repeat(2000)}`, { token }), status: 414, code: 'URI_TOO_LONG' },
-    { name: 'a request line whose target does not start with /', send: () => raw('GET foo HTTP/1.1\r\nHost: x\r\n\r\n'), status: 400, code: 'BAD_REQUEST' },
+    {
+      name: 'bad percent-encoding in the path',
+      send: () => call('GET', '/auth/api/v1/projects/%ZZ', { token }),
+      status: 400,
+      code: 'BAD_REQUEST',
+    },
+    {
+      name: 'a path parameter of 2,000 characters',
+      send: () => call('GET', `/auth/api/v1/projects/${'a'.repeat(2000)}`, { token }),
+      status: 414,
+      code: 'URI_TOO_LONG',
+    },
+    {
+      name: 'a request line whose target does not start with /',
+      send: () => raw('GET foo HTTP/1.1\r\nHost: x\r\n\r\n'),
+      status: 400,
+      code: 'BAD_REQUEST',
+    },
     { name: 'garbage instead of a request line', send: () => raw('HELLO\r\n\r\n'), status: 400, code: 'BAD_REQUEST' },
-    { name: 'a Content-Length that is not a number', send: () => raw('POST /v1/find HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n'), status: 400, code: 'BAD_REQUEST' },
-    { name: 'headers larger than the server takes', send: () => raw(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(40_000)}\r\n\r\n`), status: 431, code: 'HEADERS_TOO_LARGE' },
-    { name: 'malformed JSON', send: () => call('POST', '/v1/find', { apiKey, raw: '{"table":' }), status: 400, code: 'BAD_REQUEST' },
-    { name: 'an empty JSON body', send: () => call('POST', '/v1/find', { apiKey, raw: '' , headers: { 'content-type': 'application/json' } }), status: 400, code: 'BAD_REQUEST' },
-    { name: 'a content type nobody parses', send: () => call('POST', '/v1/find', { apiKey, raw: 'a,b', headers: { 'content-type': 'text/csv' } }), status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
-    { name: 'a body over TESSERA_BODY_LIMIT', send: () => call('POST', '/v1/find', { apiKey, body: { table: 'notes', pad: 'x'.repeat(1_100_000) } }), status: 413, code: 'PAYLOAD_TOO_LARGE' },
+    {
+      name: 'a Content-Length that is not a number',
+      send: () => raw('POST /v1/find HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n'),
+      status: 400,
+      code: 'BAD_REQUEST',
+    },
+    {
+      name: 'headers larger than the server takes',
+      send: () => raw(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(40_000)}\r\n\r\n`),
+      status: 431,
+      code: 'HEADERS_TOO_LARGE',
+    },
+    {
+      name: 'malformed JSON',
+      send: () => call('POST', '/v1/find', { apiKey, raw: '{"table":' }),
+      status: 400,
+      code: 'BAD_REQUEST',
+    },
+    {
+      name: 'an empty JSON body',
+      send: () => call('POST', '/v1/find', { apiKey, raw: '', headers: { 'content-type': 'application/json' } }),
+      status: 400,
+      code: 'BAD_REQUEST',
+    },
+    {
+      name: 'a content type nobody parses',
+      send: () => call('POST', '/v1/find', { apiKey, raw: 'a,b', headers: { 'content-type': 'text/csv' } }),
+      status: 415,
+      code: 'UNSUPPORTED_MEDIA_TYPE',
+    },
+    {
+      name: 'a body over TESSERA_BODY_LIMIT',
+      send: () => call('POST', '/v1/find', { apiKey, body: { table: 'notes', pad: 'x'.repeat(1_100_000) } }),
+      status: 413,
+      code: 'PAYLOAD_TOO_LARGE',
+    },
     // JSON nested 10,000 deep, on every kind of JSON input.
-    { name: 'JSON nested 10,000 deep in an insert', send: () => call('POST', '/v1/insert', { apiKey, raw: `{"table":"notes","values":{"doc":${deep(10_000)}}}` }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'JSON nested 10,000 deep in rawSQL params', send: () => call('POST', '/v1/rawSQL', { apiKey, raw: `{"sql":"select $1::jsonb","params":[${deep(10_000)}]}` }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'JSON nested 10,000 deep in a transaction', send: () => call('POST', '/v1/transaction', { apiKey, raw: `{"operations":${deep(10_000)}}` }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'JSON nested 10,000 deep in an invoke', send: () => call('POST', '/edge/api/v1/invoke/anything', { apiKey, raw: deep(10_000) }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'JSON nested 10,000 deep in a cron job input', send: () => call('POST', '/edge/api/v1/cron', { apiKey, raw: `{"name":"c","schedule":"* * * * *","function":"f","input":${deep(10_000)}}` }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'JSON nested 10,000 deep in a webhook body', send: () => call('POST', '/webhooks/00000000-0000-4000-8000-000000000000/x', { raw: deep(10_000) }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'JSON nested 10,000 deep in GraphQL variables', send: () => call('POST', '/graphql', { apiKey, raw: `{"query":"query($w: JSON){ dataFind(table: \\"notes\\", where: $w) { rows } }","variables":{"w":${deep(10_000)}}}` }), status: 400, code: 'VALIDATION_FAILED', shape: 'graphql' },
-    { name: 'JSON nested 100 deep in GraphQL variables sent by GET', send: () => call('GET', `/graphql?query=${encodeURIComponent('{ __typename }')}&variables=${encodeURIComponent(`{"w":${deep(100)}}`)}`, { apiKey }), status: 400, code: 'VALIDATION_FAILED', shape: 'graphql' },
+    {
+      name: 'JSON nested 10,000 deep in an insert',
+      send: () => call('POST', '/v1/insert', { apiKey, raw: `{"table":"notes","values":{"doc":${deep(10_000)}}}` }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'JSON nested 10,000 deep in rawSQL params',
+      send: () => call('POST', '/v1/rawSQL', { apiKey, raw: `{"sql":"select $1::jsonb","params":[${deep(10_000)}]}` }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'JSON nested 10,000 deep in a transaction',
+      send: () => call('POST', '/v1/transaction', { apiKey, raw: `{"operations":${deep(10_000)}}` }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'JSON nested 10,000 deep in an invoke',
+      send: () => call('POST', '/edge/api/v1/invoke/anything', { apiKey, raw: deep(10_000) }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'JSON nested 10,000 deep in a cron job input',
+      send: () =>
+        call('POST', '/edge/api/v1/cron', {
+          apiKey,
+          raw: `{"name":"c","schedule":"* * * * *","function":"f","input":${deep(10_000)}}`,
+        }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'JSON nested 10,000 deep in a webhook body',
+      send: () => call('POST', '/webhooks/00000000-0000-4000-8000-000000000000/x', { raw: deep(10_000) }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'JSON nested 10,000 deep in GraphQL variables',
+      send: () =>
+        call('POST', '/graphql', {
+          apiKey,
+          raw: `{"query":"query($w: JSON){ dataFind(table: \\"notes\\", where: $w) { rows } }","variables":{"w":${deep(10_000)}}}`,
+        }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+      shape: 'graphql',
+    },
+    {
+      name: 'JSON nested 100 deep in GraphQL variables sent by GET',
+      send: () =>
+        call(
+          'GET',
+          `/graphql?query=${encodeURIComponent('{ __typename }')}&variables=${encodeURIComponent(`{"w":${deep(100)}}`)}`,
+          { apiKey },
+        ),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+      shape: 'graphql',
+    },
     // Text PostgreSQL cannot store, wherever it comes in.
-    { name: 'NUL in a tenant e-mail at sign-up', send: () => call('POST', '/auth/api/v1/tenants/signup', { body: { email: 'a\u0000@example.com', password: 'a long password' } }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'NUL in a tenant name at sign-up', send: () => call('POST', '/auth/api/v1/tenants/signup', { body: { email: 'n@example.com', password: 'a long password', name: 'N\u0000' } }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'NUL in the login e-mail', send: () => call('POST', '/auth/api/v1/tenant/login', { body: { email: 'owner\u0000@example.com', password: 'a long password' } }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'a lone surrogate in a project name', send: () => call('POST', '/auth/api/v1/projects', { token, body: { name: 'a\ud800' } }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'NUL in a /register e-mail', send: () => call('POST', '/register', { apiKey, body: { email: 'u\u0000@example.com', password: 'a long enough password' } }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'NUL in an e-mail template subject', send: () => call('POST', '/edge/api/v1/email-templates', { apiKey, body: { name: 't', subject: 'S\u0000', html: '<p>x</p>', text: 'x' } }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'NUL in a data API value', send: () => call('POST', '/v1/insert', { apiKey, body: { table: 'notes', values: { body: 'x\u0000' } } }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'a lone surrogate in rawSQL params', send: () => call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select $1::text', params: ['\udfff'] } }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'a lone surrogate in an invoke body (execution input is jsonb)', send: () => call('POST', '/edge/api/v1/invoke/anything?async=true', { apiKey, body: { a: '\ud83d' } }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'NUL in a query parameter', send: () => call('GET', '/edge/api/v1/executions?function=%00', { apiKey }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'NUL in a path parameter', send: () => call('GET', '/auth/api/v1/projects/a%00b', { token }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'NUL in a form field of the token endpoint', send: () => call('POST', '/token', { raw: 'grant_type=password&username=a%00b&password=x&client_id=c', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), status: 400, code: 'invalid_request', shape: 'oauth' },
-    { name: 'NUL in a webhook body', send: () => call('POST', '/webhooks/00000000-0000-4000-8000-000000000000/x', { raw: '{"a":"\\u0000"}' }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'NUL in a GraphQL variable', send: () => gql('query($t: String!) { dataFind(table: $t) { rows } }', { t: 'notes\u0000' }), status: 400, code: 'VALIDATION_FAILED', shape: 'graphql' },
-    { name: 'NUL in a GraphQL string literal', send: () => gql('{ dataFind(table: "notes\\u0000") { rows } }'), status: 400, code: 'BAD_USER_INPUT', shape: 'graphql' },
+    {
+      name: 'NUL in a tenant e-mail at sign-up',
+      send: () =>
+        call('POST', '/auth/api/v1/tenants/signup', {
+          body: { email: 'a\u0000@example.com', password: 'a long password' },
+        }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'NUL in a tenant name at sign-up',
+      send: () =>
+        call('POST', '/auth/api/v1/tenants/signup', {
+          body: { email: 'n@example.com', password: 'a long password', name: 'N\u0000' },
+        }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'NUL in the login e-mail',
+      send: () =>
+        call('POST', '/auth/api/v1/tenant/login', {
+          body: { email: 'owner\u0000@example.com', password: 'a long password' },
+        }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'a lone surrogate in a project name',
+      send: () => call('POST', '/auth/api/v1/projects', { token, body: { name: 'a\ud800' } }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'NUL in a /register e-mail',
+      send: () =>
+        call('POST', '/register', {
+          apiKey,
+          body: { email: 'u\u0000@example.com', password: 'a long enough password' },
+        }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'NUL in an e-mail template subject',
+      send: () =>
+        call('POST', '/edge/api/v1/email-templates', {
+          apiKey,
+          body: { name: 't', subject: 'S\u0000', html: '<p>x</p>', text: 'x' },
+        }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'NUL in a data API value',
+      send: () => call('POST', '/v1/insert', { apiKey, body: { table: 'notes', values: { body: 'x\u0000' } } }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'a lone surrogate in rawSQL params',
+      send: () => call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select $1::text', params: ['\udfff'] } }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'a lone surrogate in an invoke body (execution input is jsonb)',
+      send: () => call('POST', '/edge/api/v1/invoke/anything?async=true', { apiKey, body: { a: '\ud83d' } }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'NUL in a query parameter',
+      send: () => call('GET', '/edge/api/v1/executions?function=%00', { apiKey }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'NUL in a path parameter',
+      send: () => call('GET', '/auth/api/v1/projects/a%00b', { token }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'NUL in a form field of the token endpoint',
+      send: () =>
+        call('POST', '/token', {
+          raw: 'grant_type=password&username=a%00b&password=x&client_id=c',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        }),
+      status: 400,
+      code: 'invalid_request',
+      shape: 'oauth',
+    },
+    {
+      name: 'NUL in a webhook body',
+      send: () => call('POST', '/webhooks/00000000-0000-4000-8000-000000000000/x', { raw: '{"a":"\\u0000"}' }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'NUL in a GraphQL variable',
+      send: () => gql('query($t: String!) { dataFind(table: $t) { rows } }', { t: 'notes\u0000' }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+      shape: 'graphql',
+    },
+    {
+      name: 'NUL in a GraphQL string literal',
+      send: () => gql('{ dataFind(table: "notes\\u0000") { rows } }'),
+      status: 400,
+      code: 'BAD_USER_INPUT',
+      shape: 'graphql',
+    },
     // Times PostgreSQL cannot store.
-    { name: 'an execution filter at the JavaScript minimum date', send: () => call('GET', '/edge/api/v1/executions?since=-271821-04-20T00:00:00.000Z', { apiKey }), status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'execution stats from year 275760', send: () => call('GET', '/edge/api/v1/stats?until=%2B275760-09-13T00:00:00.000Z', { apiKey }), status: 400, code: 'VALIDATION_FAILED' },
+    {
+      name: 'an execution filter at the JavaScript minimum date',
+      send: () => call('GET', '/edge/api/v1/executions?since=-271821-04-20T00:00:00.000Z', { apiKey }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
+    {
+      name: 'execution stats from year 275760',
+      send: () => call('GET', '/edge/api/v1/stats?until=%2B275760-09-13T00:00:00.000Z', { apiKey }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    },
     // Bodies the hand-written identity handlers did not expect.
     ...['/email/verify/confirm', '/password/reset/confirm', '/userinfo'].flatMap((path): Row[] => [
-      { name: `malformed JSON on ${path}`, send: () => call('POST', path, { raw: '{"token":' }), status: 400, code: 'BAD_REQUEST' },
-      { name: `a wrong content type on ${path}`, send: () => call('POST', path, { raw: 'a', headers: { 'content-type': 'text/csv' } }), status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
-      { name: `an empty JSON body on ${path}`, send: () => call('POST', path, { raw: '', headers: { 'content-type': 'application/json' } }), status: 400, code: 'BAD_REQUEST' },
-      { name: `an oversized body on ${path}`, send: () => call('POST', path, { body: { token: 'x'.repeat(1_100_000) } }), status: 413, code: 'PAYLOAD_TOO_LARGE' },
+      {
+        name: `malformed JSON on ${path}`,
+        send: () => call('POST', path, { raw: '{"token":' }),
+        status: 400,
+        code: 'BAD_REQUEST',
+      },
+      {
+        name: `a wrong content type on ${path}`,
+        send: () => call('POST', path, { raw: 'a', headers: { 'content-type': 'text/csv' } }),
+        status: 415,
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+      },
+      {
+        name: `an empty JSON body on ${path}`,
+        send: () => call('POST', path, { raw: '', headers: { 'content-type': 'application/json' } }),
+        status: 400,
+        code: 'BAD_REQUEST',
+      },
+      {
+        name: `an oversized body on ${path}`,
+        send: () => call('POST', path, { body: { token: 'x'.repeat(1_100_000) } }),
+        status: 413,
+        code: 'PAYLOAD_TOO_LARGE',
+      },
     ]),
     // /graphql answers GraphQL-shaped errors for what fails before execution.
-    { name: 'bad credentials on /graphql', send: () => gql('{ __typename }', undefined, { 'x-api-key': 'tsk_nope' }), status: 401, code: 'INVALID_API_KEY', shape: 'graphql' },
-    { name: 'malformed JSON on /graphql', send: () => call('POST', '/graphql', { raw: '{"query":' }), status: 400, code: 'BAD_REQUEST', shape: 'graphql' },
-    { name: 'a body over the limit on /graphql', send: () => call('POST', '/graphql', { body: { query: `{ __typename } #${'x'.repeat(1_100_000)}` } }), status: 413, code: 'PAYLOAD_TOO_LARGE', shape: 'graphql' },
-    { name: 'an unsupported content type on /graphql', send: () => call('POST', '/graphql', { raw: 'x', headers: { 'content-type': 'text/csv' } }), status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', shape: 'graphql' },
-    { name: 'a subscription over POST /graphql', send: () => gql('subscription { __typename }'), status: 400, code: 'BAD_REQUEST', shape: 'graphql' },
-    { name: 'an unknown operationName', send: () => call('POST', '/graphql', { body: { query: 'query A { __typename }', operationName: 'B' } }), status: 400, code: 'BAD_REQUEST', shape: 'graphql' },
-    { name: 'an unknown route under /graphql', send: () => call('GET', '/graphql/nothing'), status: 404, code: 'ROUTE_NOT_FOUND', shape: 'graphql' },
+    {
+      name: 'bad credentials on /graphql',
+      send: () => gql('{ __typename }', undefined, { 'x-api-key': 'tsk_nope' }),
+      status: 401,
+      code: 'INVALID_API_KEY',
+      shape: 'graphql',
+    },
+    {
+      name: 'malformed JSON on /graphql',
+      send: () => call('POST', '/graphql', { raw: '{"query":' }),
+      status: 400,
+      code: 'BAD_REQUEST',
+      shape: 'graphql',
+    },
+    {
+      name: 'a body over the limit on /graphql',
+      send: () => call('POST', '/graphql', { body: { query: `{ __typename } #${'x'.repeat(1_100_000)}` } }),
+      status: 413,
+      code: 'PAYLOAD_TOO_LARGE',
+      shape: 'graphql',
+    },
+    {
+      name: 'an unsupported content type on /graphql',
+      send: () => call('POST', '/graphql', { raw: 'x', headers: { 'content-type': 'text/csv' } }),
+      status: 415,
+      code: 'UNSUPPORTED_MEDIA_TYPE',
+      shape: 'graphql',
+    },
+    {
+      name: 'a subscription over POST /graphql',
+      send: () => gql('subscription { __typename }'),
+      status: 400,
+      code: 'BAD_REQUEST',
+      shape: 'graphql',
+    },
+    {
+      name: 'an unknown operationName',
+      send: () => call('POST', '/graphql', { body: { query: 'query A { __typename }', operationName: 'B' } }),
+      status: 400,
+      code: 'BAD_REQUEST',
+      shape: 'graphql',
+    },
+    {
+      name: 'an unknown route under /graphql',
+      send: () => call('GET', '/graphql/nothing'),
+      status: 404,
+      code: 'ROUTE_NOT_FOUND',
+      shape: 'graphql',
+    },
   ];
 
   it.each(rows.map((r) => [r.name, r] as const))('%s', async (_name, row) => {
@@ -156,8 +444,14 @@ describe('GraphQL operations are bounded', () => {
     const cpuMs: number[] = [];
     const cases = [
       { query: bomb(25), limit: 'depth' },
-      { query: `{ ${Array.from({ length: 300 }, (_, i) => `a${i}: dataFind(table: "notes", limit: 1000) { rows }`).join(' ')} }`, limit: 'aliases' },
-      { query: `{ ${Array.from({ length: 20 }, (_, i) => `a${i}: dataFind(table: "notes", limit: 1000) { rows }`).join(' ')} }`, limit: 'rows' },
+      {
+        query: `{ ${Array.from({ length: 300 }, (_, i) => `a${i}: dataFind(table: "notes", limit: 1000) { rows }`).join(' ')} }`,
+        limit: 'aliases',
+      },
+      {
+        query: `{ ${Array.from({ length: 20 }, (_, i) => `a${i}: dataFind(table: "notes", limit: 1000) { rows }`).join(' ')} }`,
+        limit: 'rows',
+      },
       { query: `{ ${'__typename '.repeat(6000)}}`, limit: 'tokens' },
     ];
     for (const c of cases) {
@@ -165,14 +459,21 @@ describe('GraphQL operations are bounded', () => {
       const res = await gql(c.query);
       const used = process.cpuUsage(before);
       cpuMs.push((used.user + used.system) / 1000);
-      expect({ status: res.status, code: res.body.errors[0].extensions.code }).toEqual({ status: 400, code: 'GRAPHQL_LIMIT_EXCEEDED' });
-      expect(res.body.errors.map((e: { extensions: { details: { limit: string } } }) => e.extensions.details.limit)).toContain(c.limit);
+      expect({ status: res.status, code: res.body.errors[0].extensions.code }).toEqual({
+        status: 400,
+        code: 'GRAPHQL_LIMIT_EXCEEDED',
+      });
+      expect(
+        res.body.errors.map((e: { extensions: { details: { limit: string } } }) => e.extensions.details.limit),
+      ).toContain(c.limit);
     }
     expect(Math.max(...cpuMs)).toBeLessThan(50);
   });
 
   it('answers a GraphQL client within the limits', async () => {
-    const res = await gql(`{ ${Array.from({ length: 5 }, (_, i) => `a${i}: dataFind(table: "notes", limit: 1000) { rows }`).join(' ')} }`);
+    const res = await gql(
+      `{ ${Array.from({ length: 5 }, (_, i) => `a${i}: dataFind(table: "notes", limit: 1000) { rows }`).join(' ')} }`,
+    );
     expect(res.status).toBe(200);
     expect(res.body.data.a4.rows).toHaveLength(1);
   });

@@ -39,7 +39,12 @@ let victim: { email: string; password: string };
 
 type Role = { role_name: string; database_name: string; password_sealed: string; schema_name: string };
 const roleOf = async (projectId: string): Promise<Role> =>
-  (await platformDb.query<Role>('select role_name, database_name, password_sealed, schema_name from data_project_roles where project_id = $1', [projectId])).rows[0]!;
+  (
+    await platformDb.query<Role>(
+      'select role_name, database_name, password_sealed, schema_name from data_project_roles where project_id = $1',
+      [projectId],
+    )
+  ).rows[0]!;
 
 /** Logs in as a project's role, as the data API does, to `database` (its own by default). */
 async function loginAs(role: Role, database = role.database_name): Promise<pg.Client> {
@@ -60,7 +65,11 @@ async function bypass(sql: string, params: unknown[] = []): Promise<Res> {
     return { status: 200, body: { rows: r.rows }, headers: new Headers() };
   } catch (err) {
     const e = err as { code?: string; message: string };
-    return { status: e.code === '42501' ? 403 : 400, body: { error: { code: e.code, message: e.message } }, headers: new Headers() };
+    return {
+      status: e.code === '42501' ? 403 : 400,
+      body: { error: { code: e.code, message: e.message } },
+      headers: new Headers(),
+    };
   }
 }
 
@@ -89,7 +98,10 @@ const seesNothing = (name: string, sql: string, params: () => unknown[] = () => 
     // Nothing found is the refusal here: answer it as a 404 so the table reads the same.
     return res.status === 200 && res.body.rows.length === 0 ? { ...res, status: 404 } : res;
   },
-  refused: { status: 404, notContaining: () => [B_SECRET, B_FN_SECRET, B_COMMENT, B_POLICY, b.id, b.id.replace(/-/g, '')] },
+  refused: {
+    status: 404,
+    notContaining: () => [B_SECRET, B_FN_SECRET, B_COMMENT, B_POLICY, b.id, b.id.replace(/-/g, '')],
+  },
   intact: bIntact,
 });
 
@@ -133,18 +145,50 @@ afterAll(async () => {
 });
 
 describe('SQL text executors and dynamic PL/pgSQL: refused by the guard (second wall)', () => {
-  const refused = (name: string, sql: string) => ({ name, attack: () => rawSql(sql), refused: { status: 403, code: 'FORBIDDEN' }, intact: bIntact });
+  const refused = (name: string, sql: string) => ({
+    name,
+    attack: () => rawSql(sql),
+    refused: { status: 403, code: 'FORBIDDEN' },
+    intact: bIntact,
+  });
   attackTable([
-    refused('ts_stat runs the SQL text it is given', `select word from ts_stat('select to_tsvector(relname) from pg_class')`),
-    refused("ts_rewrite's query form runs the SQL text it is given", `select ts_rewrite('a'::tsquery, 'select ''a''::tsquery, ''b''::tsquery')`),
-    refused('a language sql function wraps ts_stat', `create function leak() returns setof text language sql as $$ select word from ts_stat('select to_tsvector(prosrc) from pg_proc') $$`),
-    refused('PL/pgSQL RETURN QUERY EXECUTE', `create function leak() returns setof text language plpgsql as $$ begin return query execute 'select prosrc from pg_proc'; end $$`),
-    refused('PL/pgSQL EXECUTE', `create function leak() returns void language plpgsql as $$ begin execute 'select 1'; end $$`),
-    refused('PL/pgSQL FOR ... IN EXECUTE', `create function leak() returns void language plpgsql as $$ declare r record; begin for r in execute 'select 1' loop end loop; end $$`),
-    refused('PL/pgSQL OPEN ... FOR EXECUTE', `create function leak() returns void language plpgsql as $$ declare c refcursor; begin open c for execute 'select 1'; end $$`),
-    refused('query_to_xml runs the SQL text it is given', `select query_to_xml('select * from pg_proc', true, true, '')`),
+    refused(
+      'ts_stat runs the SQL text it is given',
+      `select word from ts_stat('select to_tsvector(relname) from pg_class')`,
+    ),
+    refused(
+      "ts_rewrite's query form runs the SQL text it is given",
+      `select ts_rewrite('a'::tsquery, 'select ''a''::tsquery, ''b''::tsquery')`,
+    ),
+    refused(
+      'a language sql function wraps ts_stat',
+      `create function leak() returns setof text language sql as $$ select word from ts_stat('select to_tsvector(prosrc) from pg_proc') $$`,
+    ),
+    refused(
+      'PL/pgSQL RETURN QUERY EXECUTE',
+      `create function leak() returns setof text language plpgsql as $$ begin return query execute 'select prosrc from pg_proc'; end $$`,
+    ),
+    refused(
+      'PL/pgSQL EXECUTE',
+      `create function leak() returns void language plpgsql as $$ begin execute 'select 1'; end $$`,
+    ),
+    refused(
+      'PL/pgSQL FOR ... IN EXECUTE',
+      `create function leak() returns void language plpgsql as $$ declare r record; begin for r in execute 'select 1' loop end loop; end $$`,
+    ),
+    refused(
+      'PL/pgSQL OPEN ... FOR EXECUTE',
+      `create function leak() returns void language plpgsql as $$ declare c refcursor; begin open c for execute 'select 1'; end $$`,
+    ),
+    refused(
+      'query_to_xml runs the SQL text it is given',
+      `select query_to_xml('select * from pg_proc', true, true, '')`,
+    ),
     refused('pg_notify on the platform broadcast channel', `select pg_notify('tessera_broadcast', '{}')`),
-    refused('a session-level advisory lock on the provisioning lock', `select pg_advisory_lock(hashtext('tessera_data_provisioning'))`),
+    refused(
+      'a session-level advisory lock on the provisioning lock',
+      `select pg_advisory_lock(hashtext('tessera_data_provisioning'))`,
+    ),
     refused('set_config lifts the statement timeout', `select set_config('statement_timeout', '0', false)`),
     refused('the outbox of the platform, by its schema', 'select * from tessera_hooks.outbox'),
     // Around each class: the other SQL-text executors and file readers, every way to change a setting or take a lock.
@@ -154,11 +198,17 @@ describe('SQL text executors and dynamic PL/pgSQL: refused by the guard (second 
     refused('pg_read_file reads a server file', `select pg_read_file('/etc/passwd')`),
     refused('lo_import reads a server file into a large object', `select lo_import('/etc/passwd')`),
     refused('pg_ls_dir lists a server folder', `select pg_ls_dir('.')`),
-    refused('a function whose SET option changes a setting while it runs', `create function f() returns int language sql set work_mem = '2GB' as 'select 1'`),
+    refused(
+      'a function whose SET option changes a setting while it runs',
+      `create function f() returns int language sql set work_mem = '2GB' as 'select 1'`,
+    ),
     refused('ALTER FUNCTION ... SET', `alter function f() set statement_timeout = 0`),
     refused('ALTER ROLE ... SET', `alter role current_user set statement_timeout = 0`),
     refused('ALTER DATABASE ... SET', `alter database current set statement_timeout = 0`),
-    refused('SET in a PL/pgSQL body', `create function f() returns void language plpgsql as $$ begin set statement_timeout = 0; end $$`),
+    refused(
+      'SET in a PL/pgSQL body',
+      `create function f() returns void language plpgsql as $$ begin set statement_timeout = 0; end $$`,
+    ),
     refused('set_config qualified with pg_catalog', `select pg_catalog.set_config('statement_timeout', '0', false)`),
     refused('pg_try_advisory_lock', `select pg_try_advisory_lock(1)`),
     refused('pg_advisory_xact_lock_shared', `select pg_advisory_xact_lock_shared(1)`),
@@ -171,21 +221,41 @@ describe('SQL text executors and dynamic PL/pgSQL: refused by the guard (second 
 describe('catalog reads with the guard out of the way: a database per project shows nothing of another (first wall)', () => {
   attackTable([
     seesNothing("reads B's table names from pg_class", `select relname from pg_class where relname = 'secrets'`),
-    seesNothing("reads every other project's schemas", `select nspname from pg_namespace where nspname like 'p\\_%' and nspname <> $1`, () => [`p_${a.id.replace(/-/g, '')}`]),
-    seesNothing("reads B's function source from pg_proc", `select prosrc from pg_proc where prosrc like '%' || $1 || '%'`, () => [B_FN_SECRET]),
-    seesNothing("reads B's comments from pg_description", `select description from pg_description where description = $1`, () => [B_COMMENT]),
-    seesNothing("reads B's policies from pg_policy", `select polname from pg_policy where polname = $1`, () => [B_POLICY]),
-    seesNothing("finds B's project id in the shared catalogs (database and role names)", `select datname as n from pg_database where datname like '%' || $1 || '%' union all select rolname from pg_roles where rolname like '%' || $1 || '%'`, () => [
-      b.id.replace(/-/g, '').slice(0, 12),
+    seesNothing(
+      "reads every other project's schemas",
+      `select nspname from pg_namespace where nspname like 'p\\_%' and nspname <> $1`,
+      () => [`p_${a.id.replace(/-/g, '')}`],
+    ),
+    seesNothing(
+      "reads B's function source from pg_proc",
+      `select prosrc from pg_proc where prosrc like '%' || $1 || '%'`,
+      () => [B_FN_SECRET],
+    ),
+    seesNothing(
+      "reads B's comments from pg_description",
+      `select description from pg_description where description = $1`,
+      () => [B_COMMENT],
+    ),
+    seesNothing("reads B's policies from pg_policy", `select polname from pg_policy where polname = $1`, () => [
+      B_POLICY,
     ]),
+    seesNothing(
+      "finds B's project id in the shared catalogs (database and role names)",
+      `select datname as n from pg_database where datname like '%' || $1 || '%' union all select rolname from pg_roles where rolname like '%' || $1 || '%'`,
+      () => [b.id.replace(/-/g, '').slice(0, 12)],
+    ),
   ]);
 
   it("cannot size, connect to or signal B's database", async () => {
     const bRole = await roleOf(b.id);
     expect(await bypass('select pg_database_size($1)', [bRole.database_name])).toMatchObject({ status: 403 });
     await expect(loginAs(await roleOf(a.id), bRole.database_name)).rejects.toMatchObject({ code: '42501' });
-    await expect(loginAs(await roleOf(a.id), new URL(platformUrl).pathname.slice(1))).rejects.toMatchObject({ code: '42501' });
-    const terminated = await bypass(`select count(*)::int as n from pg_stat_activity where usename <> current_user and pg_terminate_backend(pid)`);
+    await expect(loginAs(await roleOf(a.id), new URL(platformUrl).pathname.slice(1))).rejects.toMatchObject({
+      code: '42501',
+    });
+    const terminated = await bypass(
+      `select count(*)::int as n from pg_stat_activity where usename <> current_user and pg_terminate_backend(pid)`,
+    );
     expect(terminated.status).toBe(403);
     await bIntact();
     await platformIntact();
@@ -194,16 +264,26 @@ describe('catalog reads with the guard out of the way: a database per project sh
 
 describe('signals and locks with the guard out of the way: NOTIFY and advisory locks stay in the project database', () => {
   const accountKey = () => crypto.createHash('sha256').update(`account:${victim.email}`).digest('base64url');
-  const forgedFail = () => JSON.stringify({ topic: 'rate-limits.changed', payload: { origin: 'forged', scope: 'tenant.signIn.account', op: 'fail', key: accountKey() } });
+  const forgedFail = () =>
+    JSON.stringify({
+      topic: 'rate-limits.changed',
+      payload: { origin: 'forged', scope: 'tenant.signIn.account', op: 'fail', key: accountKey() },
+    });
 
   it('forged rate-limit failures from a project database do not lock another tenant out', async () => {
-    for (let i = 0; i < 20; i++) expect((await bypass(`select pg_notify('tessera_broadcast', $1)`, [forgedFail()])).status).toBe(200);
+    for (let i = 0; i < 20; i++)
+      expect((await bypass(`select pg_notify('tessera_broadcast', $1)`, [forgedFail()])).status).toBe(200);
     await platformIntact();
   });
 
   it('even sent on the platform database itself, an unsigned (or wrongly signed) message is dropped', async () => {
     for (let i = 0; i < 20; i++) await platformDb.query(`select pg_notify('tessera_broadcast', $1)`, [forgedFail()]);
-    const wrongKey = sealBroadcast('rate-limits.changed', { origin: 'forged', scope: 'tenant.signIn.account', op: 'fail', key: accountKey() }).replace(/^[^.]+/, 'x'.repeat(43));
+    const wrongKey = sealBroadcast('rate-limits.changed', {
+      origin: 'forged',
+      scope: 'tenant.signIn.account',
+      op: 'fail',
+      key: accountKey(),
+    }).replace(/^[^.]+/, 'x'.repeat(43));
     for (let i = 0; i < 20; i++) await platformDb.query(`select pg_notify('tessera_broadcast', $1)`, [wrongKey]);
     await platformIntact();
   });
@@ -212,17 +292,30 @@ describe('signals and locks with the guard out of the way: NOTIFY and advisory l
     const target = { email: `limited-${Date.now()}@example.com`, password: 'correct horse battery staple' };
     expect((await call('POST', '/auth/api/v1/tenants/signup', { body: target })).status).toBe(201);
     let last: Res | undefined;
-    for (let i = 0; i < 11; i++) last = await call('POST', '/auth/api/v1/tenant/login', { body: { email: target.email, password: 'wrong password!' } });
+    for (let i = 0; i < 11; i++)
+      last = await call('POST', '/auth/api/v1/tenant/login', {
+        body: { email: target.email, password: 'wrong password!' },
+      });
     expect(last!.status).toBe(429);
     const key = crypto.createHash('sha256').update(`account:${target.email}`).digest('base64url');
-    const reset = JSON.stringify({ topic: 'rate-limits.changed', payload: { origin: 'forged', scope: 'tenant.signIn.account', op: 'reset', key } });
+    const reset = JSON.stringify({
+      topic: 'rate-limits.changed',
+      payload: { origin: 'forged', scope: 'tenant.signIn.account', op: 'reset', key },
+    });
     await bypass(`select pg_notify('tessera_broadcast', $1)`, [reset]);
     await platformDb.query(`select pg_notify('tessera_broadcast', $1)`, [reset]);
     expect((await call('POST', '/auth/api/v1/tenant/login', { body: target })).status).toBe(429);
   });
 
   it("a forged realtime event from A's database never reaches B's subscriber", async () => {
-    expect((await call('POST', `/auth/api/v1/projects/${b.id}/publications`, { token: b.token, body: { table: 'secrets', enabled: true } })).status).toBe(200);
+    expect(
+      (
+        await call('POST', `/auth/api/v1/projects/${b.id}/publications`, {
+          token: b.token,
+          body: { table: 'secrets', enabled: true },
+        })
+      ).status,
+    ).toBe(200);
     const ctrl = new AbortController();
     const res = await fetch(`${platform.url}/realtime`, {
       method: 'POST',
@@ -240,12 +333,20 @@ describe('signals and locks with the guard out of the way: NOTIFY and advisory l
         text += new TextDecoder().decode(value);
       }
     })();
-    const forged = JSON.stringify({ table: 'secrets', op: 'insert', at: new Date().toISOString(), row: { id: 666, body: 'forged' } });
+    const forged = JSON.stringify({
+      table: 'secrets',
+      op: 'insert',
+      at: new Date().toISOString(),
+      row: { id: 666, body: 'forged' },
+    });
     // Wait until the subscription listens (a real change arrives), then forge from A, then change B again.
-    await waitFor(async () => {
-      await dataB('update', { table: 'secrets', where: { id: 1 }, set: { body: B_SECRET } });
-      return text.includes(B_SECRET);
-    }, { message: 'the subscription' });
+    await waitFor(
+      async () => {
+        await dataB('update', { table: 'secrets', where: { id: 1 }, set: { body: B_SECRET } });
+        return text.includes(B_SECRET);
+      },
+      { message: 'the subscription' },
+    );
     await bypass(`select pg_notify('tessera_realtime', $1)`, [forged]);
     await bypass(`notify tessera_realtime, '${forged.replace(/'/g, "''")}'`);
     expect((await dataB('insert', { table: 'secrets', values: { id: 2, body: 'after' } })).status).toBe(201);
@@ -270,7 +371,13 @@ describe('signals and locks with the guard out of the way: NOTIFY and advisory l
 
 describe('limits a project cannot lift', () => {
   it('a statement timeout lifted on the session (by a function the guard never saw) is restored, and a statement past it is cancelled anyway', async () => {
-    expect((await bypass(`create function lift() returns text language sql as $$ select set_config('statement_timeout', '0', false) $$`)).status).toBe(200);
+    expect(
+      (
+        await bypass(
+          `create function lift() returns text language sql as $$ select set_config('statement_timeout', '0', false) $$`,
+        )
+      ).status,
+    ).toBe(200);
     expect((await bypass('create view lifted as select lift() as t')).status).toBe(200);
     // rawSQL may call the project's own functions; its session is reset afterwards.
     expect((await rawSql('select lift()')).status).toBe(200);
@@ -280,7 +387,13 @@ describe('limits a project cannot lift', () => {
     expect(Date.now() - started).toBeLessThan(STATEMENT_TIMEOUT_MS + 3000);
     // A find on a view calling it lifts it on a pooled connection without any rawSQL: the pool cancels past the timeout.
     for (let i = 0; i < 3; i++) expect((await dataA('find', { table: 'lifted' })).status).toBe(200);
-    expect((await bypass('create function sleep30() returns int language plpgsql as $$ begin perform pg_sleep(30); return 1; end $$')).status).toBe(200);
+    expect(
+      (
+        await bypass(
+          'create function sleep30() returns int language plpgsql as $$ begin perform pg_sleep(30); return 1; end $$',
+        )
+      ).status,
+    ).toBe(200);
     expect((await bypass('create view sleepy as select sleep30() as s')).status).toBe(200);
     started = Date.now();
     slow = await dataA('find', { table: 'sleepy' });
@@ -322,7 +435,9 @@ describe('limits a project cannot lift', () => {
   }, 30_000);
 
   it('temporary files are capped where the platform role may set it, and VACUUM and ANALYZE of its own tables are allowed', async () => {
-    const su = await platformDb.query<{ su: boolean }>('select rolsuper as su from pg_roles where rolname = current_user');
+    const su = await platformDb.query<{ su: boolean }>(
+      'select rolsuper as su from pg_roles where rolname = current_user',
+    );
     const show = await rawSql('show temp_file_limit');
     expect(show.status).toBe(200);
     if (su.rows[0]!.su) expect(show.body.rows[0].temp_file_limit).toBe('1GB');
@@ -362,7 +477,9 @@ describe('realtime abuse', () => {
     const { default: WebSocket } = await import('ws');
     const ws = new WebSocket(`${platform.url.replace('http', 'ws')}/realtime`, 'graphql-transport-ws');
     const code = await new Promise<number>((resolve, reject) => {
-      ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { junk: 'x'.repeat(1_500_000) } })));
+      ws.on('open', () =>
+        ws.send(JSON.stringify({ type: 'connection_init', payload: { junk: 'x'.repeat(1_500_000) } })),
+      );
       ws.on('close', (c) => resolve(c));
       ws.on('error', reject);
     });

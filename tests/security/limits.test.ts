@@ -28,7 +28,10 @@ beforeAll(async () => {
   // An operator's small plan, set before anyone reads the plans.
   const db = new pg.Client({ connectionString: p.tessera!.config.databaseUrl });
   await db.connect();
-  await db.query(`update plans set max_requests_per_minute = $1, max_function_invocations_per_month = $2 where id = 'free'`, [RPM, RUNS]);
+  await db.query(
+    `update plans set max_requests_per_minute = $1, max_function_invocations_per_month = $2 where id = 'free'`,
+    [RPM, RUNS],
+  );
   await db.end();
   call = client(p.url);
   busy = await newProject(p.url);
@@ -36,7 +39,14 @@ beforeAll(async () => {
   neighbour = await newProject(p.url);
   for (const project of [runner, neighbour]) {
     expect((await call('POST', '/edge/api/v1/functions', { apiKey: project.apiKey, body: echo })).status).toBe(201);
-    expect((await call('POST', '/edge/api/v1/webhooks', { apiKey: project.apiKey, body: { slug: 'echo', function: 'echo' } })).status).toBe(201);
+    expect(
+      (
+        await call('POST', '/edge/api/v1/webhooks', {
+          apiKey: project.apiKey,
+          body: { slug: 'echo', function: 'echo' },
+        })
+      ).status,
+    ).toBe(201);
   }
 }, 60_000);
 
@@ -47,7 +57,7 @@ afterAll(async () => {
 describe("a project's requests per minute", () => {
   attackTable([
     {
-      name: 'a project sends more requests in a minute than its plan allows, with its API key and its end-users\' tokens together',
+      name: "a project sends more requests in a minute than its plan allows, with its API key and its end-users' tokens together",
       attack: async () => {
         const user = await registerUser(p.url, busy); // (the registration is one of the project's requests)
         const token = (await passwordGrant(p.url, busy, user)).body.access_token;
@@ -78,16 +88,25 @@ describe("a project's function runs per month", () => {
     {
       name: 'a project runs its functions more often in a month than its plan allows (invoke, async, dry run, webhook)',
       attack: async () => {
-        for (let i = 0; i < RUNS; i++) expect((await call('POST', '/edge/api/v1/invoke/echo', { apiKey: runner.apiKey, body: {} })).status).toBe(200);
+        for (let i = 0; i < RUNS; i++)
+          expect((await call('POST', '/edge/api/v1/invoke/echo', { apiKey: runner.apiKey, body: {} })).status).toBe(
+            200,
+          );
         for (const query of ['', '?async=true', '?dry_run=true']) {
           const res = await call('POST', `/edge/api/v1/invoke/echo${query}`, { apiKey: runner.apiKey, body: {} });
-          expect({ query, status: res.status, code: res.body?.error?.code }).toEqual({ query, status: 429, code: 'RATE_LIMITED' });
+          expect({ query, status: res.status, code: res.body?.error?.code }).toEqual({
+            query,
+            status: 429,
+            code: 'RATE_LIMITED',
+          });
         }
         return await call('POST', `/webhooks/${runner.id}/echo`, { body: {} });
       },
       refused: { status: 429, code: 'RATE_LIMITED', headers: ['retry-after'] },
       intact: async () => {
-        expect((await call('POST', '/edge/api/v1/invoke/echo', { apiKey: neighbour.apiKey, body: {} })).status).toBe(200);
+        expect((await call('POST', '/edge/api/v1/invoke/echo', { apiKey: neighbour.apiKey, body: {} })).status).toBe(
+          200,
+        );
         expect((await call('POST', `/webhooks/${neighbour.id}/echo`, { body: {} })).status).toBe(200);
         // The refused project still manages its functions.
         expect((await call('GET', '/edge/api/v1/functions', { apiKey: runner.apiKey })).status).toBe(200);

@@ -3,7 +3,13 @@
 // provider's own mails, and a project with its own settings sends through them.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { client } from '../support/http.ts';
-import { newProject, registerUser, startIdentityPlatform, startMailbox, type Project } from '../e2e/identity/identity-fixtures.ts';
+import {
+  newProject,
+  registerUser,
+  startIdentityPlatform,
+  startMailbox,
+  type Project,
+} from '../e2e/identity/identity-fixtures.ts';
 import { attackTable } from './attack-table.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -18,10 +24,27 @@ const VICTIM = 'victim@example.org';
 
 async function mailer(p: Project): Promise<void> {
   const as = { apiKey: p.apiKey };
-  expect((await call('POST', `${F}/email-templates`, { ...as, body: { name: 'spam', subject: 'You won {{ prize }}', text: 'Claim {{ prize }} now' } })).status).toBe(201);
-  const fn = await call('POST', `${F}/functions`, { ...as, body: { name: 'mailer', steps: [{ name: 'send', kind: 'Email', template: 'spam', to: '{{ input.body.to }}', variables: { prize: 'a car' } }] } });
+  expect(
+    (
+      await call('POST', `${F}/email-templates`, {
+        ...as,
+        body: { name: 'spam', subject: 'You won {{ prize }}', text: 'Claim {{ prize }} now' },
+      })
+    ).status,
+  ).toBe(201);
+  const fn = await call('POST', `${F}/functions`, {
+    ...as,
+    body: {
+      name: 'mailer',
+      steps: [
+        { name: 'send', kind: 'Email', template: 'spam', to: '{{ input.body.to }}', variables: { prize: 'a car' } },
+      ],
+    },
+  });
   expect(fn.status).toBe(201);
-  expect((await call('POST', `${F}/webhooks`, { ...as, body: { slug: 'mailer', function: 'mailer' } })).status).toBe(201);
+  expect((await call('POST', `${F}/webhooks`, { ...as, body: { slug: 'mailer', function: 'mailer' } })).status).toBe(
+    201,
+  );
 }
 
 /**
@@ -30,7 +53,9 @@ async function mailer(p: Project): Promise<void> {
  */
 async function platformSentNothingTo(to: string): Promise<void> {
   const marker = await registerUser(env.base, bare);
-  expect((await call('POST', '/password/reset/request', { apiKey: bare.apiKey, body: { email: marker.email } })).status).toBe(202);
+  expect(
+    (await call('POST', '/password/reset/request', { apiKey: bare.apiKey, body: { email: marker.email } })).status,
+  ).toBe(202);
   await env.mailbox.waitFor(marker.email, /Reset your password/);
   expect(env.mailbox.mails.filter((m) => m.to === to)).toEqual([]);
 }
@@ -44,7 +69,14 @@ beforeAll(async () => {
   await mailer(bare);
   await mailer(configured);
   const port = new URL(own.url).port;
-  expect((await call('POST', `${F}/email-config`, { apiKey: configured.apiKey, body: { host: '127.0.0.1', port: Number(port), secure: false, from: 'Shop <shop@example.com>' } })).status).toBe(200);
+  expect(
+    (
+      await call('POST', `${F}/email-config`, {
+        apiKey: configured.apiKey,
+        body: { host: '127.0.0.1', port: Number(port), secure: false, from: 'Shop <shop@example.com>' },
+      })
+    ).status,
+  ).toBe(200);
 }, 90_000);
 
 afterAll(async () => {
@@ -85,8 +117,15 @@ describe('mail through the platform sender', () => {
     {
       name: 'the same in a dry run (which would show the mail as sendable)',
       attack: async () => {
-        const res = await call('POST', `${F}/invoke/mailer?dry_run=true`, { apiKey: bare.apiKey, body: { to: VICTIM } });
-        return { ...res, status: res.body.status === 'failed' ? 409 : 200, body: { error: { code: res.body.error?.code } } };
+        const res = await call('POST', `${F}/invoke/mailer?dry_run=true`, {
+          apiKey: bare.apiKey,
+          body: { to: VICTIM },
+        });
+        return {
+          ...res,
+          status: res.body.status === 'failed' ? 409 : 200,
+          body: { error: { code: res.body.error?.code } },
+        };
       },
       refused: { status: 409, code: 'EMAIL_NOT_CONFIGURED' },
     },
@@ -100,7 +139,10 @@ describe('mail through the platform sender', () => {
   ]);
 
   it("sends a configured project's mail through its own server, from its own address", async () => {
-    const res = await call('POST', `${F}/invoke/mailer`, { apiKey: configured.apiKey, body: { to: 'customer@example.org' } });
+    const res = await call('POST', `${F}/invoke/mailer`, {
+      apiKey: configured.apiKey,
+      body: { to: 'customer@example.org' },
+    });
     expect(res.status).toBe(200);
     const mail = await own.waitFor('customer@example.org', /You won a car/);
     expect(mail.raw).toMatch(/From: Shop <shop@example.com>/);

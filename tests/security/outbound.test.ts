@@ -50,7 +50,12 @@ describe('HTTP steps reaching internal addresses', () => {
       const name = `ssrf-${what.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`;
       const made = await w.call('POST', '/edge/api/v1/functions', {
         apiKey: w.apiKey,
-        body: { name, steps: [{ name: 'call', kind: 'HTTP', retries: 0, request: { url: `http://${host}:${port}/latest/meta-data` } }] },
+        body: {
+          name,
+          steps: [
+            { name: 'call', kind: 'HTTP', retries: 0, request: { url: `http://${host}:${port}/latest/meta-data` } },
+          ],
+        },
       });
       expect(made.status).toBe(201);
       const res = await w.call('POST', `/edge/api/v1/invoke/${name}`, { apiKey: w.apiKey, body: {} });

@@ -19,8 +19,17 @@ const leaks = (): string[] => {
   const bytes = Buffer.from(SECRET, 'utf8');
   const basic = Buffer.from(`user:${SECRET}`, 'utf8').toString('base64');
   return [
-    SECRET, 'Tok/3n+S', '0123456789abcdef', encodeURIComponent(SECRET), encodeURI(SECRET), bytes.toString('base64'), bytes.toString('base64url'),
-    bytes.toString('hex'), bytes.toString('hex').toUpperCase(), basic.slice(8, -4), JSON.stringify(SECRET).slice(1, -1),
+    SECRET,
+    'Tok/3n+S',
+    '0123456789abcdef',
+    encodeURIComponent(SECRET),
+    encodeURI(SECRET),
+    bytes.toString('base64'),
+    bytes.toString('base64url'),
+    bytes.toString('hex'),
+    bytes.toString('hex').toUpperCase(),
+    basic.slice(8, -4),
+    JSON.stringify(SECRET).slice(1, -1),
   ];
 };
 
@@ -45,7 +54,14 @@ async function startUpstream(): Promise<void> {
       const token = String(req.headers['x-token'] ?? '');
       const b = Buffer.from(token, 'utf8');
       res.writeHead(200, { 'content-type': 'application/json', 'x-echo-token': encodeURIComponent(token) });
-      res.end(JSON.stringify({ url: req.url, headers: req.headers, body, encoded: { hex: b.toString('hex'), base64: b.toString('base64'), url: encodeURIComponent(token) } }));
+      res.end(
+        JSON.stringify({
+          url: req.url,
+          headers: req.headers,
+          body,
+          encoded: { hex: b.toString('hex'), base64: b.toString('base64'), url: encodeURIComponent(token) },
+        }),
+      );
     });
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
@@ -56,23 +72,46 @@ const step = (s: Record<string, unknown>) => ({ name: 's', retries: 0, ...s });
 
 /** One function per step kind and way a secret can get out. */
 const FUNCTIONS = (): Record<string, unknown[]> => ({
-  'transform-output': [step({ kind: 'Transform', expression: { token: `{{ secrets.${NAME} }}`, b64: `{{ base64(secrets.${NAME}) }}`, basic: `Basic {{ base64('user:' + secrets.${NAME}) }}` } })],
-  'transform-error-result': [step({ kind: 'Transform', expression: { error: `bad key {{ secrets.${NAME} }}`, status: 401 } })],
-  'http-secret-in-path': [step({ kind: 'HTTP', request: { method: 'GET', url: `${upstreamUrl}/fail/{{ secrets.${NAME} }}` } })],
-  'http-secret-in-host': [step({ kind: 'HTTP', request: { method: 'GET', url: `http://{{ secrets.${NAME} }}.invalid/x` } })],
+  'transform-output': [
+    step({
+      kind: 'Transform',
+      expression: {
+        token: `{{ secrets.${NAME} }}`,
+        b64: `{{ base64(secrets.${NAME}) }}`,
+        basic: `Basic {{ base64('user:' + secrets.${NAME}) }}`,
+      },
+    }),
+  ],
+  'transform-error-result': [
+    step({ kind: 'Transform', expression: { error: `bad key {{ secrets.${NAME} }}`, status: 401 } }),
+  ],
+  'http-secret-in-path': [
+    step({ kind: 'HTTP', request: { method: 'GET', url: `${upstreamUrl}/fail/{{ secrets.${NAME} }}` } }),
+  ],
+  'http-secret-in-host': [
+    step({ kind: 'HTTP', request: { method: 'GET', url: `http://{{ secrets.${NAME} }}.invalid/x` } }),
+  ],
   'http-invalid-url': [step({ kind: 'HTTP', request: { method: 'GET', url: `{{ secrets.${NAME} }}` } })],
   'http-echo': [
     step({
       kind: 'HTTP',
-      request: { method: 'POST', url: `${upstreamUrl}/echo?key={{ secrets.${NAME} }}`, headers: { 'x-token': `{{ secrets.${NAME} }}`, authorization: `Basic {{ base64('user:' + secrets.${NAME}) }}` }, body: { key: `{{ secrets.${NAME} }}` } },
+      request: {
+        method: 'POST',
+        url: `${upstreamUrl}/echo?key={{ secrets.${NAME} }}`,
+        headers: { 'x-token': `{{ secrets.${NAME} }}`, authorization: `Basic {{ base64('user:' + secrets.${NAME}) }}` },
+        body: { key: `{{ secrets.${NAME} }}` },
+      },
     }),
   ],
-  'database-error': [step({ kind: 'Database', query: { action: 'rawSQL', sql: `select '{{ secrets.${NAME} }}'::int` } })],
+  'database-error': [
+    step({ kind: 'Database', query: { action: 'rawSQL', sql: `select '{{ secrets.${NAME} }}'::int` } }),
+  ],
   'email-error': [step({ kind: 'Email', template: 'none', to: `{{ secrets.${NAME} }}` })],
   'invoke-child': [step({ kind: 'Invoke', function: 'transform-output', input: { passed: `{{ secrets.${NAME} }}` } })],
 });
 
-const invoke = (name: string, query = ''): Promise<Res> => call('POST', `/edge/api/v1/invoke/${name}${query}`, { apiKey, body: { hello: 'world' } });
+const invoke = (name: string, query = ''): Promise<Res> =>
+  call('POST', `/edge/api/v1/invoke/${name}${query}`, { apiKey, body: { hello: 'world' } });
 
 /** Waits for an execution to finish and answers its record and step log as one text. */
 async function recordOf(id: string): Promise<Res> {
@@ -83,27 +122,44 @@ async function recordOf(id: string): Promise<Res> {
   const rec = await waitFor(finished, { timeoutMs: 20_000, intervalMs: 100, message: `execution ${id} to finish` });
   const events = await call('GET', `/edge/api/v1/executions/${id}/events`, { apiKey });
   expect(events.status).toBe(200);
-  return { status: rec.status, body: { execution: rec.body.execution, events: events.body.events }, headers: rec.headers };
+  return {
+    status: rec.status,
+    body: { execution: rec.body.execution, events: events.body.events },
+    headers: rec.headers,
+  };
 }
 
 beforeAll(async () => {
   await startUpstream();
-  platform = await startSplit({ LOG_LEVEL: 'debug', TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true', TESSERA_WEBHOOK_RATE_LIMIT: '10000' });
+  platform = await startSplit({
+    LOG_LEVEL: 'debug',
+    TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true',
+    TESSERA_WEBHOOK_RATE_LIMIT: '10000',
+  });
   const collect = (d: Buffer) => (logs += d.toString('utf8'));
   platform.child!.stdout!.on('data', collect);
   platform.child!.stderr!.on('data', collect);
   call = client(platform.url);
   const email = `secrets-${Date.now()}@example.com`;
   await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password: 'a long password' } });
-  const token = (await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: 'a long password' } })).body.access_token;
+  const token = (await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: 'a long password' } })).body
+    .access_token;
   const project = (await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Secrets' } })).body.project;
   apiKey = project.api_key;
   projectId = project.id;
-  expect((await call('POST', '/edge/api/v1/secrets', { apiKey, body: { name: NAME, value: SECRET } })).status).toBe(201);
+  expect((await call('POST', '/edge/api/v1/secrets', { apiKey, body: { name: NAME, value: SECRET } })).status).toBe(
+    201,
+  );
   for (const [name, steps] of Object.entries(FUNCTIONS())) {
     const res = await call('POST', '/edge/api/v1/functions', { apiKey, body: { name, steps } });
-    expect({ name, status: res.status, body: res.status === 201 ? null : res.body }).toEqual({ name, status: 201, body: null });
-    expect((await call('POST', '/edge/api/v1/webhooks', { apiKey, body: { slug: name, function: name } })).status).toBe(201);
+    expect({ name, status: res.status, body: res.status === 201 ? null : res.body }).toEqual({
+      name,
+      status: 201,
+      body: null,
+    });
+    expect((await call('POST', '/edge/api/v1/webhooks', { apiKey, body: { slug: name, function: name } })).status).toBe(
+      201,
+    );
   }
 }, 180_000);
 
@@ -183,7 +239,11 @@ describe('secrets never leave the engine in clear', () => {
     expect(started.input.request.url).toBe(`${upstreamUrl}/echo?key={{secrets.${NAME}}}`);
     expect(started.input.request.headers['x-token']).toBe(`{{secrets.${NAME}}}`);
     const sync = await invoke('http-echo');
-    expect(sync.body.encoded).toEqual({ hex: `{{secrets.${NAME}}}`, base64: `{{secrets.${NAME}}}`, url: `{{secrets.${NAME}}}` });
+    expect(sync.body.encoded).toEqual({
+      hex: `{{secrets.${NAME}}}`,
+      base64: `{{secrets.${NAME}}}`,
+      url: `{{secrets.${NAME}}}`,
+    });
     expect(sync.body.headers.authorization).toMatch(/^Basic .*\{\{secrets\.API_TOKEN\}\}/);
   });
 
@@ -196,9 +256,16 @@ describe('secrets never leave the engine in clear', () => {
 
   it('writes none of it to the logs of any process', async () => {
     // A cron job failing every second logs its error (redacted) in the functions process.
-    const cron = await call('POST', '/edge/api/v1/cron', { apiKey, body: { name: 'leaky', schedule: '* * * * * *', timezone: 'UTC', function: 'http-secret-in-path' } });
+    const cron = await call('POST', '/edge/api/v1/cron', {
+      apiKey,
+      body: { name: 'leaky', schedule: '* * * * * *', timezone: 'UTC', function: 'http-secret-in-path' },
+    });
     expect(cron.status).toBe(201);
-    await waitFor(() => /cron run failed/.test(logs), { timeoutMs: 15_000, intervalMs: 200, message: 'the failed cron run in the log' });
+    await waitFor(() => /cron run failed/.test(logs), {
+      timeoutMs: 15_000,
+      intervalMs: 200,
+      message: 'the failed cron run in the log',
+    });
     await call('DELETE', `/edge/api/v1/cron?id=${cron.body.cron_job.id}`, { apiKey });
     expect(logs.length).toBeGreaterThan(1000);
     for (const leak of leaks()) expect({ leak, found: logs.includes(leak) }).toEqual({ leak, found: false });

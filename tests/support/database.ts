@@ -55,9 +55,15 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
  */
 export async function dropInstallation(c: pg.Client, name: string): Promise<void> {
   const d = installationDigest(name);
-  const { rows: dbs } = await c.query<{ datname: string }>(`select datname from pg_database where starts_with(datname, $1) or starts_with(datname, $2)`, [`tsp_${d}_`, `tst_${d}_`]);
+  const { rows: dbs } = await c.query<{ datname: string }>(
+    `select datname from pg_database where starts_with(datname, $1) or starts_with(datname, $2)`,
+    [`tsp_${d}_`, `tst_${d}_`],
+  );
   for (const r of dbs) await c.query(`drop database if exists "${r.datname}" with (force)`).catch(() => {});
-  const { rows: roles } = await c.query<{ rolname: string }>('select rolname from pg_roles where starts_with(rolname, $1) order by rolname desc', [`tsr_${d}_`]);
+  const { rows: roles } = await c.query<{ rolname: string }>(
+    'select rolname from pg_roles where starts_with(rolname, $1) order by rolname desc',
+    [`tsr_${d}_`],
+  );
   for (const r of roles) await c.query(`drop role if exists "${r.rolname}"`).catch(() => {});
 }
 

@@ -28,7 +28,8 @@ export default async function globalSetup(): Promise<void> {
   // Clusters of runs whose process is gone (killed runs) are removed.
   for (const name of fs.readdirSync(base)) {
     const m = /^run-(\d+)$/.exec(name);
-    if ((m && !alive(Number(m[1]))) || name === 'shared') fs.rmSync(path.join(base, name), { recursive: true, force: true });
+    if ((m && !alive(Number(m[1]))) || name === 'shared')
+      fs.rmSync(path.join(base, name), { recursive: true, force: true });
   }
   const dir = path.join(base, `run-${process.pid}`);
   const db = await startDatabase({ dataDir: dir, logger: createLogger('silent') });

@@ -3,12 +3,20 @@ export type Res = { status: number; body: any; headers: Headers }; // eslint-dis
 
 /** Creates a client bound to a base URL. */
 export function client(base: string) {
-  return async function call(method: string, path: string, opts: { body?: unknown; token?: string; apiKey?: string; headers?: Record<string, string>; raw?: string } = {}): Promise<Res> {
+  return async function call(
+    method: string,
+    path: string,
+    opts: { body?: unknown; token?: string; apiKey?: string; headers?: Record<string, string>; raw?: string } = {},
+  ): Promise<Res> {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.body !== undefined || opts.raw !== undefined) headers['content-type'] ??= 'application/json';
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
     if (opts.apiKey) headers['x-api-key'] = opts.apiKey;
-    const res = await fetch(base + path, { method, headers, body: opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)) });
+    const res = await fetch(base + path, {
+      method,
+      headers,
+      body: opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
+    });
     const text = await res.text();
     let body: unknown = text;
     try {

@@ -9,7 +9,13 @@ import { PARENT_PID_ENV } from '../../platform/parent-watch.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { waitFor } from './wait-for.ts';
 
-export type TestPlatform = { url: string; close: () => Promise<void>; tessera?: Tessera; dataDir: string; child?: ChildProcess };
+export type TestPlatform = {
+  url: string;
+  close: () => Promise<void>;
+  tessera?: Tessera;
+  dataDir: string;
+  child?: ChildProcess;
+};
 
 export const TEST_SECRET = 'test-internal-secret-0123456789abcdefghij';
 
@@ -23,14 +29,17 @@ export function tmpDataDir(): string {
 export async function startOneProcess(env: Record<string, string> = {}, logger?: Logger): Promise<TestPlatform> {
   const db = await createTestDatabase();
   const dataDir = tmpDataDir();
-  const tessera = await startTessera({
-    PORT: '0',
-    LOG_LEVEL: 'silent',
-    DATABASE_URL: db.url,
-    TESSERA_DATA_DIR: dataDir,
-    TESSERA_INTERNAL_SECRET: TEST_SECRET,
-    ...env,
-  }, logger);
+  const tessera = await startTessera(
+    {
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: db.url,
+      TESSERA_DATA_DIR: dataDir,
+      TESSERA_INTERNAL_SECRET: TEST_SECRET,
+      ...env,
+    },
+    logger,
+  );
   return {
     url: tessera.url,
     tessera,
@@ -43,17 +52,27 @@ export async function startOneProcess(env: Record<string, string> = {}, logger?:
   };
 }
 
-
 /** Runs `node script args` with Node 24 (the one running the tests) and waits for `readyUrl`. */
-export async function startProcess(args: string[], env: Record<string, string>, readyUrl: string, timeoutMs = 90_000): Promise<ChildProcess> {
+export async function startProcess(
+  args: string[],
+  env: Record<string, string>,
+  readyUrl: string,
+  timeoutMs = 90_000,
+): Promise<ChildProcess> {
   // TESSERA_PARENT_PID: the child (and a split launcher's children) end themselves if this test process dies.
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env, NODE_OPTIONS: '', [PARENT_PID_ENV]: String(process.pid) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env, NODE_OPTIONS: '', [PARENT_PID_ENV]: String(process.pid) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   const ready = async () => {
     if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode}:\n${output.slice(-4000)}`);
-    return await fetch(readyUrl).then((res) => res.status === 200, () => false); // not listening yet
+    return await fetch(readyUrl).then(
+      (res) => res.status === 200,
+      () => false,
+    ); // not listening yet
   };
   try {
     await waitFor(ready, { timeoutMs, intervalMs: 200, message: readyUrl });
@@ -82,12 +101,21 @@ export async function startSplit(env: Record<string, string> = {}): Promise<Test
   const port = await freePort();
   const child = await startProcess(
     [path.resolve('scripts/split.ts'), '--free-ports'],
-    { PORT: String(port), LOG_LEVEL: 'warn', DATABASE_URL: db.url, TESSERA_DATA_DIR: dataDir, TESSERA_INTERNAL_SECRET: TEST_SECRET, ...env },
+    {
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: db.url,
+      TESSERA_DATA_DIR: dataDir,
+      TESSERA_INTERNAL_SECRET: TEST_SECRET,
+      ...env,
+    },
     `http://127.0.0.1:${port}/health`,
   );
   // The launcher writes its layout (ports, pids) once every process is up, just after /health answers.
   const layoutFile = path.join(dataDir, 'split.json');
-  await waitFor(() => fs.existsSync(layoutFile), { timeoutMs: 10_000, intervalMs: 100, message: 'split.json' }).catch(() => undefined); // a test reading it says so
+  await waitFor(() => fs.existsSync(layoutFile), { timeoutMs: 10_000, intervalMs: 100, message: 'split.json' }).catch(
+    () => undefined,
+  ); // a test reading it says so
   return {
     url: `http://127.0.0.1:${port}`,
     dataDir,
@@ -99,4 +127,3 @@ export async function startSplit(env: Record<string, string> = {}): Promise<Test
     },
   };
 }
-

@@ -5,7 +5,12 @@
 import http from 'node:http';
 import { freePort } from '../../platform/net.ts';
 
-export type RoundRobin = { url: string; served: Map<string, number>; retried: () => number; close: () => Promise<void> };
+export type RoundRobin = {
+  url: string;
+  served: Map<string, number>;
+  retried: () => number;
+  close: () => Promise<void>;
+};
 
 /** Starts a proxy on a free loopback port in front of `backends` (base URLs). */
 export async function startRoundRobin(backends: string[]): Promise<RoundRobin> {
@@ -35,7 +40,9 @@ export async function startRoundRobin(backends: string[]): Promise<RoundRobin> {
             retries++;
             return attempt(left - 1);
           }
-          res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'BAD_GATEWAY', message: `no backend answered: ${err.message}` } }));
+          res
+            .writeHead(502, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: { code: 'BAD_GATEWAY', message: `no backend answered: ${err.message}` } }));
         });
         up.end(body);
       };

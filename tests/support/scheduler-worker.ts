@@ -3,10 +3,19 @@
 import { createScheduler } from '../../platform/scheduler.ts';
 import { createLogger } from '../../platform/logger.ts';
 
-const s = createScheduler({ url: process.env.SCHEDULER_URL!, name: 'worker', logger: createLogger('silent'), processEveryMs: 100 });
-s.define<{ id: string }>('test.slow', async (data) => {
-  process.stdout.write(`started ${data.id}\n`);
-  await new Promise(() => {});
-}, { lockLifetimeMs: 2000, retries: 0 });
+const s = createScheduler({
+  url: process.env.SCHEDULER_URL!,
+  name: 'worker',
+  logger: createLogger('silent'),
+  processEveryMs: 100,
+});
+s.define<{ id: string }>(
+  'test.slow',
+  async (data) => {
+    process.stdout.write(`started ${data.id}\n`);
+    await new Promise(() => {});
+  },
+  { lockLifetimeMs: 2000, retries: 0 },
+);
 await s.start();
 process.stdout.write('ready\n');

@@ -21,7 +21,8 @@ export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitF
   for (;;) {
     const value = await condition();
     if (value !== undefined && value !== null && value !== false) return value as Done<T>;
-    if (Date.now() >= until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${message} (last answer: ${String(value)})`);
+    if (Date.now() >= until)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${message} (last answer: ${String(value)})`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

@@ -33,12 +33,25 @@ describe('the function editor checks', () => {
 
 describe('the create-table form', () => {
   it('quotes every name, puts the primary key last and turns RLS on as a second statement', () => {
-    expect(createTableSql('my "table"', [
-      { name: 'id', type: 'bigserial', nullable: false, default: '', pk: true, unique: false },
-      { name: 'title', type: 'text', nullable: false, default: "'untitled'", pk: false, unique: true },
-      { name: 'evil"; drop table x; --', type: 'text; drop table y', nullable: true, default: '', pk: false, unique: false },
-      { name: '  ', type: 'text', nullable: true, default: '', pk: false, unique: false },
-    ], true)).toEqual([
+    expect(
+      createTableSql(
+        'my "table"',
+        [
+          { name: 'id', type: 'bigserial', nullable: false, default: '', pk: true, unique: false },
+          { name: 'title', type: 'text', nullable: false, default: "'untitled'", pk: false, unique: true },
+          {
+            name: 'evil"; drop table x; --',
+            type: 'text; drop table y',
+            nullable: true,
+            default: '',
+            pk: false,
+            unique: false,
+          },
+          { name: '  ', type: 'text', nullable: true, default: '', pk: false, unique: false },
+        ],
+        true,
+      ),
+    ).toEqual([
       'create table "my ""table""" (\n  "id" bigserial,\n  "title" text not null unique default \'untitled\',\n  "evil""; drop table x; --" text,\n  primary key ("id")\n)',
       'alter table "my ""table""" enable row level security',
     ]);
@@ -78,7 +91,10 @@ describe('the front door serving the dashboard', () => {
   beforeAll(async () => {
     dist = fs.mkdtempSync(path.join(os.tmpdir(), 'dashboard-dist-'));
     fs.mkdirSync(path.join(dist, 'assets'));
-    fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html><title>app</title><script type="module" src="/dashboard/assets/app-1.js"></script>');
+    fs.writeFileSync(
+      path.join(dist, 'index.html'),
+      '<!doctype html><title>app</title><script type="module" src="/dashboard/assets/app-1.js"></script>',
+    );
     fs.writeFileSync(path.join(dist, 'assets/app-1.js'), 'console.log(1)');
     fs.writeFileSync(path.join(dist, 'assets/app-1.js.gz'), Buffer.from('1f8b', 'hex'));
     fs.writeFileSync(path.join(dist, 'secret.txt'), 'not an asset');

@@ -12,7 +12,12 @@ import { dataRoutes } from '../../rest-compat/routes/data.ts';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const SDL = fs.readFileSync(path.join(ROOT, 'subgraphs/data/schema.graphql'), 'utf8');
 // Federation directives and scalars are not needed to read fields and arguments.
-const schema = buildASTSchema(parse(`directive @link(url: String, import: [String]) repeatable on SCHEMA\ndirective @key(fields: String) repeatable on OBJECT\ndirective @inaccessible on FIELD_DEFINITION | OBJECT\n${SDL.replace(/^extend schema .*$/m, '')}`), { assumeValidSDL: true });
+const schema = buildASTSchema(
+  parse(
+    `directive @link(url: String, import: [String]) repeatable on SCHEMA\ndirective @key(fields: String) repeatable on OBJECT\ndirective @inaccessible on FIELD_DEFINITION | OBJECT\n${SDL.replace(/^extend schema .*$/m, '')}`,
+  ),
+  { assumeValidSDL: true },
+);
 /** Arguments of the SDL that no REST row or step takes, and why. */
 const GRAPHQL_ONLY: Record<string, string[]> = {
   // The Database step's dry run sends it through its own operation (DatabaseStepDryRun); REST bodies have no dry run.
@@ -30,18 +35,23 @@ describe('the table of data actions', () => {
     const field = fieldOf(a);
     expect(field).toBeDefined();
     const declared = Object.entries(a.args).map(([n, t]) => `${n}: ${t}`);
-    const sdl = field!.args.filter((arg) => !(GRAPHQL_ONLY[a.field] ?? []).includes(arg.name)).map((arg) => `${arg.name}: ${String(arg.type)}`);
+    const sdl = field!.args
+      .filter((arg) => !(GRAPHQL_ONLY[a.field] ?? []).includes(arg.name))
+      .map((arg) => `${arg.name}: ${String(arg.type)}`);
     expect(declared).toEqual(sdl);
   });
 
   it.each(actions)('%s: the selection is fields of the answer', (_name, a) => {
     const type = getNamedType(fieldOf(a)!.type);
     expect(isObjectType(type)).toBe(true);
-    for (const f of a.selection.split(/\s+/)) expect({ field: f, exists: f in (type as GraphQLObjectType).getFields() }).toEqual({ field: f, exists: true });
+    for (const f of a.selection.split(/\s+/))
+      expect({ field: f, exists: f in (type as GraphQLObjectType).getFields() }).toEqual({ field: f, exists: true });
   });
 
   it('covers every public data* root field of the SDL', () => {
-    const roots = [schema.getQueryType()!, schema.getMutationType()!].flatMap((t) => Object.keys(t.getFields())).filter((f) => f.startsWith('data'));
+    const roots = [schema.getQueryType()!, schema.getMutationType()!]
+      .flatMap((t) => Object.keys(t.getFields()))
+      .filter((f) => f.startsWith('data'));
     expect(roots.sort()).toEqual(actions.map(([, a]) => a.field).sort());
   });
 
@@ -57,7 +67,9 @@ describe('the table of data actions', () => {
 
   it('writes documents that parse, with an alias when asked', () => {
     const doc = dataActionDocument(DATA_ACTIONS.update, 'X', 'result');
-    expect(doc).toBe('mutation X($table: String!, $where: JSON, $set: JSON!, $all: Boolean, $returning: JSON) { result: dataUpdate(table: $table, where: $where, set: $set, all: $all, returning: $returning) { count rows } }');
+    expect(doc).toBe(
+      'mutation X($table: String!, $where: JSON, $set: JSON!, $all: Boolean, $returning: JSON) { result: dataUpdate(table: $table, where: $where, set: $set, all: $all, returning: $returning) { count rows } }',
+    );
     for (const [, a] of actions) expect(() => parse(dataActionDocument(a, 'Y'))).not.toThrow();
   });
 });

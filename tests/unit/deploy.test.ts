@@ -15,7 +15,9 @@ const DEPLOY = path.join(ROOT, 'deploy');
 const CONFIG_ENVS = new Set<string>(Object.values(CONFIG_SCHEMA).map((r) => r.env));
 const SUBGRAPH_NAMES = readSupergraphConfig().map((e) => e.name);
 const ROLES = ['front-door', 'router', ...SUBGRAPH_NAMES.map((n) => `subgraph:${n}`)];
-const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
+};
 
 type Env = Record<string, string>;
 
@@ -36,7 +38,8 @@ function checkProcessEnv(env: Env, role: string, what: string): ReturnType<typeo
   const config = loadConfig(env);
   expect({ what, mode: config.mode }).toEqual({ what, mode: 'split' });
   // A split-mode process refuses to start without the shared secret, and never runs an embedded database.
-  for (const required of ['TESSERA_INTERNAL_SECRET', 'DATABASE_URL', 'TESSERA_SUBGRAPH_URLS']) expect({ what, required, set: Boolean(env[required]) }).toEqual({ what, required, set: true });
+  for (const required of ['TESSERA_INTERNAL_SECRET', 'DATABASE_URL', 'TESSERA_SUBGRAPH_URLS'])
+    expect({ what, required, set: Boolean(env[required]) }).toEqual({ what, required, set: true });
   if (role === 'front-door') expect({ what, routerUrl: Boolean(config.routerUrl) }).toEqual({ what, routerUrl: true });
   if (config.storageDriver === 's3') expect({ what, bucket: Boolean(config.s3Bucket) }).toEqual({ what, bucket: true });
   const urls = new Map(config.subgraphUrls.split(',').map((p) => p.split('=') as [string, string]));
@@ -52,10 +55,13 @@ function runtimeImports(): { files: Set<string>; packages: Set<string> } {
     if (files.has(file)) return;
     files.add(file);
     const src = fs.readFileSync(file, 'utf8');
-    for (const m of src.matchAll(/^(?:import|export)(?!\s+type\s)[^;]*?from\s+'([^']+)'|^import\s+'([^']+)'|import\('([^']+)'\)/gms)) {
+    for (const m of src.matchAll(
+      /^(?:import|export)(?!\s+type\s)[^;]*?from\s+'([^']+)'|^import\s+'([^']+)'|import\('([^']+)'\)/gms,
+    )) {
       const spec = m[1] ?? m[2] ?? m[3]!;
       if (spec.startsWith('.')) visit(path.resolve(path.dirname(file), spec));
-      else if (!spec.startsWith('node:')) packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+      else if (!spec.startsWith('node:'))
+        packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
     }
   };
   visit(path.join(ROOT, 'main.ts'));
@@ -69,7 +75,8 @@ describe('deploy/Dockerfile', () => {
   const froms = dockerfile.getFROMs();
   const finalStart = all.indexOf(froms.at(-1)!);
   const final = all.slice(finalStart);
-  const args = (keyword: string) => final.filter((i) => i.getKeyword() === keyword).map((i) => i.getArgumentsContent() ?? '');
+  const args = (keyword: string) =>
+    final.filter((i) => i.getKeyword() === keyword).map((i) => i.getArgumentsContent() ?? '');
 
   it('is multi-stage and runs as a user that is not root, with a health check and main.ts as the entry point', () => {
     expect(froms.length).toBeGreaterThanOrEqual(2);
@@ -87,24 +94,36 @@ describe('deploy/Dockerfile', () => {
   });
 
   it('copies every file main.ts loads, and installs every package it imports as a production dependency', () => {
-    const copied = args('COPY').filter((a) => !a.startsWith('--from')).flatMap((a) => a.split(/\s+/).slice(0, -1));
+    const copied = args('COPY')
+      .filter((a) => !a.startsWith('--from'))
+      .flatMap((a) => a.split(/\s+/).slice(0, -1));
     const { files, packages } = runtimeImports();
-    const missing = [...files].map((f) => path.relative(ROOT, f)).filter((f) => !copied.some((c) => f === c || f.startsWith(`${c}/`)));
+    const missing = [...files]
+      .map((f) => path.relative(ROOT, f))
+      .filter((f) => !copied.some((c) => f === c || f.startsWith(`${c}/`)));
     expect(missing).toEqual([]);
     const notProduction = [...packages].filter((p) => !pkg.dependencies[p]);
     expect(notProduction).toEqual([]);
     // Files read at run time beside the code.
     for (const f of ['supergraph.yaml', 'schema', 'package.json']) expect(copied).toContain(f);
-    expect(all.find((i) => i.getKeyword() === 'RUN' && /npm ci/.test(i.getArgumentsContent() ?? ''))?.getArgumentsContent()).toMatch(/--omit=dev/);
+    expect(
+      all.find((i) => i.getKeyword() === 'RUN' && /npm ci/.test(i.getArgumentsContent() ?? ''))?.getArgumentsContent(),
+    ).toMatch(/--omit=dev/);
   });
 
   it('sets only config variables, to values the config schema accepts, and listens where its EXPOSE says', () => {
     const env: Env = {};
-    for (const i of final.filter((x) => x.getKeyword() === 'ENV')) for (const p of (i as unknown as { getProperties: () => { getName: () => string; getValue: () => string }[] }).getProperties()) env[p.getName()] = p.getValue();
+    for (const i of final.filter((x) => x.getKeyword() === 'ENV'))
+      for (const p of (
+        i as unknown as { getProperties: () => { getName: () => string; getValue: () => string }[] }
+      ).getProperties())
+        env[p.getName()] = p.getValue();
     const unknown = Object.keys(env).filter((k) => !CONFIG_ENVS.has(k) && k !== 'NODE_ENV');
     expect(unknown).toEqual([]);
     const config = loadConfig(env);
-    const exposed = args('EXPOSE').flatMap((a) => a.split(/\s+/)).map(Number);
+    const exposed = args('EXPOSE')
+      .flatMap((a) => a.split(/\s+/))
+      .map(Number);
     expect(exposed.sort()).toEqual([config.port, config.routerPort, config.subgraphPort!].sort());
     // Reached from other containers: nothing listens on loopback only.
     expect([config.host, config.routerHost, config.subgraphHost]).toEqual(['0.0.0.0', '0.0.0.0', '0.0.0.0']);
@@ -122,14 +141,20 @@ function loadCompose(vars: Env): { services: Record<string, Record<string, unkno
     return '';
   });
   expect(missing).toEqual([]);
-  return parseYaml(text.replace(/\$\$/g, '$'), { merge: true }) as { services: Record<string, Record<string, unknown>> };
+  return parseYaml(text.replace(/\$\$/g, '$'), { merge: true }) as {
+    services: Record<string, Record<string, unknown>>;
+  };
 }
 
 describe('deploy/compose.yaml', () => {
   // Every variable compose requires is listed in .env.example; give each a value as an operator would.
   const example = fs.readFileSync(path.join(DEPLOY, '.env.example'), 'utf8');
-  const required = [...fs.readFileSync(path.join(DEPLOY, 'compose.yaml'), 'utf8').matchAll(/\$\{([A-Z0-9_]+):\?/g)].map((m) => m[1]!);
-  const vars: Env = Object.fromEntries(required.map((k) => [k, `value-of-${k.toLowerCase()}-long-enough-for-a-secret`]));
+  const required = [...fs.readFileSync(path.join(DEPLOY, 'compose.yaml'), 'utf8').matchAll(/\$\{([A-Z0-9_]+):\?/g)].map(
+    (m) => m[1]!,
+  );
+  const vars: Env = Object.fromEntries(
+    required.map((k) => [k, `value-of-${k.toLowerCase()}-long-enough-for-a-secret`]),
+  );
 
   it('lists every variable it requires in .env.example', () => {
     for (const k of new Set(required)) expect(example).toMatch(new RegExp(`^${k}=`, 'm'));
@@ -145,7 +170,11 @@ describe('deploy/compose.yaml', () => {
       seen.set(role, (seen.get(role) ?? 0) + ((svc.deploy as { replicas?: number } | undefined)?.replicas ?? 1));
       const env = Object.fromEntries(Object.entries(svc.environment as Env).map(([k, v]) => [k, String(v)]));
       // The image's own ENV (bind addresses, ports) applies under the service's.
-      const config = checkProcessEnv({ HOST: '0.0.0.0', TESSERA_SUBGRAPH_PORT: '4000', TESSERA_ROUTER_PORT: '4100', ...env }, role, `compose service ${name}`);
+      const config = checkProcessEnv(
+        { HOST: '0.0.0.0', TESSERA_SUBGRAPH_PORT: '4000', TESSERA_ROUTER_PORT: '4100', ...env },
+        role,
+        `compose service ${name}`,
+      );
       // Whatever a process reaches by name is a service of this file, on the port its role listens on.
       for (const url of config.subgraphUrls.split(',').map((p) => new URL(p.split('=')[1]!))) {
         expect(Object.keys(services)).toContain(url.hostname);
@@ -183,17 +212,31 @@ describe('deploy/compose.yaml', () => {
   });
 });
 
-type K8sObject = { apiVersion: string; kind: string; metadata: { name: string }; spec?: Record<string, unknown>; data?: Env; stringData?: Env };
+type K8sObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string };
+  spec?: Record<string, unknown>;
+  data?: Env;
+  stringData?: Env;
+};
 
 function render(overlay: string): K8sObject[] {
-  const out = execFileSync('kubectl', ['kustomize', path.join(DEPLOY, 'kubernetes', 'overlays', overlay)], { encoding: 'utf8' });
-  return parseAllDocuments(out).map((d) => d.toJSON() as K8sObject).filter(Boolean);
+  const out = execFileSync('kubectl', ['kustomize', path.join(DEPLOY, 'kubernetes', 'overlays', overlay)], {
+    encoding: 'utf8',
+  });
+  return parseAllDocuments(out)
+    .map((d) => d.toJSON() as K8sObject)
+    .filter(Boolean);
 }
 
 /** Validates an object with the kubernetes-models class of its apiVersion and kind (the Kubernetes OpenAPI schemas). */
 async function validate(obj: K8sObject): Promise<void> {
   const [group, version] = obj.apiVersion.includes('/') ? obj.apiVersion.split('/') : [undefined, obj.apiVersion];
-  const mod = (await import(`kubernetes-models/${group ? `${group}/` : ''}${version}/${obj.kind}`)) as Record<string, new (o: unknown) => { validate: () => void }>;
+  const mod = (await import(`kubernetes-models/${group ? `${group}/` : ''}${version}/${obj.kind}`)) as Record<
+    string,
+    new (o: unknown) => { validate: () => void }
+  >;
   const Model = mod[obj.kind] ?? mod.default!;
   new Model(obj).validate();
 }
@@ -216,26 +259,48 @@ describe.each(['production', 'development'])('deploy/kubernetes/overlays/%s', (o
   it('has a Deployment per role with probes on its health routes, and a Service, an HPA and a PodDisruptionBudget for each', () => {
     const config = byKind('ConfigMap')[0]!.data!;
     const secret = byKind('Secret')[0];
-    if (overlay === 'production') expect(secret).toBeUndefined(); // the placeholder never reaches production
+    if (overlay === 'production')
+      expect(secret).toBeUndefined(); // the placeholder never reaches production
     else expect(Object.values(secret!.stringData!).join(' ')).toMatch(/CHANGE-ME/);
     const secretKeys = Object.keys(secret?.stringData ?? { TESSERA_INTERNAL_SECRET: '', DATABASE_URL: '' });
     const seen: string[] = [];
     for (const d of byKind('Deployment')) {
-      const pod = (d.spec!.template as { spec: { containers: { args: string[]; envFrom: { configMapRef?: { name: string }; secretRef?: { name: string } }[]; ports: { containerPort: number }[]; readinessProbe: { httpGet: { path: string } }; livenessProbe: { httpGet: { path: string } } }[] } }).spec;
+      const pod = (
+        d.spec!.template as {
+          spec: {
+            containers: {
+              args: string[];
+              envFrom: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
+              ports: { containerPort: number }[];
+              readinessProbe: { httpGet: { path: string } };
+              livenessProbe: { httpGet: { path: string } };
+            }[];
+          };
+        }
+      ).spec;
       const c = pod.containers[0]!;
       const role = roleOf(['node', 'main.ts', ...c.args]);
       seen.push(role);
       const env: Env = { HOST: '0.0.0.0', TESSERA_SUBGRAPH_PORT: '4000', TESSERA_ROUTER_PORT: '4100', ...config };
-      for (const k of secretKeys) env[k] = secret?.stringData?.[k] ?? (k === 'DATABASE_URL' ? 'postgres://tessera:x@db:5432/tessera' : 'a-secret-of-at-least-thirty-two-characters');
+      for (const k of secretKeys)
+        env[k] =
+          secret?.stringData?.[k] ??
+          (k === 'DATABASE_URL'
+            ? 'postgres://tessera:x@db:5432/tessera'
+            : 'a-secret-of-at-least-thirty-two-characters');
       const parsed = checkProcessEnv(env, role, `${overlay} ${d.metadata.name}`);
       const port = role === 'front-door' ? parsed.port : role === 'router' ? parsed.routerPort : parsed.subgraphPort;
       expect(c.ports[0]!.containerPort).toBe(port);
       expect(c.livenessProbe.httpGet.path).toBe('/livez');
       expect(['/livez', '/readyz']).toContain(c.readinessProbe.httpGet.path);
-      expect(c.envFrom.map((e) => e.configMapRef?.name ?? e.secretRef?.name).sort()).toEqual([byKind('ConfigMap')[0]!.metadata.name, 'tessera-secrets'].sort());
-      for (const kind of ['Service', 'HorizontalPodAutoscaler', 'PodDisruptionBudget']) expect(byKind(kind).map((o) => o.metadata.name)).toContain(d.metadata.name);
+      expect(c.envFrom.map((e) => e.configMapRef?.name ?? e.secretRef?.name).sort()).toEqual(
+        [byKind('ConfigMap')[0]!.metadata.name, 'tessera-secrets'].sort(),
+      );
+      for (const kind of ['Service', 'HorizontalPodAutoscaler', 'PodDisruptionBudget'])
+        expect(byKind(kind).map((o) => o.metadata.name)).toContain(d.metadata.name);
       // Subgraph routing URLs name Services of this deployment, on the port their pods listen on.
-      for (const url of parsed.subgraphUrls.split(',').map((p) => new URL(p.split('=')[1]!))) expect(byKind('Service').map((s) => s.metadata.name)).toContain(url.hostname);
+      for (const url of parsed.subgraphUrls.split(',').map((p) => new URL(p.split('=')[1]!)))
+        expect(byKind('Service').map((s) => s.metadata.name)).toContain(url.hostname);
     }
     expect(seen.sort()).toEqual([...ROLES].sort());
     const ingress = byKind('Ingress')[0]!;

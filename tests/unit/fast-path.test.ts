@@ -20,12 +20,19 @@ describe('the fast path (DESIGN §4)', () => {
 
   it('leaves an operation spanning subgraphs to the gateway', () => {
     expect(planner.fastPathOf('query($id: ID!) { project(id: $id) { name databaseSchema } }')).toBeNull();
-    expect(planner.subgraphsOf('query($id: ID!) { project(id: $id) { name databaseSchema issuer } }').sort()).toEqual(['data', 'identity', 'tenant']);
+    expect(planner.subgraphsOf('query($id: ID!) { project(id: $id) { name databaseSchema issuer } }').sort()).toEqual([
+      'data',
+      'identity',
+      'tenant',
+    ]);
   });
 
   it('plans every tenant row on the fast path', () => {
     for (const row of ROUTE_TABLE.filter((r) => r.tag === 'Tenant management')) {
-      expect({ row: row.id, subgraph: planner.fastPathOf(row.operation)?.subgraph }).toEqual({ row: row.id, subgraph: 'tenant' });
+      expect({ row: row.id, subgraph: planner.fastPathOf(row.operation)?.subgraph }).toEqual({
+        row: row.id,
+        subgraph: 'tenant',
+      });
     }
   });
 });
@@ -38,7 +45,11 @@ describe('start-up validation of the route table', () => {
       execute: async () => ({ errors: [{ message: 'not called in this test' }] }),
       health: async () => ({ status: 'ok', database: 'ok' }),
     });
-    router = await createRouter({ supergraphSdl: supergraph, handles: ['tenant', 'identity', 'data', 'storage', 'functions'].map(handle), logger: createLogger('silent') });
+    router = await createRouter({
+      supergraphSdl: supergraph,
+      handles: ['tenant', 'identity', 'data', 'storage', 'functions'].map(handle),
+      logger: createLogger('silent'),
+    });
   });
   afterAll(async () => {
     await router.stop();
@@ -50,6 +61,8 @@ describe('start-up validation of the route table', () => {
 
   it('refuses to start when an operation does not match the supergraph, naming the row', () => {
     const bad = { ...ROUTE_TABLE[0]!, id: 'tenant.broken', operation: 'query { projectz { id } }' };
-    expect(() => prepareRoutes(router, [...ROUTE_TABLE, bad])).toThrow(/tenant\.broken.*Cannot query field "projectz"/s);
+    expect(() => prepareRoutes(router, [...ROUTE_TABLE, bad])).toThrow(
+      /tenant\.broken.*Cannot query field "projectz"/s,
+    );
   });
 });

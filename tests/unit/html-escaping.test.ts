@@ -19,7 +19,9 @@ function page(render: (reply: FastifyReply) => unknown): string {
 
 describe('HTML escaping', () => {
   it('the sign-in page keeps a hostile e-mail, error and request parameter inside their attributes and text', () => {
-    const html = page((r) => signInPage(r, { request: { state: HOSTILE, [HOSTILE]: 'x' }, email: HOSTILE, error: HOSTILE }));
+    const html = page((r) =>
+      signInPage(r, { request: { state: HOSTILE, [HOSTILE]: 'x' }, email: HOSTILE, error: HOSTILE }),
+    );
     expect(html).not.toContain('<script>');
     expect(html).not.toContain('<img');
     expect(html).toContain(`name="state" value="${ESCAPED}"`);
@@ -33,13 +35,18 @@ describe('HTML escaping', () => {
   });
 
   it('the REST docs page escapes what the OpenAPI document says', () => {
-    const html = renderDocsPage({ info: { title: HOSTILE, description: HOSTILE }, paths: { '/x': { get: { operationId: HOSTILE, summary: HOSTILE, tags: [HOSTILE], responses: { 200: {} } } } } });
+    const html = renderDocsPage({
+      info: { title: HOSTILE, description: HOSTILE },
+      paths: { '/x': { get: { operationId: HOSTILE, summary: HOSTILE, tags: [HOSTILE], responses: { 200: {} } } } },
+    });
     expect(html).not.toContain('<script>');
     expect(html).toContain(`<section id="${ESCAPED}">`);
   });
 
   it("an e-mail template's html part escapes every placeholder", () => {
-    expect(renderMailText('<a title="{{ v }}">{{ v }}</a>', { v: HOSTILE }, true, 'html')).toBe(`<a title="${ESCAPED}">${ESCAPED}</a>`);
+    expect(renderMailText('<a title="{{ v }}">{{ v }}</a>', { v: HOSTILE }, true, 'html')).toBe(
+      `<a title="${ESCAPED}">${ESCAPED}</a>`,
+    );
     expect(renderMailText('{{ v }}', { v: HOSTILE }, false, 'text')).toBe(HOSTILE);
   });
 });

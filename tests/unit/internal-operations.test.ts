@@ -9,11 +9,19 @@ import { Kind, parse, validate, type OperationDefinitionNode } from 'graphql';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { createPlanner } from '../../router/planner.ts';
 import { ROOT, SUPERGRAPH_FILE, readSupergraphConfig } from '../../router/compose.ts';
-import { allInternalOperations, callInternal, INTERNAL_OPERATIONS, isAnswerError, type Caller } from '../../platform/internal-operations.ts';
+import {
+  allInternalOperations,
+  callInternal,
+  INTERNAL_OPERATIONS,
+  isAnswerError,
+  type Caller,
+} from '../../platform/internal-operations.ts';
 import { AppError, shapeError } from '../../platform/errors.ts';
 
 const planner = createPlanner(fs.readFileSync(SUPERGRAPH_FILE, 'utf8'));
-const subgraphSchemas = new Map(readSupergraphConfig().map((e) => [e.name, buildSubgraphSchema(parse(fs.readFileSync(e.schemaFile, 'utf8')))]));
+const subgraphSchemas = new Map(
+  readSupergraphConfig().map((e) => [e.name, buildSubgraphSchema(parse(fs.readFileSync(e.schemaFile, 'utf8')))]),
+);
 const operations = allInternalOperations();
 
 /** Source files (not tests) under the folders where operations are called. */
@@ -41,45 +49,63 @@ function callerOf(file: string): Caller {
 }
 
 describe('the table of internal operations', () => {
-  it.each(operations.map((o) => [o.key, o.operation] as const))('%s validates against the supergraph and is answered by its subgraph', (_key, operation) => {
-    const doc = parse(operation.document);
-    const defs = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-    expect(defs.map((d) => d.name?.value)).toEqual([operation.name]);
-    // As the router plans it (the whole supergraph, internal fields included): throws when it does not validate.
-    const subgraphs = planner.subgraphsOf(operation.document);
-    expect(subgraphs[0]).toBe(operation.subgraph);
-    // And as the answering subgraph's executor checks it.
-    expect(validate(subgraphSchemas.get(operation.subgraph)!, doc).map((e) => e.message)).toEqual([]);
-    expect(operation.callers.length).toBeGreaterThan(0);
-    expect(operation.description.length).toBeGreaterThan(10);
-  });
+  it.each(operations.map((o) => [o.key, o.operation] as const))(
+    '%s validates against the supergraph and is answered by its subgraph',
+    (_key, operation) => {
+      const doc = parse(operation.document);
+      const defs = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+      expect(defs.map((d) => d.name?.value)).toEqual([operation.name]);
+      // As the router plans it (the whole supergraph, internal fields included): throws when it does not validate.
+      const subgraphs = planner.subgraphsOf(operation.document);
+      expect(subgraphs[0]).toBe(operation.subgraph);
+      // And as the answering subgraph's executor checks it.
+      expect(validate(subgraphSchemas.get(operation.subgraph)!, doc).map((e) => e.message)).toEqual([]);
+      expect(operation.callers.length).toBeGreaterThan(0);
+      expect(operation.description.length).toBeGreaterThan(10);
+    },
+  );
 
   it('has callers exactly where each entry says', () => {
     const problems: string[] = [];
     for (const { key, operation } of operations) {
-      const needle = key.startsWith('DATABASE_STEP_OPERATIONS.') ? 'DATABASE_STEP_OPERATIONS[' : `INTERNAL_OPERATIONS.${key}`;
+      const needle = key.startsWith('DATABASE_STEP_OPERATIONS.')
+        ? 'DATABASE_STEP_OPERATIONS['
+        : `INTERNAL_OPERATIONS.${key}`;
       const pattern = new RegExp(`${needle.replace(/[.[]/g, '\\$&')}${needle.endsWith('[') ? '' : '(?![A-Za-z0-9_])'}`);
       const found = new Set<Caller>();
       for (const [file, src] of text) if (file !== TABLE && pattern.test(src)) found.add(callerOf(file));
-      if ([...found].sort().join() !== [...operation.callers].sort().join()) problems.push(`${key}: declared ${operation.callers.join(', ')}; called from ${[...found].join(', ') || 'nowhere'}`);
+      if ([...found].sort().join() !== [...operation.callers].sort().join())
+        problems.push(
+          `${key}: declared ${operation.callers.join(', ')}; called from ${[...found].join(', ') || 'nowhere'}`,
+        );
     }
     expect(problems).toEqual([]);
   });
 
   it('is the only place services, handlers, the platform and the router write a GraphQL operation', () => {
     // A string that starts like an operation (`query Name(`, `mutation {`, ...) or like an anonymous one (`{ field(` / `{ _field {`).
-    const operationString = /(['"`])\s*(?:(?:query|mutation|subscription)\b\s*[A-Za-z_]\w*\s*[({]|(?:query|mutation|subscription)\s*[({]|\{\s*_?[A-Za-z]\w*\s*(?::\s*[A-Za-z_]\w*\s*)?[({])/;
+    const operationString =
+      /(['"`])\s*(?:(?:query|mutation|subscription)\b\s*[A-Za-z_]\w*\s*[({]|(?:query|mutation|subscription)\s*[({]|\{\s*_?[A-Za-z]\w*\s*(?::\s*[A-Za-z_]\w*\s*)?[({])/;
     // The REST route table is the documented REST → GraphQL map; GraphiQL's page shows an example document;
     // the tenant subgraph's test harness (testing.ts) is test code.
-    const allowed = new Set([TABLE, path.join('rest-compat', 'graphiql.ts'), path.join('subgraphs', 'tenant', 'testing.ts')]);
+    const allowed = new Set([
+      TABLE,
+      path.join('rest-compat', 'graphiql.ts'),
+      path.join('subgraphs', 'tenant', 'testing.ts'),
+    ]);
     // The scan finds what it is meant to find.
     for (const sample of [
       "const DRY_RUN = 'mutation DatabaseStepDryRun($operations: JSON!) { result: dataTransaction(operations: $operations) { results } }';",
       'const RULES = `query CorsRules { _corsRules {',
       "await router.run('{ _hookTriggers(projectId: $p) { table } }', vars, ctx);",
-      "run(`mutation($id: ID!) { x(id: $id) }`)",
-    ]) expect({ sample, found: operationString.test(sample) }).toEqual({ sample, found: true });
-    for (const sample of ["const SELECT = 'select h.*, f.name from function_hooks h';", 'log(`{${events.join(\',\')}}`)', "'{ \"error\": 1 }'"]) {
+      'run(`mutation($id: ID!) { x(id: $id) }`)',
+    ])
+      expect({ sample, found: operationString.test(sample) }).toEqual({ sample, found: true });
+    for (const sample of [
+      "const SELECT = 'select h.*, f.name from function_hooks h';",
+      "log(`{${events.join(',')}}`)",
+      '\'{ "error": 1 }\'',
+    ]) {
       expect({ sample, found: operationString.test(sample) }).toEqual({ sample, found: false });
     }
     const offenders: string[] = [];
@@ -114,7 +140,9 @@ describe('callInternal', () => {
   });
 
   it('keeps an unknown code as INTERNAL, masked when shown', async () => {
-    const weird = { execute: async () => ({ errors: [{ message: 'secret stack', extensions: { code: 'SOMETHING_ELSE' } }] }) };
+    const weird = {
+      execute: async () => ({ errors: [{ message: 'secret stack', extensions: { code: 'SOMETHING_ELSE' } }] }),
+    };
     const err = await callInternal(weird, INTERNAL_OPERATIONS.corsRules, {}, ctx).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'INTERNAL', message: 'secret stack' });
     expect(shapeError(err)).toMatchObject({ code: 'INTERNAL', message: 'Internal error', masked: true, status: 500 });
@@ -129,6 +157,8 @@ describe('callInternal', () => {
 
   it('refuses to run an internal-only operation as another principal', async () => {
     const run = { run: async () => ({ data: {} }) };
-    await expect(callInternal(run, INTERNAL_OPERATIONS.corsRules, {}, { requestId: 't', principal: { kind: 'anonymous' } })).rejects.toMatchObject({ code: 'INTERNAL' });
+    await expect(
+      callInternal(run, INTERNAL_OPERATIONS.corsRules, {}, { requestId: 't', principal: { kind: 'anonymous' } }),
+    ).rejects.toMatchObject({ code: 'INTERNAL' });
   });
 });

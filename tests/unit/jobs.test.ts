@@ -13,7 +13,10 @@ import { SUBGRAPHS } from '../../subgraphs/index.ts';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const config = loadConfig({});
 const isDeclaration = (v: unknown): v is JobDeclaration<unknown, unknown> =>
-  typeof v === 'object' && v !== null && typeof (v as { name?: unknown }).name === 'string' && typeof (v as { handler?: unknown }).handler === 'function';
+  typeof v === 'object' &&
+  v !== null &&
+  typeof (v as { name?: unknown }).name === 'string' &&
+  typeof (v as { handler?: unknown }).handler === 'function';
 
 /** A scheduler that records what is defined and scheduled on it (the registration, without a database). */
 function recorder() {
@@ -21,14 +24,17 @@ function recorder() {
   const every: [string, string][] = [];
   let started = 0;
   const scheduler = {
-    define: (name: string, handler: JobHandler<unknown>, opts?: JobOptions) => void defined.set(name, { handler, opts }),
+    define: (name: string, handler: JobHandler<unknown>, opts?: JobOptions) =>
+      void defined.set(name, { handler, opts }),
     start: async () => void started++,
     agenda: { every: async (interval: string, name: string) => void every.push([interval, name]) },
   } as unknown as Scheduler;
   return { scheduler, defined, every, started: () => started };
 }
 
-const withJobs = fs.readdirSync(path.join(root, 'subgraphs'), { withFileTypes: true }).filter((d) => d.isDirectory() && fs.existsSync(path.join(root, 'subgraphs', d.name, 'jobs')));
+const withJobs = fs
+  .readdirSync(path.join(root, 'subgraphs'), { withFileTypes: true })
+  .filter((d) => d.isDirectory() && fs.existsSync(path.join(root, 'subgraphs', d.name, 'jobs')));
 
 describe('every subgraph declares its jobs the same way', () => {
   it('finds the subgraphs with jobs', () => {
@@ -41,7 +47,10 @@ describe('every subgraph declares its jobs the same way', () => {
       const folder = path.join(root, 'subgraphs', name, 'jobs');
       const load = async (): Promise<JobList<unknown>> => {
         const index = (await import(path.join(folder, 'index.ts'))) as Record<string, unknown>;
-        const lists = Object.values(index).filter((v): v is JobList<unknown> => typeof v === 'object' && v !== null && Array.isArray((v as JobList<unknown>).jobs));
+        const lists = Object.values(index).filter(
+          (v): v is JobList<unknown> =>
+            typeof v === 'object' && v !== null && Array.isArray((v as JobList<unknown>).jobs),
+        );
         expect(lists).toHaveLength(1);
         return lists[0]!;
       };
@@ -53,8 +62,12 @@ describe('every subgraph declares its jobs the same way', () => {
       it('each file of jobs/ declares jobs that the list holds, and each listed job comes from one', async () => {
         const list = await load();
         const declared: JobDeclaration<unknown, unknown>[] = [];
-        for (const file of fs.readdirSync(folder).filter((f) => f.endsWith('.ts') && f !== 'index.ts' && !f.endsWith('.test.ts'))) {
-          const found = Object.values((await import(path.join(folder, file))) as Record<string, unknown>).filter(isDeclaration);
+        for (const file of fs
+          .readdirSync(folder)
+          .filter((f) => f.endsWith('.ts') && f !== 'index.ts' && !f.endsWith('.test.ts'))) {
+          const found = Object.values((await import(path.join(folder, file))) as Record<string, unknown>).filter(
+            isDeclaration,
+          );
           expect({ file, declarations: found.length }).toEqual({ file, declarations: 1 });
           declared.push(...found);
         }
@@ -71,24 +84,37 @@ describe('every subgraph declares its jobs the same way', () => {
         expect([...r.defined.keys()].sort()).toEqual(list.jobs.map((j) => j.name).sort());
         for (const job of list.jobs) {
           expect(r.defined.get(job.name)!.opts).toEqual({
-            retries: job.retries, concurrency: job.concurrency, lockLifetimeMs: job.lockLifetimeMs, removeOnComplete: job.removeOnComplete, lockLimit: job.lockLimit,
+            retries: job.retries,
+            concurrency: job.concurrency,
+            lockLifetimeMs: job.lockLifetimeMs,
+            removeOnComplete: job.removeOnComplete,
+            lockLimit: job.lockLimit,
           });
         }
         await startJobs(r.scheduler, list, config);
         expect(r.started()).toBe(1);
-        expect(r.every.map(([, n]) => n).sort()).toEqual(list.jobs.filter((j) => j.every).map((j) => j.name).sort());
+        expect(r.every.map(([, n]) => n).sort()).toEqual(
+          list.jobs
+            .filter((j) => j.every)
+            .map((j) => j.name)
+            .sort(),
+        );
       });
     });
   }
 
   it('job names are unique across subgraphs', () => {
-    const names = Object.values(SUBGRAPHS).flatMap((d) => ((d.jobs as JobList<unknown> | undefined)?.jobs ?? []).map((j) => j.name));
+    const names = Object.values(SUBGRAPHS).flatMap((d) =>
+      ((d.jobs as JobList<unknown> | undefined)?.jobs ?? []).map((j) => j.name),
+    );
     expect(new Set(names).size).toBe(names.length);
   });
 
   it('a handler receives the services the platform bound, with the job data', async () => {
     const seen: unknown[] = [];
-    const list: JobList<{ id: string }> = { jobs: [{ name: 'test.echo', handler: async (s, data) => void seen.push([s.id, data]) }] };
+    const list: JobList<{ id: string }> = {
+      jobs: [{ name: 'test.echo', handler: async (s, data) => void seen.push([s.id, data]) }],
+    };
     const r = recorder();
     registerJobs('test', r.scheduler, { id: 'svc' }, list, config);
     await r.defined.get('test.echo')!.handler({ n: 1 }, {} as never);
@@ -114,27 +140,45 @@ describe('every subgraph declares its jobs the same way', () => {
 
 describe('a malformed job list is refused', () => {
   const ok = async () => {};
-  const problems = (jobs: JobDeclaration<unknown, unknown>[], pollMs?: number) => jobListProblems('demo', { jobs, pollMs }, config);
+  const problems = (jobs: JobDeclaration<unknown, unknown>[], pollMs?: number) =>
+    jobListProblems('demo', { jobs, pollMs }, config);
 
   it('names each problem', () => {
     expect(problems([{ name: 'demo.a', handler: ok }])).toEqual([]);
     expect(problems([])).toEqual([expect.stringContaining('empty job list')]);
     expect(problems([{ name: 'other.a', handler: ok }])).toEqual([expect.stringContaining('start with "demo."')]);
     expect(problems([{ name: 'demo', handler: ok }])).toEqual([expect.stringContaining('dotted')]);
-    expect(problems([{ name: 'demo.a', handler: ok }, { name: 'demo.a', handler: ok }])).toEqual([expect.stringContaining('declared twice')]);
-    expect(problems([{ name: 'demo.a', handler: undefined as never }])).toEqual([expect.stringContaining('no handler')]);
+    expect(
+      problems([
+        { name: 'demo.a', handler: ok },
+        { name: 'demo.a', handler: ok },
+      ]),
+    ).toEqual([expect.stringContaining('declared twice')]);
+    expect(problems([{ name: 'demo.a', handler: undefined as never }])).toEqual([
+      expect.stringContaining('no handler'),
+    ]);
     expect(problems([{ name: 'demo.a', handler: ok, retries: -1 }])).toEqual([expect.stringContaining('retries')]);
-    expect(problems([{ name: 'demo.a', handler: ok, concurrency: 0 }])).toEqual([expect.stringContaining('concurrency')]);
-    expect(problems([{ name: 'demo.a', handler: ok, lockLifetimeMs: 10 }])).toEqual([expect.stringContaining('lockLifetimeMs')]);
-    expect(problems([{ name: 'demo.a', handler: ok, every: 'often' }])).toEqual([expect.stringContaining('not an interval')]);
+    expect(problems([{ name: 'demo.a', handler: ok, concurrency: 0 }])).toEqual([
+      expect.stringContaining('concurrency'),
+    ]);
+    expect(problems([{ name: 'demo.a', handler: ok, lockLifetimeMs: 10 }])).toEqual([
+      expect.stringContaining('lockLifetimeMs'),
+    ]);
+    expect(problems([{ name: 'demo.a', handler: ok, every: 'often' }])).toEqual([
+      expect.stringContaining('not an interval'),
+    ]);
     expect(problems([{ name: 'demo.a', handler: ok, every: () => '5 minutes' }])).toEqual([]);
-    expect(problems([{ name: 'demo.a', handler: ok, every: '1 minute', removeOnComplete: true }])).toEqual([expect.stringContaining('cannot be removed')]);
+    expect(problems([{ name: 'demo.a', handler: ok, every: '1 minute', removeOnComplete: true }])).toEqual([
+      expect.stringContaining('cannot be removed'),
+    ]);
     expect(problems([{ name: 'demo.a', handler: ok }], 0)).toEqual([expect.stringContaining('pollMs')]);
   });
 
   it('registration throws on it, defining nothing', () => {
     const r = recorder();
-    expect(() => registerJobs('demo', r.scheduler, {}, { jobs: [{ name: 'other.a', handler: ok }] }, config)).toThrow(/malformed jobs/);
+    expect(() => registerJobs('demo', r.scheduler, {}, { jobs: [{ name: 'other.a', handler: ok }] }, config)).toThrow(
+      /malformed jobs/,
+    );
     expect(r.defined.size).toBe(0);
   });
 });

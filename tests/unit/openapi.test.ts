@@ -10,7 +10,11 @@ import { ROUTE_TABLE } from '../../rest-compat/route-table.ts';
 import { errorStatusesOf } from '../../rest-compat/openapi.ts';
 import { VERSION } from '../../packages/client/src/index.ts';
 
-type Doc = { info: { version: string }; paths: Record<string, Record<string, { responses: Record<string, unknown> }>>; components: { responses: Record<string, unknown> } };
+type Doc = {
+  info: { version: string };
+  paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+  components: { responses: Record<string, unknown> };
+};
 const doc = openApiDocument() as unknown as Doc;
 
 describe('the OpenAPI document', () => {
@@ -33,8 +37,12 @@ describe('the OpenAPI document', () => {
   });
 
   it("carries the package's version, which the client package shares", () => {
-    const root = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-    const client = JSON.parse(fs.readFileSync(new URL('../../packages/client/package.json', import.meta.url), 'utf8')) as { version: string };
+    const root = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    const client = JSON.parse(
+      fs.readFileSync(new URL('../../packages/client/package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
     expect(doc.info.version).toBe(root.version);
     expect(client.version).toBe(root.version);
     expect(VERSION).toBe(root.version);

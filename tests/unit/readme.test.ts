@@ -8,7 +8,9 @@ describe('the README', () => {
   it('has a configuration table row for every config setting, with its default and description', () => {
     const table = readme.split('<!-- config-table:start -->')[1]!.split('<!-- config-table:end -->')[0]!;
     const rows = table.split('\n').filter((l) => l.startsWith('| `'));
-    const expected = Object.values(CONFIG_SCHEMA).map((r) => `| \`${r.env}\` | ${r.default ? `\`${r.default}\`` : ''} | ${r.description} |`);
+    const expected = Object.values(CONFIG_SCHEMA).map(
+      (r) => `| \`${r.env}\` | ${r.default ? `\`${r.default}\`` : ''} | ${r.description} |`,
+    );
     expect(rows).toEqual(expected);
   });
 

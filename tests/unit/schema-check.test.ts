@@ -37,7 +37,10 @@ describe('npm run schema:check', () => {
   });
 
   it('fails when composition fails', () => {
-    const r = checkSchema({ readSdl: (e) => (e.name === 'storage' ? 'type Project @key(fields: "nope") { id: ID! }' : fs.readFileSync(e.schemaFile, 'utf8')) });
+    const r = checkSchema({
+      readSdl: (e) =>
+        e.name === 'storage' ? 'type Project @key(fields: "nope") { id: ID! }' : fs.readFileSync(e.schemaFile, 'utf8'),
+    });
     expect(r.ok).toBe(false);
     expect(r.messages[0]).toMatch(/Composition failed/);
   });

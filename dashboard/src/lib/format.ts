@@ -20,7 +20,16 @@ export function when(iso: string | null | undefined, timeZone?: string): string 
   if (Number.isNaN(d.getTime())) return String(iso);
   // dateStyle/timeStyle cannot be combined with timeZoneName: spell the fields out when a zone is named.
   const opts: Intl.DateTimeFormatOptions = timeZone
-    ? { timeZone, timeZoneName: 'short', year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' }
+    ? {
+        timeZone,
+        timeZoneName: 'short',
+        year: 'numeric',
+        month: 'short',
+        day: 'numeric',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+      }
     : { dateStyle: 'medium', timeStyle: 'medium' };
   return new Intl.DateTimeFormat(undefined, opts).format(d);
 }

@@ -36,8 +36,20 @@ export const FUNCTION_SCHEMA = {
         kind: { enum: Object.keys(KINDS) },
         return: { type: 'boolean' },
         retries: { type: 'integer', minimum: 0, maximum: 10 },
-        query: { type: 'object', required: ['action'], properties: { action: { type: 'string' }, table: { type: 'string' } } },
-        request: { type: 'object', required: ['url'], properties: { method: { type: 'string' }, url: { type: 'string' }, timeout_ms: { type: 'integer', minimum: 1 } } },
+        query: {
+          type: 'object',
+          required: ['action'],
+          properties: { action: { type: 'string' }, table: { type: 'string' } },
+        },
+        request: {
+          type: 'object',
+          required: ['url'],
+          properties: {
+            method: { type: 'string' },
+            url: { type: 'string' },
+            timeout_ms: { type: 'integer', minimum: 1 },
+          },
+        },
         async: { type: 'boolean' },
       },
       allOf: Object.entries(KINDS).map(([kind, k]) => ({
@@ -71,21 +83,34 @@ export function lineOfPath(text: string, path: (string | number)[]): number {
 }
 
 const pathOf = (location: string): (string | number)[] =>
-  location.replace(/^#\/?/, '').split('/').filter(Boolean).map((s) => (/^\d+$/.test(s) ? Number(s) : decodeURIComponent(s.replace(/~1/g, '/').replace(/~0/g, '~'))));
+  location
+    .replace(/^#\/?/, '')
+    .split('/')
+    .filter(Boolean)
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : decodeURIComponent(s.replace(/~1/g, '/').replace(/~0/g, '~'))));
 
 /** Checks the editor's text: JSON syntax first, then the schema. Answers the value (when it parses) and the issues. */
 export function checkDefinitionText(text: string): { value: unknown; issues: Issue[] } {
   const errors: ParseError[] = [];
   const value: unknown = parse(text, errors, { allowTrailingComma: false, disallowComments: true });
   if (errors.length) {
-    return { value: undefined, issues: errors.map((e) => ({ line: lineOf(text, e.offset), path: '', message: `JSON: ${printParseErrorCode(e.error)}` })) };
+    return {
+      value: undefined,
+      issues: errors.map((e) => ({
+        line: lineOf(text, e.offset),
+        path: '',
+        message: `JSON: ${printParseErrorCode(e.error)}`,
+      })),
+    };
   }
   const result = validator.validate(value);
   if (result.valid) return { value, issues: [] };
   // Keep the most precise errors: drop the summaries of a place when something deeper inside it is named, and the
   // "does not match" lines of if/then and $ref wrappers.
   const errs = result.errors.filter((e) => !['allOf', 'if', '$ref', 'items', 'properties'].includes(e.keyword));
-  const kept = errs.filter((e) => !errs.some((o) => o !== e && o.instanceLocation.startsWith(`${e.instanceLocation}/`)));
+  const kept = errs.filter(
+    (e) => !errs.some((o) => o !== e && o.instanceLocation.startsWith(`${e.instanceLocation}/`)),
+  );
   const seen = new Set<string>();
   const issues: Issue[] = [];
   for (const e of kept.length ? kept : result.errors) {

@@ -31,7 +31,13 @@ export async function listColumns(api: TesseraClient, table: string): Promise<Co
       order by c.ordinal_position`,
     [table],
   );
-  return r.rows.map((x) => ({ name: String(x.name), type: String(x.type), nullable: x.nullable === true, default: (x.default as string | null) ?? null, pk: x.pk === true }));
+  return r.rows.map((x) => ({
+    name: String(x.name),
+    type: String(x.type),
+    nullable: x.nullable === true,
+    default: (x.default as string | null) ?? null,
+    pk: x.pk === true,
+  }));
 }
 
 /** A typed value from what was typed in a cell ('NULL' is null; numbers, booleans and JSON by the column's type). */
@@ -52,19 +58,42 @@ export function parseCell(text: string, type: string): unknown {
   return text;
 }
 
-export const COLUMN_TYPES = ['text', 'integer', 'bigint', 'serial', 'bigserial', 'numeric', 'double precision', 'boolean', 'uuid', 'timestamptz', 'date', 'jsonb', 'text[]'];
+export const COLUMN_TYPES = [
+  'text',
+  'integer',
+  'bigint',
+  'serial',
+  'bigserial',
+  'numeric',
+  'double precision',
+  'boolean',
+  'uuid',
+  'timestamptz',
+  'date',
+  'jsonb',
+  'text[]',
+];
 
-export type NewColumn = { name: string; type: string; nullable: boolean; default: string; pk: boolean; unique: boolean };
+export type NewColumn = {
+  name: string;
+  type: string;
+  nullable: boolean;
+  default: string;
+  pk: boolean;
+  unique: boolean;
+};
 
 /** The statements of the create-table form (rawSQL runs one statement a call). */
 export function createTableSql(name: string, columns: NewColumn[], rls: boolean): string[] {
-  const cols = columns.filter((c) => c.name.trim()).map((c) => {
-    const parts = [ident(c.name.trim()), COLUMN_TYPES.includes(c.type) ? c.type : 'text'];
-    if (!c.nullable && !c.pk) parts.push('not null');
-    if (c.unique && !c.pk) parts.push('unique');
-    if (c.default.trim()) parts.push(`default ${c.default.trim()}`);
-    return parts.join(' ');
-  });
+  const cols = columns
+    .filter((c) => c.name.trim())
+    .map((c) => {
+      const parts = [ident(c.name.trim()), COLUMN_TYPES.includes(c.type) ? c.type : 'text'];
+      if (!c.nullable && !c.pk) parts.push('not null');
+      if (c.unique && !c.pk) parts.push('unique');
+      if (c.default.trim()) parts.push(`default ${c.default.trim()}`);
+      return parts.join(' ');
+    });
   const pk = columns.filter((c) => c.pk && c.name.trim()).map((c) => ident(c.name.trim()));
   if (pk.length) cols.push(`primary key (${pk.join(', ')})`);
   const create = `create table ${ident(name.trim())} (\n  ${cols.join(',\n  ')}\n)`;

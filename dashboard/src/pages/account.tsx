@@ -4,20 +4,39 @@ import { useEffect, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { platform } from '../lib/session.ts';
 import { when } from '../lib/format.ts';
-import { Badge, Button, ErrorBox, Loading, PageHeader, Secret, Section, TextField, useConfirm, useToast } from '../ui/index.tsx';
+import {
+  Badge,
+  Button,
+  ErrorBox,
+  Loading,
+  PageHeader,
+  Secret,
+  Section,
+  TextField,
+  useConfirm,
+  useToast,
+} from '../ui/index.tsx';
 
 /** The otpauth URL as a QR code (SVG). */
 function Qr({ text }: { text: string }) {
   const [svg, setSvg] = useState<string>();
   useEffect(() => {
     let live = true;
-    void import('qrcode').then((m) => m.toString(text, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' })).then((s) => live && setSvg(s));
+    void import('qrcode')
+      .then((m) => m.toString(text, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }))
+      .then((s) => live && setSvg(s));
     return () => {
       live = false;
     };
   }, [text]);
   if (!svg) return <Loading what="Drawing the QR code" />;
-  return <img className="qr" alt="QR code for your authenticator app" src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`} />;
+  return (
+    <img
+      className="qr"
+      alt="QR code for your authenticator app"
+      src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`}
+    />
+  );
 }
 
 export default function Account() {
@@ -53,35 +72,80 @@ export default function Account() {
       <PageHeader title="Account" description="Your developer account." />
       <Section title="Profile">
         <dl className="props">
-          <dt>E-mail</dt><dd>{t.email}</dd>
-          <dt>Name</dt><dd>{t.name || '—'}</dd>
-          <dt>Account id</dt><dd><code>{t.id}</code></dd>
-          <dt>Created</dt><dd>{when(t.created_at)}</dd>
+          <dt>E-mail</dt>
+          <dd>{t.email}</dd>
+          <dt>Name</dt>
+          <dd>{t.name || '—'}</dd>
+          <dt>Account id</dt>
+          <dd>
+            <code>{t.id}</code>
+          </dd>
+          <dt>Created</dt>
+          <dd>{when(t.created_at)}</dd>
         </dl>
       </Section>
       <Section title="Two-factor authentication">
         <p>Status: {t.mfa_enabled ? <Badge tone="good">On</Badge> : <Badge tone="warn">Off</Badge>}</p>
         {t.mfa_enabled ? (
-          <form className="row" onSubmit={async (e) => {
-            e.preventDefault();
-            if (await confirm({ title: 'Turn off two-factor authentication?', body: <p>Signing in will need only your password.</p>, action: 'Turn off' })) disable.mutate();
-          }}>
-            <TextField label="Code to turn it off" inputMode="numeric" autoComplete="one-time-code" required value={disableCode} onChange={(e) => setDisableCode(e.target.value)} />
-            <Button type="submit" variant="danger" busy={disable.isPending}>Turn off two-factor authentication</Button>
+          <form
+            className="row"
+            onSubmit={async (e) => {
+              e.preventDefault();
+              if (
+                await confirm({
+                  title: 'Turn off two-factor authentication?',
+                  body: <p>Signing in will need only your password.</p>,
+                  action: 'Turn off',
+                })
+              )
+                disable.mutate();
+            }}
+          >
+            <TextField
+              label="Code to turn it off"
+              inputMode="numeric"
+              autoComplete="one-time-code"
+              required
+              value={disableCode}
+              onChange={(e) => setDisableCode(e.target.value)}
+            />
+            <Button type="submit" variant="danger" busy={disable.isPending}>
+              Turn off two-factor authentication
+            </Button>
           </form>
         ) : enroll.data ? (
           <div className="stack">
-            <p>Scan this code with an authenticator app (or enter the secret by hand), then type the 6-digit code it shows.</p>
+            <p>
+              Scan this code with an authenticator app (or enter the secret by hand), then type the 6-digit code it
+              shows.
+            </p>
             <Qr text={enroll.data.otpauth_url} />
             <Secret label="Secret" value={enroll.data.secret} />
             <Secret label="otpauth URL" value={enroll.data.otpauth_url} />
-            <form className="row" onSubmit={(e) => { e.preventDefault(); verify.mutate(); }}>
-              <TextField label="Code from the app" inputMode="numeric" autoComplete="one-time-code" required value={code} onChange={(e) => setCode(e.target.value)} />
-              <Button type="submit" variant="primary" busy={verify.isPending}>Turn on</Button>
+            <form
+              className="row"
+              onSubmit={(e) => {
+                e.preventDefault();
+                verify.mutate();
+              }}
+            >
+              <TextField
+                label="Code from the app"
+                inputMode="numeric"
+                autoComplete="one-time-code"
+                required
+                value={code}
+                onChange={(e) => setCode(e.target.value)}
+              />
+              <Button type="submit" variant="primary" busy={verify.isPending}>
+                Turn on
+              </Button>
             </form>
           </div>
         ) : (
-          <Button variant="primary" busy={enroll.isPending} onClick={() => enroll.mutate()}>Set up two-factor authentication</Button>
+          <Button variant="primary" busy={enroll.isPending} onClick={() => enroll.mutate()}>
+            Set up two-factor authentication
+          </Button>
         )}
         <ErrorBox error={enroll.error ?? verify.error ?? disable.error} />
       </Section>

@@ -7,8 +7,30 @@ import type { SqlResult } from '@tessera/client';
 import { platform } from '../lib/session.ts';
 import { useProjectCtx } from '../lib/project-context.ts';
 import { cell } from '../lib/format.ts';
-import { COLUMN_TYPES, createTableSql, listColumns, listTables, parseCell, type Column, type NewColumn } from '../lib/tables.ts';
-import { Button, Check, Empty, ErrorBox, Loading, PageHeader, Section, SelectField, Tabs, TextArea, TextField, useConfirm, useToast } from '../ui/index.tsx';
+import {
+  COLUMN_TYPES,
+  createTableSql,
+  listColumns,
+  listTables,
+  parseCell,
+  type Column,
+  type NewColumn,
+} from '../lib/tables.ts';
+import {
+  Button,
+  Check,
+  Empty,
+  ErrorBox,
+  Loading,
+  PageHeader,
+  Section,
+  SelectField,
+  Tabs,
+  TextArea,
+  TextField,
+  useConfirm,
+  useToast,
+} from '../ui/index.tsx';
 
 export default function Database() {
   const { base, project } = useProjectCtx();
@@ -16,13 +38,28 @@ export default function Database() {
   return (
     <>
       <PageHeader title={`${project.name}: database`} description="Your project's own PostgreSQL database." />
-      <Tabs label="Database" tabs={[{ href: `${b}/tables`, label: 'Tables', also: [b] }, { href: `${b}/sql`, label: 'SQL editor' }, { href: `${b}/policies`, label: 'RLS policies' }]} />
+      <Tabs
+        label="Database"
+        tabs={[
+          { href: `${b}/tables`, label: 'Tables', also: [b] },
+          { href: `${b}/sql`, label: 'SQL editor' },
+          { href: `${b}/policies`, label: 'RLS policies' },
+        ]}
+      />
       <Switch>
-        <Route path={`${b}/new`}><CreateTable /></Route>
+        <Route path={`${b}/new`}>
+          <CreateTable />
+        </Route>
         <Route path={`${b}/tables/:table`}>{(p) => <TableBrowser table={decodeURIComponent(p.table)} />}</Route>
-        <Route path={`${b}/sql`}><SqlEditor /></Route>
-        <Route path={`${b}/policies`}><Policies /></Route>
-        <Route><Tables /></Route>
+        <Route path={`${b}/sql`}>
+          <SqlEditor />
+        </Route>
+        <Route path={`${b}/policies`}>
+          <Policies />
+        </Route>
+        <Route>
+          <Tables />
+        </Route>
       </Switch>
     </>
   );
@@ -33,9 +70,13 @@ function Tables() {
   const queries = useQueryClient();
   const toast = useToast();
   const tables = useQuery({ queryKey: ['tables', project.id], queryFn: () => listTables(api) });
-  const pubs = useQuery({ queryKey: ['publications', project.id], queryFn: () => platform.tenant.projects.publications(project.id) });
+  const pubs = useQuery({
+    queryKey: ['publications', project.id],
+    queryFn: () => platform.tenant.projects.publications(project.id),
+  });
   const toggle = useMutation({
-    mutationFn: ({ table, enabled }: { table: string; enabled: boolean }) => platform.tenant.projects.setPublication(project.id, table, enabled),
+    mutationFn: ({ table, enabled }: { table: string; enabled: boolean }) =>
+      platform.tenant.projects.setPublication(project.id, table, enabled),
     onSuccess: async (p) => {
       toast(`Realtime ${p.enabled ? 'on' : 'off'} for ${p.table}`);
       await queries.invalidateQueries({ queryKey: ['publications', project.id] });
@@ -43,19 +84,52 @@ function Tables() {
   });
   const enabled = new Set((pubs.data ?? []).filter((p) => p.enabled).map((p) => p.table));
   return (
-    <Section title="Tables" actions={<Link className="btn btn-primary" href={`${base}/database/new`}>New table</Link>}>
-      {tables.isPending ? <Loading what="Loading tables" /> : tables.error ? <ErrorBox error={tables.error} /> : tables.data.length === 0 ? (
-        <Empty title="No tables yet">Create one with <Link href={`${base}/database/new`}>the table form</Link> or in the <Link href={`${base}/database/sql`}>SQL editor</Link>.</Empty>
+    <Section
+      title="Tables"
+      actions={
+        <Link className="btn btn-primary" href={`${base}/database/new`}>
+          New table
+        </Link>
+      }
+    >
+      {tables.isPending ? (
+        <Loading what="Loading tables" />
+      ) : tables.error ? (
+        <ErrorBox error={tables.error} />
+      ) : tables.data.length === 0 ? (
+        <Empty title="No tables yet">
+          Create one with <Link href={`${base}/database/new`}>the table form</Link> or in the{' '}
+          <Link href={`${base}/database/sql`}>SQL editor</Link>.
+        </Empty>
       ) : (
         <div className="table-wrap">
           <table>
-            <thead><tr><th scope="col">Table</th><th scope="col">Columns</th><th scope="col">Realtime</th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Table</th>
+                <th scope="col">Columns</th>
+                <th scope="col">Realtime</th>
+              </tr>
+            </thead>
             <tbody>
               {tables.data.map((t) => (
                 <tr key={t.name}>
-                  <td><Link href={`${base}/database/tables/${encodeURIComponent(t.name)}`}>{t.name}</Link></td>
+                  <td>
+                    <Link href={`${base}/database/tables/${encodeURIComponent(t.name)}`}>{t.name}</Link>
+                  </td>
                   <td className="num">{t.columns}</td>
-                  <td><Check label={<span>Stream changes<span className="sr-only-label"> of {t.name}</span></span>} checked={enabled.has(t.name)} disabled={toggle.isPending || pubs.isPending} onChange={(e) => toggle.mutate({ table: t.name, enabled: e.target.checked })} /></td>
+                  <td>
+                    <Check
+                      label={
+                        <span>
+                          Stream changes<span className="sr-only-label"> of {t.name}</span>
+                        </span>
+                      }
+                      checked={enabled.has(t.name)}
+                      disabled={toggle.isPending || pubs.isPending}
+                      onChange={(e) => toggle.mutate({ table: t.name, enabled: e.target.checked })}
+                    />
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -67,7 +141,14 @@ function Tables() {
   );
 }
 
-const blankColumn = (): NewColumn => ({ name: '', type: 'text', nullable: true, default: '', pk: false, unique: false });
+const blankColumn = (): NewColumn => ({
+  name: '',
+  type: 'text',
+  nullable: true,
+  default: '',
+  pk: false,
+  unique: false,
+});
 
 function CreateTable() {
   const { api, project, base } = useProjectCtx();
@@ -76,7 +157,11 @@ function CreateTable() {
   const [, navigate] = useLocation();
   const [name, setName] = useState('');
   const [rls, setRls] = useState(true);
-  const [columns, setColumns] = useState<NewColumn[]>([{ name: 'id', type: 'bigserial', nullable: false, default: '', pk: true, unique: false }, { ...blankColumn(), name: 'created_at', type: 'timestamptz', default: 'now()' }, blankColumn()]);
+  const [columns, setColumns] = useState<NewColumn[]>([
+    { name: 'id', type: 'bigserial', nullable: false, default: '', pk: true, unique: false },
+    { ...blankColumn(), name: 'created_at', type: 'timestamptz', default: 'now()' },
+    blankColumn(),
+  ]);
   const statements = createTableSql(name || 'new_table', columns, rls);
   const create = useMutation({
     mutationFn: async () => {
@@ -88,31 +173,70 @@ function CreateTable() {
       navigate(`${base}/database/tables/${encodeURIComponent(name.trim())}`);
     },
   });
-  const set = (i: number, change: Partial<NewColumn>) => setColumns(columns.map((c, j) => (j === i ? { ...c, ...change } : c)));
+  const set = (i: number, change: Partial<NewColumn>) =>
+    setColumns(columns.map((c, j) => (j === i ? { ...c, ...change } : c)));
   return (
     <Section title="New table">
-      <form onSubmit={(e) => { e.preventDefault(); create.mutate(); }}>
-        <TextField label="Table name" required pattern="[A-Za-z_][A-Za-z0-9_]*" hint="Letters, digits and _, not starting with a digit." value={name} onChange={(e) => setName(e.target.value)} />
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          create.mutate();
+        }}
+      >
+        <TextField
+          label="Table name"
+          required
+          pattern="[A-Za-z_][A-Za-z0-9_]*"
+          hint="Letters, digits and _, not starting with a digit."
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+        />
         <fieldset className="card">
           <legend>Columns</legend>
           {columns.map((c, i) => (
             <div className="row" key={i} role="group" aria-label={`Column ${i + 1}`}>
-              <TextField label={`Column ${i + 1} name`} value={c.name} onChange={(e) => set(i, { name: e.target.value })} />
-              <SelectField label={`Column ${i + 1} type`} value={c.type} options={COLUMN_TYPES} onChange={(e) => set(i, { type: e.target.value })} />
-              <TextField label={`Column ${i + 1} default`} placeholder="SQL, e.g. now()" value={c.default} onChange={(e) => set(i, { default: e.target.value })} />
+              <TextField
+                label={`Column ${i + 1} name`}
+                value={c.name}
+                onChange={(e) => set(i, { name: e.target.value })}
+              />
+              <SelectField
+                label={`Column ${i + 1} type`}
+                value={c.type}
+                options={COLUMN_TYPES}
+                onChange={(e) => set(i, { type: e.target.value })}
+              />
+              <TextField
+                label={`Column ${i + 1} default`}
+                placeholder="SQL, e.g. now()"
+                value={c.default}
+                onChange={(e) => set(i, { default: e.target.value })}
+              />
               <Check label="Nullable" checked={c.nullable} onChange={(e) => set(i, { nullable: e.target.checked })} />
               <Check label="Primary key" checked={c.pk} onChange={(e) => set(i, { pk: e.target.checked })} />
               <Check label="Unique" checked={c.unique} onChange={(e) => set(i, { unique: e.target.checked })} />
-              <Button variant="ghost" aria-label={`Remove column ${i + 1}`} onClick={() => setColumns(columns.filter((_, j) => j !== i))}>Remove</Button>
+              <Button
+                variant="ghost"
+                aria-label={`Remove column ${i + 1}`}
+                onClick={() => setColumns(columns.filter((_, j) => j !== i))}
+              >
+                Remove
+              </Button>
             </div>
           ))}
           <Button onClick={() => setColumns([...columns, blankColumn()])}>Add column</Button>
         </fieldset>
-        <Check label="Enable row level security (recommended: only the policies you write let end-users in)" checked={rls} onChange={(e) => setRls(e.target.checked)} />
+        <Check
+          label="Enable row level security (recommended: only the policies you write let end-users in)"
+          checked={rls}
+          onChange={(e) => setRls(e.target.checked)}
+        />
         <h3>SQL that will run</h3>
         <pre aria-label="SQL preview">{statements.join(';\n')};</pre>
         <div className="actions">
-          <Button type="submit" variant="primary" busy={create.isPending}>Create table</Button>
+          <Button type="submit" variant="primary" busy={create.isPending}>
+            Create table
+          </Button>
           <Link href={`${base}/database`}>Cancel</Link>
         </div>
       </form>
@@ -131,7 +255,11 @@ function TableBrowser({ table }: { table: string }) {
   const toast = useToast();
   const [page, setPage] = useState(0);
   const [sort, setSort] = useState<{ column: string; dir: 'asc' | 'desc' } | null>(null);
-  const [filter, setFilter] = useState<{ column: string; op: string; value: string }>({ column: '', op: 'eq', value: '' });
+  const [filter, setFilter] = useState<{ column: string; op: string; value: string }>({
+    column: '',
+    op: 'eq',
+    value: '',
+  });
   const [applied, setApplied] = useState<typeof filter | null>(null);
   const [editing, setEditing] = useState<{ index: number; values: Record<string, string> } | null>(null);
   const [inserting, setInserting] = useState<Record<string, string> | null>(null);
@@ -143,7 +271,8 @@ function TableBrowser({ table }: { table: string }) {
     if (!applied || !applied.column) return undefined;
     const col = cols.find((c) => c.name === applied.column);
     if (applied.op === 'isNull') return { [applied.column]: { isNull: applied.value !== 'false' } };
-    const value = applied.op === 'like' || applied.op === 'ilike' || !col ? applied.value : parseCell(applied.value, col.type);
+    const value =
+      applied.op === 'like' || applied.op === 'ilike' || !col ? applied.value : parseCell(applied.value, col.type);
     return { [applied.column]: { [applied.op]: value } };
   })();
   const rowsKey = ['rows', project.id, table, page, sort, applied];
@@ -151,7 +280,14 @@ function TableBrowser({ table }: { table: string }) {
     queryKey: rowsKey,
     enabled: columns.isSuccess,
     placeholderData: keepPreviousData,
-    queryFn: () => api.data.find({ table, where, orderBy: sort ? [{ [sort.column]: sort.dir }] : pk.map((c) => c.name), limit: PAGE_SIZE + 1, offset: page * PAGE_SIZE }),
+    queryFn: () =>
+      api.data.find({
+        table,
+        where,
+        orderBy: sort ? [{ [sort.column]: sort.dir }] : pk.map((c) => c.name),
+        limit: PAGE_SIZE + 1,
+        offset: page * PAGE_SIZE,
+      }),
   });
   const refresh = async () => {
     await queries.invalidateQueries({ queryKey: ['rows', project.id, table] });
@@ -179,7 +315,8 @@ function TableBrowser({ table }: { table: string }) {
     },
   });
   const insert = useMutation({
-    mutationFn: (values: Record<string, string>) => api.data.insert({ table, values: typed(values, cols, true), returning: true }),
+    mutationFn: (values: Record<string, string>) =>
+      api.data.insert({ table, values: typed(values, cols, true), returning: true }),
     onSuccess: async () => {
       setInserting(null);
       toast('Row inserted');
@@ -203,83 +340,227 @@ function TableBrowser({ table }: { table: string }) {
   };
   if (columns.isPending) return <Loading what={`Loading ${table}`} />;
   if (columns.error) return <ErrorBox error={columns.error} />;
-  if (cols.length === 0) return <><p><Link href={`${base}/database`}>← Tables</Link></p><ErrorBox error={new Error(`There is no table named ${table}.`)} /></>;
+  if (cols.length === 0)
+    return (
+      <>
+        <p>
+          <Link href={`${base}/database`}>← Tables</Link>
+        </p>
+        <ErrorBox error={new Error(`There is no table named ${table}.`)} />
+      </>
+    );
   const data = (rows.data?.rows ?? []) as Record<string, unknown>[];
   const shown = data.slice(0, PAGE_SIZE);
-  const onSort = (column: string) => setSort(sort?.column === column ? (sort.dir === 'asc' ? { column, dir: 'desc' } : null) : { column, dir: 'asc' });
+  const onSort = (column: string) =>
+    setSort(sort?.column === column ? (sort.dir === 'asc' ? { column, dir: 'desc' } : null) : { column, dir: 'asc' });
   const escape = (e: KeyboardEvent) => {
     if (e.key === 'Escape') setEditing(null);
   };
   return (
     <>
-      <p><Link href={`${base}/database`}>← Tables</Link></p>
-      <Section title={`Table ${table}`} actions={<Button variant="primary" onClick={() => setInserting(Object.fromEntries(cols.map((c) => [c.name, ''])))}>Insert row</Button>}>
-        <form className="row" role="search" aria-label="Filter rows" onSubmit={(e) => { e.preventDefault(); guard(() => { setApplied(filter.column ? filter : null); setPage(0); }); }}>
-          <SelectField label="Filter column" value={filter.column} options={[{ value: '', label: '(no filter)' }, ...cols.map((c) => c.name)]} onChange={(e) => setFilter({ ...filter, column: e.target.value })} />
-          <SelectField label="Operator" value={filter.op} options={OPERATORS} onChange={(e) => setFilter({ ...filter, op: e.target.value })} />
-          <TextField label="Value" value={filter.value} onChange={(e) => setFilter({ ...filter, value: e.target.value })} />
+      <p>
+        <Link href={`${base}/database`}>← Tables</Link>
+      </p>
+      <Section
+        title={`Table ${table}`}
+        actions={
+          <Button variant="primary" onClick={() => setInserting(Object.fromEntries(cols.map((c) => [c.name, ''])))}>
+            Insert row
+          </Button>
+        }
+      >
+        <form
+          className="row"
+          role="search"
+          aria-label="Filter rows"
+          onSubmit={(e) => {
+            e.preventDefault();
+            guard(() => {
+              setApplied(filter.column ? filter : null);
+              setPage(0);
+            });
+          }}
+        >
+          <SelectField
+            label="Filter column"
+            value={filter.column}
+            options={[{ value: '', label: '(no filter)' }, ...cols.map((c) => c.name)]}
+            onChange={(e) => setFilter({ ...filter, column: e.target.value })}
+          />
+          <SelectField
+            label="Operator"
+            value={filter.op}
+            options={OPERATORS}
+            onChange={(e) => setFilter({ ...filter, op: e.target.value })}
+          />
+          <TextField
+            label="Value"
+            value={filter.value}
+            onChange={(e) => setFilter({ ...filter, value: e.target.value })}
+          />
           <Button type="submit">Apply filter</Button>
         </form>
-        {pk.length === 0 && <p className="muted">This table has no primary key: rows can be inserted, but not edited or deleted here.</p>}
+        {pk.length === 0 && (
+          <p className="muted">This table has no primary key: rows can be inserted, but not edited or deleted here.</p>
+        )}
         {inserting && (
-          <form className="card" aria-label="New row" onSubmit={(e) => { e.preventDefault(); guard(() => insert.mutate(inserting)); }}>
+          <form
+            className="card"
+            aria-label="New row"
+            onSubmit={(e) => {
+              e.preventDefault();
+              guard(() => insert.mutate(inserting));
+            }}
+          >
             <h3>New row</h3>
             <p className="muted">Leave a field empty for its default; type NULL for null.</p>
             <div className="row">
-              {cols.map((c) => <TextField key={c.name} label={`${c.name} (${c.type})`} placeholder={c.default ?? ''} value={inserting[c.name] ?? ''} onChange={(e) => setInserting({ ...inserting, [c.name]: e.target.value })} />)}
+              {cols.map((c) => (
+                <TextField
+                  key={c.name}
+                  label={`${c.name} (${c.type})`}
+                  placeholder={c.default ?? ''}
+                  value={inserting[c.name] ?? ''}
+                  onChange={(e) => setInserting({ ...inserting, [c.name]: e.target.value })}
+                />
+              ))}
             </div>
-            <div className="actions"><Button type="submit" variant="primary" busy={insert.isPending}>Save row</Button><Button onClick={() => setInserting(null)}>Cancel</Button></div>
+            <div className="actions">
+              <Button type="submit" variant="primary" busy={insert.isPending}>
+                Save row
+              </Button>
+              <Button onClick={() => setInserting(null)}>Cancel</Button>
+            </div>
           </form>
         )}
-        {formError && <p className="field-error" role="alert">{formError}</p>}
+        {formError && (
+          <p className="field-error" role="alert">
+            {formError}
+          </p>
+        )}
         <ErrorBox error={rows.error ?? update.error ?? insert.error ?? remove.error} />
-        {rows.isPending ? <Loading what="Loading rows" /> : shown.length === 0 ? (
-          <Empty title={applied ? 'No row matches the filter' : 'This table is empty'}>{applied ? 'Change or clear the filter.' : 'Insert a row with the button above, or through the data API.'}</Empty>
+        {rows.isPending ? (
+          <Loading what="Loading rows" />
+        ) : shown.length === 0 ? (
+          <Empty title={applied ? 'No row matches the filter' : 'This table is empty'}>
+            {applied ? 'Change or clear the filter.' : 'Insert a row with the button above, or through the data API.'}
+          </Empty>
         ) : (
           <div className="table-wrap">
             <table aria-label={`Rows of ${table}`}>
               <thead>
                 <tr>
                   {cols.map((c) => (
-                    <th key={c.name} scope="col" aria-sort={sort?.column === c.name ? (sort.dir === 'asc' ? 'ascending' : 'descending') : undefined}>
-                      <button type="button" className="sort" onClick={() => onSort(c.name)}>{c.name}{c.pk ? ' (key)' : ''} {sort?.column === c.name ? (sort.dir === 'asc' ? '▲' : '▼') : ''}</button>
-                      <div className="muted" style={{ fontWeight: 400, fontSize: 12 }}>{c.type}</div>
+                    <th
+                      key={c.name}
+                      scope="col"
+                      aria-sort={
+                        sort?.column === c.name ? (sort.dir === 'asc' ? 'ascending' : 'descending') : undefined
+                      }
+                    >
+                      <button type="button" className="sort" onClick={() => onSort(c.name)}>
+                        {c.name}
+                        {c.pk ? ' (key)' : ''} {sort?.column === c.name ? (sort.dir === 'asc' ? '▲' : '▼') : ''}
+                      </button>
+                      <div className="muted" style={{ fontWeight: 400, fontSize: 12 }}>
+                        {c.type}
+                      </div>
                     </th>
                   ))}
-                  <th scope="col"><span className="sr-only-label">Actions</span></th>
+                  <th scope="col">
+                    <span className="sr-only-label">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
-                {shown.map((row, i) => editing?.index === i ? (
-                  <tr key={i} onKeyDown={escape}>
-                    {cols.map((c) => (
-                      <td key={c.name}><input className="cell-input" aria-label={`${c.name}`} value={editing.values[c.name] ?? ''} onChange={(e) => setEditing({ index: i, values: { ...editing.values, [c.name]: e.target.value } })} /></td>
-                    ))}
-                    <td><div className="actions"><Button className="btn-small" variant="primary" busy={update.isPending} onClick={() => guard(() => update.mutate({ row, values: editing.values }))}>Save</Button><Button className="btn-small" onClick={() => setEditing(null)}>Cancel</Button></div></td>
-                  </tr>
-                ) : (
-                  <tr key={i}>
-                    {cols.map((c) => <td key={c.name} className={row[c.name] === null ? 'null' : undefined}>{cell(row[c.name])}</td>)}
-                    <td>
-                      {pk.length > 0 && (
+                {shown.map((row, i) =>
+                  editing?.index === i ? (
+                    <tr key={i} onKeyDown={escape}>
+                      {cols.map((c) => (
+                        <td key={c.name}>
+                          <input
+                            className="cell-input"
+                            aria-label={`${c.name}`}
+                            value={editing.values[c.name] ?? ''}
+                            onChange={(e) =>
+                              setEditing({ index: i, values: { ...editing.values, [c.name]: e.target.value } })
+                            }
+                          />
+                        </td>
+                      ))}
+                      <td>
                         <div className="actions">
-                          <Button className="btn-small" aria-label={`Edit row ${i + 1}`} onClick={() => setEditing({ index: i, values: Object.fromEntries(cols.map((c) => [c.name, cell(row[c.name])])) })}>Edit</Button>
-                          <Button className="btn-small" variant="danger" aria-label={`Delete row ${i + 1}`} onClick={async () => {
-                            if (await confirm({ title: 'Delete this row?', body: <pre>{JSON.stringify(keyOf(row))}</pre>, action: 'Delete row' })) remove.mutate(row);
-                          }}>Delete</Button>
+                          <Button
+                            className="btn-small"
+                            variant="primary"
+                            busy={update.isPending}
+                            onClick={() => guard(() => update.mutate({ row, values: editing.values }))}
+                          >
+                            Save
+                          </Button>
+                          <Button className="btn-small" onClick={() => setEditing(null)}>
+                            Cancel
+                          </Button>
                         </div>
-                      )}
-                    </td>
-                  </tr>
-                ))}
+                      </td>
+                    </tr>
+                  ) : (
+                    <tr key={i}>
+                      {cols.map((c) => (
+                        <td key={c.name} className={row[c.name] === null ? 'null' : undefined}>
+                          {cell(row[c.name])}
+                        </td>
+                      ))}
+                      <td>
+                        {pk.length > 0 && (
+                          <div className="actions">
+                            <Button
+                              className="btn-small"
+                              aria-label={`Edit row ${i + 1}`}
+                              onClick={() =>
+                                setEditing({
+                                  index: i,
+                                  values: Object.fromEntries(cols.map((c) => [c.name, cell(row[c.name])])),
+                                })
+                              }
+                            >
+                              Edit
+                            </Button>
+                            <Button
+                              className="btn-small"
+                              variant="danger"
+                              aria-label={`Delete row ${i + 1}`}
+                              onClick={async () => {
+                                if (
+                                  await confirm({
+                                    title: 'Delete this row?',
+                                    body: <pre>{JSON.stringify(keyOf(row))}</pre>,
+                                    action: 'Delete row',
+                                  })
+                                )
+                                  remove.mutate(row);
+                              }}
+                            >
+                              Delete
+                            </Button>
+                          </div>
+                        )}
+                      </td>
+                    </tr>
+                  ),
+                )}
               </tbody>
             </table>
           </div>
         )}
         <nav className="actions" aria-label="Pages of rows">
-          <Button disabled={page === 0} onClick={() => setPage(page - 1)}>Previous page</Button>
+          <Button disabled={page === 0} onClick={() => setPage(page - 1)}>
+            Previous page
+          </Button>
           <span className="muted">Page {page + 1}</span>
-          <Button disabled={data.length <= PAGE_SIZE} onClick={() => setPage(page + 1)}>Next page</Button>
+          <Button disabled={data.length <= PAGE_SIZE} onClick={() => setPage(page + 1)}>
+            Next page
+          </Button>
         </nav>
       </Section>
     </>
@@ -307,26 +588,73 @@ function SqlEditor() {
     }
   };
   const result = run.data as SqlResult | undefined;
-  const fields = result?.fields?.map((f) => (typeof f === 'string' ? f : (f as { name: string }).name)) ?? Object.keys(result?.rows[0] ?? {});
+  const fields =
+    result?.fields?.map((f) => (typeof f === 'string' ? f : (f as { name: string }).name)) ??
+    Object.keys(result?.rows[0] ?? {});
   return (
     <>
       <Section title="SQL editor">
-        <form onSubmit={(e) => { e.preventDefault(); submit(); }}>
-          <TextArea label="SQL (one statement; $1, $2… for parameters)" className="code" spellCheck={false} value={sql} onChange={(e) => setSql(e.target.value)}
-            onKeyDown={(e) => { if ((e.ctrlKey || e.metaKey) && e.key === 'Enter') { e.preventDefault(); submit(); } }} hint="Ctrl+Enter runs it. It runs as the project's role, in a transaction of its own." />
-          <TextField label="Parameters (JSON array)" className="code" error={paramsError} value={params} onChange={(e) => setParams(e.target.value)} />
-          <Button type="submit" variant="primary" busy={run.isPending}>Run</Button>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            submit();
+          }}
+        >
+          <TextArea
+            label="SQL (one statement; $1, $2… for parameters)"
+            className="code"
+            spellCheck={false}
+            value={sql}
+            onChange={(e) => setSql(e.target.value)}
+            onKeyDown={(e) => {
+              if ((e.ctrlKey || e.metaKey) && e.key === 'Enter') {
+                e.preventDefault();
+                submit();
+              }
+            }}
+            hint="Ctrl+Enter runs it. It runs as the project's role, in a transaction of its own."
+          />
+          <TextField
+            label="Parameters (JSON array)"
+            className="code"
+            error={paramsError}
+            value={params}
+            onChange={(e) => setParams(e.target.value)}
+          />
+          <Button type="submit" variant="primary" busy={run.isPending}>
+            Run
+          </Button>
         </form>
       </Section>
       {run.error ? <ErrorBox error={run.error} title="The statement failed" /> : null}
       {result && (
         <Section title="Result">
-          <p className="muted" role="status">{result.rowCount ?? result.rows.length} row(s)</p>
+          <p className="muted" role="status">
+            {result.rowCount ?? result.rows.length} row(s)
+          </p>
           {result.rows.length > 0 && (
             <div className="table-wrap">
               <table aria-label="Result rows">
-                <thead><tr>{fields.map((f) => <th key={f} scope="col">{f}</th>)}</tr></thead>
-                <tbody>{result.rows.map((r, i) => <tr key={i}>{fields.map((f) => <td key={f} className={r[f] === null ? 'null' : undefined}>{cell(r[f])}</td>)}</tr>)}</tbody>
+                <thead>
+                  <tr>
+                    {fields.map((f) => (
+                      <th key={f} scope="col">
+                        {f}
+                      </th>
+                    ))}
+                  </tr>
+                </thead>
+                <tbody>
+                  {result.rows.map((r, i) => (
+                    <tr key={i}>
+                      {fields.map((f) => (
+                        <td key={f} className={r[f] === null ? 'null' : undefined}>
+                          {cell(r[f])}
+                        </td>
+                      ))}
+                    </tr>
+                  ))}
+                </tbody>
               </table>
             </div>
           )}
@@ -342,9 +670,22 @@ function Policies() {
   return (
     <>
       <Section title="Row level security policies">
-        <p>Policies decide which rows end-users and the publishable key see and change. A table with row level security on and no policy shows them nothing; the secret key is not bound by policies.</p>
-        <ErrorBox title="Policies cannot be listed here yet" error={new Error('The data API refuses the system catalogs (pg_policies, pg_class) to a project’s SQL, and has no endpoint that lists policies: this page can explain them, not show them. Tables made with the table form have row level security on.')} />
-        <p>Write and change policies in the <Link href={`${base}/database/sql`}>SQL editor</Link>, one statement at a time:</p>
+        <p>
+          Policies decide which rows end-users and the publishable key see and change. A table with row level security
+          on and no policy shows them nothing; the secret key is not bound by policies.
+        </p>
+        <ErrorBox
+          title="Policies cannot be listed here yet"
+          error={
+            new Error(
+              'The data API refuses the system catalogs (pg_policies, pg_class) to a project’s SQL, and has no endpoint that lists policies: this page can explain them, not show them. Tables made with the table form have row level security on.',
+            )
+          }
+        />
+        <p>
+          Write and change policies in the <Link href={`${base}/database/sql`}>SQL editor</Link>, one statement at a
+          time:
+        </p>
         <pre>{`alter table notes enable row level security;
 
 create policy own_notes on notes
@@ -354,7 +695,11 @@ create policy own_notes on notes
 -- visitors with the publishable key: request.role = 'anon'
 create policy public_read on posts for select
   using (published and current_setting('request.role', true) = 'anon');`}</pre>
-        <p className="muted">Settings a request carries: <code>request.role</code> (<code>anon</code> for the publishable key, <code>authenticated</code> for an end-user), <code>request.user_id</code>, <code>request.client_id</code>, <code>request.scopes</code>. <code>drop policy name on table</code> removes one.</p>
+        <p className="muted">
+          Settings a request carries: <code>request.role</code> (<code>anon</code> for the publishable key,{' '}
+          <code>authenticated</code> for an end-user), <code>request.user_id</code>, <code>request.client_id</code>,{' '}
+          <code>request.scopes</code>. <code>drop policy name on table</code> removes one.
+        </p>
       </Section>
     </>
   );

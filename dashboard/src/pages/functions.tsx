@@ -9,7 +9,21 @@ import { useProjectCtx } from '../lib/project-context.ts';
 import { json, when } from '../lib/format.ts';
 import { checkDefinitionText, lineOfPath, NEW_FUNCTION, type Issue } from '../lib/function-schema.ts';
 import { JsonEditor } from '../ui/json-editor.tsx';
-import { Badge, Button, Empty, ErrorBox, Loading, PageHeader, Section, SelectField, Tabs, TextArea, TextField, useConfirm, useToast } from '../ui/index.tsx';
+import {
+  Badge,
+  Button,
+  Empty,
+  ErrorBox,
+  Loading,
+  PageHeader,
+  Section,
+  SelectField,
+  Tabs,
+  TextArea,
+  TextField,
+  useConfirm,
+  useToast,
+} from '../ui/index.tsx';
 
 const Edge = lazy(() => import('./edge.tsx'));
 
@@ -18,23 +32,39 @@ export default function Functions() {
   const b = `${base}/functions`;
   return (
     <>
-      <PageHeader title={`${project.name}: edge functions`} description="Multi-step functions run by invokes, database hooks, webhooks and cron." />
-      <Tabs label="Edge functions" tabs={[
-        { href: `${b}/list`, label: 'Functions', also: [`${b}/f`, `${b}/new`, b] },
-        { href: `${b}/executions`, label: 'Executions' },
-        { href: `${b}/hooks`, label: 'Hooks' },
-        { href: `${b}/webhooks`, label: 'Webhooks' },
-        { href: `${b}/cron`, label: 'Cron jobs' },
-        { href: `${b}/email`, label: 'E-mail' },
-        { href: `${b}/stats`, label: 'Stats' },
-      ]} />
+      <PageHeader
+        title={`${project.name}: edge functions`}
+        description="Multi-step functions run by invokes, database hooks, webhooks and cron."
+      />
+      <Tabs
+        label="Edge functions"
+        tabs={[
+          { href: `${b}/list`, label: 'Functions', also: [`${b}/f`, `${b}/new`, b] },
+          { href: `${b}/executions`, label: 'Executions' },
+          { href: `${b}/hooks`, label: 'Hooks' },
+          { href: `${b}/webhooks`, label: 'Webhooks' },
+          { href: `${b}/cron`, label: 'Cron jobs' },
+          { href: `${b}/email`, label: 'E-mail' },
+          { href: `${b}/stats`, label: 'Stats' },
+        ]}
+      />
       <Switch>
-        <Route path={`${b}/new`}><FunctionEditor /></Route>
+        <Route path={`${b}/new`}>
+          <FunctionEditor />
+        </Route>
         <Route path={`${b}/f/:id`}>{(p) => <FunctionPage id={decodeURIComponent(p.id)} />}</Route>
         <Route path={`${b}/executions/:id`}>{(p) => <ExecutionDetail id={decodeURIComponent(p.id)} />}</Route>
-        <Route path={`${b}/executions`}><Executions /></Route>
-        <Route path={`${b}/:tab`}>{(p) => (['hooks', 'webhooks', 'cron', 'email', 'stats'].includes(p.tab) ? <Edge tab={p.tab} /> : <FunctionList />)}</Route>
-        <Route><FunctionList /></Route>
+        <Route path={`${b}/executions`}>
+          <Executions />
+        </Route>
+        <Route path={`${b}/:tab`}>
+          {(p) =>
+            ['hooks', 'webhooks', 'cron', 'email', 'stats'].includes(p.tab) ? <Edge tab={p.tab} /> : <FunctionList />
+          }
+        </Route>
+        <Route>
+          <FunctionList />
+        </Route>
       </Switch>
     </>
   );
@@ -62,23 +92,50 @@ function FunctionList() {
   const { base } = useProjectCtx();
   const list = useFunctions();
   return (
-    <Section title="Functions" actions={<Link className="btn btn-primary" href={`${base}/functions/new`}>New function</Link>}>
-      {list.isPending ? <Loading what="Loading functions" /> : list.error ? <ErrorBox error={list.error} /> : list.data.length === 0 ? (
-        <Empty title="No functions yet"><Link href={`${base}/functions/new`}>Create a function</Link>: a list of steps (Transform, Database, HTTP, Email, Invoke) run in order.</Empty>
+    <Section
+      title="Functions"
+      actions={
+        <Link className="btn btn-primary" href={`${base}/functions/new`}>
+          New function
+        </Link>
+      }
+    >
+      {list.isPending ? (
+        <Loading what="Loading functions" />
+      ) : list.error ? (
+        <ErrorBox error={list.error} />
+      ) : list.data.length === 0 ? (
+        <Empty title="No functions yet">
+          <Link href={`${base}/functions/new`}>Create a function</Link>: a list of steps (Transform, Database, HTTP,
+          Email, Invoke) run in order.
+        </Empty>
       ) : (
         <div className="table-wrap">
           <table>
-            <thead><tr><th scope="col">Name</th><th scope="col">Description</th><th scope="col">Steps</th><th scope="col">Version</th><th scope="col">Access</th><th scope="col">Updated</th></tr></thead>
-            <tbody>{list.data.map((f) => (
-              <tr key={f.id}>
-                <td><Link href={`${base}/functions/f/${encodeURIComponent(f.id)}`}>{f.name}</Link></td>
-                <td>{f.description || '—'}</td>
-                <td className="num">{Array.isArray(f.steps) ? f.steps.length : '—'}</td>
-                <td className="num">{f.version}</td>
-                <td>{f.public ? <Badge tone="warn">public</Badge> : <Badge>secret key</Badge>}</td>
-                <td>{when(f.updated_at)}</td>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Description</th>
+                <th scope="col">Steps</th>
+                <th scope="col">Version</th>
+                <th scope="col">Access</th>
+                <th scope="col">Updated</th>
               </tr>
-            ))}</tbody>
+            </thead>
+            <tbody>
+              {list.data.map((f) => (
+                <tr key={f.id}>
+                  <td>
+                    <Link href={`${base}/functions/f/${encodeURIComponent(f.id)}`}>{f.name}</Link>
+                  </td>
+                  <td>{f.description || '—'}</td>
+                  <td className="num">{Array.isArray(f.steps) ? f.steps.length : '—'}</td>
+                  <td className="num">{f.version}</td>
+                  <td>{f.public ? <Badge tone="warn">public</Badge> : <Badge>secret key</Badge>}</td>
+                  <td>{when(f.updated_at)}</td>
+                </tr>
+              ))}
+            </tbody>
           </table>
         </div>
       )}
@@ -95,7 +152,12 @@ function definitionText(f: EdgeFunction): string {
 function serverIssue(err: unknown, text: string): Issue | undefined {
   if (!isTesseraError(err, 'VALIDATION_FAILED')) return undefined;
   const d = err.details ?? {};
-  const path: (string | number)[] = typeof d.index === 'number' ? ['steps', d.index, ...(typeof d.field === 'string' ? [d.field] : [])] : typeof d.field === 'string' ? [d.field] : [];
+  const path: (string | number)[] =
+    typeof d.index === 'number'
+      ? ['steps', d.index, ...(typeof d.field === 'string' ? [d.field] : [])]
+      : typeof d.field === 'string'
+        ? [d.field]
+        : [];
   return { line: lineOfPath(text, path), path: path.join('.'), message: err.message };
 }
 
@@ -119,10 +181,31 @@ function FunctionEditor({ fn }: { fn?: EdgeFunction }) {
   const issues = [...checked.issues, ...(fromServer ? [fromServer] : [])];
   return (
     <Section title={fn ? `Definition of ${fn.name}` : 'New function'}>
-      <form onSubmit={(e) => { e.preventDefault(); if (checked.issues.length === 0) save.mutate(checked.value); }}>
-        <JsonEditor label="Function definition (JSON)" value={text} onChange={(v) => { setText(v); if (save.error) save.reset(); }} issues={issues} />
-        <p className="muted">Steps: <code>{'{name, kind, ...}'}</code> with kind Transform (<code>expression</code>), Database (<code>query</code>), HTTP (<code>request</code>), Email (<code>template</code>, <code>to</code>) or Invoke (<code>function</code>); <code>when</code> and <code>return</code> on any step. Templates use <code>{'{{ input.body.x }}'}</code>, <code>{'{{ steps.name.body }}'}</code>, <code>{'{{ secrets.NAME }}'}</code>.</p>
-        <Button type="submit" variant="primary" busy={save.isPending} disabled={checked.issues.length > 0}>{fn ? 'Save function' : 'Create function'}</Button>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (checked.issues.length === 0) save.mutate(checked.value);
+        }}
+      >
+        <JsonEditor
+          label="Function definition (JSON)"
+          value={text}
+          onChange={(v) => {
+            setText(v);
+            if (save.error) save.reset();
+          }}
+          issues={issues}
+        />
+        <p className="muted">
+          Steps: <code>{'{name, kind, ...}'}</code> with kind Transform (<code>expression</code>), Database (
+          <code>query</code>), HTTP (<code>request</code>), Email (<code>template</code>, <code>to</code>) or Invoke (
+          <code>function</code>); <code>when</code> and <code>return</code> on any step. Templates use{' '}
+          <code>{'{{ input.body.x }}'}</code>, <code>{'{{ steps.name.body }}'}</code>,{' '}
+          <code>{'{{ secrets.NAME }}'}</code>.
+        </p>
+        <Button type="submit" variant="primary" busy={save.isPending} disabled={checked.issues.length > 0}>
+          {fn ? 'Save function' : 'Create function'}
+        </Button>
       </form>
       {save.error && !fromServer ? <ErrorBox error={save.error} title="Could not save the function" /> : null}
       {fromServer && <ErrorBox error={save.error} title="The service refused the definition" />}
@@ -146,18 +229,44 @@ function FunctionPage({ id }: { id: string }) {
     },
   });
   if (fn.isPending) return <Loading what="Loading the function" />;
-  if (fn.error) return <><p><Link href={`${base}/functions`}>← Functions</Link></p><ErrorBox error={fn.error} title="Could not load the function" /></>;
+  if (fn.error)
+    return (
+      <>
+        <p>
+          <Link href={`${base}/functions`}>← Functions</Link>
+        </p>
+        <ErrorBox error={fn.error} title="Could not load the function" />
+      </>
+    );
   const f = fn.data;
   return (
     <>
-      <p><Link href={`${base}/functions`}>← Functions</Link></p>
+      <p>
+        <Link href={`${base}/functions`}>← Functions</Link>
+      </p>
       <div className="page-header">
-        <h2>{f.name} <Badge>v{f.version}</Badge></h2>
+        <h2>
+          {f.name} <Badge>v{f.version}</Badge>
+        </h2>
         <div className="actions">
           <Link href={`${base}/functions/executions?function=${encodeURIComponent(f.name)}`}>Executions</Link>
-          <Button variant="danger" busy={remove.isPending} onClick={async () => {
-            if (await confirm({ title: `Delete ${f.name}?`, body: <p>Hooks, webhooks and cron jobs that run it will fail. Its executions stay readable.</p>, action: 'Delete function', typed: f.name })) remove.mutate();
-          }}>Delete function</Button>
+          <Button
+            variant="danger"
+            busy={remove.isPending}
+            onClick={async () => {
+              if (
+                await confirm({
+                  title: `Delete ${f.name}?`,
+                  body: <p>Hooks, webhooks and cron jobs that run it will fail. Its executions stay readable.</p>,
+                  action: 'Delete function',
+                  typed: f.name,
+                })
+              )
+                remove.mutate();
+            }}
+          >
+            Delete function
+          </Button>
         </div>
       </div>
       <ErrorBox error={remove.error} />
@@ -175,7 +284,8 @@ function Invoke({ fn }: { fn: EdgeFunction }) {
   const [mode, setMode] = useState<'sync' | 'async' | 'dry'>('sync');
   const [inputError, setInputError] = useState<string>();
   const run = useMutation({
-    mutationFn: (body: unknown) => api.functions.invoke(fn.name, body, { async: mode === 'async', dryRun: mode === 'dry' }),
+    mutationFn: (body: unknown) =>
+      api.functions.invoke(fn.name, body, { async: mode === 'async', dryRun: mode === 'dry' }),
   });
   const submit = () => {
     try {
@@ -190,21 +300,55 @@ function Invoke({ fn }: { fn: EdgeFunction }) {
   const failedId = isTesseraError(run.error) ? (run.error.details?.execution_id as string | undefined) : undefined;
   return (
     <Section title="Invoke">
-      <form onSubmit={(e) => { e.preventDefault(); submit(); }}>
-        <TextArea label="Input (JSON, the run's input.body)" className="code" spellCheck={false} rows={6} error={inputError} value={input} onChange={(e) => setInput(e.target.value)} />
-        <SelectField label="Mode" value={mode} onChange={(e) => setMode(e.target.value as typeof mode)} options={[
-          { value: 'sync', label: 'Synchronous: wait for the result' },
-          { value: 'async', label: 'Asynchronous: queue it (202 with an execution id)' },
-          { value: 'dry', label: 'Dry run: no side effects, show the trace' },
-        ]} />
-        <Button type="submit" variant="primary" busy={run.isPending}>Run {fn.name}</Button>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          submit();
+        }}
+      >
+        <TextArea
+          label="Input (JSON, the run's input.body)"
+          className="code"
+          spellCheck={false}
+          rows={6}
+          error={inputError}
+          value={input}
+          onChange={(e) => setInput(e.target.value)}
+        />
+        <SelectField
+          label="Mode"
+          value={mode}
+          onChange={(e) => setMode(e.target.value as typeof mode)}
+          options={[
+            { value: 'sync', label: 'Synchronous: wait for the result' },
+            { value: 'async', label: 'Asynchronous: queue it (202 with an execution id)' },
+            { value: 'dry', label: 'Dry run: no side effects, show the trace' },
+          ]}
+        />
+        <Button type="submit" variant="primary" busy={run.isPending}>
+          Run {fn.name}
+        </Button>
       </form>
       <ErrorBox error={run.error} title="The run failed" />
-      {failedId && <p><Link href={`${base}/functions/executions/${encodeURIComponent(failedId)}`}>Open the execution timeline</Link></p>}
+      {failedId && (
+        <p>
+          <Link href={`${base}/functions/executions/${encodeURIComponent(failedId)}`}>Open the execution timeline</Link>
+        </p>
+      )}
       {result && (
         <div className="stack" aria-live="polite">
-          <p>Status <Badge tone={result.status < 300 ? 'good' : 'bad'}>{result.status}</Badge>
-            {result.executionId && <> · <Link href={`${base}/functions/executions/${encodeURIComponent(result.executionId)}`}>Open the execution timeline</Link></>}</p>
+          <p>
+            Status <Badge tone={result.status < 300 ? 'good' : 'bad'}>{result.status}</Badge>
+            {result.executionId && (
+              <>
+                {' '}
+                ·{' '}
+                <Link href={`${base}/functions/executions/${encodeURIComponent(result.executionId)}`}>
+                  Open the execution timeline
+                </Link>
+              </>
+            )}
+          </p>
           <h3>Output</h3>
           <pre data-testid="invoke-output">{json(result.data)}</pre>
         </div>
@@ -220,15 +364,25 @@ function Executions() {
   const { api, project, base } = useProjectCtx();
   const fns = useFunctions();
   const initial = new URLSearchParams(window.location.search);
-  const [filters, setFilters] = useState({ function: initial.get('function') ?? '', status: '', trigger: '', since: '' });
+  const [filters, setFilters] = useState({
+    function: initial.get('function') ?? '',
+    status: '',
+    trigger: '',
+    since: '',
+  });
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const after = cursors[cursors.length - 1];
   const list = useQuery({
     queryKey: ['executions', project.id, filters, after],
-    queryFn: () => api.functions.executions.list({
-      function: filters.function || undefined, status: filters.status || undefined, trigger: filters.trigger || undefined,
-      since: filters.since ? new Date(filters.since).toISOString() : undefined, first: 25, after,
-    }),
+    queryFn: () =>
+      api.functions.executions.list({
+        function: filters.function || undefined,
+        status: filters.status || undefined,
+        trigger: filters.trigger || undefined,
+        since: filters.since ? new Date(filters.since).toISOString() : undefined,
+        first: 25,
+        after,
+      }),
     placeholderData: keepPreviousData,
     refetchInterval: 5000,
   });
@@ -239,32 +393,85 @@ function Executions() {
   return (
     <Section title="Executions">
       <form className="row" aria-label="Filter executions" onSubmit={(e) => e.preventDefault()}>
-        <SelectField label="Function" value={filters.function} onChange={(e) => set({ function: e.target.value })} options={[{ value: '', label: 'All functions' }, ...(fns.data ?? []).map((f) => f.name)]} />
-        <SelectField label="Status" value={filters.status} onChange={(e) => set({ status: e.target.value })} options={STATUSES.map((s) => ({ value: s, label: s || 'Any status' }))} />
-        <SelectField label="Trigger" value={filters.trigger} onChange={(e) => set({ trigger: e.target.value })} options={TRIGGERS.map((s) => ({ value: s, label: s || 'Any trigger' }))} />
-        <TextField label="Since" type="datetime-local" value={filters.since} onChange={(e) => set({ since: e.target.value })} />
+        <SelectField
+          label="Function"
+          value={filters.function}
+          onChange={(e) => set({ function: e.target.value })}
+          options={[{ value: '', label: 'All functions' }, ...(fns.data ?? []).map((f) => f.name)]}
+        />
+        <SelectField
+          label="Status"
+          value={filters.status}
+          onChange={(e) => set({ status: e.target.value })}
+          options={STATUSES.map((s) => ({ value: s, label: s || 'Any status' }))}
+        />
+        <SelectField
+          label="Trigger"
+          value={filters.trigger}
+          onChange={(e) => set({ trigger: e.target.value })}
+          options={TRIGGERS.map((s) => ({ value: s, label: s || 'Any trigger' }))}
+        />
+        <TextField
+          label="Since"
+          type="datetime-local"
+          value={filters.since}
+          onChange={(e) => set({ since: e.target.value })}
+        />
       </form>
-      {list.isPending ? <Loading what="Loading executions" /> : list.error ? <ErrorBox error={list.error} /> : list.data.executions.length === 0 ? (
-        <Empty title="No executions">Runs appear here when a function is invoked, or runs for a hook, a webhook or a cron job.</Empty>
+      {list.isPending ? (
+        <Loading what="Loading executions" />
+      ) : list.error ? (
+        <ErrorBox error={list.error} />
+      ) : list.data.executions.length === 0 ? (
+        <Empty title="No executions">
+          Runs appear here when a function is invoked, or runs for a hook, a webhook or a cron job.
+        </Empty>
       ) : (
         <>
           <div className="table-wrap">
             <table>
-              <thead><tr><th scope="col">Started</th><th scope="col">Function</th><th scope="col">Trigger</th><th scope="col">Status</th><th scope="col">Duration</th></tr></thead>
-              <tbody>{list.data.executions.map((x) => (
-                <tr key={x.id}>
-                  <td><Link href={`${base}/functions/executions/${encodeURIComponent(x.id)}`}>{when(x.created_at)}</Link></td>
-                  <td>{x.function} <span className="muted">v{x.function_version}</span></td>
-                  <td>{x.trigger}</td>
-                  <td><StatusBadge status={x.status} /></td>
-                  <td className="num">{x.duration_ms === null || x.duration_ms === undefined ? '—' : `${x.duration_ms} ms`}</td>
+              <thead>
+                <tr>
+                  <th scope="col">Started</th>
+                  <th scope="col">Function</th>
+                  <th scope="col">Trigger</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Duration</th>
                 </tr>
-              ))}</tbody>
+              </thead>
+              <tbody>
+                {list.data.executions.map((x) => (
+                  <tr key={x.id}>
+                    <td>
+                      <Link href={`${base}/functions/executions/${encodeURIComponent(x.id)}`}>
+                        {when(x.created_at)}
+                      </Link>
+                    </td>
+                    <td>
+                      {x.function} <span className="muted">v{x.function_version}</span>
+                    </td>
+                    <td>{x.trigger}</td>
+                    <td>
+                      <StatusBadge status={x.status} />
+                    </td>
+                    <td className="num">
+                      {x.duration_ms === null || x.duration_ms === undefined ? '—' : `${x.duration_ms} ms`}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
             </table>
           </div>
           <nav className="actions" aria-label="Pages of executions">
-            <Button disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>Newer</Button>
-            <Button disabled={!list.data.next_cursor} onClick={() => setCursors([...cursors, list.data.next_cursor ?? undefined])}>Older</Button>
+            <Button disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
+              Newer
+            </Button>
+            <Button
+              disabled={!list.data.next_cursor}
+              onClick={() => setCursors([...cursors, list.data.next_cursor ?? undefined])}
+            >
+              Older
+            </Button>
           </nav>
         </>
       )}
@@ -290,30 +497,75 @@ function ExecutionDetail({ id }: { id: string }) {
     enabled: exec.isSuccess,
   });
   if (exec.isPending) return <Loading what="Loading the execution" />;
-  if (exec.error) return <><p><Link href={`${base}/functions/executions`}>← Executions</Link></p><ErrorBox error={exec.error} title="Could not load the execution" /></>;
+  if (exec.error)
+    return (
+      <>
+        <p>
+          <Link href={`${base}/functions/executions`}>← Executions</Link>
+        </p>
+        <ErrorBox error={exec.error} title="Could not load the execution" />
+      </>
+    );
   const x = exec.data;
   return (
     <>
-      <p><Link href={`${base}/functions/executions`}>← Executions</Link></p>
+      <p>
+        <Link href={`${base}/functions/executions`}>← Executions</Link>
+      </p>
       <Section title={`Execution of ${x.function}`} actions={<StatusBadge status={x.status} />}>
         <dl className="props">
-          <dt>Execution id</dt><dd><code>{x.id}</code></dd>
-          <dt>Function</dt><dd>{x.function} (version {x.function_version})</dd>
-          <dt>Trigger</dt><dd>{x.trigger}{x.trigger_ref ? ` (${x.trigger_ref})` : ''}</dd>
-          <dt>Created</dt><dd>{when(x.created_at)}</dd>
-          <dt>Finished</dt><dd>{when(x.finished_at)}</dd>
-          <dt>Duration</dt><dd>{x.duration_ms ?? '—'} ms</dd>
-          {x.response_status ? <><dt>Response status</dt><dd>{x.response_status}</dd></> : null}
+          <dt>Execution id</dt>
+          <dd>
+            <code>{x.id}</code>
+          </dd>
+          <dt>Function</dt>
+          <dd>
+            {x.function} (version {x.function_version})
+          </dd>
+          <dt>Trigger</dt>
+          <dd>
+            {x.trigger}
+            {x.trigger_ref ? ` (${x.trigger_ref})` : ''}
+          </dd>
+          <dt>Created</dt>
+          <dd>{when(x.created_at)}</dd>
+          <dt>Finished</dt>
+          <dd>{when(x.finished_at)}</dd>
+          <dt>Duration</dt>
+          <dd>{x.duration_ms ?? '—'} ms</dd>
+          {x.response_status ? (
+            <>
+              <dt>Response status</dt>
+              <dd>{x.response_status}</dd>
+            </>
+          ) : null}
         </dl>
-        {x.error ? <><h3>Error</h3><pre>{json(x.error)}</pre></> : null}
+        {x.error ? (
+          <>
+            <h3>Error</h3>
+            <pre>{json(x.error)}</pre>
+          </>
+        ) : null}
         <div className="grid-2">
-          <div><h3>Input</h3><pre>{json(x.input)}</pre></div>
-          <div><h3>Output</h3><pre>{json(x.output)}</pre></div>
+          <div>
+            <h3>Input</h3>
+            <pre>{json(x.input)}</pre>
+          </div>
+          <div>
+            <h3>Output</h3>
+            <pre>{json(x.output)}</pre>
+          </div>
         </div>
       </Section>
       <Section title="Timeline">
-        <p className="muted">Each step in order, with what it was given and what it gave. Secrets show as {'{{secrets.NAME}}'}.</p>
-        {events.isPending ? <Loading what="Loading the steps" /> : events.error ? <ErrorBox error={events.error} /> : events.data.length === 0 ? (
+        <p className="muted">
+          Each step in order, with what it was given and what it gave. Secrets show as {'{{secrets.NAME}}'}.
+        </p>
+        {events.isPending ? (
+          <Loading what="Loading the steps" />
+        ) : events.error ? (
+          <ErrorBox error={events.error} />
+        ) : events.data.length === 0 ? (
           <Empty title="No steps recorded yet">A queued execution records its steps when it runs.</Empty>
         ) : (
           <ol className="timeline" aria-label="Steps">
@@ -321,9 +573,23 @@ function ExecutionDetail({ id }: { id: string }) {
               <li key={e.seq} className={e.type === 'failed' ? 'failed' : undefined}>
                 <strong>{e.step}</strong> <Badge>{e.kind}</Badge> <StatusBadge status={e.type} />
                 {e.attempt > 1 && <Badge tone="warn">attempt {e.attempt}</Badge>}
-                <span className="muted"> {when(e.at)}{e.duration_ms !== null && e.duration_ms !== undefined ? ` · ${e.duration_ms} ms` : ''}</span>
-                {e.input !== undefined && e.input !== null && <details><summary>Input</summary><pre>{json(e.input)}</pre></details>}
-                {e.output !== undefined && e.output !== null && <details open><summary>Output</summary><pre>{json(e.output)}</pre></details>}
+                <span className="muted">
+                  {' '}
+                  {when(e.at)}
+                  {e.duration_ms !== null && e.duration_ms !== undefined ? ` · ${e.duration_ms} ms` : ''}
+                </span>
+                {e.input !== undefined && e.input !== null && (
+                  <details>
+                    <summary>Input</summary>
+                    <pre>{json(e.input)}</pre>
+                  </details>
+                )}
+                {e.output !== undefined && e.output !== null && (
+                  <details open>
+                    <summary>Output</summary>
+                    <pre>{json(e.output)}</pre>
+                  </details>
+                )}
                 {e.error ? <pre className="field-error">{json(e.error)}</pre> : null}
               </li>
             ))}

@@ -18,18 +18,31 @@ export default function ProjectArea() {
   const id = projectOf(location)!.id;
   const { project, api, error, isPending } = useProject(id);
   if (isPending) return <Loading what="Loading the project" />;
-  if (error || !project || !api) return <ErrorBox error={error ?? new Error('Project not found')} title="Could not open this project" />;
+  if (error || !project || !api)
+    return <ErrorBox error={error ?? new Error('Project not found')} title="Could not open this project" />;
   const base = `/p/${encodeURIComponent(project.id)}`;
   return (
     <ProjectContext.Provider value={{ project, api, base }}>
       <Suspense fallback={<Loading />}>
         <Switch>
-          <Route path={`${base}/settings/*?`}><Settings /></Route>
-          <Route path={`${base}/auth/*?`}><Users /></Route>
-          <Route path={`${base}/database/*?`}><Database /></Route>
-          <Route path={`${base}/storage/*?`}><Storage /></Route>
-          <Route path={`${base}/functions/*?`}><Functions /></Route>
-          <Route><Redirect to={`${base}/settings`} replace /></Route>
+          <Route path={`${base}/settings/*?`}>
+            <Settings />
+          </Route>
+          <Route path={`${base}/auth/*?`}>
+            <Users />
+          </Route>
+          <Route path={`${base}/database/*?`}>
+            <Database />
+          </Route>
+          <Route path={`${base}/storage/*?`}>
+            <Storage />
+          </Route>
+          <Route path={`${base}/functions/*?`}>
+            <Functions />
+          </Route>
+          <Route>
+            <Redirect to={`${base}/settings`} replace />
+          </Route>
         </Switch>
       </Suspense>
     </ProjectContext.Provider>

@@ -27,18 +27,52 @@ export function SignIn() {
   return (
     <main className="centered" id="main">
       <h1>Sign in to Tessera</h1>
-      {notice && <p role="status" className="notice">{notice}</p>}
+      {notice && (
+        <p role="status" className="notice">
+          {notice}
+        </p>
+      )}
       <form onSubmit={submit} className="card" aria-label="Sign in">
-        <TextField label="E-mail" type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />
-        <TextField label="Password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
+        <TextField
+          label="E-mail"
+          type="email"
+          autoComplete="username"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+        <TextField
+          label="Password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
         {needsCode && (
-          <TextField label="Authentication code" hint="The 6-digit code from your authenticator app." inputMode="numeric" autoComplete="one-time-code" pattern="[0-9 ]*" required autoFocus value={code} onChange={(e) => setCode(e.target.value)} />
+          <TextField
+            label="Authentication code"
+            hint="The 6-digit code from your authenticator app."
+            inputMode="numeric"
+            autoComplete="one-time-code"
+            pattern="[0-9 ]*"
+            required
+            autoFocus
+            value={code}
+            onChange={(e) => setCode(e.target.value)}
+          />
         )}
         {login.error && !mfaPrompt ? <ErrorBox error={login.error} title="Could not sign in" /> : null}
-        {mfaPrompt && <p className="muted">This account has two-factor authentication: enter the code from your app.</p>}
-        <Button type="submit" variant="primary" busy={login.isPending}>Sign in</Button>
+        {mfaPrompt && (
+          <p className="muted">This account has two-factor authentication: enter the code from your app.</p>
+        )}
+        <Button type="submit" variant="primary" busy={login.isPending}>
+          Sign in
+        </Button>
       </form>
-      <p>New to Tessera? <Link href="/sign-up">Create an account</Link>.</p>
+      <p>
+        New to Tessera? <Link href="/sign-up">Create an account</Link>.
+      </p>
     </main>
   );
 }
@@ -56,14 +90,41 @@ export function SignUp() {
   return (
     <main className="centered" id="main">
       <h1>Create your Tessera account</h1>
-      <form onSubmit={(e) => { e.preventDefault(); signup.mutate(); }} className="card" aria-label="Sign up">
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          signup.mutate();
+        }}
+        className="card"
+        aria-label="Sign up"
+      >
         <TextField label="Name" autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} />
-        <TextField label="E-mail" type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />
-        <TextField label="Password" type="password" autoComplete="new-password" required minLength={8} hint="At least 8 characters." value={password} onChange={(e) => setPassword(e.target.value)} />
+        <TextField
+          label="E-mail"
+          type="email"
+          autoComplete="username"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+        <TextField
+          label="Password"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={8}
+          hint="At least 8 characters."
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
         {signup.error ? <ErrorBox error={signup.error} title="Could not create the account" /> : null}
-        <Button type="submit" variant="primary" busy={signup.isPending}>Create account</Button>
+        <Button type="submit" variant="primary" busy={signup.isPending}>
+          Create account
+        </Button>
       </form>
-      <p>Have an account? <Link href="/">Sign in</Link>.</p>
+      <p>
+        Have an account? <Link href="/">Sign in</Link>.
+      </p>
     </main>
   );
 }

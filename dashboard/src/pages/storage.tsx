@@ -6,7 +6,22 @@ import { Route, Switch } from 'wouter';
 import type { StorageObject } from '@tessera/client';
 import { useProjectCtx } from '../lib/project-context.ts';
 import { bytes, when } from '../lib/format.ts';
-import { Badge, Button, Check, CopyField, Empty, ErrorBox, Loading, PageHeader, Section, SelectField, Tabs, TextField, useConfirm, useToast } from '../ui/index.tsx';
+import {
+  Badge,
+  Button,
+  Check,
+  CopyField,
+  Empty,
+  ErrorBox,
+  Loading,
+  PageHeader,
+  Section,
+  SelectField,
+  Tabs,
+  TextField,
+  useConfirm,
+  useToast,
+} from '../ui/index.tsx';
 
 export default function Storage() {
   const { base, project } = useProjectCtx();
@@ -14,11 +29,24 @@ export default function Storage() {
   return (
     <>
       <PageHeader title={`${project.name}: storage`} description="Files, in folders, with access policies." />
-      <Tabs label="Storage" tabs={[{ href: `${b}/files`, label: 'Files', also: [b] }, { href: `${b}/policies`, label: 'Policies' }, { href: `${b}/usage`, label: 'Usage' }]} />
+      <Tabs
+        label="Storage"
+        tabs={[
+          { href: `${b}/files`, label: 'Files', also: [b] },
+          { href: `${b}/policies`, label: 'Policies' },
+          { href: `${b}/usage`, label: 'Usage' },
+        ]}
+      />
       <Switch>
-        <Route path={`${b}/policies`}><Policies /></Route>
-        <Route path={`${b}/usage`}><Usage /></Route>
-        <Route><Files /></Route>
+        <Route path={`${b}/policies`}>
+          <Policies />
+        </Route>
+        <Route path={`${b}/usage`}>
+          <Usage />
+        </Route>
+        <Route>
+          <Files />
+        </Route>
       </Switch>
     </>
   );
@@ -48,10 +76,23 @@ function treeOf(paths: string[]): TreeNode {
 function Tree({ node, selected, onSelect }: { node: TreeNode; selected: string; onSelect: (p: string) => void }) {
   return (
     <li>
-      <button type="button" className={`btn btn-ghost btn-small${selected === node.path ? ' active' : ''}`} aria-current={selected === node.path ? 'true' : undefined} onClick={() => onSelect(node.path)}>
+      <button
+        type="button"
+        className={`btn btn-ghost btn-small${selected === node.path ? ' active' : ''}`}
+        aria-current={selected === node.path ? 'true' : undefined}
+        onClick={() => onSelect(node.path)}
+      >
         📁 {node.name}
       </button>
-      {node.children.length > 0 && <ul className="tree">{node.children.sort((a, b) => a.name.localeCompare(b.name)).map((c) => <Tree key={c.path} node={c} selected={selected} onSelect={onSelect} />)}</ul>}
+      {node.children.length > 0 && (
+        <ul className="tree">
+          {node.children
+            .sort((a, b) => a.name.localeCompare(b.name))
+            .map((c) => (
+              <Tree key={c.path} node={c} selected={selected} onSelect={onSelect} />
+            ))}
+        </ul>
+      )}
     </li>
   );
 }
@@ -69,7 +110,10 @@ function Files() {
   const [details, setDetails] = useState<StorageObject | null>(null);
   const input = useRef<HTMLInputElement>(null);
   const folders = useQuery({ queryKey: ['folders', project.id], queryFn: () => api.storage.folders({ first: 1000 }) });
-  const objects = useQuery({ queryKey: ['objects', project.id, folder], queryFn: () => api.storage.list({ folder, first: 200 }) });
+  const objects = useQuery({
+    queryKey: ['objects', project.id, folder],
+    queryFn: () => api.storage.list({ folder, first: 200 }),
+  });
   const refresh = async () => {
     await queries.invalidateQueries({ queryKey: ['objects', project.id] });
     await queries.invalidateQueries({ queryKey: ['folders', project.id] });
@@ -79,7 +123,12 @@ function Files() {
     mutationFn: async (files: File[]) => {
       for (const f of files) {
         setProgress({ name: f.name, sent: 0, total: f.size });
-        await api.storage.upload(f, { folder, confirm: true, upsert: true, onProgress: (sent, total) => setProgress({ name: f.name, sent, total: total ?? f.size }) });
+        await api.storage.upload(f, {
+          folder,
+          confirm: true,
+          upsert: true,
+          onProgress: (sent, total) => setProgress({ name: f.name, sent, total: total ?? f.size }),
+        });
       }
     },
     onSuccess: async (_, files) => {
@@ -120,70 +169,183 @@ function Files() {
   return (
     <div className="split">
       <Section title="Folders">
-        {folders.error ? <ErrorBox error={folders.error} /> : <ul className="tree" aria-label="Folder tree"><Tree node={treeOf(paths)} selected={folder} onSelect={(p) => { setFolder(p); setDetails(null); }} /></ul>}
-        <form className="row" onSubmit={(e) => {
-          e.preventDefault();
-          const p = [folder, newFolder.trim()].filter(Boolean).join('/');
-          if (newFolder.trim()) {
-            setExtraFolders([...extraFolders, p]);
-            setFolder(p);
-            setNewFolder('');
-          }
-        }}>
-          <TextField label="New folder" hint="Inside the selected folder; it is kept once a file is in it." value={newFolder} onChange={(e) => setNewFolder(e.target.value)} />
+        {folders.error ? (
+          <ErrorBox error={folders.error} />
+        ) : (
+          <ul className="tree" aria-label="Folder tree">
+            <Tree
+              node={treeOf(paths)}
+              selected={folder}
+              onSelect={(p) => {
+                setFolder(p);
+                setDetails(null);
+              }}
+            />
+          </ul>
+        )}
+        <form
+          className="row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const p = [folder, newFolder.trim()].filter(Boolean).join('/');
+            if (newFolder.trim()) {
+              setExtraFolders([...extraFolders, p]);
+              setFolder(p);
+              setNewFolder('');
+            }
+          }}
+        >
+          <TextField
+            label="New folder"
+            hint="Inside the selected folder; it is kept once a file is in it."
+            value={newFolder}
+            onChange={(e) => setNewFolder(e.target.value)}
+          />
           <Button type="submit">Add</Button>
         </form>
       </Section>
       <div>
         <Section title={folder ? `Folder ${folder}` : 'Top level'}>
-          <div className={`dropzone${over ? ' over' : ''}`} onDragOver={(e) => { e.preventDefault(); setOver(true); }} onDragLeave={() => setOver(false)} onDrop={drop} data-testid="dropzone">
+          <div
+            className={`dropzone${over ? ' over' : ''}`}
+            onDragOver={(e) => {
+              e.preventDefault();
+              setOver(true);
+            }}
+            onDragLeave={() => setOver(false)}
+            onDrop={drop}
+            data-testid="dropzone"
+          >
             <p>Drop files here, or</p>
-            <input ref={input} type="file" multiple id="file-picker" className="sr-only-label" tabIndex={-1} aria-label="Files to upload" onChange={(e) => { const files = [...(e.target.files ?? [])]; if (files.length) upload.mutate(files); e.target.value = ''; }} />
-            <Button onClick={() => input.current?.click()} busy={upload.isPending}>Choose files to upload</Button>
+            <input
+              ref={input}
+              type="file"
+              multiple
+              id="file-picker"
+              className="sr-only-label"
+              tabIndex={-1}
+              aria-label="Files to upload"
+              onChange={(e) => {
+                const files = [...(e.target.files ?? [])];
+                if (files.length) upload.mutate(files);
+                e.target.value = '';
+              }}
+            />
+            <Button onClick={() => input.current?.click()} busy={upload.isPending}>
+              Choose files to upload
+            </Button>
             {progress && (
               <div role="status">
-                <label htmlFor="upload-progress">Uploading {progress.name}: {Math.round((progress.sent / Math.max(progress.total, 1)) * 100)}%</label>
+                <label htmlFor="upload-progress">
+                  Uploading {progress.name}: {Math.round((progress.sent / Math.max(progress.total, 1)) * 100)}%
+                </label>
                 <progress id="upload-progress" max={progress.total || 1} value={progress.sent} />
               </div>
             )}
           </div>
           <ErrorBox error={upload.error ?? download.error ?? remove.error ?? objects.error} />
-          {objects.isPending ? <Loading what="Loading files" /> : list.length === 0 ? (
-            <Empty title="No files in this folder">Drop files on the area above or choose them; apps upload with POST /storage/api/v1/storage/upload.</Empty>
+          {objects.isPending ? (
+            <Loading what="Loading files" />
+          ) : list.length === 0 ? (
+            <Empty title="No files in this folder">
+              Drop files on the area above or choose them; apps upload with POST /storage/api/v1/storage/upload.
+            </Empty>
           ) : (
             <div className="table-wrap">
               <table aria-label="Files">
-                <thead><tr><th scope="col">Name</th><th scope="col">Size</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Updated</th><th scope="col"><span className="sr-only-label">Actions</span></th></tr></thead>
-                <tbody>{list.map((o) => (
-                  <tr key={o.id}>
-                    <td><button type="button" className="btn btn-ghost btn-small" onClick={() => setDetails(o)}>{o.name}</button></td>
-                    <td className="num">{bytes(o.size)}</td>
-                    <td>{o.content_type}</td>
-                    <td>{o.status === 'ready' ? <Badge tone="good">ready</Badge> : <Badge tone="warn">{o.status}</Badge>}</td>
-                    <td>{when(o.updated_at)}</td>
-                    <td><div className="actions">
-                      <Button className="btn-small" aria-label={`Download ${o.name}`} onClick={() => download.mutate(o)}>Download</Button>
-                      <Button className="btn-small" variant="danger" aria-label={`Delete ${o.name}`} onClick={async () => {
-                        if (await confirm({ title: `Delete ${o.name}?`, body: <p>The file is removed for good.</p>, action: 'Delete file' })) remove.mutate(o);
-                      }}>Delete</Button>
-                    </div></td>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Size</th>
+                    <th scope="col">Type</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Updated</th>
+                    <th scope="col">
+                      <span className="sr-only-label">Actions</span>
+                    </th>
                   </tr>
-                ))}</tbody>
+                </thead>
+                <tbody>
+                  {list.map((o) => (
+                    <tr key={o.id}>
+                      <td>
+                        <button type="button" className="btn btn-ghost btn-small" onClick={() => setDetails(o)}>
+                          {o.name}
+                        </button>
+                      </td>
+                      <td className="num">{bytes(o.size)}</td>
+                      <td>{o.content_type}</td>
+                      <td>
+                        {o.status === 'ready' ? (
+                          <Badge tone="good">ready</Badge>
+                        ) : (
+                          <Badge tone="warn">{o.status}</Badge>
+                        )}
+                      </td>
+                      <td>{when(o.updated_at)}</td>
+                      <td>
+                        <div className="actions">
+                          <Button
+                            className="btn-small"
+                            aria-label={`Download ${o.name}`}
+                            onClick={() => download.mutate(o)}
+                          >
+                            Download
+                          </Button>
+                          <Button
+                            className="btn-small"
+                            variant="danger"
+                            aria-label={`Delete ${o.name}`}
+                            onClick={async () => {
+                              if (
+                                await confirm({
+                                  title: `Delete ${o.name}?`,
+                                  body: <p>The file is removed for good.</p>,
+                                  action: 'Delete file',
+                                })
+                              )
+                                remove.mutate(o);
+                            }}
+                          >
+                            Delete
+                          </Button>
+                        </div>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
               </table>
             </div>
           )}
         </Section>
         {details && (
-          <Section title={`Details of ${details.name}`} actions={<Button onClick={() => setDetails(null)}>Close</Button>}>
+          <Section
+            title={`Details of ${details.name}`}
+            actions={<Button onClick={() => setDetails(null)}>Close</Button>}
+          >
             <dl className="props">
-              <dt>Id</dt><dd><code>{details.id}</code></dd>
-              <dt>Path</dt><dd>{details.path}</dd>
-              <dt>Size</dt><dd>{bytes(details.size)} ({details.size} bytes)</dd>
-              <dt>Content type</dt><dd>{details.content_type}</dd>
-              <dt>SHA-256</dt><dd><code>{details.sha256 ?? '—'}</code></dd>
-              <dt>Owner</dt><dd>{details.owner_id ?? 'the project (secret key)'}</dd>
-              <dt>Created</dt><dd>{when(details.created_at)}</dd>
-              <dt>Updated</dt><dd>{when(details.updated_at)}</dd>
+              <dt>Id</dt>
+              <dd>
+                <code>{details.id}</code>
+              </dd>
+              <dt>Path</dt>
+              <dd>{details.path}</dd>
+              <dt>Size</dt>
+              <dd>
+                {bytes(details.size)} ({details.size} bytes)
+              </dd>
+              <dt>Content type</dt>
+              <dd>{details.content_type}</dd>
+              <dt>SHA-256</dt>
+              <dd>
+                <code>{details.sha256 ?? '—'}</code>
+              </dd>
+              <dt>Owner</dt>
+              <dd>{details.owner_id ?? 'the project (secret key)'}</dd>
+              <dt>Created</dt>
+              <dd>{when(details.created_at)}</dd>
+              <dt>Updated</dt>
+              <dd>{when(details.updated_at)}</dd>
             </dl>
             {details.download_url && <CopyField label="Download URL" value={details.download_url} />}
           </Section>
@@ -208,10 +370,21 @@ function Policies() {
   const [types, setTypes] = useState('');
   const list = useQuery({ queryKey: ['storage-policies', project.id], queryFn: () => api.storage.policies.list() });
   const create = useMutation({
-    mutationFn: () => api.storage.policies.create({
-      name: name.trim(), folder: folder.trim(), operations: ops, principal: principal === 'role' ? `role:${role.trim()}` : principal,
-      ...(types.trim() ? { content_types: types.split(',').map((t) => t.trim()).filter(Boolean) } : {}),
-    }),
+    mutationFn: () =>
+      api.storage.policies.create({
+        name: name.trim(),
+        folder: folder.trim(),
+        operations: ops,
+        principal: principal === 'role' ? `role:${role.trim()}` : principal,
+        ...(types.trim()
+          ? {
+              content_types: types
+                .split(',')
+                .map((t) => t.trim())
+                .filter(Boolean),
+            }
+          : {}),
+      }),
     onSuccess: async () => {
       toast('Policy created');
       setName('');
@@ -228,44 +401,118 @@ function Policies() {
   return (
     <>
       <Section title="Policies">
-        <p className="muted">The secret key reaches every file. Policies say what the publishable key and signed-in end-users may do, per folder.</p>
-        {list.isPending ? <Loading /> : list.error ? <ErrorBox error={list.error} /> : list.data.length === 0 ? (
-          <Empty title="No policies">Without a policy, only the secret key reaches files. Add one below to let apps read or upload.</Empty>
+        <p className="muted">
+          The secret key reaches every file. Policies say what the publishable key and signed-in end-users may do, per
+          folder.
+        </p>
+        {list.isPending ? (
+          <Loading />
+        ) : list.error ? (
+          <ErrorBox error={list.error} />
+        ) : list.data.length === 0 ? (
+          <Empty title="No policies">
+            Without a policy, only the secret key reaches files. Add one below to let apps read or upload.
+          </Empty>
         ) : (
           <div className="table-wrap">
             <table>
-              <thead><tr><th scope="col">Name</th><th scope="col">Folder</th><th scope="col">Operations</th><th scope="col">Who</th><th scope="col"><span className="sr-only-label">Actions</span></th></tr></thead>
-              <tbody>{list.data.map((p) => (
-                <tr key={p.id}>
-                  <td>{p.name}</td><td>{p.folder || '(every folder)'}</td><td>{p.operations.join(', ')}</td><td>{p.principal}</td>
-                  <td><Button className="btn-small" variant="danger" aria-label={`Delete policy ${p.name}`} onClick={async () => {
-                    if (await confirm({ title: `Delete policy ${p.name}?`, body: <p>What it allowed is refused from now on.</p>, action: 'Delete policy' })) remove.mutate(p.id);
-                  }}>Delete</Button></td>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Folder</th>
+                  <th scope="col">Operations</th>
+                  <th scope="col">Who</th>
+                  <th scope="col">
+                    <span className="sr-only-label">Actions</span>
+                  </th>
                 </tr>
-              ))}</tbody>
+              </thead>
+              <tbody>
+                {list.data.map((p) => (
+                  <tr key={p.id}>
+                    <td>{p.name}</td>
+                    <td>{p.folder || '(every folder)'}</td>
+                    <td>{p.operations.join(', ')}</td>
+                    <td>{p.principal}</td>
+                    <td>
+                      <Button
+                        className="btn-small"
+                        variant="danger"
+                        aria-label={`Delete policy ${p.name}`}
+                        onClick={async () => {
+                          if (
+                            await confirm({
+                              title: `Delete policy ${p.name}?`,
+                              body: <p>What it allowed is refused from now on.</p>,
+                              action: 'Delete policy',
+                            })
+                          )
+                            remove.mutate(p.id);
+                        }}
+                      >
+                        Delete
+                      </Button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
             </table>
           </div>
         )}
         <ErrorBox error={remove.error} />
       </Section>
       <Section title="New policy">
-        <form onSubmit={(e) => { e.preventDefault(); create.mutate(); }}>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            create.mutate();
+          }}
+        >
           <div className="row">
             <TextField label="Policy name" required value={name} onChange={(e) => setName(e.target.value)} />
-            <TextField label="Folder" hint="With its subfolders; empty: every folder." value={folder} onChange={(e) => setFolder(e.target.value)} />
+            <TextField
+              label="Folder"
+              hint="With its subfolders; empty: every folder."
+              value={folder}
+              onChange={(e) => setFolder(e.target.value)}
+            />
           </div>
           <fieldset className="card">
             <legend>Operations</legend>
-            {OPERATIONS.map((o) => <Check key={o} label={o} checked={ops.includes(o)} onChange={(e) => setOps(e.target.checked ? [...ops, o] : ops.filter((x) => x !== o))} />)}
+            {OPERATIONS.map((o) => (
+              <Check
+                key={o}
+                label={o}
+                checked={ops.includes(o)}
+                onChange={(e) => setOps(e.target.checked ? [...ops, o] : ops.filter((x) => x !== o))}
+              />
+            ))}
           </fieldset>
           <div className="row">
-            <SelectField label="Who" value={principal} onChange={(e) => setPrincipal(e.target.value)} options={[
-              { value: 'public', label: 'Anyone (public)' }, { value: 'authenticated', label: 'Signed-in users' }, { value: 'owner', label: 'The file’s owner' }, { value: 'role', label: 'Users with a role' },
-            ]} />
-            {principal === 'role' && <TextField label="Role name" required value={role} onChange={(e) => setRole(e.target.value)} />}
-            <TextField label="Allowed content types (write)" hint="Comma-separated, e.g. image/*; empty allows any." value={types} onChange={(e) => setTypes(e.target.value)} />
+            <SelectField
+              label="Who"
+              value={principal}
+              onChange={(e) => setPrincipal(e.target.value)}
+              options={[
+                { value: 'public', label: 'Anyone (public)' },
+                { value: 'authenticated', label: 'Signed-in users' },
+                { value: 'owner', label: 'The file’s owner' },
+                { value: 'role', label: 'Users with a role' },
+              ]}
+            />
+            {principal === 'role' && (
+              <TextField label="Role name" required value={role} onChange={(e) => setRole(e.target.value)} />
+            )}
+            <TextField
+              label="Allowed content types (write)"
+              hint="Comma-separated, e.g. image/*; empty allows any."
+              value={types}
+              onChange={(e) => setTypes(e.target.value)}
+            />
           </div>
-          <Button type="submit" variant="primary" busy={create.isPending}>Create policy</Button>
+          <Button type="submit" variant="primary" busy={create.isPending}>
+            Create policy
+          </Button>
         </form>
         <ErrorBox error={create.error} title="Could not create the policy" />
       </Section>
@@ -283,13 +530,27 @@ function Usage() {
   return (
     <Section title="Usage">
       <dl className="props">
-        <dt>Files</dt><dd>{u.objects.toLocaleString()} ({bytes(u.bytes)})</dd>
-        <dt>Uploads in progress</dt><dd>{u.pending_objects} ({bytes(u.pending_bytes)})</dd>
-        <dt>Quota</dt><dd>{u.quota_bytes ? bytes(u.quota_bytes) : 'none'}</dd>
-        <dt>Left</dt><dd>{u.remaining_bytes === null ? '—' : bytes(u.remaining_bytes)}</dd>
-        <dt>Largest upload</dt><dd>{bytes(u.max_upload_bytes)}</dd>
+        <dt>Files</dt>
+        <dd>
+          {u.objects.toLocaleString()} ({bytes(u.bytes)})
+        </dd>
+        <dt>Uploads in progress</dt>
+        <dd>
+          {u.pending_objects} ({bytes(u.pending_bytes)})
+        </dd>
+        <dt>Quota</dt>
+        <dd>{u.quota_bytes ? bytes(u.quota_bytes) : 'none'}</dd>
+        <dt>Left</dt>
+        <dd>{u.remaining_bytes === null ? '—' : bytes(u.remaining_bytes)}</dd>
+        <dt>Largest upload</dt>
+        <dd>{bytes(u.max_upload_bytes)}</dd>
       </dl>
-      {pct !== undefined && (<><label htmlFor="quota-bar">{pct.toFixed(1)}% of the quota used</label><progress id="quota-bar" max={100} value={pct} /></>)}
+      {pct !== undefined && (
+        <>
+          <label htmlFor="quota-bar">{pct.toFixed(1)}% of the quota used</label>
+          <progress id="quota-bar" max={100} value={pct} />
+        </>
+      )}
     </Section>
   );
 }

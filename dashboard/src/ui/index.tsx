@@ -1,22 +1,57 @@
 // The dashboard's small design system: buttons, fields, the error box (message, code and request id), empty
 // states, copy buttons, secrets that are hidden until revealed, tabs, toasts and the confirmation dialog that every
 // destructive action goes through (a native <dialog>: focus stays inside, Escape cancels).
-import { createContext, useCallback, useContext, useEffect, useId, useRef, useState, type ButtonHTMLAttributes, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes, type TextareaHTMLAttributes } from 'react';
+import {
+  createContext,
+  useCallback,
+  useContext,
+  useEffect,
+  useId,
+  useRef,
+  useState,
+  type ButtonHTMLAttributes,
+  type InputHTMLAttributes,
+  type ReactNode,
+  type SelectHTMLAttributes,
+  type TextareaHTMLAttributes,
+} from 'react';
 import { Link, useLocation } from 'wouter';
 import { isTesseraError } from '@tessera/client';
 
-type ButtonProps = ButtonHTMLAttributes<HTMLButtonElement> & { variant?: 'primary' | 'danger' | 'ghost' | 'plain'; busy?: boolean };
+type ButtonProps = ButtonHTMLAttributes<HTMLButtonElement> & {
+  variant?: 'primary' | 'danger' | 'ghost' | 'plain';
+  busy?: boolean;
+};
 
 /** A button; `busy` disables it and says so. */
-export function Button({ variant = 'plain', busy, children, className, disabled, type = 'button', ...rest }: ButtonProps) {
+export function Button({
+  variant = 'plain',
+  busy,
+  children,
+  className,
+  disabled,
+  type = 'button',
+  ...rest
+}: ButtonProps) {
   return (
-    <button type={type} className={`btn btn-${variant}${className ? ` ${className}` : ''}`} disabled={disabled || busy} aria-busy={busy || undefined} {...rest}>
+    <button
+      type={type}
+      className={`btn btn-${variant}${className ? ` ${className}` : ''}`}
+      disabled={disabled || busy}
+      aria-busy={busy || undefined}
+      {...rest}
+    >
       {children}
     </button>
   );
 }
 
-type FieldProps = { label: string; hint?: ReactNode; error?: string; children: (id: string, describedBy: string | undefined) => ReactNode };
+type FieldProps = {
+  label: string;
+  hint?: ReactNode;
+  error?: string;
+  children: (id: string, describedBy: string | undefined) => ReactNode;
+};
 
 /** A labelled control with an optional hint and error (both tied to the control for screen readers). */
 export function Field({ label, hint, error, children }: FieldProps) {
@@ -28,29 +63,74 @@ export function Field({ label, hint, error, children }: FieldProps) {
     <div className="field">
       <label htmlFor={id}>{label}</label>
       {children(id, describedBy)}
-      {hint && <div className="hint" id={hintId}>{hint}</div>}
-      {error && <div className="field-error" id={errId}>{error}</div>}
+      {hint && (
+        <div className="hint" id={hintId}>
+          {hint}
+        </div>
+      )}
+      {error && (
+        <div className="field-error" id={errId}>
+          {error}
+        </div>
+      )}
     </div>
   );
 }
 
 /** A labelled text input. */
-export function TextField({ label, hint, error, ...rest }: { label: string; hint?: ReactNode; error?: string } & InputHTMLAttributes<HTMLInputElement>) {
-  return <Field label={label} hint={hint} error={error}>{(id, d) => <input id={id} aria-describedby={d} aria-invalid={error ? true : undefined} {...rest} />}</Field>;
+export function TextField({
+  label,
+  hint,
+  error,
+  ...rest
+}: { label: string; hint?: ReactNode; error?: string } & InputHTMLAttributes<HTMLInputElement>) {
+  return (
+    <Field label={label} hint={hint} error={error}>
+      {(id, d) => <input id={id} aria-describedby={d} aria-invalid={error ? true : undefined} {...rest} />}
+    </Field>
+  );
 }
 
 /** A labelled text area. */
-export function TextArea({ label, hint, error, ...rest }: { label: string; hint?: ReactNode; error?: string } & TextareaHTMLAttributes<HTMLTextAreaElement>) {
-  return <Field label={label} hint={hint} error={error}>{(id, d) => <textarea id={id} aria-describedby={d} aria-invalid={error ? true : undefined} {...rest} />}</Field>;
+export function TextArea({
+  label,
+  hint,
+  error,
+  ...rest
+}: { label: string; hint?: ReactNode; error?: string } & TextareaHTMLAttributes<HTMLTextAreaElement>) {
+  return (
+    <Field label={label} hint={hint} error={error}>
+      {(id, d) => <textarea id={id} aria-describedby={d} aria-invalid={error ? true : undefined} {...rest} />}
+    </Field>
+  );
 }
 
 /** A labelled select. */
-export function SelectField({ label, hint, options, ...rest }: { label: string; hint?: ReactNode; options: readonly (string | { value: string; label: string })[] } & SelectHTMLAttributes<HTMLSelectElement>) {
+export function SelectField({
+  label,
+  hint,
+  options,
+  ...rest
+}: {
+  label: string;
+  hint?: ReactNode;
+  options: readonly (string | { value: string; label: string })[];
+} & SelectHTMLAttributes<HTMLSelectElement>) {
   return (
     <Field label={label} hint={hint}>
       {(id, d) => (
         <select id={id} aria-describedby={d} {...rest}>
-          {options.map((o) => (typeof o === 'string' ? <option key={o} value={o}>{o}</option> : <option key={o.value} value={o.value}>{o.label}</option>))}
+          {options.map((o) =>
+            typeof o === 'string' ? (
+              <option key={o} value={o}>
+                {o}
+              </option>
+            ) : (
+              <option key={o.value} value={o.value}>
+                {o.label}
+              </option>
+            ),
+          )}
         </select>
       )}
     </Field>
@@ -81,9 +161,31 @@ export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
       <strong>{title ?? 'Something went wrong'}</strong>
       <p className="error-message">{e.message || String(error)}</p>
       <dl className="error-meta">
-        {code && (<><dt>Code</dt><dd><code>{code}</code>{status ? ` (HTTP ${status})` : ''}</dd></>)}
-        {requestId && (<><dt>Request id</dt><dd><code className="request-id">{requestId}</code> <CopyButton value={requestId} label="Copy request id" /></dd></>)}
-        {details && Object.keys(details).length > 0 && (<><dt>Details</dt><dd><code>{JSON.stringify(details)}</code></dd></>)}
+        {code && (
+          <>
+            <dt>Code</dt>
+            <dd>
+              <code>{code}</code>
+              {status ? ` (HTTP ${status})` : ''}
+            </dd>
+          </>
+        )}
+        {requestId && (
+          <>
+            <dt>Request id</dt>
+            <dd>
+              <code className="request-id">{requestId}</code> <CopyButton value={requestId} label="Copy request id" />
+            </dd>
+          </>
+        )}
+        {details && Object.keys(details).length > 0 && (
+          <>
+            <dt>Details</dt>
+            <dd>
+              <code>{JSON.stringify(details)}</code>
+            </dd>
+          </>
+        )}
       </dl>
     </div>
   );
@@ -101,11 +203,23 @@ export function Empty({ title, children }: { title: string; children?: ReactNode
 
 /** A loading line, announced politely. */
 export function Loading({ what = 'Loading' }: { what?: string }) {
-  return <p className="loading" role="status" aria-live="polite">{what}…</p>;
+  return (
+    <p className="loading" role="status" aria-live="polite">
+      {what}…
+    </p>
+  );
 }
 
 /** A page heading with actions on the right. */
-export function PageHeader({ title, children, description }: { title: string; children?: ReactNode; description?: ReactNode }) {
+export function PageHeader({
+  title,
+  children,
+  description,
+}: {
+  title: string;
+  children?: ReactNode;
+  description?: ReactNode;
+}) {
   return (
     <header className="page-header">
       <div>
@@ -151,7 +265,11 @@ export function CopyButton({ value, label = 'Copy' }: { value: string; label?: s
     }
     toast('Copied to the clipboard');
   };
-  return <Button variant="ghost" className="btn-small" onClick={() => void copy()} aria-label={label}>Copy</Button>;
+  return (
+    <Button variant="ghost" className="btn-small" onClick={() => void copy()} aria-label={label}>
+      Copy
+    </Button>
+  );
 }
 
 /** A value with a copy button. */
@@ -172,7 +290,15 @@ export function Secret({ label, value }: { label: string; value: string }) {
     <div className="copy-field">
       <span className="label">{label}</span>
       <code data-testid={`secret-${label}`}>{shown ? value : `${value.slice(0, 8)}${'•'.repeat(16)}`}</code>
-      <Button variant="ghost" className="btn-small" aria-pressed={shown} aria-label={`${shown ? 'Hide' : 'Reveal'} ${label}`} onClick={() => setShown(!shown)}>{shown ? 'Hide' : 'Reveal'}</Button>
+      <Button
+        variant="ghost"
+        className="btn-small"
+        aria-pressed={shown}
+        aria-label={`${shown ? 'Hide' : 'Reveal'} ${label}`}
+        onClick={() => setShown(!shown)}
+      >
+        {shown ? 'Hide' : 'Reveal'}
+      </Button>
       <CopyButton value={value} label={`Copy ${label}`} />
     </div>
   );
@@ -187,9 +313,15 @@ export function Tabs({ tabs, label }: { tabs: { href: string; label: string; als
   return (
     <nav className="tabs" aria-label={label}>
       {tabs.map((t) => {
-        const active = under(t.href) || (!direct && (t.also ?? []).some((a) => location === a || location.startsWith(`${a}/`)));
+        const active =
+          under(t.href) || (!direct && (t.also ?? []).some((a) => location === a || location.startsWith(`${a}/`)));
         return (
-          <Link key={t.href} href={t.href} className={active ? 'tab active' : 'tab'} aria-current={active ? 'page' : undefined}>
+          <Link
+            key={t.href}
+            href={t.href}
+            className={active ? 'tab active' : 'tab'}
+            aria-current={active ? 'page' : undefined}
+          >
             {t.label}
           </Link>
         );
@@ -199,7 +331,13 @@ export function Tabs({ tabs, label }: { tabs: { href: string; label: string; als
 }
 
 /** A status badge. */
-export function Badge({ tone = 'neutral', children }: { tone?: 'neutral' | 'good' | 'bad' | 'warn'; children: ReactNode }) {
+export function Badge({
+  tone = 'neutral',
+  children,
+}: {
+  tone?: 'neutral' | 'good' | 'bad' | 'warn';
+  children: ReactNode;
+}) {
   return <span className={`badge badge-${tone}`}>{children}</span>;
 }
 
@@ -222,7 +360,11 @@ export function ToastProvider({ children }: { children: ReactNode }) {
     <ToastContext.Provider value={push}>
       {children}
       <div className="toasts" role="status" aria-live="polite">
-        {items.map((t) => <div key={t.id} className="toast">{t.message}</div>)}
+        {items.map((t) => (
+          <div key={t.id} className="toast">
+            {t.message}
+          </div>
+        ))}
       </div>
     </ToastContext.Provider>
   );
@@ -249,10 +391,14 @@ export function ConfirmProvider({ children }: { children: ReactNode }) {
   const [req, setReq] = useState<(ConfirmRequest & { resolve: (ok: boolean) => void }) | null>(null);
   const [typed, setTyped] = useState('');
   const dialog = useRef<HTMLDialogElement>(null);
-  const ask = useCallback((r: ConfirmRequest) => new Promise<boolean>((resolve) => {
-    setTyped('');
-    setReq({ ...r, resolve });
-  }), []);
+  const ask = useCallback(
+    (r: ConfirmRequest) =>
+      new Promise<boolean>((resolve) => {
+        setTyped('');
+        setReq({ ...r, resolve });
+      }),
+    [],
+  );
   useEffect(() => {
     if (req && dialog.current && !dialog.current.open) dialog.current.showModal();
   }, [req]);
@@ -266,17 +412,42 @@ export function ConfirmProvider({ children }: { children: ReactNode }) {
   return (
     <ConfirmContext.Provider value={ask}>
       {children}
-      <dialog ref={dialog} className="dialog" aria-labelledby={titleId} onCancel={(e) => { e.preventDefault(); close(false); }}>
+      <dialog
+        ref={dialog}
+        className="dialog"
+        aria-labelledby={titleId}
+        onCancel={(e) => {
+          e.preventDefault();
+          close(false);
+        }}
+      >
         {req && (
-          <form method="dialog" onSubmit={(e) => { e.preventDefault(); if (allowed) close(true); }}>
+          <form
+            method="dialog"
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (allowed) close(true);
+            }}
+          >
             <h2 id={titleId}>{req.title}</h2>
             <div className="dialog-body">{req.body}</div>
             {req.typed && (
-              <TextField label={`Type ${req.typed} to confirm`} value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" autoFocus spellCheck={false} />
+              <TextField
+                label={`Type ${req.typed} to confirm`}
+                value={typed}
+                onChange={(e) => setTyped(e.target.value)}
+                autoComplete="off"
+                autoFocus
+                spellCheck={false}
+              />
             )}
             <div className="dialog-actions">
-              <Button onClick={() => close(false)} autoFocus={!req.typed}>Cancel</Button>
-              <Button type="submit" variant={req.danger === false ? 'primary' : 'danger'} disabled={!allowed}>{req.action}</Button>
+              <Button onClick={() => close(false)} autoFocus={!req.typed}>
+                Cancel
+              </Button>
+              <Button type="submit" variant={req.danger === false ? 'primary' : 'danger'} disabled={!allowed}>
+                {req.action}
+              </Button>
             </div>
           </form>
         )}

@@ -3,7 +3,19 @@
 import { useRef, useState, type KeyboardEvent } from 'react';
 import type { Issue } from '../lib/function-schema.ts';
 
-export function JsonEditor({ label, value, onChange, issues, rows = 18 }: { label: string; value: string; onChange: (v: string) => void; issues: Issue[]; rows?: number }) {
+export function JsonEditor({
+  label,
+  value,
+  onChange,
+  issues,
+  rows = 18,
+}: {
+  label: string;
+  value: string;
+  onChange: (v: string) => void;
+  issues: Issue[];
+  rows?: number;
+}) {
   const area = useRef<HTMLTextAreaElement>(null);
   const gutter = useRef<HTMLDivElement>(null);
   const [tabLeaves, setTabLeaves] = useState(false);
@@ -23,17 +35,43 @@ export function JsonEditor({ label, value, onChange, issues, rows = 18 }: { labe
       <label htmlFor="json-editor">{label}</label>
       <div className="editor">
         <div className="gutter" ref={gutter} aria-hidden="true">
-          {Array.from({ length: count }, (_, i) => <div key={i} className={bad.has(i + 1) ? 'bad' : undefined}>{i + 1}</div>)}
+          {Array.from({ length: count }, (_, i) => (
+            <div key={i} className={bad.has(i + 1) ? 'bad' : undefined}>
+              {i + 1}
+            </div>
+          ))}
         </div>
-        <textarea id="json-editor" ref={area} className="code" rows={rows} spellCheck={false} value={value} aria-invalid={issues.length > 0 || undefined} aria-describedby="json-editor-issues json-editor-hint"
-          onChange={(e) => onChange(e.target.value)} onKeyDown={keyDown} onBlur={() => setTabLeaves(false)}
-          onScroll={(e) => { if (gutter.current) gutter.current.scrollTop = e.currentTarget.scrollTop; }} />
+        <textarea
+          id="json-editor"
+          ref={area}
+          className="code"
+          rows={rows}
+          spellCheck={false}
+          value={value}
+          aria-invalid={issues.length > 0 || undefined}
+          aria-describedby="json-editor-issues json-editor-hint"
+          onChange={(e) => onChange(e.target.value)}
+          onKeyDown={keyDown}
+          onBlur={() => setTabLeaves(false)}
+          onScroll={(e) => {
+            if (gutter.current) gutter.current.scrollTop = e.currentTarget.scrollTop;
+          }}
+        />
       </div>
-      <div className="hint" id="json-editor-hint">Tab indents; press Escape, then Tab, to move on.</div>
+      <div className="hint" id="json-editor-hint">
+        Tab indents; press Escape, then Tab, to move on.
+      </div>
       <ul className="issues" id="json-editor-issues" aria-live="polite">
         {issues.map((i, n) => (
           <li key={n}>
-            <button type="button" className="btn btn-ghost btn-small" onClick={() => goToLine(area.current, value, i.line)}>Line {i.line}</button> {i.message}
+            <button
+              type="button"
+              className="btn btn-ghost btn-small"
+              onClick={() => goToLine(area.current, value, i.line)}
+            >
+              Line {i.line}
+            </button>{' '}
+            {i.message}
           </li>
         ))}
       </ul>

@@ -24,11 +24,15 @@ export class Admin {
     /** Replaces roles and/or app metadata. */
     update: async (id: string, change: BodyOf<'/admin/users/{id}', 'patch'>): Promise<AdminUser> =>
       (await this.#http.request<{ user: AdminUser }>('PATCH', u(id), { body: change })).user,
-    disable: async (id: string): Promise<AdminUser> => (await this.#http.request<{ user: AdminUser }>('POST', `${u(id)}/disable`)).user,
-    enable: async (id: string): Promise<AdminUser> => (await this.#http.request<{ user: AdminUser }>('POST', `${u(id)}/enable`)).user,
+    disable: async (id: string): Promise<AdminUser> =>
+      (await this.#http.request<{ user: AdminUser }>('POST', `${u(id)}/disable`)).user,
+    enable: async (id: string): Promise<AdminUser> =>
+      (await this.#http.request<{ user: AdminUser }>('POST', `${u(id)}/enable`)).user,
     /** Ends every session of the user (access and refresh tokens); answers how many ended. */
-    revokeSessions: async (id: string): Promise<number> => (await this.#http.request<{ revoked_sessions: number }>('POST', `${u(id)}/revoke-sessions`)).revoked_sessions,
-    resetMfa: async (id: string): Promise<AdminUser> => (await this.#http.request<{ user: AdminUser }>('POST', `${u(id)}/reset-mfa`)).user,
+    revokeSessions: async (id: string): Promise<number> =>
+      (await this.#http.request<{ revoked_sessions: number }>('POST', `${u(id)}/revoke-sessions`)).revoked_sessions,
+    resetMfa: async (id: string): Promise<AdminUser> =>
+      (await this.#http.request<{ user: AdminUser }>('POST', `${u(id)}/reset-mfa`)).user,
     remove: async (id: string): Promise<void> => void (await this.#http.request('DELETE', u(id))),
   };
 }

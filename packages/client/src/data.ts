@@ -9,7 +9,8 @@ export type DatabaseShape = Record<string, Row>;
 
 /** The `where` grammar: a plain value is equality; operators compare; `and`/`or` take lists, `not` an object. */
 export type Where = Record<string, unknown>;
-export type Operator = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'nin' | 'like' | 'ilike' | 'isNull' | 'contains';
+export type Operator =
+  'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'nin' | 'like' | 'ilike' | 'isNull' | 'contains';
 export type OrderBy = string | Record<string, 'asc' | 'desc'> | (string | Record<string, 'asc' | 'desc'>)[];
 export type Aggregate = { fn: 'count' | 'sum' | 'avg' | 'min' | 'max'; column?: string; as: string };
 
@@ -27,7 +28,14 @@ export class DataActions {
   async action<T = unknown>(action: string, body: Record<string, unknown>): Promise<T> {
     return await this.#http.request<T>('POST', `/v1/${action}`, { body });
   }
-  find<R = Row>(body: { table: string; select?: string[]; where?: Where; orderBy?: OrderBy; limit?: number; offset?: number }) {
+  find<R = Row>(body: {
+    table: string;
+    select?: string[];
+    where?: Where;
+    orderBy?: OrderBy;
+    limit?: number;
+    offset?: number;
+  }) {
     return this.action<{ rows: R[] }>('find', body);
   }
   findOne<R = Row>(body: { table: string; select?: string[]; where?: Where; orderBy?: OrderBy }) {
@@ -42,10 +50,26 @@ export class DataActions {
   delete<R = Row>(body: { table: string; where?: Where; all?: boolean; returning?: boolean | string[] }) {
     return this.action<WriteResult<R>>('delete', body);
   }
-  aggregate<R = Row>(body: { table: string; aggregates: Aggregate[]; groupBy?: string[]; where?: Where; having?: Where; orderBy?: OrderBy; limit?: number }) {
+  aggregate<R = Row>(body: {
+    table: string;
+    aggregates: Aggregate[];
+    groupBy?: string[];
+    where?: Where;
+    having?: Where;
+    orderBy?: OrderBy;
+    limit?: number;
+  }) {
     return this.action<{ rows: R[] }>('aggregate', body);
   }
-  vectorSearch<R = Row>(body: { table: string; column: string; vector: number[]; k?: number; metric?: 'cosine' | 'l2' | 'inner_product'; where?: Where; select?: string[] }) {
+  vectorSearch<R = Row>(body: {
+    table: string;
+    column: string;
+    vector: number[];
+    k?: number;
+    metric?: 'cosine' | 'l2' | 'inner_product';
+    where?: Where;
+    select?: string[];
+  }) {
     return this.action<{ rows: (R & { _distance: number })[]; method: 'hnsw' | 'exact' }>('vectorSearch', body);
   }
   /** Several actions, all or nothing. */
@@ -62,7 +86,12 @@ type Filterable = { where: Where };
 
 function addFilter(target: Filterable, column: string, op: Operator, value: unknown): void {
   const current = target.where[column];
-  const ops = current && typeof current === 'object' && !Array.isArray(current) ? (current as Record<string, unknown>) : current === undefined ? {} : { eq: current };
+  const ops =
+    current && typeof current === 'object' && !Array.isArray(current)
+      ? (current as Record<string, unknown>)
+      : current === undefined
+        ? {}
+        : { eq: current };
   target.where[column] = { ...ops, [op]: value };
 }
 
@@ -174,18 +203,27 @@ export class SelectBuilder<R> extends Filters<SelectBuilder<R>> implements Promi
     return (await this.#actions.findOne<R>(this.#body())).row;
   }
 
-  then<A = R[], B = never>(onfulfilled?: ((v: R[]) => A | PromiseLike<A>) | null, onrejected?: ((e: unknown) => B | PromiseLike<B>) | null): PromiseLike<A | B> {
+  then<A = R[], B = never>(
+    onfulfilled?: ((v: R[]) => A | PromiseLike<A>) | null,
+    onrejected?: ((e: unknown) => B | PromiseLike<B>) | null,
+  ): PromiseLike<A | B> {
     return this.rows().then(onfulfilled, onrejected);
   }
 }
 
 /** `from(table).update(set)` / `.delete()`: needs a filter (or `all()`), run when awaited. */
 export class WriteBuilder<R> extends Filters<WriteBuilder<R>> implements PromiseLike<WriteResult<R>> {
-  readonly #run: (where: Where | undefined, all: boolean, returning: boolean | string[] | undefined) => Promise<WriteResult<R>>;
+  readonly #run: (
+    where: Where | undefined,
+    all: boolean,
+    returning: boolean | string[] | undefined,
+  ) => Promise<WriteResult<R>>;
   #all = false;
   #returning: boolean | string[] | undefined;
 
-  constructor(run: (where: Where | undefined, all: boolean, returning: boolean | string[] | undefined) => Promise<WriteResult<R>>) {
+  constructor(
+    run: (where: Where | undefined, all: boolean, returning: boolean | string[] | undefined) => Promise<WriteResult<R>>,
+  ) {
     super();
     this.#run = run;
   }
@@ -199,8 +237,14 @@ export class WriteBuilder<R> extends Filters<WriteBuilder<R>> implements Promise
     this.#returning = columns;
     return this;
   }
-  then<A = WriteResult<R>, B = never>(onfulfilled?: ((v: WriteResult<R>) => A | PromiseLike<A>) | null, onrejected?: ((e: unknown) => B | PromiseLike<B>) | null): PromiseLike<A | B> {
-    return this.#run(Object.keys(this.where).length ? this.where : undefined, this.#all, this.#returning).then(onfulfilled, onrejected);
+  then<A = WriteResult<R>, B = never>(
+    onfulfilled?: ((v: WriteResult<R>) => A | PromiseLike<A>) | null,
+    onrejected?: ((e: unknown) => B | PromiseLike<B>) | null,
+  ): PromiseLike<A | B> {
+    return this.#run(Object.keys(this.where).length ? this.where : undefined, this.#all, this.#returning).then(
+      onfulfilled,
+      onrejected,
+    );
   }
 }
 
@@ -214,20 +258,42 @@ export class TableRef<R extends Row> {
   }
   /** Rows; `columns` as a list or a comma-separated string (`'id, title'`), all when omitted. */
   select(columns?: string | (keyof R & string)[]): SelectBuilder<R> {
-    const list = typeof columns === 'string' ? (columns.trim() === '*' ? undefined : columns.split(',').map((c) => c.trim()).filter(Boolean)) : columns;
+    const list =
+      typeof columns === 'string'
+        ? columns.trim() === '*'
+          ? undefined
+          : columns
+              .split(',')
+              .map((c) => c.trim())
+              .filter(Boolean)
+        : columns;
     return new SelectBuilder<R>(this.#actions, this.table, list);
   }
-  async insert(values: Partial<R> | Partial<R>[], opts: { returning?: boolean | string[] } = {}): Promise<WriteResult<R>> {
-    return await this.#actions.insert<R>({ table: this.table, values: values as Row | Row[], returning: opts.returning });
+  async insert(
+    values: Partial<R> | Partial<R>[],
+    opts: { returning?: boolean | string[] } = {},
+  ): Promise<WriteResult<R>> {
+    return await this.#actions.insert<R>({
+      table: this.table,
+      values: values as Row | Row[],
+      returning: opts.returning,
+    });
   }
   update(set: Partial<R>): WriteBuilder<R> {
-    return new WriteBuilder<R>((where, all, returning) => this.#actions.update<R>({ table: this.table, set: set as Row, where, all: all || undefined, returning }));
+    return new WriteBuilder<R>((where, all, returning) =>
+      this.#actions.update<R>({ table: this.table, set: set as Row, where, all: all || undefined, returning }),
+    );
   }
   delete(): WriteBuilder<R> {
-    return new WriteBuilder<R>((where, all, returning) => this.#actions.delete<R>({ table: this.table, where, all: all || undefined, returning }));
+    return new WriteBuilder<R>((where, all, returning) =>
+      this.#actions.delete<R>({ table: this.table, where, all: all || undefined, returning }),
+    );
   }
   /** COUNT/SUM/AVG/MIN/MAX, grouped. */
-  async aggregate(aggregates: Aggregate[], opts: { groupBy?: string[]; where?: Where; having?: Where; orderBy?: OrderBy; limit?: number } = {}) {
+  async aggregate(
+    aggregates: Aggregate[],
+    opts: { groupBy?: string[]; where?: Where; having?: Where; orderBy?: OrderBy; limit?: number } = {},
+  ) {
     return (await this.#actions.aggregate({ table: this.table, aggregates, ...opts })).rows;
   }
 }

@@ -13,7 +13,14 @@ export class TesseraError extends Error {
   /** The error's `details` (which field, which limit...). */
   readonly details: Record<string, unknown> | undefined;
 
-  constructor(init: { code: string; status: number; message: string; requestId?: string; details?: Record<string, unknown>; cause?: unknown }) {
+  constructor(init: {
+    code: string;
+    status: number;
+    message: string;
+    requestId?: string;
+    details?: Record<string, unknown>;
+    cause?: unknown;
+  }) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
     this.name = 'TesseraError';
     this.code = init.code;
@@ -30,7 +37,13 @@ export function isTesseraError(err: unknown, code?: string): err is TesseraError
 
 /** The TesseraError of an error answer: the platform's `{error: {code, message, details, request_id}}` or RFC 6749's `{error, error_description}`. */
 export function errorOf(status: number, body: unknown, requestId: string | undefined): TesseraError {
-  const b = body as { error?: unknown; error_description?: unknown; errors?: { message?: string; extensions?: { code?: string; details?: Record<string, unknown> } }[] } | undefined;
+  const b = body as
+    | {
+        error?: unknown;
+        error_description?: unknown;
+        errors?: { message?: string; extensions?: { code?: string; details?: Record<string, unknown> } }[];
+      }
+    | undefined;
   if (b && typeof b.error === 'object' && b.error !== null) {
     const e = b.error as { code?: unknown; message?: unknown; details?: unknown; request_id?: unknown };
     return new TesseraError({
@@ -42,11 +55,27 @@ export function errorOf(status: number, body: unknown, requestId: string | undef
     });
   }
   if (b && typeof b.error === 'string') {
-    return new TesseraError({ code: b.error, status, message: typeof b.error_description === 'string' ? b.error_description : b.error, requestId });
+    return new TesseraError({
+      code: b.error,
+      status,
+      message: typeof b.error_description === 'string' ? b.error_description : b.error,
+      requestId,
+    });
   }
   if (b && Array.isArray(b.errors) && b.errors[0]) {
     const e = b.errors[0];
-    return new TesseraError({ code: e.extensions?.code ?? 'GRAPHQL_ERROR', status, message: e.message ?? 'GraphQL error', requestId, details: e.extensions?.details });
+    return new TesseraError({
+      code: e.extensions?.code ?? 'GRAPHQL_ERROR',
+      status,
+      message: e.message ?? 'GraphQL error',
+      requestId,
+      details: e.extensions?.details,
+    });
   }
-  return new TesseraError({ code: status === 0 ? 'NETWORK_ERROR' : `HTTP_${status}`, status, message: typeof body === 'string' && body ? body.slice(0, 500) : `HTTP ${status}`, requestId });
+  return new TesseraError({
+    code: status === 0 ? 'NETWORK_ERROR' : `HTTP_${status}`,
+    status,
+    message: typeof body === 'string' && body ? body.slice(0, 500) : `HTTP ${status}`,
+    requestId,
+  });
 }

@@ -79,7 +79,12 @@ export class Http {
 
   /** Like `request`, with the status, headers and request id of the answer. */
   async call<T>(method: HttpMethod, path: string, opts: RequestOptions = {}, retried = false): Promise<Answer<T>> {
-    const headers: Record<string, string> = { accept: 'application/json', ...this.headers, ...(await this.credentials(opts.anonymous, opts.keyOnly)), ...opts.headers };
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      ...this.headers,
+      ...(await this.credentials(opts.anonymous, opts.keyOnly)),
+      ...opts.headers,
+    };
     let body: BodyInit | undefined;
     if (opts.form) {
       const form = new URLSearchParams();
@@ -92,9 +97,20 @@ export class Http {
     } else if (opts.raw !== undefined) body = opts.raw;
     let res: Response;
     try {
-      res = await this.fetch(this.href(path, opts.query), { method, headers, body, signal: opts.signal, ...(isStream(body) ? { duplex: 'half' } : {}) } as RequestInit);
+      res = await this.fetch(this.href(path, opts.query), {
+        method,
+        headers,
+        body,
+        signal: opts.signal,
+        ...(isStream(body) ? { duplex: 'half' } : {}),
+      } as RequestInit);
     } catch (err) {
-      throw new TesseraError({ code: 'NETWORK_ERROR', status: 0, message: `${method} ${path}: ${(err as Error).message}`, cause: err });
+      throw new TesseraError({
+        code: 'NETWORK_ERROR',
+        status: 0,
+        message: `${method} ${path}: ${(err as Error).message}`,
+        cause: err,
+      });
     }
     const requestId = res.headers.get('x-request-id') ?? undefined;
     if (res.status === 401 && headers.authorization && !retried && this.onUnauthorized && !isStream(body)) {

@@ -69,9 +69,16 @@ export class TesseraClient<DB extends DatabaseShape = DatabaseShape> {
     this.http.token = async () => fixed ?? this.tenant.session?.access_token ?? (await this.auth.accessToken());
     this.http.onUnauthorized = async () => {
       if (fixed) return false;
-      if (this.tenant.session) return await this.tenant.refresh().then(() => true, () => false);
+      if (this.tenant.session)
+        return await this.tenant.refresh().then(
+          () => true,
+          () => false,
+        );
       if (!this.auth.session?.refreshToken) return false;
-      return await this.auth.refresh().then(() => true, () => false);
+      return await this.auth.refresh().then(
+        () => true,
+        () => false,
+      );
     };
   }
 

@@ -7,7 +7,14 @@ import type { Http } from './http.ts';
 import type { Row } from './data.ts';
 
 /** One change: a row inserted, updated or deleted (a delete carries the old row's key), or a `gap` (changes may be missing: re-read). */
-export type Change<R = Row> = { table: string; operation: 'insert' | 'update' | 'delete' | 'gap'; row: R | null; old: Partial<R> | null; at: string; truncated: boolean };
+export type Change<R = Row> = {
+  table: string;
+  operation: 'insert' | 'update' | 'delete' | 'gap';
+  row: R | null;
+  old: Partial<R> | null;
+  at: string;
+  truncated: boolean;
+};
 
 export type SubscribeOptions = {
   /** Only this table's changes. */
@@ -21,7 +28,8 @@ export type SubscribeOptions = {
 /** A running subscription: `ready` resolves once the server listens; `close` ends it. */
 export type Subscription = { ready: Promise<void>; close: () => void };
 
-const QUERY = 'subscription Changes($table: String) { dataChanges(table: $table) { table operation row old at truncated } }';
+const QUERY =
+  'subscription Changes($table: String) { dataChanges(table: $table) { table operation row old at truncated } }';
 
 export class Realtime {
   readonly #http: Http;
@@ -37,11 +45,26 @@ export class Realtime {
   #sse<R>(onChange: (change: Change<R>) => void, opts: SubscribeOptions): Subscription {
     const abort = new AbortController();
     const fail = (err: unknown) => {
-      if (!abort.signal.aborted) opts.onError?.(err instanceof TesseraError ? err : new TesseraError({ code: 'NETWORK_ERROR', status: 0, message: String((err as Error)?.message ?? err) }));
+      if (!abort.signal.aborted)
+        opts.onError?.(
+          err instanceof TesseraError
+            ? err
+            : new TesseraError({ code: 'NETWORK_ERROR', status: 0, message: String((err as Error)?.message ?? err) }),
+        );
     };
     const ready = (async () => {
-      const headers = { ...this.#http.headers, ...(await this.#http.credentials()), 'content-type': 'application/json', accept: 'text/event-stream' };
-      const res = await this.#http.fetch(this.#http.href('/realtime'), { method: 'POST', headers, body: JSON.stringify({ query: QUERY, variables: { table: opts.table ?? null } }), signal: abort.signal });
+      const headers = {
+        ...this.#http.headers,
+        ...(await this.#http.credentials()),
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+      };
+      const res = await this.#http.fetch(this.#http.href('/realtime'), {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ query: QUERY, variables: { table: opts.table ?? null } }),
+        signal: abort.signal,
+      });
       if (!res.ok || !res.body) {
         const text = await res.text();
         let body: unknown = text;
@@ -56,7 +79,10 @@ export class Realtime {
       const parser = createParser({
         onEvent: (event) => {
           if (event.event !== 'next') return;
-          const payload = JSON.parse(event.data) as { data?: { dataChanges: Change<R> }; errors?: { message: string; extensions?: { code?: string } }[] };
+          const payload = JSON.parse(event.data) as {
+            data?: { dataChanges: Change<R> };
+            errors?: { message: string; extensions?: { code?: string } }[];
+          };
           if (payload.errors?.length) fail(errorOf(400, { errors: payload.errors }, undefined));
           else if (payload.data) onChange(payload.data.dataChanges);
         },
@@ -100,19 +126,25 @@ export class Realtime {
       });
       dispose = () => void client.dispose();
       stop = client.subscribe<{ dataChanges: Change<R> }>(
-      { query: QUERY, variables: { table: opts.table ?? null } },
-      {
-        next: (msg) => {
-          if (msg.errors?.length) opts.onError?.(errorOf(400, { errors: msg.errors }, undefined));
-          else if (msg.data) onChange(msg.data.dataChanges);
+        { query: QUERY, variables: { table: opts.table ?? null } },
+        {
+          next: (msg) => {
+            if (msg.errors?.length) opts.onError?.(errorOf(400, { errors: msg.errors }, undefined));
+            else if (msg.data) onChange(msg.data.dataChanges);
+          },
+          error: (err) => {
+            const e = Array.isArray(err)
+              ? errorOf(400, { errors: err }, undefined)
+              : new TesseraError({
+                  code: 'REALTIME_CLOSED',
+                  status: 0,
+                  message: `The realtime socket closed: ${(err as { reason?: string; message?: string })?.reason ?? (err as Error)?.message ?? 'unknown'}`,
+                });
+            rejectReady(e);
+            opts.onError?.(e);
+          },
+          complete: () => {},
         },
-        error: (err) => {
-          const e = Array.isArray(err) ? errorOf(400, { errors: err }, undefined) : new TesseraError({ code: 'REALTIME_CLOSED', status: 0, message: `The realtime socket closed: ${(err as { reason?: string; message?: string })?.reason ?? (err as Error)?.message ?? 'unknown'}` });
-          rejectReady(e);
-          opts.onError?.(e);
-        },
-        complete: () => {},
-      },
       );
     }, rejectReady);
     ready.catch(() => {});

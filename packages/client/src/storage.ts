@@ -8,7 +8,8 @@ import type { BodyOf, ResponseOf, StorageObject, StoragePolicy } from './types.t
 const BASE = '/storage/api/v1/storage';
 
 /** What may be uploaded: a Blob or File, bytes, text, or a stream of bytes (give `size` for progress). */
-export type UploadBody = Blob | Uint8Array | ArrayBuffer | string | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+export type UploadBody =
+  Blob | Uint8Array | ArrayBuffer | string | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
 
 export type UploadOptions = {
   /** Folder (`a/b`), default the top level. */
@@ -47,7 +48,8 @@ async function* chunksOf(body: UploadBody): AsyncGenerator<Uint8Array> {
   if (typeof body === 'string') yield new TextEncoder().encode(body);
   else if (body instanceof Uint8Array) yield body;
   else if (body instanceof ArrayBuffer) yield new Uint8Array(body);
-  else if (typeof Blob !== 'undefined' && body instanceof Blob) yield* chunksOf(body.stream() as ReadableStream<Uint8Array>);
+  else if (typeof Blob !== 'undefined' && body instanceof Blob)
+    yield* chunksOf(body.stream() as ReadableStream<Uint8Array>);
   else if (typeof ReadableStream !== 'undefined' && body instanceof ReadableStream) {
     const reader = body.getReader();
     for (;;) {
@@ -77,7 +79,9 @@ export class Storage {
   /** Uploads a file → the object (`pending`, or `ready` with `confirm`). */
   async upload(body: UploadBody, opts: UploadOptions = {}): Promise<StorageObject> {
     const fileName = opts.name ?? ((body as { name?: unknown }).name as string | undefined) ?? 'file';
-    const contentType = opts.contentType ?? ((typeof Blob !== 'undefined' && body instanceof Blob && body.type) || 'application/octet-stream');
+    const contentType =
+      opts.contentType ??
+      ((typeof Blob !== 'undefined' && body instanceof Blob && body.type) || 'application/octet-stream');
     const fields: [string, string][] = [];
     if (opts.folder !== undefined) fields.push(['folder', opts.folder]);
     if (opts.name !== undefined) fields.push(['name', opts.name]);
@@ -86,16 +90,24 @@ export class Storage {
     if (opts.upsert) fields.push(['upsert', 'true']);
     if (opts.projectId) fields.push(['project_id', opts.projectId]);
     const xhr = (globalThis as { XMLHttpRequest?: new () => XhrLike }).XMLHttpRequest;
-    if (xhr && typeof FormData !== 'undefined') return await this.#xhrUpload(xhr, body, fields, fileName, contentType, opts);
+    if (xhr && typeof FormData !== 'undefined')
+      return await this.#xhrUpload(xhr, body, fields, fileName, contentType, opts);
     return await this.#streamUpload(body, fields, fileName, contentType, opts);
   }
 
   /** Node and other runtimes without XMLHttpRequest: a multipart body streamed and counted as it goes. */
-  async #streamUpload(body: UploadBody, fields: [string, string][], fileName: string, contentType: string, opts: UploadOptions): Promise<StorageObject> {
+  async #streamUpload(
+    body: UploadBody,
+    fields: [string, string][],
+    fileName: string,
+    contentType: string,
+    opts: UploadOptions,
+  ): Promise<StorageObject> {
     const boundary = `----tessera-${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
     const enc = new TextEncoder();
     const total = sizeOf(body, opts.size);
-    const head = fields.map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`).join('') +
+    const head =
+      fields.map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`).join('') +
       `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${quote(fileName)}"\r\nContent-Type: ${contentType}\r\n\r\n`;
     const iterator = (async function* () {
       yield enc.encode(head);
@@ -118,14 +130,27 @@ export class Storage {
         await iterator.return(undefined);
       },
     });
-    const res = await this.#http.request<ResponseOf<'/storage/api/v1/storage/upload', 'post'>>('POST', `${BASE}/upload`, {
-      raw: stream, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, signal: opts.signal,
-    });
+    const res = await this.#http.request<ResponseOf<'/storage/api/v1/storage/upload', 'post'>>(
+      'POST',
+      `${BASE}/upload`,
+      {
+        raw: stream,
+        headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+        signal: opts.signal,
+      },
+    );
     return (res as unknown as { object: StorageObject }).object;
   }
 
   /** Browsers: XMLHttpRequest, whose upload reports progress. */
-  async #xhrUpload(Xhr: new () => XhrLike, body: UploadBody, fields: [string, string][], fileName: string, contentType: string, opts: UploadOptions): Promise<StorageObject> {
+  async #xhrUpload(
+    Xhr: new () => XhrLike,
+    body: UploadBody,
+    fields: [string, string][],
+    fileName: string,
+    contentType: string,
+    opts: UploadOptions,
+  ): Promise<StorageObject> {
     const form = new FormData();
     for (const [k, v] of fields) form.append(k, v);
     let blob: Blob;
@@ -140,7 +165,8 @@ export class Storage {
     return await new Promise<StorageObject>((resolve, reject) => {
       const xhr = new Xhr();
       xhr.open('POST', this.#http.href(`${BASE}/upload`));
-      for (const [k, v] of Object.entries({ ...this.#http.headers, ...headers, accept: 'application/json' })) xhr.setRequestHeader(k, v);
+      for (const [k, v] of Object.entries({ ...this.#http.headers, ...headers, accept: 'application/json' }))
+        xhr.setRequestHeader(k, v);
       xhr.upload.onprogress = (e) => opts.onProgress?.(e.loaded, e.lengthComputable ? e.total : undefined);
       xhr.onload = () => {
         let parsed: unknown = xhr.responseText;
@@ -152,7 +178,8 @@ export class Storage {
         if (xhr.status >= 200 && xhr.status < 300) resolve((parsed as { object: StorageObject }).object);
         else reject(errorOf(xhr.status, parsed, xhr.getResponseHeader('x-request-id') ?? undefined));
       };
-      xhr.onerror = () => reject(new TesseraError({ code: 'NETWORK_ERROR', status: 0, message: 'The upload failed on the way' }));
+      xhr.onerror = () =>
+        reject(new TesseraError({ code: 'NETWORK_ERROR', status: 0, message: 'The upload failed on the way' }));
       xhr.onabort = () => reject(new TesseraError({ code: 'ABORTED', status: 0, message: 'The upload was aborted' }));
       opts.signal?.addEventListener('abort', () => xhr.abort());
       xhr.send(form);
@@ -161,13 +188,18 @@ export class Storage {
 
   /** Makes a pending upload ready. */
   async confirm(id: string): Promise<StorageObject> {
-    return (await this.#http.request<{ object: StorageObject }>('POST', `${BASE}/upload/confirm`, { body: { id } })).object;
+    return (await this.#http.request<{ object: StorageObject }>('POST', `${BASE}/upload/confirm`, { body: { id } }))
+      .object;
   }
 
   /** Downloads an object: the Response (stream it, or `.bytes()`, `.blob()`); `range` as `[start, end]` (inclusive). */
   async download(id: string, opts: { range?: [number, number]; signal?: AbortSignal } = {}): Promise<Response> {
     const headers = opts.range ? { range: `bytes=${opts.range[0]}-${opts.range[1]}` } : undefined;
-    return await this.#http.request<Response>('GET', `${BASE}/download/${encodeURIComponent(id)}`, { headers, stream: true, signal: opts.signal });
+    return await this.#http.request<Response>('GET', `${BASE}/download/${encodeURIComponent(id)}`, {
+      headers,
+      stream: true,
+      signal: opts.signal,
+    });
   }
 
   /** An object's bytes. */
@@ -176,14 +208,28 @@ export class Storage {
   }
 
   /** Objects, one page at a time. */
-  async list(query: { folder?: string; recursive?: boolean; prefix?: string; status?: 'ready' | 'pending'; sort?: string; first?: number; after?: string; projectId?: string } = {}) {
+  async list(
+    query: {
+      folder?: string;
+      recursive?: boolean;
+      prefix?: string;
+      status?: 'ready' | 'pending';
+      sort?: string;
+      first?: number;
+      after?: string;
+      projectId?: string;
+    } = {},
+  ) {
     const { projectId, ...rest } = query;
-    return await this.#http.request<ResponseOf<'/storage/api/v1/storage/objects', 'get'>>('GET', `${BASE}/objects`, { query: { ...rest, project_id: projectId } });
+    return await this.#http.request<ResponseOf<'/storage/api/v1/storage/objects', 'get'>>('GET', `${BASE}/objects`, {
+      query: { ...rest, project_id: projectId },
+    });
   }
 
   /** One object's metadata. */
   async get(id: string): Promise<StorageObject> {
-    return (await this.#http.request<{ object: StorageObject }>('GET', `${BASE}/objects/${encodeURIComponent(id)}`)).object;
+    return (await this.#http.request<{ object: StorageObject }>('GET', `${BASE}/objects/${encodeURIComponent(id)}`))
+      .object;
   }
 
   /** Deletes an object and its bytes. */
@@ -193,7 +239,9 @@ export class Storage {
 
   async folders(query: { prefix?: string; first?: number; after?: string; projectId?: string } = {}) {
     const { projectId, ...rest } = query;
-    return await this.#http.request<ResponseOf<'/storage/api/v1/storage/folders', 'get'>>('GET', `${BASE}/folders`, { query: { ...rest, project_id: projectId } });
+    return await this.#http.request<ResponseOf<'/storage/api/v1/storage/folders', 'get'>>('GET', `${BASE}/folders`, {
+      query: { ...rest, project_id: projectId },
+    });
   }
 
   async usage() {
@@ -202,9 +250,11 @@ export class Storage {
 
   /** ACL policies (the secret key). */
   readonly policies = {
-    list: async (): Promise<StoragePolicy[]> => (await this.#http.request<{ policies: StoragePolicy[] }>('GET', `${BASE}/policies`)).policies,
+    list: async (): Promise<StoragePolicy[]> =>
+      (await this.#http.request<{ policies: StoragePolicy[] }>('GET', `${BASE}/policies`)).policies,
     create: async (policy: BodyOf<'/storage/api/v1/storage/policies', 'post'>): Promise<StoragePolicy> =>
       (await this.#http.request<{ policy: StoragePolicy }>('POST', `${BASE}/policies`, { body: policy })).policy,
-    remove: async (id: string): Promise<void> => void (await this.#http.request('DELETE', `${BASE}/policies/${encodeURIComponent(id)}`)),
+    remove: async (id: string): Promise<void> =>
+      void (await this.#http.request('DELETE', `${BASE}/policies/${encodeURIComponent(id)}`)),
   };
 }

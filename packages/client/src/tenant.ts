@@ -1,7 +1,17 @@
 // Tenant management (what the CLI and a dashboard do): the developer account with MFA, projects and their keys,
 // CORS rules, OIDC clients, realtime publications and plans. Calls carry the tenant's access token.
 import type { Http } from './http.ts';
-import type { BodyOf, OidcClient, Plan, Project, ProjectCors, ProjectListed, Publication, Tenant, TenantSession } from './types.ts';
+import type {
+  BodyOf,
+  OidcClient,
+  Plan,
+  Project,
+  ProjectCors,
+  ProjectListed,
+  Publication,
+  Tenant,
+  TenantSession,
+} from './types.ts';
 
 const BASE = '/auth/api/v1';
 const p = (id: string) => `${BASE}/projects/${encodeURIComponent(id)}`;
@@ -16,7 +26,9 @@ export class TenantApi {
   }
 
   async signup(input: { email: string; password: string; name?: string }): Promise<Tenant> {
-    return (await this.#http.request<{ tenant: Tenant }>('POST', `${BASE}/tenants/signup`, { body: input, anonymous: true })).tenant;
+    return (
+      await this.#http.request<{ tenant: Tenant }>('POST', `${BASE}/tenants/signup`, { body: input, anonymous: true })
+    ).tenant;
   }
   /** Signs in (with `totpCode` when MFA is on; without it the error's code is MFA_REQUIRED). */
   async login(input: { email: string; password: string; totpCode?: string }): Promise<TenantSession> {
@@ -27,7 +39,10 @@ export class TenantApi {
     return this.session;
   }
   async refresh(refreshToken = this.session?.refresh_token): Promise<TenantSession> {
-    this.session = await this.#http.request<TenantSession>('POST', `${BASE}/tenant/refresh`, { body: { refresh_token: refreshToken }, anonymous: true });
+    this.session = await this.#http.request<TenantSession>('POST', `${BASE}/tenant/refresh`, {
+      body: { refresh_token: refreshToken },
+      anonymous: true,
+    });
     return this.session;
   }
   async logout(): Promise<void> {
@@ -38,9 +53,12 @@ export class TenantApi {
     return (await this.#http.request<{ tenant: Tenant }>('GET', `${BASE}/tenant`)).tenant;
   }
   readonly mfa = {
-    enroll: async () => await this.#http.request<{ secret: string; otpauth_url: string }>('POST', `${BASE}/tenant/mfa/enroll`),
-    verify: async (code: string) => await this.#http.request<{ mfa_enabled: boolean }>('POST', `${BASE}/tenant/mfa/verify`, { body: { code } }),
-    disable: async (code: string) => await this.#http.request<{ mfa_enabled: boolean }>('POST', `${BASE}/tenant/mfa/disable`, { body: { code } }),
+    enroll: async () =>
+      await this.#http.request<{ secret: string; otpauth_url: string }>('POST', `${BASE}/tenant/mfa/enroll`),
+    verify: async (code: string) =>
+      await this.#http.request<{ mfa_enabled: boolean }>('POST', `${BASE}/tenant/mfa/verify`, { body: { code } }),
+    disable: async (code: string) =>
+      await this.#http.request<{ mfa_enabled: boolean }>('POST', `${BASE}/tenant/mfa/disable`, { body: { code } }),
   };
 
   async plans(): Promise<Plan[]> {
@@ -53,33 +71,63 @@ export class TenantApi {
       const out: ProjectListed[] = [];
       let after: string | undefined;
       do {
-        const page = await this.#http.request<{ projects: ProjectListed[]; next_cursor: string | null }>('GET', `${BASE}/projects`, { query: { first: 100, after } });
+        const page = await this.#http.request<{ projects: ProjectListed[]; next_cursor: string | null }>(
+          'GET',
+          `${BASE}/projects`,
+          { query: { first: 100, after } },
+        );
         out.push(...page.projects);
         after = page.next_cursor ?? undefined;
       } while (after);
       return out;
     },
     get: async (id: string): Promise<Project> => (await this.#http.request<{ project: Project }>('GET', p(id))).project,
-    create: async (name: string): Promise<Project> => (await this.#http.request<{ project: Project }>('POST', `${BASE}/projects`, { body: { name } })).project,
-    rename: async (id: string, name: string): Promise<Project> => (await this.#http.request<{ project: Project }>('PUT', p(id), { body: { name } })).project,
+    create: async (name: string): Promise<Project> =>
+      (await this.#http.request<{ project: Project }>('POST', `${BASE}/projects`, { body: { name } })).project,
+    rename: async (id: string, name: string): Promise<Project> =>
+      (await this.#http.request<{ project: Project }>('PUT', p(id), { body: { name } })).project,
     remove: async (id: string): Promise<void> => void (await this.#http.request('DELETE', p(id))),
     /** A new secret API key (the old one is refused at once). */
-    regenerateKey: async (id: string): Promise<Project> => (await this.#http.request<{ project: Project }>('POST', `${p(id)}/regenerate-key`)).project,
+    regenerateKey: async (id: string): Promise<Project> =>
+      (await this.#http.request<{ project: Project }>('POST', `${p(id)}/regenerate-key`)).project,
     /** A new publishable key (the old one is refused at once). */
-    regeneratePublishableKey: async (id: string): Promise<Project> => (await this.#http.request<{ project: Project }>('POST', `${p(id)}/regenerate-publishable-key`)).project,
-    cors: async (id: string): Promise<ProjectCors> => (await this.#http.request<{ cors: ProjectCors }>('GET', `${p(id)}/cors`)).cors,
+    regeneratePublishableKey: async (id: string): Promise<Project> =>
+      (await this.#http.request<{ project: Project }>('POST', `${p(id)}/regenerate-publishable-key`)).project,
+    cors: async (id: string): Promise<ProjectCors> =>
+      (await this.#http.request<{ cors: ProjectCors }>('GET', `${p(id)}/cors`)).cors,
     setCors: async (id: string, rule: BodyOf<'/auth/api/v1/projects/{id}/cors', 'put'>): Promise<ProjectCors> =>
       (await this.#http.request<{ cors: ProjectCors }>('PUT', `${p(id)}/cors`, { body: rule })).cors,
-    publications: async (id: string): Promise<Publication[]> => (await this.#http.request<{ publications: Publication[] }>('GET', `${p(id)}/publications`)).publications,
+    publications: async (id: string): Promise<Publication[]> =>
+      (await this.#http.request<{ publications: Publication[] }>('GET', `${p(id)}/publications`)).publications,
     setPublication: async (id: string, table: string, enabled: boolean): Promise<Publication> =>
-      (await this.#http.request<{ publication: Publication }>('POST', `${p(id)}/publications`, { body: { table, enabled } })).publication,
+      (
+        await this.#http.request<{ publication: Publication }>('POST', `${p(id)}/publications`, {
+          body: { table, enabled },
+        })
+      ).publication,
   };
 
   readonly clients = {
-    list: async (projectId: string): Promise<OidcClient[]> => (await this.#http.request<{ oidc_clients: OidcClient[] }>('GET', `${p(projectId)}/oidc-clients`)).oidc_clients,
-    update: async (projectId: string, clientId: string, change: BodyOf<'/auth/api/v1/projects/{id}/oidc-clients/{client_id}', 'put'>): Promise<OidcClient> =>
-      (await this.#http.request<{ oidc_client: OidcClient }>('PUT', `${p(projectId)}/oidc-clients/${encodeURIComponent(clientId)}`, { body: change })).oidc_client,
+    list: async (projectId: string): Promise<OidcClient[]> =>
+      (await this.#http.request<{ oidc_clients: OidcClient[] }>('GET', `${p(projectId)}/oidc-clients`)).oidc_clients,
+    update: async (
+      projectId: string,
+      clientId: string,
+      change: BodyOf<'/auth/api/v1/projects/{id}/oidc-clients/{client_id}', 'put'>,
+    ): Promise<OidcClient> =>
+      (
+        await this.#http.request<{ oidc_client: OidcClient }>(
+          'PUT',
+          `${p(projectId)}/oidc-clients/${encodeURIComponent(clientId)}`,
+          { body: change },
+        )
+      ).oidc_client,
     rotateSecret: async (projectId: string, clientId: string): Promise<OidcClient> =>
-      (await this.#http.request<{ oidc_client: OidcClient }>('POST', `${p(projectId)}/oidc-clients/${encodeURIComponent(clientId)}/rotate-secret`)).oidc_client,
+      (
+        await this.#http.request<{ oidc_client: OidcClient }>(
+          'POST',
+          `${p(projectId)}/oidc-clients/${encodeURIComponent(clientId)}/rotate-secret`,
+        )
+      ).oidc_client,
   };
 }

@@ -10,10 +10,12 @@ type JsonOf<R> = R extends { content: { 'application/json': infer J } } ? J : un
 type Success<R> = { [S in keyof R]: S extends 200 | 201 | 202 ? JsonOf<R[S]> : never }[keyof R];
 
 /** The JSON a path and method answer on success. */
-export type ResponseOf<P extends keyof paths, M extends Method> = Op<P, M> extends { responses: infer R } ? Success<R> : never;
+export type ResponseOf<P extends keyof paths, M extends Method> =
+  Op<P, M> extends { responses: infer R } ? Success<R> : never;
 
 /** The JSON body a path and method take. */
-export type BodyOf<P extends keyof paths, M extends Method> = Op<P, M> extends { requestBody?: infer B } ? JsonOf<NonNullable<B>> : never;
+export type BodyOf<P extends keyof paths, M extends Method> =
+  Op<P, M> extends { requestBody?: infer B } ? JsonOf<NonNullable<B>> : never;
 
 /** A project as its tenant sees it (with both keys). */
 export type Project = ResponseOf<'/auth/api/v1/projects/{id}', 'get'>['project'];
@@ -41,4 +43,11 @@ export type EmailConfig = NonNullable<ResponseOf<'/edge/api/v1/email-config', 'g
 export type TenantSession = ResponseOf<'/auth/api/v1/tenant/login', 'post'>;
 
 /** Tokens from /token (RFC 6749). */
-export type TokenSet = { access_token: string; token_type: string; expires_in: number; scope?: string; refresh_token?: string; id_token?: string };
+export type TokenSet = {
+  access_token: string;
+  token_type: string;
+  expires_in: number;
+  scope?: string;
+  refresh_token?: string;
+  id_token?: string;
+};

@@ -3,14 +3,43 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { INTERNAL_OPERATIONS, callInternal, isAnswerError } from '../../../platform/internal-operations.ts';
 import type { RawHandlerDeps } from '../types.ts';
-import { OAuthFailure, callOAuth, form, internalContext, lookupClient, noStore, oauthFailureOf, op, strictParams, type ClientFacts, type EndpointGroup, type Params } from './oauth.ts';
+import {
+  OAuthFailure,
+  callOAuth,
+  form,
+  internalContext,
+  lookupClient,
+  noStore,
+  oauthFailureOf,
+  op,
+  strictParams,
+  type ClientFacts,
+  type EndpointGroup,
+  type Params,
+} from './oauth.ts';
 import { errorPage, signInPage } from './pages.ts';
 
 /** The parameters of an authorization request, from the query (GET) or the hosted page's form (POST). */
-const REQUEST_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'nonce', 'code_challenge', 'code_challenge_method', 'prompt'];
+const REQUEST_PARAMS = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'scope',
+  'state',
+  'nonce',
+  'code_challenge',
+  'code_challenge_method',
+  'prompt',
+];
 
 /** Where errors and codes go back to: the registered redirect URI, with `iss` (RFC 9207) and `state`. */
-function redirectTo(reply: FastifyReply, deps: RawHandlerDeps, redirectUri: string, state: string | undefined, values: Record<string, string>): FastifyReply {
+function redirectTo(
+  reply: FastifyReply,
+  deps: RawHandlerDeps,
+  redirectUri: string,
+  state: string | undefined,
+  values: Record<string, string>,
+): FastifyReply {
   const url = new URL(redirectUri);
   for (const [k, v] of Object.entries(values)) url.searchParams.set(k, v);
   if (state !== undefined) url.searchParams.set('state', state);
@@ -18,14 +47,25 @@ function redirectTo(reply: FastifyReply, deps: RawHandlerDeps, redirectUri: stri
   return noStore(reply).redirect(url.toString(), 302);
 }
 
-type CheckedRequest = { client: ClientFacts; redirectUri: string; state?: string; request: Record<string, string | undefined>; input: Record<string, unknown> };
+type CheckedRequest = {
+  client: ClientFacts;
+  redirectUri: string;
+  state?: string;
+  request: Record<string, string | undefined>;
+  input: Record<string, unknown>;
+};
 
 /**
  * Step 1 of /authorize (RFC 6749 §4.1.2.1): an unknown client or an unregistered redirect URI is shown
  * on a page, never redirected to; everything else is checked by the identity domain and sent back to
  * the client as `error=...`. Returns null when the answer has been sent.
  */
-async function checkAuthorizationRequest(deps: RawHandlerDeps, req: FastifyRequest, reply: FastifyReply, params: Params): Promise<CheckedRequest | null> {
+async function checkAuthorizationRequest(
+  deps: RawHandlerDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  params: Params,
+): Promise<CheckedRequest | null> {
   let clientId: string | undefined;
   let redirectUri: string | undefined;
   try {
@@ -48,7 +88,12 @@ async function checkAuthorizationRequest(deps: RawHandlerDeps, req: FastifyReque
     return null;
   }
   const client: ClientFacts = {
-    clientId: found.clientId, projectId: found.projectId, tenantId: found.tenantId, grantTypes: found.grantTypes, redirectUris: found.redirectUris, public: found.public,
+    clientId: found.clientId,
+    projectId: found.projectId,
+    tenantId: found.tenantId,
+    grantTypes: found.grantTypes,
+    redirectUris: found.redirectUris,
+    public: found.public,
     allowedScopes: found.allowedScopes,
   };
   const state = params.get('state');
@@ -61,13 +106,24 @@ async function checkAuthorizationRequest(deps: RawHandlerDeps, req: FastifyReque
   if (!responseType) return fail('invalid_request', 'response_type is required');
   if (responseType !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported');
   const input = {
-    redirectUri, scope: params.get('scope') ?? null, nonce: params.get('nonce') ?? null,
-    codeChallenge: params.get('code_challenge') ?? null, codeChallengeMethod: params.get('code_challenge_method') ?? null,
+    redirectUri,
+    scope: params.get('scope') ?? null,
+    nonce: params.get('nonce') ?? null,
+    codeChallenge: params.get('code_challenge') ?? null,
+    codeChallengeMethod: params.get('code_challenge_method') ?? null,
   };
   try {
     await callOAuth(deps, req, INTERNAL_OPERATIONS.checkAuthorization, { client, input });
   } catch (err) {
-    if (err instanceof OAuthFailure) return fail(err.error === 'unauthorized_client' || err.error === 'invalid_scope' ? err.error : err.status >= 500 ? 'server_error' : 'invalid_request', err.message);
+    if (err instanceof OAuthFailure)
+      return fail(
+        err.error === 'unauthorized_client' || err.error === 'invalid_scope'
+          ? err.error
+          : err.status >= 500
+            ? 'server_error'
+            : 'invalid_request',
+        err.message,
+      );
     throw err;
   }
   const prompt = params.get('prompt');
@@ -79,7 +135,11 @@ async function authorizeGet(deps: RawHandlerDeps, req: FastifyRequest, reply: Fa
   const { params, repeated } = strictParams(req.query);
   const checked = await checkAuthorizationRequest(deps, req, reply, params);
   if (!checked) return reply;
-  if (repeated) return redirectTo(reply, deps, checked.redirectUri, checked.state, { error: 'invalid_request', error_description: `Parameter ${repeated} is repeated` });
+  if (repeated)
+    return redirectTo(reply, deps, checked.redirectUri, checked.state, {
+      error: 'invalid_request',
+      error_description: `Parameter ${repeated} is repeated`,
+    });
   return signInPage(reply, { request: checked.request });
 }
 
@@ -89,14 +149,23 @@ async function authorizePost(deps: RawHandlerDeps, req: FastifyRequest, reply: F
   if (!checked) return reply;
   const back = (values: Record<string, string>) => redirectTo(reply, deps, checked.redirectUri, checked.state, values);
   if (repeated) return back({ error: 'invalid_request', error_description: `Parameter ${repeated} is repeated` });
-  if (params.get('action') === 'cancel') return back({ error: 'access_denied', error_description: 'The user cancelled the sign-in' });
+  if (params.get('action') === 'cancel')
+    return back({ error: 'access_denied', error_description: 'The user cancelled the sign-in' });
   const email = params.get('email');
-  const again = (status: number, error: string, askTotp = false) => signInPage(reply, { status, request: checked.request, email, error, askTotp });
+  const again = (status: number, error: string, askTotp = false) =>
+    signInPage(reply, { status, request: checked.request, email, error, askTotp });
   if (!email || !params.get('password')) return again(400, 'Enter your e-mail address and password.');
-  const input = { ...checked.input, email, password: params.get('password'), totpCode: params.get('totp_code') ?? null };
+  const input = {
+    ...checked.input,
+    email,
+    password: params.get('password'),
+    totpCode: params.get('totp_code') ?? null,
+  };
   let code: string;
   try {
-    code = (await callInternal(deps, INTERNAL_OPERATIONS.authorize, { client: checked.client, input }, internalContext(req)))._authorize.code;
+    code = (
+      await callInternal(deps, INTERNAL_OPERATIONS.authorize, { client: checked.client, input }, internalContext(req))
+    )._authorize.code;
   } catch (e) {
     if (!isAnswerError(e)) throw e;
     switch (e.code) {
@@ -115,7 +184,10 @@ async function authorizePost(deps: RawHandlerDeps, req: FastifyRequest, reply: F
         return again(400, e.message);
       default: {
         const failure = oauthFailureOf(e, req.log);
-        return back({ error: failure.status >= 500 ? 'server_error' : failure.error, error_description: failure.message });
+        return back({
+          error: failure.status >= 500 ? 'server_error' : failure.error,
+          error_description: failure.message,
+        });
       }
     }
   }
@@ -130,12 +202,25 @@ export const authorize: EndpointGroup = {
   openapi: {
     '/authorize': {
       get: op('identity.authorize', 'Authorization request: shows the hosted sign-in page', {
-        description: 'response_type=code, client_id, redirect_uri (exact match), scope, state, nonce, code_challenge + code_challenge_method=S256 (required for public clients), prompt.',
-        responses: { 200: { description: 'HTML sign-in form' }, 302: { description: 'Back to redirect_uri with error (RFC 6749 §4.1.2.1)' }, 400: { description: 'HTML page: unknown client or unregistered redirect_uri' } },
+        description:
+          'response_type=code, client_id, redirect_uri (exact match), scope, state, nonce, code_challenge + code_challenge_method=S256 (required for public clients), prompt.',
+        responses: {
+          200: { description: 'HTML sign-in form' },
+          302: { description: 'Back to redirect_uri with error (RFC 6749 §4.1.2.1)' },
+          400: { description: 'HTML page: unknown client or unregistered redirect_uri' },
+        },
       }),
       post: op('identity.authorize.submit', 'Sign-in form submission', {
-        requestBody: form({ email: 'E-mail', password: 'Password', totp_code: 'TOTP code (MFA)', action: '`sign_in` or `cancel`' }),
-        responses: { 302: { description: 'Back to redirect_uri with code, state and iss' }, 401: { description: 'The form again, with the problem' } },
+        requestBody: form({
+          email: 'E-mail',
+          password: 'Password',
+          totp_code: 'TOTP code (MFA)',
+          action: '`sign_in` or `cancel`',
+        }),
+        responses: {
+          302: { description: 'Back to redirect_uri with code, state and iss' },
+          401: { description: 'The form again, with the problem' },
+        },
       }),
     },
   },

@@ -4,8 +4,32 @@ import { internalContext, json, op, type EndpointGroup } from './oauth.ts';
 
 export const SCOPES_SUPPORTED = ['openid', 'profile', 'email', 'phone', 'offline_access'];
 export const CLAIMS_SUPPORTED = [
-  'sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'sid', 'amr', 'name', 'given_name', 'family_name', 'middle_name', 'nickname',
-  'preferred_username', 'picture', 'website', 'gender', 'birthdate', 'zoneinfo', 'locale', 'updated_at', 'email', 'email_verified', 'phone_number',
+  'sub',
+  'iss',
+  'aud',
+  'exp',
+  'iat',
+  'auth_time',
+  'nonce',
+  'at_hash',
+  'sid',
+  'amr',
+  'name',
+  'given_name',
+  'family_name',
+  'middle_name',
+  'nickname',
+  'preferred_username',
+  'picture',
+  'website',
+  'gender',
+  'birthdate',
+  'zoneinfo',
+  'locale',
+  'updated_at',
+  'email',
+  'email_verified',
+  'phone_number',
 ];
 const GRANT_TYPES = ['authorization_code', 'password', 'client_credentials', 'refresh_token'];
 
@@ -42,8 +66,12 @@ export function discoveryDocument(issuer: string): Record<string, unknown> {
 
 export const discovery: EndpointGroup = {
   register(scope, deps) {
-    scope.get('/.well-known/openid-configuration', async (_req, reply) => reply.header('cache-control', 'public, max-age=300').send(discoveryDocument(deps.config.issuer)));
-    scope.get('/.well-known/oauth-authorization-server', async (_req, reply) => reply.header('cache-control', 'public, max-age=300').send(discoveryDocument(deps.config.issuer)));
+    scope.get('/.well-known/openid-configuration', async (_req, reply) =>
+      reply.header('cache-control', 'public, max-age=300').send(discoveryDocument(deps.config.issuer)),
+    );
+    scope.get('/.well-known/oauth-authorization-server', async (_req, reply) =>
+      reply.header('cache-control', 'public, max-age=300').send(discoveryDocument(deps.config.issuer)),
+    );
     scope.get('/jwks.json', async (req, reply) => {
       // An error is answered in the REST error shape (the scope's error handler), not as an OAuth error.
       const keys = (await callInternal(deps, INTERNAL_OPERATIONS.jwks, {}, internalContext(req))).identitySigningKeys;
@@ -51,7 +79,11 @@ export const discovery: EndpointGroup = {
     });
   },
   openapi: {
-    '/.well-known/openid-configuration': { get: op('identity.discovery', 'OIDC discovery', { responses: { 200: json('The provider metadata') } }) },
-    '/jwks.json': { get: op('identity.jwks', 'Public signing keys', { responses: { 200: json('JWK set `{"keys": [...]}`') } }) },
+    '/.well-known/openid-configuration': {
+      get: op('identity.discovery', 'OIDC discovery', { responses: { 200: json('The provider metadata') } }),
+    },
+    '/jwks.json': {
+      get: op('identity.jwks', 'Public signing keys', { responses: { 200: json('JWK set `{"keys": [...]}`') } }),
+    },
   },
 };

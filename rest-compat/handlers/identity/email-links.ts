@@ -3,17 +3,32 @@
 // credential: these run as the anonymous principal.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../../platform/errors.ts';
-import { INTERNAL_OPERATIONS, callInternal, isAnswerError, type InternalOperation } from '../../../platform/internal-operations.ts';
+import {
+  INTERNAL_OPERATIONS,
+  callInternal,
+  isAnswerError,
+  type InternalOperation,
+} from '../../../platform/internal-operations.ts';
 import type { RawHandlerDeps } from '../types.ts';
 import { json, op, type EndpointGroup } from './oauth.ts';
 import { errorPage, resetPasswordPage, verifyEmailPage } from './pages.ts';
 
-const wantsHtml = (req: FastifyRequest) => /application\/x-www-form-urlencoded/i.test(String(req.headers['content-type'] ?? ''));
+const wantsHtml = (req: FastifyRequest) =>
+  /application\/x-www-form-urlencoded/i.test(String(req.headers['content-type'] ?? ''));
 
 /** Runs the confirmation as the anonymous principal: undefined when done, else the error the identity domain answered. */
-async function confirm<V>(deps: RawHandlerDeps, req: FastifyRequest, operation: InternalOperation<V, unknown>, variables: V): Promise<AppError | undefined> {
+async function confirm<V>(
+  deps: RawHandlerDeps,
+  req: FastifyRequest,
+  operation: InternalOperation<V, unknown>,
+  variables: V,
+): Promise<AppError | undefined> {
   try {
-    await callInternal(deps, operation, variables, { requestId: String(req.id), principal: { kind: 'anonymous' }, ip: req.ip });
+    await callInternal(deps, operation, variables, {
+      requestId: String(req.id),
+      principal: { kind: 'anonymous' },
+      ip: req.ip,
+    });
     return undefined;
   } catch (err) {
     if (isAnswerError(err)) return err;
@@ -30,8 +45,14 @@ async function resetConfirm(deps: RawHandlerDeps, req: FastifyRequest, reply: Fa
   }
   const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
   const html = wantsHtml(req);
-  if (!req.body || typeof req.body !== 'object' || Array.isArray(req.body)) return deps.sendError(reply, new AppError('BAD_REQUEST', 'The request body must be a JSON object {token, new_password}'));
-  const failed = await confirm(deps, req, INTERNAL_OPERATIONS.resetConfirm, { input: { token: body.token, newPassword: body.new_password } });
+  if (!req.body || typeof req.body !== 'object' || Array.isArray(req.body))
+    return deps.sendError(
+      reply,
+      new AppError('BAD_REQUEST', 'The request body must be a JSON object {token, new_password}'),
+    );
+  const failed = await confirm(deps, req, INTERNAL_OPERATIONS.resetConfirm, {
+    input: { token: body.token, newPassword: body.new_password },
+  });
   if (!html) return failed ? deps.sendError(reply, failed) : reply.code(204).send();
   if (!failed) return resetPasswordPage(reply, '', { done: true });
   return resetPasswordPage(reply, typeof body.token === 'string' ? body.token : '', { error: failed.message }, 400);
@@ -43,7 +64,8 @@ async function verifyConfirm(deps: RawHandlerDeps, req: FastifyRequest, reply: F
     if (typeof token !== 'string' || !token) return errorPage(reply, 400, 'The link has no token.');
     return verifyEmailPage(reply, token);
   }
-  if (!req.body || typeof req.body !== 'object' || Array.isArray(req.body)) return deps.sendError(reply, new AppError('BAD_REQUEST', 'The request body must be a JSON object {token}'));
+  if (!req.body || typeof req.body !== 'object' || Array.isArray(req.body))
+    return deps.sendError(reply, new AppError('BAD_REQUEST', 'The request body must be a JSON object {token}'));
   const body = req.body as Record<string, unknown>;
   const failed = await confirm(deps, req, INTERNAL_OPERATIONS.verifyConfirm, { token: body.token });
   if (!wantsHtml(req)) return failed ? deps.sendError(reply, failed) : reply.send({ email_verified: true });
@@ -53,19 +75,36 @@ async function verifyConfirm(deps: RawHandlerDeps, req: FastifyRequest, reply: F
 
 export const emailLinks: EndpointGroup = {
   register(scope, deps) {
-    scope.route({ method: ['GET', 'POST'], url: '/password/reset/confirm', handler: (req, reply) => resetConfirm(deps, req, reply) });
-    scope.route({ method: ['GET', 'POST'], url: '/email/verify/confirm', handler: (req, reply) => verifyConfirm(deps, req, reply) });
+    scope.route({
+      method: ['GET', 'POST'],
+      url: '/password/reset/confirm',
+      handler: (req, reply) => resetConfirm(deps, req, reply),
+    });
+    scope.route({
+      method: ['GET', 'POST'],
+      url: '/email/verify/confirm',
+      handler: (req, reply) => verifyConfirm(deps, req, reply),
+    });
   },
   openapi: {
     '/password/reset/confirm': {
-      get: op('identity.password.reset.page', 'The page behind the reset link (query token)', { responses: { 200: { description: 'HTML form' } } }),
+      get: op('identity.password.reset.page', 'The page behind the reset link (query token)', {
+        responses: { 200: { description: 'HTML form' } },
+      }),
       post: op('identity.password.reset.confirm', 'Confirm a password reset', {
-        description: 'JSON `{token, new_password}` → 204; the page form answers HTML. Every session of the user is revoked.',
-        responses: { 204: { description: 'Password changed' }, 401: json('INVALID_TOKEN'), 400: json('VALIDATION_FAILED') },
+        description:
+          'JSON `{token, new_password}` → 204; the page form answers HTML. Every session of the user is revoked.',
+        responses: {
+          204: { description: 'Password changed' },
+          401: json('INVALID_TOKEN'),
+          400: json('VALIDATION_FAILED'),
+        },
       }),
     },
     '/email/verify/confirm': {
-      get: op('identity.email.verify.page', 'The page behind the verification link (query token)', { responses: { 200: { description: 'HTML form' } } }),
+      get: op('identity.email.verify.page', 'The page behind the verification link (query token)', {
+        responses: { 200: { description: 'HTML form' } },
+      }),
       post: op('identity.email.verify.confirm', 'Confirm e-mail verification', {
         description: 'JSON `{token}` → `{"email_verified": true}`; the page form answers HTML.',
         responses: { 200: json('`{"email_verified": true}`'), 401: json('INVALID_TOKEN') },

@@ -21,7 +21,15 @@ import { userinfoEndpoint } from './userinfo.ts';
 export { CLAIMS_SUPPORTED, SCOPES_SUPPORTED, discoveryDocument } from './discovery.ts';
 
 /** In the order of the OpenAPI document. */
-const GROUPS: readonly EndpointGroup[] = [discovery, authorize, tokenEndpoint, userinfoEndpoint, introspection, logout, emailLinks];
+const GROUPS: readonly EndpointGroup[] = [
+  discovery,
+  authorize,
+  tokenEndpoint,
+  userinfoEndpoint,
+  introspection,
+  logout,
+  emailLinks,
+];
 
 /** Registers the endpoints in their own scope (form bodies are parsed here only). */
 async function register(app: FastifyInstance, deps: RawHandlerDeps): Promise<void> {
@@ -33,7 +41,8 @@ async function register(app: FastifyInstance, deps: RawHandlerDeps): Promise<voi
       const e = err as Error & { statusCode?: number };
       const oauthPath = /^\/(token|introspect|revocation)\b/.test(req.url);
       // Input the edge refused (text PostgreSQL cannot store, ...) is an invalid_request too.
-      if (oauthPath && err instanceof AppError && err.status < 500) return sendOAuthError(reply, invalidRequest(err.message));
+      if (oauthPath && err instanceof AppError && err.status < 500)
+        return sendOAuthError(reply, invalidRequest(err.message));
       if (oauthPath && !(err instanceof AppError) && typeof e.statusCode === 'number' && e.statusCode < 500) {
         return sendOAuthError(reply, invalidRequest(`The request body is malformed: ${e.message}`));
       }
@@ -43,7 +52,11 @@ async function register(app: FastifyInstance, deps: RawHandlerDeps): Promise<voi
       }
       if (req.url.startsWith('/authorize') && !(err instanceof AppError)) {
         req.log.error({ err }, 'authorization endpoint failed');
-        return errorPage(reply, typeof e.statusCode === 'number' && e.statusCode < 500 ? 400 : 500, 'The sign-in request could not be processed.');
+        return errorPage(
+          reply,
+          typeof e.statusCode === 'number' && e.statusCode < 500 ? 400 : 500,
+          'The sign-in request could not be processed.',
+        );
       }
       return deps.sendError(reply, err);
     });

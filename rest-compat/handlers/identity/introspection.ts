@@ -3,16 +3,39 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { INTERNAL_OPERATIONS } from '../../../platform/internal-operations.ts';
 import type { RawHandlerDeps } from '../types.ts';
-import { callOAuth, clientCredentialsOf, form, json, noStore, oauthErrorResponse, op, paramsOf, type EndpointGroup } from './oauth.ts';
+import {
+  callOAuth,
+  clientCredentialsOf,
+  form,
+  json,
+  noStore,
+  oauthErrorResponse,
+  op,
+  paramsOf,
+  type EndpointGroup,
+} from './oauth.ts';
 
 async function introspect(deps: RawHandlerDeps, req: FastifyRequest, reply: FastifyReply) {
   const params = paramsOf(req.body);
   const credentials = clientCredentialsOf(req, params);
-  const i = (await callOAuth(deps, req, INTERNAL_OPERATIONS.introspect, { token: params.get('token') ?? '', credentials }))._introspectToken;
+  const i = (
+    await callOAuth(deps, req, INTERNAL_OPERATIONS.introspect, { token: params.get('token') ?? '', credentials })
+  )._introspectToken;
   if (!i.active) return noStore(reply).send({ active: false });
   const body: Record<string, unknown> = {
-    active: true, scope: i.scope, client_id: i.clientId, username: i.username, token_type: i.tokenType, exp: i.exp, iat: i.iat, sub: i.sub, aud: i.aud,
-    iss: i.iss, jti: i.jti, project_id: i.projectId, sid: i.sid,
+    active: true,
+    scope: i.scope,
+    client_id: i.clientId,
+    username: i.username,
+    token_type: i.tokenType,
+    exp: i.exp,
+    iat: i.iat,
+    sub: i.sub,
+    aud: i.aud,
+    iss: i.iss,
+    jti: i.jti,
+    project_id: i.projectId,
+    sid: i.sid,
   };
   for (const k of Object.keys(body)) if (body[k] === null || body[k] === undefined) delete body[k];
   return noStore(reply).send(body);

@@ -15,7 +15,8 @@ async function endSession(deps: RawHandlerDeps, req: FastifyRequest, reply: Fast
   if (hint) {
     try {
       const data = await callOAuth(deps, req, INTERNAL_OPERATIONS.endSession, { idTokenHint: hint });
-      if (clientId && clientId !== data._endSession.clientId) return errorPage(reply, 400, 'client_id does not match id_token_hint.');
+      if (clientId && clientId !== data._endSession.clientId)
+        return errorPage(reply, 400, 'client_id does not match id_token_hint.');
       clientId = data._endSession.clientId;
     } catch (err) {
       if (err instanceof OAuthFailure && err.status < 500) return errorPage(reply, 400, err.message);
@@ -25,7 +26,8 @@ async function endSession(deps: RawHandlerDeps, req: FastifyRequest, reply: Fast
   if (!postLogout) return signedOutPage(reply);
   const client = clientId ? await lookupClient(deps, req, clientId) : null;
   // Only back to a URI registered for the client (its redirect URIs), never to an arbitrary address.
-  if (!client || !client.redirectUris.includes(postLogout)) return errorPage(reply, 400, 'post_logout_redirect_uri is not registered for this client.');
+  if (!client || !client.redirectUris.includes(postLogout))
+    return errorPage(reply, 400, 'post_logout_redirect_uri is not registered for this client.');
   const url = new URL(postLogout);
   const state = params.get('state');
   if (state) url.searchParams.set('state', state);
@@ -39,8 +41,12 @@ export const logout: EndpointGroup = {
   openapi: {
     '/logout': {
       get: op('identity.logout.rp', 'RP-initiated logout (end_session_endpoint)', {
-        description: 'id_token_hint, post_logout_redirect_uri (a registered redirect URI of the client), state, client_id.',
-        responses: { 200: { description: 'HTML: signed out' }, 302: { description: 'Back to post_logout_redirect_uri' } },
+        description:
+          'id_token_hint, post_logout_redirect_uri (a registered redirect URI of the client), state, client_id.',
+        responses: {
+          200: { description: 'HTML: signed out' },
+          302: { description: 'Back to post_logout_redirect_uri' },
+        },
       }),
     },
   },

@@ -5,7 +5,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestContext } from '../../../platform/auth.ts';
 import type { AppError } from '../../../platform/errors.ts';
-import { INTERNAL_OPERATIONS, callInternal, isAnswerError, type InternalOperation, type OidcClientFacts } from '../../../platform/internal-operations.ts';
+import {
+  INTERNAL_OPERATIONS,
+  callInternal,
+  isAnswerError,
+  type InternalOperation,
+  type OidcClientFacts,
+} from '../../../platform/internal-operations.ts';
 import type { RawHandlerDeps } from '../types.ts';
 
 /** One group of endpoints (discovery, authorize, token, ...): its routes, registered in the provider's scope, and their OpenAPI path items. */
@@ -29,12 +35,18 @@ export class OAuthFailure extends Error {
 
 export const invalidRequest = (description: string) => new OAuthFailure(400, 'invalid_request', description);
 export const invalidClient = (description: string) =>
-  new OAuthFailure(401, 'invalid_client', description, { 'www-authenticate': 'Basic realm="tessera", charset="UTF-8"' });
+  new OAuthFailure(401, 'invalid_client', description, {
+    'www-authenticate': 'Basic realm="tessera", charset="UTF-8"',
+  });
 
 /** Sends a protocol error (never cached). */
 export function sendOAuthError(reply: FastifyReply, err: OAuthFailure): FastifyReply {
   for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
-  return reply.code(err.status).header('cache-control', 'no-store').type('application/json').send({ error: err.error, error_description: err.message });
+  return reply
+    .code(err.status)
+    .header('cache-control', 'no-store')
+    .type('application/json')
+    .send({ error: err.error, error_description: err.message });
 }
 
 /** Maps an error the identity subgraph (or tenant) answered onto its RFC 6749 error. */
@@ -73,11 +85,13 @@ export type Params = { get: (name: string) => string | undefined; names: string[
 
 export function paramsOf(source: unknown): Params {
   if (source === undefined || source === null || source === '') return { get: () => undefined, names: [] };
-  if (typeof source !== 'object' || Array.isArray(source)) throw invalidRequest('The body must be application/x-www-form-urlencoded parameters');
+  if (typeof source !== 'object' || Array.isArray(source))
+    throw invalidRequest('The body must be application/x-www-form-urlencoded parameters');
   const record = source as Record<string, unknown>;
   for (const [name, value] of Object.entries(record)) {
     if (Array.isArray(value)) throw invalidRequest(`Parameter ${name.slice(0, 50)} is repeated`);
-    if (value !== undefined && typeof value !== 'string') throw invalidRequest(`Parameter ${name.slice(0, 50)} must be a string`);
+    if (value !== undefined && typeof value !== 'string')
+      throw invalidRequest(`Parameter ${name.slice(0, 50)} must be a string`);
   }
   return {
     get: (name) => {
@@ -89,7 +103,15 @@ export function paramsOf(source: unknown): Params {
 }
 
 /** What the tenant subgraph vouched for about a client, in the identity subgraph's input shape. */
-export type ClientFacts = { clientId: string; projectId: string; tenantId: string; grantTypes: string[]; redirectUris: string[]; public: boolean; allowedScopes: string[] };
+export type ClientFacts = {
+  clientId: string;
+  projectId: string;
+  tenantId: string;
+  grantTypes: string[];
+  redirectUris: string[];
+  public: boolean;
+  allowedScopes: string[];
+};
 
 /** The trusted context for the front door's own calls (client lookups, token grants). */
 export function internalContext(req: FastifyRequest): RequestContext {
@@ -100,7 +122,12 @@ export function internalContext(req: FastifyRequest): RequestContext {
  * Runs an operation of the table (platform/internal-operations.ts) as the front door itself; what the domain
  * answered as an error becomes the matching protocol error (anything thrown on the way passes through).
  */
-export async function callOAuth<V, R>(deps: RawHandlerDeps, req: FastifyRequest, operation: InternalOperation<V, R>, variables: V): Promise<R> {
+export async function callOAuth<V, R>(
+  deps: RawHandlerDeps,
+  req: FastifyRequest,
+  operation: InternalOperation<V, R>,
+  variables: V,
+): Promise<R> {
   try {
     return await callInternal(deps, operation, variables, internalContext(req));
   } catch (err) {
@@ -109,9 +136,17 @@ export async function callOAuth<V, R>(deps: RawHandlerDeps, req: FastifyRequest,
 }
 
 /** Looks a client up by id and, when a secret is given, checks it; null for an unknown client. */
-export async function lookupClient(deps: RawHandlerDeps, req: FastifyRequest, clientId: string, clientSecret?: string): Promise<OidcClientFacts | null> {
+export async function lookupClient(
+  deps: RawHandlerDeps,
+  req: FastifyRequest,
+  clientId: string,
+  clientSecret?: string,
+): Promise<OidcClientFacts | null> {
   if (clientId.length > 200) return null;
-  return (await callOAuth(deps, req, INTERNAL_OPERATIONS.oidcClient, { clientId, clientSecret: clientSecret ?? null }))._oidcClient ?? null;
+  return (
+    (await callOAuth(deps, req, INTERNAL_OPERATIONS.oidcClient, { clientId, clientSecret: clientSecret ?? null }))
+      ._oidcClient ?? null
+  );
 }
 
 /** Protocol answers are never cached. */
@@ -147,7 +182,8 @@ export function clientCredentialsOf(req: FastifyRequest, params: Params): Client
   let id: string | undefined;
   let secret: string | undefined;
   if (typeof header === 'string' && /^basic\s/i.test(header)) {
-    if (params.get('client_secret') !== undefined) throw invalidRequest('Use one client authentication method, not both Basic and client_secret');
+    if (params.get('client_secret') !== undefined)
+      throw invalidRequest('Use one client authentication method, not both Basic and client_secret');
     try {
       const decoded = Buffer.from(header.replace(/^basic\s+/i, ''), 'base64').toString('utf8');
       const colon = decoded.indexOf(':');
@@ -158,7 +194,8 @@ export function clientCredentialsOf(req: FastifyRequest, params: Params): Client
       throw invalidClient('The Basic authorization header is malformed');
     }
     const bodyId = params.get('client_id');
-    if (bodyId !== undefined && bodyId !== id) throw invalidRequest('client_id in the body differs from the Basic credentials');
+    if (bodyId !== undefined && bodyId !== id)
+      throw invalidRequest('client_id in the body differs from the Basic credentials');
   } else {
     id = params.get('client_id');
     secret = params.get('client_secret');
@@ -174,11 +211,26 @@ export const form = (properties: Record<string, string>, required: string[] = []
   required: true,
   content: {
     'application/x-www-form-urlencoded': {
-      schema: { type: 'object', properties: Object.fromEntries(Object.entries(properties).map(([k, d]) => [k, { type: 'string', description: d }])), required },
+      schema: {
+        type: 'object',
+        properties: Object.fromEntries(
+          Object.entries(properties).map(([k, d]) => [k, { type: 'string', description: d }]),
+        ),
+        required,
+      },
     },
   },
 });
-export const json = (description: string) => ({ description, content: { 'application/json': { schema: { type: 'object' } } } });
+export const json = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { type: 'object' } } },
+});
 export const oauthErrorResponse = json('RFC 6749 error `{"error", "error_description"}`');
 // The wire endpoints authenticate clients in their own ways (form fields, Basic, PKCE) or not at all; /userinfo takes an end-user token.
-export const op = (operationId: string, summary: string, extra: Record<string, unknown> = {}) => ({ operationId, summary, tags: [TAG], security: [], ...extra });
+export const op = (operationId: string, summary: string, extra: Record<string, unknown> = {}) => ({
+  operationId,
+  summary,
+  tags: [TAG],
+  security: [],
+  ...extra,
+});

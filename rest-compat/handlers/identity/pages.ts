@@ -28,7 +28,16 @@ const hidden = (fields: Record<string, string | undefined>) =>
     .join('');
 
 /** The sign-in form of /authorize; the request's parameters travel in hidden fields. */
-export function signInPage(reply: FastifyReply, opts: { status?: number; request: Record<string, string | undefined>; email?: string; error?: string; askTotp?: boolean }): FastifyReply {
+export function signInPage(
+  reply: FastifyReply,
+  opts: {
+    status?: number;
+    request: Record<string, string | undefined>;
+    email?: string;
+    error?: string;
+    askTotp?: boolean;
+  },
+): FastifyReply {
   const error = opts.error ? `<p class="error" role="alert">${escapeHtml(opts.error)}</p>` : '';
   const totp = opts.askTotp
     ? '<label for="totp_code">Authentication code</label><input id="totp_code" name="totp_code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]*" required autofocus>'
@@ -46,20 +55,41 @@ export function errorPage(reply: FastifyReply, status: number, message: string):
 }
 
 /** The form behind the link of a password reset mail (the token is not consumed by opening the link). */
-export function resetPasswordPage(reply: FastifyReply, token: string, message?: { error?: string; done?: boolean }, status = 200): FastifyReply {
-  if (message?.done) return sendPage(reply, status, 'Password changed', '<p>Your password is changed. You can sign in with it now.</p>');
+export function resetPasswordPage(
+  reply: FastifyReply,
+  token: string,
+  message?: { error?: string; done?: boolean },
+  status = 200,
+): FastifyReply {
+  if (message?.done)
+    return sendPage(reply, status, 'Password changed', '<p>Your password is changed. You can sign in with it now.</p>');
   const error = message?.error ? `<p class="error" role="alert">${escapeHtml(message.error)}</p>` : '';
-  return sendPage(reply, status, 'Choose a new password', `${error}<form method="post" action="/password/reset/confirm">${hidden({ token })}
+  return sendPage(
+    reply,
+    status,
+    'Choose a new password',
+    `${error}<form method="post" action="/password/reset/confirm">${hidden({ token })}
 <label for="new_password">New password</label><input id="new_password" name="new_password" type="password" autocomplete="new-password" minlength="8" required autofocus>
-<div class="actions"><button type="submit">Change password</button></div></form>`);
+<div class="actions"><button type="submit">Change password</button></div></form>`,
+  );
 }
 
 /** The page behind the link of a verification mail: one button, so link scanners do not use the token. */
-export function verifyEmailPage(reply: FastifyReply, token: string, message?: { error?: string; done?: boolean }, status = 200): FastifyReply {
+export function verifyEmailPage(
+  reply: FastifyReply,
+  token: string,
+  message?: { error?: string; done?: boolean },
+  status = 200,
+): FastifyReply {
   if (message?.done) return sendPage(reply, status, 'E-mail confirmed', '<p>Your e-mail address is confirmed.</p>');
   const error = message?.error ? `<p class="error" role="alert">${escapeHtml(message.error)}</p>` : '';
-  return sendPage(reply, status, 'Confirm your e-mail address', `${error}<form method="post" action="/email/verify/confirm">${hidden({ token })}
-<div class="actions"><button type="submit">Confirm</button></div></form>`);
+  return sendPage(
+    reply,
+    status,
+    'Confirm your e-mail address',
+    `${error}<form method="post" action="/email/verify/confirm">${hidden({ token })}
+<div class="actions"><button type="submit">Confirm</button></div></form>`,
+  );
 }
 
 /** After RP-initiated logout without a (registered) place to go back to. */

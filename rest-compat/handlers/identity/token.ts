@@ -3,18 +3,40 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { INTERNAL_OPERATIONS } from '../../../platform/internal-operations.ts';
 import type { RawHandlerDeps } from '../types.ts';
-import { callOAuth, clientCredentialsOf, form, json, noStore, oauthErrorResponse, op, paramsOf, type EndpointGroup } from './oauth.ts';
+import {
+  callOAuth,
+  clientCredentialsOf,
+  form,
+  json,
+  noStore,
+  oauthErrorResponse,
+  op,
+  paramsOf,
+  type EndpointGroup,
+} from './oauth.ts';
 
 async function token(deps: RawHandlerDeps, req: FastifyRequest, reply: FastifyReply) {
   const params = paramsOf(req.body);
   const credentials = clientCredentialsOf(req, params);
   // A missing grant_type is answered after the client is authenticated (by the identity subgraph).
   const grant = {
-    grantType: params.get('grant_type') ?? '', username: params.get('username'), password: params.get('password'), totpCode: params.get('totp_code'), scope: params.get('scope'),
-    code: params.get('code'), redirectUri: params.get('redirect_uri'), codeVerifier: params.get('code_verifier'), refreshToken: params.get('refresh_token'),
+    grantType: params.get('grant_type') ?? '',
+    username: params.get('username'),
+    password: params.get('password'),
+    totpCode: params.get('totp_code'),
+    scope: params.get('scope'),
+    code: params.get('code'),
+    redirectUri: params.get('redirect_uri'),
+    codeVerifier: params.get('code_verifier'),
+    refreshToken: params.get('refresh_token'),
   };
   const t = (await callOAuth(deps, req, INTERNAL_OPERATIONS.issueTokens, { credentials, grant }))._issueTokens;
-  const body: Record<string, unknown> = { access_token: t.accessToken, token_type: t.tokenType, expires_in: t.expiresIn, scope: t.scope };
+  const body: Record<string, unknown> = {
+    access_token: t.accessToken,
+    token_type: t.tokenType,
+    expires_in: t.expiresIn,
+    scope: t.scope,
+  };
   if (t.refreshToken) body.refresh_token = t.refreshToken;
   if (t.idToken) body.id_token = t.idToken;
   return noStore(reply).send(body);
@@ -27,9 +49,30 @@ export const tokenEndpoint: EndpointGroup = {
   openapi: {
     '/token': {
       post: op('identity.token', 'Issue tokens', {
-        description: 'grant_type password (username, password, totp_code, scope), authorization_code (code, redirect_uri, code_verifier), client_credentials (scope), refresh_token (refresh_token, scope). Client authentication client_secret_basic or client_secret_post (public clients: client_id alone).',
-        requestBody: form({ grant_type: 'Grant type', client_id: 'client_secret_post', client_secret: 'client_secret_post', username: '', password: '', totp_code: '', scope: '', code: '', redirect_uri: '', code_verifier: '', refresh_token: '' }, ['grant_type']),
-        responses: { 200: json('`{access_token, token_type, expires_in, scope, refresh_token?, id_token?}`'), 400: oauthErrorResponse, 401: oauthErrorResponse, 429: oauthErrorResponse },
+        description:
+          'grant_type password (username, password, totp_code, scope), authorization_code (code, redirect_uri, code_verifier), client_credentials (scope), refresh_token (refresh_token, scope). Client authentication client_secret_basic or client_secret_post (public clients: client_id alone).',
+        requestBody: form(
+          {
+            grant_type: 'Grant type',
+            client_id: 'client_secret_post',
+            client_secret: 'client_secret_post',
+            username: '',
+            password: '',
+            totp_code: '',
+            scope: '',
+            code: '',
+            redirect_uri: '',
+            code_verifier: '',
+            refresh_token: '',
+          },
+          ['grant_type'],
+        ),
+        responses: {
+          200: json('`{access_token, token_type, expires_in, scope, refresh_token?, id_token?}`'),
+          400: oauthErrorResponse,
+          401: oauthErrorResponse,
+          429: oauthErrorResponse,
+        },
       }),
     },
   },

@@ -7,27 +7,41 @@ import type { RawHandlerDeps } from '../types.ts';
 import { json, noStore, op, type EndpointGroup } from './oauth.ts';
 
 /** RFC 6750 errors of a protected resource (userinfo). */
-function bearerError(reply: FastifyReply, status: number, error: string | undefined, description: string): FastifyReply {
-  const challenge = error ? `Bearer realm="tessera", error="${error}", error_description="${description.replace(/"/g, "'")}"` : 'Bearer realm="tessera"';
-  return noStore(reply).code(status).header('www-authenticate', challenge).send({ error: error ?? 'invalid_request', error_description: description });
+function bearerError(
+  reply: FastifyReply,
+  status: number,
+  error: string | undefined,
+  description: string,
+): FastifyReply {
+  const challenge = error
+    ? `Bearer realm="tessera", error="${error}", error_description="${description.replace(/"/g, "'")}"`
+    : 'Bearer realm="tessera"';
+  return noStore(reply)
+    .code(status)
+    .header('www-authenticate', challenge)
+    .send({ error: error ?? 'invalid_request', error_description: description });
 }
 
 async function userinfo(deps: RawHandlerDeps, req: FastifyRequest, reply: FastifyReply) {
-  if (!req.headers.authorization) return bearerError(reply, 401, undefined, 'An end-user access token is required (Authorization: Bearer)');
+  if (!req.headers.authorization)
+    return bearerError(reply, 401, undefined, 'An end-user access token is required (Authorization: Bearer)');
   let ctx;
   try {
     ctx = await deps.contextOf(req);
   } catch (err) {
-    if (err instanceof AppError && err.status === 401) return bearerError(reply, 401, 'invalid_token', 'The access token is invalid, expired or revoked');
+    if (err instanceof AppError && err.status === 401)
+      return bearerError(reply, 401, 'invalid_token', 'The access token is invalid, expired or revoked');
     throw err;
   }
   if (ctx.principal.kind !== 'user') return bearerError(reply, 401, 'invalid_token', 'Not an end-user access token');
-  if (!ctx.principal.scopes.includes('openid')) return bearerError(reply, 403, 'insufficient_scope', 'The token was not granted the openid scope');
+  if (!ctx.principal.scopes.includes('openid'))
+    return bearerError(reply, 403, 'insufficient_scope', 'The token was not granted the openid scope');
   let claims: Record<string, unknown>;
   try {
     claims = (await callInternal(deps, INTERNAL_OPERATIONS.userInfo, {}, ctx)).userInfo;
   } catch (err) {
-    if (isAnswerError(err) && err.code === 'INVALID_TOKEN') return bearerError(reply, 401, 'invalid_token', err.message);
+    if (isAnswerError(err) && err.code === 'INVALID_TOKEN')
+      return bearerError(reply, 401, 'invalid_token', err.message);
     return deps.sendError(reply, err);
   }
   for (const k of Object.keys(claims)) if (claims[k] === null) delete claims[k];
@@ -42,8 +56,14 @@ export const userinfoEndpoint: EndpointGroup = {
   },
   openapi: {
     '/userinfo': {
-      get: op('identity.userinfo', 'Current user profile (OIDC claims)', { ...BEARER, responses: { 200: json('Claims'), 401: json('RFC 6750 error') } }),
-      post: op('identity.userinfo.post', 'Current user profile (OIDC claims)', { ...BEARER, responses: { 200: json('Claims'), 401: json('RFC 6750 error') } }),
+      get: op('identity.userinfo', 'Current user profile (OIDC claims)', {
+        ...BEARER,
+        responses: { 200: json('Claims'), 401: json('RFC 6750 error') },
+      }),
+      post: op('identity.userinfo.post', 'Current user profile (OIDC claims)', {
+        ...BEARER,
+        responses: { 200: json('Claims'), 401: json('RFC 6750 error') },
+      }),
     },
   },
 };

@@ -53,14 +53,24 @@ type YogaContext = { requestContext: RequestContext };
 
 /** Builds the realtime endpoint of the data subgraph. */
 export function createRealtimeHttp(services: DataServices): SubgraphHttp {
-  const subscribeChanges = async (ctx: RequestContext, table: string | null | undefined): Promise<AsyncIterable<{ dataChanges: unknown }>> => {
+  const subscribeChanges = async (
+    ctx: RequestContext,
+    table: string | null | undefined,
+  ): Promise<AsyncIterable<{ dataChanges: unknown }>> => {
     const sub = await services.subscriber(ctx.principal);
     return pipe(
       sub.source,
       filter((c: Change) => !table || c.table === table || c.op === 'gap'),
       filter((c: Change) => sub.visible(c)),
       map((c: Change) => ({
-        dataChanges: { table: c.table, operation: c.op, row: c.row ?? null, old: sub.oldOf(c), at: new Date(c.at).toISOString(), truncated: c.truncated === true },
+        dataChanges: {
+          table: c.table,
+          operation: c.op,
+          row: c.row ?? null,
+          old: sub.oldOf(c),
+          at: new Date(c.at).toISOString(),
+          truncated: c.truncated === true,
+        },
       })),
     );
   };
@@ -77,7 +87,9 @@ export function createRealtimeHttp(services: DataServices): SubgraphHttp {
               return await subscribeChanges(ctx.requestContext, args.table);
             } catch (err) {
               const shaped = shapeError(err);
-              throw createGraphQLError(shaped.message, { extensions: { code: shaped.code, http: { status: shaped.status } } });
+              throw createGraphQLError(shaped.message, {
+                extensions: { code: shaped.code, http: { status: shaped.status } },
+              });
             }
           },
           resolve: (payload: { dataChanges: unknown }) => payload.dataChanges,
@@ -91,7 +103,8 @@ export function createRealtimeHttp(services: DataServices): SubgraphHttp {
   const rules = [...specifiedRules, ...limitRules(limits)];
   const validateLimited = (s: GraphQLSchema, document: DocumentNode) => validate(s, document, rules);
   const limited: Plugin = {
-    onParse: ({ setParseFn }) => setParseFn((source) => parseLimited(typeof source === 'string' ? source : source.body, limits)),
+    onParse: ({ setParseFn }) =>
+      setParseFn((source) => parseLimited(typeof source === 'string' ? source : source.body, limits)),
     onValidate: ({ setValidationFn }) => setValidationFn((s, document) => validateLimited(s, document)),
   };
 
@@ -110,8 +123,10 @@ export function createRealtimeHttp(services: DataServices): SubgraphHttp {
   return {
     async fetch(request, ctx) {
       const p = ctx.principal;
-      if (p.kind === 'anonymous') throw errors.unauthenticated('Send a project key (X-Api-Key) or an end-user access token');
-      if (p.kind !== 'project' && p.kind !== 'user' && p.kind !== 'publishable') throw errors.forbidden('Realtime takes a project key (X-Api-Key) or an end-user access token');
+      if (p.kind === 'anonymous')
+        throw errors.unauthenticated('Send a project key (X-Api-Key) or an end-user access token');
+      if (p.kind !== 'project' && p.kind !== 'user' && p.kind !== 'publishable')
+        throw errors.forbidden('Realtime takes a project key (X-Api-Key) or an end-user access token');
       return await yoga.fetch(request, { requestContext: ctx });
     },
     websocket(wss: WebSocketServer, authenticate) {

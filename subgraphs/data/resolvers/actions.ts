@@ -30,6 +30,10 @@ export const actionResolvers = {
       return true;
     },
     dataTransaction: async (_: unknown, args: { operations: unknown; rollback?: boolean | null }, ctx: Ctx) =>
-      await ctx.services.actions.transaction(ctx.principal, args.operations, { rollback: args.rollback === true, depth: ctx.depth, requestId: ctx.requestId }),
+      await ctx.services.actions.transaction(ctx.principal, args.operations, {
+        rollback: args.rollback === true,
+        depth: ctx.depth,
+        requestId: ctx.requestId,
+      }),
   },
 };

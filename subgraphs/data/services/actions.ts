@@ -13,7 +13,17 @@ import type pg from 'pg';
 import type { Principal } from '../../../platform/auth.ts';
 import { AppError, errors } from '../../../platform/errors.ts';
 import { requireAdminScope } from '../../../platform/admin-scopes.ts';
-import { buildAggregate, buildDelete, buildFind, buildInsert, buildUpdate, buildVectorSearch, PGVECTOR_OPCLASSES, HNSW_INDEX_SQL, type Built } from './builder.ts';
+import {
+  buildAggregate,
+  buildDelete,
+  buildFind,
+  buildInsert,
+  buildUpdate,
+  buildVectorSearch,
+  PGVECTOR_OPCLASSES,
+  HNSW_INDEX_SQL,
+  type Built,
+} from './builder.ts';
 import type { Catalog, TableMeta } from './catalog.ts';
 import type { HookOutbox } from './hook-outbox.ts';
 import type { AfterWrite, DataHooks, HookContext, HookEvent } from './hooks.ts';
@@ -27,8 +37,18 @@ import { bindValue, isPlainObject, Params } from './where.ts';
 import type { Change } from './realtime.ts';
 
 export type Body = Record<string, unknown>;
-export type ActionName = 'find' | 'findOne' | 'insert' | 'update' | 'delete' | 'aggregate' | 'vectorSearch' | 'rawSQL' | 'transaction';
-const TRANSACTION_ACTIONS = ['find', 'findOne', 'insert', 'update', 'delete', 'aggregate', 'vectorSearch', 'rawSQL'] as const;
+export type ActionName =
+  'find' | 'findOne' | 'insert' | 'update' | 'delete' | 'aggregate' | 'vectorSearch' | 'rawSQL' | 'transaction';
+const TRANSACTION_ACTIONS = [
+  'find',
+  'findOne',
+  'insert',
+  'update',
+  'delete',
+  'aggregate',
+  'vectorSearch',
+  'rawSQL',
+] as const;
 const MAX_OPERATIONS = 100;
 
 /**
@@ -84,9 +104,34 @@ function asReturned(returning: unknown, rows: Record<string, unknown>[]): Record
 export type Actions = ReturnType<typeof createActions>;
 
 const TYPE_NAMES: Record<number, string> = {
-  16: 'bool', 17: 'bytea', 20: 'int8', 21: 'int2', 23: 'int4', 25: 'text', 114: 'json', 700: 'float4', 701: 'float8', 1042: 'bpchar',
-  1043: 'varchar', 1082: 'date', 1083: 'time', 1114: 'timestamp', 1184: 'timestamptz', 1700: 'numeric', 2950: 'uuid', 3802: 'jsonb',
-  1000: '_bool', 1005: '_int2', 1007: '_int4', 1016: '_int8', 1009: '_text', 1021: '_float4', 1022: '_float8', 26: 'oid', 19: 'name', 18: 'char',
+  16: 'bool',
+  17: 'bytea',
+  20: 'int8',
+  21: 'int2',
+  23: 'int4',
+  25: 'text',
+  114: 'json',
+  700: 'float4',
+  701: 'float8',
+  1042: 'bpchar',
+  1043: 'varchar',
+  1082: 'date',
+  1083: 'time',
+  1114: 'timestamp',
+  1184: 'timestamptz',
+  1700: 'numeric',
+  2950: 'uuid',
+  3802: 'jsonb',
+  1000: '_bool',
+  1005: '_int2',
+  1007: '_int4',
+  1016: '_int8',
+  1009: '_text',
+  1021: '_float4',
+  1022: '_float8',
+  26: 'oid',
+  19: 'name',
+  18: 'char',
 };
 
 /**
@@ -98,7 +143,12 @@ const statementName = (sql: string): string => `tessera_${crypto.hash('sha1', sq
 
 async function run(db: Db, built: Built): Promise<pg.QueryResult> {
   try {
-    return await db.query({ name: statementName(built.sql), text: built.sql, values: built.params, queryMode: 'extended' } as pg.QueryConfig);
+    return await db.query({
+      name: statementName(built.sql),
+      text: built.sql,
+      values: built.params,
+      queryMode: 'extended',
+    } as pg.QueryConfig);
   } catch (err) {
     throw mapPgError(err);
   }
@@ -139,7 +189,16 @@ export function createActions(deps: {
     s.sent = true;
     return await hooks.runBefore(...args);
   };
-  const session = (db: Db, caller: Caller, hook: HookContext): Session => ({ db, caller, ddl: false, catalogChanged: false, sent: false, hook, after: [], dirty: false });
+  const session = (db: Db, caller: Caller, hook: HookContext): Session => ({
+    db,
+    caller,
+    ddl: false,
+    catalogChanged: false,
+    sent: false,
+    hook,
+    after: [],
+    dirty: false,
+  });
   /** Drops the schema's catalog here and in every other process; a failed announcement is logged by nobody: it only costs freshness elsewhere. */
   const announce = async (schema: string): Promise<void> => await catalog.announce(admin, schema).catch(() => {});
 
@@ -148,7 +207,12 @@ export function createActions(deps: {
    * key's single statement then runs in a short transaction of its own with its outbox row, so both commit together;
    * inside a transaction the outbox row is added just before the commit (see inTransaction).
    */
-  const write = async (s: Session, built: Built, t: TableMeta, event?: HookEvent): Promise<{ res: pg.QueryResult; rows: Record<string, unknown>[] }> => {
+  const write = async (
+    s: Session,
+    built: Built,
+    t: TableMeta,
+    event?: HookEvent,
+  ): Promise<{ res: pg.QueryResult; rows: Record<string, unknown>[] }> => {
     if (!event) {
       const res = await exec(s, built);
       return { res, rows: decodeRows(t, res.rows) };
@@ -190,8 +254,12 @@ export function createActions(deps: {
       user = { id: principal.userId, clientId: principal.clientId, scopes: principal.scopes };
     } else if (principal.kind === 'publishable') {
       // A project made before the anonymous role existed gets it on its first anonymous call.
-      return { role: await provisioning.ensureAnonymous(await provisioning.ensure(principal.projectId)), anonymous: true };
-    } else if (principal.kind === 'anonymous') throw errors.unauthenticated('Send a project key (X-Api-Key) or an end-user access token');
+      return {
+        role: await provisioning.ensureAnonymous(await provisioning.ensure(principal.projectId)),
+        anonymous: true,
+      };
+    } else if (principal.kind === 'anonymous')
+      throw errors.unauthenticated('Send a project key (X-Api-Key) or an end-user access token');
     else throw errors.forbidden('The data API takes a project key (X-Api-Key) or an end-user access token');
     // A new project's database may still be on its way (made from the project.created event): this call makes it.
     return { role: await provisioning.ensure(projectId), user };
@@ -201,7 +269,9 @@ export function createActions(deps: {
     const t = await catalog.table(s.db, s.caller.role.schemaName, name);
     if (underRls(s.caller) && !t.rls) {
       const who = s.caller.user ? 'End users' : 'The publishable key';
-      throw errors.forbidden(`${who} may only use tables with row level security enabled; "${t.name}" has none (ALTER TABLE ... ENABLE ROW LEVEL SECURITY and add policies)`);
+      throw errors.forbidden(
+        `${who} may only use tables with row level security enabled; "${t.name}" has none (ALTER TABLE ... ENABLE ROW LEVEL SECURITY and add policies)`,
+      );
     }
     return t;
   };
@@ -229,7 +299,14 @@ export function createActions(deps: {
       let b = body;
       if (plan.before) {
         const many = Array.isArray(body.values);
-        const rows = await runBefore(s, s.hook, t.name, 'insert', many ? (body.values as unknown[]) : [body.values], null);
+        const rows = await runBefore(
+          s,
+          s.hook,
+          t.name,
+          'insert',
+          many ? (body.values as unknown[]) : [body.values],
+          null,
+        );
         b = { ...body, values: many ? rows : rows[0] };
       }
       built = buildInsert(schema, t, plan.after ? { ...b, returning: '*' } : b);
@@ -261,7 +338,12 @@ export function createActions(deps: {
         return { count: res.rowCount ?? 0, rows: decodeRows(t, res.rows) };
       }
       if (plan.before) await runBefore(s, s.hook, t.name, 'delete', [null], body.where);
-      const { res, rows } = await write(s, plan.after ? buildDelete(schema, t, { ...body, returning: '*' }, maxRows) : built, t, plan.after ? 'delete' : undefined);
+      const { res, rows } = await write(
+        s,
+        plan.after ? buildDelete(schema, t, { ...body, returning: '*' }, maxRows) : built,
+        t,
+        plan.after ? 'delete' : undefined,
+      );
       return { count: res.rowCount ?? 0, rows: plan.after ? asReturned(body.returning, rows) : rows };
     },
     async aggregate(s: Session, body: Body) {
@@ -293,7 +375,11 @@ export function createActions(deps: {
       s.dirty = true;
       s.sent = true;
       const sql = body.sql as string;
-      let res: { rows: Record<string, unknown>[]; rowCount: number | null; fields: { name: string; dataTypeID: number }[] };
+      let res: {
+        rows: Record<string, unknown>[];
+        rowCount: number | null;
+        fields: { name: string; dataTypeID: number }[];
+      };
       try {
         if (s.client) res = await s.client.readLimited(sql, params, limits);
         else res = await alone(s.autocommit!, sql, params, guard.transactional);
@@ -302,7 +388,10 @@ export function createActions(deps: {
       }
       if (guard.ddl) s.ddl = true;
       catalog.invalidate(s.caller.role.schemaName); // later operations of a transaction see its own changes
-      const fields = (res.fields ?? []).map((f) => ({ name: f.name, type: TYPE_NAMES[f.dataTypeID] ?? String(f.dataTypeID) }));
+      const fields = (res.fields ?? []).map((f) => ({
+        name: f.name,
+        type: TYPE_NAMES[f.dataTypeID] ?? String(f.dataTypeID),
+      }));
       return { rows: res.rows, rowCount: res.rowCount ?? res.rows.length, fields };
     },
   };
@@ -341,7 +430,11 @@ export function createActions(deps: {
    * with `rollback` nothing is kept even when `fn` succeeds (and its writes' hooks run as dry runs).
    * After-hooks get the committed rows once the transaction has committed and its connection is back.
    */
-  const inTransaction = async <T>(caller: Caller, fn: (s: Session) => Promise<T>, opts: RunOptions & { rollback?: boolean } = {}): Promise<T> => {
+  const inTransaction = async <T>(
+    caller: Caller,
+    fn: (s: Session) => Promise<T>,
+    opts: RunOptions & { rollback?: boolean } = {},
+  ): Promise<T> => {
     const rollback = opts.rollback === true;
     const client = await pools.get(caller.role).connect();
     const s: Session = { ...session(client, caller, hookContext(caller, opts, rollback)), client };
@@ -385,7 +478,12 @@ export function createActions(deps: {
   };
 
   /** Runs one action for the caller; with the project key a single statement runs without a transaction. */
-  const perform = async (principal: Principal, action: Exclude<ActionName, 'transaction'>, body: Body, o: RunOptions = {}): Promise<unknown> => {
+  const perform = async (
+    principal: Principal,
+    action: Exclude<ActionName, 'transaction'>,
+    body: Body,
+    o: RunOptions = {},
+  ): Promise<unknown> => {
     const caller = await callerOf(principal);
     const fn = actions[action] as (s: Session, b: Body) => Promise<unknown>;
     if (underRls(caller)) {
@@ -420,30 +518,49 @@ export function createActions(deps: {
   };
 
   /** Several actions, all or nothing (with `rollback`: nothing, whatever happens); an error names the failing operation's index. */
-  const transaction = async (principal: Principal, operations: unknown, opts: RunOptions & { rollback?: boolean } = {}): Promise<{ results: unknown[] }> => {
-    if (!Array.isArray(operations) || operations.length === 0) throw errors.validation('operations', 'expected a non-empty array of {action, table, ...}');
-    if (operations.length > MAX_OPERATIONS) throw errors.validation('operations', `at most ${MAX_OPERATIONS} operations`);
+  const transaction = async (
+    principal: Principal,
+    operations: unknown,
+    opts: RunOptions & { rollback?: boolean } = {},
+  ): Promise<{ results: unknown[] }> => {
+    if (!Array.isArray(operations) || operations.length === 0)
+      throw errors.validation('operations', 'expected a non-empty array of {action, table, ...}');
+    if (operations.length > MAX_OPERATIONS)
+      throw errors.validation('operations', `at most ${MAX_OPERATIONS} operations`);
     operations.forEach((op, i) => {
       if (!isPlainObject(op)) throw errors.validation(`operations[${i}]`, 'expected an object with an action');
       if (!(TRANSACTION_ACTIONS as readonly unknown[]).includes(op.action)) {
-        throw errors.validation(`operations[${i}].action`, `expected one of ${TRANSACTION_ACTIONS.join(', ')}, got ${JSON.stringify(op.action)}`);
+        throw errors.validation(
+          `operations[${i}].action`,
+          `expected one of ${TRANSACTION_ACTIONS.join(', ')}, got ${JSON.stringify(op.action)}`,
+        );
       }
     });
     const caller = await callerOf(principal);
-    const run = inTransaction(caller, async (s) => {
-      const results: unknown[] = [];
-      for (const [i, op] of (operations as Body[]).entries()) {
-        try {
-          const fn = actions[op.action as (typeof TRANSACTION_ACTIONS)[number]] as (s: Session, b: Body) => Promise<unknown>;
-          results.push(await fn(s, op));
-        } catch (err) {
-          const mapped = mapPgError(err);
-          if (!(mapped instanceof AppError)) throw mapped;
-          throw new AppError(mapped.code, `operations[${i}] (${String(op.action)}): ${mapped.message}`, { ...mapped.details, operation: i });
+    const run = inTransaction(
+      caller,
+      async (s) => {
+        const results: unknown[] = [];
+        for (const [i, op] of (operations as Body[]).entries()) {
+          try {
+            const fn = actions[op.action as (typeof TRANSACTION_ACTIONS)[number]] as (
+              s: Session,
+              b: Body,
+            ) => Promise<unknown>;
+            results.push(await fn(s, op));
+          } catch (err) {
+            const mapped = mapPgError(err);
+            if (!(mapped instanceof AppError)) throw mapped;
+            throw new AppError(mapped.code, `operations[${i}] (${String(op.action)}): ${mapped.message}`, {
+              ...mapped.details,
+              operation: i,
+            });
+          }
         }
-      }
-      return { results };
-    }, opts);
+        return { results };
+      },
+      opts,
+    );
     return underRls(caller) ? await run.catch((err: unknown) => Promise.reject(forEndUser(err))) : await run;
   };
 
@@ -485,7 +602,8 @@ export function createActions(deps: {
     const caller = await callerOf(principal);
     const schema = caller.role.schemaName;
     const source = await realtime.subscribe(caller.role);
-    const tableOf = async (name: string) => await catalog.table(pools.get(caller.role), schema, name).catch(() => undefined);
+    const tableOf = async (name: string) =>
+      await catalog.table(pools.get(caller.role), schema, name).catch(() => undefined);
     if (!underRls(caller)) return { source, visible: async (_c: Change) => true, oldOf: (c: Change) => c.old ?? null };
     const keys = new Map<string, string[]>();
     return {
@@ -498,16 +616,27 @@ export function createActions(deps: {
         if (c.op === 'delete') {
           const old = c.old;
           if (!old) return false;
-          return await inTransaction(caller, async (s) => await couldRead(s, t, old), { rollback: true }).catch(() => false);
+          return await inTransaction(caller, async (s) => await couldRead(s, t, old), { rollback: true }).catch(
+            () => false,
+          );
         }
         const row = c.row;
         if (!row) return false;
-        return await inTransaction(caller, async (s) => {
-          const p = new Params();
-          const cond = t.primaryKey.map((k) => `${ident(k)} = ${p.add(bindValue(t.columns.get(k), row[k], k))}`).join(' and ');
-          const res = await exec(s, { sql: `select 1 from ${ident(schema)}.${ident(t.name)} where ${cond}`, params: p.values });
-          return res.rows.length > 0;
-        }, { rollback: true }).catch(() => false);
+        return await inTransaction(
+          caller,
+          async (s) => {
+            const p = new Params();
+            const cond = t.primaryKey
+              .map((k) => `${ident(k)} = ${p.add(bindValue(t.columns.get(k), row[k], k))}`)
+              .join(' and ');
+            const res = await exec(s, {
+              sql: `select 1 from ${ident(schema)}.${ident(t.name)} where ${cond}`,
+              params: p.values,
+            });
+            return res.rows.length > 0;
+          },
+          { rollback: true },
+        ).catch(() => false);
       },
       // A deleted row is sent to end users as its key only.
       oldOf: (c: Change) => (c.old ? Object.fromEntries((keys.get(c.table) ?? []).map((k) => [k, c.old![k]])) : null),

@@ -2,19 +2,39 @@
 // Identifiers come only from the catalog (quoted); every value is a bound parameter.
 import { AppError, errors } from '../../../platform/errors.ts';
 import { columnOf, type TableMeta } from './catalog.ts';
-import { bindValue, checkLimit, compileOrderBy, compileWhere, ident, isPlainObject, Params, type Resolve } from './where.ts';
+import {
+  bindValue,
+  checkLimit,
+  compileOrderBy,
+  compileWhere,
+  ident,
+  isPlainObject,
+  Params,
+  type Resolve,
+} from './where.ts';
 
-export const LIMITS = { defaultLimit: 100, maxLimit: 1000, maxInsertRows: 1000, defaultK: 10, maxK: 1000, maxAggregates: 50, maxDimensions: 16_000 };
+export const LIMITS = {
+  defaultLimit: 100,
+  maxLimit: 1000,
+  maxInsertRows: 1000,
+  defaultK: 10,
+  maxK: 1000,
+  maxAggregates: 50,
+  maxDimensions: 16_000,
+};
 
 export type Built = { sql: string; params: unknown[] };
 type Body = Record<string, unknown>;
 
 const qualified = (schema: string, t: TableMeta) => `${ident(schema)}.${ident(t.name)}`;
-const columnsOf = (t: TableMeta): Resolve => (key, field) => ({ sql: ident(columnOf(t, key, field).name), column: columnOf(t, key, field) });
+const columnsOf =
+  (t: TableMeta): Resolve =>
+  (key, field) => ({ sql: ident(columnOf(t, key, field).name), column: columnOf(t, key, field) });
 
 function selectList(t: TableMeta, select: unknown, field = 'select'): string {
   if (select === undefined || select === null) return '*';
-  if (!Array.isArray(select) || select.length === 0) throw errors.validation(field, 'expected a non-empty array of column names');
+  if (!Array.isArray(select) || select.length === 0)
+    throw errors.validation(field, 'expected a non-empty array of column names');
   return select.map((c, i) => ident(columnOf(t, c, `${field}[${i}]`).name)).join(', ');
 }
 
@@ -40,11 +60,15 @@ function capped(dml: string, returning: string, maxRows: number | undefined, p: 
 }
 
 function requireWhere(body: Body, action: string): void {
-  const empty = body.where === undefined || body.where === null || (isPlainObject(body.where) && Object.keys(body.where).length === 0);
+  const empty =
+    body.where === undefined ||
+    body.where === null ||
+    (isPlainObject(body.where) && Object.keys(body.where).length === 0);
   if (empty && body.all !== true) {
     throw errors.validation('where', `${action} needs a where; send "all": true to ${action} every row of the table`);
   }
-  if (body.all !== undefined && body.all !== null && typeof body.all !== 'boolean') throw errors.validation('all', 'expected true or false');
+  if (body.all !== undefined && body.all !== null && typeof body.all !== 'boolean')
+    throw errors.validation('all', 'expected true or false');
 }
 
 /** find and findOne. */
@@ -55,7 +79,8 @@ export function buildFind(schema: string, t: TableMeta, body: Body, one = false)
   const limit = one ? 1 : checkLimit(body.limit, LIMITS.defaultLimit, LIMITS.maxLimit);
   let offset = 0;
   if (!one && body.offset !== undefined && body.offset !== null) {
-    if (typeof body.offset !== 'number' || !Number.isInteger(body.offset) || body.offset < 0) throw errors.validation('offset', 'expected a whole number of 0 or more');
+    if (typeof body.offset !== 'number' || !Number.isInteger(body.offset) || body.offset < 0)
+      throw errors.validation('offset', 'expected a whole number of 0 or more');
     offset = body.offset;
   }
   const sql = `select ${selectList(t, body.select)} from ${qualified(schema, t)}${where}${order} limit ${limit}${offset ? ` offset ${offset}` : ''}`;
@@ -66,9 +91,11 @@ export function buildFind(schema: string, t: TableMeta, body: Body, one = false)
 export function buildInsert(schema: string, t: TableMeta, body: Body): Built {
   const values = body.values;
   const rows = Array.isArray(values) ? values : [values];
-  if (values === undefined || values === null) throw errors.validation('values', 'required: a row object or an array of row objects');
+  if (values === undefined || values === null)
+    throw errors.validation('values', 'required: a row object or an array of row objects');
   if (rows.length === 0) throw errors.validation('values', 'expected at least one row');
-  if (rows.length > LIMITS.maxInsertRows) throw errors.validation('values', `at most ${LIMITS.maxInsertRows} rows per insert`);
+  if (rows.length > LIMITS.maxInsertRows)
+    throw errors.validation('values', `at most ${LIMITS.maxInsertRows} rows per insert`);
   const columns: string[] = [];
   rows.forEach((r, i) => {
     const f = Array.isArray(values) ? `values[${i}]` : 'values';
@@ -91,17 +118,31 @@ export function buildInsert(schema: string, t: TableMeta, body: Body): Built {
     const f = Array.isArray(values) ? `values[${i}]` : 'values';
     return `(${columns.map((c) => (c in row ? p.add(bindValue(t.columns.get(c), row[c], `${f}.${c}`)) : 'default')).join(', ')})`;
   });
-  return { sql: `insert into ${target} (${columns.map(ident).join(', ')}) values ${tuples.join(', ')}${ret}`, params: p.values };
+  return {
+    sql: `insert into ${target} (${columns.map(ident).join(', ')}) values ${tuples.join(', ')}${ret}`,
+    params: p.values,
+  };
 }
 
 /** update: `set` on the rows matching `where` (or every row with `all: true`); at most `maxRows` rows answered. */
 export function buildUpdate(schema: string, t: TableMeta, body: Body, maxRows?: number): Built {
   requireWhere(body, 'update');
-  if (!isPlainObject(body.set) || Object.keys(body.set).length === 0) throw errors.validation('set', 'expected an object of column values');
+  if (!isPlainObject(body.set) || Object.keys(body.set).length === 0)
+    throw errors.validation('set', 'expected an object of column values');
   const p = new Params();
-  const set = Object.entries(body.set).map(([k, v]) => `${ident(columnOf(t, k, `set.${k}`).name)} = ${p.add(bindValue(t.columns.get(k), v, `set.${k}`))}`);
+  const set = Object.entries(body.set).map(
+    ([k, v]) => `${ident(columnOf(t, k, `set.${k}`).name)} = ${p.add(bindValue(t.columns.get(k), v, `set.${k}`))}`,
+  );
   const where = whereClause(t, body.where, p);
-  return { sql: capped(`update ${qualified(schema, t)} set ${set.join(', ')}${where}`, returningList(t, body.returning), maxRows, p), params: p.values };
+  return {
+    sql: capped(
+      `update ${qualified(schema, t)} set ${set.join(', ')}${where}`,
+      returningList(t, body.returning),
+      maxRows,
+      p,
+    ),
+    params: p.values,
+  };
 }
 
 /** delete: the rows matching `where` (or every row with `all: true`); at most `maxRows` rows answered. */
@@ -109,7 +150,10 @@ export function buildDelete(schema: string, t: TableMeta, body: Body, maxRows?: 
   requireWhere(body, 'delete');
   const p = new Params();
   const where = whereClause(t, body.where, p);
-  return { sql: capped(`delete from ${qualified(schema, t)}${where}`, returningList(t, body.returning), maxRows, p), params: p.values };
+  return {
+    sql: capped(`delete from ${qualified(schema, t)}${where}`, returningList(t, body.returning), maxRows, p),
+    params: p.values,
+  };
 }
 
 const AGGREGATE_FUNCTIONS = new Set(['count', 'sum', 'avg', 'min', 'max']);
@@ -118,8 +162,10 @@ const ALIAS = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 /** aggregate: count/sum/avg/min/max with groupBy, where, having, orderBy and limit. */
 export function buildAggregate(schema: string, t: TableMeta, body: Body): Built {
   const aggs = body.aggregates;
-  if (!Array.isArray(aggs) || aggs.length === 0) throw errors.validation('aggregates', 'expected a non-empty array of {fn, column, as}');
-  if (aggs.length > LIMITS.maxAggregates) throw errors.validation('aggregates', `at most ${LIMITS.maxAggregates} aggregates`);
+  if (!Array.isArray(aggs) || aggs.length === 0)
+    throw errors.validation('aggregates', 'expected a non-empty array of {fn, column, as}');
+  if (aggs.length > LIMITS.maxAggregates)
+    throw errors.validation('aggregates', `at most ${LIMITS.maxAggregates} aggregates`);
   const groupBy = body.groupBy ?? [];
   if (!Array.isArray(groupBy)) throw errors.validation('groupBy', 'expected an array of column names');
   const groups = groupBy.map((c, i) => columnOf(t, c, `groupBy[${i}]`).name);
@@ -128,21 +174,27 @@ export function buildAggregate(schema: string, t: TableMeta, body: Body): Built 
     const f = `aggregates[${i}]`;
     if (!isPlainObject(a)) throw errors.validation(f, 'expected {fn, column, as}');
     const fn = typeof a.fn === 'string' ? a.fn.toLowerCase() : '';
-    if (!AGGREGATE_FUNCTIONS.has(fn)) throw errors.validation(`${f}.fn`, `expected one of count, sum, avg, min, max, got ${JSON.stringify(a.fn)}`);
+    if (!AGGREGATE_FUNCTIONS.has(fn))
+      throw errors.validation(`${f}.fn`, `expected one of count, sum, avg, min, max, got ${JSON.stringify(a.fn)}`);
     let arg = '*';
-    if (a.column !== undefined && a.column !== null && a.column !== '*') arg = ident(columnOf(t, a.column, `${f}.column`).name);
+    if (a.column !== undefined && a.column !== null && a.column !== '*')
+      arg = ident(columnOf(t, a.column, `${f}.column`).name);
     else if (fn !== 'count') throw errors.validation(`${f}.column`, `${fn} needs a column`);
     const distinct = a.distinct === true && arg !== '*' ? 'distinct ' : '';
     const alias = a.as ?? (arg === '*' ? fn : `${fn}_${String(a.column)}`);
-    if (typeof alias !== 'string' || !ALIAS.test(alias)) throw errors.validation(`${f}.as`, 'expected an alias of letters, digits and underscores');
-    if (exprs.has(alias) || groups.includes(alias)) throw errors.validation(`${f}.as`, `alias "${alias}" is used twice`);
+    if (typeof alias !== 'string' || !ALIAS.test(alias))
+      throw errors.validation(`${f}.as`, 'expected an alias of letters, digits and underscores');
+    if (exprs.has(alias) || groups.includes(alias))
+      throw errors.validation(`${f}.as`, `alias "${alias}" is used twice`);
     exprs.set(alias, `${fn}(${distinct}${arg})`);
   });
   const resolveOutput = (key: string, field: string) => {
     const e = exprs.get(key);
     if (e) return { sql: e };
     if (groups.includes(key)) return { sql: ident(key), column: t.columns.get(key) };
-    throw new AppError('VALIDATION_FAILED', `${field}: "${key}" is neither an aggregate alias nor a groupBy column`, { field });
+    throw new AppError('VALIDATION_FAILED', `${field}: "${key}" is neither an aggregate alias nor a groupBy column`, {
+      field,
+    });
   };
   const p = new Params();
   const where = whereClause(t, body.where, p);
@@ -155,7 +207,11 @@ export function buildAggregate(schema: string, t: TableMeta, body: Body): Built 
 }
 
 const PGVECTOR_OPERATORS: Record<string, string> = { l2: '<->', cosine: '<=>', inner_product: '<#>' };
-export const PGVECTOR_OPCLASSES: Record<string, string> = { l2: 'vector_l2_ops', cosine: 'vector_cosine_ops', inner_product: 'vector_ip_ops' };
+export const PGVECTOR_OPCLASSES: Record<string, string> = {
+  l2: 'vector_l2_ops',
+  cosine: 'vector_cosine_ops',
+  inner_product: 'vector_ip_ops',
+};
 
 /** Whether an HNSW index with the metric's operator class serves the column: $1 schema, $2 table, $3 column, $4 opclass. */
 export const HNSW_INDEX_SQL = `select 1 from pg_index i join pg_class ic on ic.oid = i.indexrelid join pg_am am on am.oid = ic.relam
@@ -168,11 +224,21 @@ export function checkVectorBody(t: TableMeta, body: Body): { column: string; met
   const col = columnOf(t, body.column, 'column');
   const pgvector = col.typname === 'vector';
   const floatArray = ['_float4', '_float8', '_numeric'].includes(col.typname);
-  if (!pgvector && !floatArray) throw errors.validation('column', `column "${col.name}" (${col.type}) is not a vector: use a pgvector "vector" or a "real[]" column`);
+  if (!pgvector && !floatArray)
+    throw errors.validation(
+      'column',
+      `column "${col.name}" (${col.type}) is not a vector: use a pgvector "vector" or a "real[]" column`,
+    );
   const metric = body.metric ?? 'cosine';
-  if (typeof metric !== 'string' || !(metric in PGVECTOR_OPERATORS)) throw errors.validation('metric', `expected cosine, l2 or inner_product, got ${JSON.stringify(body.metric)}`);
+  if (typeof metric !== 'string' || !(metric in PGVECTOR_OPERATORS))
+    throw errors.validation('metric', `expected cosine, l2 or inner_product, got ${JSON.stringify(body.metric)}`);
   const v = body.vector;
-  if (!Array.isArray(v) || v.length === 0 || v.length > LIMITS.maxDimensions || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+  if (
+    !Array.isArray(v) ||
+    v.length === 0 ||
+    v.length > LIMITS.maxDimensions ||
+    !v.every((x) => typeof x === 'number' && Number.isFinite(x))
+  ) {
     throw errors.validation('vector', `expected an array of 1 to ${LIMITS.maxDimensions} numbers`);
   }
   return { column: col.name, metric, pgvector };
@@ -183,7 +249,11 @@ export function checkVectorBody(t: TableMeta, body: Body): { column: string; met
  * on real[] columns an exact scan computing the distance in SQL. `_distance` is the distance
  * (cosine: 1 - cosine similarity; l2: Euclidean; inner_product: the negative inner product).
  */
-export function buildVectorSearch(schema: string, t: TableMeta, body: Body): Built & { pgvector: boolean; column: string; metric: string } {
+export function buildVectorSearch(
+  schema: string,
+  t: TableMeta,
+  body: Body,
+): Built & { pgvector: boolean; column: string; metric: string } {
   const { column, metric, pgvector } = checkVectorBody(t, body);
   const k = checkLimit(body.k, LIMITS.defaultK, LIMITS.maxK, 'k');
   const p = new Params();

@@ -24,7 +24,13 @@ export type ColumnMeta = {
   notNull: boolean;
 };
 
-export type TableMeta = { name: string; kind: string; rls: boolean; columns: Map<string, ColumnMeta>; primaryKey: string[] };
+export type TableMeta = {
+  name: string;
+  kind: string;
+  rls: boolean;
+  columns: Map<string, ColumnMeta>;
+  primaryKey: string[];
+};
 
 export type Catalog = ReturnType<typeof createCatalog>;
 
@@ -43,7 +49,17 @@ const COLUMNS_SQL = `select c.relname as table_name, c.relkind, c.relrowsecurity
   where n.nspname = $1 and c.relkind in ('r', 'p', 'v', 'm', 'f')
   order by c.relname, a.attnum`;
 
-type Row = { table_name: string; relkind: string; relrowsecurity: boolean; attname: string; type: string; typname: string; typcategory: string; attnotnull: boolean; pk: boolean };
+type Row = {
+  table_name: string;
+  relkind: string;
+  relrowsecurity: boolean;
+  attname: string;
+  type: string;
+  typname: string;
+  typcategory: string;
+  attnotnull: boolean;
+  pk: boolean;
+};
 
 /**
  * Creates the catalog cache; `start` begins listening for changes on `databaseUrl` (until then nothing is cached).
@@ -82,10 +98,17 @@ export function createCatalog(opts: { databaseUrl?: string; logger?: Logger } = 
         t = { name: r.table_name, kind: r.relkind, rls: r.relrowsecurity, columns: new Map(), primaryKey: [] };
         tables.set(r.table_name, t);
       }
-      t.columns.set(r.attname, { name: r.attname, type: r.type, typname: r.typname, category: r.typcategory, notNull: r.attnotnull });
+      t.columns.set(r.attname, {
+        name: r.attname,
+        type: r.type,
+        typname: r.typname,
+        category: r.typcategory,
+        notNull: r.attnotnull,
+      });
       if (r.pk) t.primaryKey.push(r.attname);
     }
-    if ((standalone || listener?.listening()) && generations.get(schema) === generation && epoch === startEpoch) cache.set(schema, tables);
+    if ((standalone || listener?.listening()) && generations.get(schema) === generation && epoch === startEpoch)
+      cache.set(schema, tables);
     return tables;
   };
 
@@ -130,12 +153,19 @@ export function createCatalog(opts: { databaseUrl?: string; logger?: Logger } = 
     },
     /** Drops the entry when the server refused a statement as built from a stale catalog. */
     noteError(schema: string, err: unknown): void {
-      const code = err instanceof pg.DatabaseError ? err.code : err instanceof AppError ? err.details?.sqlstate : undefined;
+      const code =
+        err instanceof pg.DatabaseError ? err.code : err instanceof AppError ? err.details?.sqlstate : undefined;
       if (typeof code === 'string' && STALE_SQLSTATES.has(code)) bump(schema);
     },
     /** Whether `err` refuses a column name this catalog did not know (worth one look at a fresh catalog). */
     isUnknownColumn(err: unknown): boolean {
-      return err instanceof AppError && err.code === 'VALIDATION_FAILED' && typeof err.details?.column === 'string' && typeof err.details?.table === 'string' && err.details?.sqlstate === undefined;
+      return (
+        err instanceof AppError &&
+        err.code === 'VALIDATION_FAILED' &&
+        typeof err.details?.column === 'string' &&
+        typeof err.details?.table === 'string' &&
+        err.details?.sqlstate === undefined
+      );
     },
   };
 }
@@ -144,6 +174,11 @@ export function createCatalog(opts: { databaseUrl?: string; logger?: Logger } = 
 export function columnOf(table: TableMeta, name: unknown, field: string): ColumnMeta {
   if (typeof name !== 'string' || name === '') throw errors.validation(field, 'expected a column name');
   const c = table.columns.get(name);
-  if (!c) throw new AppError('VALIDATION_FAILED', `${field}: column "${name}" does not exist in table "${table.name}"`, { field, column: name, table: table.name });
+  if (!c)
+    throw new AppError('VALIDATION_FAILED', `${field}: column "${name}" does not exist in table "${table.name}"`, {
+      field,
+      column: name,
+      table: table.name,
+    });
   return c;
 }

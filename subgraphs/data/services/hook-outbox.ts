@@ -54,14 +54,16 @@ export function retryDelaySeconds(attempts: number): number {
 export function readPayload(p: unknown): OutboxPayload | string {
   if (p === null || typeof p !== 'object' || Array.isArray(p)) return 'not an object';
   const o = p as Record<string, unknown>;
-  if (o.userId !== null && o.userId !== undefined && typeof o.userId !== 'string') return 'userId must be a string or null';
+  if (o.userId !== null && o.userId !== undefined && typeof o.userId !== 'string')
+    return 'userId must be a string or null';
   if (!Number.isInteger(o.depth) || (o.depth as number) < 1) return 'depth must be an integer of 1 or more';
   if (!Array.isArray(o.writes)) return 'writes must be a list';
   const writes: AfterWrite[] = [];
   for (const [i, w] of (o.writes as unknown[]).entries()) {
     const x = (w ?? {}) as Record<string, unknown>;
     if (typeof x.table !== 'string' || x.table === '') return `writes[${i}].table must be a table name`;
-    if (typeof x.event !== 'string' || !EVENTS.includes(x.event)) return `writes[${i}].event must be insert, update or delete`;
+    if (typeof x.event !== 'string' || !EVENTS.includes(x.event))
+      return `writes[${i}].event must be insert, update or delete`;
     if (!Array.isArray(x.rows)) return `writes[${i}].rows must be a list`;
     writes.push({ table: x.table, event: x.event as HookEvent, rows: x.rows as Record<string, unknown>[] });
   }
@@ -73,7 +75,13 @@ type Row = { id: string; payload: unknown; attempts: number };
 type Marker = { project_id: string; touched_at: string; attempts: number };
 
 /** Creates the outbox over the platform role's pool (`admin`, for the markers), the projects' pools and the hook client. */
-export function createHookOutbox(opts: { admin: pg.Pool; pools: ProjectPools; provisioning: Provisioning; hooks: DataHooks; logger: Logger }) {
+export function createHookOutbox(opts: {
+  admin: pg.Pool;
+  pools: ProjectPools;
+  provisioning: Provisioning;
+  hooks: DataHooks;
+  logger: Logger;
+}) {
   const { admin, pools, provisioning, hooks, logger } = opts;
   /** Sweeps under way (the job's, or a caller's), waited for by `stop`. */
   const running = new Set<Promise<void>>();
@@ -95,10 +103,19 @@ export function createHookOutbox(opts: { admin: pg.Pool; pools: ProjectPools; pr
         left.push(w); // the functions subgraph just failed: the rest waits with it
         continue;
       }
-      const err = await hooks.enqueueAfter(projectId, w, payload.userId, payload.depth, `hook-outbox-${projectId}-${r.id}`);
+      const err = await hooks.enqueueAfter(
+        projectId,
+        w,
+        payload.userId,
+        payload.depth,
+        `hook-outbox-${projectId}-${r.id}`,
+      );
       if (!err) continue;
       if (MALFORMED.has(err.code)) {
-        logger.error({ ...log, table: w.table, event: w.event, rows: w.rows.length, error: err.message }, 'data: the functions subgraph refused an outbox write as malformed; dropped');
+        logger.error(
+          { ...log, table: w.table, event: w.event, rows: w.rows.length, error: err.message },
+          'data: the functions subgraph refused an outbox write as malformed; dropped',
+        );
         continue;
       }
       error = err;
@@ -117,7 +134,8 @@ export function createHookOutbox(opts: { admin: pg.Pool; pools: ProjectPools; pr
       [r.id, attempts, delay, error.message.slice(0, 2000), JSON.stringify(left)],
     );
     const fields = { ...log, attempts, retry_in_s: delay, writes: left.length, error: error.message };
-    if (attempts >= KEEPS_FAILING) logger.error(fields, 'data: after-hooks keep failing to be handed off; still retrying');
+    if (attempts >= KEEPS_FAILING)
+      logger.error(fields, 'data: after-hooks keep failing to be handed off; still retrying');
     else logger.warn(fields, 'data: after-hooks could not be handed off; retrying later');
     return error;
   };
@@ -165,17 +183,27 @@ export function createHookOutbox(opts: { admin: pg.Pool; pools: ProjectPools; pr
     } catch (err) {
       error = errors.unavailable((err as Error).message);
     }
-    const { rows } = await pools.get(role).query<{ n: number }>('select count(*)::int as n from tessera_hooks.outbox').catch(() => ({ rows: [{ n: 1 }] }));
+    const { rows } = await pools
+      .get(role)
+      .query<{ n: number }>('select count(*)::int as n from tessera_hooks.outbox')
+      .catch(() => ({ rows: [{ n: 1 }] }));
     if (rows[0]!.n === 0) {
-      await m.query(`delete from data_hook_outbox_projects where project_id = $1 and touched_at = $2::timestamptz and touched_at <= now() - make_interval(secs => $3)`, [
-        marker.project_id, marker.touched_at, MARKER_KEEP_SECONDS,
-      ]);
+      await m.query(
+        `delete from data_hook_outbox_projects where project_id = $1 and touched_at = $2::timestamptz and touched_at <= now() - make_interval(secs => $3)`,
+        [marker.project_id, marker.touched_at, MARKER_KEEP_SECONDS],
+      );
       return;
     }
     const attempts = error ? marker.attempts + 1 : 0;
-    await m.query(`update data_hook_outbox_projects set attempts = $2, next_attempt_at = now() + make_interval(secs => $3), last_error = $4 where project_id = $1`, [
-      marker.project_id, attempts, error ? retryDelaySeconds(attempts) : GRACE_SECONDS, error?.message.slice(0, 2000) ?? null,
-    ]);
+    await m.query(
+      `update data_hook_outbox_projects set attempts = $2, next_attempt_at = now() + make_interval(secs => $3), last_error = $4 where project_id = $1`,
+      [
+        marker.project_id,
+        attempts,
+        error ? retryDelaySeconds(attempts) : GRACE_SECONDS,
+        error?.message.slice(0, 2000) ?? null,
+      ],
+    );
   };
 
   const sweepMarked = async (): Promise<void> => {
@@ -237,7 +265,10 @@ export function createHookOutbox(opts: { admin: pg.Pool; pools: ProjectPools; pr
       if (kept.length === 0) return undefined;
       const payload: OutboxPayload = { userId: h.userId, depth: h.depth + 1, writes: kept };
       try {
-        const { rows } = await db.query<{ id: string }>('insert into tessera_hooks.outbox (payload) values ($1::jsonb) returning id::text as id', [JSON.stringify(payload)]);
+        const { rows } = await db.query<{ id: string }>(
+          'insert into tessera_hooks.outbox (payload) values ($1::jsonb) returning id::text as id',
+          [JSON.stringify(payload)],
+        );
         await admin.query(
           `insert into data_hook_outbox_projects (project_id) values ($1)
            on conflict (project_id) do update set touched_at = now()`,
@@ -245,7 +276,10 @@ export function createHookOutbox(opts: { admin: pg.Pool; pools: ProjectPools; pr
         );
         return rows[0]!.id;
       } catch (err) {
-        logger.error({ project: h.projectId, err: (err as Error).message }, 'data: could not add to the after-hook outbox; the write is rolled back');
+        logger.error(
+          { project: h.projectId, err: (err as Error).message },
+          'data: could not add to the after-hook outbox; the write is rolled back',
+        );
         throw errors.unavailable('The write could not record its after-hooks and was rolled back; retry in a moment');
       }
     },
@@ -262,14 +296,25 @@ export function createHookOutbox(opts: { admin: pg.Pool; pools: ProjectPools; pr
       const db = pools.get(role);
       if (left.length === 0) {
         await db.query('delete from tessera_hooks.outbox where id = $1', [id]).catch((err: Error) => {
-          logger.warn({ ...log, err: err.message }, 'data: could not delete a handed-off outbox row; the sweeper hands it off again');
+          logger.warn(
+            { ...log, err: err.message },
+            'data: could not delete a handed-off outbox row; the sweeper hands it off again',
+          );
         });
         return;
       }
       if (left.length < writes.filter((w) => w.rows.length > 0).length) {
-        await db.query(`update tessera_hooks.outbox set payload = jsonb_set(payload, '{writes}', $2::jsonb) where id = $1`, [id, JSON.stringify(left)]).catch(() => {});
+        await db
+          .query(`update tessera_hooks.outbox set payload = jsonb_set(payload, '{writes}', $2::jsonb) where id = $1`, [
+            id,
+            JSON.stringify(left),
+          ])
+          .catch(() => {});
       }
-      logger.warn({ ...log, writes: left.length, error: error?.message }, 'data: after-hooks could not be handed off yet; the outbox sweeper retries them');
+      logger.warn(
+        { ...log, writes: left.length, error: error?.message },
+        'data: after-hooks could not be handed off yet; the outbox sweeper retries them',
+      );
     },
   };
 }

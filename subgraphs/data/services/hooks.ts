@@ -20,12 +20,24 @@ import { startBroadcastListener, type BroadcastListener } from '../../../platfor
 import { AppError, errors } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import type { RouterClient } from '../../../platform/subgraph.ts';
-import { INTERNAL_OPERATIONS, callInternal, isAnswerError, type HookTriggerRow, type InternalOperation } from '../../../platform/internal-operations.ts';
+import {
+  INTERNAL_OPERATIONS,
+  callInternal,
+  isAnswerError,
+  type HookTriggerRow,
+  type InternalOperation,
+} from '../../../platform/internal-operations.ts';
 
 export type HookEvent = 'insert' | 'update' | 'delete';
 export type HookPlan = { before: boolean; after: boolean };
 /** What a write knows about its hooks while it runs. */
-export type HookContext = { projectId: string; userId: string | null; depth: number; dryRun: boolean; requestId: string };
+export type HookContext = {
+  projectId: string;
+  userId: string | null;
+  depth: number;
+  dryRun: boolean;
+  requestId: string;
+};
 /** Committed rows waiting to be handed to the after-hooks. */
 export type AfterWrite = { table: string; event: HookEvent; rows: Record<string, unknown>[] };
 
@@ -55,13 +67,20 @@ function hookErrorOf(err: AppError): AppError {
 }
 
 /** Creates the hook client of the data subgraph. */
-export function createDataHooks(opts: { router: RouterClient; databaseUrl: string; logger: Logger; maxDepth: number; admin?: pg.Pool }) {
+export function createDataHooks(opts: {
+  router: RouterClient;
+  databaseUrl: string;
+  logger: Logger;
+  maxDepth: number;
+  admin?: pg.Pool;
+}) {
   const { router, logger, maxDepth, admin } = opts;
   const cache = new LRUCache<string, Promise<Triggers>>({ max: 10_000 });
   const fallbacks = new LRUCache<string, Triggers>({ max: 10_000, ttl: FALLBACK_TTL_MS });
   let listener: BroadcastListener | undefined;
 
-  const unreachable = (err: unknown) => errors.unavailable(`The edge functions service could not be reached for database hooks: ${(err as Error).message}`);
+  const unreachable = (err: unknown) =>
+    errors.unavailable(`The edge functions service could not be reached for database hooks: ${(err as Error).message}`);
   /** Runs an operation of the functions subgraph; its answer's error as the writer's, unavailable when it cannot be reached. */
   const call = async <V, R>(operation: InternalOperation<V, R>, variables: V, requestId: string): Promise<R> => {
     try {
@@ -76,7 +95,9 @@ export function createDataHooks(opts: { router: RouterClient; databaseUrl: strin
     const hit = fallbacks.get(projectId);
     if (hit) return hit;
     if (!admin) return undefined;
-    const { rows } = await admin.query<{ triggers: TriggerRow[] }>('select triggers from data_hook_triggers where project_id = $1', [projectId]).catch(() => ({ rows: [] }));
+    const { rows } = await admin
+      .query<{ triggers: TriggerRow[] }>('select triggers from data_hook_triggers where project_id = $1', [projectId])
+      .catch(() => ({ rows: [] }));
     if (!rows[0]) return undefined;
     const triggers = triggersOfRows(rows[0].triggers);
     fallbacks.set(projectId, triggers);
@@ -87,13 +108,24 @@ export function createDataHooks(opts: { router: RouterClient; databaseUrl: strin
   const load = async (projectId: string, requestId: string): Promise<{ triggers: Triggers; fresh: boolean }> => {
     let list: TriggerRow[];
     try {
-      list = (await callInternal(router, INTERNAL_OPERATIONS.hookTriggers, { projectId }, { requestId, principal: { kind: 'internal' } }))._hookTriggers ?? [];
+      list =
+        (
+          await callInternal(
+            router,
+            INTERNAL_OPERATIONS.hookTriggers,
+            { projectId },
+            { requestId, principal: { kind: 'internal' } },
+          )
+        )._hookTriggers ?? [];
     } catch (err) {
       // The functions subgraph's own answer stands; only when it cannot be reached do the last hooks known stand in.
       if (isAnswerError(err)) throw hookErrorOf(err);
       const known = await lastKnown(projectId);
       if (!known) throw unreachable(err);
-      logger.warn({ project: projectId, err: (err as Error).message }, 'data: the functions subgraph cannot be asked for hooks; writes go by the last hooks known');
+      logger.warn(
+        { project: projectId, err: (err as Error).message },
+        'data: the functions subgraph cannot be asked for hooks; writes go by the last hooks known',
+      );
       return { triggers: known, fresh: false };
     }
     fallbacks.delete(projectId);
@@ -103,7 +135,9 @@ export function createDataHooks(opts: { router: RouterClient; databaseUrl: strin
          on conflict (project_id) do update set triggers = excluded.triggers, loaded_at = now()`,
         [projectId, JSON.stringify(list)],
       )
-      .catch((e: Error) => logger.warn({ project: projectId, err: e.message }, 'data: could not keep the hooks known of a project'));
+      .catch((e: Error) =>
+        logger.warn({ project: projectId, err: e.message }, 'data: could not keep the hooks known of a project'),
+      );
     return { triggers: triggersOfRows(list), fresh: true };
   };
 
@@ -133,10 +167,20 @@ export function createDataHooks(opts: { router: RouterClient; databaseUrl: strin
    * Hands one write's committed rows to its after-hooks (one attempt): answers the error, or undefined once the
    * functions subgraph has queued them. `depth` is the depth of the hooks' runs (the writer's depth + 1).
    */
-  const enqueueAfter = async (projectId: string, w: AfterWrite, userId: string | null, depth: number, requestId: string): Promise<AppError | undefined> => {
+  const enqueueAfter = async (
+    projectId: string,
+    w: AfterWrite,
+    userId: string | null,
+    depth: number,
+    requestId: string,
+  ): Promise<AppError | undefined> => {
     if (w.rows.length === 0) return undefined;
     const rows = JSON.parse(JSON.stringify(w.rows)) as unknown[];
-    const res = await call(INTERNAL_OPERATIONS.enqueueAfterHooks, { projectId, table: w.table, event: w.event, rows, userId, depth }, requestId).catch((err: AppError) => err);
+    const res = await call(
+      INTERNAL_OPERATIONS.enqueueAfterHooks,
+      { projectId, table: w.table, event: w.event, rows, userId, depth },
+      requestId,
+    ).catch((err: AppError) => err);
     return res instanceof AppError ? res : undefined;
   };
 
@@ -171,18 +215,45 @@ export function createDataHooks(opts: { router: RouterClient; databaseUrl: strin
       if (!entry) return NONE;
       const plan = { before: entry.before.has(event), after: entry.after.has(event) };
       if ((plan.before || plan.after) && h.depth + 1 > maxDepth) {
-        throw new AppError('HOOK_DEPTH_EXCEEDED', `This ${event} on "${table}" would fire database hooks ${h.depth + 1} levels deep; at most ${maxDepth} (TESSERA_HOOK_MAX_DEPTH)`, {
-          table, event, depth: h.depth + 1, max_depth: maxDepth,
-        });
+        throw new AppError(
+          'HOOK_DEPTH_EXCEEDED',
+          `This ${event} on "${table}" would fire database hooks ${h.depth + 1} levels deep; at most ${maxDepth} (TESSERA_HOOK_MAX_DEPTH)`,
+          {
+            table,
+            event,
+            depth: h.depth + 1,
+            max_depth: maxDepth,
+          },
+        );
       }
       return plan;
     },
 
     /** Runs the before-hooks; answers the rows to write (as many as given). */
-    async runBefore(h: HookContext, table: string, event: HookEvent, rows: unknown[], where: unknown): Promise<unknown[]> {
-      const res = await call(INTERNAL_OPERATIONS.runBeforeHooks, { projectId: h.projectId, table, event, rows, where: where ?? null, userId: h.userId, depth: h.depth + 1, dryRun: h.dryRun }, h.requestId);
+    async runBefore(
+      h: HookContext,
+      table: string,
+      event: HookEvent,
+      rows: unknown[],
+      where: unknown,
+    ): Promise<unknown[]> {
+      const res = await call(
+        INTERNAL_OPERATIONS.runBeforeHooks,
+        {
+          projectId: h.projectId,
+          table,
+          event,
+          rows,
+          where: where ?? null,
+          userId: h.userId,
+          depth: h.depth + 1,
+          dryRun: h.dryRun,
+        },
+        h.requestId,
+      );
       const out = res._runBeforeHooks;
-      if (!Array.isArray(out) || out.length !== rows.length) throw errors.unavailable('Database hooks answered an unexpected shape');
+      if (!Array.isArray(out) || out.length !== rows.length)
+        throw errors.unavailable('Database hooks answered an unexpected shape');
       return out;
     },
 

@@ -54,10 +54,26 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     logger: log,
   });
   const catalog = createCatalog({ databaseUrl, logger: log });
-  const realtime = createRealtime({ admin, pools, databaseUrl: serverUrl, logger: log, maxSubscribers: config.realtimeMaxSubscribers });
+  const realtime = createRealtime({
+    admin,
+    pools,
+    databaseUrl: serverUrl,
+    logger: log,
+    maxSubscribers: config.realtimeMaxSubscribers,
+  });
   const hooks = createDataHooks({ router, databaseUrl, logger: log, maxDepth: config.hookMaxDepth, admin });
   const outbox = createHookOutbox({ admin, pools, provisioning, hooks, logger: log });
-  const actions = createActions({ admin, provisioning, pools, catalog, realtime, hooks, outbox, maxRows: config.dataMaxRows, maxResultBytes: config.dataMaxResultBytes });
+  const actions = createActions({
+    admin,
+    provisioning,
+    pools,
+    catalog,
+    realtime,
+    hooks,
+    outbox,
+    maxRows: config.dataMaxRows,
+    maxResultBytes: config.dataMaxResultBytes,
+  });
 
   /**
    * A server that accepts fewer connections than the budget (an external PostgreSQL at its default of 100) would

@@ -20,14 +20,26 @@ export function installationDigest(platformDatabase: string): string {
 }
 
 /** `userRoleName`: end-users (`_u`); `anonRoleName`: the publishable key's anonymous visitors (`_a`). Both NOLOGIN. */
-export type ProjectNames = { databaseName: string; roleName: string; userRoleName: string; anonRoleName: string; schemaName: string };
+export type ProjectNames = {
+  databaseName: string;
+  roleName: string;
+  userRoleName: string;
+  anonRoleName: string;
+  schemaName: string;
+};
 
 /** Derives the names of a project's objects; `secret` is the internal secret. */
 export function projectNamesOf(secret: string, platformDatabase: string, projectId: string): ProjectNames {
   const key = deriveKey(secret, 'data:names');
   const h = crypto.createHmac('sha256', key).update(projectId.toLowerCase(), 'utf8').digest('hex').slice(0, 24);
   const d = installationDigest(platformDatabase);
-  return { databaseName: `tsp_${d}_${h}`, roleName: `tsr_${d}_${h}`, userRoleName: `tsr_${d}_${h}_u`, anonRoleName: `tsr_${d}_${h}_a`, schemaName: schemaNameOf(projectId) };
+  return {
+    databaseName: `tsp_${d}_${h}`,
+    roleName: `tsr_${d}_${h}`,
+    userRoleName: `tsr_${d}_${h}_u`,
+    anonRoleName: `tsr_${d}_${h}_a`,
+    schemaName: schemaNameOf(projectId),
+  };
 }
 
 /** The installation's project template database (`tst_<digest>_v<version>`). */

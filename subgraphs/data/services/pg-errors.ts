@@ -2,10 +2,20 @@
 // sent something the database refused, which is a 4xx naming the problem, never a masked 500.
 import { AppError, errors } from '../../../platform/errors.ts';
 
-type PgError = Error & { code?: string; detail?: string; constraint?: string; column?: string; table?: string; hint?: string; position?: string };
+type PgError = Error & {
+  code?: string;
+  detail?: string;
+  constraint?: string;
+  column?: string;
+  table?: string;
+  hint?: string;
+  position?: string;
+};
 
 function isPgError(err: unknown): err is PgError {
-  return err instanceof Error && typeof (err as PgError).code === 'string' && /^[0-9A-Z]{5}$/.test((err as PgError).code!);
+  return (
+    err instanceof Error && typeof (err as PgError).code === 'string' && /^[0-9A-Z]{5}$/.test((err as PgError).code!)
+  );
 }
 
 /**
@@ -63,7 +73,37 @@ export function mapPgError(err: unknown): unknown {
   const cls = code.slice(0, 2);
   // 22 data exceptions (bad values), 42 syntax and unknown names, 0A unsupported features,
   // 54 limits, 2F/38/39/P0 errors raised by the project's own functions, 21 cardinality, 25 transaction state.
-  if (['22', '42', '0A', '54', '2F', '38', '39', 'P0', '21', '25', '0L', '0P', '44', '27', '28', '09', '0B', '0F', '0Z', '20', '24', '26', '2D', '34', '3B', '40', 'HV'].includes(cls)) {
+  if (
+    [
+      '22',
+      '42',
+      '0A',
+      '54',
+      '2F',
+      '38',
+      '39',
+      'P0',
+      '21',
+      '25',
+      '0L',
+      '0P',
+      '44',
+      '27',
+      '28',
+      '09',
+      '0B',
+      '0F',
+      '0Z',
+      '20',
+      '24',
+      '26',
+      '2D',
+      '34',
+      '3B',
+      '40',
+      'HV',
+    ].includes(cls)
+  ) {
     return errors.badRequest(msg, details);
   }
   return err;

@@ -41,7 +41,10 @@ const types = {
 
 /** What runs SQL: a project's pool (one statement on any of its connections) or one checked-out connection. */
 export type Db = {
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(query: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    query: string | pg.QueryConfig,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>>;
 };
 /**
  * A checked-out connection: give it back with `release` (`true`: it is broken or in an unknown state, close it;
@@ -53,7 +56,11 @@ export type ProjectClient = Db & {
   readLimited(text: string, values: unknown[], limits: ResultLimits): Promise<LimitedResult>;
 };
 export type ResultLimits = { maxRows: number; maxBytes: number };
-export type LimitedResult = { rows: Record<string, unknown>[]; rowCount: number | null; fields: { name: string; dataTypeID: number }[] };
+export type LimitedResult = {
+  rows: Record<string, unknown>[];
+  rowCount: number | null;
+  fields: { name: string; dataTypeID: number }[];
+};
 
 const CURSOR_BATCH = 500;
 
@@ -78,7 +85,15 @@ type Project = { id: string; role: ProjectRole; open: number; idle: Conn[]; clos
  * `busySince`: when the statement on the wire was sent (0: none); `cancelled`: the `busySince` a cancel was sent for;
  * `prepared`: the named statements this connection's server session has parsed and keeps (see `run`).
  */
-type Conn = { client: pg.Client; project: Project; idleSince: number; broken: boolean; busySince: number; cancelled: number; prepared: Set<string> };
+type Conn = {
+  client: pg.Client;
+  project: Project;
+  idleSince: number;
+  broken: boolean;
+  busySince: number;
+  cancelled: number;
+  prepared: Set<string>;
+};
 type Waiter = { project: Project; resolve: (c: Conn) => void; reject: (err: Error) => void; timer?: NodeJS.Timeout };
 
 /**
@@ -106,7 +121,8 @@ function mayBeStale(err: unknown): boolean {
   return code.startsWith('22') || code.startsWith('42') || code === '26000' || code === '0A000';
 }
 
-const unnamed = (q: string | pg.QueryConfig): string | pg.QueryConfig => (typeof q === 'object' && q.name ? { ...q, name: undefined } : q);
+const unnamed = (q: string | pg.QueryConfig): string | pg.QueryConfig =>
+  typeof q === 'object' && q.name ? { ...q, name: undefined } : q;
 
 /** How long past the statement timeout the pool waits before it cancels a statement itself. */
 const CANCEL_GRACE_MS = 1000;
@@ -187,7 +203,15 @@ export function createProjectPools(opts: {
       types,
       application_name: 'tessera-data',
     });
-    const c: Conn = { client, project: p, idleSince: 0, broken: false, busySince: 0, cancelled: 0, prepared: new Set() };
+    const c: Conn = {
+      client,
+      project: p,
+      idleSince: 0,
+      broken: false,
+      busySince: 0,
+      cancelled: 0,
+      prepared: new Set(),
+    };
     client.on('error', (err) => {
       c.broken = true;
       if (idle.has(c)) {
@@ -202,7 +226,12 @@ export function createProjectPools(opts: {
   };
 
   /** Reads a statement's rows through a cursor within `limits` (see ProjectClient.readLimited). */
-  const readLimited = async (c: Conn, text: string, values: unknown[], limits: ResultLimits): Promise<LimitedResult> => {
+  const readLimited = async (
+    c: Conn,
+    text: string,
+    values: unknown[],
+    limits: ResultLimits,
+  ): Promise<LimitedResult> => {
     c.busySince = Date.now();
     const cursor = c.client.query(new Cursor(text, values, { types }));
     const rows: Record<string, unknown>[] = [];
@@ -228,14 +257,24 @@ export function createProjectPools(opts: {
           bytes += sizeOf(r);
         }
         if (rows.length > limits.maxRows) {
-          throw new AppError('PAYLOAD_TOO_LARGE', `The statement answers more than ${limits.maxRows} rows (TESSERA_DATA_MAX_ROWS); it was rolled back: add a LIMIT or page with OFFSET`, {
-            limit: 'TESSERA_DATA_MAX_ROWS', max: limits.maxRows,
-          });
+          throw new AppError(
+            'PAYLOAD_TOO_LARGE',
+            `The statement answers more than ${limits.maxRows} rows (TESSERA_DATA_MAX_ROWS); it was rolled back: add a LIMIT or page with OFFSET`,
+            {
+              limit: 'TESSERA_DATA_MAX_ROWS',
+              max: limits.maxRows,
+            },
+          );
         }
         if (bytes > limits.maxBytes) {
-          throw new AppError('PAYLOAD_TOO_LARGE', `The statement answers more than ${limits.maxBytes} bytes (TESSERA_DATA_MAX_RESULT_BYTES); it was rolled back: select fewer columns or rows`, {
-            limit: 'TESSERA_DATA_MAX_RESULT_BYTES', max: limits.maxBytes,
-          });
+          throw new AppError(
+            'PAYLOAD_TOO_LARGE',
+            `The statement answers more than ${limits.maxBytes} bytes (TESSERA_DATA_MAX_RESULT_BYTES); it was rolled back: select fewer columns or rows`,
+            {
+              limit: 'TESSERA_DATA_MAX_RESULT_BYTES',
+              max: limits.maxBytes,
+            },
+          );
         }
         if (batch.length < want) break;
       }
@@ -252,7 +291,12 @@ export function createProjectPools(opts: {
    * Runs one statement on `c`, watched by the statement timeout. A named statement keeps its name only with `named`
    * (a pool's single statement) and while the connection has room for it (MAX_PREPARED_PER_CONNECTION).
    */
-  const run = async (c: Conn, q: string | pg.QueryConfig, values?: unknown[], named = false): Promise<pg.QueryResult> => {
+  const run = async (
+    c: Conn,
+    q: string | pg.QueryConfig,
+    values?: unknown[],
+    named = false,
+  ): Promise<pg.QueryResult> => {
     const name = typeof q === 'object' ? q.name : undefined;
     if (name && !(named && (c.prepared.has(name) || c.prepared.size < MAX_PREPARED_PER_CONNECTION))) q = unnamed(q);
     c.busySince = Date.now();
@@ -332,7 +376,11 @@ export function createProjectPools(opts: {
   };
 
   const busy = () =>
-    new AppError('SERVICE_UNAVAILABLE', `The project's database connections are all busy (at most ${opts.size} per project); retry in a moment`, { retry_after: 1, limit: 'TESSERA_DATA_POOL_SIZE' });
+    new AppError(
+      'SERVICE_UNAVAILABLE',
+      `The project's database connections are all busy (at most ${opts.size} per project); retry in a moment`,
+      { retry_after: 1, limit: 'TESSERA_DATA_POOL_SIZE' },
+    );
 
   /** Takes a waiter off the queue (its timer stopped). */
   const take = (i: number): Waiter => {
@@ -451,9 +499,15 @@ export function createProjectPools(opts: {
       c.cancelled = c.busySince;
       const pid = (c.client as unknown as { processID: number | null }).processID;
       if (!opts.cancelBackend || !pid) continue;
-      opts.logger.warn({ project: c.project.id, pid }, 'data: a statement ran past the statement timeout; cancelled by the pool');
+      opts.logger.warn(
+        { project: c.project.id, pid },
+        'data: a statement ran past the statement timeout; cancelled by the pool',
+      );
       opts.cancelBackend(pid).catch((err: Error) => {
-        opts.logger.warn({ err: err.message, project: c.project.id }, 'data: could not cancel a statement past the timeout; closing its connection');
+        opts.logger.warn(
+          { err: err.message, project: c.project.id },
+          'data: could not cancel a statement past the timeout; closing its connection',
+        );
         c.broken = true;
         void c.client.end().catch(() => {});
       });

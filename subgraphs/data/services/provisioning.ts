@@ -16,11 +16,26 @@ import { LRUCache } from 'lru-cache';
 import type { SecretBox } from '../../../platform/crypto.ts';
 import { AppError } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
-import { EXTENSIONS_SCHEMA, ident, installationDigest, literal, projectNamesOf, schemaNameOf, templateNameOf } from './names.ts';
+import {
+  EXTENSIONS_SCHEMA,
+  ident,
+  installationDigest,
+  literal,
+  projectNamesOf,
+  schemaNameOf,
+  templateNameOf,
+} from './names.ts';
 
 /** `anonReady`: the anonymous role exists with its grants (false for a project made before it; see ensureAnonymous). */
 export type ProjectRole = {
-  projectId: string; databaseName: string; schemaName: string; roleName: string; userRoleName: string; anonRoleName: string; anonReady: boolean; password: string;
+  projectId: string;
+  databaseName: string;
+  schemaName: string;
+  roleName: string;
+  userRoleName: string;
+  anonRoleName: string;
+  anonReady: boolean;
+  password: string;
 };
 
 export type Provisioning = ReturnType<typeof createProvisioning>;
@@ -136,11 +151,19 @@ export function createProvisioning(opts: {
 }) {
   const { admin, box, logger } = opts;
   // Statements that cannot run in a transaction (CREATE/DROP DATABASE) and the roles' DDL, on the projects' server.
-  const server = new pg.Pool({ connectionString: opts.serverUrl, max: CONCURRENCY, application_name: 'tessera-data-provisioning' });
+  const server = new pg.Pool({
+    connectionString: opts.serverUrl,
+    max: CONCURRENCY,
+    application_name: 'tessera-data-provisioning',
+  });
   server.on('error', (err) => logger.warn({ err: err.message }, 'data: idle provisioning connection failed'));
   // The advisory locks and the rows of data_project_roles, on the platform database (its own pool: a provisioning
   // holds its connection a while, which must not starve the request paths' `admin` pool).
-  const locks = new pg.Pool({ connectionString: opts.platformUrl, max: CONCURRENCY, application_name: 'tessera-data-provisioning' });
+  const locks = new pg.Pool({
+    connectionString: opts.platformUrl,
+    max: CONCURRENCY,
+    application_name: 'tessera-data-provisioning',
+  });
   locks.on('error', (err) => logger.warn({ err: err.message }, 'data: idle provisioning connection failed'));
   let platformDatabase = '';
   let template = '';
@@ -194,8 +217,10 @@ export function createProvisioning(opts: {
     }
   };
 
-  const databaseExists = async (name: string): Promise<boolean> => (await server.query('select 1 from pg_database where datname = $1', [name])).rowCount! > 0;
-  const roleExists = async (name: string): Promise<boolean> => (await server.query('select 1 from pg_roles where rolname = $1', [name])).rowCount! > 0;
+  const databaseExists = async (name: string): Promise<boolean> =>
+    (await server.query('select 1 from pg_database where datname = $1', [name])).rowCount! > 0;
+  const roleExists = async (name: string): Promise<boolean> =>
+    (await server.query('select 1 from pg_roles where rolname = $1', [name])).rowCount! > 0;
 
   /**
    * The session settings of a login role in its database: search path and the statement and idle-in-transaction
@@ -209,7 +234,11 @@ export function createProvisioning(opts: {
     ['idle_in_transaction_session_timeout', String(Number(opts.statementTimeoutMs) * 2)],
     ...(superuser ? ([['temp_file_limit', `${Number(opts.tempFileLimitKb)}`]] as [string, string][]) : []),
   ];
-  const setSessionDefaults = async (r: { roleName: string; databaseName: string; schemaName: string }): Promise<void> => {
+  const setSessionDefaults = async (r: {
+    roleName: string;
+    databaseName: string;
+    schemaName: string;
+  }): Promise<void> => {
     for (const [name, value] of sessionDefaults(r.schemaName)) {
       await server.query(`alter role ${ident(r.roleName)} in database ${ident(r.databaseName)} set ${name} = ${value}`);
     }
@@ -218,7 +247,12 @@ export function createProvisioning(opts: {
 
   /** Roles whose settings differ from this configuration (an older version, or the timeouts changed) are updated. */
   const syncSessionDefaults = async (): Promise<void> => {
-    const { rows } = await admin.query<{ project_id: string; role_name: string; schema_name: string; database_name: string }>(
+    const { rows } = await admin.query<{
+      project_id: string;
+      role_name: string;
+      schema_name: string;
+      database_name: string;
+    }>(
       'select project_id, role_name, schema_name, database_name from data_project_roles where database_name is not null',
     );
     if (rows.length === 0) return;
@@ -237,7 +271,11 @@ export function createProvisioning(opts: {
       const set = new Set((h.setconfig ?? []).map((x) => x.replace(/"/g, '')));
       const want = sessionDefaults(r.schema_name).map(([name, value]) => `${name}=${value.replace(/"/g, '')}`);
       if (h.rolconnlimit === opts.connectionLimit && want.every((w) => set.has(w))) continue;
-      await setSessionDefaults({ roleName: r.role_name, databaseName: r.database_name, schemaName: r.schema_name }).catch((err: Error) =>
+      await setSessionDefaults({
+        roleName: r.role_name,
+        databaseName: r.database_name,
+        schemaName: r.schema_name,
+      }).catch((err: Error) =>
         logger.warn({ err: err.message, role: r.role_name }, 'data: could not update a project role'),
       );
       updated++;
@@ -257,7 +295,15 @@ export function createProvisioning(opts: {
         const granted = await c
           .query(`grant usage on schema ${EXTENSIONS_SCHEMA} to public`)
           .then(() => true)
-          .catch((err: Error) => (logger.warn({ err: err.message }, `data: could not open schema ${EXTENSIONS_SCHEMA} of template1 to projects`), false));
+          .catch(
+            (err: Error) => (
+              logger.warn(
+                { err: err.message },
+                `data: could not open schema ${EXTENSIONS_SCHEMA} of template1 to projects`,
+              ),
+              false
+            ),
+          );
         if (granted) await enablePgvector(c);
       });
       await server.query(`revoke connect, temporary on database ${ident(building)} from public`);
@@ -270,25 +316,50 @@ export function createProvisioning(opts: {
   const enablePgvector = async (c: pg.Client): Promise<void> => {
     const available = await c.query(`select 1 from pg_available_extensions where name = 'vector'`);
     if (available.rowCount === 0) return;
-    const { rows } = await c.query<{ schema: string }>(`select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace where e.extname = 'vector'`);
+    const { rows } = await c.query<{ schema: string }>(
+      `select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace where e.extname = 'vector'`,
+    );
     if (!rows[0]) {
-      await c.query(`create extension if not exists vector schema ${EXTENSIONS_SCHEMA}`).catch((err: Error) =>
-        logger.warn({ err: err.message }, `data: pgvector is available but could not be created (it needs a superuser: create it in template1's schema ${EXTENSIONS_SCHEMA}); vectorSearch uses exact scans`),
-      );
+      await c
+        .query(`create extension if not exists vector schema ${EXTENSIONS_SCHEMA}`)
+        .catch((err: Error) =>
+          logger.warn(
+            { err: err.message },
+            `data: pgvector is available but could not be created (it needs a superuser: create it in template1's schema ${EXTENSIONS_SCHEMA}); vectorSearch uses exact scans`,
+          ),
+        );
     } else if (rows[0].schema !== EXTENSIONS_SCHEMA) {
-      logger.warn({ schema: rows[0].schema }, `data: pgvector is installed in template1's schema "${rows[0].schema}", which projects cannot reach; run there: alter extension vector set schema ${EXTENSIONS_SCHEMA}`);
+      logger.warn(
+        { schema: rows[0].schema },
+        `data: pgvector is installed in template1's schema "${rows[0].schema}", which projects cannot reach; run there: alter extension vector set schema ${EXTENSIONS_SCHEMA}`,
+      );
     }
   };
 
-  type Row = { database_name: string | null; schema_name: string; role_name: string; user_role_name: string; anon_role_name: string | null; password_sealed: string };
+  type Row = {
+    database_name: string | null;
+    schema_name: string;
+    role_name: string;
+    user_role_name: string;
+    anon_role_name: string | null;
+    password_sealed: string;
+  };
   const ROW_COLUMNS = 'database_name, schema_name, role_name, user_role_name, anon_role_name, password_sealed';
   const roleOf = (projectId: string, r: Row): ProjectRole => ({
-    projectId, databaseName: r.database_name!, schemaName: r.schema_name, roleName: r.role_name, userRoleName: r.user_role_name,
-    anonRoleName: r.anon_role_name ?? `${r.role_name}_a`, anonReady: r.anon_role_name !== null, password: box.decrypt(r.password_sealed),
+    projectId,
+    databaseName: r.database_name!,
+    schemaName: r.schema_name,
+    roleName: r.role_name,
+    userRoleName: r.user_role_name,
+    anonRoleName: r.anon_role_name ?? `${r.role_name}_a`,
+    anonReady: r.anon_role_name !== null,
+    password: box.decrypt(r.password_sealed),
   });
 
   const read = async (projectId: string): Promise<ProjectRole | undefined> => {
-    const { rows } = await admin.query<Row>(`select ${ROW_COLUMNS} from data_project_roles where project_id = $1`, [projectId]);
+    const { rows } = await admin.query<Row>(`select ${ROW_COLUMNS} from data_project_roles where project_id = $1`, [
+      projectId,
+    ]);
     return rows[0]?.database_name ? roleOf(projectId, rows[0]) : undefined;
   };
 
@@ -305,7 +376,12 @@ export function createProvisioning(opts: {
   const ROLE_ATTRS = 'nosuperuser nocreatedb nocreaterole noreplication nobypassrls';
 
   /** Makes (or, after a crash, completes) the roles: one batch when none exists, step by step otherwise. */
-  const makeRoles = async (roleName: string, userRoleName: string, anonRoleName: string, verifier: string): Promise<void> => {
+  const makeRoles = async (
+    roleName: string,
+    userRoleName: string,
+    anonRoleName: string,
+    verifier: string,
+  ): Promise<void> => {
     const attrs = ROLE_ATTRS;
     const limit = `connection limit ${Number(opts.connectionLimit)}`;
     // The platform role manages what the project owns; the login role may switch to the end-user and anonymous roles.
@@ -315,13 +391,22 @@ export function createProvisioning(opts: {
     ];
     const nologin = (name: string) => `create role ${ident(name)} with nologin ${attrs}`;
     try {
-      await server.query([`create role ${ident(roleName)} with login noinherit ${attrs} ${limit} password ${verifier}`, nologin(userRoleName), nologin(anonRoleName), ...grants].join('; '));
+      await server.query(
+        [
+          `create role ${ident(roleName)} with login noinherit ${attrs} ${limit} password ${verifier}`,
+          nologin(userRoleName),
+          nologin(anonRoleName),
+          ...grants,
+        ].join('; '),
+      );
       return;
     } catch (err) {
       if ((err as { code?: string }).code !== '42710') throw err; // duplicate_object: left by a crash, go step by step
     }
-    if (await roleExists(roleName)) await server.query(`alter role ${ident(roleName)} with login noinherit ${attrs} ${limit} password ${verifier}`);
-    else await server.query(`create role ${ident(roleName)} with login noinherit ${attrs} ${limit} password ${verifier}`);
+    if (await roleExists(roleName))
+      await server.query(`alter role ${ident(roleName)} with login noinherit ${attrs} ${limit} password ${verifier}`);
+    else
+      await server.query(`create role ${ident(roleName)} with login noinherit ${attrs} ${limit} password ${verifier}`);
     for (const r of [userRoleName, anonRoleName]) if (!(await roleExists(r))) await server.query(nologin(r));
     for (const g of grants) await server.query(g);
   };
@@ -340,20 +425,27 @@ export function createProvisioning(opts: {
         if ((await c.query('select 1 from data_deleted_projects where project_id = $1', [projectId])).rowCount! > 0) {
           throw new AppError('NOT_FOUND', 'The project was deleted', { resource: 'project', id: projectId });
         }
-        const { rows } = await c.query<Row>(`select ${ROW_COLUMNS} from data_project_roles where project_id = $1`, [projectId]);
+        const { rows } = await c.query<Row>(`select ${ROW_COLUMNS} from data_project_roles where project_id = $1`, [
+          projectId,
+        ]);
         if (rows[0]?.database_name) return roleOf(projectId, rows[0]); // made before (an event delivered again)
         const names = projectNamesOf(opts.secret, platformDatabase, projectId);
         const { roleName, userRoleName, anonRoleName, databaseName, schemaName } = names;
         const password = crypto.randomBytes(24).toString('base64url');
         await makeRoles(roleName, userRoleName, anonRoleName, literal(scramVerifier(password)));
-        await server.query(`create database ${ident(databaseName)} template ${ident(template)}`).catch((err: { code?: string }) => {
-          if (err.code !== '42P04') throw err; // duplicate_database: left by a crash
-        });
+        await server
+          .query(`create database ${ident(databaseName)} template ${ident(template)}`)
+          .catch((err: { code?: string }) => {
+            if (err.code !== '42P04') throw err; // duplicate_database: left by a crash
+          });
         await server.query(
           [
             `revoke connect, temporary on database ${ident(databaseName)} from public`,
             `grant connect on database ${ident(databaseName)} to ${ident(roleName)}`,
-            ...sessionDefaults(schemaName).map(([name, value]) => `alter role ${ident(roleName)} in database ${ident(databaseName)} set ${name} = ${value}`),
+            ...sessionDefaults(schemaName).map(
+              ([name, value]) =>
+                `alter role ${ident(roleName)} in database ${ident(databaseName)} set ${name} = ${value}`,
+            ),
           ].join('; '),
         );
         await inDatabase(databaseName, async (d) => {
@@ -387,12 +479,18 @@ export function createProvisioning(opts: {
       ? Promise.resolve(role)
       : once(`anon:${role.projectId}`, () =>
           locked(PROJECT_LOCK, [role.projectId], async (c) => {
-            const { rows } = await c.query<Row>(`select ${ROW_COLUMNS} from data_project_roles where project_id = $1`, [role.projectId]);
-            if (!rows[0]?.database_name) throw new AppError('NOT_FOUND', 'The project was deleted', { resource: 'project', id: role.projectId });
+            const { rows } = await c.query<Row>(`select ${ROW_COLUMNS} from data_project_roles where project_id = $1`, [
+              role.projectId,
+            ]);
+            if (!rows[0]?.database_name)
+              throw new AppError('NOT_FOUND', 'The project was deleted', { resource: 'project', id: role.projectId });
             if (rows[0].anon_role_name === null) {
               const { roleName, anonRoleName, schemaName, databaseName } = role;
-              if (!(await roleExists(anonRoleName))) await server.query(`create role ${ident(anonRoleName)} with nologin ${ROLE_ATTRS}`);
-              await server.query(`grant ${ident(anonRoleName)} to current_user; grant ${ident(anonRoleName)} to ${ident(roleName)}`);
+              if (!(await roleExists(anonRoleName)))
+                await server.query(`create role ${ident(anonRoleName)} with nologin ${ROLE_ATTRS}`);
+              await server.query(
+                `grant ${ident(anonRoleName)} to current_user; grant ${ident(anonRoleName)} to ${ident(roleName)}`,
+              );
               await inDatabase(databaseName, async (d) => {
                 await d.query(
                   [
@@ -405,7 +503,10 @@ export function createProvisioning(opts: {
                   ].join('; '),
                 );
               });
-              await c.query('update data_project_roles set anon_role_name = $2 where project_id = $1', [role.projectId, anonRoleName]);
+              await c.query('update data_project_roles set anon_role_name = $2 where project_id = $1', [
+                role.projectId,
+                anonRoleName,
+              ]);
               logger.info({ project: role.projectId }, 'data: anonymous role of an older project made');
             }
             const ready = { ...role, anonReady: true };
@@ -428,16 +529,26 @@ export function createProvisioning(opts: {
       const { rows } = await admin.query<{ db: string }>('select current_database() as db');
       platformDatabase = rows[0]!.db;
       template = templateNameOf(platformDatabase);
-      superuser = (await server.query<{ su: boolean }>('select rolsuper as su from pg_roles where rolname = current_user')).rows[0]?.su === true;
-      if (!superuser) logger.info('data: the platform role is not a superuser: temp_file_limit of project roles is left to the server configuration');
+      superuser =
+        (await server.query<{ su: boolean }>('select rolsuper as su from pg_roles where rolname = current_user'))
+          .rows[0]?.su === true;
+      if (!superuser)
+        logger.info(
+          'data: the platform role is not a superuser: temp_file_limit of project roles is left to the server configuration',
+        );
       await ensureTemplate();
       // No project role ever connects to the platform database (nor may anyone else through PUBLIC). Best effort: a
       // platform role that does not own the database cannot revoke.
       await admin
         .query(`revoke connect, temporary on database ${ident(platformDatabase)} from public`)
-        .catch((err: Error) => logger.warn({ err: err.message }, 'data: could not revoke PUBLIC access to the platform database'));
+        .catch((err: Error) =>
+          logger.warn({ err: err.message }, 'data: could not revoke PUBLIC access to the platform database'),
+        );
       const legacy = await admin.query('select 1 from data_project_roles where database_name is null limit 1');
-      if (legacy.rowCount) logger.warn('data: projects made before 0.2 kept their tables in schemas of the platform database; they get a new, empty database of their own (README: Upgrading)');
+      if (legacy.rowCount)
+        logger.warn(
+          'data: projects made before 0.2 kept their tables in schemas of the platform database; they get a new, empty database of their own (README: Upgrading)',
+        );
       await syncSessionDefaults();
     },
 
@@ -456,11 +567,20 @@ export function createProvisioning(opts: {
       roles.delete(projectId);
       return once(`drop:${projectId}`, () =>
         locked(PROJECT_LOCK, [projectId], async (c) => {
-          await c.query('insert into data_deleted_projects (project_id) values ($1) on conflict do nothing', [projectId]);
-          const { rows } = await c.query<Row>(`select ${ROW_COLUMNS} from data_project_roles where project_id = $1`, [projectId]);
+          await c.query('insert into data_deleted_projects (project_id) values ($1) on conflict do nothing', [
+            projectId,
+          ]);
+          const { rows } = await c.query<Row>(`select ${ROW_COLUMNS} from data_project_roles where project_id = $1`, [
+            projectId,
+          ]);
           const r = rows[0];
           const names = r?.database_name
-            ? { databaseName: r.database_name, roleName: r.role_name, userRoleName: r.user_role_name, anonRoleName: r.anon_role_name ?? `${r.role_name}_a` }
+            ? {
+                databaseName: r.database_name,
+                roleName: r.role_name,
+                userRoleName: r.user_role_name,
+                anonRoleName: r.anon_role_name ?? `${r.role_name}_a`,
+              }
             : projectNamesOf(opts.secret, platformDatabase, projectId);
           await server.query(`drop database if exists ${ident(names.databaseName)} with (force)`);
           await dropRoles([names.roleName, names.userRoleName, names.anonRoleName]);

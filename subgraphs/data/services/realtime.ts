@@ -27,7 +27,14 @@ const RECONNECT_MAX_MS = 5_000;
  * One row change as the trigger announces it, or (`op: 'gap'`) word that the listener was away from `at` until now
  * and changes of that time may have been missed.
  */
-export type Change = { table: string; op: 'insert' | 'update' | 'delete' | 'gap'; at: string; row?: Record<string, unknown>; old?: Record<string, unknown>; truncated?: boolean };
+export type Change = {
+  table: string;
+  op: 'insert' | 'update' | 'delete' | 'gap';
+  at: string;
+  row?: Record<string, unknown>;
+  old?: Record<string, unknown>;
+  truncated?: boolean;
+};
 
 export type Realtime = ReturnType<typeof createRealtime>;
 
@@ -56,12 +63,19 @@ export function readChange(payload: string | undefined): Change | undefined {
   const o = c as Record<string, unknown> | null;
   if (!o || typeof o !== 'object' || typeof o.table !== 'string' || typeof o.at !== 'string') return undefined;
   if (o.op !== 'insert' && o.op !== 'update' && o.op !== 'delete') return undefined;
-  const obj = (v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+  const obj = (v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
   return { table: o.table, op: o.op, at: o.at, row: obj(o.row), old: obj(o.old), truncated: o.truncated === true };
 }
 
 /** Creates the realtime service: `admin` keeps the switches (platform database), `databaseUrl` is the projects' server. */
-export function createRealtime(opts: { admin: pg.Pool; pools: ProjectPools; databaseUrl: string; logger: Logger; maxSubscribers: number }) {
+export function createRealtime(opts: {
+  admin: pg.Pool;
+  pools: ProjectPools;
+  databaseUrl: string;
+  logger: Logger;
+  maxSubscribers: number;
+}) {
   const { admin, pools, logger } = opts;
   const pubsub = createPubSub<{ change: [projectId: string, change: Change] }>();
   const listeners = new Map<string, Listener>();
@@ -113,7 +127,8 @@ export function createRealtime(opts: { admin: pg.Pool; pools: ProjectPools; data
   };
 
   /** The wait before reconnection attempt `attempt`. */
-  const reconnectDelay = (attempt: number): number => backoffMs(attempt, { baseMs: RECONNECT_MIN_MS, maxMs: RECONNECT_MAX_MS, jitter: 'equal' });
+  const reconnectDelay = (attempt: number): number =>
+    backoffMs(attempt, { baseMs: RECONNECT_MIN_MS, maxMs: RECONNECT_MAX_MS, jitter: 'equal' });
 
   const close = (l: Listener): void => {
     l.closed = true;
@@ -132,15 +147,24 @@ export function createRealtime(opts: { admin: pg.Pool; pools: ProjectPools; data
       l = undefined;
     }
     if (l && l.subscribers >= opts.maxSubscribers) {
-      throw new AppError('RATE_LIMITED', `This project has ${opts.maxSubscribers} realtime subscribers on this server already (TESSERA_REALTIME_MAX_SUBSCRIBERS)`, {
-        retry_after: 5, limit: 'TESSERA_REALTIME_MAX_SUBSCRIBERS',
-      });
+      throw new AppError(
+        'RATE_LIMITED',
+        `This project has ${opts.maxSubscribers} realtime subscribers on this server already (TESSERA_REALTIME_MAX_SUBSCRIBERS)`,
+        {
+          retry_after: 5,
+          limit: 'TESSERA_REALTIME_MAX_SUBSCRIBERS',
+        },
+      );
     }
     if (!l) {
       const made: Listener = { role, subscribers: 0, client: undefined, ready: Promise.resolve(), closed: false };
       made.ready = connect(made).catch((err: Error) => {
         close(made);
-        throw new AppError('SERVICE_UNAVAILABLE', `Realtime could not listen to the project's database: ${err.message}`, { retry_after: 1 });
+        throw new AppError(
+          'SERVICE_UNAVAILABLE',
+          `Realtime could not listen to the project's database: ${err.message}`,
+          { retry_after: 1 },
+        );
       });
       listeners.set(role.projectId, made);
       l = made;
@@ -176,7 +200,9 @@ export function createRealtime(opts: { admin: pg.Pool; pools: ProjectPools; data
     const kind = rows[0]?.kind;
     if (kind !== 'r' && kind !== 'p') return;
     if (enabled) {
-      await db.query(`create or replace trigger ${TRIGGER} after insert or update or delete on ${target} for each row execute function tessera_realtime.notify_change()`);
+      await db.query(
+        `create or replace trigger ${TRIGGER} after insert or update or delete on ${target} for each row execute function tessera_realtime.notify_change()`,
+      );
     } else {
       await db.query(`drop trigger if exists ${TRIGGER} on ${target}`);
     }
@@ -228,7 +254,10 @@ export function createRealtime(opts: { admin: pg.Pool; pools: ProjectPools; data
     },
 
     /** Subscribers and listening projects of this process (tests, metrics). */
-    stats: () => ({ projects: listeners.size, subscribers: [...listeners.values()].reduce((n, l) => n + l.subscribers, 0) }),
+    stats: () => ({
+      projects: listeners.size,
+      subscribers: [...listeners.values()].reduce((n, l) => n + l.subscribers, 0),
+    }),
 
     /** Ends the project's listener (project deleted). */
     closeProject(projectId: string): void {
@@ -248,7 +277,10 @@ export function createRealtime(opts: { admin: pg.Pool; pools: ProjectPools; data
 
     /** Re-applies every switch of a project (after DDL: a published table may just have been created). */
     async sync(role: ProjectRole): Promise<void> {
-      const { rows } = await admin.query<{ table_name: string; enabled: boolean }>('select table_name, enabled from data_realtime_tables where project_id = $1', [role.projectId]);
+      const { rows } = await admin.query<{ table_name: string; enabled: boolean }>(
+        'select table_name, enabled from data_realtime_tables where project_id = $1',
+        [role.projectId],
+      );
       for (const r of rows) await apply(role, r.table_name, r.enabled);
     },
   };

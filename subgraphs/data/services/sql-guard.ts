@@ -9,20 +9,64 @@ import { AppError, errors } from '../../../platform/errors.ts';
 
 /** Statement kinds a project may run: queries, writes and DDL on its own objects. */
 const ALLOWED_STATEMENTS = new Set([
-  'SelectStmt', 'InsertStmt', 'UpdateStmt', 'DeleteStmt', 'MergeStmt',
-  'CreateStmt', 'CreateTableAsStmt', 'AlterTableStmt', 'DropStmt', 'IndexStmt', 'ViewStmt', 'RenameStmt',
-  'CreateSeqStmt', 'AlterSeqStmt', 'TruncateStmt', 'CommentStmt', 'RefreshMatViewStmt',
-  'CreatePolicyStmt', 'AlterPolicyStmt', 'CreateEnumStmt', 'AlterEnumStmt', 'CompositeTypeStmt', 'CreateDomainStmt',
-  'CreateFunctionStmt', 'CreateTrigStmt', 'ExplainStmt', 'VariableShowStmt', 'VacuumStmt',
+  'SelectStmt',
+  'InsertStmt',
+  'UpdateStmt',
+  'DeleteStmt',
+  'MergeStmt',
+  'CreateStmt',
+  'CreateTableAsStmt',
+  'AlterTableStmt',
+  'DropStmt',
+  'IndexStmt',
+  'ViewStmt',
+  'RenameStmt',
+  'CreateSeqStmt',
+  'AlterSeqStmt',
+  'TruncateStmt',
+  'CommentStmt',
+  'RefreshMatViewStmt',
+  'CreatePolicyStmt',
+  'AlterPolicyStmt',
+  'CreateEnumStmt',
+  'AlterEnumStmt',
+  'CompositeTypeStmt',
+  'CreateDomainStmt',
+  'CreateFunctionStmt',
+  'CreateTrigStmt',
+  'ExplainStmt',
+  'VariableShowStmt',
+  'VacuumStmt',
 ]);
 
 /** Statements whose success may change the tables of the schema. */
-const DDL = new Set(['CreateStmt', 'CreateTableAsStmt', 'AlterTableStmt', 'DropStmt', 'RenameStmt', 'ViewStmt', 'IndexStmt', 'TruncateStmt', 'CreateTrigStmt', 'CreatePolicyStmt', 'AlterPolicyStmt']);
+const DDL = new Set([
+  'CreateStmt',
+  'CreateTableAsStmt',
+  'AlterTableStmt',
+  'DropStmt',
+  'RenameStmt',
+  'ViewStmt',
+  'IndexStmt',
+  'TruncateStmt',
+  'CreateTrigStmt',
+  'CreatePolicyStmt',
+  'AlterPolicyStmt',
+]);
 
 /** Kinds of object DROP may remove. */
 const DROPPABLE = new Set([
-  'OBJECT_TABLE', 'OBJECT_INDEX', 'OBJECT_VIEW', 'OBJECT_MATVIEW', 'OBJECT_SEQUENCE', 'OBJECT_TYPE', 'OBJECT_DOMAIN',
-  'OBJECT_FUNCTION', 'OBJECT_TRIGGER', 'OBJECT_POLICY', 'OBJECT_FOREIGN_TABLE',
+  'OBJECT_TABLE',
+  'OBJECT_INDEX',
+  'OBJECT_VIEW',
+  'OBJECT_MATVIEW',
+  'OBJECT_SEQUENCE',
+  'OBJECT_TYPE',
+  'OBJECT_DOMAIN',
+  'OBJECT_FUNCTION',
+  'OBJECT_TRIGGER',
+  'OBJECT_POLICY',
+  'OBJECT_FOREIGN_TABLE',
 ]);
 
 /** Node kinds refused wherever they appear (e.g. inside a function's options or a CTE). */
@@ -35,15 +79,25 @@ const REFUSED_NODES: Record<string, string> = {
 };
 
 /** Functions that read the server's files, run programs, reach other databases, change settings or run SQL text. */
-const REFUSED_FUNCTION = /^(ts_stat|ts_rewrite|pg_read_file|pg_read_binary_file|pg_ls_\w+|pg_stat_file|pg_file_\w+|pg_logdir_ls|lo_\w+|loread|lowrite|dblink\w*|set_config|pg_notify|pg_advisory\w*|pg_try_advisory\w*|pg_terminate_backend|pg_cancel_backend|pg_reload_conf|pg_rotate_logfile|pg_switch_wal|pg_create_\w+|pg_drop_\w+|pg_replication_\w+|pg_logical_\w+|pg_promote|pg_stat_\w+|pg_backup_\w+|pg_import_system_collations|query_to_xml\w*|cursor_to_xml\w*|table_to_xml\w*|schema_to_xml\w*|database_to_xml\w*|query_to_json\w*|to_reg\w+|has_\w+_privilege|pg_has_role|pg_get_\w+|current_setting_reset|pg_current_logfile|pg_nextoid|binary_upgrade_\w+|pg_sequence_last_value|pg_tablespace_\w+|pg_describe_object|pg_identify_object\w*|row_security_active|pg_catalog|pg_settings_\w+)$/i;
+const REFUSED_FUNCTION =
+  /^(ts_stat|ts_rewrite|pg_read_file|pg_read_binary_file|pg_ls_\w+|pg_stat_file|pg_file_\w+|pg_logdir_ls|lo_\w+|loread|lowrite|dblink\w*|set_config|pg_notify|pg_advisory\w*|pg_try_advisory\w*|pg_terminate_backend|pg_cancel_backend|pg_reload_conf|pg_rotate_logfile|pg_switch_wal|pg_create_\w+|pg_drop_\w+|pg_replication_\w+|pg_logical_\w+|pg_promote|pg_stat_\w+|pg_backup_\w+|pg_import_system_collations|query_to_xml\w*|cursor_to_xml\w*|table_to_xml\w*|schema_to_xml\w*|database_to_xml\w*|query_to_json\w*|to_reg\w+|has_\w+_privilege|pg_has_role|pg_get_\w+|current_setting_reset|pg_current_logfile|pg_nextoid|binary_upgrade_\w+|pg_sequence_last_value|pg_tablespace_\w+|pg_describe_object|pg_identify_object\w*|row_security_active|pg_catalog|pg_settings_\w+)$/i;
 
 /** Types that turn strings into catalog lookups (and so reveal other schemas' objects). */
 const REFUSED_TYPES = /^(reg\w+)$/i;
 
 /** Fields whose node is stored without its type's wrapper key. */
 const TYPED_FIELDS: Record<string, string> = {
-  relation: 'RangeVar', rel: 'RangeVar', typevar: 'RangeVar', view: 'RangeVar', sequence: 'RangeVar', table: 'RangeVar',
-  typeName: 'TypeName', returnType: 'TypeName', ofTypename: 'TypeName', argType: 'TypeName', into: 'IntoClause',
+  relation: 'RangeVar',
+  rel: 'RangeVar',
+  typevar: 'RangeVar',
+  view: 'RangeVar',
+  sequence: 'RangeVar',
+  table: 'RangeVar',
+  typeName: 'TypeName',
+  returnType: 'TypeName',
+  ofTypename: 'TypeName',
+  argType: 'TypeName',
+  into: 'IntoClause',
 };
 
 const TRUSTED_LANGUAGES = new Set(['sql', 'plpgsql']);
@@ -99,8 +153,10 @@ async function checkTree(tree: unknown, schema: string, source: string): Promise
         const ns = typeof obj.schemaname === 'string' ? obj.schemaname.toLowerCase() : undefined;
         const rel = typeof obj.relname === 'string' ? obj.relname.toLowerCase() : '';
         if (typeof obj.catalogname === 'string') refuse(`"${obj.catalogname}" names another database`);
-        if (ns && ns !== schema && ns !== 'information_schema') refuse(`table "${ns}.${rel}" is outside the project's schema`);
-        if (!ns && rel.startsWith('pg_')) refuse(`system catalog "${rel}" is not available; read information_schema instead`);
+        if (ns && ns !== schema && ns !== 'information_schema')
+          refuse(`table "${ns}.${rel}" is outside the project's schema`);
+        if (!ns && rel.startsWith('pg_'))
+          refuse(`system catalog "${rel}" is not available; read information_schema instead`);
         if (obj.relpersistence === 't') refuse('temporary tables are not allowed');
         break;
       }
@@ -120,7 +176,8 @@ async function checkTree(tree: unknown, schema: string, source: string): Promise
       }
       case 'ColumnRef': {
         const names = strings(obj.fields);
-        if (names.length >= 3 && names[0]!.toLowerCase() !== schema) refuse(`"${names.join('.')}" is outside the project's schema`);
+        if (names.length >= 3 && names[0]!.toLowerCase() !== schema)
+          refuse(`"${names.join('.')}" is outside the project's schema`);
         break;
       }
       case 'DropStmt': {
@@ -141,10 +198,29 @@ async function checkTree(tree: unknown, schema: string, source: string): Promise
         for (const field of ['object', 'typeName', 'domainname']) {
           if (obj[field] === undefined) continue;
           const names = namesOf(obj[field]);
-          const nested = ['OBJECT_COLUMN', 'OBJECT_TRIGGER', 'OBJECT_POLICY', 'OBJECT_TABCONSTRAINT'].includes(String(obj.objtype));
+          const nested = ['OBJECT_COLUMN', 'OBJECT_TRIGGER', 'OBJECT_POLICY', 'OBJECT_TABCONSTRAINT'].includes(
+            String(obj.objtype),
+          );
           checkQualified(nested ? names.slice(0, -1) : names, 'object');
         }
-        if (key === 'RenameStmt' && !['OBJECT_TABLE', 'OBJECT_COLUMN', 'OBJECT_INDEX', 'OBJECT_VIEW', 'OBJECT_MATVIEW', 'OBJECT_SEQUENCE', 'OBJECT_TABCONSTRAINT', 'OBJECT_TRIGGER', 'OBJECT_POLICY', 'OBJECT_TYPE', 'OBJECT_ATTRIBUTE', 'OBJECT_FUNCTION', 'OBJECT_DOMAIN'].includes(String(obj.renameType))) {
+        if (
+          key === 'RenameStmt' &&
+          ![
+            'OBJECT_TABLE',
+            'OBJECT_COLUMN',
+            'OBJECT_INDEX',
+            'OBJECT_VIEW',
+            'OBJECT_MATVIEW',
+            'OBJECT_SEQUENCE',
+            'OBJECT_TABCONSTRAINT',
+            'OBJECT_TRIGGER',
+            'OBJECT_POLICY',
+            'OBJECT_TYPE',
+            'OBJECT_ATTRIBUTE',
+            'OBJECT_FUNCTION',
+            'OBJECT_DOMAIN',
+          ].includes(String(obj.renameType))
+        ) {
           refuse(`renaming ${String(obj.renameType).replace('OBJECT_', '')} is not allowed`);
         }
         break;
@@ -160,7 +236,17 @@ async function checkTree(tree: unknown, schema: string, source: string): Promise
         if (obj.subtype === 'AT_SetTableSpace') refuse('tablespaces cannot be changed');
         break;
       case 'AlterTableStmt':
-        if (obj.objtype && !['OBJECT_TABLE', 'OBJECT_INDEX', 'OBJECT_VIEW', 'OBJECT_MATVIEW', 'OBJECT_SEQUENCE', 'OBJECT_FOREIGN_TABLE'].includes(String(obj.objtype))) {
+        if (
+          obj.objtype &&
+          ![
+            'OBJECT_TABLE',
+            'OBJECT_INDEX',
+            'OBJECT_VIEW',
+            'OBJECT_MATVIEW',
+            'OBJECT_SEQUENCE',
+            'OBJECT_FOREIGN_TABLE',
+          ].includes(String(obj.objtype))
+        ) {
           refuse(`ALTER ${String(obj.objtype).replace('OBJECT_', '')} is not allowed`);
         }
         break;
@@ -191,21 +277,27 @@ async function checkFunction(fn: Json, schema: string, source: string): Promise<
     if (d.defname === 'language') language = String(((d.arg as Json)?.String as Json)?.sval ?? '').toLowerCase();
     if (d.defname === 'as') body = strings(((d.arg as Json)?.List as Json)?.items)[0];
   }
-  if (!TRUSTED_LANGUAGES.has(language)) refuse(`functions in language "${language || '(none)'}" are not allowed; use sql or plpgsql`);
+  if (!TRUSTED_LANGUAGES.has(language))
+    refuse(`functions in language "${language || '(none)'}" are not allowed; use sql or plpgsql`);
   if (body === undefined) return; // SQL-standard body (BEGIN ATOMIC): already part of the checked tree
   if (language === 'sql') {
     const tree = await parse(body).catch((err: Error) => refuse(`the function body does not parse: ${err.message}`));
     await checkStatements(tree, schema, body, true);
     return;
   }
-  const pl = await parsePlPgSQL(source).catch((err: Error) => refuse(`the function body does not parse: ${err.message}`));
+  const pl = await parsePlPgSQL(source).catch((err: Error) =>
+    refuse(`the function body does not parse: ${err.message}`),
+  );
   const queries: string[] = [];
   const visit = (node: unknown, key?: string): void => {
     if (Array.isArray(node)) return node.forEach((n) => visit(n));
     if (node === null || typeof node !== 'object') return;
-    if (key === 'PLpgSQL_stmt_dynexecute' || key === 'PLpgSQL_stmt_dynfors') refuse('dynamic SQL (EXECUTE) is not allowed in functions');
-    if (key === 'PLpgSQL_stmt_open' && (node as Json).dynquery) refuse('dynamic SQL (OPEN ... EXECUTE) is not allowed in functions');
-    if (key === 'PLpgSQL_stmt_return_query' && (node as Json).dynquery) refuse('dynamic SQL (RETURN QUERY EXECUTE) is not allowed in functions');
+    if (key === 'PLpgSQL_stmt_dynexecute' || key === 'PLpgSQL_stmt_dynfors')
+      refuse('dynamic SQL (EXECUTE) is not allowed in functions');
+    if (key === 'PLpgSQL_stmt_open' && (node as Json).dynquery)
+      refuse('dynamic SQL (OPEN ... EXECUTE) is not allowed in functions');
+    if (key === 'PLpgSQL_stmt_return_query' && (node as Json).dynquery)
+      refuse('dynamic SQL (RETURN QUERY EXECUTE) is not allowed in functions');
     if (key === 'PLpgSQL_expr') {
       const q = String((node as Json).query ?? '');
       const mode = Number((node as Json).parseMode ?? 0);
@@ -217,12 +309,19 @@ async function checkFunction(fn: Json, schema: string, source: string): Promise<
   };
   visit(pl);
   for (const q of queries) {
-    const tree = await parse(q).catch((err: Error) => refuse(`a statement of the function does not parse: ${err.message}`));
+    const tree = await parse(q).catch((err: Error) =>
+      refuse(`a statement of the function does not parse: ${err.message}`),
+    );
     await checkStatements(tree, schema, q, true);
   }
 }
 
-async function checkStatements(tree: unknown, schema: string, source: string, inFunction: boolean): Promise<GuardResult> {
+async function checkStatements(
+  tree: unknown,
+  schema: string,
+  source: string,
+  inFunction: boolean,
+): Promise<GuardResult> {
   const stmts = ((tree as Json).stmts as Json[] | undefined) ?? [];
   if (stmts.length === 0) throw errors.validation('sql', 'expected one SQL statement');
   if (stmts.length > 1 && !inFunction) refuse('send one statement at a time (use the transaction action for several)');
@@ -232,7 +331,8 @@ async function checkStatements(tree: unknown, schema: string, source: string, in
     const stmt = s.stmt as Json;
     const kind = Object.keys(stmt)[0]!;
     first ||= kind;
-    if (kind === 'VacuumStmt' || (kind === 'IndexStmt' && (stmt.IndexStmt as Json).concurrent === true)) transactional = false;
+    if (kind === 'VacuumStmt' || (kind === 'IndexStmt' && (stmt.IndexStmt as Json).concurrent === true))
+      transactional = false;
     if (!ALLOWED_STATEMENTS.has(kind)) refuse(`${kind.replace(/Stmt$/, '')} statements are not allowed`);
     if (kind === 'ExplainStmt') {
       const inner = ((stmt.ExplainStmt as Json).query as Json) ?? {};

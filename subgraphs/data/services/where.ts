@@ -5,7 +5,20 @@ import { errors } from '../../../platform/errors.ts';
 import type { ColumnMeta } from './catalog.ts';
 import { ident } from './names.ts';
 
-export const OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'like', 'ilike', 'isNull', 'contains'] as const;
+export const OPERATORS = [
+  'eq',
+  'ne',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'in',
+  'nin',
+  'like',
+  'ilike',
+  'isNull',
+  'contains',
+] as const;
 const OPERATOR_SET = new Set<string>(OPERATORS);
 const COMPARE: Record<string, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
 const MAX_DEPTH = 16;
@@ -39,19 +52,23 @@ function describe(v: unknown): string {
 export function bindValue(c: ColumnMeta | undefined, v: unknown, field: string): unknown {
   if (v === null || v === undefined) return null;
   if (!c) {
-    if (typeof v === 'object') throw errors.validation(field, `expected a number, string or boolean, got ${describe(v)}`);
+    if (typeof v === 'object')
+      throw errors.validation(field, `expected a number, string or boolean, got ${describe(v)}`);
     return v;
   }
   if (isJsonColumn(c)) return JSON.stringify(v);
   if (c.typname === 'vector') {
-    if (!Array.isArray(v) || !v.every((x) => typeof x === 'number')) throw errors.validation(field, `expected an array of numbers for column "${c.name}" (${c.type})`);
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'number'))
+      throw errors.validation(field, `expected an array of numbers for column "${c.name}" (${c.type})`);
     return JSON.stringify(v);
   }
   if (c.category === 'A') {
-    if (!Array.isArray(v)) throw errors.validation(field, `expected an array for column "${c.name}" (${c.type}), got ${describe(v)}`);
+    if (!Array.isArray(v))
+      throw errors.validation(field, `expected an array for column "${c.name}" (${c.type}), got ${describe(v)}`);
     return v;
   }
-  if (typeof v === 'object') throw errors.validation(field, `expected a ${c.type} value for column "${c.name}", got ${describe(v)}`);
+  if (typeof v === 'object')
+    throw errors.validation(field, `expected a ${c.type} value for column "${c.name}", got ${describe(v)}`);
   return v;
 }
 
@@ -77,10 +94,14 @@ function compileOperator(op: Operand, name: string, v: unknown, p: Params, field
       if (!Array.isArray(v)) throw errors.validation(field, `expected an array, got ${describe(v)}`);
       if (v.length > 1000) throw errors.validation(field, 'at most 1000 values');
       if (op.column && (op.column.category === 'A' || isJsonColumn(op.column) || op.column.typname === 'vector')) {
-        throw errors.validation(field, `"${name}" works on scalar columns, not on "${op.column.name}" (${op.column.type})`);
+        throw errors.validation(
+          field,
+          `"${name}" works on scalar columns, not on "${op.column.name}" (${op.column.type})`,
+        );
       }
       v.forEach((x, i) => {
-        if (x === null || typeof x === 'object') throw errors.validation(`${field}[${i}]`, `expected a number, string or boolean, got ${describe(x)}`);
+        if (x === null || typeof x === 'object')
+          throw errors.validation(`${field}[${i}]`, `expected a number, string or boolean, got ${describe(x)}`);
       });
       const list = p.add(v);
       return name === 'in' ? `${c} = any(${list})` : `not (${c} = any(${list}))`;
@@ -98,14 +119,18 @@ function compileOperator(op: Operand, name: string, v: unknown, p: Params, field
       const col = op.column;
       if (col?.typname === 'jsonb') return `${c} @> ${p.add(JSON.stringify(v))}::jsonb`;
       if (col?.category === 'A') {
-        if (!Array.isArray(v)) throw errors.validation(field, `expected an array for column "${col.name}" (${col.type})`);
+        if (!Array.isArray(v))
+          throw errors.validation(field, `expected an array for column "${col.name}" (${col.type})`);
         return `${c} @> ${p.add(v)}`;
       }
       if (col?.category === 'S') {
         if (typeof v !== 'string') throw errors.validation(field, `expected a string, got ${describe(v)}`);
         return `strpos(${c}, ${p.add(v)}) > 0`;
       }
-      throw errors.validation(field, `"contains" works on text, array and jsonb columns${col ? `, not on "${col.name}" (${col.type})` : ''}`);
+      throw errors.validation(
+        field,
+        `"contains" works on text, array and jsonb columns${col ? `, not on "${col.name}" (${col.type})` : ''}`,
+      );
     }
   }
   throw errors.validation(field, `unknown operator "${name}"; use one of ${OPERATORS.join(', ')}`);
@@ -121,7 +146,10 @@ function compileCondition(op: Operand, v: unknown, p: Params, field: string): st
     if (keys.length === 0) throw errors.validation(field, `expected at least one operator (${OPERATORS.join(', ')})`);
     return keys.map((k) => compileOperator(op, k, v[k], p, `${field}.${k}`)).join(' and ');
   }
-  if (Array.isArray(v) && !(op.column && (op.column.category === 'A' || isJsonColumn(op.column) || op.column.typname === 'vector'))) {
+  if (
+    Array.isArray(v) &&
+    !(op.column && (op.column.category === 'A' || isJsonColumn(op.column) || op.column.typname === 'vector'))
+  ) {
     throw errors.validation(field, 'expected a value or an operator object, got an array (use {"in": [...]})');
   }
   return `${op.sql} = ${p.add(bindValue(op.column, v, field))}`;
@@ -136,7 +164,8 @@ export function compileWhere(where: unknown, resolve: Resolve, p: Params, field 
   for (const [key, value] of Object.entries(where)) {
     const f = `${field}.${key}`;
     if (key === 'and' || key === 'or') {
-      if (!Array.isArray(value) || value.length === 0) throw errors.validation(f, 'expected a non-empty array of conditions');
+      if (!Array.isArray(value) || value.length === 0)
+        throw errors.validation(f, 'expected a non-empty array of conditions');
       const subs = value.map((w, i) => compileWhere(w, resolve, p, `${f}[${i}]`, depth + 1) || 'true');
       parts.push(`(${subs.join(key === 'and' ? ' and ' : ' or ')})`);
     } else if (key === 'not') {
@@ -179,7 +208,8 @@ export function compileOrderBy(orderBy: unknown, resolve: Resolve): string {
 /** A page size: `def` when omitted, 1..max otherwise. */
 export function checkLimit(v: unknown, def: number, max: number, field = 'limit'): number {
   if (v === undefined || v === null) return def;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max) throw errors.validation(field, `expected a whole number from 1 to ${max}, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max)
+    throw errors.validation(field, `expected a whole number from 1 to ${max}, got ${JSON.stringify(v)}`);
   return v;
 }
 

@@ -28,7 +28,8 @@ export const sweepJob = defineJob<FunctionsServices>({
     await s.idempotency.sweepExpired();
     // Event deliveries whose job was lost or whose attempt was cut short; finished ones past their 30 days.
     const deliveries = await s.eventDeliveries.sweep();
-    if (deliveries.requeued + deliveries.cutShort > 0) s.logger.warn(deliveries, 'event deliveries queued again by the sweep');
+    if (deliveries.requeued + deliveries.cutShort > 0)
+      s.logger.warn(deliveries, 'event deliveries queued again by the sweep');
     // Released and never claimed for far too long: their job is gone; it is queued again (a claim runs each once).
     const stale = await s.engine.requeueStale(STALE_QUEUED_MS);
     if (stale > 0) s.logger.warn({ stale }, 'queued executions whose job was lost queued again');

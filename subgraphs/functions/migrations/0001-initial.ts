@@ -110,8 +110,12 @@ export class FunctionsInitialMigration extends Migration {
       finished_at timestamptz,
       duration_ms double precision
     )`);
-    this.addSql('create index function_executions_project_created on function_executions (project_id, created_at desc, id desc)');
-    this.addSql('create index function_executions_project_function on function_executions (project_id, function_name, created_at desc)');
+    this.addSql(
+      'create index function_executions_project_created on function_executions (project_id, created_at desc, id desc)',
+    );
+    this.addSql(
+      'create index function_executions_project_function on function_executions (project_id, function_name, created_at desc)',
+    );
 
     this.addSql(`create table function_execution_events (
       id bigserial primary key,

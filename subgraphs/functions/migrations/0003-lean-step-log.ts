@@ -12,7 +12,9 @@ export class FunctionsLeanStepLogMigration extends Migration {
     // Lines are written once per execution and seq; should a duplicate ever exist, keep the first.
     this.addSql(`delete from function_execution_events a using function_execution_events b
       where a.execution_id = b.execution_id and a.seq = b.seq and a.id > b.id`);
-    this.addSql('alter table function_execution_events drop constraint if exists function_execution_events_execution_id_fkey');
+    this.addSql(
+      'alter table function_execution_events drop constraint if exists function_execution_events_execution_id_fkey',
+    );
     this.addSql('alter table function_execution_events drop column id');
     this.addSql('drop index if exists function_execution_events_execution');
     this.addSql('alter table function_execution_events add primary key (execution_id, seq)');

@@ -16,6 +16,8 @@ export class FunctionsIdempotencyMigration extends Migration {
     this.addSql('alter table function_idempotency add column claim_id uuid');
     this.addSql('alter table function_idempotency add column claimed_until timestamptz');
     this.addSql('alter index webhook_idempotency_created_at rename to function_idempotency_created_at');
-    this.addSql('alter table function_idempotency rename constraint webhook_idempotency_pkey to function_idempotency_pkey');
+    this.addSql(
+      'alter table function_idempotency rename constraint webhook_idempotency_pkey to function_idempotency_pkey',
+    );
   }
 }

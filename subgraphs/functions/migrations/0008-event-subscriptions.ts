@@ -44,10 +44,14 @@ export class FunctionsEventSubscriptionsMigration extends Migration {
       created_at timestamptz not null,
       delivered_at timestamptz
     )`);
-    this.addSql('create unique index event_deliveries_dedupe on event_deliveries (subscription_id, dedupe_key) where dedupe_key is not null');
+    this.addSql(
+      'create unique index event_deliveries_dedupe on event_deliveries (subscription_id, dedupe_key) where dedupe_key is not null',
+    );
     this.addSql('create index event_deliveries_log on event_deliveries (subscription_id, created_at desc, id desc)');
     this.addSql(`create index event_deliveries_due on event_deliveries (next_attempt_at) where status = 'pending'`);
-    this.addSql(`create index event_deliveries_delivering on event_deliveries (last_attempt_at) where status = 'delivering'`);
+    this.addSql(
+      `create index event_deliveries_delivering on event_deliveries (last_attempt_at) where status = 'delivering'`,
+    );
     this.addSql('create index event_deliveries_project on event_deliveries (project_id)');
 
     this.addSql(`create table event_delivery_attempts (

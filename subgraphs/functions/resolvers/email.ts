@@ -5,9 +5,12 @@ import { isUuid } from '../../../platform/ids.ts';
 type TemplateInput = Record<string, unknown>;
 
 export const emailQueries = {
-  emailTemplates: async (_: unknown, _a: unknown, ctx: Ctx) => await ctx.services.email.listTemplates(requireProject(ctx).projectId),
-  emailTemplate: async (_: unknown, { id }: { id: string }, ctx: Ctx) => await ctx.services.email.getTemplate(requireProject(ctx).projectId, id),
-  emailConfig: async (_: unknown, _a: unknown, ctx: Ctx) => await ctx.services.email.getConfig(requireProject(ctx).projectId),
+  emailTemplates: async (_: unknown, _a: unknown, ctx: Ctx) =>
+    await ctx.services.email.listTemplates(requireProject(ctx).projectId),
+  emailTemplate: async (_: unknown, { id }: { id: string }, ctx: Ctx) =>
+    await ctx.services.email.getTemplate(requireProject(ctx).projectId, id),
+  emailConfig: async (_: unknown, _a: unknown, ctx: Ctx) =>
+    await ctx.services.email.getConfig(requireProject(ctx).projectId),
   _emailConfig: async (_: unknown, { projectId }: { projectId: string }, ctx: Ctx) => {
     requireInternal(ctx);
     return isUuid(projectId) ? await ctx.services.email.settings(projectId) : null;
@@ -15,7 +18,8 @@ export const emailQueries = {
 };
 
 export const emailMutations = {
-  createEmailTemplate: async (_: unknown, { input }: { input: TemplateInput }, ctx: Ctx) => await ctx.services.email.createTemplate(requireProject(ctx).projectId, input),
+  createEmailTemplate: async (_: unknown, { input }: { input: TemplateInput }, ctx: Ctx) =>
+    await ctx.services.email.createTemplate(requireProject(ctx).projectId, input),
   updateEmailTemplate: async (_: unknown, { id, input }: { id: string; input: TemplateInput }, ctx: Ctx) => {
     const { id: _ignored, ...rest } = input;
     return await ctx.services.email.updateTemplate(requireProject(ctx).projectId, id, rest);
@@ -26,10 +30,12 @@ export const emailMutations = {
   },
   previewEmailTemplate: async (_: unknown, { id, variables }: { id: string; variables?: unknown }, ctx: Ctx) =>
     await ctx.services.email.preview(requireProject(ctx).projectId, id, variables),
-  setEmailConfig: async (_: unknown, { input }: { input: Record<string, unknown> }, ctx: Ctx) => await ctx.services.email.setConfig(requireProject(ctx).projectId, input),
+  setEmailConfig: async (_: unknown, { input }: { input: Record<string, unknown> }, ctx: Ctx) =>
+    await ctx.services.email.setConfig(requireProject(ctx).projectId, input),
   deleteEmailConfig: async (_: unknown, _a: unknown, ctx: Ctx) => {
     await ctx.services.email.deleteConfig(requireProject(ctx).projectId);
     return true;
   },
-  testEmailConfig: async (_: unknown, { to }: { to: string }, ctx: Ctx) => await ctx.services.email.testConfig(requireProject(ctx).projectId, to),
+  testEmailConfig: async (_: unknown, { to }: { to: string }, ctx: Ctx) =>
+    await ctx.services.email.testConfig(requireProject(ctx).projectId, to),
 };

@@ -5,7 +5,14 @@ import { isUuid } from '../../../platform/ids.ts';
 import { requireInternal, requireProject, type FunctionsContext as Ctx } from './context.ts';
 
 type HookInput = { table?: unknown; timing?: unknown; events?: unknown; function?: unknown };
-type WriteArgs = { projectId: string; table: string; event: string; rows: unknown; userId?: string | null; depth: number };
+type WriteArgs = {
+  projectId: string;
+  table: string;
+  event: string;
+  rows: unknown;
+  userId?: string | null;
+  depth: number;
+};
 
 /** The write the data API describes (it is trusted, but a malformed call is still a clear 400). */
 function checkWrite(a: WriteArgs): { event: HookEvent; rows: unknown[] } {
@@ -17,7 +24,8 @@ function checkWrite(a: WriteArgs): { event: HookEvent; rows: unknown[] } {
 }
 
 export const hookQueries = {
-  functionHooks: async (_: unknown, _a: unknown, ctx: Ctx) => await ctx.services.hooks.list(requireProject(ctx).projectId),
+  functionHooks: async (_: unknown, _a: unknown, ctx: Ctx) =>
+    await ctx.services.hooks.list(requireProject(ctx).projectId),
   _hookTriggers: async (_: unknown, { projectId }: { projectId: string }, ctx: Ctx) => {
     requireInternal(ctx);
     return await ctx.services.hooks.triggers(projectId);
@@ -25,7 +33,8 @@ export const hookQueries = {
 };
 
 export const hookMutations = {
-  createFunctionHook: async (_: unknown, { input }: { input: HookInput }, ctx: Ctx) => await ctx.services.hooks.create(requireProject(ctx).projectId, input),
+  createFunctionHook: async (_: unknown, { input }: { input: HookInput }, ctx: Ctx) =>
+    await ctx.services.hooks.create(requireProject(ctx).projectId, input),
   deleteFunctionHook: async (_: unknown, { id }: { id: string }, ctx: Ctx) => {
     await ctx.services.hooks.remove(requireProject(ctx).projectId, id);
     return true;
@@ -33,7 +42,14 @@ export const hookMutations = {
   _runBeforeHooks: async (_: unknown, args: WriteArgs & { where?: unknown; dryRun?: boolean | null }, ctx: Ctx) => {
     requireInternal(ctx);
     const { event, rows } = checkWrite(args);
-    return await ctx.services.hooks.runBefore({ ...args, event, rows, where: args.where ?? null, userId: args.userId ?? null, dryRun: args.dryRun === true });
+    return await ctx.services.hooks.runBefore({
+      ...args,
+      event,
+      rows,
+      where: args.where ?? null,
+      userId: args.userId ?? null,
+      dryRun: args.dryRun === true,
+    });
   },
   _enqueueAfterHooks: async (_: unknown, args: WriteArgs, ctx: Ctx) => {
     requireInternal(ctx);

@@ -12,7 +12,21 @@ import { typeResolvers } from './types.ts';
 
 export const functionsResolvers = {
   JSON: JSONScalar,
-  Query: { ...functionQueries, ...triggerQueries, ...hookQueries, ...emailQueries, ...executionQueries, ...eventQueries },
-  Mutation: { ...functionMutations, ...triggerMutations, ...hookMutations, ...emailMutations, ...executionMutations, ...eventMutations },
+  Query: {
+    ...functionQueries,
+    ...triggerQueries,
+    ...hookQueries,
+    ...emailQueries,
+    ...executionQueries,
+    ...eventQueries,
+  },
+  Mutation: {
+    ...functionMutations,
+    ...triggerMutations,
+    ...hookMutations,
+    ...emailMutations,
+    ...executionMutations,
+    ...eventMutations,
+  },
   ...typeResolvers,
 } as unknown as GraphQLResolverMap<FunctionsContext>;

@@ -8,7 +8,10 @@ import type { WebhookReceiver } from '../services/webhooks.ts';
 import type { FunctionsContext as Ctx } from './context.ts';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
-const dates = { createdAt: (o: { createdAt: Date }) => iso(o.createdAt), updatedAt: (o: { updatedAt: Date }) => iso(o.updatedAt) };
+const dates = {
+  createdAt: (o: { createdAt: Date }) => iso(o.createdAt),
+  updatedAt: (o: { updatedAt: Date }) => iso(o.updatedAt),
+};
 
 export const typeResolvers = {
   EdgeFunction: dates,
@@ -17,7 +20,8 @@ export const typeResolvers = {
   EmailConfig: { updatedAt: (o: { updatedAt: Date }) => iso(o.updatedAt) },
   WebhookReceiver: {
     function: (w: WebhookReceiver) => w.functionName,
-    url: (w: WebhookReceiver, _: unknown, ctx: Ctx) => `${ctx.services.locations.webhookBaseUrl(w.projectId)}/${w.slug}`,
+    url: (w: WebhookReceiver, _: unknown, ctx: Ctx) =>
+      `${ctx.services.locations.webhookBaseUrl(w.projectId)}/${w.slug}`,
     createdAt: (w: WebhookReceiver) => iso(w.createdAt),
   },
   FunctionHook: {
@@ -37,13 +41,18 @@ export const typeResolvers = {
     finishedAt: (e: Execution) => iso(e.finishedAt),
   },
   FunctionExecutionEvent: { at: (e: ExecutionEvent) => iso(e.at) },
-  EventSubscription: { createdAt: (s: EventSubscription) => iso(s.createdAt), updatedAt: (s: EventSubscription) => iso(s.updatedAt), secret: (s: EventSubscription) => s.secret ?? null },
+  EventSubscription: {
+    createdAt: (s: EventSubscription) => iso(s.createdAt),
+    updatedAt: (s: EventSubscription) => iso(s.updatedAt),
+    secret: (s: EventSubscription) => s.secret ?? null,
+  },
   EventDelivery: {
     nextAttemptAt: (d: EventDelivery) => iso(d.nextAttemptAt),
     lastAttemptAt: (d: EventDelivery) => iso(d.lastAttemptAt),
     createdAt: (d: EventDelivery) => iso(d.createdAt),
     deliveredAt: (d: EventDelivery) => iso(d.deliveredAt),
-    attemptLog: async (d: EventDelivery, _: unknown, ctx: Ctx) => d.attemptLog ?? (await ctx.services.eventDeliveries.attemptsOf(d.id)),
+    attemptLog: async (d: EventDelivery, _: unknown, ctx: Ctx) =>
+      d.attemptLog ?? (await ctx.services.eventDeliveries.attemptsOf(d.id)),
   },
   EventDeliveryAttempt: { at: (a: DeliveryAttempt) => iso(a.at) },
   FunctionStats: { since: (s: { since: Date }) => iso(s.since), until: (s: { until: Date }) => iso(s.until) },

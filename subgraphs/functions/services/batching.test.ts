@@ -37,7 +37,13 @@ describe('group writes', () => {
 
   it('keeps batches within their size and weight', async () => {
     const g = gatedWrite();
-    const write = createBatcher<number, number>(g.write, { max: 2, inFlight: 1, retryAlone: false, weigh: (i) => i, maxWeight: 10 });
+    const write = createBatcher<number, number>(g.write, {
+      max: 2,
+      inFlight: 1,
+      retryAlone: false,
+      weigh: (i) => i,
+      maxWeight: 10,
+    });
     const all = [1, 2, 3, 4, 9, 20, 1].map((i) => write(i));
     await g.releaseAll();
     await Promise.all(all);
@@ -49,7 +55,12 @@ describe('group writes', () => {
     const g = gatedWrite((items) => items.includes(3));
     const write = createBatcher<number, number>(g.write, { max: 100, inFlight: 1, retryAlone: true });
     const first = write(1);
-    const rest = [2, 3, 4].map((i) => write(i).then((v) => v, (err: Error) => err.message));
+    const rest = [2, 3, 4].map((i) =>
+      write(i).then(
+        (v) => v,
+        (err: Error) => err.message,
+      ),
+    );
     await g.releaseAll();
     expect(await first).toBe(10);
     expect(await Promise.all(rest)).toEqual([20, 'bad batch 3', 40]);
@@ -59,7 +70,12 @@ describe('group writes', () => {
     const g = gatedWrite((items) => items.includes(3));
     const write = createBatcher<number, number>(g.write, { max: 100, inFlight: 1, retryAlone: false });
     void write(1);
-    const rest = [2, 3].map((i) => write(i).then((v) => v, (err: Error) => err.message));
+    const rest = [2, 3].map((i) =>
+      write(i).then(
+        (v) => v,
+        (err: Error) => err.message,
+      ),
+    );
     await g.releaseAll();
     expect(await Promise.all(rest)).toEqual(['bad batch 2,3', 'bad batch 2,3']);
   });

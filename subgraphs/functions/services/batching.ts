@@ -21,7 +21,10 @@ type Pending<T, R> = { item: T; resolve: (answer: R) => void; reject: (err: unkn
  * Answers the function callers use: it resolves once `write` wrote the batch holding the item, with the
  * answer at the item's index when `write` answers a list (one answer per item, in order).
  */
-export function createBatcher<T, R = void>(write: (items: T[]) => Promise<R[] | unknown>, opts: BatchOptions<T>): (item: T) => Promise<R> {
+export function createBatcher<T, R = void>(
+  write: (items: T[]) => Promise<R[] | unknown>,
+  opts: BatchOptions<T>,
+): (item: T) => Promise<R> {
   let queue: Pending<T, R>[] = [];
   let running = 0;
 

@@ -64,7 +64,11 @@ export function checkTimezone(value: unknown): string {
 export function checkSchedule(value: unknown, timezone: string): string {
   const schedule = typeof value === 'string' ? value.trim().replace(/\s+/g, ' ') : '';
   const fields = schedule.split(' ').length;
-  if (!schedule || fields < 5 || fields > 6) throw errors.validation('schedule', 'must be a cron expression of 5 fields (minute hour day month weekday), or 6 with seconds first');
+  if (!schedule || fields < 5 || fields > 6)
+    throw errors.validation(
+      'schedule',
+      'must be a cron expression of 5 fields (minute hour day month weekday), or 6 with seconds first',
+    );
   try {
     CronExpressionParser.parse(schedule, { tz: timezone, strict: false }).next();
   } catch (err) {
@@ -82,7 +86,19 @@ export function nextRuns(schedule: string, timezone: string, count = NEXT_RUNS, 
 export type CronService = ReturnType<typeof createCronService>;
 
 /** Creates the cron service. */
-export function createCronService({ sql, functions, engine, scheduler, logger }: { sql: Sql; functions: FunctionService; engine: Engine; scheduler: Scheduler; logger: Logger }) {
+export function createCronService({
+  sql,
+  functions,
+  engine,
+  scheduler,
+  logger,
+}: {
+  sql: Sql;
+  functions: FunctionService;
+  engine: Engine;
+  scheduler: Scheduler;
+  logger: Logger;
+}) {
   const notFound = (id: string) => errors.notFound('cron job', id.slice(0, 100));
 
   /** Puts the Agenda job in line with the row: one repeating job when enabled, none otherwise. */
@@ -106,29 +122,44 @@ export function createCronService({ sql, functions, engine, scheduler, logger }:
   };
 
   const checkInput = (v: unknown) => {
-    if (v !== undefined && v !== null && JSON.stringify(v).length > 65_536) throw errors.validation('input', 'must be at most 64 KiB of JSON');
+    if (v !== undefined && v !== null && JSON.stringify(v).length > 65_536)
+      throw errors.validation('input', 'must be at most 64 KiB of JSON');
     return v ?? null;
   };
 
   return {
-    async create(projectId: string, input: { name?: unknown; schedule?: unknown; timezone?: unknown; function?: unknown; input?: unknown; enabled?: unknown }): Promise<CronJob> {
+    async create(
+      projectId: string,
+      input: {
+        name?: unknown;
+        schedule?: unknown;
+        timezone?: unknown;
+        function?: unknown;
+        input?: unknown;
+        enabled?: unknown;
+      },
+    ): Promise<CronJob> {
       const name = typeof input.name === 'string' ? input.name.trim() : '';
-      if (!CRON_NAME.test(name)) throw errors.validation('name', 'must use letters, digits, _, - and . (at most 64 characters)');
+      if (!CRON_NAME.test(name))
+        throw errors.validation('name', 'must use letters, digits, _, - and . (at most 64 characters)');
       const timezone = checkTimezone(input.timezone);
       const schedule = checkSchedule(input.schedule, timezone);
       const fnName = checkFunctionName(input.function, 'function');
       const fn = await functions.findByName(projectId, fnName);
       if (!fn) throw errors.validation('function', `no function named "${fnName}" in this project`);
-      if (input.enabled !== undefined && input.enabled !== null && typeof input.enabled !== 'boolean') throw errors.validation('enabled', 'must be true or false');
+      if (input.enabled !== undefined && input.enabled !== null && typeof input.enabled !== 'boolean')
+        throw errors.validation('enabled', 'must be true or false');
       const enabled = input.enabled !== false;
       const now = new Date();
       const id = crypto.randomUUID();
       try {
-        await sql.run('insert into cron_jobs (id, project_id, name, schedule, timezone, function_id, input, enabled, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?)', [
-          id, projectId, name, schedule, timezone, fn.id, jsonParam(checkInput(input.input)), enabled, now, now,
-        ]);
+        await sql.run(
+          'insert into cron_jobs (id, project_id, name, schedule, timezone, function_id, input, enabled, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?)',
+          [id, projectId, name, schedule, timezone, fn.id, jsonParam(checkInput(input.input)), enabled, now, now],
+        );
       } catch (err) {
-        if (isUniqueViolation(err)) throw errors.conflict(`A cron job named "${name}" already exists`, { field: 'name', name });
+        if (isUniqueViolation(err))
+          throw errors.conflict(`A cron job named "${name}" already exists`, { field: 'name', name });
         throw err;
       }
       const c = await get(projectId, id);
@@ -137,11 +168,29 @@ export function createCronService({ sql, functions, engine, scheduler, logger }:
     },
 
     /** Changes any of the fields; omitted ones stay. */
-    async update(projectId: string, id: string, input: { name?: unknown; schedule?: unknown; timezone?: unknown; function?: unknown; input?: unknown; enabled?: unknown }): Promise<CronJob> {
+    async update(
+      projectId: string,
+      id: string,
+      input: {
+        name?: unknown;
+        schedule?: unknown;
+        timezone?: unknown;
+        function?: unknown;
+        input?: unknown;
+        enabled?: unknown;
+      },
+    ): Promise<CronJob> {
       const current = await get(projectId, id);
-      const name = input.name === undefined || input.name === null ? current.name : typeof input.name === 'string' ? input.name.trim() : '';
-      if (!CRON_NAME.test(name)) throw errors.validation('name', 'must use letters, digits, _, - and . (at most 64 characters)');
-      const timezone = input.timezone === undefined || input.timezone === null ? current.timezone : checkTimezone(input.timezone);
+      const name =
+        input.name === undefined || input.name === null
+          ? current.name
+          : typeof input.name === 'string'
+            ? input.name.trim()
+            : '';
+      if (!CRON_NAME.test(name))
+        throw errors.validation('name', 'must use letters, digits, _, - and . (at most 64 characters)');
+      const timezone =
+        input.timezone === undefined || input.timezone === null ? current.timezone : checkTimezone(input.timezone);
       const schedule = checkSchedule(input.schedule ?? current.schedule, timezone);
       let functionId = current.functionId;
       if (input.function !== undefined && input.function !== null) {
@@ -150,15 +199,18 @@ export function createCronService({ sql, functions, engine, scheduler, logger }:
         if (!fn) throw errors.validation('function', `no function named "${fnName}" in this project`);
         functionId = fn.id;
       }
-      if (input.enabled !== undefined && input.enabled !== null && typeof input.enabled !== 'boolean') throw errors.validation('enabled', 'must be true or false');
+      if (input.enabled !== undefined && input.enabled !== null && typeof input.enabled !== 'boolean')
+        throw errors.validation('enabled', 'must be true or false');
       const enabled = typeof input.enabled === 'boolean' ? input.enabled : current.enabled;
       const value = input.input === undefined ? current.input : checkInput(input.input);
       try {
-        await sql.run('update cron_jobs set name = ?, schedule = ?, timezone = ?, function_id = ?, input = ?::jsonb, enabled = ?, updated_at = ? where id = ? and project_id = ?', [
-          name, schedule, timezone, functionId, jsonParam(value), enabled, new Date(), id, projectId,
-        ]);
+        await sql.run(
+          'update cron_jobs set name = ?, schedule = ?, timezone = ?, function_id = ?, input = ?::jsonb, enabled = ?, updated_at = ? where id = ? and project_id = ?',
+          [name, schedule, timezone, functionId, jsonParam(value), enabled, new Date(), id, projectId],
+        );
       } catch (err) {
-        if (isUniqueViolation(err)) throw errors.conflict(`A cron job named "${name}" already exists`, { field: 'name', name });
+        if (isUniqueViolation(err))
+          throw errors.conflict(`A cron job named "${name}" already exists`, { field: 'name', name });
         throw err;
       }
       const c = await get(projectId, id);
@@ -175,7 +227,8 @@ export function createCronService({ sql, functions, engine, scheduler, logger }:
     },
 
     async remove(projectId: string, id: unknown): Promise<void> {
-      if (typeof id !== 'string' || id === '') throw errors.validation('id', 'is required (the cron job id, as ?id= or in the body)');
+      if (typeof id !== 'string' || id === '')
+        throw errors.validation('id', 'is required (the cron job id, as ?id= or in the body)');
       await get(projectId, id);
       await sql.run('delete from cron_jobs where id = ? and project_id = ?', [id, projectId]);
       await scheduler.agenda.cancel({ name: CRON_JOB, data: { cronId: id } });
@@ -200,8 +253,17 @@ export function createCronService({ sql, functions, engine, scheduler, logger }:
       const c = toCron(rows[0]);
       const fn = toFunction(rows[0].function_row as Record<string, unknown>);
       const sealedSecrets = rows[0].sealed_secrets as Record<string, string>;
-      const outcome = await engine.runSync({ fn, input: makeInput({ body: c.input, method: 'POST' }), trigger: 'cron', triggerRef: c.name, depth: 0, dryRun: false, sealedSecrets });
-      if (outcome.status === 'failed') logger.warn({ cron: c.name, execution: outcome.executionId, error: outcome.error }, 'cron run failed');
+      const outcome = await engine.runSync({
+        fn,
+        input: makeInput({ body: c.input, method: 'POST' }),
+        trigger: 'cron',
+        triggerRef: c.name,
+        depth: 0,
+        dryRun: false,
+        sealedSecrets,
+      });
+      if (outcome.status === 'failed')
+        logger.warn({ cron: c.name, execution: outcome.executionId, error: outcome.error }, 'cron run failed');
     },
 
     /** Cancels every Agenda job of a project's cron jobs (project deleted). */

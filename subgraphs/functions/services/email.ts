@@ -22,25 +22,57 @@ const SUBJECT_MAX = 998;
 const BODY_MAX = 512 * 1024;
 const ADDRESS = /^[^\s@<>]+@[^\s@<>]+$/;
 
-export type EmailTemplate = { id: string; projectId: string; name: string; subject: string; html: string; text: string; variables: string[]; createdAt: Date; updatedAt: Date };
-export type SmtpSettings = { host: string; port: number; secure: boolean; user: string | null; password: string | null; from: string };
+export type EmailTemplate = {
+  id: string;
+  projectId: string;
+  name: string;
+  subject: string;
+  html: string;
+  text: string;
+  variables: string[];
+  createdAt: Date;
+  updatedAt: Date;
+};
+export type SmtpSettings = {
+  host: string;
+  port: number;
+  secure: boolean;
+  user: string | null;
+  password: string | null;
+  from: string;
+};
 export type Mail = { to: string[]; subject: string; html: string; text: string };
 
 type Row = Record<string, unknown>;
 
 function variablesOf(t: { subject: string; html: string; text: string }): string[] {
-  return [...new Set([...mailVariables(t.subject, 'subject'), ...mailVariables(t.html, 'html'), ...mailVariables(t.text, 'text')])].sort();
+  return [
+    ...new Set([
+      ...mailVariables(t.subject, 'subject'),
+      ...mailVariables(t.html, 'html'),
+      ...mailVariables(t.text, 'text'),
+    ]),
+  ].sort();
 }
 
 function toTemplate(r: Row): EmailTemplate {
   const t = { subject: r.subject as string, html: r.html as string, text: r.text as string };
-  return { id: r.id as string, projectId: r.project_id as string, name: r.name as string, ...t, variables: variablesOf(t), createdAt: new Date(r.created_at as string), updatedAt: new Date(r.updated_at as string) };
+  return {
+    id: r.id as string,
+    projectId: r.project_id as string,
+    name: r.name as string,
+    ...t,
+    variables: variablesOf(t),
+    createdAt: new Date(r.created_at as string),
+    updatedAt: new Date(r.updated_at as string),
+  };
 }
 
 /** Checks a template's fields and that its placeholders parse (errors name the field). */
 function checkTemplate(input: { name?: unknown; subject?: unknown; html?: unknown; text?: unknown }) {
   const name = typeof input.name === 'string' ? input.name.trim() : '';
-  if (!TEMPLATE_NAME.test(name)) throw errors.validation('name', 'must use letters, digits, _, - and . (at most 64 characters)');
+  if (!TEMPLATE_NAME.test(name))
+    throw errors.validation('name', 'must use letters, digits, _, - and . (at most 64 characters)');
   const subject = requiredText('subject', input.subject, SUBJECT_MAX);
   const html = input.html === undefined || input.html === null ? '' : requiredText('html', input.html, BODY_MAX, false);
   const text = input.text === undefined || input.text === null ? '' : requiredText('text', input.text, BODY_MAX, false);
@@ -70,7 +102,19 @@ function render(t: Pick<EmailTemplate, 'subject' | 'html' | 'text'>, variables: 
 export type EmailService = ReturnType<typeof createEmailService>;
 
 /** Creates the e-mail service. */
-export function createEmailService({ sql, box, config, scheduler, logger }: { sql: Sql; box: SecretBox; config: Config; scheduler: Scheduler; logger: Logger }) {
+export function createEmailService({
+  sql,
+  box,
+  config,
+  scheduler,
+  logger,
+}: {
+  sql: Sql;
+  box: SecretBox;
+  config: Config;
+  scheduler: Scheduler;
+  logger: Logger;
+}) {
   const notFound = (id: string) => errors.notFound('email template', id.slice(0, 100));
 
   const getTemplate = async (projectId: string, id: string): Promise<EmailTemplate> => {
@@ -120,7 +164,13 @@ export function createEmailService({ sql, box, config, scheduler, logger }: { sq
     const from = s.from;
     const via = `${s.host}:${s.port}`;
     try {
-      const info = await transport.sendMail({ from, to: mail.to, subject: mail.subject, html: mail.html || undefined, text: mail.text || undefined });
+      const info = await transport.sendMail({
+        from,
+        to: mail.to,
+        subject: mail.subject,
+        html: mail.html || undefined,
+        text: mail.text || undefined,
+      });
       return { messageId: (info.messageId as string | undefined) ?? null, via };
     } catch (err) {
       throw new AppError('UPSTREAM_FAILED', `SMTP server ${via}: ${(err as Error).message}`);
@@ -134,27 +184,38 @@ export function createEmailService({ sql, box, config, scheduler, logger }: { sq
       const t = checkTemplate(input);
       const now = new Date();
       try {
-        const rows = await sql.rows('insert into email_templates (id, project_id, name, subject, html, text, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?) returning *', [
-          crypto.randomUUID(), projectId, t.name, t.subject, t.html, t.text, now, now,
-        ]);
+        const rows = await sql.rows(
+          'insert into email_templates (id, project_id, name, subject, html, text, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?) returning *',
+          [crypto.randomUUID(), projectId, t.name, t.subject, t.html, t.text, now, now],
+        );
         return toTemplate(rows[0]!);
       } catch (err) {
-        if (isUniqueViolation(err)) throw errors.conflict(`An e-mail template named "${t.name}" already exists`, { field: 'name', name: t.name });
+        if (isUniqueViolation(err))
+          throw errors.conflict(`An e-mail template named "${t.name}" already exists`, { field: 'name', name: t.name });
         throw err;
       }
     },
 
     async updateTemplate(projectId: string, id: unknown, input: Record<string, unknown>): Promise<EmailTemplate> {
-      if (typeof id !== 'string' || id === '') throw errors.validation('id', 'is required (the template id, as ?id= or in the body)');
+      if (typeof id !== 'string' || id === '')
+        throw errors.validation('id', 'is required (the template id, as ?id= or in the body)');
       const current = await getTemplate(projectId, id);
-      const t = checkTemplate({ name: current.name, subject: current.subject, html: current.html, text: current.text, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined && v !== null)) });
+      const t = checkTemplate({
+        name: current.name,
+        subject: current.subject,
+        html: current.html,
+        text: current.text,
+        ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined && v !== null)),
+      });
       try {
-        const rows = await sql.rows('update email_templates set name = ?, subject = ?, html = ?, text = ?, updated_at = ? where id = ? and project_id = ? returning *', [
-          t.name, t.subject, t.html, t.text, new Date(), id, projectId,
-        ]);
+        const rows = await sql.rows(
+          'update email_templates set name = ?, subject = ?, html = ?, text = ?, updated_at = ? where id = ? and project_id = ? returning *',
+          [t.name, t.subject, t.html, t.text, new Date(), id, projectId],
+        );
         return toTemplate(rows[0]!);
       } catch (err) {
-        if (isUniqueViolation(err)) throw errors.conflict(`An e-mail template named "${t.name}" already exists`, { field: 'name', name: t.name });
+        if (isUniqueViolation(err))
+          throw errors.conflict(`An e-mail template named "${t.name}" already exists`, { field: 'name', name: t.name });
         throw err;
       }
     },
@@ -162,27 +223,38 @@ export function createEmailService({ sql, box, config, scheduler, logger }: { sq
     getTemplate,
 
     async listTemplates(projectId: string): Promise<EmailTemplate[]> {
-      return (await sql.rows('select * from email_templates where project_id = ? order by name', [projectId])).map(toTemplate);
+      return (await sql.rows('select * from email_templates where project_id = ? order by name', [projectId])).map(
+        toTemplate,
+      );
     },
 
     async deleteTemplate(projectId: string, id: unknown): Promise<void> {
-      if (typeof id !== 'string' || id === '') throw errors.validation('id', 'is required (the template id, as ?id= or in the body)');
+      if (typeof id !== 'string' || id === '')
+        throw errors.validation('id', 'is required (the template id, as ?id= or in the body)');
       await getTemplate(projectId, id);
       await sql.run('delete from email_templates where id = ? and project_id = ?', [id, projectId]);
     },
 
     /** Renders a template with variables, sending nothing. */
     async preview(projectId: string, id: string, variables: unknown) {
-      if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) throw errors.validation('variables', 'must be an object');
+      if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables)))
+        throw errors.validation('variables', 'must be an object');
       const t = await getTemplate(projectId, id);
       return render(t, (variables ?? {}) as Record<string, unknown>);
     },
 
     /** The Email step: renders the named template and queues the mail (not in a dry run); EMAIL_NOT_CONFIGURED without the project's SMTP settings. */
-    async queueFromStep(projectId: string, m: { template: string; to: string[]; variables: Record<string, unknown> }, dryRun: boolean): Promise<Record<string, unknown>> {
+    async queueFromStep(
+      projectId: string,
+      m: { template: string; to: string[]; variables: Record<string, unknown> },
+      dryRun: boolean,
+    ): Promise<Record<string, unknown>> {
       const configured = await sql.rows('select 1 from email_configs where project_id = ?', [projectId]);
       if (!configured[0]) throw notConfigured();
-      const rows = await sql.rows('select * from email_templates where project_id = ? and name = ?', [projectId, m.template]);
+      const rows = await sql.rows('select * from email_templates where project_id = ? and name = ?', [
+        projectId,
+        m.template,
+      ]);
       if (!rows[0]) throw new Error(`no e-mail template named "${m.template}"`);
       const mail = { to: m.to, ...render(toTemplate(rows[0]), m.variables) };
       if (!dryRun) await scheduler.enqueue(EMAIL_JOB, { projectId, mail });
@@ -196,7 +268,10 @@ export function createEmailService({ sql, box, config, scheduler, logger }: { sq
         r = await deliver(data.projectId, data.mail);
       } catch (err) {
         if (err instanceof AppError && err.code === 'EMAIL_NOT_CONFIGURED') {
-          logger.warn({ projectId: data.projectId }, 'e-mail dropped: the project removed its SMTP configuration after the mail was queued');
+          logger.warn(
+            { projectId: data.projectId },
+            'e-mail dropped: the project removed its SMTP configuration after the mail was queued',
+          );
           return;
         }
         throw err;
@@ -220,18 +295,25 @@ export function createEmailService({ sql, box, config, scheduler, logger }: { sq
     },
 
     /** Creates or replaces the SMTP configuration. A password left out keeps the stored one. */
-    async setConfig(projectId: string, input: { host?: unknown; port?: unknown; secure?: unknown; user?: unknown; password?: unknown; from?: unknown }) {
+    async setConfig(
+      projectId: string,
+      input: { host?: unknown; port?: unknown; secure?: unknown; user?: unknown; password?: unknown; from?: unknown },
+    ) {
       const host = requiredText('host', input.host, 253);
       if (!/^[A-Za-z0-9.:[\]-]+$/.test(host)) throw errors.validation('host', 'must be a host name or an IP address');
       const port = input.port ?? 587;
-      if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) throw errors.validation('port', 'must be a whole number from 1 to 65535');
-      if (input.secure !== undefined && input.secure !== null && typeof input.secure !== 'boolean') throw errors.validation('secure', 'must be true or false');
+      if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535)
+        throw errors.validation('port', 'must be a whole number from 1 to 65535');
+      if (input.secure !== undefined && input.secure !== null && typeof input.secure !== 'boolean')
+        throw errors.validation('secure', 'must be true or false');
       const secure = input.secure === undefined || input.secure === null ? port === 465 : input.secure;
       const user = optionalText('user', input.user, 320) || null;
-      if (input.password !== undefined && input.password !== null && typeof input.password !== 'string') throw errors.validation('password', 'must be a string');
+      if (input.password !== undefined && input.password !== null && typeof input.password !== 'string')
+        throw errors.validation('password', 'must be a string');
       const from = requiredText('from', input.from, 320);
       const address = /<([^>]+)>\s*$/.exec(from)?.[1] ?? from;
-      if (!ADDRESS.test(address)) throw errors.validation('from', 'must be an e-mail address, optionally with a name: "Shop <shop@example.com>"');
+      if (!ADDRESS.test(address))
+        throw errors.validation('from', 'must be an e-mail address, optionally with a name: "Shop <shop@example.com>"');
       const now = new Date();
       const sealed = typeof input.password === 'string' && input.password !== '' ? box.encrypt(input.password) : null;
       await sql.run(
@@ -254,7 +336,12 @@ export function createEmailService({ sql, box, config, scheduler, logger }: { sq
       const address = requiredText('to', to, 320);
       if (!ADDRESS.test(address)) throw errors.validation('to', 'must be an e-mail address');
       if (!(await settings(projectId))) throw errors.notFound('email config');
-      const r = await deliver(projectId, { to: [address], subject: 'Tessera test e-mail', text: 'Your project can send e-mail through this SMTP server.', html: '' });
+      const r = await deliver(projectId, {
+        to: [address],
+        subject: 'Tessera test e-mail',
+        text: 'Your project can send e-mail through this SMTP server.',
+        html: '',
+      });
       return { sent: true, messageId: r.messageId };
     },
 

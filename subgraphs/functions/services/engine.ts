@@ -30,23 +30,48 @@ const BACKOFF_BASE_MS = 200;
 const BACKOFF_MAX_MS = 5000;
 
 /** What a function sees as `input`: always `{body, headers, method, query, rawBody}` (header names lower case). */
-export type FunctionInputValue = { body: unknown; headers: Record<string, string>; method: string; query: Record<string, unknown>; rawBody: string };
+export type FunctionInputValue = {
+  body: unknown;
+  headers: Record<string, string>;
+  method: string;
+  query: Record<string, unknown>;
+  rawBody: string;
+};
 
 /** Builds a function's input from a trigger's payload. */
 const DEADLINE_SLACK_MS = 25;
 
-export function makeInput(p: { body?: unknown; headers?: Record<string, string>; method?: string; query?: Record<string, unknown>; rawBody?: string }): FunctionInputValue {
-  const body = p.body === undefined ? null : JSON.parse(JSON.stringify(p.body)) as unknown;
+export function makeInput(p: {
+  body?: unknown;
+  headers?: Record<string, string>;
+  method?: string;
+  query?: Record<string, unknown>;
+  rawBody?: string;
+}): FunctionInputValue {
+  const body = p.body === undefined ? null : (JSON.parse(JSON.stringify(p.body)) as unknown);
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(p.headers ?? {})) headers[k.toLowerCase()] = String(v);
-  return { body, headers, method: p.method ?? 'POST', query: JSON.parse(JSON.stringify(p.query ?? {})) as Record<string, unknown>, rawBody: p.rawBody ?? JSON.stringify(body) };
+  return {
+    body,
+    headers,
+    method: p.method ?? 'POST',
+    query: JSON.parse(JSON.stringify(p.query ?? {})) as Record<string, unknown>,
+    rawBody: p.rawBody ?? JSON.stringify(body),
+  };
 }
 
 /** `{"error": "...", "status": 4xx|5xx}` as a function's output chooses the HTTP status of the answer. */
 export function responseStatusOf(output: unknown): number {
   if (output && typeof output === 'object' && !Array.isArray(output)) {
     const o = output as { error?: unknown; status?: unknown };
-    if (typeof o.error === 'string' && typeof o.status === 'number' && Number.isInteger(o.status) && o.status >= 400 && o.status <= 599) return o.status;
+    if (
+      typeof o.error === 'string' &&
+      typeof o.status === 'number' &&
+      Number.isInteger(o.status) &&
+      o.status >= 400 &&
+      o.status <= 599
+    )
+      return o.status;
   }
   return 200;
 }
@@ -57,14 +82,22 @@ export function responseStatusOf(output: unknown): number {
  */
 export function publicFailureError(o: RunOutcome): AppError {
   const what = o.timedOut ? 'The function ran past its timeout' : 'The function failed';
-  return new AppError(o.timedOut ? 'FUNCTION_TIMEOUT' : 'FUNCTION_FAILED', `${what}; its execution ${o.executionId ?? ''} says why`, { execution_id: o.executionId });
+  return new AppError(
+    o.timedOut ? 'FUNCTION_TIMEOUT' : 'FUNCTION_FAILED',
+    `${what}; its execution ${o.executionId ?? ''} says why`,
+    { execution_id: o.executionId },
+  );
 }
 
 /** The error a caller gets for a failed run: FUNCTION_TIMEOUT (504) or FUNCTION_FAILED (502), naming the execution and step. */
 export function failureError(o: RunOutcome): AppError {
   const details = { execution_id: o.executionId, step: o.error?.step ?? null, reason: o.error?.code ?? null };
   // A run that failed because of how the project is set up (no SMTP settings for an Email step) answers that error, a 4xx.
-  return new AppError(o.error?.answer ?? (o.timedOut ? 'FUNCTION_TIMEOUT' : 'FUNCTION_FAILED'), o.error?.message ?? 'The function failed', details);
+  return new AppError(
+    o.error?.answer ?? (o.timedOut ? 'FUNCTION_TIMEOUT' : 'FUNCTION_FAILED'),
+    o.error?.message ?? 'The function failed',
+    details,
+  );
 }
 
 export type RunRequest = {
@@ -108,8 +141,16 @@ export type Engine = ReturnType<typeof createEngine>;
 
 /** A recorded execution that failed, as `onFailed` hears of it. */
 export type FailedExecution = {
-  id: string; projectId: string; functionName: string; functionVersion: number; trigger: Trigger; triggerRef: string | null;
-  error: RunOutcome['error']; startedAt: Date; finishedAt: Date; durationMs: number;
+  id: string;
+  projectId: string;
+  functionName: string;
+  functionVersion: number;
+  trigger: Trigger;
+  triggerRef: string | null;
+  error: RunOutcome['error'];
+  startedAt: Date;
+  finishedAt: Date;
+  durationMs: number;
 };
 
 class Timeout extends Error {}
@@ -163,7 +204,15 @@ export function createEngine(deps: {
     const redactor = createRedactor(secretValues);
     const redact = redactor.value;
     const log = (e: Omit<ExecutionEvent, 'seq' | 'at'>) =>
-      events.push({ ...e, seq: ++seq, at: new Date(), input: redact(e.input), output: redact(e.output), error: redact(e.error), durationMs: e.durationMs == null ? null : Math.round(e.durationMs * 1000) / 1000 });
+      events.push({
+        ...e,
+        seq: ++seq,
+        at: new Date(),
+        input: redact(e.input),
+        output: redact(e.output),
+        error: redact(e.error),
+        durationMs: e.durationMs == null ? null : Math.round(e.durationMs * 1000) / 1000,
+      });
     const env = {
       project_id: req.fn.projectId,
       function: req.fn.name,
@@ -181,12 +230,21 @@ export function createEngine(deps: {
       signal: abort.signal,
       remainingMs: () => Math.max(0, deadline - Date.now()),
       // `depth` travels with the function's own calls: writes it makes fire database hooks one level deeper.
-      requestContext: { requestId: `execution-${executionId ?? crypto.randomUUID()}`, principal: { kind: 'project', projectId: req.fn.projectId, tenantId: req.fn.tenantId }, depth: req.depth },
+      requestContext: {
+        requestId: `execution-${executionId ?? crypto.randomUUID()}`,
+        principal: { kind: 'project', projectId: req.fn.projectId, tenantId: req.fn.tenantId },
+        depth: req.depth,
+      },
       // Made on first use: most runs never log.
       get logger() {
         return (stepLogger ??= logger.child({ function: req.fn.name, execution: executionId }));
       },
-      deps: { router: deps.router, http: deps.http, email: deps.email, invoke: (c, call) => invokeFromStep(req, c, call) },
+      deps: {
+        router: deps.router,
+        http: deps.http,
+        email: deps.email,
+        invoke: (c, call) => invokeFromStep(req, c, call),
+      },
     };
     let output: unknown = null;
     let failure: RunOutcome['error'] = null;
@@ -204,7 +262,14 @@ export function createEngine(deps: {
     const first = req.replay && !failure ? Math.min(req.replay.fromIndex, compiled.length) : 0;
     for (const step of compiled.slice(0, first)) {
       const result = req.replay!.results[step.def.name] as { body?: unknown; skipped?: boolean } | undefined;
-      log({ step: step.def.name, kind: step.def.kind, type: 'reused', attempt: 1, output: result ?? null, durationMs: 0 });
+      log({
+        step: step.def.name,
+        kind: step.def.kind,
+        type: 'reused',
+        attempt: 1,
+        output: result ?? null,
+        durationMs: 0,
+      });
       steps[step.def.name] = result ?? { body: null };
       if (result && !result.skipped) output = result.body ?? null;
     }
@@ -218,10 +283,19 @@ export function createEngine(deps: {
             steps[name] = { body: null, skipped: true };
             continue;
           }
-          for (const [field, template] of Object.entries(step.prepared.templates)) resolved[field] = clone(template.render(scope));
+          for (const [field, template] of Object.entries(step.prepared.templates))
+            resolved[field] = clone(template.render(scope));
         } catch (err) {
           const message = err instanceof TemplateError ? `${err.path}: ${err.message}` : (err as Error).message;
-          log({ step: name, kind, type: 'failed', attempt: 1, input: resolved, error: { code: 'TEMPLATE_FAILED', message }, durationMs: 0 });
+          log({
+            step: name,
+            kind,
+            type: 'failed',
+            attempt: 1,
+            input: resolved,
+            error: { code: 'TEMPLATE_FAILED', message },
+            durationMs: 0,
+          });
           failure = { code: 'TEMPLATE_FAILED', message: `step "${name}": ${message}`, step: name };
           break;
         }
@@ -241,15 +315,32 @@ export function createEngine(deps: {
             const durationMs = performance.now() - t0;
             // Past the deadline the step's own abort error is the timeout too; so is a step whose own
             // timer (capped to the time left) fired a moment before the function's.
-            if (err instanceof Timeout || abort.signal.reason instanceof Timeout || Date.now() >= deadline - DEADLINE_SLACK_MS) throw new Timeout();
+            if (
+              err instanceof Timeout ||
+              abort.signal.reason instanceof Timeout ||
+              Date.now() >= deadline - DEADLINE_SLACK_MS
+            )
+              throw new Timeout();
             const f = err instanceof StepFailure ? err : new StepFailure('STEP_FAILED', (err as Error).message);
-            log({ step: name, kind, type: 'failed', attempt, error: { code: f.code, message: f.message, retryable: f.retryable }, durationMs });
+            log({
+              step: name,
+              kind,
+              type: 'failed',
+              attempt,
+              error: { code: f.code, message: f.message, retryable: f.retryable },
+              durationMs,
+            });
             const wait = backoffMs(attempt, { baseMs: BACKOFF_BASE_MS, maxMs: BACKOFF_MAX_MS, jitter: 0.25 });
             if (f.retryable && attempt <= step.retries && Date.now() + wait < deadline) {
               await Promise.race([new Promise((r) => setTimeout(r, wait)), expired]);
               continue;
             }
-            failure = { code: f.code, message: `step "${name}": ${f.message}`, step: name, ...(f.answer ? { answer: f.answer } : {}) };
+            failure = {
+              code: f.code,
+              message: `step "${name}": ${f.message}`,
+              step: name,
+              ...(f.answer ? { answer: f.answer } : {}),
+            };
             break;
           }
         }
@@ -259,8 +350,20 @@ export function createEngine(deps: {
       if (!(err instanceof Timeout)) throw new Error(redactor.text((err as Error).message ?? String(err)));
       timedOut = true;
       const running = events[events.length - 1];
-      failure = { code: 'FUNCTION_TIMEOUT', message: `the function ran past its timeout of ${timeoutMs} ms`, ...(running ? { step: running.step } : {}) };
-      if (running?.type === 'started') log({ step: running.step, kind: running.kind, type: 'failed', attempt: running.attempt, error: { code: 'FUNCTION_TIMEOUT', message: failure.message }, durationMs: null });
+      failure = {
+        code: 'FUNCTION_TIMEOUT',
+        message: `the function ran past its timeout of ${timeoutMs} ms`,
+        ...(running ? { step: running.step } : {}),
+      };
+      if (running?.type === 'started')
+        log({
+          step: running.step,
+          kind: running.kind,
+          type: 'failed',
+          attempt: running.attempt,
+          error: { code: 'FUNCTION_TIMEOUT', message: failure.message },
+          durationMs: null,
+        });
     } finally {
       clearTimeout(timer);
       if (!abort.signal.aborted) abort.abort(FINISHED);
@@ -282,12 +385,25 @@ export function createEngine(deps: {
   }
 
   /** Tells `onFailed` of a recorded failed execution; its own failure is logged, never the run's. */
-  const reportFailure = async (req: Pick<RunRequest, 'fn' | 'trigger' | 'triggerRef'>, id: string, o: RunOutcome, f: { startedAt: Date; finishedAt: Date; durationMs: number }) => {
+  const reportFailure = async (
+    req: Pick<RunRequest, 'fn' | 'trigger' | 'triggerRef'>,
+    id: string,
+    o: RunOutcome,
+    f: { startedAt: Date; finishedAt: Date; durationMs: number },
+  ) => {
     if (o.status !== 'failed' || !deps.onFailed) return;
     try {
       await deps.onFailed({
-        id, projectId: req.fn.projectId, functionName: req.fn.name, functionVersion: req.fn.version, trigger: req.trigger, triggerRef: req.triggerRef ?? null,
-        error: o.error, startedAt: f.startedAt, finishedAt: f.finishedAt, durationMs: f.durationMs,
+        id,
+        projectId: req.fn.projectId,
+        functionName: req.fn.name,
+        functionVersion: req.fn.version,
+        trigger: req.trigger,
+        triggerRef: req.triggerRef ?? null,
+        error: o.error,
+        startedAt: f.startedAt,
+        finishedAt: f.finishedAt,
+        durationMs: f.durationMs,
       });
     } catch (err) {
       logger.warn({ execution: id, err: (err as Error).message }, 'the execution.failed event could not be queued');
@@ -315,8 +431,18 @@ export function createEngine(deps: {
     const done = finished(outcome, startedAt, req.fn.version);
     await executions.record(
       {
-        id, projectId: req.fn.projectId, functionId: req.fn.id, functionName: req.fn.name, functionVersion: req.fn.version, trigger: req.trigger, triggerRef: req.triggerRef,
-        parentId: req.parentId, depth: req.depth, input: outcome.recordedInput, replayOf: req.replay?.of ?? null, replayFromStep: req.replay?.fromStep ?? null,
+        id,
+        projectId: req.fn.projectId,
+        functionId: req.fn.id,
+        functionName: req.fn.name,
+        functionVersion: req.fn.version,
+        trigger: req.trigger,
+        triggerRef: req.triggerRef,
+        parentId: req.parentId,
+        depth: req.depth,
+        input: outcome.recordedInput,
+        replayOf: req.replay?.of ?? null,
+        replayFromStep: req.replay?.fromStep ?? null,
       },
       done,
     );
@@ -334,7 +460,10 @@ export function createEngine(deps: {
   const enqueueBatch = createBatcher<{ id: string; row: string }>(
     async (items) => {
       const executionIds = items.map((i) => i.id);
-      const unavailable = (err: unknown) => (err instanceof AppError ? err : errors.unavailable(`the run could not be queued (it will not run): ${(err as Error).message}`));
+      const unavailable = (err: unknown) =>
+        err instanceof AppError
+          ? err
+          : errors.unavailable(`the run could not be queued (it will not run): ${(err as Error).message}`);
       try {
         await executions.enqueueMany(items.map((i) => i.row));
       } catch (err) {
@@ -344,11 +473,19 @@ export function createEngine(deps: {
         await scheduler.enqueue(EXECUTION_JOB, { executionIds });
         await executions.release(executionIds);
       } catch (err) {
-        await executions.fail(executionIds, { code: 'SERVICE_UNAVAILABLE', message: 'the run could not be queued; it was not run' }).catch(() => {});
+        await executions
+          .fail(executionIds, { code: 'SERVICE_UNAVAILABLE', message: 'the run could not be queued; it was not run' })
+          .catch(() => {});
         throw unavailable(err);
       }
     },
-    { max: ENQUEUE_BATCH_MAX, inFlight: 1, retryAlone: false, weigh: (i) => i.row.length, maxWeight: ENQUEUE_BATCH_MAX_BYTES },
+    {
+      max: ENQUEUE_BATCH_MAX,
+      inFlight: 1,
+      retryAlone: false,
+      weigh: (i) => i.row.length,
+      maxWeight: ENQUEUE_BATCH_MAX_BYTES,
+    },
   );
 
   /** Queues a run through the scheduler; answers its execution id at once. */
@@ -357,8 +494,16 @@ export function createEngine(deps: {
     await deps.runQuota?.take(req.fn.projectId);
     const id = crypto.randomUUID();
     const row = executions.queuedRow({
-      id, projectId: req.fn.projectId, functionId: req.fn.id, functionName: req.fn.name, functionVersion: req.fn.version,
-      trigger: req.trigger, triggerRef: req.triggerRef, parentId: req.parentId, depth: req.depth, input: { ...req.input, rawBody: undefined },
+      id,
+      projectId: req.fn.projectId,
+      functionId: req.fn.id,
+      functionName: req.fn.name,
+      functionVersion: req.fn.version,
+      trigger: req.trigger,
+      triggerRef: req.triggerRef,
+      parentId: req.parentId,
+      depth: req.depth,
+      input: { ...req.input, rawBody: undefined },
     });
     await enqueueBatch({ id, row });
     return id;
@@ -382,7 +527,20 @@ export function createEngine(deps: {
         const stored = (e.input ?? {}) as Partial<FunctionInputValue>;
         const input = makeInput({ ...stored, rawBody: JSON.stringify(stored.body ?? null) });
         const startedAt = e.startedAt ?? new Date();
-        const outcome = await execute({ fn, input, trigger: e.trigger, triggerRef: e.triggerRef, parentId: e.parentId, depth: e.depth, dryRun: false, sealedSecrets, counted: true }, e.id);
+        const outcome = await execute(
+          {
+            fn,
+            input,
+            trigger: e.trigger,
+            triggerRef: e.triggerRef,
+            parentId: e.parentId,
+            depth: e.depth,
+            dryRun: false,
+            sealedSecrets,
+            counted: true,
+          },
+          e.id,
+        );
         const done = finished(outcome, startedAt, fn.version);
         await executions.finish(e.id, done);
         await reportFailure({ fn, trigger: e.trigger, triggerRef: e.triggerRef }, e.id, outcome, done);
@@ -400,24 +558,41 @@ export function createEngine(deps: {
    */
   async function requeueStale(olderThanMs: number): Promise<number> {
     const ids = await executions.staleQueued(olderThanMs, 500);
-    for (let i = 0; i < ids.length; i += 100) await scheduler.enqueue(EXECUTION_JOB, { executionIds: ids.slice(i, i + 100) });
+    for (let i = 0; i < ids.length; i += 100)
+      await scheduler.enqueue(EXECUTION_JOB, { executionIds: ids.slice(i, i + 100) });
     return ids.length;
   }
 
   /** The Invoke step's way to another function of the same project. */
-  async function invokeFromStep(parent: RunRequest, ctx: StepRunContext, call: { function: string; input: unknown; async: boolean }): Promise<{ body: unknown } & Record<string, unknown>> {
-    if (parent.depth + 1 > MAX_DEPTH) throw new StepFailure('INVOKE_TOO_DEEP', `functions may invoke functions at most ${MAX_DEPTH} levels deep`);
+  async function invokeFromStep(
+    parent: RunRequest,
+    ctx: StepRunContext,
+    call: { function: string; input: unknown; async: boolean },
+  ): Promise<{ body: unknown } & Record<string, unknown>> {
+    if (parent.depth + 1 > MAX_DEPTH)
+      throw new StepFailure('INVOKE_TOO_DEEP', `functions may invoke functions at most ${MAX_DEPTH} levels deep`);
     const fn = await functions.findByName(parent.fn.projectId, call.function);
     if (!fn) throw new StepFailure('NOT_FOUND', `no function named "${call.function}" in this project`);
     const input = makeInput({ body: call.input, method: 'POST' });
-    const common = { fn, input, trigger: 'function' as const, triggerRef: parent.fn.name, parentId: ctx.executionId, depth: parent.depth + 1 };
+    const common = {
+      fn,
+      input,
+      trigger: 'function' as const,
+      triggerRef: parent.fn.name,
+      parentId: ctx.executionId,
+      depth: parent.depth + 1,
+    };
     if (call.async) {
       if (ctx.dryRun) return { body: { execution_id: null, status: 'not queued (dry run)' } };
       const id = await enqueue(common);
       return { body: { execution_id: id, status: 'queued' } };
     }
     const outcome = await runSync({ ...common, dryRun: ctx.dryRun, maxTimeoutMs: ctx.remainingMs() });
-    if (outcome.status === 'failed') throw new StepFailure(outcome.error?.code ?? 'INVOKE_FAILED', `${fn.name} failed: ${outcome.error?.message ?? 'unknown error'}`);
+    if (outcome.status === 'failed')
+      throw new StepFailure(
+        outcome.error?.code ?? 'INVOKE_FAILED',
+        `${fn.name} failed: ${outcome.error?.message ?? 'unknown error'}`,
+      );
     return { body: outcome.output, execution_id: outcome.executionId };
   }
 

@@ -5,7 +5,12 @@ import { mergeTriggers } from './hooks.ts';
 
 describe('retryDelayMs', () => {
   it('doubles from the base with each attempt, within ±25% jitter', () => {
-    for (const [attempt, middle] of [[1, 5000], [2, 10_000], [3, 20_000], [6, 160_000]] as const) {
+    for (const [attempt, middle] of [
+      [1, 5000],
+      [2, 10_000],
+      [3, 20_000],
+      [6, 160_000],
+    ] as const) {
       expect(retryDelayMs(attempt, 5000, () => 0.5)).toBe(middle);
       expect(retryDelayMs(attempt, 5000, () => 0)).toBe(middle * 0.75);
       expect(retryDelayMs(attempt, 5000, () => 0.999999)).toBeLessThanOrEqual(middle * 1.25);
@@ -22,7 +27,8 @@ describe('retryDelayMs', () => {
   it('gives up within a day at the default base: about 16 attempts fit', () => {
     let elapsed = 0;
     let attempts = 1;
-    while (elapsed + retryDelayMs(attempts, 5000, () => 0.5) <= 86_400_000) elapsed += retryDelayMs(attempts++, 5000, () => 0.5);
+    while (elapsed + retryDelayMs(attempts, 5000, () => 0.5) <= 86_400_000)
+      elapsed += retryDelayMs(attempts++, 5000, () => 0.5);
     expect(attempts).toBeGreaterThanOrEqual(14);
     expect(attempts).toBeLessThanOrEqual(20);
   });
@@ -31,8 +37,14 @@ describe('retryDelayMs', () => {
 describe('mergeTriggers', () => {
   it("joins a table's after-hooks and its row-event subscriptions into one trigger, leaving before-hooks apart", () => {
     const merged = mergeTriggers([
-      [{ table: 'orders', timing: 'before', events: ['insert'] }, { table: 'orders', timing: 'after', events: ['delete'] }],
-      [{ table: 'orders', timing: 'after', events: ['insert', 'update'] }, { table: 'notes', timing: 'after', events: ['insert'] }],
+      [
+        { table: 'orders', timing: 'before', events: ['insert'] },
+        { table: 'orders', timing: 'after', events: ['delete'] },
+      ],
+      [
+        { table: 'orders', timing: 'after', events: ['insert', 'update'] },
+        { table: 'notes', timing: 'after', events: ['insert'] },
+      ],
     ]);
     expect(merged).toEqual([
       { table: 'orders', timing: 'before', events: ['insert'] },

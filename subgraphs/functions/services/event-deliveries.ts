@@ -46,7 +46,14 @@ export function retryDelayMs(attempt: number, baseMs: number, random: () => numb
   return backoffMs(attempt, { baseMs, maxMs: RETRY_CAP_MS, jitter: 0.25, random });
 }
 
-export type DeliveryAttempt = { attempt: number; at: Date; statusCode: number | null; latencyMs: number | null; responseExcerpt: string | null; error: string | null };
+export type DeliveryAttempt = {
+  attempt: number;
+  at: Date;
+  statusCode: number | null;
+  latencyMs: number | null;
+  responseExcerpt: string | null;
+  error: string | null;
+};
 
 export type EventDelivery = {
   id: string;
@@ -92,7 +99,13 @@ const toDelivery = (r: Row): EventDelivery => ({
 });
 
 /** One event to deliver: its type, its data (snake_case, `project_id` included), when it happened. */
-export type NewEvent = { projectId: string; type: string; data: Record<string, unknown>; at?: Date; dedupeKey?: string | null };
+export type NewEvent = {
+  projectId: string;
+  type: string;
+  data: Record<string, unknown>;
+  at?: Date;
+  dedupeKey?: string | null;
+};
 
 /** A short, printable excerpt of an answer's body. */
 function excerptOf(body: unknown): string | null {
@@ -126,12 +139,23 @@ export function createEventDeliveryService(deps: {
       try {
         await scheduler.enqueue<DeliveryJob>(DELIVERY_JOB, { deliveryIds: ids.slice(i, i + JOB_BATCH) });
       } catch (err) {
-        logger.warn({ err: (err as Error).message, deliveries: ids.length }, 'event deliveries could not be queued now; the sweep will queue them');
+        logger.warn(
+          { err: (err as Error).message, deliveries: ids.length },
+          'event deliveries could not be queued now; the sweep will queue them',
+        );
       }
     }
   };
 
-  type NewRow = { id: string; subscription_id: string; project_id: string; message_id: string; event_type: string; payload: string; dedupe_key: string | null };
+  type NewRow = {
+    id: string;
+    subscription_id: string;
+    project_id: string;
+    message_id: string;
+    event_type: string;
+    payload: string;
+    dedupe_key: string | null;
+  };
   // Concurrent events (single-row writes arriving together) share one insert and one job: under load, one job per
   // delivery would spend the scheduler on bookkeeping. Each caller learns whether its own row was recorded (a
   // repeated dedupe key is not).
@@ -160,7 +184,11 @@ export function createEventDeliveryService(deps: {
       project_id: event.projectId,
       message_id: `msg_${crypto.randomUUID().replace(/-/g, '')}`,
       event_type: event.type,
-      payload: JSON.stringify({ type: event.type, timestamp: (event.at ?? new Date()).toISOString(), data: event.data }),
+      payload: JSON.stringify({
+        type: event.type,
+        timestamp: (event.at ?? new Date()).toISOString(),
+        data: event.data,
+      }),
       dedupe_key: event.dedupeKey ?? null,
     }));
     const recorded = await Promise.all(rows.map((r) => insertBatch(r)));
@@ -170,7 +198,14 @@ export function createEventDeliveryService(deps: {
   /** Finishes an attempt: its log line and the delivery's new state in one statement; queues the next attempt. */
   const finish = async (
     c: { id: string; attempts: number; window_attempts: number; window_started_at: string },
-    o: { statusCode: number | null; latencyMs: number | null; excerpt: string | null; error: string | null; ok: boolean; final?: boolean },
+    o: {
+      statusCode: number | null;
+      latencyMs: number | null;
+      excerpt: string | null;
+      error: string | null;
+      ok: boolean;
+      final?: boolean;
+    },
   ) => {
     let status: DeliveryStatus = 'succeeded';
     let next: Date | null = null;
@@ -187,23 +222,58 @@ export function createEventDeliveryService(deps: {
        update event_deliveries set status = ?, next_attempt_at = ?, last_status_code = ?, last_latency_ms = ?, last_error = ?, last_response = ?,
          delivered_at = case when ? then now() else delivered_at end
        where id = ?`,
-      [c.id, c.attempts, o.statusCode, o.latencyMs, o.excerpt, o.error, status, next, o.statusCode, o.latencyMs, o.error, o.excerpt, status === 'succeeded', c.id],
+      [
+        c.id,
+        c.attempts,
+        o.statusCode,
+        o.latencyMs,
+        o.excerpt,
+        o.error,
+        status,
+        next,
+        o.statusCode,
+        o.latencyMs,
+        o.error,
+        o.excerpt,
+        status === 'succeeded',
+        c.id,
+      ],
     );
     if (status === 'pending' && next) {
       try {
         await scheduler.agenda.schedule(next, DELIVERY_JOB, { deliveryIds: [c.id] } satisfies DeliveryJob);
       } catch (err) {
-        logger.warn({ err: (err as Error).message, delivery: c.id }, 'the next attempt of an event delivery could not be scheduled now; the sweep will');
+        logger.warn(
+          { err: (err as Error).message, delivery: c.id },
+          'the next attempt of an event delivery could not be scheduled now; the sweep will',
+        );
       }
     }
   };
 
-  type Claimed = { id: string; message_id: string; payload: string; attempts: number; window_attempts: number; window_started_at: string; url: string; secret_sealed: string; enabled: boolean };
+  type Claimed = {
+    id: string;
+    message_id: string;
+    payload: string;
+    attempts: number;
+    window_attempts: number;
+    window_started_at: string;
+    url: string;
+    secret_sealed: string;
+    enabled: boolean;
+  };
 
   /** One attempt of a claimed delivery. */
   const attempt = async (c: Claimed): Promise<void> => {
     if (!c.enabled) {
-      await finish(c, { statusCode: null, latencyMs: null, excerpt: null, error: 'the subscription is disabled (redeliver once it is enabled again)', ok: false, final: true });
+      await finish(c, {
+        statusCode: null,
+        latencyMs: null,
+        excerpt: null,
+        error: 'the subscription is disabled (redeliver once it is enabled again)',
+        ok: false,
+        final: true,
+      });
       return;
     }
     const ts = Math.floor(Date.now() / 1000);
@@ -218,14 +288,27 @@ export function createEventDeliveryService(deps: {
     let res: OutboundResponse | undefined;
     let error: string | null = null;
     try {
-      res = await request({ method: 'POST', url: new URL(c.url), headers, body: c.payload, timeoutMs: deps.timeoutMs, allowPrivate: deps.allowPrivate });
+      res = await request({
+        method: 'POST',
+        url: new URL(c.url),
+        headers,
+        body: c.payload,
+        timeoutMs: deps.timeoutMs,
+        allowPrivate: deps.allowPrivate,
+      });
     } catch (err) {
       error = err instanceof OutboundRefused ? `refused: ${err.message}` : (err as Error).message;
     }
     const latencyMs = Math.round((performance.now() - t0) * 1000) / 1000;
     const ok = res !== undefined && res.status >= 200 && res.status < 300;
     if (res && !ok) error = `answered ${res.status}`;
-    await finish(c, { statusCode: res?.status ?? null, latencyMs, excerpt: res ? excerptOf(res.body) : null, error, ok });
+    await finish(c, {
+      statusCode: res?.status ?? null,
+      latencyMs,
+      excerpt: res ? excerptOf(res.body) : null,
+      error,
+      ok,
+    });
   };
 
   const service = {
@@ -236,13 +319,27 @@ export function createEventDeliveryService(deps: {
     },
 
     /** Committed rows of a data API write (with the after-hooks' rows): one delivery per row and subscription. */
-    async emitRows(a: { projectId: string; table: string; event: HookEvent; rows: unknown[]; userId: string | null }): Promise<number> {
+    async emitRows(a: {
+      projectId: string;
+      table: string;
+      event: HookEvent;
+      rows: unknown[];
+      userId: string | null;
+    }): Promise<number> {
       const type = ROW_EVENT_OF[a.event];
       const ids = await subscriptions.matching(a.projectId, type, a.table);
       if (ids.length === 0 || a.rows.length === 0) return 0;
       const at = new Date();
       const items = a.rows.flatMap((row) =>
-        ids.map((subscriptionId) => ({ subscriptionId, event: { projectId: a.projectId, type, at, data: { project_id: a.projectId, table: a.table, row, user_id: a.userId } } })),
+        ids.map((subscriptionId) => ({
+          subscriptionId,
+          event: {
+            projectId: a.projectId,
+            type,
+            at,
+            data: { project_id: a.projectId, table: a.table, row, user_id: a.userId },
+          },
+        })),
       );
       return (await record(items)).length;
     },
@@ -261,15 +358,37 @@ export function createEventDeliveryService(deps: {
         }
         case 'identity.user.signed_in': {
           const u = e.payload as PlatformEvent<'identity.user.signed_in'>['payload'];
-          data = { user: { id: u.userId, email: u.email }, client_id: u.clientId, session_id: u.sessionId, amr: u.amr, signed_in_at: u.at };
+          data = {
+            user: { id: u.userId, email: u.email },
+            client_id: u.clientId,
+            session_id: u.sessionId,
+            amr: u.amr,
+            signed_in_at: u.at,
+          };
           break;
         }
         default: {
           const o = (e.payload as PlatformEvent<'storage.object.created'>['payload']).object;
-          data = { object: { id: o.id, folder: o.folder, name: o.name, content_type: o.contentType, size: o.size, sha256: o.sha256, owner_id: o.ownerId } };
+          data = {
+            object: {
+              id: o.id,
+              folder: o.folder,
+              name: o.name,
+              content_type: o.contentType,
+              size: o.size,
+              sha256: o.sha256,
+              owner_id: o.ownerId,
+            },
+          };
         }
       }
-      await service.emit({ projectId: p.projectId, type, at: e.createdAt, dedupeKey: `event:${e.id}`, data: { project_id: p.projectId, ...data } });
+      await service.emit({
+        projectId: p.projectId,
+        type,
+        at: e.createdAt,
+        dedupeKey: `event:${e.id}`,
+        data: { project_id: p.projectId, ...data },
+      });
     },
 
     /** The job: one attempt of each due delivery it names, a few side by side. */
@@ -286,19 +405,29 @@ export function createEventDeliveryService(deps: {
       );
       for (let i = 0; i < claimed.length; i += PARALLEL) {
         const results = await Promise.allSettled(claimed.slice(i, i + PARALLEL).map(attempt));
-        for (const r of results) if (r.status === 'rejected') logger.warn({ err: (r.reason as Error)?.message }, 'an event delivery attempt could not be recorded; the sweep tries it again');
+        for (const r of results)
+          if (r.status === 'rejected')
+            logger.warn(
+              { err: (r.reason as Error)?.message },
+              'an event delivery attempt could not be recorded; the sweep tries it again',
+            );
       }
     },
 
     /** The delivery log of a subscription of the project, newest first, one page at a time. */
-    async list(projectId: string, subscriptionId: string, f: { status?: unknown; event?: unknown; first?: unknown; after?: unknown }) {
+    async list(
+      projectId: string,
+      subscriptionId: string,
+      f: { status?: unknown; event?: unknown; first?: unknown; after?: unknown },
+    ) {
       const sub = await subscriptions.get(projectId, subscriptionId);
       const first = checkPageSize('first', f.first, 20, 100);
       const after = decodeTimeCursor('after', f.after);
       const where = ['subscription_id = ?'];
       const params: unknown[] = [sub.id];
       if (f.status !== undefined && f.status !== null) {
-        if (!DELIVERY_STATUSES.includes(f.status as DeliveryStatus)) throw errors.validation('status', `must be one of ${DELIVERY_STATUSES.join(', ')}`);
+        if (!DELIVERY_STATUSES.includes(f.status as DeliveryStatus))
+          throw errors.validation('status', `must be one of ${DELIVERY_STATUSES.join(', ')}`);
         where.push('status = ?');
         params.push(f.status);
       }
@@ -310,7 +439,10 @@ export function createEventDeliveryService(deps: {
         where.push('(created_at < ? or (created_at = ? and id < ?))');
         params.push(after.createdAt, after.createdAt, after.id);
       }
-      const rows = await sql.rows(`select * from event_deliveries where ${where.join(' and ')} order by created_at desc, id desc limit ${first + 1}`, params);
+      const rows = await sql.rows(
+        `select * from event_deliveries where ${where.join(' and ')} order by created_at desc, id desc limit ${first + 1}`,
+        params,
+      );
       return timePage(rows, first, toDelivery);
     },
 
@@ -325,10 +457,16 @@ export function createEventDeliveryService(deps: {
 
     /** A delivery's attempts, oldest first. */
     async attemptsOf(deliveryId: string): Promise<DeliveryAttempt[]> {
-      const rows = await sql.rows('select * from event_delivery_attempts where delivery_id = ? order by attempt', [deliveryId]);
+      const rows = await sql.rows('select * from event_delivery_attempts where delivery_id = ? order by attempt', [
+        deliveryId,
+      ]);
       return rows.map((r) => ({
-        attempt: Number(r.attempt), at: new Date(r.at as string), statusCode: num(r.status_code), latencyMs: num(r.latency_ms),
-        responseExcerpt: (r.response_excerpt as string | null) ?? null, error: (r.error as string | null) ?? null,
+        attempt: Number(r.attempt),
+        at: new Date(r.at as string),
+        statusCode: num(r.status_code),
+        latencyMs: num(r.latency_ms),
+        responseExcerpt: (r.response_excerpt as string | null) ?? null,
+        error: (r.error as string | null) ?? null,
       }));
     },
 
@@ -340,7 +478,10 @@ export function createEventDeliveryService(deps: {
          where id = ? and status <> 'delivering'`,
         [current.id],
       );
-      if (n === 0) throw errors.conflict('The delivery is being attempted right now: redeliver it once this attempt has ended', { delivery_id: current.id });
+      if (n === 0)
+        throw errors.conflict('The delivery is being attempted right now: redeliver it once this attempt has ended', {
+          delivery_id: current.id,
+        });
       await schedule([current.id]);
       return await service.get(projectId, subscriptionId, current.id);
     },
@@ -348,8 +489,18 @@ export function createEventDeliveryService(deps: {
     /** Sends a `subscription.test` event to one subscription (not to the others); answers its delivery. */
     async sendTest(projectId: string, subscriptionId: string): Promise<EventDelivery> {
       const sub = await subscriptions.get(projectId, subscriptionId);
-      if (!sub.enabled) throw errors.conflict('The subscription is disabled: enable it to send it a test event', { subscription_id: sub.id });
-      const [id] = await service.emit({ projectId, type: TEST_EVENT, data: { project_id: projectId, subscription_id: sub.id, message: 'A test event from Tessera' } }, [sub.id]);
+      if (!sub.enabled)
+        throw errors.conflict('The subscription is disabled: enable it to send it a test event', {
+          subscription_id: sub.id,
+        });
+      const [id] = await service.emit(
+        {
+          projectId,
+          type: TEST_EVENT,
+          data: { project_id: projectId, subscription_id: sub.id, message: 'A test event from Tessera' },
+        },
+        [sub.id],
+      );
       return await service.get(projectId, sub.id, id);
     },
 
@@ -376,7 +527,9 @@ export function createEventDeliveryService(deps: {
       );
       const ids = [...stranded, ...cut].map((r) => r.id);
       await schedule(ids);
-      const pruned = await sql.run(`delete from event_deliveries where status in ('succeeded', 'dead') and created_at < now() - interval '${KEEP_DAYS} days'`);
+      const pruned = await sql.run(
+        `delete from event_deliveries where status in ('succeeded', 'dead') and created_at < now() - interval '${KEEP_DAYS} days'`,
+      );
       return { requeued: stranded.length, cutShort: cut.length, pruned };
     },
   };

@@ -19,14 +19,31 @@ import type { Sql } from './sql.ts';
 import { optionalText } from './validation.ts';
 import { isUuid } from '../../../platform/ids.ts';
 
-export const EVENT_TYPES = ['row.inserted', 'row.updated', 'row.deleted', 'user.registered', 'user.signed_in', 'storage.object.created', 'storage.object.deleted', 'execution.failed'] as const;
+export const EVENT_TYPES = [
+  'row.inserted',
+  'row.updated',
+  'row.deleted',
+  'user.registered',
+  'user.signed_in',
+  'storage.object.created',
+  'storage.object.deleted',
+  'execution.failed',
+] as const;
 export type EventTypeName = (typeof EVENT_TYPES)[number];
 /** What the test endpoint sends (never a subscribable event). */
 export const TEST_EVENT = 'subscription.test';
 
 /** Row events by the data API's write event. */
-export const ROW_EVENT_OF: Record<HookEvent, EventTypeName> = { insert: 'row.inserted', update: 'row.updated', delete: 'row.deleted' };
-const HOOK_EVENT_OF: Record<string, HookEvent> = { 'row.inserted': 'insert', 'row.updated': 'update', 'row.deleted': 'delete' };
+export const ROW_EVENT_OF: Record<HookEvent, EventTypeName> = {
+  insert: 'row.inserted',
+  update: 'row.updated',
+  delete: 'row.deleted',
+};
+const HOOK_EVENT_OF: Record<string, HookEvent> = {
+  'row.inserted': 'insert',
+  'row.updated': 'update',
+  'row.deleted': 'delete',
+};
 /** Subscription events that other domains publish on the platform outbox, by the outbox's event type. */
 export const PLATFORM_EVENT_OF: Partial<Record<EventType, EventTypeName>> = {
   'identity.user.registered': 'user.registered',
@@ -77,7 +94,8 @@ export function newSigningSecret(): string {
 
 /** The URL deliveries go to: absolute http(s); an address literal must be public unless private networks are allowed. */
 export function checkUrl(value: unknown, allowPrivate: boolean): string {
-  if (typeof value !== 'string' || value.trim() === '') throw errors.validation('url', 'is required (the http or https URL deliveries are POSTed to)');
+  if (typeof value !== 'string' || value.trim() === '')
+    throw errors.validation('url', 'is required (the http or https URL deliveries are POSTed to)');
   if (value.length > URL_MAX) throw errors.validation('url', `must be at most ${URL_MAX} characters`);
   let url: URL;
   try {
@@ -85,21 +103,33 @@ export function checkUrl(value: unknown, allowPrivate: boolean): string {
   } catch {
     throw errors.validation('url', 'must be an absolute http or https URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw errors.validation('url', 'must be an absolute http or https URL');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw errors.validation('url', 'must be an absolute http or https URL');
   if (!allowPrivate) {
-    const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+    const host = url.hostname
+      .replace(/^\[|\]$/g, '')
+      .replace(/\.$/, '')
+      .toLowerCase();
     // Names are resolved and checked at each delivery (DNS may change); what is plainly local is refused now.
     if ((net.isIP(host) && isNonPublicAddress(host)) || host === 'localhost' || host.endsWith('.localhost')) {
-      throw errors.validation('url', `${host} is a loopback, private or link-local address: deliveries there are refused`);
+      throw errors.validation(
+        'url',
+        `${host} is a loopback, private or link-local address: deliveries there are refused`,
+      );
     }
   }
   return url.toString();
 }
 
 function checkEvents(value: unknown): EventTypeName[] {
-  if (!Array.isArray(value) || value.length === 0) throw errors.validation('events', `must be a non-empty list of ${EVENT_TYPES.join(', ')}`);
+  if (!Array.isArray(value) || value.length === 0)
+    throw errors.validation('events', `must be a non-empty list of ${EVENT_TYPES.join(', ')}`);
   for (const [i, e] of value.entries()) {
-    if (!EVENT_TYPES.includes(e as EventTypeName)) throw errors.validation(`events[${i}]`, `must be one of ${EVENT_TYPES.join(', ')}, got ${JSON.stringify(e).slice(0, 60)}`);
+    if (!EVENT_TYPES.includes(e as EventTypeName))
+      throw errors.validation(
+        `events[${i}]`,
+        `must be one of ${EVENT_TYPES.join(', ')}, got ${JSON.stringify(e).slice(0, 60)}`,
+      );
   }
   return EVENT_TYPES.filter((e) => value.includes(e));
 }
@@ -109,7 +139,11 @@ function checkTables(value: unknown): string[] {
   if (!Array.isArray(value)) throw errors.validation('tables', 'must be a list of table names');
   if (value.length > MAX_TABLES) throw errors.validation('tables', `must name at most ${MAX_TABLES} tables`);
   for (const [i, t] of value.entries()) {
-    if (typeof t !== 'string' || !TABLE_NAME.test(t)) throw errors.validation(`tables[${i}]`, 'must be a table name: a letter or _, then letters, digits, _ or $ (at most 63)');
+    if (typeof t !== 'string' || !TABLE_NAME.test(t))
+      throw errors.validation(
+        `tables[${i}]`,
+        'must be a table name: a letter or _, then letters, digits, _ or $ (at most 63)',
+      );
   }
   return [...new Set(value as string[])].sort();
 }
@@ -117,14 +151,18 @@ function checkTables(value: unknown): string[] {
 /** Row events need tables; tables need row events. */
 function checkCombination(events: EventTypeName[], tables: string[]): void {
   const rows = events.some((e) => e.startsWith('row.'));
-  if (rows && tables.length === 0) throw errors.validation('tables', 'is required with row events: the tables whose rows are watched');
-  if (!rows && tables.length > 0) throw errors.validation('tables', 'is only for row events (row.inserted, row.updated, row.deleted)');
+  if (rows && tables.length === 0)
+    throw errors.validation('tables', 'is required with row events: the tables whose rows are watched');
+  if (!rows && tables.length > 0)
+    throw errors.validation('tables', 'is only for row events (row.inserted, row.updated, row.deleted)');
 }
 
 function checkSecret(value: unknown): string {
-  if (typeof value !== 'string' || !SECRET.test(value)) throw errors.validation('secret', 'must be whsec_ followed by the base64 of 24 to 64 random bytes');
+  if (typeof value !== 'string' || !SECRET.test(value))
+    throw errors.validation('secret', 'must be whsec_ followed by the base64 of 24 to 64 random bytes');
   const bytes = Buffer.from(value.slice(6), 'base64').length;
-  if (bytes < 24 || bytes > 64) throw errors.validation('secret', 'must be whsec_ followed by the base64 of 24 to 64 random bytes');
+  if (bytes < 24 || bytes > 64)
+    throw errors.validation('secret', 'must be whsec_ followed by the base64 of 24 to 64 random bytes');
   return value;
 }
 
@@ -134,7 +172,14 @@ function checkEnabled(value: unknown): boolean {
   return value;
 }
 
-export type SubscriptionInput = { url?: unknown; events?: unknown; tables?: unknown; description?: unknown; enabled?: unknown; secret?: unknown };
+export type SubscriptionInput = {
+  url?: unknown;
+  events?: unknown;
+  tables?: unknown;
+  description?: unknown;
+  enabled?: unknown;
+  secret?: unknown;
+};
 
 export type EventSubscriptionService = ReturnType<typeof createEventSubscriptionService>;
 
@@ -142,15 +187,25 @@ export type EventSubscriptionService = ReturnType<typeof createEventSubscription
  * Creates the subscription service. `changed` tells the data API (through the router) that the project's row-event
  * tables changed, after the commit (the broadcast `hooks.changed` sent in the transaction tells every instance).
  */
-export function createEventSubscriptionService(deps: { sql: Sql; box: SecretBox; allowPrivate: boolean; changed: (projectId: string) => Promise<void> }) {
+export function createEventSubscriptionService(deps: {
+  sql: Sql;
+  box: SecretBox;
+  allowPrivate: boolean;
+  changed: (projectId: string) => Promise<void>;
+}) {
   const { sql, box } = deps;
   const notFound = (id: unknown) => errors.notFound('event subscription', String(id).slice(0, 100));
 
   /** In the transaction of a change: the platform events the project's enabled subscriptions want, and the hooks broadcast. */
   const afterChange = async (tx: Sql, projectId: string) => {
-    const rows = await tx.rows<{ e: string }>('select distinct unnest(events) as e from event_subscriptions where project_id = ? and enabled', [projectId]);
+    const rows = await tx.rows<{ e: string }>(
+      'select distinct unnest(events) as e from event_subscriptions where project_id = ? and enabled',
+      [projectId],
+    );
     const wanted = new Set(rows.map((r) => r.e));
-    const types = (Object.entries(PLATFORM_EVENT_OF) as [EventType, EventTypeName][]).filter(([, e]) => wanted.has(e)).map(([t]) => t);
+    const types = (Object.entries(PLATFORM_EVENT_OF) as [EventType, EventTypeName][])
+      .filter(([, e]) => wanted.has(e))
+      .map(([t]) => t);
     await setEventInterest({ execute: async (q, p) => await tx.run(q, p) }, INTEREST_CONSUMER, projectId, types);
     await announceHooksChanged(tx, projectId);
   };
@@ -164,17 +219,35 @@ export function createEventSubscriptionService(deps: { sql: Sql; box: SecretBox;
       checkCombination(events, tables);
       const description = optionalText('description', input.description, 1000);
       const enabled = checkEnabled(input.enabled);
-      const secret = input.secret === undefined || input.secret === null ? newSigningSecret() : checkSecret(input.secret);
+      const secret =
+        input.secret === undefined || input.secret === null ? newSigningSecret() : checkSecret(input.secret);
       const id = crypto.randomUUID();
       const now = new Date();
       await sql.tx(async (tx) => {
         // A plain count: concurrent creates may pass it by a few; the limit only bounds abuse.
-        const [count] = await tx.rows<{ n: number }>('select count(*)::int as n from event_subscriptions where project_id = ?', [projectId]);
-        if ((count?.n ?? 0) >= MAX_SUBSCRIPTIONS) throw errors.conflict(`A project may have at most ${MAX_SUBSCRIPTIONS} event subscriptions`, { limit: MAX_SUBSCRIPTIONS });
+        const [count] = await tx.rows<{ n: number }>(
+          'select count(*)::int as n from event_subscriptions where project_id = ?',
+          [projectId],
+        );
+        if ((count?.n ?? 0) >= MAX_SUBSCRIPTIONS)
+          throw errors.conflict(`A project may have at most ${MAX_SUBSCRIPTIONS} event subscriptions`, {
+            limit: MAX_SUBSCRIPTIONS,
+          });
         await tx.run(
           `insert into event_subscriptions (id, project_id, url, events, tables, description, enabled, secret_sealed, created_at, updated_at)
            values (?, ?, ?, ?::text[], ?::text[], ?, ?, ?, ?, ?)`,
-          [id, projectId, url, `{${events.join(',')}}`, `{${tables.join(',')}}`, description, enabled, box.encrypt(secret), now, now],
+          [
+            id,
+            projectId,
+            url,
+            `{${events.join(',')}}`,
+            `{${tables.join(',')}}`,
+            description,
+            enabled,
+            box.encrypt(secret),
+            now,
+            now,
+          ],
         );
         await afterChange(tx, projectId);
       });
@@ -183,7 +256,9 @@ export function createEventSubscriptionService(deps: { sql: Sql; box: SecretBox;
     },
 
     async list(projectId: string): Promise<EventSubscription[]> {
-      return (await sql.rows('select * from event_subscriptions where project_id = ? order by created_at, id', [projectId])).map(toSubscription);
+      return (
+        await sql.rows('select * from event_subscriptions where project_id = ? order by created_at, id', [projectId])
+      ).map(toSubscription);
     },
 
     async get(projectId: string, id: unknown): Promise<EventSubscription> {
@@ -196,17 +271,37 @@ export function createEventSubscriptionService(deps: { sql: Sql; box: SecretBox;
     /** Changes what is given (the secret only through `rotateSecret`). */
     async update(projectId: string, id: unknown, input: SubscriptionInput): Promise<EventSubscription> {
       const before = await service.get(projectId, id);
-      if (input.secret !== undefined && input.secret !== null) throw errors.validation('secret', 'cannot be changed here: rotate it (POST .../rotate-secret)');
+      if (input.secret !== undefined && input.secret !== null)
+        throw errors.validation('secret', 'cannot be changed here: rotate it (POST .../rotate-secret)');
       const url = input.url === undefined || input.url === null ? before.url : checkUrl(input.url, deps.allowPrivate);
       const events = input.events === undefined || input.events === null ? before.events : checkEvents(input.events);
-      const tables = input.tables === undefined || input.tables === null ? (events.some((e) => e.startsWith('row.')) ? before.tables : []) : checkTables(input.tables);
+      const tables =
+        input.tables === undefined || input.tables === null
+          ? events.some((e) => e.startsWith('row.'))
+            ? before.tables
+            : []
+          : checkTables(input.tables);
       checkCombination(events, tables);
-      const description = input.description === undefined || input.description === null ? before.description : optionalText('description', input.description, 1000);
-      const enabled = input.enabled === undefined || input.enabled === null ? before.enabled : checkEnabled(input.enabled);
+      const description =
+        input.description === undefined || input.description === null
+          ? before.description
+          : optionalText('description', input.description, 1000);
+      const enabled =
+        input.enabled === undefined || input.enabled === null ? before.enabled : checkEnabled(input.enabled);
       await sql.tx(async (tx) => {
-        await tx.run('update event_subscriptions set url = ?, events = ?::text[], tables = ?::text[], description = ?, enabled = ?, updated_at = ? where id = ? and project_id = ?', [
-          url, `{${events.join(',')}}`, `{${tables.join(',')}}`, description, enabled, new Date(), before.id, projectId,
-        ]);
+        await tx.run(
+          'update event_subscriptions set url = ?, events = ?::text[], tables = ?::text[], description = ?, enabled = ?, updated_at = ? where id = ? and project_id = ?',
+          [
+            url,
+            `{${events.join(',')}}`,
+            `{${tables.join(',')}}`,
+            description,
+            enabled,
+            new Date(),
+            before.id,
+            projectId,
+          ],
+        );
         await afterChange(tx, projectId);
       });
       await deps.changed(projectId);
@@ -215,7 +310,8 @@ export function createEventSubscriptionService(deps: { sql: Sql; box: SecretBox;
 
     /** Deletes a subscription with its delivery log (deliveries not yet made are dropped). */
     async remove(projectId: string, id: unknown): Promise<void> {
-      if (typeof id !== 'string' || id === '') throw errors.validation('id', 'is required (the subscription id, as ?id=, in the path or in the body)');
+      if (typeof id !== 'string' || id === '')
+        throw errors.validation('id', 'is required (the subscription id, as ?id=, in the path or in the body)');
       if (!isUuid(id)) throw notFound(id);
       await sql.tx(async (tx) => {
         const n = await tx.run('delete from event_subscriptions where id = ? and project_id = ?', [id, projectId]);
@@ -228,8 +324,12 @@ export function createEventSubscriptionService(deps: { sql: Sql; box: SecretBox;
     /** A new signing secret (answered once); deliveries from now on are signed with it. */
     async rotateSecret(projectId: string, id: unknown, input: { secret?: unknown } = {}): Promise<EventSubscription> {
       const sub = await service.get(projectId, id);
-      const secret = input.secret === undefined || input.secret === null ? newSigningSecret() : checkSecret(input.secret);
-      await sql.run('update event_subscriptions set secret_sealed = ?, updated_at = ? where id = ? and project_id = ?', [box.encrypt(secret), new Date(), sub.id, projectId]);
+      const secret =
+        input.secret === undefined || input.secret === null ? newSigningSecret() : checkSecret(input.secret);
+      await sql.run(
+        'update event_subscriptions set secret_sealed = ?, updated_at = ? where id = ? and project_id = ?',
+        [box.encrypt(secret), new Date(), sub.id, projectId],
+      );
       return { ...(await service.get(projectId, sub.id)), secret };
     },
 
@@ -241,7 +341,14 @@ export function createEventSubscriptionService(deps: { sql: Sql; box: SecretBox;
          from event_subscriptions, unnest(tables) t, unnest(events) e where project_id = ? and enabled and e like 'row.%' group by t`,
         [projectId],
       );
-      return rows.map((r) => ({ table: r.table_name, timing: 'after', events: r.events.map((e) => HOOK_EVENT_OF[e]!).filter(Boolean).sort() }));
+      return rows.map((r) => ({
+        table: r.table_name,
+        timing: 'after',
+        events: r.events
+          .map((e) => HOOK_EVENT_OF[e]!)
+          .filter(Boolean)
+          .sort(),
+      }));
     },
 
     /** The enabled subscriptions of the project that want `type` (for row events: on `table`), with their ids only. */

@@ -118,7 +118,8 @@ export const PAGE_MAX = 100;
 const BATCH_MAX_BYTES = 4 * 1024 * 1024;
 
 /** The columns of a step log line, as `jsonb_to_recordset` reads them (one JSON array for many lines). */
-const EVENT_COLUMNS = 'execution_id uuid, seq integer, step text, kind text, type text, attempt integer, input jsonb, output jsonb, error jsonb, duration_ms double precision, at timestamptz';
+const EVENT_COLUMNS =
+  'execution_id uuid, seq integer, step text, kind text, type text, attempt integer, input jsonb, output jsonb, error jsonb, duration_ms double precision, at timestamptz';
 const INSERT_EVENTS = `insert into function_execution_events (execution_id, seq, step, kind, type, attempt, input, output, error, duration_ms, at)
   select v.execution_id, v.seq, v.step, v.kind, v.type, v.attempt, v.input, v.output, v.error, v.duration_ms, v.at
   from jsonb_to_recordset($2::jsonb) as v(${EVENT_COLUMNS}) where v.execution_id in (select id from written) order by v.execution_id, v.seq`;
@@ -167,7 +168,6 @@ const FINISH = `with written as (
   returning e.id
 ) ${INSERT_EVENTS}`;
 
-
 /** Creates the execution store and queries. */
 export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) {
   // Each write is turned into JSON once, when it is handed in; a batch joins them (and stays under a few MB).
@@ -175,13 +175,40 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
   const toWrite = (row: WriteRow, events: ExecutionEvent[]): Write => ({
     row: JSON.stringify(row),
     events: events
-      .map((e) => JSON.stringify({ execution_id: row.id, seq: e.seq, step: e.step, kind: e.kind, type: e.type, attempt: e.attempt, input: e.input, output: e.output, error: e.error, duration_ms: e.durationMs ?? null, at: e.at }))
+      .map((e) =>
+        JSON.stringify({
+          execution_id: row.id,
+          seq: e.seq,
+          step: e.step,
+          kind: e.kind,
+          type: e.type,
+          attempt: e.attempt,
+          input: e.input,
+          output: e.output,
+          error: e.error,
+          duration_ms: e.durationMs ?? null,
+          at: e.at,
+        }),
+      )
       .join(','),
   });
   const batched = (name: string, statement: string) =>
     createBatcher<Write>(
-      async (items) => await hot.run(name, statement, [`[${items.map((w) => w.row).join(',')}]`, `[${items.map((w) => w.events).filter(Boolean).join(',')}]`]),
-      { max: 200, inFlight: 2, retryAlone: true, weigh: (w) => w.row.length + w.events.length, maxWeight: BATCH_MAX_BYTES },
+      async (items) =>
+        await hot.run(name, statement, [
+          `[${items.map((w) => w.row).join(',')}]`,
+          `[${items
+            .map((w) => w.events)
+            .filter(Boolean)
+            .join(',')}]`,
+        ]),
+      {
+        max: 200,
+        inFlight: 2,
+        retryAlone: true,
+        weigh: (w) => w.row.length + w.events.length,
+        maxWeight: BATCH_MAX_BYTES,
+      },
     );
   const recordWrite = batched('functions.record', RECORD);
   const finishWrite = batched('functions.finish', FINISH);
@@ -190,8 +217,17 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
     /** A queued execution as `enqueueMany` takes it (JSON, made once by the caller, who may weigh it). */
     queuedRow(e: NewExecution & { id: string }): string {
       return JSON.stringify({
-        id: e.id, project_id: e.projectId, function_id: e.functionId, function_name: e.functionName, function_version: e.functionVersion, trigger: e.trigger,
-        trigger_ref: e.triggerRef ?? null, parent_id: e.parentId ?? null, depth: e.depth, input: e.input, created_at: new Date(),
+        id: e.id,
+        project_id: e.projectId,
+        function_id: e.functionId,
+        function_name: e.functionName,
+        function_version: e.functionVersion,
+        trigger: e.trigger,
+        trigger_ref: e.triggerRef ?? null,
+        parent_id: e.parentId ?? null,
+        depth: e.depth,
+        input: e.input,
+        created_at: new Date(),
       });
     },
 
@@ -232,7 +268,17 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
     async finish(id: string, f: FinishedExecution): Promise<void> {
       await finishWrite(
         toWrite(
-          { id, status: f.status, output: f.output, error: f.error, response_status: f.responseStatus, started_at: f.startedAt, finished_at: f.finishedAt, duration_ms: f.durationMs, function_version: f.functionVersion },
+          {
+            id,
+            status: f.status,
+            output: f.output,
+            error: f.error,
+            response_status: f.responseStatus,
+            started_at: f.startedAt,
+            finished_at: f.finishedAt,
+            duration_ms: f.durationMs,
+            function_version: f.functionVersion,
+          },
           f.events,
         ),
       );
@@ -243,9 +289,23 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
       await recordWrite(
         toWrite(
           {
-            id: e.id, project_id: e.projectId, function_id: e.functionId, function_name: e.functionName, function_version: f.functionVersion, trigger: e.trigger,
-            trigger_ref: e.triggerRef ?? null, parent_id: e.parentId ?? null, depth: e.depth, status: f.status, input: e.input, output: f.output, error: f.error,
-            response_status: f.responseStatus, started_at: f.startedAt, finished_at: f.finishedAt, duration_ms: f.durationMs,
+            id: e.id,
+            project_id: e.projectId,
+            function_id: e.functionId,
+            function_name: e.functionName,
+            function_version: f.functionVersion,
+            trigger: e.trigger,
+            trigger_ref: e.triggerRef ?? null,
+            parent_id: e.parentId ?? null,
+            depth: e.depth,
+            status: f.status,
+            input: e.input,
+            output: f.output,
+            error: f.error,
+            response_status: f.responseStatus,
+            started_at: f.startedAt,
+            finished_at: f.finishedAt,
+            duration_ms: f.durationMs,
             ...(e.replayOf ? { replay_of: e.replayOf, replay_from: e.replayFromStep ?? null } : {}),
           },
           f.events,
@@ -265,7 +325,10 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
 
     /** Lets jobs claim held executions: their job is saved. */
     async release(ids: string[]): Promise<void> {
-      await sql.run(`update function_executions set status = 'queued' where id in (select (jsonb_array_elements_text(?::jsonb))::uuid) and status = 'held'`, [JSON.stringify(ids)]);
+      await sql.run(
+        `update function_executions set status = 'queued' where id in (select (jsonb_array_elements_text(?::jsonb))::uuid) and status = 'held'`,
+        [JSON.stringify(ids)],
+      );
     },
 
     /**
@@ -273,7 +336,10 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
      * or queued (released after a claim had looked at them).
      */
     async countUnclaimed(ids: string[]): Promise<number> {
-      const rows = await sql.rows(`select count(*)::int as n from function_executions where id in (select (jsonb_array_elements_text(?::jsonb))::uuid) and status in ('held', 'queued')`, [JSON.stringify(ids)]);
+      const rows = await sql.rows(
+        `select count(*)::int as n from function_executions where id in (select (jsonb_array_elements_text(?::jsonb))::uuid) and status in ('held', 'queued')`,
+        [JSON.stringify(ids)],
+      );
       return Number(rows[0]?.n ?? 0);
     },
 
@@ -348,7 +414,18 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
     },
 
     /** Newest first, filtered, one page at a time. */
-    async list(projectId: string, f: { function?: unknown; status?: unknown; trigger?: unknown; since?: unknown; until?: unknown; first?: unknown; after?: unknown }) {
+    async list(
+      projectId: string,
+      f: {
+        function?: unknown;
+        status?: unknown;
+        trigger?: unknown;
+        since?: unknown;
+        until?: unknown;
+        first?: unknown;
+        after?: unknown;
+      },
+    ) {
       const first = checkPageSize('first', f.first, PAGE_DEFAULT, PAGE_MAX);
       const after = decodeTimeCursor('after', f.after);
       const where = ['project_id = ?'];
@@ -358,12 +435,14 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
         params.push(String(f.function));
       }
       if (f.status !== undefined && f.status !== null) {
-        if (!STATUSES.includes(f.status as ExecutionStatus)) throw errors.validation('status', `must be one of ${STATUSES.join(', ')}`);
+        if (!STATUSES.includes(f.status as ExecutionStatus))
+          throw errors.validation('status', `must be one of ${STATUSES.join(', ')}`);
         where.push(f.status === 'queued' ? "status in (?, 'held')" : 'status = ?');
         params.push(f.status);
       }
       if (f.trigger !== undefined && f.trigger !== null) {
-        if (!TRIGGERS.includes(f.trigger as Trigger)) throw errors.validation('trigger', `must be one of ${TRIGGERS.join(', ')}`);
+        if (!TRIGGERS.includes(f.trigger as Trigger))
+          throw errors.validation('trigger', `must be one of ${TRIGGERS.join(', ')}`);
         where.push('trigger = ?');
         params.push(f.trigger);
       }
@@ -381,7 +460,10 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
         where.push('(created_at < ? or (created_at = ? and id < ?))');
         params.push(after.createdAt, after.createdAt, after.id);
       }
-      const rows = await sql.rows(`select * from function_executions where ${where.join(' and ')} order by created_at desc, id desc limit ${first + 1}`, params);
+      const rows = await sql.rows(
+        `select * from function_executions where ${where.join(' and ')} order by created_at desc, id desc limit ${first + 1}`,
+        params,
+      );
       return timePage(rows, first, toExecution);
     },
 

@@ -56,9 +56,10 @@ export type Caller = { projectId: string; tenantId: string };
 
 /** Keeps a version's definition (a replay runs the version its execution ran), in the transaction that made it. */
 async function keepVersion(tx: Sql, r: Row): Promise<void> {
-  await tx.run('insert into edge_function_versions (function_id, version, steps, timeout_ms, retries, created_at) values (?, ?, ?::jsonb, ?, ?, ?) on conflict do nothing', [
-    r.id, r.version, JSON.stringify(r.steps), r.timeout_ms, r.retries, new Date(),
-  ]);
+  await tx.run(
+    'insert into edge_function_versions (function_id, version, steps, timeout_ms, retries, created_at) values (?, ?, ?::jsonb, ?, ?, ?) on conflict do nothing',
+    [r.id, r.version, JSON.stringify(r.steps), r.timeout_ms, r.retries, new Date()],
+  );
 }
 
 /** Creates the function service. */
@@ -67,9 +68,14 @@ export function createFunctionService({ sql }: { sql: Sql }) {
   const notFound = (id: string) => errors.notFound('function', id.slice(0, 100));
 
   const conflict = async (projectId: string, name: string, slug: string, exceptId: string | null) => {
-    const rows = await sql.rows<{ name: string; slug: string }>('select name, slug from edge_functions where project_id = ? and (name = ? or slug = ?) and id is distinct from ?', [projectId, name, slug, exceptId]);
-    if (rows.some((r) => r.name === name)) return errors.conflict(`A function named "${name}" already exists`, { field: 'name', name });
-    if (rows.length > 0) return errors.conflict(`A function with slug "${slug}" already exists`, { field: 'slug', slug });
+    const rows = await sql.rows<{ name: string; slug: string }>(
+      'select name, slug from edge_functions where project_id = ? and (name = ? or slug = ?) and id is distinct from ?',
+      [projectId, name, slug, exceptId],
+    );
+    if (rows.some((r) => r.name === name))
+      return errors.conflict(`A function named "${name}" already exists`, { field: 'name', name });
+    if (rows.length > 0)
+      return errors.conflict(`A function with slug "${slug}" already exists`, { field: 'slug', slug });
     return undefined;
   };
 
@@ -84,14 +90,31 @@ export function createFunctionService({ sql }: { sql: Sql }) {
           const made = await tx.rows(
             `insert into edge_functions (id, project_id, tenant_id, name, slug, description, steps, timeout_ms, retries, public, version, created_at, updated_at)
              values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, 1, ?, ?) returning *`,
-            [crypto.randomUUID(), caller.projectId, caller.tenantId, def.name, def.slug, def.description, JSON.stringify(def.steps), def.timeoutMs, def.retries, def.public, now, now],
+            [
+              crypto.randomUUID(),
+              caller.projectId,
+              caller.tenantId,
+              def.name,
+              def.slug,
+              def.description,
+              JSON.stringify(def.steps),
+              def.timeoutMs,
+              def.retries,
+              def.public,
+              now,
+              now,
+            ],
           );
           await keepVersion(tx, made[0]!);
           return made;
         });
         return toFunction(rows[0]!);
       } catch (err) {
-        if (isUniqueViolation(err)) throw (await conflict(caller.projectId, def.name, def.slug, null)) ?? errors.conflict('The function name or slug is taken');
+        if (isUniqueViolation(err))
+          throw (
+            (await conflict(caller.projectId, def.name, def.slug, null)) ??
+            errors.conflict('The function name or slug is taken')
+          );
         throw err;
       }
     },
@@ -108,7 +131,18 @@ export function createFunctionService({ sql }: { sql: Sql }) {
           const updated = await tx.rows(
             `update edge_functions set name = ?, slug = ?, description = ?, steps = ?::jsonb, timeout_ms = ?, retries = ?, public = ?, version = version + 1, updated_at = ?
              where id = ? and project_id = ? returning *`,
-            [def.name, def.slug, def.description, JSON.stringify(def.steps), def.timeoutMs, def.retries, def.public, new Date(), id, projectId],
+            [
+              def.name,
+              def.slug,
+              def.description,
+              JSON.stringify(def.steps),
+              def.timeoutMs,
+              def.retries,
+              def.public,
+              new Date(),
+              id,
+              projectId,
+            ],
           );
           if (updated[0]) {
             await keepVersion(tx, updated[0]);
@@ -120,7 +154,10 @@ export function createFunctionService({ sql }: { sql: Sql }) {
         announceFunctionsChanged(projectId);
         return toFunction(rows[0]);
       } catch (err) {
-        if (isUniqueViolation(err)) throw (await conflict(projectId, def.name, def.slug, id)) ?? errors.conflict('The function name or slug is taken');
+        if (isUniqueViolation(err))
+          throw (
+            (await conflict(projectId, def.name, def.slug, id)) ?? errors.conflict('The function name or slug is taken')
+          );
         throw err;
       }
     },
@@ -144,9 +181,18 @@ export function createFunctionService({ sql }: { sql: Sql }) {
      */
     async atVersion(fn: EdgeFunction, version: number): Promise<EdgeFunction | null> {
       if (version === fn.version) return fn;
-      const [v] = await sql.rows('select steps, timeout_ms, retries from edge_function_versions where function_id = ? and version = ?', [fn.id, version]);
+      const [v] = await sql.rows(
+        'select steps, timeout_ms, retries from edge_function_versions where function_id = ? and version = ?',
+        [fn.id, version],
+      );
       if (!v) return null;
-      return { ...fn, steps: v.steps as StepDefinition[], timeoutMs: Number(v.timeout_ms), retries: Number(v.retries), version };
+      return {
+        ...fn,
+        steps: v.steps as StepDefinition[],
+        timeoutMs: Number(v.timeout_ms),
+        retries: Number(v.retries),
+        version,
+      };
     },
 
     /** By id, whoever's (jobs); null when gone. */
@@ -158,8 +204,14 @@ export function createFunctionService({ sql }: { sql: Sql }) {
     /** By name, one page at a time. */
     async list(projectId: string, opts: { first?: unknown; after?: unknown }) {
       const first = checkPageSize('first', opts.first, 50, 100);
-      const after = decodeCursor('after', opts.after, (v) => (typeof v === 'string' && v !== '' && !textProblem(v) ? v : undefined)) ?? null;
-      const rows = await sql.rows(`select * from edge_functions where project_id = ? and (?::text is null or name > ?) order by name limit ${first + 1}`, [projectId, after, after]);
+      const after =
+        decodeCursor('after', opts.after, (v) =>
+          typeof v === 'string' && v !== '' && !textProblem(v) ? v : undefined,
+        ) ?? null;
+      const rows = await sql.rows(
+        `select * from edge_functions where project_id = ? and (?::text is null or name > ?) order by name limit ${first + 1}`,
+        [projectId, after, after],
+      );
       const items = rows.slice(0, first).map(toFunction);
       const last = items[items.length - 1];
       return { items, nextCursor: rows.length > first && last ? encodeCursor(last.name) : null };

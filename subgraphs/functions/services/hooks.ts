@@ -53,7 +53,15 @@ export type Hook = {
 export type HookTrigger = { table: string; timing: HookTiming; events: HookEvent[] };
 
 /** One after-hook run, as queued. */
-export type AfterHookJob = { hookId: string; projectId: string; table: string; event: HookEvent; row: unknown; userId: string | null; depth: number };
+export type AfterHookJob = {
+  hookId: string;
+  projectId: string;
+  table: string;
+  event: HookEvent;
+  row: unknown;
+  userId: string | null;
+  depth: number;
+};
 
 type Row = Record<string, unknown>;
 const toHook = (r: Row): Hook => ({
@@ -67,7 +75,8 @@ const toHook = (r: Row): Hook => ({
   createdAt: new Date(r.created_at as string),
 });
 
-const SELECT = 'select h.*, f.name as function_name from function_hooks h join edge_functions f on f.id = h.function_id';
+const SELECT =
+  'select h.*, f.name as function_name from function_hooks h join edge_functions f on f.id = h.function_id';
 const ORDER = 'order by h.created_at, h.id';
 
 /** Tells every data API process that the project's hooks changed (delivered when `tx` commits). */
@@ -77,21 +86,29 @@ export async function announceHooksChanged(tx: Sql, projectId: string): Promise<
 
 function checkTable(value: unknown): string {
   if (value === undefined || value === null) throw errors.validation('table', 'is required (the table name)');
-  if (typeof value !== 'string' || !TABLE_NAME.test(value)) throw errors.validation('table', 'must be a table name: a letter or _, then letters, digits, _ or $ (at most 63)');
+  if (typeof value !== 'string' || !TABLE_NAME.test(value))
+    throw errors.validation('table', 'must be a table name: a letter or _, then letters, digits, _ or $ (at most 63)');
   return value;
 }
 
 function checkTiming(value: unknown): HookTiming {
   if (value === undefined || value === null) throw errors.validation('timing', 'is required: "before" or "after"');
-  if (!HOOK_TIMINGS.includes(value as HookTiming)) throw errors.validation('timing', `must be "before" or "after", got ${JSON.stringify(value).slice(0, 40)}`);
+  if (!HOOK_TIMINGS.includes(value as HookTiming))
+    throw errors.validation('timing', `must be "before" or "after", got ${JSON.stringify(value).slice(0, 40)}`);
   return value as HookTiming;
 }
 
 function checkEvents(value: unknown): HookEvent[] {
-  if (value === undefined || value === null) throw errors.validation('events', 'is required: a non-empty list of insert, update, delete');
-  if (!Array.isArray(value) || value.length === 0) throw errors.validation('events', 'must be a non-empty list of insert, update, delete');
+  if (value === undefined || value === null)
+    throw errors.validation('events', 'is required: a non-empty list of insert, update, delete');
+  if (!Array.isArray(value) || value.length === 0)
+    throw errors.validation('events', 'must be a non-empty list of insert, update, delete');
   for (const [i, e] of value.entries()) {
-    if (!HOOK_EVENTS.includes(e as HookEvent)) throw errors.validation(`events[${i}]`, `must be insert, update or delete, got ${JSON.stringify(e).slice(0, 40)}`);
+    if (!HOOK_EVENTS.includes(e as HookEvent))
+      throw errors.validation(
+        `events[${i}]`,
+        `must be insert, update or delete, got ${JSON.stringify(e).slice(0, 40)}`,
+      );
   }
   return HOOK_EVENTS.filter((e) => value.includes(e));
 }
@@ -108,7 +125,13 @@ export type HookService = ReturnType<typeof createHookService>;
  */
 export type RowEvents = {
   triggers: (projectId: string) => Promise<HookTrigger[]>;
-  enqueue: (a: { projectId: string; table: string; event: HookEvent; rows: unknown[]; userId: string | null }) => Promise<number>;
+  enqueue: (a: {
+    projectId: string;
+    table: string;
+    event: HookEvent;
+    rows: unknown[];
+    userId: string | null;
+  }) => Promise<number>;
 };
 
 /** Merges triggers of one table and timing (hooks and row events together). */
@@ -117,23 +140,44 @@ export function mergeTriggers(lists: HookTrigger[][]): HookTrigger[] {
   for (const t of lists.flat()) {
     const key = `${t.timing}/${t.table}`;
     const seen = out.get(key);
-    out.set(key, { table: t.table, timing: t.timing, events: HOOK_EVENTS.filter((e) => t.events.includes(e) || (seen?.events.includes(e) ?? false)) });
+    out.set(key, {
+      table: t.table,
+      timing: t.timing,
+      events: HOOK_EVENTS.filter((e) => t.events.includes(e) || (seen?.events.includes(e) ?? false)),
+    });
   }
   return [...out.values()];
 }
 
 /** Creates the hook service. */
-export function createHookService(deps: { sql: Sql; functions: FunctionService; engine: Engine; scheduler: Scheduler; router: RouterClient; logger: Logger; rowEvents?: RowEvents }) {
+export function createHookService(deps: {
+  sql: Sql;
+  functions: FunctionService;
+  engine: Engine;
+  scheduler: Scheduler;
+  router: RouterClient;
+  logger: Logger;
+  rowEvents?: RowEvents;
+}) {
   const { sql, functions, engine, scheduler, router, logger } = deps;
   const hooksFor = async (projectId: string, table: string, timing: HookTiming, event: HookEvent): Promise<Hook[]> =>
-    (await sql.rows(`${SELECT} where h.project_id = ? and h.table_name = ? and h.timing = ? and ? = any(h.events) ${ORDER}`, [projectId, table, timing, event])).map(toHook);
+    (
+      await sql.rows(
+        `${SELECT} where h.project_id = ? and h.table_name = ? and h.timing = ? and ? = any(h.events) ${ORDER}`,
+        [projectId, table, timing, event],
+      )
+    ).map(toHook);
 
   const inputOf = (body: Record<string, unknown>) => makeInput({ body, method: 'POST' });
 
   /** The error a caller sees when a before-hook's run failed: FUNCTION_FAILED/FUNCTION_TIMEOUT naming the hook. */
   const failed = (hook: Hook, outcome: RunOutcome, table: string, event: string): AppError => {
     const e = failureError(outcome);
-    return new AppError(e.code, `before-hook "${hook.functionName}" on ${table} (${event}) failed: ${e.message}`, { ...e.details, hook: hook.id, function: hook.functionName });
+    return new AppError(e.code, `before-hook "${hook.functionName}" on ${table} (${event}) failed: ${e.message}`, {
+      ...e.details,
+      hook: hook.id,
+      function: hook.functionName,
+    });
   };
 
   /**
@@ -142,9 +186,17 @@ export function createHookService(deps: { sql: Sql; functions: FunctionService; 
    */
   const changed = async (projectId: string): Promise<void> => {
     try {
-      await callInternal(router, INTERNAL_OPERATIONS.hooksChanged, { projectId }, { requestId: `hooks-${projectId}`, principal: { kind: 'internal' } });
+      await callInternal(
+        router,
+        INTERNAL_OPERATIONS.hooksChanged,
+        { projectId },
+        { requestId: `hooks-${projectId}`, principal: { kind: 'internal' } },
+      );
     } catch (err) {
-      logger.warn({ project: projectId, err: (err as Error).message }, 'hooks: the data API could not be told of a change (the broadcast will)');
+      logger.warn(
+        { project: projectId, err: (err as Error).message },
+        'hooks: the data API could not be told of a change (the broadcast will)',
+      );
     }
   };
 
@@ -152,21 +204,32 @@ export function createHookService(deps: { sql: Sql; functions: FunctionService; 
     changed,
 
     /** Registers a hook; the function must exist in the project. */
-    async create(projectId: string, input: { table?: unknown; timing?: unknown; events?: unknown; function?: unknown }): Promise<Hook> {
+    async create(
+      projectId: string,
+      input: { table?: unknown; timing?: unknown; events?: unknown; function?: unknown },
+    ): Promise<Hook> {
       const table = checkTable(input.table);
       const timing = checkTiming(input.timing);
       const events = checkEvents(input.events);
-      if (input.function === undefined || input.function === null) throw errors.validation('function', 'is required (the name of a function of this project)');
+      if (input.function === undefined || input.function === null)
+        throw errors.validation('function', 'is required (the name of a function of this project)');
       const name = checkFunctionName(input.function, 'function');
       const fn = await functions.findByName(projectId, name);
       if (!fn) throw errors.validation('function', `no function named "${name}" in this project`);
       const id = crypto.randomUUID();
       await sql.tx(async (tx) => {
-        const [count] = await tx.rows<{ n: number }>('select count(*)::int as n from function_hooks where project_id = ?', [projectId]);
-        if ((count?.n ?? 0) >= MAX_HOOKS_PER_PROJECT) throw errors.conflict(`A project may have at most ${MAX_HOOKS_PER_PROJECT} hooks`, { limit: MAX_HOOKS_PER_PROJECT });
-        await tx.run('insert into function_hooks (id, project_id, table_name, timing, events, function_id, created_at) values (?, ?, ?, ?, ?::text[], ?, ?)', [
-          id, projectId, table, timing, `{${events.join(',')}}`, fn.id, new Date(),
-        ]);
+        const [count] = await tx.rows<{ n: number }>(
+          'select count(*)::int as n from function_hooks where project_id = ?',
+          [projectId],
+        );
+        if ((count?.n ?? 0) >= MAX_HOOKS_PER_PROJECT)
+          throw errors.conflict(`A project may have at most ${MAX_HOOKS_PER_PROJECT} hooks`, {
+            limit: MAX_HOOKS_PER_PROJECT,
+          });
+        await tx.run(
+          'insert into function_hooks (id, project_id, table_name, timing, events, function_id, created_at) values (?, ?, ?, ?, ?::text[], ?, ?)',
+          [id, projectId, table, timing, `{${events.join(',')}}`, fn.id, new Date()],
+        );
         await announceHooksChanged(tx, projectId);
       });
       await changed(projectId);
@@ -175,11 +238,16 @@ export function createHookService(deps: { sql: Sql; functions: FunctionService; 
 
     /** The project's hooks, by table, then in the order they run. */
     async list(projectId: string): Promise<Hook[]> {
-      return (await sql.rows(`${SELECT} where h.project_id = ? order by h.table_name, h.timing desc, h.created_at, h.id`, [projectId])).map(toHook);
+      return (
+        await sql.rows(`${SELECT} where h.project_id = ? order by h.table_name, h.timing desc, h.created_at, h.id`, [
+          projectId,
+        ])
+      ).map(toHook);
     },
 
     async remove(projectId: string, id: unknown): Promise<void> {
-      if (typeof id !== 'string' || id === '') throw errors.validation('id', 'is required (the hook id, as ?id= or in the body)');
+      if (typeof id !== 'string' || id === '')
+        throw errors.validation('id', 'is required (the hook id, as ?id= or in the body)');
       if (!isUuid(id)) throw errors.notFound('hook', String(id).slice(0, 100));
       await sql.tx(async (tx) => {
         const n = await tx.run('delete from function_hooks where id = ? and project_id = ?', [id, projectId]);
@@ -207,22 +275,54 @@ export function createHookService(deps: { sql: Sql; functions: FunctionService; 
      * rows to write. A refusal or a failed run throws (the data API answers it to its caller). In a dry run
      * the hooks run as dry runs too (nothing sent, written or recorded).
      */
-    async runBefore(a: { projectId: string; table: string; event: HookEvent; rows: unknown[]; where: unknown; userId: string | null; depth: number; dryRun: boolean }): Promise<unknown[]> {
+    async runBefore(a: {
+      projectId: string;
+      table: string;
+      event: HookEvent;
+      rows: unknown[];
+      where: unknown;
+      userId: string | null;
+      depth: number;
+      dryRun: boolean;
+    }): Promise<unknown[]> {
       const hooks = await hooksFor(a.projectId, a.table, 'before', a.event);
       const rows = a.rows.map((r) => (r === undefined ? null : r));
       for (const hook of hooks) {
         const fn = await functions.load(hook.functionId);
         if (!fn) continue; // deleted a moment ago
         for (let i = 0; i < rows.length; i++) {
-          const body = { event: a.event, table: a.table, timing: 'before', row: rows[i], where: a.where ?? null, user_id: a.userId };
-          const outcome = await engine.runSync({ fn, input: inputOf(body), trigger: 'hook', triggerRef: hook.id, depth: a.depth, dryRun: a.dryRun, maxTimeoutMs: BEFORE_HOOK_TIMEOUT_MS });
+          const body = {
+            event: a.event,
+            table: a.table,
+            timing: 'before',
+            row: rows[i],
+            where: a.where ?? null,
+            user_id: a.userId,
+          };
+          const outcome = await engine.runSync({
+            fn,
+            input: inputOf(body),
+            trigger: 'hook',
+            triggerRef: hook.id,
+            depth: a.depth,
+            dryRun: a.dryRun,
+            maxTimeoutMs: BEFORE_HOOK_TIMEOUT_MS,
+          });
           if (outcome.status === 'failed') throw failed(hook, outcome, a.table, a.event);
           const status = responseStatusOf(outcome.output);
           if (status !== 200) {
             const o = outcome.output as { error: string; message?: unknown };
-            const message = typeof o.message === 'string' && o.message !== '' ? o.message.slice(0, 1000) : o.error.slice(0, 1000);
+            const message =
+              typeof o.message === 'string' && o.message !== '' ? o.message.slice(0, 1000) : o.error.slice(0, 1000);
             throw new AppError('HOOK_REJECTED', message, {
-              error: o.error.slice(0, 200), status, hook: hook.id, function: hook.functionName, table: a.table, event: a.event, execution_id: outcome.executionId, ...(rows.length > 1 ? { row: i } : {}),
+              error: o.error.slice(0, 200),
+              status,
+              hook: hook.id,
+              function: hook.functionName,
+              table: a.table,
+              event: a.event,
+              execution_id: outcome.executionId,
+              ...(rows.length > 1 ? { row: i } : {}),
             });
           }
           // The row to write is the function's own (a secret it puts in a column is written, as it would be by a Database step).
@@ -234,15 +334,42 @@ export function createHookService(deps: { sql: Sql; functions: FunctionService; 
     },
 
     /** Queues one run per after-hook and committed row, and the rows' event deliveries; answers how many were queued. */
-    async enqueueAfter(a: { projectId: string; table: string; event: HookEvent; rows: unknown[]; userId: string | null; depth: number }): Promise<number> {
+    async enqueueAfter(a: {
+      projectId: string;
+      table: string;
+      event: HookEvent;
+      rows: unknown[];
+      userId: string | null;
+      depth: number;
+    }): Promise<number> {
       const runs = async () => {
         const hooks = await hooksFor(a.projectId, a.table, 'after', a.event);
-        const jobs: AfterHookJob[] = hooks.flatMap((h) => a.rows.map((row) => ({ hookId: h.id, projectId: a.projectId, table: a.table, event: a.event, row, userId: a.userId, depth: a.depth })));
-        for (let i = 0; i < jobs.length; i += 20) await Promise.all(jobs.slice(i, i + 20).map(async (j) => await scheduler.enqueue(HOOK_JOB, j)));
+        const jobs: AfterHookJob[] = hooks.flatMap((h) =>
+          a.rows.map((row) => ({
+            hookId: h.id,
+            projectId: a.projectId,
+            table: a.table,
+            event: a.event,
+            row,
+            userId: a.userId,
+            depth: a.depth,
+          })),
+        );
+        for (let i = 0; i < jobs.length; i += 20)
+          await Promise.all(jobs.slice(i, i + 20).map(async (j) => await scheduler.enqueue(HOOK_JOB, j)));
         return jobs.length;
       };
       // The hooks' runs and the event deliveries are queued side by side (the writer waits for both).
-      const [queued, deliveries] = await Promise.all([runs(), deps.rowEvents?.enqueue({ projectId: a.projectId, table: a.table, event: a.event, rows: a.rows, userId: a.userId }) ?? 0]);
+      const [queued, deliveries] = await Promise.all([
+        runs(),
+        deps.rowEvents?.enqueue({
+          projectId: a.projectId,
+          table: a.table,
+          event: a.event,
+          rows: a.rows,
+          userId: a.userId,
+        }) ?? 0,
+      ]);
       return queued + deliveries;
     },
 
@@ -253,15 +380,34 @@ export function createHookService(deps: { sql: Sql; functions: FunctionService; 
       const hook = toHook(rows[0]);
       const fn = await functions.load(hook.functionId);
       if (!fn) return;
-      const body = { event: job.event, table: job.table, timing: 'after', row: job.row, where: null, user_id: job.userId };
-      const outcome = await engine.runSync({ fn, input: inputOf(body), trigger: 'hook', triggerRef: hook.id, depth: job.depth, dryRun: false });
+      const body = {
+        event: job.event,
+        table: job.table,
+        timing: 'after',
+        row: job.row,
+        where: null,
+        user_id: job.userId,
+      };
+      const outcome = await engine.runSync({
+        fn,
+        input: inputOf(body),
+        trigger: 'hook',
+        triggerRef: hook.id,
+        depth: job.depth,
+        dryRun: false,
+      });
       if (outcome.status !== 'failed') return;
       const code = outcome.error?.code ?? 'FUNCTION_FAILED';
       if (FINAL_FAILURES.has(code)) {
-        logger.warn({ hook: hook.id, execution: outcome.executionId, error: outcome.error }, 'after-hook failed; not retried');
+        logger.warn(
+          { hook: hook.id, execution: outcome.executionId, error: outcome.error },
+          'after-hook failed; not retried',
+        );
         return;
       }
-      throw new Error(`after-hook "${fn.name}" on ${job.table} (${job.event}) failed (execution ${outcome.executionId}): ${outcome.error?.message ?? code}`);
+      throw new Error(
+        `after-hook "${fn.name}" on ${job.table} (${job.event}) failed (execution ${outcome.executionId}): ${outcome.error?.message ?? code}`,
+      );
     },
   };
 }

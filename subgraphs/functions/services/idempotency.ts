@@ -41,7 +41,8 @@ export function fingerprintOf(...parts: string[]): string {
 
 /** Checks a key's form; VALIDATION_FAILED naming the header otherwise. */
 export function checkIdempotencyKey(key: unknown): string {
-  if (typeof key !== 'string' || !KEY.test(key)) throw errors.validation('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
+  if (typeof key !== 'string' || !KEY.test(key))
+    throw errors.validation('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
   return key;
 }
 
@@ -66,18 +67,37 @@ export function createIdempotency({ sql }: { sql: Sql }) {
            set fingerprint = excluded.fingerprint, response = null, created_at = excluded.created_at, claim_id = excluded.claim_id, claimed_until = excluded.claimed_until
            where function_idempotency.created_at < ? or (function_idempotency.response is null and function_idempotency.claimed_until < ?)
          returning claim_id`,
-        [req.projectId, req.scope, key, req.fingerprint, new Date(now), claimId, new Date(now + req.leaseMs), new Date(now - IDEMPOTENCY_WINDOW_MS), new Date(now)],
+        [
+          req.projectId,
+          req.scope,
+          key,
+          req.fingerprint,
+          new Date(now),
+          claimId,
+          new Date(now + req.leaseMs),
+          new Date(now - IDEMPOTENCY_WINDOW_MS),
+          new Date(now),
+        ],
       );
       if (claimed.length === 0) {
-        const [stored] = await sql.rows<Stored>('select fingerprint, response from function_idempotency where project_id = ? and scope = ? and key = ?', [req.projectId, req.scope, key]);
+        const [stored] = await sql.rows<Stored>(
+          'select fingerprint, response from function_idempotency where project_id = ? and scope = ? and key = ?',
+          [req.projectId, req.scope, key],
+        );
         // Gone in between (a failed first run freed it): the caller may simply send it again.
-        if (!stored) throw errors.conflict('A request with this Idempotency-Key is still being handled', { idempotency_key: key });
+        if (!stored)
+          throw errors.conflict('A request with this Idempotency-Key is still being handled', { idempotency_key: key });
         if (stored.fingerprint !== null && stored.fingerprint !== req.fingerprint) {
-          throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request body (keys are kept 24 hours): use a new key for a new request', {
-            idempotency_key: key,
-          });
+          throw new AppError(
+            'IDEMPOTENCY_KEY_REUSED',
+            'This Idempotency-Key was already used with a different request body (keys are kept 24 hours): use a new key for a new request',
+            {
+              idempotency_key: key,
+            },
+          );
         }
-        if (!stored.response) throw errors.conflict('A request with this Idempotency-Key is still being handled', { idempotency_key: key });
+        if (!stored.response)
+          throw errors.conflict('A request with this Idempotency-Key is still being handled', { idempotency_key: key });
         return { ...stored.response, headers: { ...stored.response.headers, 'x-idempotent-replay': 'true' } };
       }
       let answer: HttpAnswer;
@@ -85,18 +105,26 @@ export function createIdempotency({ sql }: { sql: Sql }) {
         answer = await work();
       } catch (err) {
         // A failure is not stored: the key is freed so a retry runs again.
-        await sql.run('delete from function_idempotency where project_id = ? and scope = ? and key = ? and claim_id = ? and response is null', [req.projectId, req.scope, key, claimId]).catch(() => {});
+        await sql
+          .run(
+            'delete from function_idempotency where project_id = ? and scope = ? and key = ? and claim_id = ? and response is null',
+            [req.projectId, req.scope, key, claimId],
+          )
+          .catch(() => {});
         throw err;
       }
-      await sql.run('update function_idempotency set response = ?::jsonb, claimed_until = null where project_id = ? and scope = ? and key = ? and claim_id = ?', [
-        JSON.stringify(answer), req.projectId, req.scope, key, claimId,
-      ]);
+      await sql.run(
+        'update function_idempotency set response = ?::jsonb, claimed_until = null where project_id = ? and scope = ? and key = ? and claim_id = ?',
+        [JSON.stringify(answer), req.projectId, req.scope, key, claimId],
+      );
       return answer;
     },
 
     /** Deletes keys past their window (the executions sweep, every minute); answers how many. */
     async sweepExpired(): Promise<number> {
-      return await sql.run('delete from function_idempotency where created_at < ?', [new Date(Date.now() - IDEMPOTENCY_WINDOW_MS)]);
+      return await sql.run('delete from function_idempotency where created_at < ?', [
+        new Date(Date.now() - IDEMPOTENCY_WINDOW_MS),
+      ]);
     },
   };
 }

@@ -29,7 +29,8 @@ export type FunctionsServices = Awaited<ReturnType<typeof createFunctionsService
 /** Builds every service of the functions subgraph from the platform's dependencies. */
 export function createFunctionsServices(deps: SubgraphDeps) {
   const { config, db, logger, databaseUrl, router } = deps;
-  if (!config.internalSecret) throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the functions subgraph cannot seal secrets');
+  if (!config.internalSecret)
+    throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the functions subgraph cannot seal secrets');
   const box = createSecretBox(config.internalSecret, 'functions:secrets');
   const sql = createSql(db);
   const hot = createHotSql(databaseUrl);
@@ -77,8 +78,15 @@ export function createFunctionsServices(deps: SubgraphDeps) {
         data: {
           project_id: e.projectId,
           execution: {
-            id: e.id, function: e.functionName, function_version: e.functionVersion, trigger: e.trigger, trigger_ref: e.triggerRef, error: e.error,
-            started_at: e.startedAt.toISOString(), finished_at: e.finishedAt.toISOString(), duration_ms: e.durationMs,
+            id: e.id,
+            function: e.functionName,
+            function_version: e.functionVersion,
+            trigger: e.trigger,
+            trigger_ref: e.triggerRef,
+            error: e.error,
+            started_at: e.startedAt.toISOString(),
+            finished_at: e.finishedAt.toISOString(),
+            duration_ms: e.durationMs,
           },
         },
       }),
@@ -97,8 +105,16 @@ export function createFunctionsServices(deps: SubgraphDeps) {
   const webhooks = createWebhookService({ sql, functions, engine, receivers, idempotency });
   const cron = createCronService({ sql, functions, engine, scheduler, logger });
   const hooks = createHookService({
-    sql, functions, engine, scheduler, router, logger,
-    rowEvents: { triggers: (projectId) => eventSubscriptions.rowTriggers(projectId), enqueue: (a) => eventDeliveries.emitRows(a) },
+    sql,
+    functions,
+    engine,
+    scheduler,
+    router,
+    logger,
+    rowEvents: {
+      triggers: (projectId) => eventSubscriptions.rowTriggers(projectId),
+      enqueue: (a) => eventDeliveries.emitRows(a),
+    },
   });
   const locations = createLocations(config);
   const replay = createReplayService({ functions, executions, engine, secrets });
@@ -108,10 +124,25 @@ export function createFunctionsServices(deps: SubgraphDeps) {
     await cron.cancelProject(projectId);
     await sql.tx(async (tx) => {
       // Step-log lines first (they have no foreign key to cascade from their executions).
-      await tx.run('delete from function_execution_events where execution_id in (select id from function_executions where project_id = ?)', [projectId]);
+      await tx.run(
+        'delete from function_execution_events where execution_id in (select id from function_executions where project_id = ?)',
+        [projectId],
+      );
       // Event deliveries and their attempts go with their subscriptions (foreign keys); the declared interest in platform events goes too.
       await setEventInterest({ execute: async (q, p) => await tx.run(q, p) }, INTEREST_CONSUMER, projectId, []);
-      for (const table of ['event_subscriptions', 'function_hooks', 'function_idempotency', 'webhook_receivers', 'cron_jobs', 'function_executions', 'edge_functions', 'function_secrets', 'email_templates', 'email_configs', 'function_run_counts']) {
+      for (const table of [
+        'event_subscriptions',
+        'function_hooks',
+        'function_idempotency',
+        'webhook_receivers',
+        'cron_jobs',
+        'function_executions',
+        'edge_functions',
+        'function_secrets',
+        'email_templates',
+        'email_configs',
+        'function_run_counts',
+      ]) {
         await tx.run(`delete from ${table} where project_id = ?`, [projectId]);
       }
       await announceHooksChanged(tx, projectId);
@@ -120,5 +151,28 @@ export function createFunctionsServices(deps: SubgraphDeps) {
     announceFunctionsChanged(projectId);
   };
 
-  return { sql, hot, scheduler, logger, databaseUrl, functions, secrets, executions, email, engine, runQuota, idempotency, invoke, replay, eventSubscriptions, eventDeliveries, webhooks, receivers, cron, hooks, locations, removeProject };
+  return {
+    sql,
+    hot,
+    scheduler,
+    logger,
+    databaseUrl,
+    functions,
+    secrets,
+    executions,
+    email,
+    engine,
+    runQuota,
+    idempotency,
+    invoke,
+    replay,
+    eventSubscriptions,
+    eventDeliveries,
+    webhooks,
+    receivers,
+    cron,
+    hooks,
+    locations,
+    removeProject,
+  };
 }

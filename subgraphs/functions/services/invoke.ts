@@ -36,13 +36,22 @@ function visitorRefusal(visitor: 'publishable' | 'user', what: string) {
 }
 
 /** Creates the invoke service. */
-export function createInvokeService({ sql, engine, idempotency }: { sql: Sql; engine: Engine; idempotency: Idempotency }) {
+export function createInvokeService({
+  sql,
+  engine,
+  idempotency,
+}: {
+  sql: Sql;
+  engine: Engine;
+  idempotency: Idempotency;
+}) {
   // Concurrent invokes look their functions up together: one query for a batch (always read fresh, never cached).
   const lookup = createBatcher<{ projectId: string; name: string }, EdgeFunction | null>(
     async (keys) => {
-      const rows = await sql.rows('select f.* from edge_functions f join jsonb_to_recordset(?::jsonb) as k(project_id uuid, name text) on f.project_id = k.project_id and f.name = k.name', [
-        JSON.stringify(keys.map((k) => ({ project_id: k.projectId, name: k.name }))),
-      ]);
+      const rows = await sql.rows(
+        'select f.* from edge_functions f join jsonb_to_recordset(?::jsonb) as k(project_id uuid, name text) on f.project_id = k.project_id and f.name = k.name',
+        [JSON.stringify(keys.map((k) => ({ project_id: k.projectId, name: k.name })))],
+      );
       const found = new Map(rows.map((r) => [`${String(r.project_id)}/${String(r.name)}`, toFunction(r)]));
       return keys.map((k) => found.get(`${k.projectId}/${k.name}`) ?? null);
     },
@@ -58,7 +67,13 @@ export function createInvokeService({ sql, engine, idempotency }: { sql: Sql; en
      */
     async invoke(
       projectId: string,
-      args: { name: string; input?: unknown; async?: boolean | null; dryRun?: boolean | null; idempotencyKey?: string | null },
+      args: {
+        name: string;
+        input?: unknown;
+        async?: boolean | null;
+        dryRun?: boolean | null;
+        idempotencyKey?: string | null;
+      },
       visitor?: 'publishable' | 'user',
       caller = 'project',
     ): Promise<HttpAnswer> {
@@ -74,7 +89,13 @@ export function createInvokeService({ sql, engine, idempotency }: { sql: Sql; en
       // A dry run changes nothing: there is nothing for a key to protect, so it is not looked at.
       const key = args.dryRun ? null : args.idempotencyKey;
       const mode = args.async ? 'async' : 'sync';
-      const request = { projectId, scope: `invoke/${name}/${caller}`, key, fingerprint: fingerprintOf('invoke', mode, rawBody), leaseMs: fn.timeoutMs + 60_000 };
+      const request = {
+        projectId,
+        scope: `invoke/${name}/${caller}`,
+        key,
+        fingerprint: fingerprintOf('invoke', mode, rawBody),
+        leaseMs: fn.timeoutMs + 60_000,
+      };
       if (args.async) {
         return await idempotency.run(request, async () => {
           const id = await engine.enqueue({ fn, input, trigger: 'invoke', depth: 0 });
@@ -85,7 +106,14 @@ export function createInvokeService({ sql, engine, idempotency }: { sql: Sql; en
         const o = await engine.execute({ fn, input, trigger: 'invoke', depth: 0, dryRun: true }, null);
         return {
           status: 200,
-          body: { dry_run: true, status: o.status, output: o.output, response_status: o.status === 'succeeded' ? o.responseStatus : null, error: o.error, trace: o.events.map(eventJson) },
+          body: {
+            dry_run: true,
+            status: o.status,
+            output: o.output,
+            response_status: o.status === 'succeeded' ? o.responseStatus : null,
+            error: o.error,
+            trace: o.events.map(eventJson),
+          },
           headers: {},
         };
       }

@@ -57,15 +57,23 @@ export function isNonPublicAddress(address: string): boolean {
 export class OutboundRefused extends Error {}
 
 /** Resolves `host` and returns its addresses, refusing non-public ones unless `allowPrivate`. */
-export async function resolveChecked(host: string, allowPrivate: boolean): Promise<{ address: string; family: number }[]> {
+export async function resolveChecked(
+  host: string,
+  allowPrivate: boolean,
+): Promise<{ address: string; family: number }[]> {
   const bare = host.replace(/^\[|\]$/g, '');
-  const addresses = net.isIP(bare) ? [{ address: bare, family: net.isIP(bare) }] : await dns.promises.lookup(bare, { all: true, verbatim: true }).catch((err: Error) => {
-    throw new OutboundRefused(`cannot resolve ${host}: ${err.message}`);
-  });
+  const addresses = net.isIP(bare)
+    ? [{ address: bare, family: net.isIP(bare) }]
+    : await dns.promises.lookup(bare, { all: true, verbatim: true }).catch((err: Error) => {
+        throw new OutboundRefused(`cannot resolve ${host}: ${err.message}`);
+      });
   if (addresses.length === 0) throw new OutboundRefused(`${host} has no address`);
   if (!allowPrivate) {
     const bad = addresses.find((a) => isNonPublicAddress(a.address));
-    if (bad) throw new OutboundRefused(`${host} resolves to ${bad.address}, a loopback, private or link-local address (refused)`);
+    if (bad)
+      throw new OutboundRefused(
+        `${host} resolves to ${bad.address}, a loopback, private or link-local address (refused)`,
+      );
   }
   return addresses;
 }
@@ -115,7 +123,8 @@ export async function guardedRequest(opts: {
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
           const headers: Record<string, string> = {};
-          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+          for (const [k, v] of Object.entries(res.headers))
+            if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
           let body: unknown = text;
           if (/json/i.test(headers['content-type'] ?? '') && text !== '') {
             try {

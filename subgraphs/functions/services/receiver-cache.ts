@@ -11,7 +11,12 @@
 // is emptied when the connection comes back (messages may have been missed). Entries also expire (TTL).
 // Secrets stay sealed in the cache; they are opened for each run, as before.
 import { LRUCache } from 'lru-cache';
-import { announceLocally, publishBroadcast, startBroadcastListener, type BroadcastListener } from '../../../platform/broadcast.ts';
+import {
+  announceLocally,
+  publishBroadcast,
+  startBroadcastListener,
+  type BroadcastListener,
+} from '../../../platform/broadcast.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import type { EdgeFunction } from './functions.ts';
 import type { Sql } from './sql.ts';
@@ -33,7 +38,9 @@ export type ReceiverEntry = { fn: EdgeFunction; sealedSecrets: Record<string, st
 
 /** Publishes `functions.changed` for the project inside `tx` (delivered at its commit). */
 export async function publishFunctionsChanged(tx: Sql, projectId: string): Promise<void> {
-  await publishBroadcast({ execute: async (sql, params) => await tx.run(sql, params) }, 'functions.changed', { projectId });
+  await publishBroadcast({ execute: async (sql, params) => await tx.run(sql, params) }, 'functions.changed', {
+    projectId,
+  });
 }
 
 /** After the commit: this process's caches drop the project's entries at once, without waiting for the NOTIFY. */

@@ -7,15 +7,26 @@ const P = '{{secrets.KEY}}';
 
 describe('the redactor of a run', () => {
   it('replaces the value itself, in strings, arrays, objects and object keys', () => {
-    expect(r.value({ a: `x${SECRET}y`, b: [SECRET, 1, true, null], [SECRET]: 'k' })).toEqual({ a: `x${P}y`, b: [P, 1, true, null], [P]: 'k' });
+    expect(r.value({ a: `x${SECRET}y`, b: [SECRET, 1, true, null], [SECRET]: 'k' })).toEqual({
+      a: `x${P}y`,
+      b: [P, 1, true, null],
+      [P]: 'k',
+    });
     expect(r.text('other-secret-value-42')).toBe('{{secrets.OTHER}}');
   });
 
   it('replaces its URL, JSON, hex and base64 forms', () => {
     const bytes = Buffer.from(SECRET, 'utf8');
     for (const form of [
-      encodeURIComponent(SECRET), encodeURIComponent(SECRET).replace(/%20/g, '+'), encodeURIComponent(SECRET).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
-      encodeURI(SECRET), JSON.stringify(SECRET).slice(1, -1), bytes.toString('hex'), bytes.toString('hex').toUpperCase(), bytes.toString('base64'), bytes.toString('base64url'),
+      encodeURIComponent(SECRET),
+      encodeURIComponent(SECRET).replace(/%20/g, '+'),
+      encodeURIComponent(SECRET).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
+      encodeURI(SECRET),
+      JSON.stringify(SECRET).slice(1, -1),
+      bytes.toString('hex'),
+      bytes.toString('hex').toUpperCase(),
+      bytes.toString('base64'),
+      bytes.toString('base64url'),
     ]) {
       expect(r.text(`before ${form} after`)).not.toContain(form.slice(4, -4));
     }

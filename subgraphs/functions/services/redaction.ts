@@ -76,7 +76,8 @@ export function createRedactor(secrets: Record<string, string>): Redactor {
   const forms = [...nameOf.keys()].sort((a, b) => b.length - a.length);
   const pattern = new RegExp(forms.map(escapeRegExp).join('|'), 'g');
   const shortest = forms[forms.length - 1]!.length;
-  const text = (s: string): string => (s.length < shortest ? s : s.replace(pattern, (m) => `{{secrets.${nameOf.get(m)}}}`));
+  const text = (s: string): string =>
+    s.length < shortest ? s : s.replace(pattern, (m) => `{{secrets.${nameOf.get(m)}}}`);
   const walk = (v: unknown): unknown => {
     if (typeof v === 'string') return text(v);
     if (Array.isArray(v)) return v.map(walk);

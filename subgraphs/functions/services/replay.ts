@@ -39,7 +39,15 @@ export type StepSummary = {
 
 export type ValueChange = { changed: boolean; from: unknown; to: unknown };
 export type DurationChange = { from: number | null; to: number | null; deltaMs: number | null };
-export type StepDiff = { step: string; from: StepSummary | null; to: StepSummary | null; input: ValueChange; output: ValueChange; status: ValueChange; durationMs: DurationChange };
+export type StepDiff = {
+  step: string;
+  from: StepSummary | null;
+  to: StepSummary | null;
+  input: ValueChange;
+  output: ValueChange;
+  status: ValueChange;
+  durationMs: DurationChange;
+};
 export type ExecutionDiff = {
   from: Execution;
   to: Execution;
@@ -63,7 +71,11 @@ function canonical(v: unknown): string {
   return JSON.stringify(v ?? null);
 }
 
-const change = (from: unknown, to: unknown): ValueChange => ({ changed: canonical(from) !== canonical(to), from: from ?? null, to: to ?? null });
+const change = (from: unknown, to: unknown): ValueChange => ({
+  changed: canonical(from) !== canonical(to),
+  from: from ?? null,
+  to: to ?? null,
+});
 const round = (n: number) => Math.round(n * 1000) / 1000;
 const duration = (from: number | null | undefined, to: number | null | undefined): DurationChange => ({
   from: from ?? null,
@@ -77,7 +89,15 @@ export function summarizeSteps(events: ExecutionEvent[]): Map<string, StepSummar
   for (const e of events) {
     let s = out.get(e.step);
     if (!s) {
-      s = { kind: e.kind, status: 'interrupted', attempts: 0, input: null, output: null, error: null, durationMs: null };
+      s = {
+        kind: e.kind,
+        status: 'interrupted',
+        attempts: 0,
+        input: null,
+        output: null,
+        error: null,
+        durationMs: null,
+      };
       out.set(e.step, s);
     }
     s.attempts = Math.max(s.attempts, e.attempt);
@@ -128,21 +148,35 @@ function recordedResult(s: StepSummary | undefined): unknown {
 export type ReplayService = ReturnType<typeof createReplayService>;
 
 /** Creates the replay and diff service. */
-export function createReplayService(deps: { functions: FunctionService; executions: ExecutionService; engine: Engine; secrets: SecretService }) {
+export function createReplayService(deps: {
+  functions: FunctionService;
+  executions: ExecutionService;
+  engine: Engine;
+  secrets: SecretService;
+}) {
   const { functions, executions, engine, secrets } = deps;
 
   /** Redacts with the project's secrets as they are now (a value may have become a secret after it was recorded). */
-  const redacted = async <T>(projectId: string, value: T): Promise<T> => createRedactor(await secrets.reveal(projectId)).value(value) as T;
+  const redacted = async <T>(projectId: string, value: T): Promise<T> =>
+    createRedactor(await secrets.reveal(projectId)).value(value) as T;
 
   return {
     /** Replays an execution of the project; answers the new execution (succeeded or failed: the run's own outcome). */
     async replay(projectId: string, id: string, opts: ReplayOptions): Promise<Execution> {
       const original = await executions.get(projectId, id);
       if (original.status === 'queued' || original.status === 'running') {
-        throw errors.conflict(`Execution ${id} is still ${original.status}: replay it once it has finished`, { execution_id: id, status: original.status });
+        throw errors.conflict(`Execution ${id} is still ${original.status}: replay it once it has finished`, {
+          execution_id: id,
+          status: original.status,
+        });
       }
       const current = original.functionId ? await functions.load(original.functionId) : null;
-      if (!current || current.projectId !== projectId) throw new AppError('NOT_FOUND', `The function ${original.functionName} of execution ${id} was deleted: it cannot be replayed`, { resource: 'function', execution_id: id });
+      if (!current || current.projectId !== projectId)
+        throw new AppError(
+          'NOT_FOUND',
+          `The function ${original.functionName} of execution ${id} was deleted: it cannot be replayed`,
+          { resource: 'function', execution_id: id },
+        );
       const fn = opts.useCurrentDefinition ? current : await functions.atVersion(current, original.functionVersion);
       if (!fn) {
         throw errors.conflict(
@@ -155,7 +189,10 @@ export function createReplayService(deps: { functions: FunctionService; executio
       let fromStep: string;
       if (opts.fromStep !== undefined && opts.fromStep !== null) {
         if (typeof opts.fromStep !== 'string' || !names.includes(opts.fromStep)) {
-          throw errors.validation('from_step', `no step named ${JSON.stringify(String(opts.fromStep).slice(0, 64))} in version ${fn.version} of ${fn.name} (steps: ${names.join(', ')})`);
+          throw errors.validation(
+            'from_step',
+            `no step named ${JSON.stringify(String(opts.fromStep).slice(0, 64))} in version ${fn.version} of ${fn.name} (steps: ${names.join(', ')})`,
+          );
         }
         fromStep = opts.fromStep;
       } else {
@@ -168,17 +205,34 @@ export function createReplayService(deps: { functions: FunctionService; executio
       for (const name of names.slice(0, fromIndex)) {
         const result = recordedResult(recorded.get(name));
         if (result === undefined) {
-          throw errors.conflict(`Step "${name}" has no recorded result in execution ${id} (it did not complete there): replay from "${name}" or an earlier step`, {
-            execution_id: id, step: name,
-          });
+          throw errors.conflict(
+            `Step "${name}" has no recorded result in execution ${id} (it did not complete there): replay from "${name}" or an earlier step`,
+            {
+              execution_id: id,
+              step: name,
+            },
+          );
         }
         results[name] = result;
       }
-      const stored = (original.input ?? {}) as { body?: unknown; headers?: Record<string, string>; method?: string; query?: Record<string, unknown> };
+      const stored = (original.input ?? {}) as {
+        body?: unknown;
+        headers?: Record<string, string>;
+        method?: string;
+        query?: Record<string, unknown>;
+      };
       const body = opts.input !== undefined ? opts.input : (stored.body ?? null);
       // The exact bytes of a webhook are not kept: `input.rawBody` is the body's JSON text.
       const input = makeInput({ body, headers: stored.headers, method: stored.method, query: stored.query });
-      const outcome = await engine.runSync({ fn, input, trigger: 'replay', triggerRef: id, depth: 0, dryRun: false, replay: { of: id, fromStep, fromIndex, results } });
+      const outcome = await engine.runSync({
+        fn,
+        input,
+        trigger: 'replay',
+        triggerRef: id,
+        depth: 0,
+        dryRun: false,
+        replay: { of: id, fromStep, fromIndex, results },
+      });
       return await redacted(projectId, await executions.get(projectId, outcome.executionId!));
     },
 

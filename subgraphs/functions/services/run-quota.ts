@@ -14,7 +14,11 @@ const STALE_MS = 10_000;
 
 type Count = { month: string; base: number; unsent: number; readAt: number };
 
-export type RunQuota = { take: (projectId: string) => void | Promise<void>; flush: () => Promise<void>; stop: () => Promise<void> };
+export type RunQuota = {
+  take: (projectId: string) => void | Promise<void>;
+  flush: () => Promise<void>;
+  stop: () => Promise<void>;
+};
 
 /** The first day of the current month (UTC), as a date. */
 function monthOf(now: number): string {
@@ -28,14 +32,22 @@ function secondsToNextMonth(now: number): number {
 }
 
 /** Creates the quota over the subgraph's SQL and the plan limits (through the router). */
-export function createRunQuota(opts: { sql: Sql; limits: PlanLimitsReader; logger: Logger; now?: () => number }): RunQuota {
+export function createRunQuota(opts: {
+  sql: Sql;
+  limits: PlanLimitsReader;
+  logger: Logger;
+  now?: () => number;
+}): RunQuota {
   const now = opts.now ?? Date.now;
   const counts = new Map<string, Count>();
   let timer: NodeJS.Timeout | undefined;
   let flushing: Promise<void> | undefined;
 
   const read = async (projectId: string, month: string): Promise<Count> => {
-    const rows = await opts.sql.rows<{ runs: string }>('select runs from function_run_counts where project_id = ? and month = ?', [projectId, month]);
+    const rows = await opts.sql.rows<{ runs: string }>(
+      'select runs from function_run_counts where project_id = ? and month = ?',
+      [projectId, month],
+    );
     const fresh = counts.get(projectId);
     const c: Count = fresh && fresh.month === month ? fresh : { month, base: 0, unsent: 0, readAt: 0 };
     c.base = Number(rows[0]?.runs ?? 0);
@@ -104,7 +116,10 @@ export function createRunQuota(opts: { sql: Sql; limits: PlanLimitsReader; logge
         const limits = known === undefined ? await opts.limits.get(projectId) : known;
         if (!limits) return;
         const current = counts.get(projectId);
-        const fresh = current && current.month === month && (current.unsent > 0 || now() - current.readAt < STALE_MS) ? current : await read(projectId, month);
+        const fresh =
+          current && current.month === month && (current.unsent > 0 || now() - current.readAt < STALE_MS)
+            ? current
+            : await read(projectId, month);
         count(projectId, fresh, limits.maxFunctionInvocationsPerMonth);
       })();
     },

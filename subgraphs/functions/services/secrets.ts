@@ -18,15 +18,21 @@ export const sealedSecretsOf = (projectColumn: string) =>
 export function createSecretService({ sql, box }: { sql: Sql; box: SecretBox }) {
   const checkName = (value: unknown): string => {
     const name = typeof value === 'string' ? value.trim() : '';
-    if (!SECRET_NAME.test(name)) throw errors.validation('name', 'must be an identifier: letters, digits and _, not starting with a digit (at most 64 characters)');
+    if (!SECRET_NAME.test(name))
+      throw errors.validation(
+        'name',
+        'must be an identifier: letters, digits and _, not starting with a digit (at most 64 characters)',
+      );
     return name;
   };
   return {
     /** Creates or replaces a secret. */
     async set(projectId: string, input: { name?: unknown; value?: unknown }) {
       const name = checkName(input.name);
-      if (typeof input.value !== 'string' || input.value === '') throw errors.validation('value', 'is required (a non-empty string)');
-      if (input.value.length > SECRET_VALUE_MAX) throw errors.validation('value', `must be at most ${SECRET_VALUE_MAX} characters`);
+      if (typeof input.value !== 'string' || input.value === '')
+        throw errors.validation('value', 'is required (a non-empty string)');
+      if (input.value.length > SECRET_VALUE_MAX)
+        throw errors.validation('value', `must be at most ${SECRET_VALUE_MAX} characters`);
       const now = new Date();
       const sealed = box.encrypt(input.value);
       // Cached webhook receivers hold the project's sealed secrets: dropped everywhere when this commits.
@@ -41,12 +47,19 @@ export function createSecretService({ sql, box }: { sql: Sql; box: SecretBox }) 
         return saved;
       });
       announceFunctionsChanged(projectId);
-      return { name: rows[0]!.name, createdAt: new Date(rows[0]!.created_at), updatedAt: new Date(rows[0]!.updated_at) };
+      return {
+        name: rows[0]!.name,
+        createdAt: new Date(rows[0]!.created_at),
+        updatedAt: new Date(rows[0]!.updated_at),
+      };
     },
 
     /** Names and dates only. */
     async list(projectId: string) {
-      const rows = await sql.rows<{ name: string; created_at: Date; updated_at: Date }>('select name, created_at, updated_at from function_secrets where project_id = ? order by name', [projectId]);
+      const rows = await sql.rows<{ name: string; created_at: Date; updated_at: Date }>(
+        'select name, created_at, updated_at from function_secrets where project_id = ? order by name',
+        [projectId],
+      );
       return rows.map((r) => ({ name: r.name, createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at) }));
     },
 
@@ -63,7 +76,10 @@ export function createSecretService({ sql, box }: { sql: Sql; box: SecretBox }) 
 
     /** Every secret of the project in clear, for one execution. */
     async reveal(projectId: string): Promise<Record<string, string>> {
-      const rows = await sql.rows<{ name: string; value_sealed: string }>('select name, value_sealed from function_secrets where project_id = ?', [projectId]);
+      const rows = await sql.rows<{ name: string; value_sealed: string }>(
+        'select name, value_sealed from function_secrets where project_id = ?',
+        [projectId],
+      );
       return this.open(Object.fromEntries(rows.map((r) => [r.name, r.value_sealed])));
     },
 

@@ -19,7 +19,8 @@ function text(v: unknown): string {
 
 function encodingOf(v: unknown): DigestEncoding {
   if (v === undefined || v === null || v === '') return 'hex';
-  if (typeof v !== 'string' || !ENCODINGS.includes(v)) throw new Error(`the encoding must be "hex", "base64" or "base64url", not ${JSON.stringify(v)}`);
+  if (typeof v !== 'string' || !ENCODINGS.includes(v))
+    throw new Error(`the encoding must be "hex", "base64" or "base64url", not ${JSON.stringify(v)}`);
   return v as DigestEncoding;
 }
 
@@ -62,14 +63,18 @@ export function standardWebhookKey(secret: string): Buffer {
 
 /** The Standard Webhooks signature header value (`v1,<base64>`) of one message. */
 export function signStandardWebhook(secret: string, id: string, timestampSeconds: number, body: string): string {
-  const mac = crypto.createHmac('sha256', standardWebhookKey(secret)).update(`${id}.${timestampSeconds}.${body}`).digest('base64');
+  const mac = crypto
+    .createHmac('sha256', standardWebhookKey(secret))
+    .update(`${id}.${timestampSeconds}.${body}`)
+    .digest('base64');
   return `v1,${mac}`;
 }
 
 /** A header of a header map whatever the case of its name (function inputs have lower-case names already). */
 function header(headers: unknown, name: string): string | undefined {
   if (!headers || typeof headers !== 'object') return undefined;
-  for (const [k, v] of Object.entries(headers as Record<string, unknown>)) if (k.toLowerCase() === name) return typeof v === 'string' ? v : undefined;
+  for (const [k, v] of Object.entries(headers as Record<string, unknown>))
+    if (k.toLowerCase() === name) return typeof v === 'string' ? v : undefined;
   return undefined;
 }
 
@@ -78,7 +83,13 @@ function header(headers: unknown, name: string): string | undefined {
  * `webhook-signature` (space-separated `v1,<base64>` entries, any one may match) over `id.timestamp.rawBody`, keyed
  * by the base64-decoded `whsec_` secret; the timestamp must lie within `toleranceSeconds` (default 300) of now.
  */
-export function verifyStandardWebhook(secret: unknown, headers: unknown, rawBody: unknown, toleranceSeconds?: unknown, nowMs = Date.now()): boolean {
+export function verifyStandardWebhook(
+  secret: unknown,
+  headers: unknown,
+  rawBody: unknown,
+  toleranceSeconds?: unknown,
+  nowMs = Date.now(),
+): boolean {
   if (typeof secret !== 'string' || secret === '') return false;
   const id = header(headers, 'webhook-id') ?? header(headers, 'svix-id');
   const ts = header(headers, 'webhook-timestamp') ?? header(headers, 'svix-timestamp');
@@ -100,7 +111,13 @@ export function verifyStandardWebhook(secret: unknown, headers: unknown, rawBody
  * HMAC-SHA256 (hex) of `t.rawBody` keyed by the secret's UTF-8 bytes (any `v1` may match); `t` must lie within
  * `toleranceSeconds` (default 300) of now.
  */
-export function verifyStripeSignature(secret: unknown, signatureHeader: unknown, rawBody: unknown, toleranceSeconds?: unknown, nowMs = Date.now()): boolean {
+export function verifyStripeSignature(
+  secret: unknown,
+  signatureHeader: unknown,
+  rawBody: unknown,
+  toleranceSeconds?: unknown,
+  nowMs = Date.now(),
+): boolean {
   if (typeof secret !== 'string' || secret === '' || typeof signatureHeader !== 'string') return false;
   let t: string | undefined;
   const v1: string[] = [];
@@ -127,9 +144,11 @@ export const SIGNATURE_HELPERS = {
   /** HMAC-SHA512 of `data` keyed by `key`: hex, or `"base64"` / `"base64url"` of the digest's bytes. */
   hmacSha512: (key: unknown, data: unknown, encoding?: unknown) => hmac('sha512', key, data, encoding),
   /** `verifyStandardWebhook(secret, input.headers, input.rawBody, toleranceSeconds?)`: Standard Webhooks / Svix. */
-  verifyStandardWebhook: (secret: unknown, headers: unknown, rawBody: unknown, toleranceSeconds?: unknown) => verifyStandardWebhook(secret, headers, rawBody, toleranceSeconds),
+  verifyStandardWebhook: (secret: unknown, headers: unknown, rawBody: unknown, toleranceSeconds?: unknown) =>
+    verifyStandardWebhook(secret, headers, rawBody, toleranceSeconds),
   /** `verifyStripeSignature(secret, input.headers['stripe-signature'], input.rawBody, toleranceSeconds?)`. */
-  verifyStripeSignature: (secret: unknown, signatureHeader: unknown, rawBody: unknown, toleranceSeconds?: unknown) => verifyStripeSignature(secret, signatureHeader, rawBody, toleranceSeconds),
+  verifyStripeSignature: (secret: unknown, signatureHeader: unknown, rawBody: unknown, toleranceSeconds?: unknown) =>
+    verifyStripeSignature(secret, signatureHeader, rawBody, toleranceSeconds),
   /** True when a timestamp (Unix seconds or ISO 8601) is within `toleranceSeconds` (default 300) of now. */
   timestampWithin: (ts: unknown, toleranceSeconds?: unknown) => timestampWithin(ts, toleranceSeconds),
 };

@@ -16,8 +16,9 @@ type Em = ReturnType<SubgraphDatabase['em']>;
 
 function over(em: Em, db: SubgraphDatabase): Sql {
   return {
-    rows: async <T,>(sql: string, params: unknown[] = []) => (await em.execute(sql, params as never[], 'all')) as T[],
-    run: async (sql, params = []) => ((await em.execute(sql, params as never[], 'run')) as { affectedRows: number }).affectedRows,
+    rows: async <T>(sql: string, params: unknown[] = []) => (await em.execute(sql, params as never[], 'all')) as T[],
+    run: async (sql, params = []) =>
+      ((await em.execute(sql, params as never[], 'run')) as { affectedRows: number }).affectedRows,
     tx: async (fn) => await db.em().transactional(async (tx) => await fn(over(tx as Em, db))),
   };
 }
@@ -39,7 +40,9 @@ export function jsonParam(v: unknown): string | null {
 /** True when `err` is PostgreSQL's unique violation. */
 export function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: string; cause?: { code?: string } };
-  return e?.code === '23505' || e?.cause?.code === '23505' || /duplicate key value/.test(String((err as Error)?.message));
+  return (
+    e?.code === '23505' || e?.cause?.code === '23505' || /duplicate key value/.test(String((err as Error)?.message))
+  );
 }
 
 /**
@@ -62,7 +65,8 @@ export function createHotSql(url: string, max = HOT_POOL_MAX): HotSql {
   // An idle connection that fails (server restart) must not take the process down; the pool drops it.
   pool.on('error', () => {});
   return {
-    rows: async <T,>(name: string, text: string, values: unknown[]) => (await pool.query({ name, text, values })).rows as T[],
+    rows: async <T>(name: string, text: string, values: unknown[]) =>
+      (await pool.query({ name, text, values })).rows as T[],
     run: async (name, text, values) => (await pool.query({ name, text, values })).rowCount ?? 0,
     close: async () => await pool.end(),
   };

@@ -10,7 +10,12 @@ const input = {
   query: { page: '2' },
   rawBody: '{"amount":42}',
 };
-const scope = templateScope({ input, steps: { verify: { body: { ok: true, id: 'o-1' } } }, secrets: { SIGNING: 'whsec' }, env: { project_id: 'p' } });
+const scope = templateScope({
+  input,
+  steps: { verify: { body: { ok: true, id: 'o-1' } } },
+  secrets: { SIGNING: 'whsec' },
+  env: { project_id: 'p' },
+});
 const render = (t: unknown) => compileTemplate(t).render(scope);
 const reason = (src: string) => {
   try {
@@ -35,7 +40,9 @@ describe('template evaluation', () => {
   });
 
   it('renders objects and arrays of templates, leaving other values alone', () => {
-    expect(render({ a: '{{ input.method }}', b: ['{{ input.query.page }}', 3, null, true], c: { d: 'plain' } })).toEqual({ a: 'POST', b: ['2', 3, null, true], c: { d: 'plain' } });
+    expect(
+      render({ a: '{{ input.method }}', b: ['{{ input.query.page }}', 3, null, true], c: { d: 'plain' } }),
+    ).toEqual({ a: 'POST', b: ['2', 3, null, true], c: { d: 'plain' } });
   });
 
   it('reads every variable of the seed', () => {
@@ -76,16 +83,40 @@ describe('template evaluation', () => {
 
   it('reads plain paths exactly as the expression interpreter does', () => {
     const data = templateScope({
-      input: { ...input, body: { ...input.body, nothing: null, text: 'abc', nested: { a: [{ b: 0 }], 'dash-key': 1 } } },
+      input: {
+        ...input,
+        body: { ...input.body, nothing: null, text: 'abc', nested: { a: [{ b: 0 }], 'dash-key': 1 } },
+      },
       steps: { verify: { body: { ok: true, rows: [{ id: 7 }] } }, skipped: { body: null, skipped: true } },
       secrets: { SIGNING: 'whsec' },
       env: { project_id: 'p' },
     });
     const paths = [
-      'input', 'input.body.amount', 'input.body.customer.name', 'input.body.items[1]', 'input.body.items.length', 'input.body.text.length', 'input.body.text[0]',
-      'input.body.nothing', 'input.body.nothing.deeper', 'input.body.missing.deeper', "input.body.nested.a[0]['b']", "input.body.nested['dash-key']",
-      "input.headers['X-Signature']", 'input.headers.X_Signature', 'steps.verify.body.rows[0].id', 'steps.skipped.body.x', 'steps.nope.body', 'secrets.SIGNING',
-      'input.body.constructor', "input.body['__proto__']", 'input.body.items.map', 'input.body.amount.toFixed', 'now', 'env.project_id', 'input.body.items[5]',
+      'input',
+      'input.body.amount',
+      'input.body.customer.name',
+      'input.body.items[1]',
+      'input.body.items.length',
+      'input.body.text.length',
+      'input.body.text[0]',
+      'input.body.nothing',
+      'input.body.nothing.deeper',
+      'input.body.missing.deeper',
+      "input.body.nested.a[0]['b']",
+      "input.body.nested['dash-key']",
+      "input.headers['X-Signature']",
+      'input.headers.X_Signature',
+      'steps.verify.body.rows[0].id',
+      'steps.skipped.body.x',
+      'steps.nope.body',
+      'secrets.SIGNING',
+      'input.body.constructor',
+      "input.body['__proto__']",
+      'input.body.items.map',
+      'input.body.amount.toFixed',
+      'now',
+      'env.project_id',
+      'input.body.items[5]',
     ];
     for (const src of paths) {
       // `true ? <path> : null` is not a plain path: the library's interpreter evaluates it.
@@ -123,7 +154,10 @@ describe('template validation', () => {
   });
 
   it('collects the steps a template reads', () => {
-    expect(compileTemplate({ a: '{{ steps.one.body }}', b: "{{ steps['two'].body.x }}" }).stepRefs.sort()).toEqual(['one', 'two']);
+    expect(compileTemplate({ a: '{{ steps.one.body }}', b: "{{ steps['two'].body.x }}" }).stepRefs.sort()).toEqual([
+      'one',
+      'two',
+    ]);
     expect(reason('steps[input.body.name]')).toMatch(/named literally/);
   });
 });
@@ -135,6 +169,10 @@ describe('e-mail templates', () => {
   });
 
   it('lists the variables a template reads', () => {
-    expect(mailVariables('{{ user.name }} {{ link }} {{ upper(code) }}', 'text').sort()).toEqual(['code', 'link', 'user']);
+    expect(mailVariables('{{ user.name }} {{ link }} {{ upper(code) }}', 'text').sort()).toEqual([
+      'code',
+      'link',
+      'user',
+    ]);
   });
 });

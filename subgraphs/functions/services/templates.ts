@@ -77,7 +77,9 @@ const FORBIDDEN_NODES: Record<string, string> = {
 
 /** Header names are case-insensitive: `input.headers['X-Sig']` and `input.headers.X_Sig` read the lower-case key. */
 function lowerHeaderLookups(src: string): string {
-  const tokens = new expressions.Lexer({}) as unknown as { lex: (s: string) => { index: number; text: string; value?: unknown; identifier?: boolean; constant?: boolean }[] };
+  const tokens = new expressions.Lexer({}) as unknown as {
+    lex: (s: string) => { index: number; text: string; value?: unknown; identifier?: boolean; constant?: boolean }[];
+  };
   const list = tokens.lex(src);
   const edits: { at: number; len: number; text: string }[] = [];
   for (let i = 0; i + 3 < list.length; i++) {
@@ -112,7 +114,10 @@ function inspect(node: unknown, refs: Set<string>): void {
       inspect(n.body, refs);
       return;
     case 'Identifier':
-      if (!ALLOWED.has(n.name as string)) throw new Error(`unknown name "${String(n.name)}" (use ${[...ROOTS].join(', ')} or a helper: ${Object.keys(HELPERS).join(', ')})`);
+      if (!ALLOWED.has(n.name as string))
+        throw new Error(
+          `unknown name "${String(n.name)}" (use ${[...ROOTS].join(', ')} or a helper: ${Object.keys(HELPERS).join(', ')})`,
+        );
       return;
     case 'MemberExpression': {
       const obj = n.object as AstNode;
@@ -151,7 +156,8 @@ function guarded<T>(fn: () => T): T {
   try {
     return fn();
   } finally {
-    if (!Object.getOwnPropertyDescriptor(Function.prototype, 'constructor')) Object.defineProperty(Function.prototype, 'constructor', descriptor);
+    if (!Object.getOwnPropertyDescriptor(Function.prototype, 'constructor'))
+      Object.defineProperty(Function.prototype, 'constructor', descriptor);
   }
 }
 
@@ -169,7 +175,12 @@ function plainPath(ast: AstNode): string[] | null {
   while (n.type === 'MemberExpression') {
     const prop = n.property as AstNode;
     if (!n.computed && prop.type === 'Identifier') keys.push(prop.name as string);
-    else if (n.computed && prop.type === 'Literal' && (typeof prop.value === 'string' || typeof prop.value === 'number')) keys.push(String(prop.value));
+    else if (
+      n.computed &&
+      prop.type === 'Literal' &&
+      (typeof prop.value === 'string' || typeof prop.value === 'number')
+    )
+      keys.push(String(prop.value));
     else return null;
     n = n.object as AstNode;
   }
@@ -196,7 +207,13 @@ export function compileExpression(source: string): CompiledExpression {
   let result: CompiledExpression | Error;
   try {
     if (source.trim() === '') throw new Error('empty expression');
-    const fn = guarded(() => expressions.compile(lowerHeaderLookups(source), { csp: true, cache: {}, filters: Object.create(null) as never } as never));
+    const fn = guarded(() =>
+      expressions.compile(lowerHeaderLookups(source), {
+        csp: true,
+        cache: {},
+        filters: Object.create(null) as never,
+      } as never),
+    );
     const refs = new Set<string>();
     inspect(fn.ast, refs);
     const path = plainPath(fn.ast as AstNode);
@@ -206,7 +223,9 @@ export function compileExpression(source: string): CompiledExpression {
     };
   } catch (err) {
     // The library's messages carry an AngularJS error URL after a newline; keep the readable part.
-    const message = String((err as Error).message ?? err).split('\n')[0]!.replace(/^\[\$parse:\w+\]\s*/, '');
+    const message = String((err as Error).message ?? err)
+      .split('\n')[0]!
+      .replace(/^\[\$parse:\w+\]\s*/, '');
     result = new Error(message);
   }
   compiled.set(source, result);
@@ -325,7 +344,12 @@ function plain(v: unknown): unknown {
 }
 
 /** The scope an expression sees: plain JSON data and the helpers, on an object without a prototype. */
-export function templateScope(data: { input: unknown; steps: unknown; secrets: unknown; env: unknown }): Record<string, unknown> {
+export function templateScope(data: {
+  input: unknown;
+  steps: unknown;
+  secrets: unknown;
+  env: unknown;
+}): Record<string, unknown> {
   const scope = Object.create(null) as Record<string, unknown>;
   Object.assign(scope, HELPERS);
   scope.input = data.input;
@@ -345,7 +369,12 @@ export function truthy(v: unknown): boolean {
  * Renders an e-mail template string over `variables` (names used directly: `{{ name }}`). With `html`,
  * every placeholder's value is HTML-escaped. Throws TemplateError on bad templates.
  */
-export function renderMailText(source: string, variables: Record<string, unknown>, html: boolean, path: string): string {
+export function renderMailText(
+  source: string,
+  variables: Record<string, unknown>,
+  html: boolean,
+  path: string,
+): string {
   let parts: { text: string }[] | { text?: string; source?: string }[];
   try {
     parts = splitMailParts(source);
@@ -367,18 +396,23 @@ export function renderMailText(source: string, variables: Record<string, unknown
 /** The variable names an e-mail template string reads (its placeholders' root names, helpers left out). */
 export function mailVariables(source: string, path: string): string[] {
   const names = new Set<string>();
-  for (const p of splitMailParts(source)) if (p.source !== undefined) for (const n of mailExpression(p.source, path).names) names.add(n);
+  for (const p of splitMailParts(source))
+    if (p.source !== undefined) for (const n of mailExpression(p.source, path).names) names.add(n);
   return [...names];
 }
 
-const mailCompiled = new LRUCache<string, { evaluate: (scope: Record<string, unknown>) => unknown; names: string[] }>({ max: 2000 });
+const mailCompiled = new LRUCache<string, { evaluate: (scope: Record<string, unknown>) => unknown; names: string[] }>({
+  max: 2000,
+});
 
 /** E-mail placeholders name variables directly, so any identifier is allowed; the rest of the rules hold. */
 function mailExpression(source: string, path: string) {
   const hit = mailCompiled.get(source);
   if (hit) return hit;
   try {
-    const fn = guarded(() => expressions.compile(source, { csp: true, cache: {}, filters: Object.create(null) as never } as never));
+    const fn = guarded(() =>
+      expressions.compile(source, { csp: true, cache: {}, filters: Object.create(null) as never } as never),
+    );
     const names = new Set<string>();
     const walk = (node: unknown): void => {
       if (!node || typeof node !== 'object') return;
@@ -386,10 +420,11 @@ function mailExpression(source: string, path: string) {
       const n = node as AstNode;
       const why = FORBIDDEN_NODES[n.type];
       if (why) throw new Error(why);
-      if (n.type === 'Program' && (n.body as unknown[]).length !== 1) throw new Error('exactly one expression is allowed (no `;`)');
+      if (n.type === 'Program' && (n.body as unknown[]).length !== 1)
+        throw new Error('exactly one expression is allowed (no `;`)');
       if (n.type === 'CallExpression' && n.filter) throw new Error('filters (`|`) are not allowed');
       if (n.type === 'Identifier') {
-        if (!(n.name as string in HELPERS)) names.add(n.name as string);
+        if (!((n.name as string) in HELPERS)) names.add(n.name as string);
         return;
       }
       if (n.type === 'MemberExpression') {
@@ -402,14 +437,20 @@ function mailExpression(source: string, path: string) {
         walk(n.value);
         return;
       }
-      for (const [k, v] of Object.entries(n)) if (k !== 'type' && k !== 'toWatch' && v && typeof v === 'object') walk(v);
+      for (const [k, v] of Object.entries(n))
+        if (k !== 'type' && k !== 'toWatch' && v && typeof v === 'object') walk(v);
     };
     walk(fn.ast);
     const entry = { evaluate: (scope: Record<string, unknown>) => plain(guarded(() => fn(scope))), names: [...names] };
     mailCompiled.set(source, entry);
     return entry;
   } catch (err) {
-    throw new TemplateError(path, `{{${source}}}: ${String((err as Error).message).split('\n')[0]!.replace(/^\[\$parse:\w+\]\s*/, '')}`);
+    throw new TemplateError(
+      path,
+      `{{${source}}}: ${String((err as Error).message)
+        .split('\n')[0]!
+        .replace(/^\[\$parse:\w+\]\s*/, '')}`,
+    );
   }
 }
 

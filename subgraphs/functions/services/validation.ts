@@ -5,7 +5,8 @@ import { isStorableTime } from '../../../platform/input-guard.ts';
 /** A page size: 1 to `max`, `fallback` when absent. */
 export function checkPageSize(field: string, value: unknown, fallback: number, max: number): number {
   if (value === undefined || value === null) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) throw errors.validation(field, `must be a whole number from 1 to ${max}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max)
+    throw errors.validation(field, `must be a whole number from 1 to ${max}`);
   return value;
 }
 
@@ -31,7 +32,7 @@ export function requiredText(field: string, value: unknown, max: number, trim = 
 export function optionalTime(field: string, value: unknown): Date | undefined {
   if (value === undefined || value === null || value === '') return undefined;
   const d = typeof value === 'string' ? new Date(value) : undefined;
-  if (!d || !isStorableTime(d)) throw errors.validation(field, 'must be an ISO 8601 time from year 0001 to 9999, e.g. 2026-01-31T12:00:00Z');
+  if (!d || !isStorableTime(d))
+    throw errors.validation(field, 'must be an ISO 8601 time from year 0001 to 9999, e.g. 2026-01-31T12:00:00Z');
   return d;
 }
-

@@ -40,8 +40,12 @@ export class IdentityInitialMigration extends Migration {
       revoked_reason text,
       ip text
     )`);
-    this.addSql('create unique index identity_sessions_refresh_token_hash_key on identity_sessions (refresh_token_hash)');
-    this.addSql('create index identity_sessions_rotated_hashes_idx on identity_sessions using gin (rotated_refresh_token_hashes)');
+    this.addSql(
+      'create unique index identity_sessions_refresh_token_hash_key on identity_sessions (refresh_token_hash)',
+    );
+    this.addSql(
+      'create index identity_sessions_rotated_hashes_idx on identity_sessions using gin (rotated_refresh_token_hashes)',
+    );
     this.addSql('create index identity_sessions_user_idx on identity_sessions (user_id)');
     this.addSql('create index identity_sessions_project_idx on identity_sessions (project_id)');
 
@@ -81,7 +85,9 @@ export class IdentityInitialMigration extends Migration {
       demoted_at timestamptz,
       retired_at timestamptz
     )`);
-    this.addSql(`create unique index identity_signing_keys_one_current on identity_signing_keys (status) where status = 'current'`);
+    this.addSql(
+      `create unique index identity_signing_keys_one_current on identity_signing_keys (status) where status = 'current'`,
+    );
 
     // Password reset and e-mail verification tokens: hashed, single use, expiring.
     this.addSql(`create table identity_user_tokens (
@@ -97,11 +103,21 @@ export class IdentityInitialMigration extends Migration {
     this.addSql('create index identity_user_tokens_user_idx on identity_user_tokens (user_id, purpose)');
 
     // Projects deleted in the tenant subgraph (platform event project.deleted): their tokens stop working.
-    this.addSql(`create table identity_deleted_projects (project_id uuid primary key, deleted_at timestamptz not null)`);
+    this.addSql(
+      `create table identity_deleted_projects (project_id uuid primary key, deleted_at timestamptz not null)`,
+    );
   }
 
   override down(): void {
-    for (const t of ['identity_deleted_projects', 'identity_user_tokens', 'identity_signing_keys', 'identity_revoked_tokens', 'identity_authorization_codes', 'identity_sessions', 'identity_users']) {
+    for (const t of [
+      'identity_deleted_projects',
+      'identity_user_tokens',
+      'identity_signing_keys',
+      'identity_revoked_tokens',
+      'identity_authorization_codes',
+      'identity_sessions',
+      'identity_users',
+    ]) {
       this.addSql(`drop table if exists ${t}`);
     }
   }

@@ -6,20 +6,31 @@ import { requireProject } from './context.ts';
 type Id = { id: string };
 
 export const adminUserQueries = {
-  projectEndUsers: async (_: unknown, args: { search?: string; role?: string; disabled?: boolean; first?: number; after?: string }, ctx: IdentityContext) =>
-    await ctx.services.adminUsers.list(requireProject(ctx).projectId, args),
-  projectEndUser: async (_: unknown, { id }: Id, ctx: IdentityContext) => await ctx.services.adminUsers.get(requireProject(ctx).projectId, id),
+  projectEndUsers: async (
+    _: unknown,
+    args: { search?: string; role?: string; disabled?: boolean; first?: number; after?: string },
+    ctx: IdentityContext,
+  ) => await ctx.services.adminUsers.list(requireProject(ctx).projectId, args),
+  projectEndUser: async (_: unknown, { id }: Id, ctx: IdentityContext) =>
+    await ctx.services.adminUsers.get(requireProject(ctx).projectId, id),
 };
 
 export const adminUserMutations = {
-  updateProjectEndUser: async (_: unknown, { id, input }: Id & { input: { appMetadata?: unknown; roles?: unknown } }, ctx: IdentityContext) =>
-    await ctx.services.adminUsers.update(requireProject(ctx).projectId, id, input),
-  disableProjectEndUser: async (_: unknown, { id }: Id, ctx: IdentityContext) => await ctx.services.adminUsers.disable(requireProject(ctx).projectId, id),
-  enableProjectEndUser: async (_: unknown, { id }: Id, ctx: IdentityContext) => await ctx.services.adminUsers.enable(requireProject(ctx).projectId, id),
+  updateProjectEndUser: async (
+    _: unknown,
+    { id, input }: Id & { input: { appMetadata?: unknown; roles?: unknown } },
+    ctx: IdentityContext,
+  ) => await ctx.services.adminUsers.update(requireProject(ctx).projectId, id, input),
+  disableProjectEndUser: async (_: unknown, { id }: Id, ctx: IdentityContext) =>
+    await ctx.services.adminUsers.disable(requireProject(ctx).projectId, id),
+  enableProjectEndUser: async (_: unknown, { id }: Id, ctx: IdentityContext) =>
+    await ctx.services.adminUsers.enable(requireProject(ctx).projectId, id),
   deleteProjectEndUser: async (_: unknown, { id }: Id, ctx: IdentityContext) => {
     await ctx.services.adminUsers.remove(requireProject(ctx).projectId, id);
     return true;
   },
-  revokeProjectEndUserSessions: async (_: unknown, { id }: Id, ctx: IdentityContext) => await ctx.services.adminUsers.revokeSessions(requireProject(ctx).projectId, id),
-  resetProjectEndUserMfa: async (_: unknown, { id }: Id, ctx: IdentityContext) => await ctx.services.adminUsers.resetMfa(requireProject(ctx).projectId, id),
+  revokeProjectEndUserSessions: async (_: unknown, { id }: Id, ctx: IdentityContext) =>
+    await ctx.services.adminUsers.revokeSessions(requireProject(ctx).projectId, id),
+  resetProjectEndUserMfa: async (_: unknown, { id }: Id, ctx: IdentityContext) =>
+    await ctx.services.adminUsers.resetMfa(requireProject(ctx).projectId, id),
 };

@@ -9,7 +9,8 @@ export type IdentityContext = SubgraphContext<IdentityServices>;
 export function requireUser(ctx: IdentityContext): { projectId: string; userId: string; sessionId?: string } {
   const p = ctx.principal;
   if (p.kind === 'user') return { projectId: p.projectId, userId: p.userId, sessionId: p.sessionId };
-  if (p.kind === 'anonymous') throw errors.unauthenticated('Sign in as an end-user (Authorization: Bearer <access_token> from /token)');
+  if (p.kind === 'anonymous')
+    throw errors.unauthenticated('Sign in as an end-user (Authorization: Bearer <access_token> from /token)');
   throw errors.forbidden('Only an end-user access token may do this');
 }
 
@@ -28,7 +29,8 @@ export function requireProject(ctx: IdentityContext): { projectId: string } {
 export function requireProjectOrVisitor(ctx: IdentityContext): { projectId: string } {
   const p = ctx.principal;
   if (p.kind === 'project' || p.kind === 'publishable') return { projectId: p.projectId };
-  if (p.kind === 'anonymous') throw errors.unauthenticated('The project API key or its publishable key is required (X-Api-Key)');
+  if (p.kind === 'anonymous')
+    throw errors.unauthenticated('The project API key or its publishable key is required (X-Api-Key)');
   throw errors.forbidden('Only the project API key or its publishable key may do this');
 }
 

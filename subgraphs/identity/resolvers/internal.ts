@@ -8,17 +8,30 @@ import type { IdentityContext } from './context.ts';
 import { requireInternal } from './context.ts';
 
 /** The client: authenticated here from `credentials`, or as the caller vouched for it (exactly one of the two). */
-async function clientOf(ctx: IdentityContext, given: ClientFacts | null | undefined, credentials: ClientCredentials | null | undefined, allowPublic: boolean): Promise<ClientFacts> {
+async function clientOf(
+  ctx: IdentityContext,
+  given: ClientFacts | null | undefined,
+  credentials: ClientCredentials | null | undefined,
+  allowPublic: boolean,
+): Promise<ClientFacts> {
   if (given && credentials) throw errors.validation('credentials', 'give the client or its credentials, not both');
-  if (credentials) return await ctx.services.clients.authenticate(credentials, { allowPublic, requestId: ctx.requestId });
+  if (credentials)
+    return await ctx.services.clients.authenticate(credentials, { allowPublic, requestId: ctx.requestId });
   if (given) return given;
   throw errors.validation('credentials', 'give the client or its credentials');
 }
 
 /** The project of the client: the caller's `projectId`, or that of the client authenticated from `credentials`. */
-async function projectOf(ctx: IdentityContext, projectId: string | null | undefined, credentials: ClientCredentials | null | undefined, allowPublic: boolean): Promise<string> {
-  if (projectId && credentials) throw errors.validation('credentials', 'give the project or the client credentials, not both');
-  if (credentials) return (await ctx.services.clients.authenticate(credentials, { allowPublic, requestId: ctx.requestId })).projectId;
+async function projectOf(
+  ctx: IdentityContext,
+  projectId: string | null | undefined,
+  credentials: ClientCredentials | null | undefined,
+  allowPublic: boolean,
+): Promise<string> {
+  if (projectId && credentials)
+    throw errors.validation('credentials', 'give the project or the client credentials, not both');
+  if (credentials)
+    return (await ctx.services.clients.authenticate(credentials, { allowPublic, requestId: ctx.requestId })).projectId;
   if (projectId) return projectId;
   throw errors.validation('credentials', 'give the project or the client credentials');
 }
@@ -28,14 +41,22 @@ export const internalQueries = {
     requireInternal(ctx);
     return await ctx.services.tokens.authenticate(token);
   },
-  _introspectToken: async (_: unknown, args: { token: string; projectId?: string | null; credentials?: ClientCredentials | null }, ctx: IdentityContext) => {
+  _introspectToken: async (
+    _: unknown,
+    args: { token: string; projectId?: string | null; credentials?: ClientCredentials | null },
+    ctx: IdentityContext,
+  ) => {
     requireInternal(ctx);
     // Introspection is for confidential clients only (resource servers).
     const projectId = await projectOf(ctx, args.projectId, args.credentials, false);
     if (!args.token) throw oauthError('invalid_request', 'token is required');
     return await ctx.services.tokens.introspect(args.token, projectId);
   },
-  _checkAuthorizationRequest: async (_: unknown, args: { client: ClientFacts; input: AuthorizeInput }, ctx: IdentityContext) => {
+  _checkAuthorizationRequest: async (
+    _: unknown,
+    args: { client: ClientFacts; input: AuthorizeInput },
+    ctx: IdentityContext,
+  ) => {
     requireInternal(ctx);
     return checkAuthorizationRequest(args.client, args.input);
   },
@@ -46,15 +67,27 @@ export const internalQueries = {
 };
 
 export const internalMutations = {
-  _issueTokens: async (_: unknown, args: { client?: ClientFacts | null; credentials?: ClientCredentials | null; grant: GrantInput }, ctx: IdentityContext) => {
+  _issueTokens: async (
+    _: unknown,
+    args: { client?: ClientFacts | null; credentials?: ClientCredentials | null; grant: GrantInput },
+    ctx: IdentityContext,
+  ) => {
     requireInternal(ctx);
-    return await ctx.services.grants.token(await clientOf(ctx, args.client, args.credentials, true), args.grant, ctx.ip);
+    return await ctx.services.grants.token(
+      await clientOf(ctx, args.client, args.credentials, true),
+      args.grant,
+      ctx.ip,
+    );
   },
   _authorize: async (_: unknown, args: { client: ClientFacts; input: AuthorizeInput }, ctx: IdentityContext) => {
     requireInternal(ctx);
     return await ctx.services.grants.authorize(args.client, args.input, ctx.ip);
   },
-  _revokeToken: async (_: unknown, args: { token: string; projectId?: string | null; credentials?: ClientCredentials | null }, ctx: IdentityContext) => {
+  _revokeToken: async (
+    _: unknown,
+    args: { token: string; projectId?: string | null; credentials?: ClientCredentials | null },
+    ctx: IdentityContext,
+  ) => {
     requireInternal(ctx);
     const projectId = await projectOf(ctx, args.projectId, args.credentials, true);
     if (!args.token) throw oauthError('invalid_request', 'token is required');

@@ -14,14 +14,31 @@ export const APP_METADATA_MAX_BYTES = 16 * 1024;
 const SEARCH_MAX = 254;
 
 type Row = {
-  id: string; project_id: string; email: string; email_verified: boolean; profile: Record<string, string> | null; mfa_enabled: boolean;
-  roles: string[]; app_metadata: Record<string, unknown> | null; disabled_at: Date | string | null; created_at: Date | string; updated_at: Date | string;
+  id: string;
+  project_id: string;
+  email: string;
+  email_verified: boolean;
+  profile: Record<string, string> | null;
+  mfa_enabled: boolean;
+  roles: string[];
+  app_metadata: Record<string, unknown> | null;
+  disabled_at: Date | string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
 };
 
 const viewOfRow = (r: Row): EndUserView => ({
-  id: r.id, projectId: r.project_id, email: r.email, emailVerified: r.email_verified, profile: r.profile ?? {}, mfaEnabled: r.mfa_enabled,
-  roles: r.roles ?? [], appMetadata: r.app_metadata ?? {}, disabledAt: r.disabled_at === null ? null : new Date(r.disabled_at),
-  createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at),
+  id: r.id,
+  projectId: r.project_id,
+  email: r.email,
+  emailVerified: r.email_verified,
+  profile: r.profile ?? {},
+  mfaEnabled: r.mfa_enabled,
+  roles: r.roles ?? [],
+  appMetadata: r.app_metadata ?? {},
+  disabledAt: r.disabled_at === null ? null : new Date(r.disabled_at),
+  createdAt: new Date(r.created_at),
+  updatedAt: new Date(r.updated_at),
 });
 
 /** Role names: 1 to 64 of letters, digits, `_ . : -`; at most 50, duplicates dropped. */
@@ -30,7 +47,8 @@ export function checkRoles(value: unknown): string[] {
   if (value.length > ROLES_MAX) throw errors.validation('roles', `must have at most ${ROLES_MAX} entries`);
   const out: string[] = [];
   for (const [i, r] of value.entries()) {
-    if (typeof r !== 'string' || !ROLE_NAME.test(r)) throw errors.validation(`roles[${i}]`, 'must be 1 to 64 letters, digits or _ . : -');
+    if (typeof r !== 'string' || !ROLE_NAME.test(r))
+      throw errors.validation(`roles[${i}]`, 'must be 1 to 64 letters, digits or _ . : -');
     if (!out.includes(r)) out.push(r);
   }
   return out;
@@ -38,8 +56,10 @@ export function checkRoles(value: unknown): string[] {
 
 /** App metadata: a JSON object of at most 16 KiB. */
 export function checkAppMetadata(value: unknown): Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw errors.validation('app_metadata', 'must be a JSON object');
-  if (Buffer.byteLength(JSON.stringify(value)) > APP_METADATA_MAX_BYTES) throw errors.validation('app_metadata', `must be at most ${APP_METADATA_MAX_BYTES} bytes of JSON`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw errors.validation('app_metadata', 'must be a JSON object');
+  if (Buffer.byteLength(JSON.stringify(value)) > APP_METADATA_MAX_BYTES)
+    throw errors.validation('app_metadata', `must be at most ${APP_METADATA_MAX_BYTES} bytes of JSON`);
   return value as Record<string, unknown>;
 }
 
@@ -61,23 +81,30 @@ export function createAdminUserService({ db }: Pick<ServiceDeps, 'db'>) {
 
   return {
     /** One page of the project's users, newest first; `search` matches the e-mail or the name (case-insensitive). */
-    async list(projectId: string, args: { search?: unknown; role?: unknown; disabled?: unknown; first?: unknown; after?: unknown }): Promise<{ items: EndUserView[]; nextCursor: string | null }> {
+    async list(
+      projectId: string,
+      args: { search?: unknown; role?: unknown; disabled?: unknown; first?: unknown; after?: unknown },
+    ): Promise<{ items: EndUserView[]; nextCursor: string | null }> {
       const first = args.first ?? 20;
-      if (typeof first !== 'number' || !Number.isInteger(first) || first < 1 || first > 100) throw errors.validation('first', 'must be a whole number from 1 to 100');
+      if (typeof first !== 'number' || !Number.isInteger(first) || first < 1 || first > 100)
+        throw errors.validation('first', 'must be a whole number from 1 to 100');
       const where: string[] = ['project_id = ?'];
       const params: unknown[] = [projectId];
       if (args.search !== undefined && args.search !== null && args.search !== '') {
-        if (typeof args.search !== 'string' || args.search.length > SEARCH_MAX) throw errors.validation('search', `must be a string of at most ${SEARCH_MAX} characters`);
+        if (typeof args.search !== 'string' || args.search.length > SEARCH_MAX)
+          throw errors.validation('search', `must be a string of at most ${SEARCH_MAX} characters`);
         const pattern = `%${args.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
         where.push(`(email like ? or lower(profile->>'name') like ?)`);
         params.push(pattern, pattern);
       }
       if (args.role !== undefined && args.role !== null) {
-        if (typeof args.role !== 'string' || !ROLE_NAME.test(args.role)) throw errors.validation('role', 'must be a role name');
+        if (typeof args.role !== 'string' || !ROLE_NAME.test(args.role))
+          throw errors.validation('role', 'must be a role name');
         where.push('roles @> array[?]::text[]');
         params.push(args.role);
       }
-      if (args.disabled !== undefined && args.disabled !== null) where.push(args.disabled ? 'disabled_at is not null' : 'disabled_at is null');
+      if (args.disabled !== undefined && args.disabled !== null)
+        where.push(args.disabled ? 'disabled_at is not null' : 'disabled_at is null');
       const c = decodeTimeCursor('after', args.after);
       if (c) {
         where.push('(created_at, id) < (?::timestamptz, ?::uuid)');
@@ -97,9 +124,14 @@ export function createAdminUserService({ db }: Pick<ServiceDeps, 'db'>) {
     },
 
     /** Replaces app metadata and/or roles; a role taken away ends in every token of the user at once (tokens.ts). */
-    async update(projectId: string, id: unknown, input: { appMetadata?: unknown; roles?: unknown }): Promise<EndUserView> {
+    async update(
+      projectId: string,
+      id: unknown,
+      input: { appMetadata?: unknown; roles?: unknown },
+    ): Promise<EndUserView> {
       const values: Partial<EndUser> = {};
-      if (input.appMetadata !== undefined && input.appMetadata !== null) values.appMetadata = checkAppMetadata(input.appMetadata);
+      if (input.appMetadata !== undefined && input.appMetadata !== null)
+        values.appMetadata = checkAppMetadata(input.appMetadata);
       if (input.roles !== undefined && input.roles !== null) values.roles = checkRoles(input.roles);
       if (Object.keys(values).length === 0) throw errors.validation('input', 'give app_metadata and/or roles');
       return await change(projectId, id, values);
@@ -109,8 +141,14 @@ export function createAdminUserService({ db }: Pick<ServiceDeps, 'db'>) {
     async disable(projectId: string, id: unknown): Promise<EndUserView> {
       const user = await owned(projectId, id);
       await db.em().transactional(async (em) => {
-        await em.execute('update identity_users set disabled_at = coalesce(disabled_at, now()), updated_at = now() where id = ?', [user.id]);
-        await em.execute(`update identity_sessions set revoked_at = now(), revoked_reason = 'user_disabled' where user_id = ? and revoked_at is null`, [user.id]);
+        await em.execute(
+          'update identity_users set disabled_at = coalesce(disabled_at, now()), updated_at = now() where id = ?',
+          [user.id],
+        );
+        await em.execute(
+          `update identity_sessions set revoked_at = now(), revoked_reason = 'user_disabled' where user_id = ? and revoked_at is null`,
+          [user.id],
+        );
       });
       return toEndUserView(await owned(projectId, user.id));
     },
@@ -130,16 +168,23 @@ export function createAdminUserService({ db }: Pick<ServiceDeps, 'db'>) {
     /** Ends every session of the user (access and refresh tokens stop working); answers how many. */
     async revokeSessions(projectId: string, id: unknown): Promise<number> {
       const user = await owned(projectId, id);
-      const rows = await db.em().execute<{ id: string }[]>(
-        `update identity_sessions set revoked_at = now(), revoked_reason = 'admin' where user_id = ? and revoked_at is null returning id`,
-        [user.id],
-      );
+      const rows = await db
+        .em()
+        .execute<{ id: string }[]>(
+          `update identity_sessions set revoked_at = now(), revoked_reason = 'admin' where user_id = ? and revoked_at is null returning id`,
+          [user.id],
+        );
       return rows.length;
     },
 
     /** Turns MFA off and forgets the secrets (the user enrolls again); sessions are left alone. */
     async resetMfa(projectId: string, id: unknown): Promise<EndUserView> {
-      return await change(projectId, id, { mfaEnabled: false, mfaSecret: null, mfaPendingSecret: null, mfaLastTimeStep: null });
+      return await change(projectId, id, {
+        mfaEnabled: false,
+        mfaSecret: null,
+        mfaPendingSecret: null,
+        mfaLastTimeStep: null,
+      });
     },
   };
 }

@@ -6,7 +6,15 @@ import type { RouterClient } from '../../../platform/subgraph.ts';
 import { createClientAuthService } from './clients.ts';
 import { createTokenStateCache } from './token-cache.ts';
 
-const CLIENT = { clientId: 'tsc_a', projectId: '11111111-1111-4111-8111-111111111111', tenantId: '22222222-2222-4222-8222-222222222222', grantTypes: ['client_credentials'], redirectUris: [], public: false, allowedScopes: ['orders:read'] };
+const CLIENT = {
+  clientId: 'tsc_a',
+  projectId: '11111111-1111-4111-8111-111111111111',
+  tenantId: '22222222-2222-4222-8222-222222222222',
+  grantTypes: ['client_credentials'],
+  redirectUris: [],
+  public: false,
+  allowedScopes: ['orders:read'],
+};
 
 /** A tenant subgraph stand-in that counts lookups and can hold one until released. */
 function fakeRouter(secret: string) {
@@ -17,17 +25,28 @@ function fakeRouter(secret: string) {
       calls++;
       if (hold) await hold;
       if (vars.clientId !== CLIENT.clientId) return { data: { _oidcClient: null } };
-      return { data: { _oidcClient: { ...CLIENT, secretValid: typeof vars.clientSecret === 'string' ? vars.clientSecret === secret : null } } };
+      return {
+        data: {
+          _oidcClient: {
+            ...CLIENT,
+            secretValid: typeof vars.clientSecret === 'string' ? vars.clientSecret === secret : null,
+          },
+        },
+      };
     },
   };
-  return { router, calls: () => calls, holdNext: () => {
-    let release!: () => void;
-    hold = new Promise<void>((r) => (release = r));
-    return () => {
-      hold = undefined;
-      release();
-    };
-  } };
+  return {
+    router,
+    calls: () => calls,
+    holdNext: () => {
+      let release!: () => void;
+      hold = new Promise<void>((r) => (release = r));
+      return () => {
+        hold = undefined;
+        release();
+      };
+    },
+  };
 }
 
 const opts = { allowPublic: true, requestId: 'test' };
@@ -37,12 +56,22 @@ describe('the client authentication cache', () => {
     const t = fakeRouter('right');
     const clients = createClientAuthService({ router: t.router, logger: createLogger('silent') });
     clients.follow(() => true);
-    for (let i = 0; i < 3; i++) expect(await clients.authenticate({ clientId: 'tsc_a', clientSecret: 'right' }, opts)).toMatchObject({ projectId: CLIENT.projectId });
+    for (let i = 0; i < 3; i++)
+      expect(await clients.authenticate({ clientId: 'tsc_a', clientSecret: 'right' }, opts)).toMatchObject({
+        projectId: CLIENT.projectId,
+      });
     expect(t.calls()).toBe(1);
-    for (let i = 0; i < 2; i++) await expect(clients.authenticate({ clientId: 'tsc_a', clientSecret: 'wrong' }, opts)).rejects.toMatchObject({ details: { oauth_error: 'invalid_client' } });
+    for (let i = 0; i < 2; i++)
+      await expect(clients.authenticate({ clientId: 'tsc_a', clientSecret: 'wrong' }, opts)).rejects.toMatchObject({
+        details: { oauth_error: 'invalid_client' },
+      });
     expect(t.calls()).toBe(3);
-    await expect(clients.authenticate({ clientId: 'tsc_a' }, opts)).rejects.toMatchObject({ message: expect.stringContaining('required') });
-    await expect(clients.authenticate({ clientId: 'tsc_nope', clientSecret: 'x' }, opts)).rejects.toMatchObject({ details: { oauth_error: 'invalid_client' } });
+    await expect(clients.authenticate({ clientId: 'tsc_a' }, opts)).rejects.toMatchObject({
+      message: expect.stringContaining('required'),
+    });
+    await expect(clients.authenticate({ clientId: 'tsc_nope', clientSecret: 'x' }, opts)).rejects.toMatchObject({
+      details: { oauth_error: 'invalid_client' },
+    });
   });
 
   it('does not keep a lookup that overlapped a change, and asks again after a drop', async () => {

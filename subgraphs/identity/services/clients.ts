@@ -22,7 +22,8 @@ const MAX_ENTRIES = 10_000;
 const TTL_MS = 60_000;
 
 const failed = () => oauthError('invalid_client', 'Client authentication failed');
-const required = () => oauthError('invalid_client', 'Client authentication is required (client_secret_basic or client_secret_post)');
+const required = () =>
+  oauthError('invalid_client', 'Client authentication is required (client_secret_basic or client_secret_post)');
 
 export type ClientAuthService = ReturnType<typeof createClientAuthService>;
 
@@ -32,12 +33,21 @@ export function createClientAuthService({ router, logger }: { router: RouterClie
   /** Whether broadcasts are heard right now (set by `follow`); nothing is cached otherwise. */
   let live: () => boolean = () => false;
 
-  const keyOf = (c: ClientCredentials) => `${c.clientId}\u0000${typeof c.clientSecret === 'string' ? sha256Hex(c.clientSecret) : '-'}`;
+  const keyOf = (c: ClientCredentials) =>
+    `${c.clientId}\u0000${typeof c.clientSecret === 'string' ? sha256Hex(c.clientSecret) : '-'}`;
 
   /** What the tenant subgraph says about the client; null when unknown. */
-  async function ask(c: ClientCredentials, requestId: string): Promise<(ClientFacts & { secretValid: boolean | null }) | null> {
+  async function ask(
+    c: ClientCredentials,
+    requestId: string,
+  ): Promise<(ClientFacts & { secretValid: boolean | null }) | null> {
     try {
-      const data = await callInternal(router, INTERNAL_OPERATIONS.oidcClient, { clientId: c.clientId, clientSecret: c.clientSecret ?? null }, { requestId, principal: { kind: 'internal' } });
+      const data = await callInternal(
+        router,
+        INTERNAL_OPERATIONS.oidcClient,
+        { clientId: c.clientId, clientSecret: c.clientSecret ?? null },
+        { requestId, principal: { kind: 'internal' } },
+      );
       return data._oidcClient;
     } catch (err) {
       logger.error({ err }, 'client lookup failed');
@@ -64,7 +74,12 @@ export function createClientAuthService({ router, logger }: { router: RouterClie
         if (!found) throw failed();
         if (hasSecret && found.secretValid !== true) throw failed();
         facts = Object.freeze({
-          clientId: found.clientId, projectId: found.projectId, tenantId: found.tenantId, grantTypes: [...found.grantTypes], redirectUris: [...found.redirectUris], public: found.public,
+          clientId: found.clientId,
+          projectId: found.projectId,
+          tenantId: found.tenantId,
+          grantTypes: [...found.grantTypes],
+          redirectUris: [...found.redirectUris],
+          public: found.public,
           allowedScopes: [...found.allowedScopes],
         });
         if (since === generation && live()) {
@@ -81,7 +96,8 @@ export function createClientAuthService({ router, logger }: { router: RouterClie
       generation++;
       if (!change.clientIds && !change.projectId) return entries.clear();
       const ids = new Set(change.clientIds ?? []);
-      for (const [key, e] of entries) if (ids.has(e.facts.clientId) || e.facts.projectId === change.projectId) entries.delete(key);
+      for (const [key, e] of entries)
+        if (ids.has(e.facts.clientId) || e.facts.projectId === change.projectId) entries.delete(key);
     },
 
     /** From now on, cache while `isLive()` says broadcasts are heard. */

@@ -46,22 +46,31 @@ type Deps = Pick<ServiceDeps, 'db' | 'logger'> & { users: UserService; mfa: MfaS
 export type GrantService = ReturnType<typeof createGrantService>;
 
 function requireGrant(client: ClientFacts, grant: string): void {
-  if (!client.grantTypes.includes(grant)) throw oauthError('unauthorized_client', `This client may not use the ${grant} grant`);
+  if (!client.grantTypes.includes(grant))
+    throw oauthError('unauthorized_client', `This client may not use the ${grant} grant`);
 }
 
 /** Checks the authorization request parameters that do not depend on the user (shared by GET and POST /authorize). */
-export function checkAuthorizationRequest(client: ClientFacts, input: Pick<AuthorizeInput, 'redirectUri' | 'scope' | 'codeChallenge' | 'codeChallengeMethod'>): string[] {
-  if (!client.redirectUris.includes(input.redirectUri)) throw oauthError('invalid_request', 'redirect_uri is not registered for this client');
+export function checkAuthorizationRequest(
+  client: ClientFacts,
+  input: Pick<AuthorizeInput, 'redirectUri' | 'scope' | 'codeChallenge' | 'codeChallengeMethod'>,
+): string[] {
+  if (!client.redirectUris.includes(input.redirectUri))
+    throw oauthError('invalid_request', 'redirect_uri is not registered for this client');
   requireGrant(client, 'authorization_code');
   const scopes = parseScope(input.scope);
   const method = input.codeChallengeMethod ?? (input.codeChallenge ? 'plain' : null);
   if (input.codeChallenge) {
     if (method !== 'S256') throw oauthError('invalid_request', 'code_challenge_method must be S256');
-    if (!PKCE_VALUE.test(input.codeChallenge)) throw oauthError('invalid_request', 'code_challenge must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~');
+    if (!PKCE_VALUE.test(input.codeChallenge))
+      throw oauthError('invalid_request', 'code_challenge must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~');
   } else if (input.codeChallengeMethod) {
     throw oauthError('invalid_request', 'code_challenge_method without code_challenge');
   } else if (client.public) {
-    throw oauthError('invalid_request', 'PKCE is required for public clients: send code_challenge with code_challenge_method=S256');
+    throw oauthError(
+      'invalid_request',
+      'PKCE is required for public clients: send code_challenge with code_challenge_method=S256',
+    );
   }
   // The user is not known yet: their roles are checked once they have signed in (`authorize`).
   return userScopes(client, scopes, null);
@@ -69,7 +78,13 @@ export function checkAuthorizationRequest(client: ClientFacts, input: Pick<Autho
 
 export function createGrantService({ db, logger, users, mfa, tokens }: Deps) {
   /** Password and, when MFA is on, a TOTP code: the user and the methods used. */
-  async function signIn(client: ClientFacts, email: unknown, password: unknown, totpCode: unknown, ip?: string): Promise<{ user: EndUser; amr: string[] }> {
+  async function signIn(
+    client: ClientFacts,
+    email: unknown,
+    password: unknown,
+    totpCode: unknown,
+    ip?: string,
+  ): Promise<{ user: EndUser; amr: string[] }> {
     const user = await users.verifyCredentials(client.projectId, email, password, ip);
     const usedOtp = await mfa.checkSignIn(user, totpCode);
     users.signedIn(user);
@@ -84,7 +99,12 @@ export function createGrantService({ db, logger, users, mfa, tokens }: Deps) {
     userScopes(client, requested, null); // a request no user could get is refused before any password is checked
     const { user, amr } = await signIn(client, input.username, input.password, input.totpCode, ip);
     const scopes = userScopes(client, requested, user.roles);
-    const { session, refreshToken } = await tokens.startSession(user, client, { scopes, amr, authTime: new Date(), ip });
+    const { session, refreshToken } = await tokens.startSession(user, client, {
+      scopes,
+      amr,
+      authTime: new Date(),
+      ip,
+    });
     return await tokens.issueForSession(session, user, refreshToken);
   }
 
@@ -121,8 +141,16 @@ export function createGrantService({ db, logger, users, mfa, tokens }: Deps) {
     const hash = sha256Hex(input.code);
     const em = db.em();
     type CodeRow = {
-      project_id: string; client_id: string; user_id: string; redirect_uri: string; scope: string; nonce: string | null; code_challenge: string | null;
-      amr: string[]; auth_time: Date; expires_at: Date;
+      project_id: string;
+      client_id: string;
+      user_id: string;
+      redirect_uri: string;
+      scope: string;
+      nonce: string | null;
+      code_challenge: string | null;
+      amr: string[];
+      auth_time: Date;
+      expires_at: Date;
     };
     const rows = await em.execute<CodeRow[]>(
       `update identity_authorization_codes set used_at = now() where code_hash = ? and used_at is null
@@ -131,21 +159,32 @@ export function createGrantService({ db, logger, users, mfa, tokens }: Deps) {
     );
     const code = rows[0];
     if (!code) {
-      const used = await em.execute<{ session_id: string | null }[]>('select session_id from identity_authorization_codes where code_hash = ? and used_at is not null', [hash]);
+      const used = await em.execute<{ session_id: string | null }[]>(
+        'select session_id from identity_authorization_codes where code_hash = ? and used_at is not null',
+        [hash],
+      );
       if (used[0]) {
         if (used[0].session_id) await tokens.revokeSession(used[0].session_id, 'authorization_code_replay');
-        logger.warn({ clientId: client.clientId }, 'authorization code presented twice: tokens of the first use revoked');
+        logger.warn(
+          { clientId: client.clientId },
+          'authorization code presented twice: tokens of the first use revoked',
+        );
         throw oauthError('invalid_grant', 'The authorization code was already used; the tokens it gave are revoked');
       }
       throw oauthError('invalid_grant', 'The authorization code is invalid');
     }
-    if (code.client_id !== client.clientId || code.project_id !== client.projectId) throw oauthError('invalid_grant', 'The authorization code was issued to another client');
-    if (new Date(code.expires_at).getTime() < Date.now()) throw oauthError('invalid_grant', 'The authorization code has expired');
-    if (code.redirect_uri !== input.redirectUri) throw oauthError('invalid_grant', 'redirect_uri does not match the authorization request');
+    if (code.client_id !== client.clientId || code.project_id !== client.projectId)
+      throw oauthError('invalid_grant', 'The authorization code was issued to another client');
+    if (new Date(code.expires_at).getTime() < Date.now())
+      throw oauthError('invalid_grant', 'The authorization code has expired');
+    if (code.redirect_uri !== input.redirectUri)
+      throw oauthError('invalid_grant', 'redirect_uri does not match the authorization request');
     if (code.code_challenge) {
-      if (!input.codeVerifier || !PKCE_VALUE.test(input.codeVerifier)) throw oauthError('invalid_grant', 'code_verifier is missing or malformed');
+      if (!input.codeVerifier || !PKCE_VALUE.test(input.codeVerifier))
+        throw oauthError('invalid_grant', 'code_verifier is missing or malformed');
       const computed = crypto.createHash('sha256').update(input.codeVerifier, 'ascii').digest('base64url');
-      if (!safeEqual(computed, code.code_challenge)) throw oauthError('invalid_grant', 'code_verifier does not match the code_challenge');
+      if (!safeEqual(computed, code.code_challenge))
+        throw oauthError('invalid_grant', 'code_verifier does not match the code_challenge');
     } else if (input.codeVerifier) {
       throw oauthError('invalid_grant', 'code_verifier sent, but the authorization request had no code_challenge');
     } else if (client.public) {
@@ -156,7 +195,12 @@ export function createGrantService({ db, logger, users, mfa, tokens }: Deps) {
     if (user.disabledAt) throw oauthError('invalid_grant', 'The account is disabled');
     // Roles were checked at sign-in; one taken away since then is not issued.
     const scopes = refreshedScopes(client, code.scope.split(' ').filter(Boolean), [], user.roles);
-    const { session, refreshToken } = await tokens.startSession(user, client, { scopes, amr: code.amr, authTime: new Date(code.auth_time), ip });
+    const { session, refreshToken } = await tokens.startSession(user, client, {
+      scopes,
+      amr: code.amr,
+      authTime: new Date(code.auth_time),
+      ip,
+    });
     await em.execute('update identity_authorization_codes set session_id = ? where code_hash = ?', [session.id, hash]);
     return await tokens.issueForSession(session, user, refreshToken, { nonce: code.nonce });
   }
@@ -175,7 +219,10 @@ export function createGrantService({ db, logger, users, mfa, tokens }: Deps) {
         case 'authorization_code':
           return await authorizationCodeGrant(client, input, ip);
         default:
-          throw oauthError('unsupported_grant_type', `grant_type "${String(input.grantType).slice(0, 50)}" is not supported`);
+          throw oauthError(
+            'unsupported_grant_type',
+            `grant_type "${String(input.grantType).slice(0, 50)}" is not supported`,
+          );
       }
     },
 
@@ -183,7 +230,8 @@ export function createGrantService({ db, logger, users, mfa, tokens }: Deps) {
     async authorize(client: ClientFacts, input: AuthorizeInput, ip?: string): Promise<{ code: string }> {
       const scopes = checkAuthorizationRequest(client, input);
       if (!input.email || !input.password) throw errors.validation(!input.email ? 'email' : 'password', 'is required');
-      if (typeof input.nonce === 'string' && input.nonce.length > 512) throw oauthError('invalid_request', 'nonce is longer than 512 characters');
+      if (typeof input.nonce === 'string' && input.nonce.length > 512)
+        throw oauthError('invalid_request', 'nonce is longer than 512 characters');
       const { user, amr } = await signIn(client, input.email, input.password, input.totpCode, ip);
       userScopes(client, scopes, user.roles);
       const code = randomToken(CODE_PREFIX);
@@ -192,13 +240,29 @@ export function createGrantService({ db, logger, users, mfa, tokens }: Deps) {
         `insert into identity_authorization_codes
            (code_hash, project_id, client_id, user_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, amr, auth_time, expires_at, created_at)
          values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [sha256Hex(code), client.projectId, client.clientId, user.id, input.redirectUri, scopes.join(' '), input.nonce ?? null, input.codeChallenge ?? null,
-          input.codeChallenge ? 'S256' : null, `{${amr.join(',')}}`, now, new Date(now.getTime() + CODE_TTL_MS), now],
+        [
+          sha256Hex(code),
+          client.projectId,
+          client.clientId,
+          user.id,
+          input.redirectUri,
+          scopes.join(' '),
+          input.nonce ?? null,
+          input.codeChallenge ?? null,
+          input.codeChallenge ? 'S256' : null,
+          `{${amr.join(',')}}`,
+          now,
+          new Date(now.getTime() + CODE_TTL_MS),
+          now,
+        ],
       );
       // Codes are worth keeping a day after use (replay detection); older ones go, a few at a time.
-      await db.em().execute(`delete from identity_authorization_codes where code_hash in (select code_hash from identity_authorization_codes where expires_at < now() - interval '1 day' limit 100)`);
+      await db
+        .em()
+        .execute(
+          `delete from identity_authorization_codes where code_hash in (select code_hash from identity_authorization_codes where expires_at < now() - interval '1 day' limit 100)`,
+        );
       return { code };
     },
   };
 }
-

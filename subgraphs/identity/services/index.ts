@@ -12,7 +12,12 @@ import { createRecoveryService } from './recovery.ts';
 import { createSigningKeyService } from './signing-keys.ts';
 import { createTokenService } from './tokens.ts';
 import { createTokenStateCache } from './token-cache.ts';
-import { announceLocally, publishBroadcast, startBroadcastListener, type BroadcastListener } from '../../../platform/broadcast.ts';
+import {
+  announceLocally,
+  publishBroadcast,
+  startBroadcastListener,
+  type BroadcastListener,
+} from '../../../platform/broadcast.ts';
 import { createClientAuthService } from './clients.ts';
 import { createUserService } from './users.ts';
 import { createAdminUserService } from './admin-users.ts';
@@ -22,10 +27,15 @@ export type IdentityServices = Awaited<ReturnType<typeof createIdentityServices>
 /** Builds every service of the identity subgraph from the platform's dependencies. */
 export async function createIdentityServices(deps: SubgraphDeps) {
   const { config, db, logger, databaseUrl, router } = deps;
-  if (!config.internalSecret) throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the identity subgraph cannot seal secrets');
+  if (!config.internalSecret)
+    throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the identity subgraph cannot seal secrets');
   const box = createSecretBox(config.internalSecret, 'identity:secrets');
   // Failures counted by any identity process count in every one (broadcast; checking stays a memory read).
-  const limitSharing = createLimitSharing({ url: databaseUrl, logger, publish: async (m) => await publishBroadcast(db.em(), 'rate-limits.changed', m) });
+  const limitSharing = createLimitSharing({
+    url: databaseUrl,
+    logger,
+    publish: async (m) => await publishBroadcast(db.em(), 'rate-limits.changed', m),
+  });
   const limiters = createLimiters(limitSharing);
   // The platform's scheduler for this subgraph's jobs (jobs/index.ts): the mail queue.
   const scheduler = schedulerOf(deps, 'identity');
@@ -48,7 +58,10 @@ export async function createIdentityServices(deps: SubgraphDeps) {
   /** A deleted project: its users and their sessions and codes go; its tokens are refused from now on. */
   async function projectDeleted(projectId: string): Promise<void> {
     await db.em().transactional(async (em) => {
-      await em.execute('insert into identity_deleted_projects (project_id, deleted_at) values (?, now()) on conflict do nothing', [projectId]);
+      await em.execute(
+        'insert into identity_deleted_projects (project_id, deleted_at) values (?, now()) on conflict do nothing',
+        [projectId],
+      );
       await em.execute('delete from identity_authorization_codes where project_id = ?', [projectId]);
       await em.execute('delete from identity_users where project_id = ?', [projectId]);
       await publishBroadcast(em, 'access-tokens.changed', { projectId });
@@ -87,5 +100,20 @@ export async function createIdentityServices(deps: SubgraphDeps) {
     },
   };
 
-  return { config, keys, users, adminUsers, mfa, tokens, clients, grants, mail, recovery, issuer, scheduler, projectDeleted, broadcasts };
+  return {
+    config,
+    keys,
+    users,
+    adminUsers,
+    mfa,
+    tokens,
+    clients,
+    grants,
+    mail,
+    recovery,
+    issuer,
+    scheduler,
+    projectDeleted,
+    broadcasts,
+  };
 }

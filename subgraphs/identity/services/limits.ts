@@ -23,9 +23,21 @@ export type KeyedLimiter = {
   hit: (keys: string[]) => void;
 };
 
-function pair(name: string, opts: { account: number; address: number; windowMs: number }, sharing?: LimitSharing): KeyedLimiter {
-  const account = createFailureLimiter({ limit: opts.account, windowMs: opts.windowMs, share: sharing?.scope(`identity.${name}.account`) });
-  const address = createFailureLimiter({ limit: opts.address, windowMs: opts.windowMs, share: sharing?.scope(`identity.${name}.address`) });
+function pair(
+  name: string,
+  opts: { account: number; address: number; windowMs: number },
+  sharing?: LimitSharing,
+): KeyedLimiter {
+  const account = createFailureLimiter({
+    limit: opts.account,
+    windowMs: opts.windowMs,
+    share: sharing?.scope(`identity.${name}.account`),
+  });
+  const address = createFailureLimiter({
+    limit: opts.address,
+    windowMs: opts.windowMs,
+    share: sharing?.scope(`identity.${name}.address`),
+  });
   const of = (key: string): FailureLimiter => (key.startsWith('ip:') ? address : account);
   return {
     check: (keys) => keys.forEach((k) => of(k).check(k)),

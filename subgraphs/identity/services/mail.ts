@@ -15,7 +15,13 @@ export const MAIL_JOB = 'identity.mail.send';
 /** What the queued job carries: the message, sealed. */
 export type QueuedMail = { sealed: string };
 
-export type MailMessage = { projectId: string; to: string; subject: string; text: string; kind: 'password_reset' | 'email_verification' };
+export type MailMessage = {
+  projectId: string;
+  to: string;
+  subject: string;
+  text: string;
+  kind: 'password_reset' | 'email_verification';
+};
 
 /** Where a project's mail goes out; `null` means: no SMTP server, log it. */
 export type MailRoute = { transport: Transporter; from: string } | null;
@@ -25,7 +31,13 @@ export type MailTransportResolver = (projectId: string) => Promise<MailRoute>;
 
 export type MailService = ReturnType<typeof createMailService>;
 
-export function createMailService(opts: { config: Config; logger: Logger; box: SecretBox; scheduler: Scheduler; transportFor?: MailTransportResolver }) {
+export function createMailService(opts: {
+  config: Config;
+  logger: Logger;
+  box: SecretBox;
+  scheduler: Scheduler;
+  transportFor?: MailTransportResolver;
+}) {
   const { config, logger, box, scheduler } = opts;
   let platformTransport: Transporter | undefined;
   const platformRoute: MailTransportResolver = async () => {
@@ -45,10 +57,24 @@ export function createMailService(opts: { config: Config; logger: Logger; box: S
       const message = JSON.parse(box.decrypt(data.sealed)) as MailMessage;
       const route = await transportFor(message.projectId);
       if (!route) {
-        logger.info({ projectId: message.projectId, to: message.to, subject: message.subject, kind: message.kind, text: message.text }, 'no SMTP server configured (TESSERA_SMTP_URL): mail logged instead of sent');
+        logger.info(
+          {
+            projectId: message.projectId,
+            to: message.to,
+            subject: message.subject,
+            kind: message.kind,
+            text: message.text,
+          },
+          'no SMTP server configured (TESSERA_SMTP_URL): mail logged instead of sent',
+        );
         return;
       }
-      await route.transport.sendMail({ from: route.from, to: message.to, subject: message.subject, text: message.text });
+      await route.transport.sendMail({
+        from: route.from,
+        to: message.to,
+        subject: message.subject,
+        text: message.text,
+      });
       logger.info({ projectId: message.projectId, kind: message.kind }, 'mail sent');
     },
     close(): void {

@@ -9,8 +9,15 @@ import type { Limiters } from './limits.ts';
 export type MfaService = TotpService<EndUser>;
 
 /** Creates the MFA service; failed codes count in the identity limiters under the project's account key. */
-export function createMfaService({ db, box, limiters }: Pick<ServiceDeps, 'db' | 'box'> & { limiters: Limiters }): MfaService {
+export function createMfaService({
+  db,
+  box,
+  limiters,
+}: Pick<ServiceDeps, 'db' | 'box'> & { limiters: Limiters }): MfaService {
   const keys = (user: EndUser) => [`account:${user.projectId}:${user.email}`];
   const stored = totpEntityStore<EndUser>(db, EndUserEntity, () => errors.invalidToken('The account no longer exists'));
-  return createTotpService<EndUser>({ box, store: { ...stored, check: (u) => limiters.mfa.check(keys(u)), fail: (u) => limiters.mfa.fail(keys(u)) } });
+  return createTotpService<EndUser>({
+    box,
+    store: { ...stored, check: (u) => limiters.mfa.check(keys(u)), fail: (u) => limiters.mfa.fail(keys(u)) },
+  });
 }

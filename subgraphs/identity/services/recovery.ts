@@ -17,7 +17,12 @@ const VERIFY_TTL_MS = 24 * 60 * 60_000;
 
 type Purpose = 'password_reset' | 'email_verification';
 
-type Deps = Pick<ServiceDeps, 'db' | 'config'> & { users: UserService; tokens: TokenService; mail: MailService; limiters: Limiters };
+type Deps = Pick<ServiceDeps, 'db' | 'config'> & {
+  users: UserService;
+  tokens: TokenService;
+  mail: MailService;
+  limiters: Limiters;
+};
 
 export type RecoveryService = ReturnType<typeof createRecoveryService>;
 
@@ -25,34 +30,50 @@ export function createRecoveryService({ db, config, users, tokens, mail, limiter
   async function newToken(purpose: Purpose, user: { id: string; projectId: string; email: string }): Promise<string> {
     const token = randomToken(purpose === 'password_reset' ? RESET_PREFIX : VERIFY_PREFIX);
     const ttl = purpose === 'password_reset' ? RESET_TTL_MS : VERIFY_TTL_MS;
-    await db.em().execute(
-      `insert into identity_user_tokens (token_hash, purpose, project_id, user_id, email, expires_at, created_at) values (?, ?, ?, ?, ?, ?, now())`,
-      [sha256Hex(token), purpose, user.projectId, user.id, user.email, new Date(Date.now() + ttl)],
-    );
+    await db
+      .em()
+      .execute(
+        `insert into identity_user_tokens (token_hash, purpose, project_id, user_id, email, expires_at, created_at) values (?, ?, ?, ?, ?, ?, now())`,
+        [sha256Hex(token), purpose, user.projectId, user.id, user.email, new Date(Date.now() + ttl)],
+      );
     return token;
   }
 
   /** The unused, unexpired token row, or INVALID_TOKEN. */
-  async function findToken(purpose: Purpose, token: unknown): Promise<{ token_hash: string; user_id: string; email: string }> {
-    if (typeof token !== 'string' || token.length > 200) throw errors.invalidToken('The token is invalid, expired or already used');
-    const rows = await db.em().execute<{ token_hash: string; user_id: string; email: string }[]>(
-      'select token_hash, user_id, email from identity_user_tokens where token_hash = ? and purpose = ? and used_at is null and expires_at > now()',
-      [sha256Hex(token), purpose],
-    );
+  async function findToken(
+    purpose: Purpose,
+    token: unknown,
+  ): Promise<{ token_hash: string; user_id: string; email: string }> {
+    if (typeof token !== 'string' || token.length > 200)
+      throw errors.invalidToken('The token is invalid, expired or already used');
+    const rows = await db
+      .em()
+      .execute<{ token_hash: string; user_id: string; email: string }[]>(
+        'select token_hash, user_id, email from identity_user_tokens where token_hash = ? and purpose = ? and used_at is null and expires_at > now()',
+        [sha256Hex(token), purpose],
+      );
     if (!rows[0]) throw errors.invalidToken('The token is invalid, expired or already used');
     return rows[0];
   }
 
   /** Marks a token used; false when another request used it first. */
   async function claim(hash: string): Promise<boolean> {
-    const rows = await db.em().execute<{ token_hash: string }[]>('update identity_user_tokens set used_at = now() where token_hash = ? and used_at is null returning token_hash', [hash]);
+    const rows = await db
+      .em()
+      .execute<{ token_hash: string }[]>(
+        'update identity_user_tokens set used_at = now() where token_hash = ? and used_at is null returning token_hash',
+        [hash],
+      );
     return rows.length === 1;
   }
 
   async function sendVerification(user: { id: string; projectId: string; email: string }): Promise<void> {
     const token = await newToken('email_verification', user);
     await mail.queue({
-      projectId: user.projectId, to: user.email, kind: 'email_verification', subject: 'Confirm your e-mail address',
+      projectId: user.projectId,
+      to: user.email,
+      kind: 'email_verification',
+      subject: 'Confirm your e-mail address',
       text: `Confirm your e-mail address by opening this link:\n\n${config.issuer}/email/verify/confirm?token=${token}\n\nOr send this token to /email/verify/confirm: ${token}\n\nThe link works once and for 24 hours.\n`,
     });
   }
@@ -66,7 +87,10 @@ export function createRecoveryService({ db, config, users, tokens, mail, limiter
       if (!user) return;
       const token = await newToken('password_reset', user);
       await mail.queue({
-        projectId, to: user.email, kind: 'password_reset', subject: 'Reset your password',
+        projectId,
+        to: user.email,
+        kind: 'password_reset',
+        subject: 'Reset your password',
         text: `Someone asked to reset the password of this account. To choose a new password, open this link:\n\n${config.issuer}/password/reset/confirm?token=${token}\n\nOr send this token with your new password to /password/reset/confirm: ${token}\n\nThe link works once and for 1 hour. If you did not ask for it, ignore this mail.\n`,
       });
     },
@@ -105,12 +129,24 @@ export function createRecoveryService({ db, config, users, tokens, mail, limiter
     async confirmEmailVerification(token: unknown): Promise<void> {
       const row = await findToken('email_verification', token);
       if (!(await claim(row.token_hash))) throw errors.invalidToken('The token is invalid, expired or already used');
-      const updated = await db.em().nativeUpdate(EndUserEntity, { id: row.user_id, email: row.email }, { emailVerified: true, updatedAt: new Date() });
+      const updated = await db
+        .em()
+        .nativeUpdate(
+          EndUserEntity,
+          { id: row.user_id, email: row.email },
+          { emailVerified: true, updatedAt: new Date() },
+        );
       if (updated !== 1) throw errors.invalidToken('The e-mail address has changed since the token was sent');
     },
 
     /** Changes the password of a signed-in user after checking the current one; other sessions are revoked. */
-    async changePassword(userId: string, sessionId: string | undefined, currentPassword: unknown, newPassword: unknown, ip?: string): Promise<void> {
+    async changePassword(
+      userId: string,
+      sessionId: string | undefined,
+      currentPassword: unknown,
+      newPassword: unknown,
+      ip?: string,
+    ): Promise<void> {
       const user = await users.load(userId);
       if (!user) throw errors.invalidToken('The account no longer exists');
       const keys = [`account:${user.projectId}:${user.email}`, ...(ip ? [`ip:${ip}`] : [])];

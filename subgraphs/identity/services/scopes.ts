@@ -25,7 +25,8 @@ function clientAllows(client: ClientFacts, scope: string): boolean {
   return roleOfScope(scope) !== undefined && client.allowedScopes.includes('role:*');
 }
 
-const notAllowed = (scope: string) => oauthError('invalid_scope', `scope "${scope.slice(0, 100)}" is not allowed for this client`);
+const notAllowed = (scope: string) =>
+  oauthError('invalid_scope', `scope "${scope.slice(0, 100)}" is not allowed for this client`);
 
 /**
  * The scopes of an end-user grant (password, authorization code): those asked for, or the client's share
@@ -34,10 +35,18 @@ const notAllowed = (scope: string) => oauthError('invalid_scope', `scope "${scop
 export function userScopes(client: ClientFacts, requested: string[], roles: readonly string[] | null): string[] {
   if (requested.length === 0) return DEFAULT_USER_SCOPES.filter((s) => clientAllows(client, s));
   for (const s of requested) {
-    if (isAdminScope(s)) throw oauthError('invalid_scope', `scope "${s}" is an admin scope: admin scopes are issued only with client_credentials`);
+    if (isAdminScope(s))
+      throw oauthError(
+        'invalid_scope',
+        `scope "${s}" is an admin scope: admin scopes are issued only with client_credentials`,
+      );
     if (!clientAllows(client, s)) throw notAllowed(s);
     const role = roleOfScope(s);
-    if (role !== undefined && roles !== null && !roles.includes(role)) throw oauthError('invalid_scope', `scope "${s.slice(0, 100)}": the role "${role.slice(0, 64)}" is not assigned to this user`);
+    if (role !== undefined && roles !== null && !roles.includes(role))
+      throw oauthError(
+        'invalid_scope',
+        `scope "${s.slice(0, 100)}": the role "${role.slice(0, 64)}" is not assigned to this user`,
+      );
   }
   return requested;
 }
@@ -45,7 +54,8 @@ export function userScopes(client: ClientFacts, requested: string[], roles: read
 /** The scopes of a client_credentials token: exactly those asked for, each allowed to the client and none needing a user. */
 export function clientScopes(client: ClientFacts, requested: string[]): string[] {
   for (const s of requested) {
-    if (USER_ONLY_SCOPES.includes(s) || roleOfScope(s) !== undefined) throw oauthError('invalid_scope', `scope "${s.slice(0, 100)}" needs an end-user; client_credentials has none`);
+    if (USER_ONLY_SCOPES.includes(s) || roleOfScope(s) !== undefined)
+      throw oauthError('invalid_scope', `scope "${s.slice(0, 100)}" needs an end-user; client_credentials has none`);
     if (!clientAllows(client, s)) throw notAllowed(s);
   }
   return requested;
@@ -56,9 +66,15 @@ export function clientScopes(client: ClientFacts, requested: string[]): string[]
  * granted ones), or the granted ones, less whatever the client may no longer be issued or the user no longer
  * holds (RFC 6749 §3.3: the answer's `scope` then says what was issued).
  */
-export function refreshedScopes(client: ClientFacts, granted: readonly string[], requested: string[], roles: readonly string[]): string[] {
+export function refreshedScopes(
+  client: ClientFacts,
+  granted: readonly string[],
+  requested: string[],
+  roles: readonly string[],
+): string[] {
   const extra = requested.find((s) => !granted.includes(s));
   if (extra) throw oauthError('invalid_scope', `scope "${extra.slice(0, 100)}" was not granted to this refresh token`);
-  const still = (s: string) => !isAdminScope(s) && clientAllows(client, s) && (roleOfScope(s) === undefined || roles.includes(roleOfScope(s)!));
+  const still = (s: string) =>
+    !isAdminScope(s) && clientAllows(client, s) && (roleOfScope(s) === undefined || roles.includes(roleOfScope(s)!));
   return (requested.length > 0 ? requested : granted).filter(still);
 }

@@ -36,14 +36,25 @@ export function createSigningKeyService({ db, box, config }: Pick<ServiceDeps, '
     keepPreviousForMs: config.accessTokenTtl * 1000,
   });
 
-  const view = (row: IdentitySigningKey): PublicKeyView => ({ kid: row.kid, status: row.status, createdAt: row.createdAt, publicJwk: row.publicJwk as JWK });
+  const view = (row: IdentitySigningKey): PublicKeyView => ({
+    kid: row.kid,
+    status: row.status,
+    createdAt: row.createdAt,
+    publicJwk: row.publicJwk as JWK,
+  });
 
   return {
     ensureCurrent: ring.ensureCurrent,
 
     /** The published keys (current first, then previous ones), newest first. */
     async published(): Promise<PublicKeyView[]> {
-      const rows = await db.em().find(IdentitySigningKeyEntity, { status: { $in: ['current', 'previous'] } }, { orderBy: { createdAt: 'desc' } });
+      const rows = await db
+        .em()
+        .find(
+          IdentitySigningKeyEntity,
+          { status: { $in: ['current', 'previous'] } },
+          { orderBy: { createdAt: 'desc' } },
+        );
       return rows.map(view);
     },
 
@@ -62,11 +73,17 @@ export function createSigningKeyService({ db, box, config }: Pick<ServiceDeps, '
       if (row.status === 'current') throw errors.conflict('The current key cannot be retired: rotate first');
       const since = row.demotedAt ? Date.now() - new Date(row.demotedAt).getTime() : Infinity;
       if (row.status === 'previous' && since < RETIRE_GRACE_MS) {
-        throw errors.conflict(`The key was demoted ${Math.floor(since / 1000)} s ago and may still sign on other instances: retire it after ${RETIRE_GRACE_MS / 1000} s`);
+        throw errors.conflict(
+          `The key was demoted ${Math.floor(since / 1000)} s ago and may still sign on other instances: retire it after ${RETIRE_GRACE_MS / 1000} s`,
+        );
       }
       if (row.status === 'previous') {
         await db.em().transactional(async (em) => {
-          await em.nativeUpdate(IdentitySigningKeyEntity, { kid, status: 'previous' }, { status: 'retired', retiredAt: new Date() });
+          await em.nativeUpdate(
+            IdentitySigningKeyEntity,
+            { kid, status: 'previous' },
+            { status: 'retired', retiredAt: new Date() },
+          );
           // Every process forgets the tokens it knew valid (token-cache.ts); this one right below.
           await publishBroadcast(em, 'access-tokens.changed', { keys: true });
         });
@@ -85,7 +102,10 @@ export function createSigningKeyService({ db, box, config }: Pick<ServiceDeps, '
      * Verifies a JWT signed by a published key (signature, issuer, expiry); returns its payload and kid.
      * `allowExpired` lets logout accept an expired id_token_hint.
      */
-    async verify(token: string, opts: { audience?: string; typ?: string; allowExpired?: boolean } = {}): Promise<{ payload: JWTPayload; kid: string }> {
+    async verify(
+      token: string,
+      opts: { audience?: string; typ?: string; allowExpired?: boolean } = {},
+    ): Promise<{ payload: JWTPayload; kid: string }> {
       return await ring.verify(token, { ...opts, issuer: config.issuer });
     },
   };

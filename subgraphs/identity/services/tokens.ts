@@ -25,7 +25,14 @@ const REFRESH_PREFIX = 'tur_';
 const ROTATED_KEPT = 100;
 export const ACCESS_TOKEN_TYP = 'at+jwt';
 
-export type TokenSet = { accessToken: string; tokenType: 'Bearer'; expiresIn: number; refreshToken: string | null; idToken: string | null; scope: string };
+export type TokenSet = {
+  accessToken: string;
+  tokenType: 'Bearer';
+  expiresIn: number;
+  refreshToken: string | null;
+  idToken: string | null;
+  scope: string;
+};
 
 /** The principal an access token stands for, as the router hands it on. */
 export type AuthenticatedToken = {
@@ -71,13 +78,29 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
   const refreshExpiry = () => new Date(Date.now() + config.refreshTokenTtl * 1000);
 
   async function signAccessToken(claims: {
-    projectId: string; clientId: string; sub: string; typ: 'user' | 'client'; scopes: string[]; sid?: string; authTime?: Date; amr?: string[]; tenantId?: string;
+    projectId: string;
+    clientId: string;
+    sub: string;
+    typ: 'user' | 'client';
+    scopes: string[];
+    sid?: string;
+    authTime?: Date;
+    amr?: string[];
+    tenantId?: string;
   }): Promise<{ token: string; expiresIn: number }> {
     const now = Math.floor(Date.now() / 1000);
     const expiresIn = config.accessTokenTtl;
     const payload: JWTPayload = {
-      iss: config.issuer, sub: claims.sub, aud: claims.clientId, client_id: claims.clientId, project_id: claims.projectId,
-      scope: claims.scopes.join(' '), typ: claims.typ, jti: crypto.randomUUID(), iat: now, exp: now + expiresIn,
+      iss: config.issuer,
+      sub: claims.sub,
+      aud: claims.clientId,
+      client_id: claims.clientId,
+      project_id: claims.projectId,
+      scope: claims.scopes.join(' '),
+      typ: claims.typ,
+      jti: crypto.randomUUID(),
+      iat: now,
+      exp: now + expiresIn,
       ...(claims.sid ? { sid: claims.sid } : {}),
       ...(claims.authTime ? { auth_time: Math.floor(claims.authTime.getTime() / 1000) } : {}),
       ...(claims.amr ? { amr: claims.amr } : {}),
@@ -87,10 +110,22 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
   }
 
   /** Access token, refresh token and (for `openid`) ID token of a session. */
-  async function issueForSession(session: EndUserSession, user: EndUser, refreshToken: string, opts: { scopes?: string[]; nonce?: string | null } = {}): Promise<TokenSet> {
+  async function issueForSession(
+    session: EndUserSession,
+    user: EndUser,
+    refreshToken: string,
+    opts: { scopes?: string[]; nonce?: string | null } = {},
+  ): Promise<TokenSet> {
     const scopes = opts.scopes ?? session.scope.split(' ').filter(Boolean);
     const { token, expiresIn } = await signAccessToken({
-      projectId: session.projectId, clientId: session.clientId, sub: user.id, typ: 'user', scopes, sid: session.id, authTime: session.authTime, amr: session.amr,
+      projectId: session.projectId,
+      clientId: session.clientId,
+      sub: user.id,
+      typ: 'user',
+      scopes,
+      sid: session.id,
+      authTime: session.authTime,
+      amr: session.amr,
     });
     let idToken: string | null = null;
     if (scopes.includes('openid')) {
@@ -98,8 +133,14 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
       idToken = await keys.sign(
         {
           ...claimsOf(toEndUserView(user), scopes),
-          iss: config.issuer, aud: session.clientId, iat: now, exp: now + config.accessTokenTtl,
-          auth_time: Math.floor(session.authTime.getTime() / 1000), sid: session.id, amr: session.amr, at_hash: atHash(token),
+          iss: config.issuer,
+          aud: session.clientId,
+          iat: now,
+          exp: now + config.accessTokenTtl,
+          auth_time: Math.floor(session.authTime.getTime() / 1000),
+          sid: session.id,
+          amr: session.amr,
+          at_hash: atHash(token),
           ...(opts.nonce ? { nonce: opts.nonce } : {}),
         },
         'JWT',
@@ -109,17 +150,32 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
   }
 
   async function revokeSession(id: string, reason: string): Promise<void> {
-    await db.em().nativeUpdate(EndUserSessionEntity, { id, revokedAt: null }, { revokedAt: new Date(), revokedReason: reason });
+    await db
+      .em()
+      .nativeUpdate(EndUserSessionEntity, { id, revokedAt: null }, { revokedAt: new Date(), revokedReason: reason });
   }
 
   /**
    * In one statement: the key's status, the token's revocation, its project's deletion and (end-user
    * tokens) its session. INVALID_TOKEN when any says no; a valid client token is remembered.
    */
-  async function checkState(typ: 'user' | 'client', kid: string, p: JWTPayload & Record<string, unknown>, sid: unknown): Promise<{ roles: string[] }> {
+  async function checkState(
+    typ: 'user' | 'client',
+    kid: string,
+    p: JWTPayload & Record<string, unknown>,
+    sid: unknown,
+  ): Promise<{ roles: string[] }> {
     const since = cache.begin();
     // For a user token also the session (not revoked, the user not disabled) and the user's roles now.
-    const [row] = await db.em().execute<{ key_status: string | null; revoked: boolean; project_deleted: boolean; session_ok: boolean | null; roles: string[] | null }[]>(
+    const [row] = await db.em().execute<
+      {
+        key_status: string | null;
+        revoked: boolean;
+        project_deleted: boolean;
+        session_ok: boolean | null;
+        roles: string[] | null;
+      }[]
+    >(
       `select (select status from identity_signing_keys where kid = ?) as key_status,
               exists (select 1 from identity_revoked_tokens where jti = ?) as revoked,
               exists (select 1 from identity_deleted_projects where project_id = ?) as project_deleted,
@@ -127,9 +183,16 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
          from (select 1) as one
          left join lateral (select s.revoked_at is null and u.disabled_at is null as ok, u.roles
                               from identity_sessions s join identity_users u on u.id = s.user_id where s.id = ? and s.user_id = ?) as s on true`,
-      [kid, p.jti, p.project_id, sid ?? '00000000-0000-0000-0000-000000000000', typ === 'user' ? p.sub : '00000000-0000-0000-0000-000000000000'],
+      [
+        kid,
+        p.jti,
+        p.project_id,
+        sid ?? '00000000-0000-0000-0000-000000000000',
+        typ === 'user' ? p.sub : '00000000-0000-0000-0000-000000000000',
+      ],
     );
-    if (!row || (row.key_status !== 'current' && row.key_status !== 'previous') || row.revoked || row.project_deleted) throw errors.invalidToken();
+    if (!row || (row.key_status !== 'current' && row.key_status !== 'previous') || row.revoked || row.project_deleted)
+      throw errors.invalidToken();
     if (typ === 'user' && row.session_ok !== true) throw errors.invalidToken();
     if (typ === 'client') cache.remember(since, p.jti as string, p.project_id as string, kid);
     return { roles: row.roles ?? [] };
@@ -145,7 +208,13 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
     const { payload, kid } = await keys.verify(token, { typ: ACCESS_TOKEN_TYP });
     const p = payload as JWTPayload & Record<string, unknown>;
     const typ = p.typ;
-    if ((typ !== 'user' && typ !== 'client') || !isUuid(p.project_id) || typeof p.jti !== 'string' || typeof p.client_id !== 'string' || typeof p.sub !== 'string') {
+    if (
+      (typ !== 'user' && typ !== 'client') ||
+      !isUuid(p.project_id) ||
+      typeof p.jti !== 'string' ||
+      typeof p.client_id !== 'string' ||
+      typeof p.sub !== 'string'
+    ) {
       throw errors.invalidToken();
     }
     const sid = typ === 'user' ? p.sid : null;
@@ -156,7 +225,8 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
     const state = cached ? null : await checkState(typ, kid, p, sid);
     let scopes = typeof p.scope === 'string' ? p.scope.split(' ').filter(Boolean) : [];
     // A role scope counts only while the project still assigns the role to the user (taken away: gone at once).
-    if (typ === 'user') scopes = scopes.filter((s) => roleOfScope(s) === undefined || state!.roles.includes(roleOfScope(s)!));
+    if (typ === 'user')
+      scopes = scopes.filter((s) => roleOfScope(s) === undefined || state!.roles.includes(roleOfScope(s)!));
     const amr = Array.isArray(p.amr) ? p.amr : [];
     const auth: AuthenticatedToken = {
       kind: typ === 'user' ? 'user' : 'project',
@@ -177,18 +247,40 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
     authenticate,
 
     /** Starts a session (a refresh-token family) for a completed sign-in. */
-    async startSession(user: EndUser, client: ClientFacts, opts: { scopes: string[]; amr: string[]; authTime: Date; ip?: string }): Promise<{ session: EndUserSession; refreshToken: string }> {
+    async startSession(
+      user: EndUser,
+      client: ClientFacts,
+      opts: { scopes: string[]; amr: string[]; authTime: Date; ip?: string },
+    ): Promise<{ session: EndUserSession; refreshToken: string }> {
       const refreshToken = randomToken(REFRESH_PREFIX);
       const session = await db.em().transactional(async (em) => {
         const made = em.create(EndUserSessionEntity, {
-          id: crypto.randomUUID(), projectId: user.projectId, userId: user.id, clientId: client.clientId, scope: opts.scopes.join(' '), amr: opts.amr,
-          authTime: opts.authTime, refreshTokenHash: sha256Hex(refreshToken), rotatedRefreshTokenHashes: [], createdAt: new Date(), lastRefreshedAt: null,
-          expiresAt: refreshExpiry(), revokedAt: null, revokedReason: null, ip: opts.ip ?? null,
+          id: crypto.randomUUID(),
+          projectId: user.projectId,
+          userId: user.id,
+          clientId: client.clientId,
+          scope: opts.scopes.join(' '),
+          amr: opts.amr,
+          authTime: opts.authTime,
+          refreshTokenHash: sha256Hex(refreshToken),
+          rotatedRefreshTokenHashes: [],
+          createdAt: new Date(),
+          lastRefreshedAt: null,
+          expiresAt: refreshExpiry(),
+          revokedAt: null,
+          revokedReason: null,
+          ip: opts.ip ?? null,
         });
         await em.flush();
         // A completed sign-in, for the project's outbound event subscriptions (user.signed_in) when it has any.
         await publishEventIfWanted(em, 'identity.user.signed_in', {
-          projectId: user.projectId, userId: user.id, email: user.email, clientId: client.clientId, sessionId: made.id, amr: opts.amr, at: made.createdAt.toISOString(),
+          projectId: user.projectId,
+          userId: user.id,
+          email: user.email,
+          clientId: client.clientId,
+          sessionId: made.id,
+          amr: opts.amr,
+          at: made.createdAt.toISOString(),
         });
         return made;
       });
@@ -197,16 +289,35 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
 
     /** A client_credentials token: the client acting for its project (no user, no refresh token). */
     async issueClientToken(client: ClientFacts, scopes: string[]): Promise<TokenSet> {
-      const { token, expiresIn } = await signAccessToken({ projectId: client.projectId, clientId: client.clientId, sub: client.clientId, typ: 'client', scopes, tenantId: client.tenantId });
-      return { accessToken: token, tokenType: 'Bearer', expiresIn, refreshToken: null, idToken: null, scope: scopes.join(' ') };
+      const { token, expiresIn } = await signAccessToken({
+        projectId: client.projectId,
+        clientId: client.clientId,
+        sub: client.clientId,
+        typ: 'client',
+        scopes,
+        tenantId: client.tenantId,
+      });
+      return {
+        accessToken: token,
+        tokenType: 'Bearer',
+        expiresIn,
+        refreshToken: null,
+        idToken: null,
+        scope: scopes.join(' '),
+      };
     },
 
     /**
      * Rotates a refresh token of `client`. The swap is one conditional UPDATE (of two requests with the
      * same token only one wins); an already rotated token revokes its whole family.
      */
-    async rotateRefreshToken(client: ClientFacts, refreshToken: unknown, check?: (session: EndUserSession) => void): Promise<{ session: EndUserSession; refreshToken: string }> {
-      if (typeof refreshToken !== 'string' || !refreshToken.startsWith(REFRESH_PREFIX)) throw oauthError('invalid_grant', 'The refresh token is invalid, expired or revoked');
+    async rotateRefreshToken(
+      client: ClientFacts,
+      refreshToken: unknown,
+      check?: (session: EndUserSession) => void,
+    ): Promise<{ session: EndUserSession; refreshToken: string }> {
+      if (typeof refreshToken !== 'string' || !refreshToken.startsWith(REFRESH_PREFIX))
+        throw oauthError('invalid_grant', 'The refresh token is invalid, expired or revoked');
       const oldHash = sha256Hex(refreshToken);
       const em = db.em();
       const owner = await em.findOne(EndUserSessionEntity, { refreshTokenHash: oldHash });
@@ -249,19 +360,42 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
           if (auth.projectId !== projectId) return { active: false };
           let username: string | undefined;
           if (auth.userId) {
-            const rows = await db.em().execute<{ email: string }[]>('select email from identity_users where id = ?', [auth.userId]);
+            const rows = await db
+              .em()
+              .execute<{ email: string }[]>('select email from identity_users where id = ?', [auth.userId]);
             username = rows[0]?.email;
           }
           return {
-            active: true, scope: auth.scopes.join(' '), clientId: auth.clientId, username, tokenType: 'Bearer', exp: payload.exp, iat: payload.iat,
-            sub: payload.sub, aud: auth.clientId, iss: payload.iss, jti: payload.jti, projectId: auth.projectId, sid: auth.sessionId ?? undefined,
+            active: true,
+            scope: auth.scopes.join(' '),
+            clientId: auth.clientId,
+            username,
+            tokenType: 'Bearer',
+            exp: payload.exp,
+            iat: payload.iat,
+            sub: payload.sub,
+            aud: auth.clientId,
+            iss: payload.iss,
+            jti: payload.jti,
+            projectId: auth.projectId,
+            sid: auth.sessionId ?? undefined,
           };
         } catch {
           return { active: false };
         }
       }
       if (!token.startsWith(REFRESH_PREFIX)) return { active: false };
-      const rows = await db.em().execute<{ id: string; user_id: string; client_id: string; scope: string; created_at: Date; expires_at: Date; email: string }[]>(
+      const rows = await db.em().execute<
+        {
+          id: string;
+          user_id: string;
+          client_id: string;
+          scope: string;
+          created_at: Date;
+          expires_at: Date;
+          email: string;
+        }[]
+      >(
         `select s.id, s.user_id, s.client_id, s.scope, s.created_at, s.expires_at, u.email
            from identity_sessions s join identity_users u on u.id = s.user_id
           where s.refresh_token_hash = ? and s.project_id = ? and s.revoked_at is null and s.expires_at > now()
@@ -271,8 +405,18 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
       const s = rows[0];
       if (!s) return { active: false };
       return {
-        active: true, scope: s.scope, clientId: s.client_id, username: s.email, tokenType: 'refresh_token', exp: Math.floor(new Date(s.expires_at).getTime() / 1000),
-        iat: Math.floor(new Date(s.created_at).getTime() / 1000), sub: s.user_id, aud: s.client_id, iss: config.issuer, projectId, sid: s.id,
+        active: true,
+        scope: s.scope,
+        clientId: s.client_id,
+        username: s.email,
+        tokenType: 'refresh_token',
+        exp: Math.floor(new Date(s.expires_at).getTime() / 1000),
+        iat: Math.floor(new Date(s.created_at).getTime() / 1000),
+        sub: s.user_id,
+        aud: s.client_id,
+        iss: config.issuer,
+        projectId,
+        sid: s.id,
       };
     },
 
@@ -300,7 +444,11 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
         });
         announceLocally('access-tokens.changed', { jtis: [jti] });
         // The list only needs tokens that could still verify; forget the rest as we go.
-        await db.em().execute(`delete from identity_revoked_tokens where ctid in (select ctid from identity_revoked_tokens where expires_at < now() limit 100)`);
+        await db
+          .em()
+          .execute(
+            `delete from identity_revoked_tokens where ctid in (select ctid from identity_revoked_tokens where expires_at < now() limit 100)`,
+          );
         return;
       }
       if (!token.startsWith(REFRESH_PREFIX)) return;
@@ -314,10 +462,12 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
 
     /** Revokes every session of a user except `keep` (password change) or all of them (reset). */
     async revokeUserSessions(userId: string, reason: string, keep?: string | null): Promise<void> {
-      await db.em().execute(
-        `update identity_sessions set revoked_at = now(), revoked_reason = ? where user_id = ? and revoked_at is null and (?::uuid is null or id <> ?::uuid)`,
-        [reason, userId, keep ?? null, keep ?? null],
-      );
+      await db
+        .em()
+        .execute(
+          `update identity_sessions set revoked_at = now(), revoked_reason = ? where user_id = ? and revoked_at is null and (?::uuid is null or id <> ?::uuid)`,
+          [reason, userId, keep ?? null, keep ?? null],
+        );
     },
 
     /** Checks an ID token this provider issued (for RP-initiated logout; an expired one is fine). */

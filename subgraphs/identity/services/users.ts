@@ -12,14 +12,32 @@ import { isUuid } from '../../../platform/ids.ts';
 
 /** What the API shows of an end-user. */
 export type EndUserView = {
-  id: string; projectId: string; email: string; emailVerified: boolean; profile: Record<string, string>; mfaEnabled: boolean;
-  roles: string[]; appMetadata: Record<string, unknown>; disabledAt: Date | null; createdAt: Date; updatedAt: Date;
+  id: string;
+  projectId: string;
+  email: string;
+  emailVerified: boolean;
+  profile: Record<string, string>;
+  mfaEnabled: boolean;
+  roles: string[];
+  appMetadata: Record<string, unknown>;
+  disabledAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
 };
 
 export function toEndUserView(u: EndUser): EndUserView {
   return {
-    id: u.id, projectId: u.projectId, email: u.email, emailVerified: u.emailVerified, profile: u.profile ?? {}, mfaEnabled: u.mfaEnabled,
-    roles: u.roles ?? [], appMetadata: u.appMetadata ?? {}, disabledAt: u.disabledAt ?? null, createdAt: u.createdAt, updatedAt: u.updatedAt,
+    id: u.id,
+    projectId: u.projectId,
+    email: u.email,
+    emailVerified: u.emailVerified,
+    profile: u.profile ?? {},
+    mfaEnabled: u.mfaEnabled,
+    roles: u.roles ?? [],
+    appMetadata: u.appMetadata ?? {},
+    disabledAt: u.disabledAt ?? null,
+    createdAt: u.createdAt,
+    updatedAt: u.updatedAt,
   };
 }
 
@@ -57,12 +75,31 @@ export async function createUserService({ db, limiters }: Pick<ServiceDeps, 'db'
       try {
         const user = await db.em().transactional(async (em) => {
           const made = em.create(EndUserEntity, {
-            id: crypto.randomUUID(), projectId, email, emailVerified: false, passwordHash, profile,
-            mfaEnabled: false, mfaSecret: null, mfaPendingSecret: null, mfaLastTimeStep: null, roles: [], appMetadata: {}, disabledAt: null, createdAt: now, updatedAt: now,
+            id: crypto.randomUUID(),
+            projectId,
+            email,
+            emailVerified: false,
+            passwordHash,
+            profile,
+            mfaEnabled: false,
+            mfaSecret: null,
+            mfaPendingSecret: null,
+            mfaLastTimeStep: null,
+            roles: [],
+            appMetadata: {},
+            disabledAt: null,
+            createdAt: now,
+            updatedAt: now,
           });
           await em.flush();
           // For the project's outbound event subscriptions (user.registered), when it has any: committed with the user.
-          await publishEventIfWanted(em, 'identity.user.registered', { projectId, userId: made.id, email, emailVerified: false, createdAt: now.toISOString() });
+          await publishEventIfWanted(em, 'identity.user.registered', {
+            projectId,
+            userId: made.id,
+            email,
+            emailVerified: false,
+            createdAt: now.toISOString(),
+          });
           return made;
         });
         return toEndUserView(user);
@@ -87,7 +124,11 @@ export async function createUserService({ db, limiters }: Pick<ServiceDeps, 'db'
         throw errors.invalidCredentials();
       }
       // Said only to whoever knows the password.
-      if (user.disabledAt) throw new AppError('FORBIDDEN', 'This account is disabled', { oauth_error: 'invalid_grant', reason: 'account_disabled' });
+      if (user.disabledAt)
+        throw new AppError('FORBIDDEN', 'This account is disabled', {
+          oauth_error: 'invalid_grant',
+          reason: 'account_disabled',
+        });
       return user;
     },
 
@@ -121,7 +162,10 @@ export async function createUserService({ db, limiters }: Pick<ServiceDeps, 'db'
       const hash = await hashPassword(checked);
       await db.em().transactional(async (em) => {
         await em.nativeUpdate(EndUserEntity, { id: user.id }, { passwordHash: hash, updatedAt: new Date() });
-        await em.execute(`update identity_user_tokens set used_at = now() where user_id = ? and purpose = 'password_reset' and used_at is null`, [user.id]);
+        await em.execute(
+          `update identity_user_tokens set used_at = now() where user_id = ? and purpose = 'password_reset' and used_at is null`,
+          [user.id],
+        );
       });
     },
 

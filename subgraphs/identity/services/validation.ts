@@ -14,8 +14,19 @@ const PROFILE_VALUE_MAX = 2048;
 
 /** The standard OIDC profile claims an end-user may set (OIDC Core §5.1), by their REST/claim names. */
 export const PROFILE_CLAIMS = [
-  'name', 'given_name', 'family_name', 'middle_name', 'nickname', 'preferred_username',
-  'picture', 'website', 'gender', 'birthdate', 'zoneinfo', 'locale', 'phone_number',
+  'name',
+  'given_name',
+  'family_name',
+  'middle_name',
+  'nickname',
+  'preferred_username',
+  'picture',
+  'website',
+  'gender',
+  'birthdate',
+  'zoneinfo',
+  'locale',
+  'phone_number',
 ] as const;
 export type ProfileClaim = (typeof PROFILE_CLAIMS)[number];
 
@@ -58,7 +69,8 @@ export function checkProfile(input: Record<string, unknown>): Partial<Record<Pro
       }
       if (!ok) throw errors.validation(claim, 'must be an absolute http or https URL');
     }
-    if (claim === 'birthdate' && !/^\d{4}(-\d{2}-\d{2})?$/.test(v)) throw errors.validation(claim, 'must be YYYY-MM-DD or YYYY');
+    if (claim === 'birthdate' && !/^\d{4}(-\d{2}-\d{2})?$/.test(v))
+      throw errors.validation(claim, 'must be YYYY-MM-DD or YYYY');
     out[claim] = v;
   }
   return out;
@@ -69,7 +81,9 @@ export function parseScope(value: unknown): string[] {
   if (value === undefined || value === null || value === '') return [];
   if (typeof value !== 'string') throw oauthError('invalid_scope', 'scope must be a space-separated string');
   const tokens = value.split(' ').filter((t) => t !== '');
-  for (const t of tokens) if (!SCOPE_TOKEN.test(t) || t.length > 200) throw oauthError('invalid_scope', `scope "${t.slice(0, 50)}" is not a valid scope token`);
+  for (const t of tokens)
+    if (!SCOPE_TOKEN.test(t) || t.length > 200)
+      throw oauthError('invalid_scope', `scope "${t.slice(0, 50)}" is not a valid scope token`);
   if (tokens.length > 50) throw oauthError('invalid_scope', 'at most 50 scopes');
   return [...new Set(tokens)];
 }

@@ -24,9 +24,15 @@ export class StorageInitialMigration extends Migration {
       confirmed_at timestamptz
     )`);
     // One ready object per path; any number of uploads of it may be in flight.
-    this.addSql(`create unique index storage_objects_ready_path_key on storage_objects (project_id, path) where status = 'ready'`);
-    this.addSql('create index storage_objects_project_folder_idx on storage_objects (project_id, status, folder, path)');
-    this.addSql('create index storage_objects_project_created_idx on storage_objects (project_id, status, created_at, id)');
+    this.addSql(
+      `create unique index storage_objects_ready_path_key on storage_objects (project_id, path) where status = 'ready'`,
+    );
+    this.addSql(
+      'create index storage_objects_project_folder_idx on storage_objects (project_id, status, folder, path)',
+    );
+    this.addSql(
+      'create index storage_objects_project_created_idx on storage_objects (project_id, status, created_at, id)',
+    );
     this.addSql(`create index storage_objects_unconfirmed_idx on storage_objects (created_at) where status <> 'ready'`);
 
     this.addSql(`create table storage_policies (

@@ -24,17 +24,31 @@ async function planOf(ref: ProjectRef, ctx: Ctx): Promise<PlanLimits> {
 }
 
 const Query = {
-  storageObjects: async (_: unknown, args: Parameters<Ctx['services']['objects']['list']>[1], ctx: Ctx) => await ctx.services.objects.list(ctx.principal, args),
-  storageObject: async (_: unknown, { id }: { id: string }, ctx: Ctx) => await ctx.services.objects.get(ctx.principal, id),
-  storageFolders: async (_: unknown, args: Parameters<Ctx['services']['objects']['folders']>[1], ctx: Ctx) => await ctx.services.objects.folders(ctx.principal, args),
-  storagePolicies: async (_: unknown, args: PageArgs, ctx: Ctx) => await ctx.services.policies.page(requireKey(ctx.principal, 'Managing policies').projectId, args),
-  storageProject: (_: unknown, { projectId }: { projectId?: string | null }, ctx: Ctx): ProjectRef => ({ id: projectForKeyOrInternal(ctx, projectId) }),
+  storageObjects: async (_: unknown, args: Parameters<Ctx['services']['objects']['list']>[1], ctx: Ctx) =>
+    await ctx.services.objects.list(ctx.principal, args),
+  storageObject: async (_: unknown, { id }: { id: string }, ctx: Ctx) =>
+    await ctx.services.objects.get(ctx.principal, id),
+  storageFolders: async (_: unknown, args: Parameters<Ctx['services']['objects']['folders']>[1], ctx: Ctx) =>
+    await ctx.services.objects.folders(ctx.principal, args),
+  storagePolicies: async (_: unknown, args: PageArgs, ctx: Ctx) =>
+    await ctx.services.policies.page(requireKey(ctx.principal, 'Managing policies').projectId, args),
+  storageProject: (_: unknown, { projectId }: { projectId?: string | null }, ctx: Ctx): ProjectRef => ({
+    id: projectForKeyOrInternal(ctx, projectId),
+  }),
 };
 
 const Mutation = {
   uploadStorageObject: async (
     _: unknown,
-    args: { file: Promise<FileUpload>; folder?: string | null; name?: string | null; contentType?: string | null; confirm?: boolean | null; upsert?: boolean | null; projectId?: string | null },
+    args: {
+      file: Promise<FileUpload>;
+      folder?: string | null;
+      name?: string | null;
+      contentType?: string | null;
+      confirm?: boolean | null;
+      upsert?: boolean | null;
+      projectId?: string | null;
+    },
     ctx: Ctx,
   ) => {
     const file = await args.file;
@@ -48,7 +62,8 @@ const Mutation = {
     };
     return await ctx.services.objects.upload(ctx.principal, input, file.createReadStream(), ctx.requestId);
   },
-  confirmStorageUpload: async (_: unknown, { id }: { id: string }, ctx: Ctx) => await ctx.services.objects.confirm(ctx.principal, id),
+  confirmStorageUpload: async (_: unknown, { id }: { id: string }, ctx: Ctx) =>
+    await ctx.services.objects.confirm(ctx.principal, id),
   deleteStorageObject: async (_: unknown, { id }: { id: string }, ctx: Ctx) => {
     await ctx.services.objects.remove(ctx.principal, id);
     return true;
@@ -59,7 +74,8 @@ const Mutation = {
     await ctx.services.policies.remove(requireKey(ctx.principal, 'Managing policies').projectId, id);
     return true;
   },
-  _beginStorageUpload: async (_: unknown, { input }: { input: BeginInput }, ctx: Ctx) => await ctx.services.objects.begin(ctx.principal, input, ctx.requestId),
+  _beginStorageUpload: async (_: unknown, { input }: { input: BeginInput }, ctx: Ctx) =>
+    await ctx.services.objects.begin(ctx.principal, input, ctx.requestId),
   _completeStorageUpload: async (_: unknown, a: { id: string; size: number; sha256: string }, ctx: Ctx) =>
     await ctx.services.objects.complete(ctx.principal, a.id, a.size, a.sha256),
   _abortStorageUpload: async (_: unknown, { id }: { id: string }, ctx: Ctx) => await ctx.services.objects.abort(id),
@@ -72,14 +88,24 @@ const Project = {
     const projectId = projectForKeyOrInternal(ctx, p.id);
     const plan = await planOf(p, ctx);
     const used = await ctx.services.limits.used(projectId);
-    return { quotaBytes: plan.maxStorageBytes, usedBytes: used, remainingBytes: Math.max(0, plan.maxStorageBytes - used), maxUploadBytes: ctx.services.limits.maxUpload(plan) };
+    return {
+      quotaBytes: plan.maxStorageBytes,
+      usedBytes: used,
+      remainingBytes: Math.max(0, plan.maxStorageBytes - used),
+      maxUploadBytes: ctx.services.limits.maxUpload(plan),
+    };
   },
   storageUsage: async (p: ProjectRef, _a: unknown, ctx: Ctx) => {
     const projectId = projectForKeyOrInternal(ctx, p.id);
     const plan = await planOf(p, ctx);
     const usage = await ctx.services.objects.usage(projectId);
     const used = usage.bytes + usage.pendingBytes;
-    return { ...usage, quotaBytes: plan.maxStorageBytes, remainingBytes: Math.max(0, plan.maxStorageBytes - used), maxUploadBytes: ctx.services.limits.maxUpload(plan) };
+    return {
+      ...usage,
+      quotaBytes: plan.maxStorageBytes,
+      remainingBytes: Math.max(0, plan.maxStorageBytes - used),
+      maxUploadBytes: ctx.services.limits.maxUpload(plan),
+    };
   },
 };
 

@@ -44,7 +44,10 @@ export function callerOf(principal: Principal, projectId?: string | null, object
       if (!isUuid(named)) throw errors.validation('projectId', 'is required for internal calls');
       return { kind: 'internal', projectId: named };
     case 'anonymous':
-      if (named === undefined) throw errors.unauthenticated('Send the project API key (X-Api-Key) or an end-user token, or name the project (project_id) for public access');
+      if (named === undefined)
+        throw errors.unauthenticated(
+          'Send the project API key (X-Api-Key) or an end-user token, or name the project (project_id) for public access',
+        );
       if (!isUuid(named)) throw errors.validation('project_id', 'must be a project id (a UUID)');
       return { kind: 'anonymous', projectId: named };
     case 'publishable':
@@ -53,7 +56,9 @@ export function callerOf(principal: Principal, projectId?: string | null, object
       }
       return { kind: 'publishable', projectId: principal.projectId };
     case 'tenant':
-      throw errors.forbidden("Storage is reached with the project's API key (X-Api-Key) or an end-user token, not a tenant token");
+      throw errors.forbidden(
+        "Storage is reached with the project's API key (X-Api-Key) or an end-user token, not a tenant token",
+      );
   }
 }
 
@@ -85,25 +90,42 @@ export function grants(policies: readonly StoragePolicy[], c: Caller, op: Operat
 
 function denied(c: Caller, op: Operation, folder: string): AppError {
   const where = folder === '' ? 'the top-level folder' : `folder "${folder}"`;
-  if (c.kind === 'anonymous') return errors.unauthenticated(`No public policy allows ${op} in ${where}: send credentials`);
+  if (c.kind === 'anonymous')
+    return errors.unauthenticated(`No public policy allows ${op} in ${where}: send credentials`);
   return errors.forbidden(`No policy allows ${op} in ${where} for this caller`);
 }
 
 /** Throws unless the caller may `op` the object (read, delete; write for confirming). */
-export function assertMayOnObject(policies: readonly StoragePolicy[], c: Caller, op: Operation, obj: { folder: string; ownerId: string | null }): void {
+export function assertMayOnObject(
+  policies: readonly StoragePolicy[],
+  c: Caller,
+  op: Operation,
+  obj: { folder: string; ownerId: string | null },
+): void {
   if (hasFullAccess(c)) return;
-  const ok = grants(policies, c, op, obj.folder).some((p) => p.principal !== 'owner' || (c.kind === 'user' && obj.ownerId === c.userId));
+  const ok = grants(policies, c, op, obj.folder).some(
+    (p) => p.principal !== 'owner' || (c.kind === 'user' && obj.ownerId === c.userId),
+  );
   if (!ok) throw denied(c, op, obj.folder);
 }
 
 /** Throws unless the caller may write a new object of `contentType` into `folder` (UNSUPPORTED_MEDIA_TYPE when only the type is refused). */
-export function assertMayWrite(policies: readonly StoragePolicy[], c: Caller, folder: string, contentType: string): void {
+export function assertMayWrite(
+  policies: readonly StoragePolicy[],
+  c: Caller,
+  folder: string,
+  contentType: string,
+): void {
   if (hasFullAccess(c)) return;
   const candidates = grants(policies, c, 'write', folder);
   if (candidates.length === 0) throw denied(c, 'write', folder);
   if (!candidates.some((p) => contentTypeAllowed(contentType, p.contentTypes ?? null))) {
     const allowed = [...new Set(candidates.flatMap((p) => p.contentTypes ?? []))];
-    throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Content type ${contentType} may not be written to ${folder === '' ? 'the top-level folder' : `folder "${folder}"`}`, { allowed });
+    throw new AppError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `Content type ${contentType} may not be written to ${folder === '' ? 'the top-level folder' : `folder "${folder}"`}`,
+      { allowed },
+    );
   }
 }
 
@@ -117,7 +139,8 @@ export function listScope(policies: readonly StoragePolicy[], c: Caller): ListSc
     .filter((p) => p.operations.includes('list') && coversCaller(p, c))
     .map((p) => ({ folder: p.folder, ownerId: p.principal === 'owner' ? (c as { userId: string }).userId : null }));
   if (scopes.length === 0) {
-    if (c.kind === 'anonymous') throw errors.unauthenticated('No public policy allows list in this project: send credentials');
+    if (c.kind === 'anonymous')
+      throw errors.unauthenticated('No public policy allows list in this project: send credentials');
     throw errors.forbidden('No policy allows list for this caller');
   }
   return scopes;

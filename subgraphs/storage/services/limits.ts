@@ -15,16 +15,28 @@ export type LimitService = ReturnType<typeof createLimitService>;
 /** Limits younger than this are used as they are; older ones are asked for again first. */
 const FRESH_MS = 30_000;
 
-export function createLimitService({ db, config, router }: { db: SubgraphDatabase; config: Config; router?: RouterClient }) {
+export function createLimitService({
+  db,
+  config,
+  router,
+}: {
+  db: SubgraphDatabase;
+  config: Config;
+  router?: RouterClient;
+}) {
   const read = async (projectId: string, sql: Sql) =>
     (
-      (await sql.execute('select max_storage_bytes, max_upload_bytes, updated_at from storage_project_limits where project_id = ?', [projectId])) as {
+      (await sql.execute(
+        'select max_storage_bytes, max_upload_bytes, updated_at from storage_project_limits where project_id = ?',
+        [projectId],
+      )) as {
         max_storage_bytes: string;
         max_upload_bytes: string;
         updated_at: Date | string;
       }[]
     )[0];
-  const notFound = (projectId: string) => new AppError('NOT_FOUND', `project ${projectId} not found`, { resource: 'project', id: projectId });
+  const notFound = (projectId: string) =>
+    new AppError('NOT_FOUND', `project ${projectId} not found`, { resource: 'project', id: projectId });
   return {
     /**
      * The project's plan limits, asked of the router again when the copy is missing or older than 30 s.
@@ -35,7 +47,12 @@ export function createLimitService({ db, config, router }: { db: SubgraphDatabas
       if ((!row || Date.now() - new Date(row.updated_at).getTime() > FRESH_MS) && router) {
         // Asking for the field makes the router fetch the plan from tenant management and hand it to
         // Project.storageLimits, whose resolver remembers it (see resolvers/index.ts).
-        await callInternal(router, INTERNAL_OPERATIONS.storageLimitsRefresh, { projectId }, { requestId, principal: { kind: 'internal' } }).catch((err: unknown) => {
+        await callInternal(
+          router,
+          INTERNAL_OPERATIONS.storageLimitsRefresh,
+          { projectId },
+          { requestId, principal: { kind: 'internal' } },
+        ).catch((err: unknown) => {
           // NOT_FOUND: tenant management knows no such project (answered below, from what storage keeps).
           if (err instanceof AppError && err.code === 'NOT_FOUND') return;
           if (!(err instanceof AppError)) throw err;

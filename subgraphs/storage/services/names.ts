@@ -7,7 +7,7 @@ export const MAX_FOLDER_BYTES = 512;
 export const MAX_FOLDER_DEPTH = 16;
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
-const TOKEN = "[A-Za-z0-9!#$&^_.+-]+";
+const TOKEN = '[A-Za-z0-9!#$&^_.+-]+';
 const CONTENT_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^"\\\\\\r\\n]*"))*$`);
 const ALLOW_PATTERN = new RegExp(`^(${TOKEN}/${TOKEN}|${TOKEN}/\\*|\\*/\\*)$`);
 export const OPERATIONS = ['read', 'write', 'delete', 'list'] as const;
@@ -32,20 +32,24 @@ function checkSegment(field: string, s: string, max: number): void {
 export function checkFolder(raw: unknown, field = 'folder'): string {
   if (raw === undefined || raw === null || raw === '') return '';
   if (typeof raw !== 'string') throw errors.validation(field, 'must be a string');
-  if (raw.startsWith('/') || /^[A-Za-z]:/.test(raw)) throw errors.validation(field, 'must be relative (absolute paths are not allowed)');
+  if (raw.startsWith('/') || /^[A-Za-z]:/.test(raw))
+    throw errors.validation(field, 'must be relative (absolute paths are not allowed)');
   if (bytes(raw) > MAX_FOLDER_BYTES) throw errors.validation(field, `must be at most ${MAX_FOLDER_BYTES} bytes`);
   const folder = raw.endsWith('/') ? raw.slice(0, -1) : raw;
   const parts = folder.split('/');
-  if (parts.length > MAX_FOLDER_DEPTH) throw errors.validation(field, `must be at most ${MAX_FOLDER_DEPTH} levels deep`);
+  if (parts.length > MAX_FOLDER_DEPTH)
+    throw errors.validation(field, `must be at most ${MAX_FOLDER_DEPTH} levels deep`);
   for (const part of parts) checkSegment(field, part, MAX_NAME_BYTES);
   return folder;
 }
 
 /** An object name: one segment, no `/`. */
 export function checkName(raw: unknown, field = 'name'): string {
-  if (raw === undefined || raw === null || raw === '') throw errors.validation(field, 'is required (send a name or a file name)');
+  if (raw === undefined || raw === null || raw === '')
+    throw errors.validation(field, 'is required (send a name or a file name)');
   if (typeof raw !== 'string') throw errors.validation(field, 'must be a string');
-  if (raw.startsWith('/') || /^[A-Za-z]:[\\/]/.test(raw)) throw errors.validation(field, 'must not be an absolute path');
+  if (raw.startsWith('/') || /^[A-Za-z]:[\\/]/.test(raw))
+    throw errors.validation(field, 'must not be an absolute path');
   if (raw.includes('/')) throw errors.validation(field, 'must not contain `/` (put folders in `folder`)');
   checkSegment(field, raw, MAX_NAME_BYTES);
   return raw;
@@ -54,7 +58,8 @@ export function checkName(raw: unknown, field = 'name'): string {
 /** A content type `type/subtype` with optional parameters; default application/octet-stream. */
 export function checkContentType(raw: unknown, field = 'content_type'): string {
   if (raw === undefined || raw === null || raw === '') return 'application/octet-stream';
-  if (typeof raw !== 'string' || raw.length > 255 || !CONTENT_TYPE.test(raw)) throw errors.validation(field, 'must be a media type such as `image/png`');
+  if (typeof raw !== 'string' || raw.length > 255 || !CONTENT_TYPE.test(raw))
+    throw errors.validation(field, 'must be a media type such as `image/png`');
   return raw.toLowerCase();
 }
 
@@ -75,17 +80,32 @@ export function contentTypeAllowed(contentType: string, allowed: readonly string
   return allowed.some((a) => a === '*/*' || a === base || (a.endsWith('/*') && base.startsWith(a.slice(0, -1))));
 }
 
-export type PolicyInput = { name: string; folder: string; operations: Operation[]; principal: string; contentTypes: string[] | null };
+export type PolicyInput = {
+  name: string;
+  folder: string;
+  operations: Operation[];
+  principal: string;
+  contentTypes: string[] | null;
+};
 
 /** Checks a policy body (REST: `{name, folder, operations, principal, content_types}`). */
-export function checkPolicy(input: { name?: unknown; folder?: unknown; operations?: unknown; principal?: unknown; contentTypes?: unknown }): PolicyInput {
+export function checkPolicy(input: {
+  name?: unknown;
+  folder?: unknown;
+  operations?: unknown;
+  principal?: unknown;
+  contentTypes?: unknown;
+}): PolicyInput {
   const name = input.name;
-  if (typeof name !== 'string' || name.trim() === '' || name.length > 100 || CONTROL.test(name)) throw errors.validation('name', 'must be 1 to 100 characters');
+  if (typeof name !== 'string' || name.trim() === '' || name.length > 100 || CONTROL.test(name))
+    throw errors.validation('name', 'must be 1 to 100 characters');
   const folder = checkFolder(input.folder);
   const ops = input.operations;
-  if (!Array.isArray(ops) || ops.length === 0) throw errors.validation('operations', `must list one or more of ${OPERATIONS.join(', ')}`);
+  if (!Array.isArray(ops) || ops.length === 0)
+    throw errors.validation('operations', `must list one or more of ${OPERATIONS.join(', ')}`);
   for (const op of ops) {
-    if (!(OPERATIONS as readonly string[]).includes(op as string)) throw errors.validation('operations', `"${String(op).slice(0, 40)}" is not one of ${OPERATIONS.join(', ')}`);
+    if (!(OPERATIONS as readonly string[]).includes(op as string))
+      throw errors.validation('operations', `"${String(op).slice(0, 40)}" is not one of ${OPERATIONS.join(', ')}`);
   }
   const principal = input.principal;
   if (typeof principal !== 'string' || !/^(public|authenticated|owner|role:[A-Za-z0-9_.:-]{1,64})$/.test(principal)) {
@@ -97,7 +117,11 @@ export function checkPolicy(input: { name?: unknown; folder?: unknown; operation
       throw errors.validation('content_types', 'must be a list of 1 to 50 media types');
     }
     contentTypes = input.contentTypes.map((t) => {
-      if (typeof t !== 'string' || !ALLOW_PATTERN.test(t)) throw errors.validation('content_types', `"${String(t).slice(0, 60)}" is not a media type or pattern such as image/*`);
+      if (typeof t !== 'string' || !ALLOW_PATTERN.test(t))
+        throw errors.validation(
+          'content_types',
+          `"${String(t).slice(0, 60)}" is not a media type or pattern such as image/*`,
+        );
       return t.toLowerCase();
     });
   }
@@ -107,6 +131,7 @@ export function checkPolicy(input: { name?: unknown; folder?: unknown; operation
 /** Page size: 1 to 1000, default 100. */
 export function checkFirst(first: unknown): number {
   if (first === undefined || first === null) return 100;
-  if (typeof first !== 'number' || !Number.isInteger(first) || first < 1 || first > 1000) throw errors.validation('first', 'must be a whole number from 1 to 1000');
+  if (typeof first !== 'number' || !Number.isInteger(first) || first < 1 || first > 1000)
+    throw errors.validation('first', 'must be a whole number from 1 to 1000');
   return first;
 }

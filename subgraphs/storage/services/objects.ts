@@ -13,7 +13,16 @@ import { isUuid } from '../../../platform/ids.ts';
 import { isStorableTime, textProblem } from '../../../platform/input-guard.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import { BlobTooLargeError, blobKeyOf, type BlobStore } from '../../../platform/blob-store/index.ts';
-import { assertMayOnObject, assertMayWrite, callerOf, grants, hasFullAccess, listScope, type Caller, type ListScope } from './access.ts';
+import {
+  assertMayOnObject,
+  assertMayWrite,
+  callerOf,
+  grants,
+  hasFullAccess,
+  listScope,
+  type Caller,
+  type ListScope,
+} from './access.ts';
 import type { LimitService } from './limits.ts';
 import { checkContentType, checkFirst, checkFolder, checkName, pathOf } from './names.ts';
 import { sniffedContentType } from './sniff.ts';
@@ -65,7 +74,8 @@ type Sql = { execute: (sql: string, params?: unknown[]) => Promise<unknown> };
 // Timestamps are kept to the millisecond, as JavaScript dates (and so cursors) carry them.
 const NOW = `date_trunc('milliseconds', now())`;
 
-const COLUMNS = 'id, project_id, folder, name, path, content_type, size, sha256, status, owner_id, confirm_on_complete, upsert, max_bytes, created_at, updated_at, confirmed_at';
+const COLUMNS =
+  'id, project_id, folder, name, path, content_type, size, sha256, status, owner_id, confirm_on_complete, upsert, max_bytes, created_at, updated_at, confirmed_at';
 
 function toObject(r: Row): StoredObject {
   return {
@@ -105,7 +115,8 @@ function parseSort(raw: unknown): { key: SortKey; desc: boolean } {
   const s = String(raw);
   const desc = s.startsWith('-');
   const key = (desc ? s.slice(1) : s) as SortKey;
-  if (!Object.hasOwn(SORTS, key)) throw errors.validation('sort', `must be one of ${Object.keys(SORTS).join(', ')}, optionally with a leading -`);
+  if (!Object.hasOwn(SORTS, key))
+    throw errors.validation('sort', `must be one of ${Object.keys(SORTS).join(', ')}, optionally with a leading -`);
   return { key, desc };
 }
 
@@ -122,7 +133,11 @@ function decodeObjectCursor(cursor: unknown, sort: string): { value: string | nu
     const [s, value, id] = v as unknown[];
     // A forged cursor must not reach PostgreSQL with a value its column cannot take (bad time, NUL, huge number).
     const storable =
-      typeof value === 'number' ? Number.isSafeInteger(value) : typeof value === 'string' && !textProblem(value) && (!sort.endsWith('_at') || isStorableTime(new Date(value)));
+      typeof value === 'number'
+        ? Number.isSafeInteger(value)
+        : typeof value === 'string' &&
+          !textProblem(value) &&
+          (!sort.endsWith('_at') || isStorableTime(new Date(value)));
     return s === sort && storable && isUuid(id) ? { value: value as string | number, id } : undefined;
   };
   return decodeCursor('after', cursor, accept, 'is not a cursor returned by this API for this sort');
@@ -146,29 +161,53 @@ function scopeSql(scope: ListScope, params: unknown[]): string {
   return ` and (${ors.join(' or ')})`;
 }
 
-export type BeginInput = { projectId?: string | null; folder?: unknown; name?: unknown; contentType?: unknown; confirm?: boolean | null; upsert?: boolean | null; sizeHint?: number | null };
+export type BeginInput = {
+  projectId?: string | null;
+  folder?: unknown;
+  name?: unknown;
+  contentType?: unknown;
+  confirm?: boolean | null;
+  upsert?: boolean | null;
+  sizeHint?: number | null;
+};
 export type UploadTicket = { id: string; projectId: string; maxBytes: number; limitedBy: 'upload' | 'quota' };
 
 export type ObjectService = ReturnType<typeof createObjectService>;
 
-export function createObjectService(deps: { db: SubgraphDatabase; blobs: BlobStore; policies: PolicyService; limits: LimitService; config: Config; logger: Logger }) {
+export function createObjectService(deps: {
+  db: SubgraphDatabase;
+  blobs: BlobStore;
+  policies: PolicyService;
+  limits: LimitService;
+  config: Config;
+  logger: Logger;
+}) {
   const { db, blobs, policies, limits, logger } = deps;
 
   /** Deletes blobs after the rows that named them are gone; a failure leaves an orphan, logged, never an error. */
   const dropBlobs = async (objects: { projectId: string; id: string }[]) => {
     for (const o of objects) {
-      await blobs.delete(blobKeyOf(o.projectId, o.id)).catch((err: unknown) => logger.warn({ err, object: o.id }, 'blob delete failed'));
+      await blobs
+        .delete(blobKeyOf(o.projectId, o.id))
+        .catch((err: unknown) => logger.warn({ err, object: o.id }, 'blob delete failed'));
     }
   };
 
   const load = async (id: string, sql: Sql = db.em(), lock = false): Promise<StoredObject | null> => {
     if (!isUuid(id)) return null;
-    const [r] = await rows(sql, `select ${COLUMNS} from storage_objects where id = ?${lock ? ' for update' : ''}`, [id]);
+    const [r] = await rows(sql, `select ${COLUMNS} from storage_objects where id = ?${lock ? ' for update' : ''}`, [
+      id,
+    ]);
     return r ? toObject(r) : null;
   };
 
   /** The object and the caller, checking the caller's project owns it (NOT_FOUND otherwise). */
-  const objectFor = async (principal: Principal, id: string, sql: Sql = db.em(), lock = false): Promise<{ obj: StoredObject; caller: Caller }> => {
+  const objectFor = async (
+    principal: Principal,
+    id: string,
+    sql: Sql = db.em(),
+    lock = false,
+  ): Promise<{ obj: StoredObject; caller: Caller }> => {
     const obj = await load(id, sql, lock);
     if (!obj) throw errors.notFound('object', String(id).slice(0, 100));
     const caller = callerOf(principal, undefined, obj.projectId);
@@ -176,27 +215,51 @@ export function createObjectService(deps: { db: SubgraphDatabase; blobs: BlobSto
   };
 
   /** An object as its events (storage.object.created / deleted) describe it. */
-function eventOf(o: StoredObject): StorageObjectEvent {
-  return { id: o.id, folder: o.folder, name: o.name, contentType: o.contentType, size: o.size, sha256: o.sha256, ownerId: o.ownerId };
-}
+  function eventOf(o: StoredObject): StorageObjectEvent {
+    return {
+      id: o.id,
+      folder: o.folder,
+      name: o.name,
+      contentType: o.contentType,
+      size: o.size,
+      sha256: o.sha256,
+      ownerId: o.ownerId,
+    };
+  }
 
-/**
- * Makes a pending object ready in `em`'s transaction; returns objects whose blobs must go after commit. The object's
- * creation (and the deletion of one it replaces) is an event for the project's outbound event subscriptions, when it
- * has any, committed with the change.
- */
-  const promote = async (em: Sql, obj: StoredObject, caller: Caller): Promise<{ obj: StoredObject; replaced: StoredObject[] }> => {
+  /**
+   * Makes a pending object ready in `em`'s transaction; returns objects whose blobs must go after commit. The object's
+   * creation (and the deletion of one it replaces) is an event for the project's outbound event subscriptions, when it
+   * has any, committed with the change.
+   */
+  const promote = async (
+    em: Sql,
+    obj: StoredObject,
+    caller: Caller,
+  ): Promise<{ obj: StoredObject; replaced: StoredObject[] }> => {
     const replaced: StoredObject[] = [];
-    const [existing] = await rows(em, `select ${COLUMNS} from storage_objects where project_id = ? and path = ? and status = 'ready' for update`, [obj.projectId, obj.path]);
+    const [existing] = await rows(
+      em,
+      `select ${COLUMNS} from storage_objects where project_id = ? and path = ? and status = 'ready' for update`,
+      [obj.projectId, obj.path],
+    );
     if (existing) {
-      if (!obj.upsert) throw errors.conflict(`An object "${obj.path}" already exists: delete it first or upload with upsert`, { path: obj.path, id: existing.id });
+      if (!obj.upsert)
+        throw errors.conflict(`An object "${obj.path}" already exists: delete it first or upload with upsert`, {
+          path: obj.path,
+          id: existing.id,
+        });
       const old = toObject(existing);
       assertMayOnObject(await policies.all(obj.projectId), caller, 'delete', old);
       await em.execute('delete from storage_objects where id = ?', [old.id]);
       await publishEventIfWanted(em, 'storage.object.deleted', { projectId: old.projectId, object: eventOf(old) });
       replaced.push(old);
     }
-    const [r] = await rows(em, `update storage_objects set status = 'ready', confirmed_at = ${NOW}, updated_at = ${NOW} where id = ? returning ${COLUMNS}`, [obj.id]);
+    const [r] = await rows(
+      em,
+      `update storage_objects set status = 'ready', confirmed_at = ${NOW}, updated_at = ${NOW} where id = ? returning ${COLUMNS}`,
+      [obj.id],
+    );
     const ready = toObject(r!);
     await publishEventIfWanted(em, 'storage.object.created', { projectId: ready.projectId, object: eventOf(ready) });
     return { obj: ready, replaced };
@@ -206,7 +269,8 @@ function eventOf(o: StoredObject): StorageObjectEvent {
     try {
       return await db.em().transactional(async (em) => await fn(em));
     } catch (err) {
-      if ((err as { code?: string }).code === '23505') throw errors.conflict('An object with this folder and name was just confirmed by another upload');
+      if ((err as { code?: string }).code === '23505')
+        throw errors.conflict('An object with this folder and name was just confirmed by another upload');
       throw err;
     }
   };
@@ -225,12 +289,22 @@ function eventOf(o: StoredObject): StorageObjectEvent {
     /** A page of objects in the caller's list scopes. */
     async list(
       principal: Principal,
-      args: { projectId?: string | null; folder?: string | null; recursive?: boolean | null; prefix?: string | null; status?: string | null; sort?: string | null; first?: number | null; after?: string | null },
+      args: {
+        projectId?: string | null;
+        folder?: string | null;
+        recursive?: boolean | null;
+        prefix?: string | null;
+        status?: string | null;
+        sort?: string | null;
+        first?: number | null;
+        after?: string | null;
+      },
     ): Promise<{ items: StoredObject[]; nextCursor: string | null }> {
       const caller = callerOf(principal, args.projectId);
       const status = args.status ?? 'ready';
       if (status !== 'ready' && status !== 'pending') throw errors.validation('status', 'must be ready or pending');
-      if (status === 'pending' && !hasFullAccess(caller)) throw errors.forbidden('Only the project API key may list unconfirmed uploads');
+      if (status === 'pending' && !hasFullAccess(caller))
+        throw errors.forbidden('Only the project API key may list unconfirmed uploads');
       const scope = listScope(await policies.all(caller.projectId), caller);
       const first = checkFirst(args.first);
       const sort = parseSort(args.sort);
@@ -250,13 +324,19 @@ function eventOf(o: StoredObject): StorageObjectEvent {
         }
       }
       if (args.prefix !== undefined && args.prefix !== null && args.prefix !== '') {
-        if (typeof args.prefix !== 'string' || args.prefix.length > 255 || args.prefix.includes('\u0000')) throw errors.validation('prefix', 'must be a string of at most 255 characters');
+        if (typeof args.prefix !== 'string' || args.prefix.length > 255 || args.prefix.includes('\u0000'))
+          throw errors.validation('prefix', 'must be a string of at most 255 characters');
         where += ' and name like ?';
         params.push(`${likeEscape(args.prefix)}%`);
       }
       where += scopeSql(scope, params);
       const col = SORTS[sort.key];
-      const cast = sort.key === 'created_at' || sort.key === 'updated_at' ? '::timestamptz' : sort.key === 'size' ? '::bigint' : '';
+      const cast =
+        sort.key === 'created_at' || sort.key === 'updated_at'
+          ? '::timestamptz'
+          : sort.key === 'size'
+            ? '::bigint'
+            : '';
       const c = decodeObjectCursor(args.after, sortName);
       if (c) {
         where += ` and (${col}, id) ${sort.desc ? '<' : '>'} (?${cast}, ?)`;
@@ -264,39 +344,61 @@ function eventOf(o: StoredObject): StorageObjectEvent {
       }
       const dir = sort.desc ? 'desc' : 'asc';
       params.push(first + 1);
-      const found = (await rows(db.em(), `select ${COLUMNS} from storage_objects where ${where} order by ${col} ${dir}, id ${dir} limit ?`, params)).map(toObject);
+      const found = (
+        await rows(
+          db.em(),
+          `select ${COLUMNS} from storage_objects where ${where} order by ${col} ${dir}, id ${dir} limit ?`,
+          params,
+        )
+      ).map(toObject);
       const items = found.slice(0, first);
       const last = items[items.length - 1];
-      return { items, nextCursor: found.length > first && last ? encodeCursor([sortName, sortValue(last, sort.key), last.id]) : null };
+      return {
+        items,
+        nextCursor: found.length > first && last ? encodeCursor([sortName, sortValue(last, sort.key), last.id]) : null,
+      };
     },
 
     /** Folders with ready objects in the caller's list scopes, by name. */
-    async folders(principal: Principal, args: { projectId?: string | null; prefix?: string | null; first?: number | null; after?: string | null }) {
+    async folders(
+      principal: Principal,
+      args: { projectId?: string | null; prefix?: string | null; first?: number | null; after?: string | null },
+    ) {
       const caller = callerOf(principal, args.projectId);
       const scope = listScope(await policies.all(caller.projectId), caller);
       const first = checkFirst(args.first);
       const params: unknown[] = [caller.projectId];
       let where = `project_id = ? and status = 'ready'`;
       if (args.prefix) {
-        if (typeof args.prefix !== 'string' || args.prefix.length > 512) throw errors.validation('prefix', 'must be a string of at most 512 characters');
+        if (typeof args.prefix !== 'string' || args.prefix.length > 512)
+          throw errors.validation('prefix', 'must be a string of at most 512 characters');
         where += ' and folder like ?';
         params.push(`${likeEscape(args.prefix)}%`);
       }
       where += scopeSql(scope, params);
       // The top-level folder is '' — the cursor marks it with NUL, which no folder contains.
-      const after = decodeCursor('after', args.after, (v) => (v === '\u0000' ? '' : typeof v === 'string' && v !== '' && !textProblem(v) ? v : undefined));
+      const after = decodeCursor('after', args.after, (v) =>
+        v === '\u0000' ? '' : typeof v === 'string' && v !== '' && !textProblem(v) ? v : undefined,
+      );
       if (after !== undefined) {
         where += ' and folder > ?';
         params.push(after);
       }
       params.push(first + 1);
-      const found = (await db.em().execute(
-        `select folder, count(*)::int as objects, coalesce(sum(size), 0)::bigint as bytes from storage_objects where ${where} group by folder order by folder limit ?`,
-        params,
-      )) as { folder: string; objects: number; bytes: string }[];
-      const items = found.slice(0, first).map((f) => ({ folder: f.folder, objects: f.objects, bytes: Number(f.bytes) }));
+      const found = (await db
+        .em()
+        .execute(
+          `select folder, count(*)::int as objects, coalesce(sum(size), 0)::bigint as bytes from storage_objects where ${where} group by folder order by folder limit ?`,
+          params,
+        )) as { folder: string; objects: number; bytes: string }[];
+      const items = found
+        .slice(0, first)
+        .map((f) => ({ folder: f.folder, objects: f.objects, bytes: Number(f.bytes) }));
       const last = items[items.length - 1];
-      return { items, nextCursor: found.length > first && last ? encodeCursor(last.folder === '' ? '\u0000' : last.folder) : null };
+      return {
+        items,
+        nextCursor: found.length > first && last ? encodeCursor(last.folder === '' ? '\u0000' : last.folder) : null,
+      };
     },
 
     /** Usage of a project: totals and per folder. */
@@ -307,10 +409,12 @@ function eventOf(o: StoredObject): StorageObjectEvent {
          from storage_objects where project_id = ?`,
         [projectId],
       )) as { objects: number; bytes: string; pending_objects: number; pending_bytes: string }[];
-      const folders = (await db.em().execute(
-        `select folder, count(*)::int as objects, coalesce(sum(size), 0)::bigint as bytes from storage_objects where project_id = ? and status = 'ready' group by folder order by folder`,
-        [projectId],
-      )) as { folder: string; objects: number; bytes: string }[];
+      const folders = (await db
+        .em()
+        .execute(
+          `select folder, count(*)::int as objects, coalesce(sum(size), 0)::bigint as bytes from storage_objects where project_id = ? and status = 'ready' group by folder order by folder`,
+          [projectId],
+        )) as { folder: string; objects: number; bytes: string }[];
       return {
         objects: t!.objects,
         bytes: Number(t!.bytes),
@@ -332,27 +436,54 @@ function eventOf(o: StoredObject): StorageObjectEvent {
       const path = pathOf(folder, name);
       const projectPolicies = await policies.all(caller.projectId);
       assertMayWrite(projectPolicies, caller, folder, contentType);
-      const [existing] = await rows(db.em(), `select ${COLUMNS} from storage_objects where project_id = ? and path = ? and status = 'ready'`, [caller.projectId, path]);
+      const [existing] = await rows(
+        db.em(),
+        `select ${COLUMNS} from storage_objects where project_id = ? and path = ? and status = 'ready'`,
+        [caller.projectId, path],
+      );
       if (existing) {
-        if (!input.upsert) throw errors.conflict(`An object "${path}" already exists: delete it first or upload with upsert`, { path, id: existing.id });
+        if (!input.upsert)
+          throw errors.conflict(`An object "${path}" already exists: delete it first or upload with upsert`, {
+            path,
+            id: existing.id,
+          });
         assertMayOnObject(projectPolicies, caller, 'delete', toObject(existing));
       }
       const plan = await limits.current(caller.projectId, requestId);
       const maxUpload = limits.maxUpload(plan);
-      const hint = typeof input.sizeHint === 'number' && Number.isSafeInteger(input.sizeHint) && input.sizeHint >= 0 ? input.sizeHint : Infinity;
+      const hint =
+        typeof input.sizeHint === 'number' && Number.isSafeInteger(input.sizeHint) && input.sizeHint >= 0
+          ? input.sizeHint
+          : Infinity;
       const id = crypto.randomUUID();
       // The upload reserves what it may carry against the quota while it streams (concurrent uploads cannot each be
       // handed the whole remainder): the check and the reservation are one step under the project's quota lock.
       return await inTx(async (em) => {
         await em.execute(`select pg_advisory_xact_lock(hashtext('storage-quota:' || ?))`, [caller.projectId]);
         const remaining = plan.maxStorageBytes - (await limits.used(caller.projectId, em));
-        if (remaining <= 0) throw new AppError('QUOTA_EXCEEDED', `The project's storage quota of ${plan.maxStorageBytes} bytes is used up (uploads in progress included)`, { quota_bytes: plan.maxStorageBytes });
+        if (remaining <= 0)
+          throw new AppError(
+            'QUOTA_EXCEEDED',
+            `The project's storage quota of ${plan.maxStorageBytes} bytes is used up (uploads in progress included)`,
+            { quota_bytes: plan.maxStorageBytes },
+          );
         const limitedBy = remaining < maxUpload ? 'quota' : 'upload';
         const maxBytes = Math.min(remaining, maxUpload, hint);
         await em.execute(
           `insert into storage_objects (id, project_id, folder, name, path, content_type, status, owner_id, confirm_on_complete, upsert, max_bytes, created_at, updated_at)
            values (?, ?, ?, ?, ?, ?, 'uploading', ?, ?, ?, ?, ${NOW}, ${NOW})`,
-          [id, caller.projectId, folder, name, path, contentType, caller.kind === 'user' ? caller.userId : null, input.confirm === true, input.upsert === true, maxBytes],
+          [
+            id,
+            caller.projectId,
+            folder,
+            name,
+            path,
+            contentType,
+            caller.kind === 'user' ? caller.userId : null,
+            input.confirm === true,
+            input.upsert === true,
+            maxBytes,
+          ],
         );
         return { id, projectId: caller.projectId, maxBytes, limitedBy } as UploadTicket;
       });
@@ -377,7 +508,12 @@ function eventOf(o: StoredObject): StorageObjectEvent {
         if (!hasFullAccess(caller)) {
           const projectPolicies = await policies.all(before.projectId);
           if (grants(projectPolicies, caller, 'write', before.folder).some((p) => (p.contentTypes?.length ?? 0) > 0)) {
-            contentType = await sniffedContentType(blobs, { projectId: before.projectId, id: before.id, size, contentType: before.contentType });
+            contentType = await sniffedContentType(blobs, {
+              projectId: before.projectId,
+              id: before.id,
+              size,
+              contentType: before.contentType,
+            });
             assertMayWrite(projectPolicies, caller, before.folder, contentType);
           }
         }
@@ -385,20 +521,29 @@ function eventOf(o: StoredObject): StorageObjectEvent {
           await em.execute(`select pg_advisory_xact_lock(hashtext('storage-quota:' || ?))`, [before.projectId]);
           const obj = await load(id, em, true);
           if (!obj || obj.status !== 'uploading') throw errors.notFound('upload', id);
-          if (size > obj.maxBytes) throw new AppError('PAYLOAD_TOO_LARGE', `The upload exceeds ${obj.maxBytes} bytes`, { max_bytes: obj.maxBytes });
+          if (size > obj.maxBytes)
+            throw new AppError('PAYLOAD_TOO_LARGE', `The upload exceeds ${obj.maxBytes} bytes`, {
+              max_bytes: obj.maxBytes,
+            });
           const plan = await limits.of(obj.projectId, em);
           // Other uploads' reservations count, this upload's own does not (its bytes are `size` now).
           const used = await limits.used(obj.projectId, em, obj.id);
           if (used + size > plan.maxStorageBytes) {
-            throw new AppError('QUOTA_EXCEEDED', `The upload would take the project past its storage quota of ${plan.maxStorageBytes} bytes`, {
-              quota_bytes: plan.maxStorageBytes,
-              used_bytes: used,
-              size,
-            });
+            throw new AppError(
+              'QUOTA_EXCEEDED',
+              `The upload would take the project past its storage quota of ${plan.maxStorageBytes} bytes`,
+              {
+                quota_bytes: plan.maxStorageBytes,
+                used_bytes: used,
+                size,
+              },
+            );
           }
-          const [r] = await rows(em, `update storage_objects set status = 'pending', size = ?, sha256 = ?, content_type = ?, updated_at = ${NOW} where id = ? returning ${COLUMNS}`, [
-            size, sha256, contentType, id,
-          ]);
+          const [r] = await rows(
+            em,
+            `update storage_objects set status = 'pending', size = ?, sha256 = ?, content_type = ?, updated_at = ${NOW} where id = ? returning ${COLUMNS}`,
+            [size, sha256, contentType, id],
+          );
           const pending = toObject(r!);
           if (!pending.confirmOnComplete) return pending;
           const { obj: ready, replaced } = await promote(em, pending, caller);
@@ -418,7 +563,11 @@ function eventOf(o: StoredObject): StorageObjectEvent {
     /** Forgets an upload and its bytes (stream failed or refused). */
     async abort(id: string): Promise<boolean> {
       if (!isUuid(id)) return false;
-      const gone = (await db.em().execute(`delete from storage_objects where id = ? and status = 'uploading' returning project_id`, [id])) as { project_id: string }[];
+      const gone = (await db
+        .em()
+        .execute(`delete from storage_objects where id = ? and status = 'uploading' returning project_id`, [id])) as {
+        project_id: string;
+      }[];
       if (gone[0]) await dropBlobs([{ projectId: gone[0].project_id, id }]);
       return gone.length > 0;
     },
@@ -433,7 +582,8 @@ function eventOf(o: StoredObject): StorageObjectEvent {
         await service.abort(ticket.id);
         if (err instanceof BlobTooLargeError) throw tooLarge(ticket);
         // The transport's own size cap (graphql-upload's maxFileSize) ends the stream with a 413.
-        if ((err as { status?: number }).status === 413) throw new AppError('PAYLOAD_TOO_LARGE', (err as Error).message);
+        if ((err as { status?: number }).status === 413)
+          throw new AppError('PAYLOAD_TOO_LARGE', (err as Error).message);
         throw err;
       }
       return await service.complete(principal, ticket.id, stored.size, stored.sha256);
@@ -448,7 +598,8 @@ function eventOf(o: StoredObject): StorageObjectEvent {
       if (!hasFullAccess(caller)) {
         assertMayWrite(projectPolicies, caller, obj.folder, obj.contentType);
         const ownOnly = grants(projectPolicies, caller, 'write', obj.folder).every((p) => p.principal === 'owner');
-        if (ownOnly && !(caller.kind === 'user' && obj.ownerId === caller.userId)) throw errors.forbidden('Only the uploader may confirm this upload');
+        if (ownOnly && !(caller.kind === 'user' && obj.ownerId === caller.userId))
+          throw errors.forbidden('Only the uploader may confirm this upload');
       }
       if (obj.status === 'ready') return obj;
       const dropped: StoredObject[] = [];
@@ -471,8 +622,11 @@ function eventOf(o: StoredObject): StorageObjectEvent {
       assertMayOnObject(await policies.all(obj.projectId), caller, 'delete', obj);
       // A ready object's deletion is an event (storage.object.deleted), committed with it.
       const gone = await inTx(async (em) => {
-        const deleted = (await em.execute('delete from storage_objects where id = ? returning id', [obj.id])) as unknown[];
-        if (deleted.length > 0 && obj.status === 'ready') await publishEventIfWanted(em, 'storage.object.deleted', { projectId: obj.projectId, object: eventOf(obj) });
+        const deleted = (await em.execute('delete from storage_objects where id = ? returning id', [
+          obj.id,
+        ])) as unknown[];
+        if (deleted.length > 0 && obj.status === 'ready')
+          await publishEventIfWanted(em, 'storage.object.deleted', { projectId: obj.projectId, object: eventOf(obj) });
         return deleted;
       });
       if (gone.length === 0) throw errors.notFound('object', id);
@@ -499,10 +653,12 @@ function eventOf(o: StoredObject): StorageObjectEvent {
     async purgeProject(projectId: string): Promise<number> {
       let total = 0;
       for (;;) {
-        const gone = (await db.em().execute(
-          'delete from storage_objects where id in (select id from storage_objects where project_id = ? limit 500) returning id, project_id',
-          [projectId],
-        )) as { id: string; project_id: string }[];
+        const gone = (await db
+          .em()
+          .execute(
+            'delete from storage_objects where id in (select id from storage_objects where project_id = ? limit 500) returning id, project_id',
+            [projectId],
+          )) as { id: string; project_id: string }[];
         await dropBlobs(gone.map((g) => ({ id: g.id, projectId: g.project_id })));
         total += gone.length;
         if (gone.length < 500) return total;
@@ -515,6 +671,12 @@ function eventOf(o: StoredObject): StorageObjectEvent {
 /** The error for a stream that went past its ticket's limit. */
 export function tooLarge(ticket: Pick<UploadTicket, 'maxBytes' | 'limitedBy'>): AppError {
   return ticket.limitedBy === 'quota'
-    ? new AppError('QUOTA_EXCEEDED', `The upload would take the project past its storage quota (${ticket.maxBytes} bytes left)`, { remaining_bytes: ticket.maxBytes })
-    : new AppError('PAYLOAD_TOO_LARGE', `The upload exceeds the largest upload allowed, ${ticket.maxBytes} bytes`, { max_bytes: ticket.maxBytes });
+    ? new AppError(
+        'QUOTA_EXCEEDED',
+        `The upload would take the project past its storage quota (${ticket.maxBytes} bytes left)`,
+        { remaining_bytes: ticket.maxBytes },
+      )
+    : new AppError('PAYLOAD_TOO_LARGE', `The upload exceeds the largest upload allowed, ${ticket.maxBytes} bytes`, {
+        max_bytes: ticket.maxBytes,
+      });
 }

@@ -12,7 +12,10 @@ export const SNIFF_BYTES = 4100;
 
 async function head(blobs: BlobStore, projectId: string, id: string, size: number): Promise<Buffer> {
   if (size === 0) return Buffer.alloc(0);
-  const stream: Readable = await blobs.get(blobKeyOf(projectId, id), { start: 0, end: Math.min(size, SNIFF_BYTES) - 1 });
+  const stream: Readable = await blobs.get(blobKeyOf(projectId, id), {
+    start: 0,
+    end: Math.min(size, SNIFF_BYTES) - 1,
+  });
   const chunks: Buffer[] = [];
   for await (const c of stream) chunks.push(c as Buffer);
   return Buffer.concat(chunks);
@@ -22,12 +25,18 @@ async function head(blobs: BlobStore, projectId: string, id: string, size: numbe
  * The content type of a stored upload's bytes: the sniffed one, else the declared one when the bytes cannot tell.
  * UNSUPPORTED_MEDIA_TYPE when the declared type is a recognisable format the bytes are not.
  */
-export async function sniffedContentType(blobs: BlobStore, upload: { projectId: string; id: string; size: number; contentType: string }): Promise<string> {
+export async function sniffedContentType(
+  blobs: BlobStore,
+  upload: { projectId: string; id: string; size: number; contentType: string },
+): Promise<string> {
   const found = await fileTypeFromBuffer(await head(blobs, upload.projectId, upload.id, upload.size));
   if (found) return found.mime;
   const declared = upload.contentType.split(';')[0]!.trim().toLowerCase();
   if (supportedMimeTypes.has(declared as never)) {
-    throw new AppError('UNSUPPORTED_MEDIA_TYPE', `The bytes are not ${declared}, as the upload declared`, { declared, sniffed: null });
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', `The bytes are not ${declared}, as the upload declared`, {
+      declared,
+      sniffed: null,
+    });
   }
   return upload.contentType;
 }

@@ -7,7 +7,15 @@ import { ProjectEntity } from './project.ts';
 import { ProjectOidcClientEntity } from './project-oidc-client.ts';
 import { ProjectPublicationEntity } from './project-publication.ts';
 
-export { PlanEntity, TenantEntity, TenantSessionEntity, TenantSigningKeyEntity, ProjectEntity, ProjectOidcClientEntity, ProjectPublicationEntity };
+export {
+  PlanEntity,
+  TenantEntity,
+  TenantSessionEntity,
+  TenantSigningKeyEntity,
+  ProjectEntity,
+  ProjectOidcClientEntity,
+  ProjectPublicationEntity,
+};
 export type { Plan } from './plan.ts';
 export type { Tenant } from './tenant.ts';
 export type { TenantSession } from './tenant-session.ts';

@@ -9,7 +9,18 @@ const MIB = 1024 ** 2;
 export const SEEDED_PLANS: [string, string, string, number, number, number, number, number, number, number][] = [
   ['free', 'Free', 'For side projects and trying Tessera out.', 3, 1 * GIB, 50 * MIB, 100_000, 500_000, 600, 0],
   ['pro', 'Pro', 'For production apps with real traffic.', 20, 100 * GIB, 5 * GIB, 10_000_000, 5_000_000, 6_000, 2_500],
-  ['enterprise', 'Enterprise', 'For large teams: high limits and priority support.', 1_000, 10_240 * GIB, 50 * GIB, 1_000_000_000, 100_000_000, 60_000, 99_900],
+  [
+    'enterprise',
+    'Enterprise',
+    'For large teams: high limits and priority support.',
+    1_000,
+    10_240 * GIB,
+    50 * GIB,
+    1_000_000_000,
+    100_000_000,
+    60_000,
+    99_900,
+  ],
 ];
 
 export class TenantInitialMigration extends Migration {
@@ -58,7 +69,9 @@ export class TenantInitialMigration extends Migration {
       ip text
     )`);
     this.addSql('create unique index tenant_sessions_refresh_token_hash_key on tenant_sessions (refresh_token_hash)');
-    this.addSql('create index tenant_sessions_rotated_hashes_idx on tenant_sessions using gin (rotated_refresh_token_hashes)');
+    this.addSql(
+      'create index tenant_sessions_rotated_hashes_idx on tenant_sessions using gin (rotated_refresh_token_hashes)',
+    );
     this.addSql('create index tenant_sessions_tenant_id_idx on tenant_sessions (tenant_id)');
 
     this.addSql(`create table tenant_signing_keys (
@@ -71,7 +84,9 @@ export class TenantInitialMigration extends Migration {
       retired_at timestamptz
     )`);
     // At most one current and one previous key, whatever instances race at start-up.
-    this.addSql(`create unique index tenant_signing_keys_one_per_status on tenant_signing_keys (status) where status in ('current', 'previous')`);
+    this.addSql(
+      `create unique index tenant_signing_keys_one_per_status on tenant_signing_keys (status) where status in ('current', 'previous')`,
+    );
 
     this.addSql(`create table projects (
       id uuid primary key,
@@ -108,7 +123,9 @@ export class TenantInitialMigration extends Migration {
       created_at timestamptz not null,
       updated_at timestamptz not null
     )`);
-    this.addSql('create unique index project_publications_project_table_key on project_publications (project_id, table_name)');
+    this.addSql(
+      'create unique index project_publications_project_table_key on project_publications (project_id, table_name)',
+    );
 
     SEEDED_PLANS.forEach(([id, name, description, projects, storage, upload, rows, invocations, rpm, cents], i) => {
       const q = (s: string) => `'${s.replace(/'/g, "''")}'`;
@@ -119,7 +136,15 @@ export class TenantInitialMigration extends Migration {
   }
 
   override down(): void {
-    for (const table of ['project_publications', 'project_oidc_clients', 'projects', 'tenant_signing_keys', 'tenant_sessions', 'tenants', 'plans']) {
+    for (const table of [
+      'project_publications',
+      'project_oidc_clients',
+      'projects',
+      'tenant_signing_keys',
+      'tenant_sessions',
+      'tenants',
+      'plans',
+    ]) {
       this.addSql(`drop table if exists ${table}`);
     }
   }

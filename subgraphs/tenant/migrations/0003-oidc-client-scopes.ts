@@ -7,7 +7,9 @@ export class TenantOidcClientScopesMigration extends Migration {
   override name = '0003-tenant-oidc-client-scopes';
 
   override up(): void {
-    this.addSql(`alter table project_oidc_clients add column allowed_scopes text[] not null default '{openid,profile,email,phone,offline_access,role:*}'`);
+    this.addSql(
+      `alter table project_oidc_clients add column allowed_scopes text[] not null default '{openid,profile,email,phone,offline_access,role:*}'`,
+    );
   }
 
   override down(): void {

@@ -7,7 +7,9 @@ export class TenantPublishableKeyCorsMigration extends Migration {
   override name = '0004-tenant-publishable-key-cors';
 
   override up(): void {
-    this.addSql('alter table projects add column publishable_key_sealed text, add column publishable_key_hash text, add column publishable_key_prefix text');
+    this.addSql(
+      'alter table projects add column publishable_key_sealed text, add column publishable_key_hash text, add column publishable_key_prefix text',
+    );
     this.addSql('create unique index projects_publishable_key_hash on projects (publishable_key_hash)');
     this.addSql(`create table project_cors (
       project_id uuid primary key references projects (id) on delete cascade,
@@ -24,6 +26,8 @@ export class TenantPublishableKeyCorsMigration extends Migration {
   override down(): void {
     this.addSql('drop table if exists project_cors');
     this.addSql('drop index if exists projects_publishable_key_hash');
-    this.addSql('alter table projects drop column if exists publishable_key_sealed, drop column if exists publishable_key_hash, drop column if exists publishable_key_prefix');
+    this.addSql(
+      'alter table projects drop column if exists publishable_key_sealed, drop column if exists publishable_key_hash, drop column if exists publishable_key_prefix',
+    );
   }
 }

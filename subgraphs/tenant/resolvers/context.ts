@@ -10,7 +10,8 @@ export type TenantContext = SubgraphContext<TenantServices>;
 export function requireTenant(ctx: TenantContext): { tenantId: string; sessionId: string } {
   const p = ctx.principal;
   if (p.kind === 'tenant') return { tenantId: p.tenantId, sessionId: p.sessionId };
-  if (p.kind === 'anonymous') throw errors.unauthenticated('Sign in as a tenant (Authorization: Bearer <access_token>)');
+  if (p.kind === 'anonymous')
+    throw errors.unauthenticated('Sign in as a tenant (Authorization: Bearer <access_token>)');
   throw errors.forbidden('Only a tenant access token may manage the account and its projects');
 }
 

@@ -5,9 +5,14 @@ import { requireInternal } from './context.ts';
 
 export const internalQueries = {
   /** Exactly one of `apiKey` and `token`. */
-  _authenticate: async (_: unknown, { apiKey, token }: { apiKey?: string | null; token?: string | null }, ctx: TenantContext) => {
+  _authenticate: async (
+    _: unknown,
+    { apiKey, token }: { apiKey?: string | null; token?: string | null },
+    ctx: TenantContext,
+  ) => {
     requireInternal(ctx);
-    if (typeof apiKey === 'string' && typeof token === 'string') throw errors.validation('apiKey', 'give an API key or a token, not both');
+    if (typeof apiKey === 'string' && typeof token === 'string')
+      throw errors.validation('apiKey', 'give an API key or a token, not both');
     if (typeof apiKey === 'string') {
       const { projectId, tenantId, kind } = await ctx.services.projects.authenticate(apiKey);
       return { kind, projectId, tenantId, sessionId: null };

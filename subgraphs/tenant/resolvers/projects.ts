@@ -20,7 +20,8 @@ export const projectQueries = {
     return await ctx.services.projects.getOwned(requireTenant(ctx).tenantId, id);
   },
   /** The API key's own project: the same publications as the tenant routes (one source of truth). */
-  projectPublications: async (_: unknown, _args: unknown, ctx: TenantContext) => await ctx.services.publications.list(requireProject(ctx).projectId),
+  projectPublications: async (_: unknown, _args: unknown, ctx: TenantContext) =>
+    await ctx.services.publications.list(requireProject(ctx).projectId),
 };
 
 export const projectMutations = {
@@ -32,20 +33,32 @@ export const projectMutations = {
     await ctx.services.projects.remove(requireTenant(ctx).tenantId, id);
     return true;
   },
-  regenerateProjectKey: async (_: unknown, { id }: Id, ctx: TenantContext) => await ctx.services.projects.regenerateKey(requireTenant(ctx).tenantId, id),
+  regenerateProjectKey: async (_: unknown, { id }: Id, ctx: TenantContext) =>
+    await ctx.services.projects.regenerateKey(requireTenant(ctx).tenantId, id),
   regeneratePublishableKey: async (_: unknown, { id }: Id, ctx: TenantContext) =>
     await ctx.services.projects.regeneratePublishableKey(requireTenant(ctx).tenantId, id),
   setProjectCors: async (_: unknown, args: { projectId: string; input: Record<string, unknown> }, ctx: TenantContext) =>
     await ctx.services.cors.set(requireTenant(ctx).tenantId, args.projectId, args.input),
-  setPublication: async (_: unknown, args: { projectId: string; input: { table: string; enabled: boolean } }, ctx: TenantContext) =>
-    await ctx.services.publications.set(requireTenant(ctx).tenantId, args.projectId, args.input),
-  setProjectPublication: async (_: unknown, args: { input: { table: string; enabled: boolean } }, ctx: TenantContext) => {
+  setPublication: async (
+    _: unknown,
+    args: { projectId: string; input: { table: string; enabled: boolean } },
+    ctx: TenantContext,
+  ) => await ctx.services.publications.set(requireTenant(ctx).tenantId, args.projectId, args.input),
+  setProjectPublication: async (
+    _: unknown,
+    args: { input: { table: string; enabled: boolean } },
+    ctx: TenantContext,
+  ) => {
     const p = requireProject(ctx);
     return await ctx.services.publications.set(p.tenantId, p.projectId, args.input);
   },
   updateOidcClient: async (
     _: unknown,
-    args: { projectId: string; clientId: string; input: { name?: string | null; redirectUris?: string[] | null; public?: boolean | null } },
+    args: {
+      projectId: string;
+      clientId: string;
+      input: { name?: string | null; redirectUris?: string[] | null; public?: boolean | null };
+    },
     ctx: TenantContext,
   ) => await ctx.services.oidcClients.update(requireTenant(ctx).tenantId, args.projectId, args.clientId, args.input),
   rotateOidcClientSecret: async (_: unknown, args: { projectId: string; clientId: string }, ctx: TenantContext) =>

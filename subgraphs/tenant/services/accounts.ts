@@ -10,7 +10,14 @@ import type { FailureLimiter } from '../../../platform/rate-limit.ts';
 import { checkName, checkPassword, normalizeEmail } from './validation.ts';
 
 /** What the API shows of a tenant. */
-export type TenantView = { id: string; email: string; name: string; mfaEnabled: boolean; planId: string; createdAt: Date };
+export type TenantView = {
+  id: string;
+  email: string;
+  name: string;
+  mfaEnabled: boolean;
+  planId: string;
+  createdAt: Date;
+};
 
 export function toTenantView(t: Tenant): TenantView {
   return { id: t.id, email: t.email, name: t.name, mfaEnabled: t.mfaEnabled, planId: t.planId, createdAt: t.createdAt };
@@ -19,7 +26,11 @@ export function toTenantView(t: Tenant): TenantView {
 export type AccountService = Awaited<ReturnType<typeof createAccountService>>;
 
 /** Creates the account service; `limiter` counts failed sign-ins per account and per address, `signupLimiter` sign-ups per address. */
-export async function createAccountService({ db, limiter, signupLimiter }: Pick<ServiceDeps, 'db'> & { limiter: FailureLimiter; signupLimiter?: FailureLimiter }) {
+export async function createAccountService({
+  db,
+  limiter,
+  signupLimiter,
+}: Pick<ServiceDeps, 'db'> & { limiter: FailureLimiter; signupLimiter?: FailureLimiter }) {
   const dummyHash = await dummyPasswordHash();
 
   return {
@@ -27,7 +38,10 @@ export async function createAccountService({ db, limiter, signupLimiter }: Pick<
     async signup(input: { email: unknown; password: unknown; name?: unknown }, ip?: string): Promise<TenantView> {
       const email = normalizeEmail(input.email);
       const password = checkPassword(input.password);
-      const name = input.name === undefined || input.name === null ? email.split('@')[0].slice(0, 100) : checkName('name', input.name);
+      const name =
+        input.name === undefined || input.name === null
+          ? email.split('@')[0].slice(0, 100)
+          : checkName('name', input.name);
       if (signupLimiter && ip) {
         signupLimiter.check(`ip:${ip}`);
         signupLimiter.fail(`ip:${ip}`);

@@ -5,7 +5,13 @@
 import { announceLocally, publishBroadcast } from '../../../platform/broadcast.ts';
 import { errors } from '../../../platform/errors.ts';
 import {
-  CORS_DEFAULT_MAX_AGE, CORS_MAX_MAX_AGE, CORS_METHODS, CorsRuleError, checkHeaders, checkMethods, checkOrigins,
+  CORS_DEFAULT_MAX_AGE,
+  CORS_MAX_MAX_AGE,
+  CORS_METHODS,
+  CorsRuleError,
+  checkHeaders,
+  checkMethods,
+  checkOrigins,
 } from '../../../platform/cors.ts';
 import type { ServiceDeps } from './context.ts';
 import type { ProjectService } from './projects.ts';
@@ -31,32 +37,56 @@ export type CorsInput = {
 };
 
 type Row = {
-  project_id: string; allowed_origins: string[]; allowed_methods: string[]; allowed_headers: string[]; exposed_headers: string[]; max_age: number;
-  allow_credentials: boolean; updated_at: Date | string;
+  project_id: string;
+  allowed_origins: string[];
+  allowed_methods: string[];
+  allowed_headers: string[];
+  exposed_headers: string[];
+  max_age: number;
+  allow_credentials: boolean;
+  updated_at: Date | string;
 };
 
-const COLUMNS = 'project_id, allowed_origins, allowed_methods, allowed_headers, exposed_headers, max_age, allow_credentials, updated_at';
+const COLUMNS =
+  'project_id, allowed_origins, allowed_methods, allowed_headers, exposed_headers, max_age, allow_credentials, updated_at';
 const TEXT_ARRAY = 'array(select jsonb_array_elements_text(?::jsonb))';
 
 const viewOf = (r: Row): ProjectCorsView => ({
-  projectId: r.project_id, allowedOrigins: r.allowed_origins, allowedMethods: r.allowed_methods, allowedHeaders: r.allowed_headers,
-  exposedHeaders: r.exposed_headers, maxAge: r.max_age, allowCredentials: r.allow_credentials, updatedAt: new Date(r.updated_at),
+  projectId: r.project_id,
+  allowedOrigins: r.allowed_origins,
+  allowedMethods: r.allowed_methods,
+  allowedHeaders: r.allowed_headers,
+  exposedHeaders: r.exposed_headers,
+  maxAge: r.max_age,
+  allowCredentials: r.allow_credentials,
+  updatedAt: new Date(r.updated_at),
 });
 
 /** No rule: no origin, the defaults for the rest. */
 const none = (projectId: string): ProjectCorsView => ({
-  projectId, allowedOrigins: [], allowedMethods: [...CORS_METHODS], allowedHeaders: [], exposedHeaders: [], maxAge: CORS_DEFAULT_MAX_AGE, allowCredentials: false,
+  projectId,
+  allowedOrigins: [],
+  allowedMethods: [...CORS_METHODS],
+  allowedHeaders: [],
+  exposedHeaders: [],
+  maxAge: CORS_DEFAULT_MAX_AGE,
+  allowCredentials: false,
   updatedAt: null,
 });
 
 const snake: Record<string, string> = {
-  allowedOrigins: 'allowed_origins', allowedMethods: 'allowed_methods', allowedHeaders: 'allowed_headers', exposedHeaders: 'exposed_headers', maxAge: 'max_age',
+  allowedOrigins: 'allowed_origins',
+  allowedMethods: 'allowed_methods',
+  allowedHeaders: 'allowed_headers',
+  exposedHeaders: 'exposed_headers',
+  maxAge: 'max_age',
   allowCredentials: 'allow_credentials',
 };
 
 function stringList(field: string, value: unknown, fallback: string[]): string[] {
   if (value === undefined || value === null) return fallback;
-  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw errors.validation(snake[field] ?? field, 'expected a list of strings');
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string'))
+    throw errors.validation(snake[field] ?? field, 'expected a list of strings');
   return value as string[];
 }
 
@@ -70,8 +100,15 @@ export function checkCorsInput(input: CorsInput): Omit<ProjectCorsView, 'project
       throw errors.validation('max_age', `expected whole seconds from 0 to ${CORS_MAX_MAX_AGE}`);
     }
     return {
-      allowedOrigins: checkOrigins(stringList('allowedOrigins', input.allowedOrigins, []), allowCredentials, 'allowed_origins'),
-      allowedMethods: checkMethods(stringList('allowedMethods', input.allowedMethods, [...CORS_METHODS]), 'allowed_methods'),
+      allowedOrigins: checkOrigins(
+        stringList('allowedOrigins', input.allowedOrigins, []),
+        allowCredentials,
+        'allowed_origins',
+      ),
+      allowedMethods: checkMethods(
+        stringList('allowedMethods', input.allowedMethods, [...CORS_METHODS]),
+        'allowed_methods',
+      ),
       allowedHeaders: checkHeaders(stringList('allowedHeaders', input.allowedHeaders, []), 'allowed_headers'),
       exposedHeaders: checkHeaders(stringList('exposedHeaders', input.exposedHeaders, []), 'exposed_headers'),
       maxAge,
@@ -101,7 +138,8 @@ export function createCorsService({ db, projects }: Pick<ServiceDeps, 'db'> & { 
       const rule = checkCorsInput(input);
       const project = await projects.getOwned(tenantId, projectId);
       await db.em().transactional(async (em) => {
-        if (rule.allowedOrigins.length === 0) await em.execute('delete from project_cors where project_id = ?', [project.id]);
+        if (rule.allowedOrigins.length === 0)
+          await em.execute('delete from project_cors where project_id = ?', [project.id]);
         else {
           await em.execute(
             // Lists travel as JSON: the ORM would spread an array parameter into a list of parameters.
@@ -109,7 +147,15 @@ export function createCorsService({ db, projects }: Pick<ServiceDeps, 'db'> & { 
              on conflict (project_id) do update set allowed_origins = excluded.allowed_origins, allowed_methods = excluded.allowed_methods,
                allowed_headers = excluded.allowed_headers, exposed_headers = excluded.exposed_headers, max_age = excluded.max_age,
                allow_credentials = excluded.allow_credentials, updated_at = excluded.updated_at`,
-            [project.id, ...[rule.allowedOrigins, rule.allowedMethods, rule.allowedHeaders, rule.exposedHeaders].map((l) => JSON.stringify(l)), rule.maxAge, rule.allowCredentials, new Date()],
+            [
+              project.id,
+              ...[rule.allowedOrigins, rule.allowedMethods, rule.allowedHeaders, rule.exposedHeaders].map((l) =>
+                JSON.stringify(l),
+              ),
+              rule.maxAge,
+              rule.allowCredentials,
+              new Date(),
+            ],
           );
         }
         await publishBroadcast(em, 'cors.changed', { projectId: project.id });

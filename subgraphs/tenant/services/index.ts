@@ -23,12 +23,25 @@ export type TenantServices = Awaited<ReturnType<typeof createTenantServices>>;
 
 /** Builds every service of the tenant subgraph from the platform's dependencies. */
 export async function createTenantServices({ config, db, logger, databaseUrl }: SubgraphDeps) {
-  if (!config.internalSecret) throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the tenant subgraph cannot seal secrets');
+  if (!config.internalSecret)
+    throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the tenant subgraph cannot seal secrets');
   const box = createSecretBox(config.internalSecret);
   // Failures counted by any tenant process count in every one (broadcast; checking stays a memory read).
-  const limitSharing = createLimitSharing({ url: databaseUrl, logger, publish: async (m) => await publishBroadcast(db.em(), 'rate-limits.changed', m) });
-  const accountLimiter = createFailureLimiter({ limit: SIGN_IN_FAILURES_PER_ACCOUNT, windowMs: WINDOW_MS, share: limitSharing.scope('tenant.signIn.account') });
-  const addressLimiter = createFailureLimiter({ limit: SIGN_IN_FAILURES_PER_ADDRESS, windowMs: WINDOW_MS, share: limitSharing.scope('tenant.signIn.address') });
+  const limitSharing = createLimitSharing({
+    url: databaseUrl,
+    logger,
+    publish: async (m) => await publishBroadcast(db.em(), 'rate-limits.changed', m),
+  });
+  const accountLimiter = createFailureLimiter({
+    limit: SIGN_IN_FAILURES_PER_ACCOUNT,
+    windowMs: WINDOW_MS,
+    share: limitSharing.scope('tenant.signIn.account'),
+  });
+  const addressLimiter = createFailureLimiter({
+    limit: SIGN_IN_FAILURES_PER_ADDRESS,
+    windowMs: WINDOW_MS,
+    share: limitSharing.scope('tenant.signIn.address'),
+  });
   // One limiter interface over both: keys are `account:<email>` or `ip:<address>`.
   const limiter = {
     check: (key: string) => (key.startsWith('ip:') ? addressLimiter : accountLimiter).check(key),
@@ -37,7 +50,11 @@ export async function createTenantServices({ config, db, logger, databaseUrl }: 
   };
 
   // Sign-ups per client address and hour: every attempt counts (each costs an argon2 hash and says whether an address is taken).
-  const signupLimiter = createFailureLimiter({ limit: config.signupRateLimit, windowMs: 60 * 60_000, share: limitSharing.scope('tenant.signup.address') });
+  const signupLimiter = createFailureLimiter({
+    limit: config.signupRateLimit,
+    windowMs: 60 * 60_000,
+    share: limitSharing.scope('tenant.signup.address'),
+  });
   const plans = createPlanService({ db });
   const accounts = await createAccountService({ db, limiter, signupLimiter });
   const mfa = createMfaService({ db, box, limiter });

@@ -9,8 +9,17 @@ import type { ServiceDeps } from './context.ts';
 export type MfaService = TotpService<Tenant>;
 
 /** Creates the MFA service; failed codes count in `limiter` under the account's key. */
-export function createMfaService({ db, box, limiter }: Pick<ServiceDeps, 'db' | 'box'> & { limiter: FailureLimiter }): MfaService {
+export function createMfaService({
+  db,
+  box,
+  limiter,
+}: Pick<ServiceDeps, 'db' | 'box'> & { limiter: FailureLimiter }): MfaService {
   const key = (tenant: Tenant) => `account:${tenant.email}`;
-  const stored = totpEntityStore<Tenant>(db, TenantEntity, () => errors.unauthenticated('The account no longer exists'));
-  return createTotpService<Tenant>({ box, store: { ...stored, check: (t) => limiter.check(key(t)), fail: (t) => limiter.fail(key(t)) } });
+  const stored = totpEntityStore<Tenant>(db, TenantEntity, () =>
+    errors.unauthenticated('The account no longer exists'),
+  );
+  return createTotpService<Tenant>({
+    box,
+    store: { ...stored, check: (t) => limiter.check(key(t)), fail: (t) => limiter.fail(key(t)) },
+  });
 }

@@ -8,7 +8,13 @@
 // is trusted while the broadcast connection is down, a reconnection empties the cache, and nothing is kept
 // longer than a minute. Until `start()` listens for broadcasts, nothing is cached.
 import { errors } from '../../../platform/errors.ts';
-import { announceLocally, publishBroadcast, startBroadcastListener, type BroadcastListener, type BroadcastTopics } from '../../../platform/broadcast.ts';
+import {
+  announceLocally,
+  publishBroadcast,
+  startBroadcastListener,
+  type BroadcastListener,
+  type BroadcastTopics,
+} from '../../../platform/broadcast.ts';
 import { ProjectOidcClientEntity, type ProjectOidcClient } from '../entities/index.ts';
 import type { ServiceDeps } from './context.ts';
 import { randomToken, safeEqual, sha256Hex } from '../../../platform/crypto.ts';
@@ -30,7 +36,11 @@ function newSecret(box: ServiceDeps['box']) {
 }
 
 /** Creates (persists on the next flush of `em`) a new client with every grant type and no redirect URI. */
-export function newOidcClient(em: SqlEm, box: ServiceDeps['box'], opts: { projectId: string; name: string; isDefault: boolean; now: Date }): ProjectOidcClient {
+export function newOidcClient(
+  em: SqlEm,
+  box: ServiceDeps['box'],
+  opts: { projectId: string; name: string; isDefault: boolean; now: Date },
+): ProjectOidcClient {
   return em.create(ProjectOidcClientEntity, {
     clientId: randomToken(CLIENT_ID_PREFIX, 18),
     projectId: opts.projectId,
@@ -47,7 +57,10 @@ export function newOidcClient(em: SqlEm, box: ServiceDeps['box'], opts: { projec
 }
 
 /** What the identity provider checks a client with (the secret only as its hash). */
-export type OidcClientFacts = Pick<ProjectOidcClient, 'clientId' | 'projectId' | 'name' | 'redirectUris' | 'grantTypes' | 'allowedScopes' | 'isPublic' | 'clientSecretHash'>;
+export type OidcClientFacts = Pick<
+  ProjectOidcClient,
+  'clientId' | 'projectId' | 'name' | 'redirectUris' | 'grantTypes' | 'allowedScopes' | 'isPublic' | 'clientSecretHash'
+>;
 
 /** What the identity provider needs to know about a client. */
 export type ResolvedOidcClient = { client: OidcClientFacts; tenantId: string; secretValid: boolean | null };
@@ -84,14 +97,24 @@ export function createOidcClientCache() {
     set(since: number, facts: OidcClientFacts, tenantId: string): void {
       if (since !== generation || !live()) return;
       if (entries.size >= CACHE_MAX) entries.delete(entries.keys().next().value as string);
-      entries.set(facts.clientId, { facts: Object.freeze({ ...facts, redirectUris: [...facts.redirectUris], grantTypes: [...facts.grantTypes], allowedScopes: [...facts.allowedScopes] }), tenantId, at: Date.now() });
+      entries.set(facts.clientId, {
+        facts: Object.freeze({
+          ...facts,
+          redirectUris: [...facts.redirectUris],
+          grantTypes: [...facts.grantTypes],
+          allowedScopes: [...facts.allowedScopes],
+        }),
+        tenantId,
+        at: Date.now(),
+      });
     },
     /** Drops the clients named, those of a project, or (nothing named) every one. */
     drop(change: Change): void {
       generation++;
       if (!change.clientIds && !change.projectId) return entries.clear();
       for (const id of change.clientIds ?? []) entries.delete(id);
-      if (change.projectId) for (const [id, e] of entries) if (e.facts.projectId === change.projectId) entries.delete(id);
+      if (change.projectId)
+        for (const [id, e] of entries) if (e.facts.projectId === change.projectId) entries.delete(id);
     },
     /** From now on, cache while `isLive()` says broadcasts are heard. */
     follow(isLive: () => boolean): void {
@@ -116,7 +139,13 @@ export function oidcClientChangeCommitted(change: Change): void {
 }
 
 /** Creates the OIDC client service. */
-export function createOidcClientService({ db, box, projects, databaseUrl, logger }: Pick<ServiceDeps, 'db' | 'box' | 'logger'> & {
+export function createOidcClientService({
+  db,
+  box,
+  projects,
+  databaseUrl,
+  logger,
+}: Pick<ServiceDeps, 'db' | 'box' | 'logger'> & {
   projects: ProjectService;
   /** Where to listen for broadcasts (`start`); without it nothing is cached. */
   databaseUrl?: string;
@@ -145,23 +174,35 @@ export function createOidcClientService({ db, box, projects, databaseUrl, logger
   return {
     /** The project's clients, oldest first (the default client first). */
     async list(projectId: string): Promise<ProjectOidcClient[]> {
-      return await db.em().find(ProjectOidcClientEntity, { projectId }, { orderBy: [{ createdAt: 'asc' }, { clientId: 'asc' }] });
+      return await db
+        .em()
+        .find(ProjectOidcClientEntity, { projectId }, { orderBy: [{ createdAt: 'asc' }, { clientId: 'asc' }] });
     },
 
     /** Renames a client and/or replaces its redirect URIs, its allowed scopes or whether it is public. */
-    async update(tenantId: string, projectId: string, clientId: string, input: { name?: unknown; redirectUris?: unknown; public?: unknown; allowedScopes?: unknown }): Promise<ProjectOidcClient> {
+    async update(
+      tenantId: string,
+      projectId: string,
+      clientId: string,
+      input: { name?: unknown; redirectUris?: unknown; public?: unknown; allowedScopes?: unknown },
+    ): Promise<ProjectOidcClient> {
       const change: Partial<Pick<ProjectOidcClient, 'name' | 'redirectUris' | 'isPublic' | 'allowedScopes'>> = {};
       if (input.public !== undefined && input.public !== null) {
         if (typeof input.public !== 'boolean') throw errors.validation('public', 'must be true or false');
         change.isPublic = input.public;
       }
       if (input.name !== undefined && input.name !== null) change.name = checkName('name', input.name);
-      if (input.redirectUris !== undefined && input.redirectUris !== null) change.redirectUris = checkRedirectUris('redirectUris', input.redirectUris);
-      if (input.allowedScopes !== undefined && input.allowedScopes !== null) change.allowedScopes = checkAllowedScopes('allowedScopes', input.allowedScopes);
+      if (input.redirectUris !== undefined && input.redirectUris !== null)
+        change.redirectUris = checkRedirectUris('redirectUris', input.redirectUris);
+      if (input.allowedScopes !== undefined && input.allowedScopes !== null)
+        change.allowedScopes = checkAllowedScopes('allowedScopes', input.allowedScopes);
       const client = await getOwned(tenantId, projectId, clientId);
       // Admin scopes are only ever issued to client_credentials, which a public client cannot use.
       if ((change.isPublic ?? client.isPublic) && (change.allowedScopes ?? client.allowedScopes).some(isAdminScope)) {
-        throw errors.validation('allowedScopes', 'a public client cannot be granted admin scopes (they are issued only with client_credentials)');
+        throw errors.validation(
+          'allowedScopes',
+          'a public client cannot be granted admin scopes (they are issued only with client_credentials)',
+        );
       }
       return await changeClient(client.clientId, change);
     },
@@ -180,12 +221,27 @@ export function createOidcClientService({ db, box, projects, databaseUrl, logger
     /** For the identity provider: the client by id and, when a secret is given, whether it matches. */
     async resolve(clientId: string, clientSecret?: string | null): Promise<ResolvedOidcClient | null> {
       const check = (client: OidcClientFacts, tenantId: string): ResolvedOidcClient => ({
-        client, tenantId, secretValid: typeof clientSecret === 'string' ? safeEqual(sha256Hex(clientSecret), client.clientSecretHash) : null,
+        client,
+        tenantId,
+        secretValid:
+          typeof clientSecret === 'string' ? safeEqual(sha256Hex(clientSecret), client.clientSecretHash) : null,
       });
       const hit = cache.get(clientId);
       if (hit) return check(hit.facts, hit.tenantId);
       const since = cache.begin();
-      const rows = await db.em().execute<{ client_id: string; project_id: string; name: string; redirect_uris: string[]; grant_types: string[]; allowed_scopes: string[]; is_public: boolean; client_secret_hash: string; tenant_id: string }[]>(
+      const rows = await db.em().execute<
+        {
+          client_id: string;
+          project_id: string;
+          name: string;
+          redirect_uris: string[];
+          grant_types: string[];
+          allowed_scopes: string[];
+          is_public: boolean;
+          client_secret_hash: string;
+          tenant_id: string;
+        }[]
+      >(
         `select c.client_id, c.project_id, c.name, c.redirect_uris, c.grant_types, c.allowed_scopes, c.is_public, c.client_secret_hash, p.tenant_id
            from project_oidc_clients c join projects p on p.id = c.project_id where c.client_id = ?`,
         [clientId],
@@ -193,7 +249,13 @@ export function createOidcClientService({ db, box, projects, databaseUrl, logger
       const row = rows[0];
       if (!row) return null;
       const facts: OidcClientFacts = {
-        clientId: row.client_id, projectId: row.project_id, name: row.name, redirectUris: row.redirect_uris, grantTypes: row.grant_types, allowedScopes: row.allowed_scopes, isPublic: row.is_public,
+        clientId: row.client_id,
+        projectId: row.project_id,
+        name: row.name,
+        redirectUris: row.redirect_uris,
+        grantTypes: row.grant_types,
+        allowedScopes: row.allowed_scopes,
+        isPublic: row.is_public,
         clientSecretHash: row.client_secret_hash,
       };
       cache.set(since, facts, row.tenant_id);

@@ -35,18 +35,36 @@ function newPublishableKey() {
 }
 
 type ProjectRow = {
-  id: string; tenant_id: string; name: string; api_key_sealed: string; api_key_hash: string; api_key_prefix: string; created_at: Date | string; updated_at: Date | string;
-  publishable_key_sealed: string | null; publishable_key_hash: string | null; publishable_key_prefix: string | null;
+  id: string;
+  tenant_id: string;
+  name: string;
+  api_key_sealed: string;
+  api_key_hash: string;
+  api_key_prefix: string;
+  created_at: Date | string;
+  updated_at: Date | string;
+  publishable_key_sealed: string | null;
+  publishable_key_hash: string | null;
+  publishable_key_prefix: string | null;
 };
 
-const PROJECT_COLUMNS = 'id, tenant_id, name, api_key_sealed, api_key_hash, api_key_prefix, publishable_key_sealed, publishable_key_hash, publishable_key_prefix, created_at, updated_at';
+const PROJECT_COLUMNS =
+  'id, tenant_id, name, api_key_sealed, api_key_hash, api_key_prefix, publishable_key_sealed, publishable_key_hash, publishable_key_prefix, created_at, updated_at';
 
 /** A project row read with plain SQL (the per-request reads: an ORM findOne costs several times the query). */
 function projectOf(r: ProjectRow): Project {
   return {
-    id: r.id, tenantId: r.tenant_id, name: r.name, apiKeySealed: r.api_key_sealed, apiKeyHash: r.api_key_hash, apiKeyPrefix: r.api_key_prefix,
-    publishableKeySealed: r.publishable_key_sealed, publishableKeyHash: r.publishable_key_hash, publishableKeyPrefix: r.publishable_key_prefix,
-    createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at),
+    id: r.id,
+    tenantId: r.tenant_id,
+    name: r.name,
+    apiKeySealed: r.api_key_sealed,
+    apiKeyHash: r.api_key_hash,
+    apiKeyPrefix: r.api_key_prefix,
+    publishableKeySealed: r.publishable_key_sealed,
+    publishableKeyHash: r.publishable_key_hash,
+    publishableKeyPrefix: r.publishable_key_prefix,
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
   } as Project;
 }
 
@@ -57,7 +75,9 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
   /** The project when `tenantId` owns it; NOT_FOUND otherwise (also for ids that are not UUIDs). */
   async function getOwned(tenantId: string, id: string): Promise<Project> {
     if (!isUuid(id)) throw notFound(id);
-    const [row] = await db.em().execute<ProjectRow[]>(`select ${PROJECT_COLUMNS} from projects where id = ? and tenant_id = ?`, [id, tenantId]);
+    const [row] = await db
+      .em()
+      .execute<ProjectRow[]>(`select ${PROJECT_COLUMNS} from projects where id = ? and tenant_id = ?`, [id, tenantId]);
     if (!row) throw notFound(id);
     return projectOf(row);
   }
@@ -70,18 +90,33 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
       const name = checkName('name', input.name);
       return await db.em().transactional(async (em) => {
         // Locking the tenant row serialises concurrent creates, so the count below cannot go stale.
-        const [tenant] = await em.execute<{ plan_id: string }[]>('select plan_id from tenants where id = ? for update', [tenantId]);
+        const [tenant] = await em.execute<{ plan_id: string }[]>(
+          'select plan_id from tenants where id = ? for update',
+          [tenantId],
+        );
         if (!tenant) throw errors.unauthenticated('The account no longer exists');
         const plan = await plans.get(tenant.plan_id);
         const count = await em.count(ProjectEntity, { tenantId });
         if (count >= plan.maxProjects) {
-          throw new AppError('PLAN_LIMIT_REACHED', `The ${plan.name} plan allows ${plan.maxProjects} projects`, { limit: 'max_projects', max: plan.maxProjects, plan: plan.id });
+          throw new AppError('PLAN_LIMIT_REACHED', `The ${plan.name} plan allows ${plan.maxProjects} projects`, {
+            limit: 'max_projects',
+            max: plan.maxProjects,
+            plan: plan.id,
+          });
         }
         const now = new Date();
         const { apiKey, ...key } = newApiKey();
         const { key: publishable, ...pk } = newPublishableKey();
         const project = em.create(ProjectEntity, {
-          id: crypto.randomUUID(), tenantId, name, apiKeySealed: box.encrypt(apiKey), ...key, publishableKeySealed: box.encrypt(publishable), ...pk, createdAt: now, updatedAt: now,
+          id: crypto.randomUUID(),
+          tenantId,
+          name,
+          apiKeySealed: box.encrypt(apiKey),
+          ...key,
+          publishableKeySealed: box.encrypt(publishable),
+          ...pk,
+          createdAt: now,
+          updatedAt: now,
         });
         // No ORM relations between the tables: flush the project first so the client's foreign key holds.
         await em.flush();
@@ -97,9 +132,14 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
       const first = checkPageSize('first', opts.first, PAGE_DEFAULT, PAGE_MAX);
       const after = decodeTimeCursor('after', opts.after);
       const where = after
-        ? { tenantId, $or: [{ createdAt: { $gt: after.createdAt } }, { createdAt: after.createdAt, id: { $gt: after.id } }] }
+        ? {
+            tenantId,
+            $or: [{ createdAt: { $gt: after.createdAt } }, { createdAt: after.createdAt, id: { $gt: after.id } }],
+          }
         : { tenantId };
-      const rows = await db.em().find(ProjectEntity, where, { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], limit: first + 1 });
+      const rows = await db
+        .em()
+        .find(ProjectEntity, where, { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], limit: first + 1 });
       return timePage(rows, first, (row) => row);
     },
 
@@ -134,7 +174,11 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
       // Every cached credential of the project goes (by project, not by the old key's hash: a concurrent
       // regeneration may have replaced the key this request read).
       await db.em().transactional(async (em) => {
-        await em.nativeUpdate(ProjectEntity, { id: project.id }, { apiKeySealed: box.encrypt(apiKey), ...key, updatedAt: new Date() });
+        await em.nativeUpdate(
+          ProjectEntity,
+          { id: project.id },
+          { apiKeySealed: box.encrypt(apiKey), ...key, updatedAt: new Date() },
+        );
         await publishCredentialChange(em, { projectId: project.id });
       });
       credentialChangeCommitted({ projectId: project.id });
@@ -146,7 +190,11 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
       const project = await getOwned(tenantId, id);
       const { key, ...pk } = newPublishableKey();
       await db.em().transactional(async (em) => {
-        await em.nativeUpdate(ProjectEntity, { id: project.id }, { publishableKeySealed: box.encrypt(key), ...pk, updatedAt: new Date() });
+        await em.nativeUpdate(
+          ProjectEntity,
+          { id: project.id },
+          { publishableKeySealed: box.encrypt(key), ...pk, updatedAt: new Date() },
+        );
         await publishCredentialChange(em, { projectId: project.id });
       });
       credentialChangeCommitted({ projectId: project.id });
@@ -160,11 +208,15 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
     async revealPublishableKey(project: Project): Promise<string> {
       if (project.publishableKeySealed) return box.decrypt(project.publishableKeySealed);
       const { key, ...pk } = newPublishableKey();
-      await db.em().execute(
-        'update projects set publishable_key_sealed = ?, publishable_key_hash = ?, publishable_key_prefix = ? where id = ? and publishable_key_sealed is null',
-        [box.encrypt(key), pk.publishableKeyHash, pk.publishableKeyPrefix, project.id],
-      );
-      const [row] = await db.em().execute<ProjectRow[]>(`select ${PROJECT_COLUMNS} from projects where id = ?`, [project.id]);
+      await db
+        .em()
+        .execute(
+          'update projects set publishable_key_sealed = ?, publishable_key_hash = ?, publishable_key_prefix = ? where id = ? and publishable_key_sealed is null',
+          [box.encrypt(key), pk.publishableKeyHash, pk.publishableKeyPrefix, project.id],
+        );
+      const [row] = await db
+        .em()
+        .execute<ProjectRow[]>(`select ${PROJECT_COLUMNS} from projects where id = ?`, [project.id]);
       if (!row?.publishable_key_sealed) throw notFound(project.id);
       Object.assign(project, projectOf(row));
       return box.decrypt(row.publishable_key_sealed);
@@ -186,12 +238,22 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
      * Resolves a project key (the secret API key or the publishable key, told apart by prefix) to its project with
      * one indexed read; INVALID_API_KEY when unknown.
      */
-    async authenticate(apiKey: string): Promise<{ projectId: string; tenantId: string; kind: 'project' | 'publishable' }> {
+    async authenticate(
+      apiKey: string,
+    ): Promise<{ projectId: string; tenantId: string; kind: 'project' | 'publishable' }> {
       if (apiKey.length > 200) throw errors.invalidApiKey();
-      const kind = apiKey.startsWith(API_KEY_PREFIX) ? 'project' : apiKey.startsWith(PUBLISHABLE_KEY_PREFIX) ? 'publishable' : undefined;
+      const kind = apiKey.startsWith(API_KEY_PREFIX)
+        ? 'project'
+        : apiKey.startsWith(PUBLISHABLE_KEY_PREFIX)
+          ? 'publishable'
+          : undefined;
       if (!kind) throw errors.invalidApiKey();
       const column = kind === 'project' ? 'api_key_hash' : 'publishable_key_hash';
-      const rows = await db.em().execute<{ id: string; tenant_id: string }[]>(`select id, tenant_id from projects where ${column} = ?`, [sha256Hex(apiKey)]);
+      const rows = await db
+        .em()
+        .execute<{ id: string; tenant_id: string }[]>(`select id, tenant_id from projects where ${column} = ?`, [
+          sha256Hex(apiKey),
+        ]);
       if (rows.length === 0) throw errors.invalidApiKey();
       return { projectId: rows[0].id, tenantId: rows[0].tenant_id, kind };
     },

@@ -17,7 +17,11 @@ export function createPublicationService({ db, projects }: Pick<ServiceDeps, 'db
     },
 
     /** Turns realtime on or off for a table (created on first use). */
-    async set(tenantId: string, projectId: string, input: { table: unknown; enabled: unknown }): Promise<ProjectPublication> {
+    async set(
+      tenantId: string,
+      projectId: string,
+      input: { table: unknown; enabled: unknown },
+    ): Promise<ProjectPublication> {
       const tableName = checkTableName('table', input.table);
       const enabled = input.enabled === true;
       const project = await projects.getOwned(tenantId, projectId);

@@ -15,11 +15,21 @@ const REFRESH_PREFIX = 'tsr_';
 /** How many rotated refresh tokens a session remembers for reuse detection. */
 const ROTATED_KEPT = 100;
 
-export type SessionPayload = { accessToken: string; refreshToken: string; tokenType: 'Bearer'; expiresIn: number; tenant: TenantView };
+export type SessionPayload = {
+  accessToken: string;
+  refreshToken: string;
+  tokenType: 'Bearer';
+  expiresIn: number;
+  tenant: TenantView;
+};
 
 export type SessionService = ReturnType<typeof createSessionService>;
 
-type Deps = Pick<ServiceDeps, 'db' | 'config' | 'logger'> & { accounts: AccountService; mfa: MfaService; signingKeys: SigningKeyService };
+type Deps = Pick<ServiceDeps, 'db' | 'config' | 'logger'> & {
+  accounts: AccountService;
+  mfa: MfaService;
+  signingKeys: SigningKeyService;
+};
 
 /** Creates the session service. */
 export function createSessionService({ db, config, logger, accounts, mfa, signingKeys }: Deps) {
@@ -32,7 +42,10 @@ export function createSessionService({ db, config, logger, accounts, mfa, signin
 
   return {
     /** Password (and TOTP code when MFA is on) for a new session. */
-    async login(input: { email: unknown; password: unknown; totpCode?: unknown }, ip?: string): Promise<SessionPayload> {
+    async login(
+      input: { email: unknown; password: unknown; totpCode?: unknown },
+      ip?: string,
+    ): Promise<SessionPayload> {
       const tenant = await accounts.verifyCredentials(input.email, input.password, ip);
       await mfa.checkSignIn(tenant, input.totpCode);
       accounts.signedIn(tenant);
@@ -86,8 +99,11 @@ export function createSessionService({ db, config, logger, accounts, mfa, signin
           return ids;
         });
         if (reused.length > 0) credentialChangeCommitted({ sessionIds: reused.map((r) => r.id) });
-        if (reused.length > 0) logger.warn({ sessionId: reused[0].id }, 'rotated refresh token presented again: session revoked');
-        throw errors.invalidToken(reused.length > 0 ? 'The refresh token was already used: the session is revoked' : undefined);
+        if (reused.length > 0)
+          logger.warn({ sessionId: reused[0].id }, 'rotated refresh token presented again: session revoked');
+        throw errors.invalidToken(
+          reused.length > 0 ? 'The refresh token was already used: the session is revoked' : undefined,
+        );
       }
       const tenant = await accounts.get(row.tenant_id);
       if (!tenant) throw errors.invalidToken();
@@ -97,7 +113,11 @@ export function createSessionService({ db, config, logger, accounts, mfa, signin
     /** Ends a session: its refresh token and every access token carrying its id stop working at once. */
     async logout(tenantId: string, sessionId: string): Promise<void> {
       await db.em().transactional(async (em) => {
-        await em.nativeUpdate(TenantSessionEntity, { id: sessionId, tenantId, revokedAt: null }, { revokedAt: new Date(), revokedReason: 'logout' });
+        await em.nativeUpdate(
+          TenantSessionEntity,
+          { id: sessionId, tenantId, revokedAt: null },
+          { revokedAt: new Date(), revokedReason: 'logout' },
+        );
         await publishCredentialChange(em, { sessionIds: [sessionId] });
       });
       credentialChangeCommitted({ sessionIds: [sessionId] });
@@ -107,10 +127,12 @@ export function createSessionService({ db, config, logger, accounts, mfa, signin
     async authenticate(token: string): Promise<{ tenantId: string; sessionId: string }> {
       const { tenantId, sessionId } = await signingKeys.verify(token);
       if (!isUuid(tenantId) || !isUuid(sessionId)) throw errors.invalidToken();
-      const rows = await db.em().execute<{ ok: number }[]>(
-        'select 1 as ok from tenant_sessions where id = ? and tenant_id = ? and revoked_at is null',
-        [sessionId, tenantId],
-      );
+      const rows = await db
+        .em()
+        .execute<{ ok: number }[]>(
+          'select 1 as ok from tenant_sessions where id = ? and tenant_id = ? and revoked_at is null',
+          [sessionId, tenantId],
+        );
       if (rows.length === 0) throw errors.invalidToken();
       return { tenantId, sessionId };
     },

@@ -43,7 +43,16 @@ export function createSigningKeyService({ db, box, config }: Pick<ServiceDeps, '
       const expiresIn = config.accessTokenTtl;
       const now = Math.floor(Date.now() / 1000);
       const token = await ring.sign(
-        { sid: claims.sessionId, typ: 'tenant', iss: config.issuer, aud: TENANT_AUDIENCE, sub: claims.tenantId, jti: crypto.randomUUID(), iat: now, exp: now + expiresIn },
+        {
+          sid: claims.sessionId,
+          typ: 'tenant',
+          iss: config.issuer,
+          aud: TENANT_AUDIENCE,
+          sub: claims.tenantId,
+          jti: crypto.randomUUID(),
+          iat: now,
+          exp: now + expiresIn,
+        },
         'JWT',
       );
       return { token, expiresIn };
@@ -52,7 +61,8 @@ export function createSigningKeyService({ db, box, config }: Pick<ServiceDeps, '
     /** Verifies signature, issuer, audience and expiry; INVALID_TOKEN for anything else. */
     async verify(token: string): Promise<{ tenantId: string; sessionId: string; payload: JWTPayload }> {
       const { payload } = await ring.verify(token, { issuer: config.issuer, audience: TENANT_AUDIENCE });
-      if (payload.typ !== 'tenant' || typeof payload.sub !== 'string' || typeof payload.sid !== 'string') throw errors.invalidToken();
+      if (payload.typ !== 'tenant' || typeof payload.sub !== 'string' || typeof payload.sid !== 'string')
+        throw errors.invalidToken();
       return { tenantId: payload.sub, sessionId: payload.sid, payload };
     },
   };

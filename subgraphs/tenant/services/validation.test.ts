@@ -1,6 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
 import { AppError } from '../../../platform/errors.ts';
-import { checkName, checkPageSize, checkPassword, checkRedirectUris, checkTableName, normalizeEmail } from './validation.ts';
+import {
+  checkName,
+  checkPageSize,
+  checkPassword,
+  checkRedirectUris,
+  checkTableName,
+  normalizeEmail,
+} from './validation.ts';
 
 function fieldOf(fn: () => unknown): string | undefined {
   try {
@@ -22,7 +29,15 @@ describe('validation', () => {
 
   it('lower-cases e-mails and refuses malformed ones', () => {
     expect(normalizeEmail(' Ada@Example.COM ')).toBe('ada@example.com');
-    for (const bad of ['ada', 'ada@', '@example.com', 'ada@example', 'a da@example.com', 'ada@@example.com', `${'a'.repeat(250)}@example.com`]) {
+    for (const bad of [
+      'ada',
+      'ada@',
+      '@example.com',
+      'ada@example',
+      'a da@example.com',
+      'ada@@example.com',
+      `${'a'.repeat(250)}@example.com`,
+    ]) {
       expect(fieldOf(() => normalizeEmail(bad))).toBe('email');
     }
   });
@@ -35,15 +50,17 @@ describe('validation', () => {
   it('accepts plain SQL identifiers up to 63 characters as table names', () => {
     expect(checkTableName('table', 'orders_2024')).toBe('orders_2024');
     expect(checkTableName('table', '_x')).toBe('_x');
-    for (const bad of ['public.orders', '2024_orders', 'or-ders', 'x'.repeat(64), '', 'ordérs']) expect(fieldOf(() => checkTableName('table', bad))).toBe('table');
+    for (const bad of ['public.orders', '2024_orders', 'or-ders', 'x'.repeat(64), '', 'ordérs'])
+      expect(fieldOf(() => checkTableName('table', bad))).toBe('table');
   });
 
   it('accepts absolute http(s) redirect URIs without fragments, dropping duplicates', () => {
-    expect(checkRedirectUris('redirectUris', ['https://a.example/cb', 'http://localhost:3000/cb', 'https://a.example/cb'])).toEqual([
-      'https://a.example/cb',
-      'http://localhost:3000/cb',
-    ]);
-    expect(fieldOf(() => checkRedirectUris('redirectUris', ['https://a.example/cb', '/relative']))).toBe('redirectUris[1]');
+    expect(
+      checkRedirectUris('redirectUris', ['https://a.example/cb', 'http://localhost:3000/cb', 'https://a.example/cb']),
+    ).toEqual(['https://a.example/cb', 'http://localhost:3000/cb']);
+    expect(fieldOf(() => checkRedirectUris('redirectUris', ['https://a.example/cb', '/relative']))).toBe(
+      'redirectUris[1]',
+    );
     expect(fieldOf(() => checkRedirectUris('redirectUris', ['https://a.example/cb#x']))).toBe('redirectUris[0]');
     expect(fieldOf(() => checkRedirectUris('redirectUris', ['https://user:pw@a.example/cb']))).toBe('redirectUris[0]');
     expect(fieldOf(() => checkRedirectUris('redirectUris', ['custom:callback']))).toBe('redirectUris[0]');

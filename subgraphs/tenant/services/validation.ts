@@ -27,14 +27,16 @@ export function checkName(field: string, value: unknown): string {
 /** An e-mail address, trimmed and lower-cased. */
 export function normalizeEmail(value: unknown): string {
   const email = typeof value === 'string' ? value.trim().toLowerCase() : '';
-  if (email.length > EMAIL_MAX || !EMAIL.test(email)) throw errors.validation('email', 'must be a valid e-mail address');
+  if (email.length > EMAIL_MAX || !EMAIL.test(email))
+    throw errors.validation('email', 'must be a valid e-mail address');
   return email;
 }
 
 /** A new password: 8 to 1024 characters. */
 export function checkPassword(value: unknown): string {
   const password = typeof value === 'string' ? value : '';
-  if (password.length < PASSWORD_MIN) throw errors.validation('password', `must be at least ${PASSWORD_MIN} characters`);
+  if (password.length < PASSWORD_MIN)
+    throw errors.validation('password', `must be at least ${PASSWORD_MIN} characters`);
   if (password.length > PASSWORD_MAX) throw errors.validation('password', `must be at most ${PASSWORD_MAX} characters`);
   return password;
 }
@@ -43,7 +45,10 @@ export function checkPassword(value: unknown): string {
 export function checkTableName(field: string, value: unknown): string {
   const name = typeof value === 'string' ? value : '';
   if (name.length === 0 || name.length > IDENTIFIER_MAX || !SQL_IDENTIFIER.test(name)) {
-    throw errors.validation(field, `must be a plain SQL identifier (letters, digits, _; at most ${IDENTIFIER_MAX} characters; no schema)`);
+    throw errors.validation(
+      field,
+      `must be a plain SQL identifier (letters, digits, _; at most ${IDENTIFIER_MAX} characters; no schema)`,
+    );
   }
   return name;
 }
@@ -51,7 +56,8 @@ export function checkTableName(field: string, value: unknown): string {
 /** OAuth redirect URIs: absolute http(s) URLs without a fragment, no duplicates. */
 export function checkRedirectUris(field: string, value: unknown): string[] {
   if (!Array.isArray(value)) throw errors.validation(field, 'must be a list of URLs');
-  if (value.length > REDIRECT_URIS_MAX) throw errors.validation(field, `must have at most ${REDIRECT_URIS_MAX} entries`);
+  if (value.length > REDIRECT_URIS_MAX)
+    throw errors.validation(field, `must have at most ${REDIRECT_URIS_MAX} entries`);
   const out: string[] = [];
   for (const [i, raw] of value.entries()) {
     const uri = typeof raw === 'string' ? raw.trim() : '';
@@ -78,13 +84,23 @@ export function checkRedirectUris(field: string, value: unknown): string[] {
  */
 export function checkAllowedScopes(field: string, value: unknown): string[] {
   if (!Array.isArray(value)) throw errors.validation(field, 'must be a list of scopes');
-  if (value.length > ALLOWED_SCOPES_MAX) throw errors.validation(field, `must have at most ${ALLOWED_SCOPES_MAX} entries`);
+  if (value.length > ALLOWED_SCOPES_MAX)
+    throw errors.validation(field, `must have at most ${ALLOWED_SCOPES_MAX} entries`);
   const out: string[] = [];
   for (const [i, raw] of value.entries()) {
     const scope = typeof raw === 'string' ? raw.trim() : '';
-    if (!SCOPE_TOKEN.test(scope)) throw errors.validation(`${field}[${i}]`, 'must be a scope token (1 to 200 visible ASCII characters, no space, quote or backslash)');
-    if (isAdminScope(scope) && !ADMIN_SCOPE_NAMES.includes(scope)) throw errors.validation(`${field}[${i}]`, `is not an admin scope; admin scopes are ${ADMIN_SCOPE_NAMES.join(', ')}`);
-    if (scope.startsWith('role:') && scope.length === 5) throw errors.validation(`${field}[${i}]`, 'must name a role (role:<name>) or all roles (role:*)');
+    if (!SCOPE_TOKEN.test(scope))
+      throw errors.validation(
+        `${field}[${i}]`,
+        'must be a scope token (1 to 200 visible ASCII characters, no space, quote or backslash)',
+      );
+    if (isAdminScope(scope) && !ADMIN_SCOPE_NAMES.includes(scope))
+      throw errors.validation(
+        `${field}[${i}]`,
+        `is not an admin scope; admin scopes are ${ADMIN_SCOPE_NAMES.join(', ')}`,
+      );
+    if (scope.startsWith('role:') && scope.length === 5)
+      throw errors.validation(`${field}[${i}]`, 'must name a role (role:<name>) or all roles (role:*)');
     if (!out.includes(scope)) out.push(scope);
   }
   return out;

@@ -20,7 +20,15 @@ import { waitFor } from '../../support/wait-for.ts';
 const CHROMIUM = '/usr/bin/chromium';
 const ROOT = new URL('../../../', import.meta.url).pathname;
 // The flags known to work on these machines (no sandbox as root; no background connections to a closed network).
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 let platform: TestPlatform;
 let api: string;
@@ -51,7 +59,8 @@ function servePages(): http.Server {
     const dep = /^\/deps\/([^/]+)\/(.+)$/.exec(url.pathname);
     if (dep && files[dep[1]!]) file = path.join(files[dep[1]!]!, dep[2]!);
     if (file) {
-      if (!file.startsWith(dist) && !Object.values(files).some((f) => file!.startsWith(f))) return res.writeHead(403).end();
+      if (!file.startsWith(dist) && !Object.values(files).some((f) => file!.startsWith(f)))
+        return res.writeHead(403).end();
       if (!fs.existsSync(file)) return res.writeHead(404).end();
       res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });
       return res.end(fs.readFileSync(file));
@@ -78,34 +87,78 @@ beforeAll(async () => {
   if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
   dist = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-client-dist-'));
   // The package as it ships: compiled by its own build configuration.
-  const build = promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(ROOT, 'packages/client/tsconfig.build.json'), '--outDir', dist]);
+  const build = promisify(execFile)(process.execPath, [
+    path.join(ROOT, 'node_modules/typescript/bin/tsc'),
+    '-p',
+    path.join(ROOT, 'packages/client/tsconfig.build.json'),
+    '--outDir',
+    dist,
+  ]);
   platform = await startOneProcess();
   api = platform.url.replace('localhost', '127.0.0.1');
   const p = await newProject(api);
   const call = client(api);
-  const pk = (await call('GET', `/auth/api/v1/projects/${p.id}`, { token: p.tenantToken })).body.project.publishable_key as string;
+  const pk = (await call('GET', `/auth/api/v1/projects/${p.id}`, { token: p.tenantToken })).body.project
+    .publishable_key as string;
   project = { ...p, pk };
   pageServer = servePages();
   pageOrigin = await listen(pageServer, 'localhost', 'localhost');
   otherServer = servePages();
   otherOrigin = await listen(otherServer, '127.0.0.2', '127.0.0.2');
   // The app: its page's origin may call the project; its public client returns to the page.
-  expect((await call('PUT', `/auth/api/v1/projects/${p.id}/cors`, { token: p.tenantToken, body: { allowed_origins: [pageOrigin] } })).status).toBe(200);
-  expect((await call('PUT', `/auth/api/v1/projects/${p.id}/oidc-clients/${p.clientId}`, { token: p.tenantToken, body: { public: true, redirect_uris: [`${pageOrigin}/callback`] } })).status).toBe(200);
-  const sql = async (text: string) => expect((await call('POST', '/v1/rawSQL', { apiKey: p.apiKey, body: { sql: text } })).status).toBe(200);
-  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: p.apiKey, body: { sql: 'select 1' } })).status === 200, { message: 'project database' });
-  await sql("create table notes (id serial primary key, body text not null, owner text not null default current_setting('request.user_id', true))");
+  expect(
+    (
+      await call('PUT', `/auth/api/v1/projects/${p.id}/cors`, {
+        token: p.tenantToken,
+        body: { allowed_origins: [pageOrigin] },
+      })
+    ).status,
+  ).toBe(200);
+  expect(
+    (
+      await call('PUT', `/auth/api/v1/projects/${p.id}/oidc-clients/${p.clientId}`, {
+        token: p.tenantToken,
+        body: { public: true, redirect_uris: [`${pageOrigin}/callback`] },
+      })
+    ).status,
+  ).toBe(200);
+  const sql = async (text: string) =>
+    expect((await call('POST', '/v1/rawSQL', { apiKey: p.apiKey, body: { sql: text } })).status).toBe(200);
+  await waitFor(
+    async () => (await call('POST', '/v1/rawSQL', { apiKey: p.apiKey, body: { sql: 'select 1' } })).status === 200,
+    { message: 'project database' },
+  );
+  await sql(
+    "create table notes (id serial primary key, body text not null, owner text not null default current_setting('request.user_id', true))",
+  );
   await sql('alter table notes enable row level security');
-  await sql("create policy own_notes on notes using (owner = current_setting('request.user_id', true)) with check (owner = current_setting('request.user_id', true))");
-  expect((await call('POST', `/auth/api/v1/projects/${p.id}/publications`, { token: p.tenantToken, body: { table: 'notes', enabled: true } })).status).toBe(200);
-  expect((await call('POST', '/storage/api/v1/storage/policies', { apiKey: p.apiKey, body: { name: 'own', folder: 'uploads', operations: ['read', 'write', 'list'], principal: 'owner' } })).status).toBe(201);
+  await sql(
+    "create policy own_notes on notes using (owner = current_setting('request.user_id', true)) with check (owner = current_setting('request.user_id', true))",
+  );
+  expect(
+    (
+      await call('POST', `/auth/api/v1/projects/${p.id}/publications`, {
+        token: p.tenantToken,
+        body: { table: 'notes', enabled: true },
+      })
+    ).status,
+  ).toBe(200);
+  expect(
+    (
+      await call('POST', '/storage/api/v1/storage/policies', {
+        apiKey: p.apiKey,
+        body: { name: 'own', folder: 'uploads', operations: ['read', 'write', 'list'], principal: 'owner' },
+      })
+    ).status,
+  ).toBe(201);
   await build;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
   page = await openApp(pageOrigin);
   // Nothing but the two local origins is ever asked for.
   page.on('request', (r) => {
     const u = new URL(r.url());
-    if (!['localhost', '127.0.0.1', '127.0.0.2'].includes(u.hostname) && u.protocol.startsWith('http')) outside.push(r.url());
+    if (!['localhost', '127.0.0.1', '127.0.0.2'].includes(u.hostname) && u.protocol.startsWith('http'))
+      outside.push(r.url());
   });
 }, 120_000);
 
@@ -123,50 +176,66 @@ describe('a web page on another origin', () => {
   const user = { email: `browser-${Date.now()}@example.com`, password: 'a long enough password' };
 
   it('signs an end-user up with the publishable key', async () => {
-    const created = await page.evaluate(async ({ api, pk, user }) => {
-      const t = (window as unknown as Win).tessera.createClient({ url: api, key: pk });
-      return await t.auth.signUp(user);
-    }, { api, pk: project.pk, user });
+    const created = await page.evaluate(
+      async ({ api, pk, user }) => {
+        const t = (window as unknown as Win).tessera.createClient({ url: api, key: pk });
+        return await t.auth.signUp(user);
+      },
+      { api, pk: project.pk, user },
+    );
     expect(created).toMatchObject({ email: user.email, project_id: project.id });
   });
 
   it('signs in with the code flow and PKCE through the hosted page, back on the page with a session', async () => {
-    await page.evaluate(async ({ api, pk, clientId, redirectUri }) => {
-      const t = (window as unknown as Win).tessera.createClient({ url: api, key: pk, clientId, store: localStorage });
-      await t.auth.signInWithRedirect({ redirectUri });
-    }, { api, pk: project.pk, clientId: project.clientId, redirectUri: `${pageOrigin}/callback` });
+    await page.evaluate(
+      async ({ api, pk, clientId, redirectUri }) => {
+        const t = (window as unknown as Win).tessera.createClient({ url: api, key: pk, clientId, store: localStorage });
+        await t.auth.signInWithRedirect({ redirectUri });
+      },
+      { api, pk: project.pk, clientId: project.clientId, redirectUri: `${pageOrigin}/callback` },
+    );
     await page.waitForURL(`${api}/authorize**`);
     await page.fill('#email', user.email);
     await page.fill('#password', user.password);
     await page.click('button[value=sign_in]');
     await page.waitForURL(`${pageOrigin}/callback**`);
     await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
-    const who = await page.evaluate(async ({ api, pk, clientId }) => {
-      const t = (window as unknown as Win).tessera.createClient({ url: api, key: pk, clientId, store: localStorage });
-      const session = await t.auth.handleRedirect();
-      return { hasRefresh: Boolean(session?.refreshToken), user: await t.auth.getUser() };
-    }, { api, pk: project.pk, clientId: project.clientId });
+    const who = await page.evaluate(
+      async ({ api, pk, clientId }) => {
+        const t = (window as unknown as Win).tessera.createClient({ url: api, key: pk, clientId, store: localStorage });
+        const session = await t.auth.handleRedirect();
+        return { hasRefresh: Boolean(session?.refreshToken), user: await t.auth.getUser() };
+      },
+      { api, pk: project.pk, clientId: project.clientId },
+    );
     expect(who.hasRefresh).toBe(true);
     expect(who.user).toMatchObject({ email: user.email });
   });
 
   it('inserts and reads rows under row level security, uploads a file with progress, and receives a realtime event', async () => {
-    const result = await page.evaluate(async ({ api, pk, clientId }) => {
-      const t = (window as unknown as Win).tessera.createClient({ url: api, key: pk, clientId, store: localStorage });
-      const events: unknown[] = [];
-      const sub = t.realtime.subscribe((c) => events.push(c), { table: 'notes' });
-      await sub.ready;
-      await t.from('notes').insert({ body: 'from the browser' }, { returning: false });
-      const rows = await t.from('notes').select('body').order('id');
-      const progress: number[] = [];
-      const file = new File([new Uint8Array(256 * 1024).fill(42)], 'pic.bin', { type: 'application/octet-stream' });
-      const obj = await t.storage.upload(file, { folder: 'uploads', confirm: true, onProgress: (sent) => progress.push(sent) });
-      const bytes = await t.storage.downloadBytes(obj.id);
-      const deadline = Date.now() + 10_000;
-      while (events.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      sub.close();
-      return { rows, size: obj.size, downloaded: bytes.length, lastProgress: progress.at(-1), events };
-    }, { api, pk: project.pk, clientId: project.clientId });
+    const result = await page.evaluate(
+      async ({ api, pk, clientId }) => {
+        const t = (window as unknown as Win).tessera.createClient({ url: api, key: pk, clientId, store: localStorage });
+        const events: unknown[] = [];
+        const sub = t.realtime.subscribe((c) => events.push(c), { table: 'notes' });
+        await sub.ready;
+        await t.from('notes').insert({ body: 'from the browser' }, { returning: false });
+        const rows = await t.from('notes').select('body').order('id');
+        const progress: number[] = [];
+        const file = new File([new Uint8Array(256 * 1024).fill(42)], 'pic.bin', { type: 'application/octet-stream' });
+        const obj = await t.storage.upload(file, {
+          folder: 'uploads',
+          confirm: true,
+          onProgress: (sent) => progress.push(sent),
+        });
+        const bytes = await t.storage.downloadBytes(obj.id);
+        const deadline = Date.now() + 10_000;
+        while (events.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+        sub.close();
+        return { rows, size: obj.size, downloaded: bytes.length, lastProgress: progress.at(-1), events };
+      },
+      { api, pk: project.pk, clientId: project.clientId },
+    );
     expect(result.rows).toEqual([{ body: 'from the browser' }]);
     expect(result.size).toBe(256 * 1024);
     expect(result.downloaded).toBe(256 * 1024);
@@ -175,17 +244,25 @@ describe('a web page on another origin', () => {
   });
 
   it("gets 403 for the secret key's admin calls", async () => {
-    const refused = await page.evaluate(async ({ api, pk }) => {
-      const t = (window as unknown as Win).tessera.createClient({ url: api, key: pk });
-      const codeOf = async (p: Promise<unknown>) => await p.then(() => 'ok', (e: { status: number; code: string; details?: { key_kind?: string } }) => `${e.status} ${e.code} ${e.details?.key_kind ?? ''}`.trim());
-      return [
-        await codeOf(t.data.sql('select 1')),
-        await codeOf(t.functions.list()),
-        await codeOf(t.storage.policies.list()),
-        await codeOf(t.functions.secrets.set('X', 'y')),
-        await codeOf(t.data.find({ table: 'notes' })),
-      ];
-    }, { api, pk: project.pk });
+    const refused = await page.evaluate(
+      async ({ api, pk }) => {
+        const t = (window as unknown as Win).tessera.createClient({ url: api, key: pk });
+        const codeOf = async (p: Promise<unknown>) =>
+          await p.then(
+            () => 'ok',
+            (e: { status: number; code: string; details?: { key_kind?: string } }) =>
+              `${e.status} ${e.code} ${e.details?.key_kind ?? ''}`.trim(),
+          );
+        return [
+          await codeOf(t.data.sql('select 1')),
+          await codeOf(t.functions.list()),
+          await codeOf(t.storage.policies.list()),
+          await codeOf(t.functions.secrets.set('X', 'y')),
+          await codeOf(t.data.find({ table: 'notes' })),
+        ];
+      },
+      { api, pk: project.pk },
+    );
     expect(refused.slice(0, 4)).toEqual(Array(4).fill('403 FORBIDDEN publishable'));
     // The table itself is open to the key, under its policies (no row belongs to an anonymous visitor).
     expect(refused[4]).toBe('ok');
@@ -193,10 +270,16 @@ describe('a web page on another origin', () => {
 
   it('from an origin the project did not allow cannot read an answer', async () => {
     const other = await openApp(otherOrigin);
-    const outcome = await other.evaluate(async ({ api, pk }) => {
-      const t = (window as unknown as Win).tessera.createClient({ url: api, key: pk });
-      return await t.data.find({ table: 'notes' }).then(() => 'read', (e: { code: string }) => e.code);
-    }, { api, pk: project.pk });
+    const outcome = await other.evaluate(
+      async ({ api, pk }) => {
+        const t = (window as unknown as Win).tessera.createClient({ url: api, key: pk });
+        return await t.data.find({ table: 'notes' }).then(
+          () => 'read',
+          (e: { code: string }) => e.code,
+        );
+      },
+      { api, pk: project.pk },
+    );
     expect(outcome).toBe('NETWORK_ERROR');
     await other.close();
   });
@@ -207,7 +290,9 @@ describe('a web page on another origin', () => {
     explorer.on('request', (r) => asked.push(r.url()));
     await explorer.goto(`${api}/graphql`);
     await explorer.waitForSelector('.graphiql-container', { timeout: 30_000 });
-    await explorer.waitForFunction(() => document.body.innerText.includes('Tessera') || document.title.includes('Tessera'));
+    await explorer.waitForFunction(
+      () => document.body.innerText.includes('Tessera') || document.title.includes('Tessera'),
+    );
     expect(asked.filter((u) => u.startsWith('http') && !u.startsWith(api))).toEqual([]);
     await explorer.close();
     expect(outside).toEqual([]);

@@ -48,7 +48,10 @@ beforeAll(async () => {
   const login = await call('POST', '/auth/api/v1/tenant/login', { body: { email, password } });
   const token = login.body.access_token as string;
   mfaSecret = (await call('POST', '/auth/api/v1/tenant/mfa/enroll', { token })).body.secret;
-  await call('POST', '/auth/api/v1/tenant/mfa/verify', { token, body: { code: await generate({ secret: mfaSecret }) } });
+  await call('POST', '/auth/api/v1/tenant/mfa/verify', {
+    token,
+    body: { code: await generate({ secret: mfaSecret }) },
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -81,7 +84,17 @@ describe('tessera', () => {
     expect(wrong.code).toBe(3);
     expect(wrong.stderr).toMatch(/INVALID_CREDENTIALS/);
     expect(wrong.stderr).toMatch(/request /);
-    const ok = await tessera(['login', '--email', email, '--password-stdin', '--totp', await generate({ secret: mfaSecret, epoch: Math.floor(Date.now() / 1000) + 30 })], { input: password });
+    const ok = await tessera(
+      [
+        'login',
+        '--email',
+        email,
+        '--password-stdin',
+        '--totp',
+        await generate({ secret: mfaSecret, epoch: Math.floor(Date.now() / 1000) + 30 }),
+      ],
+      { input: password },
+    );
     expect([ok.code, ok.stderr]).toEqual([0, '']);
     expect(ok.stdout).toContain(`Logged in to ${platform.url} as ${email}`);
     const file = path.join(configDir, 'credentials.json');
@@ -114,32 +127,55 @@ describe('tessera', () => {
     expect((await tessera(['projects', 'rename', spare.id, 'gone'])).code).toBe(5);
     const clients = (await tessera(['clients', 'list', '--json'])).json();
     expect(clients).toHaveLength(1);
-    const updated = await tessera(['clients', 'update', clients[0].client_id, '--redirect-uri', 'https://app.example.com/cb', '--public', 'true', '--json']);
+    const updated = await tessera([
+      'clients',
+      'update',
+      clients[0].client_id,
+      '--redirect-uri',
+      'https://app.example.com/cb',
+      '--public',
+      'true',
+      '--json',
+    ]);
     expect(updated.json()).toMatchObject({ public: true, redirect_uris: ['https://app.example.com/cb'] });
     expect((await tessera(['clients', 'update', clients[0].client_id, '--public', 'maybe'])).code).toBe(2);
-    expect((await tessera(['clients', 'rotate-secret', clients[0].client_id, '--yes', '--json'])).json().client_secret).toMatch(/^tss_/);
+    expect(
+      (await tessera(['clients', 'rotate-secret', clients[0].client_id, '--yes', '--json'])).json().client_secret,
+    ).toMatch(/^tss_/);
   });
 
   it('deploys a folder of JSON and YAML function definitions with a progress bar, invokes, lists and deletes', async () => {
     const fns = path.join(dir, 'functions');
     fs.mkdirSync(fns);
-    fs.writeFileSync(path.join(fns, 'hello.json'), JSON.stringify({ name: 'hello', steps: [{ name: 'say', kind: 'Transform', expression: { hi: '{{ input.body.name }}' } }] }));
-    fs.writeFileSync(path.join(fns, 'more.yaml'), [
-      '- name: double',
-      '  public: true',
-      '  steps:',
-      '    - name: calc',
-      '      kind: Transform',
-      '      expression: "{{ input.body.n * 2 }}"',
-      '- name: fail',
-      '  steps:',
-      '    - name: boom',
-      '      kind: Transform',
-      '      expression: { error: "NOPE", status: 422 }',
-    ].join('\n'));
+    fs.writeFileSync(
+      path.join(fns, 'hello.json'),
+      JSON.stringify({
+        name: 'hello',
+        steps: [{ name: 'say', kind: 'Transform', expression: { hi: '{{ input.body.name }}' } }],
+      }),
+    );
+    fs.writeFileSync(
+      path.join(fns, 'more.yaml'),
+      [
+        '- name: double',
+        '  public: true',
+        '  steps:',
+        '    - name: calc',
+        '      kind: Transform',
+        '      expression: "{{ input.body.n * 2 }}"',
+        '- name: fail',
+        '  steps:',
+        '    - name: boom',
+        '      kind: Transform',
+        '      expression: { error: "NOPE", status: 422 }',
+      ].join('\n'),
+    );
     fs.writeFileSync(path.join(fns, 'README.md'), 'not a definition');
     const deployed = await tessera(['functions', 'deploy', fns], { env: { TESSERA_PROGRESS: '1' } });
-    expect([deployed.code, deployed.stdout]).toEqual([0, 'created hello (version 1)\ncreated double (version 1)\ncreated fail (version 1)\n']);
+    expect([deployed.code, deployed.stdout]).toEqual([
+      0,
+      'created hello (version 1)\ncreated double (version 1)\ncreated fail (version 1)\n',
+    ]);
     expect(deployed.stderr).toMatch(/deploying \[#+\] 100% 3\/3/);
     const again = await tessera(['functions', 'deploy', path.join(fns, 'hello.json'), '--json']);
     expect(again.json()).toEqual([expect.objectContaining({ name: 'hello', version: 2, created: false })]);
@@ -150,7 +186,11 @@ describe('tessera', () => {
     const refused = await tessera(['functions', 'deploy', bad]);
     expect(refused.code).toBe(7);
     expect(refused.stderr).toMatch(/VALIDATION_FAILED/);
-    expect((await tessera(['functions', 'list', '--json'])).json().map((f: { name: string }) => f.name)).toEqual(['double', 'fail', 'hello']);
+    expect((await tessera(['functions', 'list', '--json'])).json().map((f: { name: string }) => f.name)).toEqual([
+      'double',
+      'fail',
+      'hello',
+    ]);
     const out = await tessera(['functions', 'invoke', 'hello', '--data', '{"name": "cli"}', '--json']);
     expect(out.json()).toMatchObject({ status: 200, output: { hi: 'cli' } });
     const fromStdin = await tessera(['functions', 'invoke', 'double', '--data-file', '-'], { input: '{"n": 21}' });
@@ -169,7 +209,10 @@ describe('tessera', () => {
   it('sets, lists and unsets secrets', async () => {
     expect((await tessera(['secrets', 'set', 'API_KEY=abc123'])).code).toBe(0);
     expect((await tessera(['secrets', 'set', 'OTHER', '--value-stdin'], { input: 'from stdin\n' })).code).toBe(0);
-    expect((await tessera(['secrets', 'list', '--json'])).json().map((s: { name: string }) => s.name)).toEqual(['API_KEY', 'OTHER']);
+    expect((await tessera(['secrets', 'list', '--json'])).json().map((s: { name: string }) => s.name)).toEqual([
+      'API_KEY',
+      'OTHER',
+    ]);
     expect((await tessera(['secrets', 'list'])).stdout).not.toContain('abc123');
     expect((await tessera(['secrets', 'unset', 'OTHER'])).code).toBe(0);
     expect((await tessera(['secrets', 'set', 'NOVALUE'])).code).toBe(2);
@@ -181,7 +224,19 @@ describe('tessera', () => {
     const show = await tessera(['executions', 'show', list[0].id]);
     expect(show.stdout).toMatch(/#\d+ say \(Transform\) (started|succeeded)/);
     expect((await tessera(['executions', 'show', '00000000-0000-4000-8000-000000000000'])).code).toBe(5);
-    const tail = tessera(['executions', 'tail', '--function', 'hello', '--count', '1', '--interval', '200', '--timeout', '30', '--json']);
+    const tail = tessera([
+      'executions',
+      'tail',
+      '--function',
+      'hello',
+      '--count',
+      '1',
+      '--interval',
+      '200',
+      '--timeout',
+      '30',
+      '--json',
+    ]);
     await new Promise((r) => setTimeout(r, 800)); // the tail must have started (it prints nothing until a run): no marker to wait on
     await tessera(['functions', 'invoke', 'hello', '--data', '{"name": "tailed"}']);
     const tailed = await tail;
@@ -193,9 +248,14 @@ describe('tessera', () => {
 
   it('runs SQL from a file and from stdin, and generates the tables’ TypeScript types', async () => {
     const file = path.join(dir, 'schema.sql');
-    fs.writeFileSync(file, 'create table notes (id serial primary key, body text not null, tags text[], meta jsonb, score float8, created timestamptz default now());\n');
+    fs.writeFileSync(
+      file,
+      'create table notes (id serial primary key, body text not null, tags text[], meta jsonb, score float8, created timestamptz default now());\n',
+    );
     expect((await tessera(['db', 'sql', file])).code).toBe(0);
-    const rows = await tessera(['db', 'sql', '-', '--params', '["x"]', '--json'], { input: 'insert into notes (body) values ($1) returning id, body' });
+    const rows = await tessera(['db', 'sql', '-', '--params', '["x"]', '--json'], {
+      input: 'insert into notes (body) values ($1) returning id, body',
+    });
     expect(rows.json().rows).toEqual([{ id: 1, body: 'x' }]);
     const human = await tessera(['db', 'sql', '-'], { input: 'select id, body from notes' });
     expect(human.stdout).toMatch(/ID\s+BODY\n1\s+x\n\(1 rows\)/);
@@ -204,7 +264,9 @@ describe('tessera', () => {
     expect((await tessera(['db', 'sql', path.join(dir, 'missing.sql')])).code).toBe(2);
     const types = await tessera(['gen', 'types']);
     expect(types.stdout).toContain('export type Database = {');
-    expect(types.stdout).toMatch(/notes: \{\n {4}id: number;\n {4}body: string;\n {4}tags: string\[\] \| null;\n {4}meta: Json \| null;\n {4}score: number \| null;\n {4}created: string \| null;/);
+    expect(types.stdout).toMatch(
+      /notes: \{\n {4}id: number;\n {4}body: string;\n {4}tags: string\[\] \| null;\n {4}meta: Json \| null;\n {4}score: number \| null;\n {4}created: string \| null;/,
+    );
     expect(types.stdout).toMatch(/id\?: number;/);
     const out = path.join(dir, 'db.ts');
     expect((await tessera(['gen', 'types', '--output', out])).code).toBe(0);

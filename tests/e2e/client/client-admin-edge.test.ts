@@ -13,7 +13,10 @@ let other: TesseraClient;
 let publishable: TesseraClient;
 
 const rejects = async (p: Promise<unknown>, code: string, status: number): Promise<TesseraError> => {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(TesseraError);
   expect({ code: (err as TesseraError).code, status: (err as TesseraError).status }).toEqual({ code, status });
   expect((err as TesseraError).requestId).toBeTruthy();
@@ -26,7 +29,10 @@ beforeAll(async () => {
   api = createClient({ url: platform.url, key: project.apiKey });
   other = createClient({ url: platform.url, key: (await newProject(platform.url)).apiKey });
   const tenant = createClient({ url: platform.url, accessToken: project.tenantToken });
-  publishable = createClient({ url: platform.url, key: (await tenant.tenant.projects.get(project.id)).publishable_key });
+  publishable = createClient({
+    url: platform.url,
+    key: (await tenant.tenant.projects.get(project.id)).publishable_key,
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -62,18 +68,29 @@ describe('client.admin.users', () => {
     await rejects(api.admin.users.update(ada.id, { roles: ['not a role!'] }), 'VALIDATION_FAILED', 400);
     await rejects(other.admin.users.get(ada.id), 'NOT_FOUND', 404);
     expect((await other.admin.users.list({ search: 'ada' })).users).toEqual([]);
-    const refused = await publishable.admin.users.list().then(() => undefined, (e: unknown) => e as TesseraError);
+    const refused = await publishable.admin.users.list().then(
+      () => undefined,
+      (e: unknown) => e as TesseraError,
+    );
     expect(refused?.status).toBe(403);
   });
 });
 
 describe('client.functions edge collections', () => {
   beforeAll(async () => {
-    await api.functions.create({ name: 'echo', steps: [{ name: 'out', kind: 'Transform', expression: '{{ input.body }}', return: true }] });
+    await api.functions.create({
+      name: 'echo',
+      steps: [{ name: 'out', kind: 'Transform', expression: '{{ input.body }}', return: true }],
+    });
   });
 
   it('creates, lists and deletes hooks and webhook receivers', async () => {
-    const hook = await api.functions.hooks.create({ table: 'orders', timing: 'after', events: ['insert'], function: 'echo' });
+    const hook = await api.functions.hooks.create({
+      table: 'orders',
+      timing: 'after',
+      events: ['insert'],
+      function: 'echo',
+    });
     expect((await api.functions.hooks.list()).map((h) => h.id)).toEqual([hook.id]);
     await api.functions.hooks.remove(hook.id);
     expect(await api.functions.hooks.list()).toEqual([]);
@@ -82,29 +99,60 @@ describe('client.functions edge collections', () => {
     expect((await api.functions.webhooks.list()).map((w) => w.slug)).toEqual(['incoming']);
     await api.functions.webhooks.remove(receiver.id);
     expect(await api.functions.webhooks.list()).toEqual([]);
-    await rejects(api.functions.hooks.create({ table: 'orders', timing: 'sometimes', events: ['insert'], function: 'echo' }), 'VALIDATION_FAILED', 400);
+    await rejects(
+      api.functions.hooks.create({ table: 'orders', timing: 'sometimes', events: ['insert'], function: 'echo' }),
+      'VALIDATION_FAILED',
+      400,
+    );
   });
 
   it('creates cron jobs with their next five runs, pauses and deletes them', async () => {
-    const job = await api.functions.cron.create({ name: 'nightly', schedule: '0 3 * * *', timezone: 'Asia/Tokyo', function: 'echo' });
+    const job = await api.functions.cron.create({
+      name: 'nightly',
+      schedule: '0 3 * * *',
+      timezone: 'Asia/Tokyo',
+      function: 'echo',
+    });
     expect(job.next_runs).toHaveLength(5);
     expect(new Date(job.next_runs[0] as string).getUTCHours()).toBe(18);
     expect((await api.functions.cron.update(job.id, { enabled: false })).enabled).toBe(false);
     expect((await api.functions.cron.list()).map((j) => j.name)).toEqual(['nightly']);
     await api.functions.cron.remove(job.id);
     expect(await api.functions.cron.list()).toEqual([]);
-    await rejects(api.functions.cron.create({ name: 'bad', schedule: 'every day', function: 'echo' }), 'VALIDATION_FAILED', 400);
+    await rejects(
+      api.functions.cron.create({ name: 'bad', schedule: 'every day', function: 'echo' }),
+      'VALIDATION_FAILED',
+      400,
+    );
     await rejects(other.functions.cron.update(job.id, { enabled: true }), 'NOT_FOUND', 404);
   });
 
   it('keeps e-mail templates with a preview, and SMTP settings without ever answering the password', async () => {
-    const t = await api.functions.emailTemplates.create({ name: 'welcome', subject: 'Hi {{ name }}', html: '<p>Hi {{ name }}</p>', text: 'Hi {{ name }}' });
-    expect((await api.functions.emailTemplates.update(t.id, { subject: 'Hello {{ name }}' })).subject).toBe('Hello {{ name }}');
-    expect(await api.functions.emailTemplates.preview(t.id, { name: '<Ada>' })).toEqual({ subject: 'Hello <Ada>', html: '<p>Hi &lt;Ada&gt;</p>', text: 'Hi <Ada>' });
+    const t = await api.functions.emailTemplates.create({
+      name: 'welcome',
+      subject: 'Hi {{ name }}',
+      html: '<p>Hi {{ name }}</p>',
+      text: 'Hi {{ name }}',
+    });
+    expect((await api.functions.emailTemplates.update(t.id, { subject: 'Hello {{ name }}' })).subject).toBe(
+      'Hello {{ name }}',
+    );
+    expect(await api.functions.emailTemplates.preview(t.id, { name: '<Ada>' })).toEqual({
+      subject: 'Hello <Ada>',
+      html: '<p>Hi &lt;Ada&gt;</p>',
+      text: 'Hi <Ada>',
+    });
     await api.functions.emailTemplates.remove(t.id);
     expect(await api.functions.emailTemplates.list()).toEqual([]);
     expect(await api.functions.emailConfig.get()).toBeNull();
-    const config = await api.functions.emailConfig.set({ host: 'smtp.example.com', port: 587, secure: false, user: 'mailer', password: 'smtp secret', from: 'Shop <shop@example.com>' });
+    const config = await api.functions.emailConfig.set({
+      host: 'smtp.example.com',
+      port: 587,
+      secure: false,
+      user: 'mailer',
+      password: 'smtp secret',
+      from: 'Shop <shop@example.com>',
+    });
     expect(config).toMatchObject({ host: 'smtp.example.com', port: 587, user: 'mailer' });
     expect(JSON.stringify(await api.functions.emailConfig.get())).not.toContain('smtp secret');
     await api.functions.emailConfig.remove();

@@ -4,7 +4,14 @@
 // sign-up, sign-in (password and code + PKCE), refresh, MFA, password reset, e-mail verification and realtime.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { generate } from 'otplib';
-import { createClient, isTesseraError, TesseraError, VERSION, type Change, type TesseraClient } from '../../../packages/client/src/index.ts';
+import {
+  createClient,
+  isTesseraError,
+  TesseraError,
+  VERSION,
+  type Change,
+  type TesseraClient,
+} from '../../../packages/client/src/index.ts';
 import { API_VERSION } from '../../../rest-compat/openapi.ts';
 import { openApiDocument } from '../../../scripts/openapi.ts';
 import { signInThroughPage, startIdentityPlatform, tokenOf } from '../identity/identity-fixtures.ts';
@@ -22,7 +29,10 @@ const email = `client-${Date.now()}@example.com`;
 const REDIRECT = 'https://app.example.com/callback';
 
 const rejects = async (p: Promise<unknown>, code: string, status: number): Promise<TesseraError> => {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(TesseraError);
   expect(err).toMatchObject({ code, status });
   return err as TesseraError;
@@ -65,7 +75,9 @@ describe('GET /graphql in a browser', () => {
     // Everything inline: no script, style or font is fetched from anywhere else.
     expect(html).not.toMatch(/<(script|link)[^>]+(src|href)=["']https?:/i);
     expect(html).not.toMatch(/unpkg|jsdelivr|cdnjs|esm\.sh/);
-    const q = await fetch(`${base}/graphql?query=${encodeURIComponent('{ plans { id } }')}`, { headers: { accept: 'application/json', 'apollo-require-preflight': 'true' } });
+    const q = await fetch(`${base}/graphql?query=${encodeURIComponent('{ plans { id } }')}`, {
+      headers: { accept: 'application/json', 'apollo-require-preflight': 'true' },
+    });
     expect((await q.json()).data.plans.length).toBeGreaterThan(0);
   });
 });
@@ -78,7 +90,11 @@ describe('tenant management', () => {
     const refreshed = await admin.tenant.refresh();
     expect(refreshed.refresh_token).not.toBe(before);
     expect((await admin.tenant.plans()).map((p) => p.id)).toContain('free');
-    const err = await rejects(createClient({ url: base }).tenant.login({ email, password: 'wrong password!' }), 'INVALID_CREDENTIALS', 401);
+    const err = await rejects(
+      createClient({ url: base }).tenant.login({ email, password: 'wrong password!' }),
+      'INVALID_CREDENTIALS',
+      401,
+    );
     expect(err.requestId).toMatch(/.+/);
     await rejects(createClient({ url: base }).tenant.signup({ email, password }), 'EMAIL_TAKEN', 409);
   });
@@ -93,16 +109,25 @@ describe('tenant management', () => {
     expect(rk.api_key).not.toBe(other.api_key);
     const rp = await admin.tenant.projects.regeneratePublishableKey(other.id);
     expect(rp.publishable_key).not.toBe(other.publishable_key);
-    expect(await admin.tenant.projects.setCors(other.id, { allowed_origins: ['https://app.example.com'] })).toMatchObject({ allowed_origins: ['https://app.example.com'] });
+    expect(
+      await admin.tenant.projects.setCors(other.id, { allowed_origins: ['https://app.example.com'] }),
+    ).toMatchObject({ allowed_origins: ['https://app.example.com'] });
     expect((await admin.tenant.projects.cors(other.id)).allowed_origins).toEqual(['https://app.example.com']);
-    expect(await admin.tenant.projects.setPublication(other.id, 'things', true)).toMatchObject({ table: 'things', enabled: true });
+    expect(await admin.tenant.projects.setPublication(other.id, 'things', true)).toMatchObject({
+      table: 'things',
+      enabled: true,
+    });
     expect((await admin.tenant.projects.publications(other.id)).map((p) => p.table)).toEqual(['things']);
     const [c] = await admin.tenant.clients.list(other.id);
     const rotated = await admin.tenant.clients.rotateSecret(other.id, c!.client_id);
     expect(rotated.client_secret).not.toBe(c!.client_secret);
     await admin.tenant.projects.remove(other.id);
     await rejects(admin.tenant.projects.get(other.id), 'NOT_FOUND', 404);
-    await rejects(admin.tenant.projects.setCors(project.id, { allowed_origins: ['not an origin'] }), 'VALIDATION_FAILED', 400);
+    await rejects(
+      admin.tenant.projects.setCors(project.id, { allowed_origins: ['not an origin'] }),
+      'VALIDATION_FAILED',
+      400,
+    );
     await rejects(app.tenant.projects.list(), 'FORBIDDEN', 403);
   });
 
@@ -127,24 +152,50 @@ describe('tenant management', () => {
 
 describe('the data API', () => {
   beforeAll(async () => {
-    await waitFor(async () => (await app.data.sql('select 1 as one').then(() => true, () => false)), { message: 'project database' });
-    await app.data.sql(`create table todos (id serial primary key, title text not null, done boolean not null default false, rank int not null default 0,
+    await waitFor(
+      async () =>
+        await app.data.sql('select 1 as one').then(
+          () => true,
+          () => false,
+        ),
+      { message: 'project database' },
+    );
+    await app.data
+      .sql(`create table todos (id serial primary key, title text not null, done boolean not null default false, rank int not null default 0,
       owner text default nullif(current_setting('request.user_id', true), ''), embedding real[])`);
     await app.data.sql('alter table todos enable row level security');
     await app.data.sql(`create policy anyone_reads on todos for select using (true)`);
-    await app.data.sql(`create policy users_write on todos for all to public using (owner = current_setting('request.user_id', true)) with check (owner = current_setting('request.user_id', true))`);
+    await app.data.sql(
+      `create policy users_write on todos for all to public using (owner = current_setting('request.user_id', true)) with check (owner = current_setting('request.user_id', true))`,
+    );
   }, 60_000);
 
   it('runs the builder: insert, select with filters and order, single, update, delete, aggregate', async () => {
-    const inserted = await app.from('todos').insert([{ title: 'a', rank: 3, embedding: [1, 0] }, { title: 'b', rank: 1, embedding: [0, 1] }, { title: 'c', rank: 2, done: true, embedding: [1, 1] }]);
+    const inserted = await app.from('todos').insert([
+      { title: 'a', rank: 3, embedding: [1, 0] },
+      { title: 'b', rank: 1, embedding: [0, 1] },
+      { title: 'c', rank: 2, done: true, embedding: [1, 1] },
+    ]);
     expect(inserted.count).toBe(3);
-    const open = await app.from<{ id: number; title: string; rank: number }>('todos').select('id, title, rank').eq('done', false).order('rank', { ascending: false }).limit(10);
+    const open = await app
+      .from<{ id: number; title: string; rank: number }>('todos')
+      .select('id, title, rank')
+      .eq('done', false)
+      .order('rank', { ascending: false })
+      .limit(10);
     expect(open.map((r) => r.title)).toEqual(['a', 'b']);
     expect(await app.from('todos').select(['title']).gte('rank', 2).lt('rank', 3).single()).toEqual({ title: 'c' });
     expect((await app.from('todos').select().in('title', ['a', 'c']).range(0, 0)).length).toBe(1);
     const updated = await app.from('todos').update({ done: true }).eq('title', 'a').returning(['title', 'done']);
     expect(updated).toEqual({ count: 1, rows: [{ title: 'a', done: true }] });
-    expect(await app.from('todos').aggregate([{ fn: 'count', as: 'n' }], { groupBy: ['done'], orderBy: 'done' })).toEqual([{ done: false, n: 1 }, { done: true, n: 2 }].map((r) => ({ ...r, n: expect.anything() })));
+    expect(
+      await app.from('todos').aggregate([{ fn: 'count', as: 'n' }], { groupBy: ['done'], orderBy: 'done' }),
+    ).toEqual(
+      [
+        { done: false, n: 1 },
+        { done: true, n: 2 },
+      ].map((r) => ({ ...r, n: expect.anything() })),
+    );
     expect((await app.from('todos').delete().eq('title', 'b')).count).toBe(1);
     await rejects(Promise.resolve(app.from('todos').delete()), 'VALIDATION_FAILED', 400);
   });
@@ -152,9 +203,18 @@ describe('the data API', () => {
   it('runs the actions with their bodies: find, findOne, transaction, vectorSearch, sql; errors are typed', async () => {
     expect((await app.data.find({ table: 'todos', where: { title: { like: 'a%' } } })).rows).toHaveLength(1);
     expect((await app.data.findOne({ table: 'todos', where: { title: 'zzz' } })).row).toBeNull();
-    const t = await app.data.transaction([{ action: 'insert', table: 'todos', values: { title: 't1' } }, { action: 'find', table: 'todos', where: { title: 't1' } }]);
+    const t = await app.data.transaction([
+      { action: 'insert', table: 'todos', values: { title: 't1' } },
+      { action: 'find', table: 'todos', where: { title: 't1' } },
+    ]);
     expect(t.results).toHaveLength(2);
-    const near = await app.data.vectorSearch({ table: 'todos', column: 'embedding', vector: [1, 0], k: 1, select: ['title'] });
+    const near = await app.data.vectorSearch({
+      table: 'todos',
+      column: 'embedding',
+      vector: [1, 0],
+      k: 1,
+      select: ['title'],
+    });
     expect(near.rows[0]).toMatchObject({ title: 'a' });
     expect(['exact', 'hnsw']).toContain(near.method);
     expect((await app.data.sql('select $1::int + 1 as n', [41])).rows).toEqual([{ n: 42 }]);
@@ -168,7 +228,11 @@ describe('storage', () => {
   it('uploads with progress, lists, reads, downloads (ranges too), confirms and deletes; policies with the secret key', async () => {
     const bytes = new Uint8Array(300_000).map((_, i) => i % 251);
     const seen: number[] = [];
-    const obj = await app.storage.upload(bytes, { folder: 'docs', name: 'data.bin', onProgress: (sent) => seen.push(sent) });
+    const obj = await app.storage.upload(bytes, {
+      folder: 'docs',
+      name: 'data.bin',
+      onProgress: (sent) => seen.push(sent),
+    });
     expect(obj).toMatchObject({ folder: 'docs', name: 'data.bin', size: 300_000, status: 'pending' });
     expect(seen.at(-1)).toBe(300_000);
     expect(seen.length).toBeGreaterThan(1);
@@ -181,9 +245,19 @@ describe('storage', () => {
     const part = await app.storage.download(obj.id, { range: [10, 19] });
     expect(part.status).toBe(206);
     expect([...new Uint8Array(await part.arrayBuffer())]).toEqual([...bytes.slice(10, 20)]);
-    const policy = await app.storage.policies.create({ name: 'public', folder: 'public', operations: ['read', 'list', 'write'], principal: 'public' });
+    const policy = await app.storage.policies.create({
+      name: 'public',
+      folder: 'public',
+      operations: ['read', 'list', 'write'],
+      principal: 'public',
+    });
     expect((await app.storage.policies.list()).map((p) => p.id)).toContain(policy.id);
-    const pub = await browser.storage.upload('hello', { folder: 'public', name: 'hi.txt', contentType: 'text/plain', confirm: true });
+    const pub = await browser.storage.upload('hello', {
+      folder: 'public',
+      name: 'hi.txt',
+      contentType: 'text/plain',
+      confirm: true,
+    });
     expect(new TextDecoder().decode(await browser.storage.downloadBytes(pub.id))).toBe('hello');
     await rejects(browser.storage.upload('x', { folder: 'private', name: 'x.txt' }), 'FORBIDDEN', 403);
     await rejects(browser.storage.policies.list(), 'FORBIDDEN', 403);
@@ -195,7 +269,13 @@ describe('storage', () => {
 
 describe('functions', () => {
   it('creates, deploys, invokes (sync, async, dry run), lists and deletes; secrets; executions with their step logs', async () => {
-    const def = { name: 'hello', public: true, steps: [{ name: 'say', kind: 'Transform', expression: { hi: '{{ input.body.name }}', key: '{{ secrets.GREETING }}' } }] };
+    const def = {
+      name: 'hello',
+      public: true,
+      steps: [
+        { name: 'say', kind: 'Transform', expression: { hi: '{{ input.body.name }}', key: '{{ secrets.GREETING }}' } },
+      ],
+    };
     await app.functions.secrets.set('GREETING', 'top secret value');
     expect((await app.functions.secrets.list()).map((s) => s.name)).toEqual(['GREETING']);
     const created = await app.functions.create(def);
@@ -214,7 +294,9 @@ describe('functions', () => {
     expect(dry.data.dry_run).toBe(true);
     expect((await browser.functions.invoke<{ hi: string }>('hello', { name: 'web' })).data.hi).toBe('web');
     await rejects(browser.functions.invoke('hello', {}, { dryRun: true }), 'FORBIDDEN', 403);
-    await waitFor(async () => (await app.functions.executions.get(queued.executionId!)).status === 'succeeded', { message: 'async run' });
+    await waitFor(async () => (await app.functions.executions.get(queued.executionId!)).status === 'succeeded', {
+      message: 'async run',
+    });
     const runs = await app.functions.executions.list({ function: 'hello' });
     expect(runs.executions.length).toBeGreaterThanOrEqual(3);
     expect((await app.functions.executions.events(sync.executionId!)).map((e) => e.type)).toContain('succeeded');
@@ -260,8 +342,19 @@ describe('end-user auth with the publishable key and a public client', () => {
     const page = await signInThroughPage(url, user);
     const back = new URL(page.location!);
     expect(back.searchParams.get('state')).toBe(state);
-    await rejects(c.auth.exchangeCode({ code: back.searchParams.get('code')!, verifier: 'wrong-verifier-wrong-verifier-wrong-verifier-00', redirectUri: REDIRECT }), 'invalid_grant', 400);
-    const again = await signInThroughPage((await c.auth.authorizeUrl({ redirectUri: REDIRECT, state: 's2' })).url, user);
+    await rejects(
+      c.auth.exchangeCode({
+        code: back.searchParams.get('code')!,
+        verifier: 'wrong-verifier-wrong-verifier-wrong-verifier-00',
+        redirectUri: REDIRECT,
+      }),
+      'invalid_grant',
+      400,
+    );
+    const again = await signInThroughPage(
+      (await c.auth.authorizeUrl({ redirectUri: REDIRECT, state: 's2' })).url,
+      user,
+    );
     const code = new URL(again.location!).searchParams.get('code')!;
     // The verifier of the second request: authorizeUrl made a new one.
     void verifier;
@@ -284,7 +377,9 @@ describe('end-user auth with the publishable key and a public client', () => {
     const { secret } = await c.auth.mfa.enroll();
     expect((await c.auth.mfa.verify(await generate({ secret }))).mfa_enabled).toBe(true);
     await rejects(createClient({ url: base, clientId }).auth.signInWithPassword(u), 'mfa_required', 400);
-    expect((await c.auth.mfa.disable(await generate({ secret, epoch: Math.floor(Date.now() / 1000) + 30 }))).mfa_enabled).toBe(false);
+    expect(
+      (await c.auth.mfa.disable(await generate({ secret, epoch: Math.floor(Date.now() / 1000) + 30 }))).mfa_enabled,
+    ).toBe(false);
     // Verification first: a password reset marks the address verified as well.
     await c.auth.requestEmailVerification(u.email);
     const verify = await env.mailbox.waitFor(u.email, /e-mail address/i);
@@ -294,7 +389,10 @@ describe('end-user auth with the publishable key and a public client', () => {
     await c.auth.requestPasswordReset(u.email);
     const mail = await env.mailbox.waitFor(u.email, /reset/i);
     await c.auth.confirmPasswordReset(tokenOf(mail), 'a third long password');
-    await createClient({ url: base, clientId }).auth.signInWithPassword({ email: u.email, password: 'a third long password' });
+    await createClient({ url: base, clientId }).auth.signInWithPassword({
+      email: u.email,
+      password: 'a third long password',
+    });
   });
 
   it('receives realtime changes under RLS over SSE and graphql-ws', async () => {
@@ -302,18 +400,27 @@ describe('end-user auth with the publishable key and a public client', () => {
     for (const transport of ['sse', 'ws'] as const) {
       const seen: Change<{ title: string }>[] = [];
       const errors: unknown[] = [];
-      const sub = browser.realtime.subscribe<{ title: string }>((c) => seen.push(c), { table: 'todos', transport, onError: (e) => errors.push(e) });
+      const sub = browser.realtime.subscribe<{ title: string }>((c) => seen.push(c), {
+        table: 'todos',
+        transport,
+        onError: (e) => errors.push(e),
+      });
       await sub.ready;
-      await waitFor(async () => {
-        await app.from('todos').insert({ title: `live-${transport}` }, { returning: false });
-        await new Promise((r) => setTimeout(r, 200));
-        return seen.some((c) => c.row?.title === `live-${transport}`);
-      }, { message: `realtime over ${transport}` });
+      await waitFor(
+        async () => {
+          await app.from('todos').insert({ title: `live-${transport}` }, { returning: false });
+          await new Promise((r) => setTimeout(r, 200));
+          return seen.some((c) => c.row?.title === `live-${transport}`);
+        },
+        { message: `realtime over ${transport}` },
+      );
       sub.close();
       expect(errors).toEqual([]);
     }
     const refused: TesseraError[] = [];
-    const bad = createClient({ url: base, key: 'tpk_not-a-key' }).realtime.subscribe(() => {}, { onError: (e) => refused.push(e) });
+    const bad = createClient({ url: base, key: 'tpk_not-a-key' }).realtime.subscribe(() => {}, {
+      onError: (e) => refused.push(e),
+    });
     await bad.ready.catch(() => undefined);
     await waitFor(async () => refused.length > 0, { message: 'refusal' });
     expect(refused[0]).toMatchObject({ code: 'INVALID_API_KEY', status: 401 });

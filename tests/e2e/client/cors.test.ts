@@ -16,17 +16,27 @@ let call: ReturnType<typeof client>;
 let a: Project & { pk: string };
 let b: Project & { pk: string };
 
-const withPk = async (p: Project) => ({ ...p, pk: (await call('GET', `/auth/api/v1/projects/${p.id}`, { token: p.tenantToken })).body.project.publishable_key as string });
+const withPk = async (p: Project) => ({
+  ...p,
+  pk: (await call('GET', `/auth/api/v1/projects/${p.id}`, { token: p.tenantToken })).body.project
+    .publishable_key as string,
+});
 
 const preflight = (path: string, origin: string, headers = 'x-api-key, content-type', method = 'POST') =>
-  fetch(platform.url + path, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers } });
+  fetch(platform.url + path, {
+    method: 'OPTIONS',
+    headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers },
+  });
 
 beforeAll(async () => {
   platform = await startOneProcess({ TESSERA_CORS_ORIGINS: ADMIN });
   call = client(platform.url);
   a = await withPk(await newProject(platform.url));
   b = await withPk(await newProject(platform.url));
-  const set = await call('PUT', `/auth/api/v1/projects/${a.id}/cors`, { token: a.tenantToken, body: { allowed_origins: [APP], exposed_headers: ['X-Custom'], max_age: 120 } });
+  const set = await call('PUT', `/auth/api/v1/projects/${a.id}/cors`, {
+    token: a.tenantToken,
+    body: { allowed_origins: [APP], exposed_headers: ['X-Custom'], max_age: 120 },
+  });
   expect(set.status).toBe(200);
 }, 60_000);
 
@@ -38,14 +48,25 @@ describe('a project CORS rule', () => {
   it('is read and replaced by its tenant over REST and GraphQL', async () => {
     const got = await call('GET', `/auth/api/v1/projects/${a.id}/cors`, { token: a.tenantToken });
     expect(got.status).toBe(200);
-    expect(got.body.cors).toMatchObject({ allowed_origins: [APP], allowed_methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], exposed_headers: ['X-Custom'], max_age: 120, allow_credentials: false });
+    expect(got.body.cors).toMatchObject({
+      allowed_origins: [APP],
+      allowed_methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      exposed_headers: ['X-Custom'],
+      max_age: 120,
+      allow_credentials: false,
+    });
     const none = await call('GET', `/auth/api/v1/projects/${b.id}/cors`, { token: b.tenantToken });
     expect(none.body.cors).toMatchObject({ allowed_origins: [], updated_at: null });
     const gql = await call('POST', '/graphql', {
       token: b.tenantToken,
-      body: { query: `mutation { setProjectCors(projectId: "${b.id}", input: {allowedOrigins: ["HTTPS://Shop.Example.com/"], allowCredentials: true}) { allowedOrigins allowCredentials } }` },
+      body: {
+        query: `mutation { setProjectCors(projectId: "${b.id}", input: {allowedOrigins: ["HTTPS://Shop.Example.com/"], allowCredentials: true}) { allowedOrigins allowCredentials } }`,
+      },
     });
-    expect(gql.body.data.setProjectCors).toEqual({ allowedOrigins: ['https://shop.example.com'], allowCredentials: true });
+    expect(gql.body.data.setProjectCors).toEqual({
+      allowedOrigins: ['https://shop.example.com'],
+      allowCredentials: true,
+    });
   });
 
   it('refuses bad rules with 400 naming the field, and no credentialed wildcard', async () => {
@@ -64,18 +85,35 @@ describe('a project CORS rule', () => {
       expect([res.status, JSON.stringify(body)]).toEqual([400, JSON.stringify(body)]);
       // Our checks answer VALIDATION_FAILED; a value of the wrong GraphQL type is refused by the schema (BAD_USER_INPUT).
       expect(['VALIDATION_FAILED', 'BAD_USER_INPUT']).toContain(res.body.error.code);
-      expect(res.body.error.message).toMatch(new RegExp(`${field}|${field.replace(/_(\w)/g, (_, c: string) => c.toUpperCase())}`));
+      expect(res.body.error.message).toMatch(
+        new RegExp(`${field}|${field.replace(/_(\w)/g, (_, c: string) => c.toUpperCase())}`),
+      );
     }
-    expect((await call('PUT', `/auth/api/v1/projects/${b.id}/cors`, { token: b.tenantToken, raw: '{' })).status).toBe(400);
+    expect((await call('PUT', `/auth/api/v1/projects/${b.id}/cors`, { token: b.tenantToken, raw: '{' })).status).toBe(
+      400,
+    );
   });
 
   it('is refused to other credentials: none, another tenant, the project keys; unknown projects are 404', async () => {
     expect((await call('GET', `/auth/api/v1/projects/${a.id}/cors`)).status).toBe(401);
     expect((await call('GET', `/auth/api/v1/projects/${a.id}/cors`, { token: b.tenantToken })).status).toBe(404);
-    expect((await call('PUT', `/auth/api/v1/projects/${a.id}/cors`, { token: b.tenantToken, body: { allowed_origins: [EVIL] } })).status).toBe(404);
-    expect((await call('GET', '/auth/api/v1/projects/00000000-0000-4000-8000-000000000000/cors', { token: a.tenantToken })).status).toBe(404);
+    expect(
+      (
+        await call('PUT', `/auth/api/v1/projects/${a.id}/cors`, {
+          token: b.tenantToken,
+          body: { allowed_origins: [EVIL] },
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (await call('GET', '/auth/api/v1/projects/00000000-0000-4000-8000-000000000000/cors', { token: a.tenantToken }))
+        .status,
+    ).toBe(404);
     expect((await call('GET', `/auth/api/v1/projects/${a.id}/cors`, { apiKey: a.apiKey })).status).toBe(403);
-    const pk = await call('PUT', `/auth/api/v1/projects/${a.id}/cors`, { apiKey: a.pk, body: { allowed_origins: [EVIL] } });
+    const pk = await call('PUT', `/auth/api/v1/projects/${a.id}/cors`, {
+      apiKey: a.pk,
+      body: { allowed_origins: [EVIL] },
+    });
     expect(pk.status).toBe(403);
     expect(pk.body.error.details).toEqual({ key_kind: 'publishable' });
   });
@@ -89,7 +127,8 @@ describe('preflights', () => {
     expect(res.headers.get('access-control-allow-credentials')).toBeNull();
     expect(res.headers.get('access-control-allow-methods')).toContain('POST');
     const allowed = res.headers.get('access-control-allow-headers')!.toLowerCase();
-    for (const h of ['x-api-key', 'authorization', 'content-type', 'idempotency-key', 'apollo-require-preflight']) expect(allowed).toContain(h);
+    for (const h of ['x-api-key', 'authorization', 'content-type', 'idempotency-key', 'apollo-require-preflight'])
+      expect(allowed).toContain(h);
     expect(res.headers.get('access-control-max-age')).toBe('120');
     expect(res.headers.get('vary')).toContain('Origin');
   });
@@ -111,7 +150,11 @@ describe('preflights', () => {
 
 describe('actual requests', () => {
   it("are answered with CORS headers when the credential's project allows the origin", async () => {
-    const res = await fetch(`${platform.url}/v1/find`, { method: 'POST', headers: { origin: APP, 'x-api-key': a.pk, 'content-type': 'application/json' }, body: JSON.stringify({ table: 'nothing' }) });
+    const res = await fetch(`${platform.url}/v1/find`, {
+      method: 'POST',
+      headers: { origin: APP, 'x-api-key': a.pk, 'content-type': 'application/json' },
+      body: JSON.stringify({ table: 'nothing' }),
+    });
     expect(res.headers.get('access-control-allow-origin')).toBe(APP);
     const exposed = res.headers.get('access-control-expose-headers')!;
     for (const h of ['X-Request-Id', 'ETag', 'Content-Range', 'X-Custom']) expect(exposed).toContain(h);
@@ -120,14 +163,28 @@ describe('actual requests', () => {
   });
 
   it("are refused before they run when the credential's project does not allow the origin (and the refusal is readable)", async () => {
-    const res = await call('POST', '/register', { apiKey: b.pk, headers: { origin: APP }, body: { email: `x-${Date.now()}@example.com`, password: 'a long enough password' } });
+    const res = await call('POST', '/register', {
+      apiKey: b.pk,
+      headers: { origin: APP },
+      body: { email: `x-${Date.now()}@example.com`, password: 'a long enough password' },
+    });
     expect(res.status).toBe(403);
     expect(res.body.error).toMatchObject({ code: 'ORIGIN_NOT_ALLOWED', details: { origin: APP } });
     expect(res.headers.get('access-control-allow-origin')).toBe(APP);
     // Nothing was registered: the same address signs up fine from the project's own server.
     const email = `y-${Date.now()}@example.com`;
-    expect((await call('POST', '/register', { apiKey: b.pk, headers: { origin: EVIL }, body: { email, password: 'a long enough password' } })).status).toBe(403);
-    expect((await call('POST', '/register', { apiKey: b.pk, body: { email, password: 'a long enough password' } })).status).toBe(201);
+    expect(
+      (
+        await call('POST', '/register', {
+          apiKey: b.pk,
+          headers: { origin: EVIL },
+          body: { email, password: 'a long enough password' },
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (await call('POST', '/register', { apiKey: b.pk, body: { email, password: 'a long enough password' } })).status,
+    ).toBe(201);
   });
 
   it('let tenant tokens through only from the platform-wide origins', async () => {
@@ -145,7 +202,11 @@ describe('actual requests', () => {
       expect(res.status).toBe(200);
       expect(res.headers.get('access-control-allow-origin')).toBe(APP);
     }
-    const token = await fetch(`${platform.url}/token`, { method: 'POST', headers: { origin: APP, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=password&client_id=nobody' });
+    const token = await fetch(`${platform.url}/token`, {
+      method: 'POST',
+      headers: { origin: APP, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=password&client_id=nobody',
+    });
     expect(token.status).toBe(401);
     expect(token.headers.get('access-control-allow-origin')).toBe(APP);
     const health = await fetch(`${platform.url}/health`, { headers: { origin: EVIL } });
@@ -153,7 +214,10 @@ describe('actual requests', () => {
   });
 
   it('from Tessera’s own origin are no CORS requests', async () => {
-    const res = await call('GET', '/auth/api/v1/projects', { token: a.tenantToken, headers: { origin: new URL(platform.url).origin } });
+    const res = await call('GET', '/auth/api/v1/projects', {
+      token: a.tenantToken,
+      headers: { origin: new URL(platform.url).origin },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
   });
@@ -162,7 +226,10 @@ describe('actual requests', () => {
     const p = await withPk(await newProject(platform.url));
     const origin = 'https://later.example.com';
     expect((await preflight('/v1/find', origin)).status).toBe(403);
-    await call('PUT', `/auth/api/v1/projects/${p.id}/cors`, { token: p.tenantToken, body: { allowed_origins: [origin] } });
+    await call('PUT', `/auth/api/v1/projects/${p.id}/cors`, {
+      token: p.tenantToken,
+      body: { allowed_origins: [origin] },
+    });
     expect((await preflight('/v1/find', origin)).status).toBe(204);
     await call('PUT', `/auth/api/v1/projects/${p.id}/cors`, { token: p.tenantToken, body: { allowed_origins: [] } });
     expect((await preflight('/v1/find', origin)).status).toBe(403);
@@ -170,29 +237,55 @@ describe('actual requests', () => {
 
   it('get `*` for a wildcard rule and credentials only for an exact origin that asks for them; realtime never reflects origins', async () => {
     const w = await withPk(await newProject(platform.url));
-    expect((await call('PUT', `/auth/api/v1/projects/${w.id}/cors`, { token: w.tenantToken, body: { allowed_origins: ['*'] } })).status).toBe(200);
-    const any = await fetch(`${platform.url}/v1/find`, { method: 'POST', headers: { origin: EVIL, 'x-api-key': w.pk, 'content-type': 'application/json' }, body: '{"table": "t"}' });
+    expect(
+      (
+        await call('PUT', `/auth/api/v1/projects/${w.id}/cors`, {
+          token: w.tenantToken,
+          body: { allowed_origins: ['*'] },
+        })
+      ).status,
+    ).toBe(200);
+    const any = await fetch(`${platform.url}/v1/find`, {
+      method: 'POST',
+      headers: { origin: EVIL, 'x-api-key': w.pk, 'content-type': 'application/json' },
+      body: '{"table": "t"}',
+    });
     expect(any.headers.get('access-control-allow-origin')).toBe('*');
     expect(any.headers.get('access-control-allow-credentials')).toBeNull();
     const c = await withPk(await newProject(platform.url));
-    await call('PUT', `/auth/api/v1/projects/${c.id}/cors`, { token: c.tenantToken, body: { allowed_origins: ['https://creds.example.com'], allow_credentials: true } });
-    const creds = await fetch(`${platform.url}/v1/find`, { method: 'POST', headers: { origin: 'https://creds.example.com', 'x-api-key': c.pk, 'content-type': 'application/json' }, body: '{"table": "t"}' });
+    await call('PUT', `/auth/api/v1/projects/${c.id}/cors`, {
+      token: c.tenantToken,
+      body: { allowed_origins: ['https://creds.example.com'], allow_credentials: true },
+    });
+    const creds = await fetch(`${platform.url}/v1/find`, {
+      method: 'POST',
+      headers: { origin: 'https://creds.example.com', 'x-api-key': c.pk, 'content-type': 'application/json' },
+      body: '{"table": "t"}',
+    });
     expect(creds.headers.get('access-control-allow-origin')).toBe('https://creds.example.com');
     expect(creds.headers.get('access-control-allow-credentials')).toBe('true');
-    const rt = await fetch(`${platform.url}/realtime?query=${encodeURIComponent('subscription { dataChanges { table } }')}`, {
-      headers: { origin: APP, 'x-api-key': a.pk, accept: 'text/event-stream' }, signal: AbortSignal.timeout(2000),
-    });
+    const rt = await fetch(
+      `${platform.url}/realtime?query=${encodeURIComponent('subscription { dataChanges { table } }')}`,
+      {
+        headers: { origin: APP, 'x-api-key': a.pk, accept: 'text/event-stream' },
+        signal: AbortSignal.timeout(2000),
+      },
+    );
     expect(rt.headers.get('access-control-allow-origin')).toBe(APP);
     expect(rt.headers.get('access-control-allow-credentials')).toBeNull();
     await rt.body?.cancel();
   });
-
 });
 
 describe('TESSERA_CORS_ORIGINS', () => {
   it('takes exact origins or *, and never * with credentials', () => {
-    expect(loadConfig({ TESSERA_CORS_ORIGINS: 'https://a.example.com, http://localhost:3000' }).corsOrigins).toEqual(['https://a.example.com', 'http://localhost:3000']);
+    expect(loadConfig({ TESSERA_CORS_ORIGINS: 'https://a.example.com, http://localhost:3000' }).corsOrigins).toEqual([
+      'https://a.example.com',
+      'http://localhost:3000',
+    ]);
     expect(() => loadConfig({ TESSERA_CORS_ORIGINS: 'https://a.example.com/app' })).toThrow(ConfigError);
-    expect(() => loadConfig({ TESSERA_CORS_ORIGINS: '*', TESSERA_CORS_ALLOW_CREDENTIALS: 'true' })).toThrow(/no credentialed wildcard/);
+    expect(() => loadConfig({ TESSERA_CORS_ORIGINS: '*', TESSERA_CORS_ALLOW_CREDENTIALS: 'true' })).toThrow(
+      /no credentialed wildcard/,
+    );
   });
 });

@@ -22,7 +22,15 @@ const CHROMIUM = '/usr/bin/chromium';
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const ARTIFACTS = path.join(ROOT, 'tests/artifacts/dashboard');
 // The flags known to work on these machines (no sandbox as root; no background connections to a closed network).
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let platform: TestPlatform;
@@ -39,8 +47,12 @@ let publishableKey = '';
 
 /** The project's secret key, read from the page's stored session through the API (checks outside the browser). */
 async function projectKey(): Promise<string> {
-  const session = JSON.parse((await page.evaluate(() => localStorage.getItem('tessera.dashboard.session')))!) as { access_token: string };
-  const res = await fetch(`${platform.url}/auth/api/v1/projects/${projectId}`, { headers: { authorization: `Bearer ${session.access_token}` } });
+  const session = JSON.parse((await page.evaluate(() => localStorage.getItem('tessera.dashboard.session')))!) as {
+    access_token: string;
+  };
+  const res = await fetch(`${platform.url}/auth/api/v1/projects/${projectId}`, {
+    headers: { authorization: `Bearer ${session.access_token}` },
+  });
   return ((await res.json()) as { project: { api_key: string } }).project.api_key;
 }
 
@@ -53,7 +65,16 @@ async function shot(name: string): Promise<void> {
 async function axe(): Promise<{ id: string; impact: string; nodes: string[] }[]> {
   if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: AXE });
   const result = await page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run: (ctx: Document, opts: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run(document, {
+    const r = await (
+      window as unknown as {
+        axe: {
+          run: (
+            ctx: Document,
+            opts: unknown,
+          ) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }>;
+        };
+      }
+    ).axe.run(document, {
       runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
     });
     return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) }));
@@ -87,14 +108,33 @@ const matches = (v: string, m: string | RegExp) => (typeof m === 'string' ? v.in
 /** Waits until the locator is visible. */
 const shown = async (l: Locator) => void (await l.first().waitFor({ state: 'visible' }));
 /** Waits until no element of the locator is visible. */
-const gone = async (l: Locator) => void (await until(() => l.count().then(async (n) => n === 0 || !(await l.first().isVisible())), Boolean, `${l} to disappear`));
+const gone = async (l: Locator) =>
+  void (await until(
+    () => l.count().then(async (n) => n === 0 || !(await l.first().isVisible())),
+    Boolean,
+    `${l} to disappear`,
+  ));
 /** Waits until the (first) element's text contains `m`. */
-const contains = async (l: Locator, m: string | RegExp) => void (await until(() => l.first().innerText(), (v) => matches(v, m), `${l} to contain ${m}`));
+const contains = async (l: Locator, m: string | RegExp) =>
+  void (await until(
+    () => l.first().innerText(),
+    (v) => matches(v, m),
+    `${l} to contain ${m}`,
+  ));
 /** Waits until the (first) element's text is exactly `m` (or matches the expression). */
-const textIs = async (l: Locator, m: string | RegExp) => void (await until(() => l.first().innerText(), (v) => (typeof m === 'string' ? v.trim() === m : m.test(v.trim())), `${l} to read ${m}`));
+const textIs = async (l: Locator, m: string | RegExp) =>
+  void (await until(
+    () => l.first().innerText(),
+    (v) => (typeof m === 'string' ? v.trim() === m : m.test(v.trim())),
+    `${l} to read ${m}`,
+  ));
 /** Waits until the locator has `n` elements. */
-const count = async (l: Locator, n: number) => void (await until(() => l.count(), (c) => c === n, `${n} of ${l}`));
-
+const count = async (l: Locator, n: number) =>
+  void (await until(
+    () => l.count(),
+    (c) => c === n,
+    `${n} of ${l}`,
+  ));
 
 beforeAll(async () => {
   if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
@@ -106,11 +146,17 @@ beforeAll(async () => {
   await build;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
   // bypassCSP: only so the test can inject axe-core into the page (the page's own policy allows no inline script).
-  context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true, bypassCSP: true });
+  context = await browser.newContext({
+    viewport: { width: 1280, height: 860 },
+    acceptDownloads: true,
+    bypassCSP: true,
+  });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
   page = await context.newPage();
   page.setDefaultTimeout(15_000);
-  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(m.text());
+  });
   page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
   page.on('request', (r) => {
     const u = new URL(r.url());
@@ -174,7 +220,11 @@ describe('the dashboard, end to end in chromium', () => {
     publishableKey = await page.evaluate(() => navigator.clipboard.readText());
     expect(publishableKey).toMatch(/^tpk_/);
     // The key works: the data API answers it.
-    const res = await fetch(`${platform.url}/v1/rawSQL`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ sql: 'select 1 as one' }) });
+    const res = await fetch(`${platform.url}/v1/rawSQL`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ sql: 'select 1 as one' }),
+    });
     expect(res.status).toBe(200);
     await checkPage('04-settings-keys');
   });
@@ -243,9 +293,14 @@ describe('the dashboard, end to end in chromium', () => {
   it('uploads a file with progress and downloads it again', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Storage' }).click();
     await shown(main().getByText('No files in this folder'));
-    await page.locator('#file-picker').setInputFiles({ name: 'hello.txt', mimeType: 'text/plain', buffer: Buffer.from('hello from the dashboard\n') });
+    await page
+      .locator('#file-picker')
+      .setInputFiles({ name: 'hello.txt', mimeType: 'text/plain', buffer: Buffer.from('hello from the dashboard\n') });
     await contains(main().getByRole('table', { name: 'Files' }), 'hello.txt');
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download hello.txt' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download hello.txt' }).click(),
+    ]);
     expect(download.suggestedFilename()).toBe('hello.txt');
     expect(fs.readFileSync((await download.path())!, 'utf8')).toBe('hello from the dashboard\n');
     await main().getByRole('button', { name: 'hello.txt', exact: true }).click();
@@ -296,7 +351,11 @@ describe('the dashboard, end to end in chromium', () => {
 
   it('manages end-users: search, detail, roles, disable after asking', async () => {
     for (const email of ['ann@example.com', 'ben@example.com']) {
-      const res = await fetch(`${platform.url}/register`, { method: 'POST', headers: { 'x-api-key': publishableKey, 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'a long enough password' }) });
+      const res = await fetch(`${platform.url}/register`, {
+        method: 'POST',
+        headers: { 'x-api-key': publishableKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password: 'a long enough password' }),
+      });
       expect(res.status).toBe(201);
     }
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Authentication' }).click();
@@ -314,8 +373,12 @@ describe('the dashboard, end to end in chromium', () => {
     await page.getByRole('dialog').getByRole('button', { name: 'Disable user' }).click();
     await shown(main().getByText(/^disabled/));
     await checkPage('16-auth-user');
-    const api = await fetch(`${platform.url}/admin/users?search=ben`, { headers: { 'x-api-key': (await projectKey()) } });
-    expect((await api.json()).users[0]).toMatchObject({ roles: ['editor', 'support'], app_metadata: { plan: 'pro' }, disabled: true });
+    const api = await fetch(`${platform.url}/admin/users?search=ben`, { headers: { 'x-api-key': await projectKey() } });
+    expect((await api.json()).users[0]).toMatchObject({
+      roles: ['editor', 'support'],
+      app_metadata: { plan: 'pro' },
+      disabled: true,
+    });
   });
 
   it('reveals and rotates the OIDC client secret after asking, and saves redirect URIs', async () => {
@@ -326,7 +389,11 @@ describe('the dashboard, end to end in chromium', () => {
     const before = await secret.innerText();
     await page.getByRole('button', { name: 'Rotate secret' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Rotate secret' }).click();
-    await until(() => secret.innerText(), (v) => v !== before && !v.includes('•'), 'a new secret');
+    await until(
+      () => secret.innerText(),
+      (v) => v !== before && !v.includes('•'),
+      'a new secret',
+    );
     await page.getByLabel('Redirect URIs').fill('https://app.example.com/callback');
     await page.getByRole('button', { name: 'Save client' }).click();
     await contains(page.locator('.toasts'), 'OIDC client saved');
@@ -368,7 +435,9 @@ describe('the dashboard, end to end in chromium', () => {
     await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Projects' }).click();
     await shown(page.getByRole('heading', { name: 'Projects' }));
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = await page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
     expect(overflow).toBeLessThanOrEqual(0);
     await shot('13-projects-narrow');
     await page.setViewportSize({ width: 1280, height: 860 });
@@ -378,7 +447,11 @@ describe('the dashboard, end to end in chromium', () => {
     await page.reload();
     await shown(page.getByRole('heading', { name: 'Projects' }));
     await page.keyboard.press('Tab');
-    await until(() => page.getByRole('link', { name: 'Skip to content' }).evaluate((el) => el === document.activeElement), Boolean, 'focus on the skip link');
+    await until(
+      () => page.getByRole('link', { name: 'Skip to content' }).evaluate((el) => el === document.activeElement),
+      Boolean,
+      'focus on the skip link',
+    );
     await page.keyboard.press('Enter');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
   });
@@ -392,7 +465,9 @@ describe('the dashboard, end to end in chromium', () => {
     mfaSecret = (await main().getByTestId('secret-Secret').textContent())!;
     // Three codes in a row, each of a later time step (a step is used once): the previous one turns MFA on, the
     // current one signs in, the next one turns it off; all three are inside the ±30 s the platform accepts.
-    await page.getByLabel('Code from the app').fill(await generate({ secret: mfaSecret, epoch: Math.floor(Date.now() / 1000) - 30 }));
+    await page
+      .getByLabel('Code from the app')
+      .fill(await generate({ secret: mfaSecret, epoch: Math.floor(Date.now() / 1000) - 30 }));
     await page.getByRole('button', { name: 'Turn on' }).click();
     await shown(main().getByText('On', { exact: true }));
     await page.getByRole('button', { name: 'Sign out' }).click();
@@ -401,7 +476,9 @@ describe('the dashboard, end to end in chromium', () => {
     await page.getByLabel('Password').fill(tenant.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await shown(page.getByLabel('Authentication code'));
-    await page.getByLabel('Authentication code').fill(await generate({ secret: mfaSecret, epoch: Math.floor(Date.now() / 1000) }));
+    await page
+      .getByLabel('Authentication code')
+      .fill(await generate({ secret: mfaSecret, epoch: Math.floor(Date.now() / 1000) }));
     await page.getByRole('button', { name: 'Sign in' }).click();
     await shown(page.getByRole('heading', { name: 'Projects' }));
     await shown(main().getByRole('link', { name: 'Shop' }));
@@ -409,7 +486,9 @@ describe('the dashboard, end to end in chromium', () => {
 
   it('turns MFA off with a code, after asking', async () => {
     await page.getByRole('banner').getByRole('link', { name: 'Account' }).click();
-    await page.getByLabel('Code to turn it off').fill(await generate({ secret: mfaSecret, epoch: Math.floor(Date.now() / 1000) + 30 }));
+    await page
+      .getByLabel('Code to turn it off')
+      .fill(await generate({ secret: mfaSecret, epoch: Math.floor(Date.now() / 1000) + 30 }));
     await page.getByRole('button', { name: 'Turn off two-factor authentication' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Turn off' }).click();
     await shown(main().getByText('Off', { exact: true }));
@@ -448,7 +527,9 @@ describe('the dashboard, end to end in chromium', () => {
     });
     await page.reload();
     await shown(main().getByRole('link', { name: 'Shop', exact: true }));
-    const stored = await page.evaluate(() => JSON.parse(localStorage.getItem('tessera.dashboard.session')!).access_token as string);
+    const stored = await page.evaluate(
+      () => JSON.parse(localStorage.getItem('tessera.dashboard.session')!).access_token as string,
+    );
     expect(stored).not.toBe('expired.token.value');
   });
 
@@ -456,7 +537,10 @@ describe('the dashboard, end to end in chromium', () => {
     await page.evaluate(() => {
       const key = 'tessera.dashboard.session';
       const s = JSON.parse(localStorage.getItem(key)!);
-      localStorage.setItem(key, JSON.stringify({ ...s, access_token: 'expired.token.value', refresh_token: 'revoked' }));
+      localStorage.setItem(
+        key,
+        JSON.stringify({ ...s, access_token: 'expired.token.value', refresh_token: 'revoked' }),
+      );
     });
     await page.reload();
     await shown(page.getByRole('heading', { name: 'Sign in to Tessera' }));
@@ -465,6 +549,10 @@ describe('the dashboard, end to end in chromium', () => {
 
   it('asked nothing of any other host, and logged no script error', () => {
     expect(outside).toEqual([]);
-    expect(consoleErrors.filter((e) => !/Failed to load resource: the server responded with a status of (401|404|400|409)/.test(e))).toEqual([]);
+    expect(
+      consoleErrors.filter(
+        (e) => !/Failed to load resource: the server responded with a status of (401|404|400|409)/.test(e),
+      ),
+    ).toEqual([]);
   });
 });

@@ -21,7 +21,13 @@ let project: Project;
 let pk: string;
 
 const start = async () => {
-  tessera = await startTessera({ PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: db.url, TESSERA_DATA_DIR: dataDir, TESSERA_INTERNAL_SECRET: TEST_SECRET });
+  tessera = await startTessera({
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: db.url,
+    TESSERA_DATA_DIR: dataDir,
+    TESSERA_INTERNAL_SECRET: TEST_SECRET,
+  });
   base = tessera.url;
   call = client(base);
 };
@@ -50,8 +56,12 @@ beforeAll(async () => {
   await sql('alter table posts enable row level security');
   // Anyone (visitors and end-users) reads published posts; only end-users write, as themselves.
   await sql(`create policy read_published on posts for select using (published)`);
-  await sql(`create policy visitors_suggest on posts for insert with check (current_setting('request.role', true) = 'anon' and not published and owner is null)`);
-  await sql(`create policy users_write on posts for insert with check (current_setting('request.role', true) = 'authenticated' and owner = current_setting('request.user_id', true))`);
+  await sql(
+    `create policy visitors_suggest on posts for insert with check (current_setting('request.role', true) = 'anon' and not published and owner is null)`,
+  );
+  await sql(
+    `create policy users_write on posts for insert with check (current_setting('request.role', true) = 'authenticated' and owner = current_setting('request.user_id', true))`,
+  );
   await sql("insert into posts (title, published) values ('hello', true), ('draft', false)");
   await sql('create table secrets (id serial primary key, v text)');
 }, 120_000);
@@ -65,32 +75,75 @@ describe('the publishable key of a project', () => {
   it('is shown beside the API key, with its own prefix, and in lists as a prefix', async () => {
     expect(pk).toMatch(/^tpk_[A-Za-z0-9_-]{40,}$/);
     const got = await call('GET', `/auth/api/v1/projects/${project.id}`, { token: project.tenantToken });
-    expect(got.body.project).toMatchObject({ api_key: project.apiKey, publishable_key: pk, publishable_key_prefix: pk.slice(0, 12) });
+    expect(got.body.project).toMatchObject({
+      api_key: project.apiKey,
+      publishable_key: pk,
+      publishable_key_prefix: pk.slice(0, 12),
+    });
     const list = await call('GET', '/auth/api/v1/projects', { token: project.tenantToken });
     expect(list.body.projects[0]).toMatchObject({ publishable_key_prefix: pk.slice(0, 12) });
     expect(list.body.projects[0]).not.toHaveProperty('publishable_key');
-    const gql = await call('POST', '/graphql', { token: project.tenantToken, body: { query: `{ project(id: "${project.id}") { publishableKey apiKey } }` } });
+    const gql = await call('POST', '/graphql', {
+      token: project.tenantToken,
+      body: { query: `{ project(id: "${project.id}") { publishableKey apiKey } }` },
+    });
     expect(gql.body.data.project).toEqual({ publishableKey: pk, apiKey: project.apiKey });
   });
 
   it('is regenerable: the old one is refused at once, the secret key stays', async () => {
     const other = await newProject(base);
-    const before = (await call('GET', `/auth/api/v1/projects/${other.id}`, { token: other.tenantToken })).body.project.publishable_key as string;
-    expect((await call('POST', '/register', { apiKey: before, body: { email: `r-${Date.now()}@example.com`, password: 'a long enough password' } })).status).toBe(201);
-    const res = await call('POST', `/auth/api/v1/projects/${other.id}/regenerate-publishable-key`, { token: other.tenantToken });
+    const before = (await call('GET', `/auth/api/v1/projects/${other.id}`, { token: other.tenantToken })).body.project
+      .publishable_key as string;
+    expect(
+      (
+        await call('POST', '/register', {
+          apiKey: before,
+          body: { email: `r-${Date.now()}@example.com`, password: 'a long enough password' },
+        })
+      ).status,
+    ).toBe(201);
+    const res = await call('POST', `/auth/api/v1/projects/${other.id}/regenerate-publishable-key`, {
+      token: other.tenantToken,
+    });
     expect(res.status).toBe(200);
     expect(res.body.project.publishable_key).toMatch(/^tpk_/);
     expect(res.body.project.publishable_key).not.toBe(before);
     expect(res.body.project.api_key).toBe(other.apiKey);
-    const old = await call('POST', '/register', { apiKey: before, body: { email: `r2-${Date.now()}@example.com`, password: 'a long enough password' } });
+    const old = await call('POST', '/register', {
+      apiKey: before,
+      body: { email: `r2-${Date.now()}@example.com`, password: 'a long enough password' },
+    });
     expect(old.status).toBe(401);
     expect(old.body.error.code).toBe('INVALID_API_KEY');
-    expect((await call('POST', '/register', { apiKey: res.body.project.publishable_key, body: { email: `r3-${Date.now()}@example.com`, password: 'a long enough password' } })).status).toBe(201);
+    expect(
+      (
+        await call('POST', '/register', {
+          apiKey: res.body.project.publishable_key,
+          body: { email: `r3-${Date.now()}@example.com`, password: 'a long enough password' },
+        })
+      ).status,
+    ).toBe(201);
     // Failure paths of the new row: no credential, a foreign tenant, an unknown project, the key itself.
     expect((await call('POST', `/auth/api/v1/projects/${other.id}/regenerate-publishable-key`)).status).toBe(401);
-    expect((await call('POST', `/auth/api/v1/projects/${other.id}/regenerate-publishable-key`, { token: project.tenantToken })).status).toBe(404);
-    expect((await call('POST', `/auth/api/v1/projects/00000000-0000-4000-8000-000000000000/regenerate-publishable-key`, { token: other.tenantToken })).status).toBe(404);
-    refusedAsPublishable(await call('POST', `/auth/api/v1/projects/${other.id}/regenerate-publishable-key`, { apiKey: res.body.project.publishable_key }));
+    expect(
+      (
+        await call('POST', `/auth/api/v1/projects/${other.id}/regenerate-publishable-key`, {
+          token: project.tenantToken,
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await call('POST', `/auth/api/v1/projects/00000000-0000-4000-8000-000000000000/regenerate-publishable-key`, {
+          token: other.tenantToken,
+        })
+      ).status,
+    ).toBe(404);
+    refusedAsPublishable(
+      await call('POST', `/auth/api/v1/projects/${other.id}/regenerate-publishable-key`, {
+        apiKey: res.body.project.publishable_key,
+      }),
+    );
   });
 
   it('signs up end-users and starts password resets and e-mail verification', async () => {
@@ -106,19 +159,38 @@ describe('the publishable key of a project', () => {
     const found = await call('POST', '/v1/find', { apiKey: pk, body: { table: 'posts', orderBy: 'id' } });
     expect(found.status).toBe(200);
     expect(found.body.rows.map((r: { title: string }) => r.title)).toEqual(['hello']);
-    const suggested = await call('POST', '/v1/insert', { apiKey: pk, body: { table: 'posts', values: { title: 'from a visitor' }, returning: false } });
+    const suggested = await call('POST', '/v1/insert', {
+      apiKey: pk,
+      body: { table: 'posts', values: { title: 'from a visitor' }, returning: false },
+    });
     expect(suggested.status).toBe(201);
     // A visitor cannot publish, nor write in a user's name (the policies say so).
-    const published = await call('POST', '/v1/insert', { apiKey: pk, body: { table: 'posts', values: { title: 'spam', published: true } } });
+    const published = await call('POST', '/v1/insert', {
+      apiKey: pk,
+      body: { table: 'posts', values: { title: 'spam', published: true } },
+    });
     expect(published.status).toBe(403);
-    const count = await call('POST', '/v1/aggregate', { apiKey: project.apiKey, body: { table: 'posts', aggregates: [{ fn: 'count', as: 'n' }] } });
+    const count = await call('POST', '/v1/aggregate', {
+      apiKey: project.apiKey,
+      body: { table: 'posts', aggregates: [{ fn: 'count', as: 'n' }] },
+    });
     expect(Number(count.body.rows[0].n)).toBe(3);
     // A table without row level security is closed to it; rawSQL is an admin operation, alone or in a transaction.
     const plain = await call('POST', '/v1/find', { apiKey: pk, body: { table: 'secrets' } });
     expect(plain.status).toBe(403);
     expect(plain.body.error.message).toMatch(/publishable key may only use tables with row level security/);
     refusedAsPublishable(await call('POST', '/v1/rawSQL', { apiKey: pk, body: { sql: 'select 1' } }));
-    refusedAsPublishable(await call('POST', '/v1/transaction', { apiKey: pk, body: { operations: [{ action: 'find', table: 'posts' }, { action: 'rawSQL', sql: 'select 1' }] } }));
+    refusedAsPublishable(
+      await call('POST', '/v1/transaction', {
+        apiKey: pk,
+        body: {
+          operations: [
+            { action: 'find', table: 'posts' },
+            { action: 'rawSQL', sql: 'select 1' },
+          ],
+        },
+      }),
+    );
     refusedAsPublishable(await call('GET', '/v1/publication', { apiKey: pk }));
   });
 
@@ -126,22 +198,49 @@ describe('the publishable key of a project', () => {
     const user = await registerUser(base, project);
     const token = (await passwordGrant(base, project, user)).body.access_token as string;
     // (No `returning`: the new row is unpublished, and RETURNING needs the SELECT policy too.)
-    const mine = await call('POST', '/v1/insert', { token, body: { table: 'posts', values: { title: 'mine', owner: user.id }, returning: false } });
+    const mine = await call('POST', '/v1/insert', {
+      token,
+      body: { table: 'posts', values: { title: 'mine', owner: user.id }, returning: false },
+    });
     expect(mine.status).toBe(201);
-    const theirs = await call('POST', '/v1/insert', { token, body: { table: 'posts', values: { title: 'forged', owner: 'someone-else' }, returning: false } });
+    const theirs = await call('POST', '/v1/insert', {
+      token,
+      body: { table: 'posts', values: { title: 'forged', owner: 'someone-else' }, returning: false },
+    });
     expect(theirs.status).toBe(403);
   });
 
   it('reaches storage only where a public policy allows it', async () => {
-    await call('POST', `${STORAGE}/policies`, { apiKey: project.apiKey, body: { name: 'public', folder: 'public', operations: ['read', 'list', 'write'], principal: 'public' } });
-    await call('POST', `${STORAGE}/policies`, { apiKey: project.apiKey, body: { name: 'members', folder: 'members', operations: ['read', 'list', 'write'], principal: 'authenticated' } });
-    const up = await upload(base, [{ name: 'folder', value: 'public' }, { name: 'confirm', value: 'true' }, { name: 'file', filename: 'a.txt', contentType: 'text/plain', body: Buffer.from('hi') }], { apiKey: pk });
+    await call('POST', `${STORAGE}/policies`, {
+      apiKey: project.apiKey,
+      body: { name: 'public', folder: 'public', operations: ['read', 'list', 'write'], principal: 'public' },
+    });
+    await call('POST', `${STORAGE}/policies`, {
+      apiKey: project.apiKey,
+      body: { name: 'members', folder: 'members', operations: ['read', 'list', 'write'], principal: 'authenticated' },
+    });
+    const up = await upload(
+      base,
+      [
+        { name: 'folder', value: 'public' },
+        { name: 'confirm', value: 'true' },
+        { name: 'file', filename: 'a.txt', contentType: 'text/plain', body: Buffer.from('hi') },
+      ],
+      { apiKey: pk },
+    );
     expect(up.status).toBe(201);
     expect((await download(base, up.body.object.id, { apiKey: pk })).bytes.toString()).toBe('hi');
     const listed = await call('GET', `${STORAGE}/objects?folder=public`, { apiKey: pk });
     expect(listed.status).toBe(200);
     expect(listed.body.objects).toHaveLength(1);
-    const members = await upload(base, [{ name: 'folder', value: 'members' }, { name: 'file', filename: 'b.txt', body: Buffer.from('x') }], { apiKey: pk });
+    const members = await upload(
+      base,
+      [
+        { name: 'folder', value: 'members' },
+        { name: 'file', filename: 'b.txt', body: Buffer.from('x') },
+      ],
+      { apiKey: pk },
+    );
     expect(members.status).toBe(403);
     // Naming another project is answered like an unknown one; managing policies and usage are the secret key's.
     const other = await newProject(base);
@@ -152,8 +251,18 @@ describe('the publishable key of a project', () => {
 
   it('invokes only functions marked public, never as a dry run', async () => {
     const steps = [{ name: 'out', kind: 'Transform', expression: { hello: '{{ input.body.name }}' } }];
-    expect((await call('POST', '/edge/api/v1/functions', { apiKey: project.apiKey, body: { name: 'greet', public: true, steps } })).body.function).toMatchObject({ public: true });
-    expect((await call('POST', '/edge/api/v1/functions', { apiKey: project.apiKey, body: { name: 'internal', steps } })).body.function).toMatchObject({ public: false });
+    expect(
+      (
+        await call('POST', '/edge/api/v1/functions', {
+          apiKey: project.apiKey,
+          body: { name: 'greet', public: true, steps },
+        })
+      ).body.function,
+    ).toMatchObject({ public: true });
+    expect(
+      (await call('POST', '/edge/api/v1/functions', { apiKey: project.apiKey, body: { name: 'internal', steps } })).body
+        .function,
+    ).toMatchObject({ public: false });
     const ok = await call('POST', '/edge/api/v1/invoke/greet', { apiKey: pk, body: { name: 'web' } });
     expect(ok.status).toBe(200);
     expect(ok.body).toEqual({ hello: 'web' });
@@ -163,18 +272,30 @@ describe('the publishable key of a project', () => {
     refusedAsPublishable(await call('POST', '/edge/api/v1/invoke/greet?dry_run=true', { apiKey: pk, body: {} }));
     refusedAsPublishable(await call('GET', '/edge/api/v1/functions', { apiKey: pk }));
     refusedAsPublishable(await call('POST', '/edge/api/v1/secrets', { apiKey: pk, body: { name: 'X', value: 'y' } }));
-    const bad = await call('POST', '/edge/api/v1/functions', { apiKey: project.apiKey, body: { name: 'bad', public: 'yes', steps } });
+    const bad = await call('POST', '/edge/api/v1/functions', {
+      apiKey: project.apiKey,
+      body: { name: 'bad', public: 'yes', steps },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toMatch(/public/);
     // End-users invoke public functions too.
     const user = await registerUser(base, project);
     const token = (await passwordGrant(base, project, user)).body.access_token as string;
-    expect((await call('POST', '/edge/api/v1/invoke/greet', { token, body: { name: 'u' } })).body).toEqual({ hello: 'u' });
+    expect((await call('POST', '/edge/api/v1/invoke/greet', { token, body: { name: 'u' } })).body).toEqual({
+      hello: 'u',
+    });
     expect((await call('POST', '/edge/api/v1/invoke/internal', { token, body: {} })).status).toBe(403);
   });
 
   it('receives realtime changes under row level security, delete events included', async () => {
-    expect((await call('POST', `/auth/api/v1/projects/${project.id}/publications`, { token: project.tenantToken, body: { table: 'posts', enabled: true } })).status).toBe(200);
+    expect(
+      (
+        await call('POST', `/auth/api/v1/projects/${project.id}/publications`, {
+          token: project.tenantToken,
+          body: { table: 'posts', enabled: true },
+        })
+      ).status,
+    ).toBe(200);
     const abort = new AbortController();
     const res = await fetch(`${base}/realtime`, {
       method: 'POST',
@@ -203,18 +324,27 @@ describe('the publishable key of a project', () => {
         // aborted
       }
     })();
-    await waitFor(async () => {
-      // The hidden row first: a visitor never hears of it; then a published one.
-      await sql("insert into posts (title, published) values ('hidden live', false), ('public live', true)");
-      return await waitFor(() => events.some((e) => e.row?.title === 'public live'), { timeoutMs: 300, intervalMs: 50, message: 'this probe' }).catch(() => false);
-    }, { message: 'a realtime insert' });
+    await waitFor(
+      async () => {
+        // The hidden row first: a visitor never hears of it; then a published one.
+        await sql("insert into posts (title, published) values ('hidden live', false), ('public live', true)");
+        return await waitFor(() => events.some((e) => e.row?.title === 'public live'), {
+          timeoutMs: 300,
+          intervalMs: 50,
+          message: 'this probe',
+        }).catch(() => false);
+      },
+      { message: 'a realtime insert' },
+    );
     const hiddenId = (await sql("select id from posts where title = 'hidden live' limit 1")).rows[0].id;
     const publicId = (await sql("select id from posts where title = 'public live' limit 1")).rows[0].id;
     await sql(`delete from posts where id in (${Number(hiddenId)}, ${Number(publicId)})`);
     await waitFor(async () => events.some((e) => e.operation === 'delete'), { message: 'a realtime delete' });
     // A published row inserted after the deletes arrives after any event they caused.
     await sql("insert into posts (title, published) values ('after the deletes', true)");
-    await waitFor(() => events.some((e) => e.row?.title === 'after the deletes'), { message: 'the insert after the deletes' });
+    await waitFor(() => events.some((e) => e.row?.title === 'after the deletes'), {
+      message: 'the insert after the deletes',
+    });
     abort.abort();
     expect(events.some((e) => e.row?.title === 'hidden live')).toBe(false);
     const deletes = events.filter((e) => e.operation === 'delete');
@@ -225,12 +355,26 @@ describe('the publishable key of a project', () => {
     refusedAsPublishable(await call('GET', '/auth/api/v1/projects', { apiKey: pk }));
     refusedAsPublishable(await call('GET', '/admin/users', { apiKey: pk }));
     refusedAsPublishable(await call('GET', '/edge/api/v1/executions', { apiKey: pk }));
-    refusedAsPublishable(await call('GET', '/mfa/enroll', { apiKey: pk }).then(async (r) => (r.status === 404 ? await call('POST', '/mfa/enroll', { apiKey: pk }) : r)));
+    refusedAsPublishable(
+      await call('GET', '/mfa/enroll', { apiKey: pk }).then(async (r) =>
+        r.status === 404 ? await call('POST', '/mfa/enroll', { apiKey: pk }) : r,
+      ),
+    );
     const gql = await call('POST', '/graphql', { apiKey: pk, body: { query: '{ edgeFunctions { items { id } } }' } });
     expect(gql.body.errors[0].extensions).toMatchObject({ code: 'FORBIDDEN', details: { key_kind: 'publishable' } });
-    const mixed = await call('POST', '/graphql', { apiKey: pk, body: { query: '{ dataFind(table: "posts") { rows } storagePolicies { items { id } } }' } });
-    expect(mixed.body.errors.some((e: { extensions: { details?: { key_kind?: string } } }) => e.extensions.details?.key_kind === 'publishable')).toBe(true);
-    const allowed = await call('POST', '/graphql', { apiKey: pk, body: { query: '{ dataFind(table: "posts", orderBy: "id") { rows } }' } });
+    const mixed = await call('POST', '/graphql', {
+      apiKey: pk,
+      body: { query: '{ dataFind(table: "posts") { rows } storagePolicies { items { id } } }' },
+    });
+    expect(
+      mixed.body.errors.some(
+        (e: { extensions: { details?: { key_kind?: string } } }) => e.extensions.details?.key_kind === 'publishable',
+      ),
+    ).toBe(true);
+    const allowed = await call('POST', '/graphql', {
+      apiKey: pk,
+      body: { query: '{ dataFind(table: "posts", orderBy: "id") { rows } }' },
+    });
     expect(allowed.body.data.dataFind.rows[0]).toMatchObject({ title: 'hello' });
   });
 });
@@ -242,7 +386,10 @@ describe('a project made before the anonymous role existed', () => {
       const c = new pg.Client({ connectionString: db.url });
       await c.connect();
       try {
-        const { rows } = await c.query<{ database_name: string; anon_role_name: string }>('select database_name, anon_role_name from data_project_roles where project_id = $1', [project.id]);
+        const { rows } = await c.query<{ database_name: string; anon_role_name: string }>(
+          'select database_name, anon_role_name from data_project_roles where project_id = $1',
+          [project.id],
+        );
         return rows[0]!;
       } finally {
         await c.end();
@@ -266,7 +413,9 @@ describe('a project made before the anonymous role existed', () => {
     expect(found.body.rows).toHaveLength(1);
     const again = new pg.Client({ connectionString: db.url });
     await again.connect();
-    const { rows } = await again.query('select anon_role_name from data_project_roles where project_id = $1', [project.id]);
+    const { rows } = await again.query('select anon_role_name from data_project_roles where project_id = $1', [
+      project.id,
+    ]);
     await again.end();
     expect(rows[0].anon_role_name).toBe(row.anon_role_name);
   }, 60_000);

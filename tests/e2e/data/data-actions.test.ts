@@ -35,20 +35,38 @@ afterAll(async () => {
 
 describe('insert', () => {
   it('inserts one row and answers 201 with the row', async () => {
-    const res = await data('insert', { table: 'todos', values: { title: 'write tests', priority: 3, tags: ['work'], meta: { estimate: 2 } } });
+    const res = await data('insert', {
+      table: 'todos',
+      values: { title: 'write tests', priority: 3, tags: ['work'], meta: { estimate: 2 } },
+    });
     expect(res.status).toBe(201);
     expect(res.body.count).toBe(1);
-    expect(res.body.rows[0]).toMatchObject({ id: 1, title: 'write tests', done: false, priority: 3, tags: ['work'], meta: { estimate: 2 } });
+    expect(res.body.rows[0]).toMatchObject({
+      id: 1,
+      title: 'write tests',
+      done: false,
+      priority: 3,
+      tags: ['work'],
+      meta: { estimate: 2 },
+    });
   });
 
   it('inserts several rows at once, missing columns taking their defaults, returning chosen columns', async () => {
     const res = await data('insert', {
       table: 'todos',
-      values: [{ title: 'buy milk', tags: ['home'] }, { title: 'call mum', priority: 5, done: true }, { title: 'fix bike', priority: 2, tags: ['home', 'bike'] }],
+      values: [
+        { title: 'buy milk', tags: ['home'] },
+        { title: 'call mum', priority: 5, done: true },
+        { title: 'fix bike', priority: 2, tags: ['home', 'bike'] },
+      ],
       returning: ['title', 'priority'],
     });
     expect(res.status).toBe(201);
-    expect(res.body.rows).toEqual([{ title: 'buy milk', priority: 1 }, { title: 'call mum', priority: 5 }, { title: 'fix bike', priority: 2 }]);
+    expect(res.body.rows).toEqual([
+      { title: 'buy milk', priority: 1 },
+      { title: 'call mum', priority: 5 },
+      { title: 'fix bike', priority: 2 },
+    ]);
   });
 
   it('answers 409 on a unique violation, 400 on not-null and check violations and on wrong types', async () => {
@@ -87,7 +105,12 @@ describe('find and findOne', () => {
   it('filters with equality, operators, and/or/not, sorts, pages and selects columns', async () => {
     const all = await data('find', { table: 'todos', orderBy: 'id' });
     expect(all.status).toBe(200);
-    expect(all.body.rows.map((r: { title: string }) => r.title)).toEqual(['write tests', 'buy milk', 'call mum', 'fix bike']);
+    expect(all.body.rows.map((r: { title: string }) => r.title)).toEqual([
+      'write tests',
+      'buy milk',
+      'call mum',
+      'fix bike',
+    ]);
     const cases: [unknown, string[]][] = [
       [{ done: true }, ['call mum']],
       [{ priority: { gte: 2, lt: 5 } }, ['write tests', 'fix bike']],
@@ -106,14 +129,31 @@ describe('find and findOne', () => {
     ];
     for (const [where, titles] of cases) {
       const res = await data('find', { table: 'todos', where, orderBy: { id: 'asc' }, select: ['title'] });
-      expect({ where, status: res.status, titles: res.body.rows?.map((r: { title: string }) => r.title) }).toEqual({ where, status: 200, titles });
+      expect({ where, status: res.status, titles: res.body.rows?.map((r: { title: string }) => r.title) }).toEqual({
+        where,
+        status: 200,
+        titles,
+      });
     }
-    const page = await data('find', { table: 'todos', orderBy: ['-priority', 'title'], limit: 2, offset: 1, select: ['title', 'priority'] });
-    expect(page.body.rows).toEqual([{ title: 'write tests', priority: 3 }, { title: 'fix bike', priority: 2 }]);
+    const page = await data('find', {
+      table: 'todos',
+      orderBy: ['-priority', 'title'],
+      limit: 2,
+      offset: 1,
+      select: ['title', 'priority'],
+    });
+    expect(page.body.rows).toEqual([
+      { title: 'write tests', priority: 3 },
+      { title: 'fix bike', priority: 2 },
+    ]);
   });
 
   it('answers the first row or null with findOne', async () => {
-    const one = await data('findOne', { table: 'todos', where: { tags: { contains: ['home'] } }, orderBy: [{ column: 'id', direction: 'desc' }] });
+    const one = await data('findOne', {
+      table: 'todos',
+      where: { tags: { contains: ['home'] } },
+      orderBy: [{ column: 'id', direction: 'desc' }],
+    });
     expect(one.status).toBe(200);
     expect(one.body.row.title).toBe('fix bike');
     const none = await data('findOne', { table: 'todos', where: { title: 'nothing' } });
@@ -150,14 +190,28 @@ describe('find and findOne', () => {
 
 describe('update and delete', () => {
   it('updates matching rows and answers the count and rows', async () => {
-    const res = await data('update', { table: 'todos', where: { tags: { contains: ['home'] } }, set: { done: true }, returning: ['title', 'done'] });
+    const res = await data('update', {
+      table: 'todos',
+      where: { tags: { contains: ['home'] } },
+      set: { done: true },
+      returning: ['title', 'done'],
+    });
     expect(res.status).toBe(200);
     expect(res.body.count).toBe(2);
-    expect(res.body.rows).toEqual(expect.arrayContaining([{ title: 'buy milk', done: true }, { title: 'fix bike', done: true }]));
+    expect(res.body.rows).toEqual(
+      expect.arrayContaining([
+        { title: 'buy milk', done: true },
+        { title: 'fix bike', done: true },
+      ]),
+    );
   });
 
   it('refuses update and delete without a where unless all is true', async () => {
-    for (const [action, body] of [['update', { table: 'todos', set: { done: false } }], ['update', { table: 'todos', where: {}, set: { done: false } }], ['delete', { table: 'todos' }]] as const) {
+    for (const [action, body] of [
+      ['update', { table: 'todos', set: { done: false } }],
+      ['update', { table: 'todos', where: {}, set: { done: false } }],
+      ['delete', { table: 'todos' }],
+    ] as const) {
       const res = await data(action, body);
       expect(res.status).toBe(400);
       expect(res.body.error.message).toMatch(/where.*all/);
@@ -169,11 +223,17 @@ describe('update and delete', () => {
   it('refuses bad update bodies', async () => {
     expect((await data('update', { table: 'todos', where: { id: 1 } })).status).toBe(400);
     expect((await data('update', { table: 'todos', where: { id: 1 }, set: {} })).status).toBe(400);
-    expect((await data('update', { table: 'todos', where: { id: 1 }, set: { nope: 1 } })).body.error.message).toMatch(/nope/);
+    expect((await data('update', { table: 'todos', where: { id: 1 }, set: { nope: 1 } })).body.error.message).toMatch(
+      /nope/,
+    );
     expect((await data('update', { table: 'todos', where: { id: 1 }, set: { priority: 0 } })).status).toBe(400);
-    expect((await data('update', { table: 'todos', where: { id: 2 }, set: { title: 'write tests' } })).status).toBe(409);
+    expect((await data('update', { table: 'todos', where: { id: 2 }, set: { title: 'write tests' } })).status).toBe(
+      409,
+    );
     expect((await data('update', { table: 'ghosts', where: { id: 1 }, set: { a: 1 } })).status).toBe(404);
-    expect((await data('update', { table: 'todos', where: { id: 1 }, set: { done: true }, all: 'yes' })).status).toBe(400);
+    expect((await data('update', { table: 'todos', where: { id: 1 }, set: { done: true }, all: 'yes' })).status).toBe(
+      400,
+    );
   });
 
   it('deletes matching rows', async () => {
@@ -188,16 +248,34 @@ describe('update and delete', () => {
 
 describe('aggregate', () => {
   beforeAll(async () => {
-    await data('rawSQL', { sql: 'create table sales (id serial primary key, region text not null, amount numeric(10,2) not null, units int not null)' });
-    const rows = [['north', 10, 1], ['north', 20, 2], ['south', 5, 1], ['south', 7.5, 3], ['south', 2.5, 1], ['east', 100, 10]];
-    const res = await data('insert', { table: 'sales', values: rows.map(([region, amount, units]) => ({ region, amount, units })) });
+    await data('rawSQL', {
+      sql: 'create table sales (id serial primary key, region text not null, amount numeric(10,2) not null, units int not null)',
+    });
+    const rows = [
+      ['north', 10, 1],
+      ['north', 20, 2],
+      ['south', 5, 1],
+      ['south', 7.5, 3],
+      ['south', 2.5, 1],
+      ['east', 100, 10],
+    ];
+    const res = await data('insert', {
+      table: 'sales',
+      values: rows.map(([region, amount, units]) => ({ region, amount, units })),
+    });
     expect(res.status).toBe(201);
   });
 
   it('computes count, sum, avg, min and max by group with having, orderBy and limit', async () => {
     const res = await data('aggregate', {
       table: 'sales',
-      aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'amount', as: 'total' }, { fn: 'avg', column: 'units' }, { fn: 'min', column: 'amount' }, { fn: 'max', column: 'amount' }],
+      aggregates: [
+        { fn: 'count', as: 'n' },
+        { fn: 'sum', column: 'amount', as: 'total' },
+        { fn: 'avg', column: 'units' },
+        { fn: 'min', column: 'amount' },
+        { fn: 'max', column: 'amount' },
+      ],
       groupBy: ['region'],
       having: { n: { gte: 2 } },
       orderBy: { total: 'desc' },
@@ -207,9 +285,19 @@ describe('aggregate', () => {
       { region: 'north', n: 2, total: 30, avg_units: 1.5, min_amount: 10, max_amount: 20 },
       { region: 'south', n: 3, total: 15, avg_units: expect.closeTo(1.667, 2), min_amount: 2.5, max_amount: 7.5 },
     ]);
-    const whole = await data('aggregate', { table: 'sales', aggregates: [{ fn: 'count' }, { fn: 'sum', column: 'units', as: 'units' }], where: { region: { ne: 'east' } } });
+    const whole = await data('aggregate', {
+      table: 'sales',
+      aggregates: [{ fn: 'count' }, { fn: 'sum', column: 'units', as: 'units' }],
+      where: { region: { ne: 'east' } },
+    });
     expect(whole.body.rows).toEqual([{ count: 5, units: 8 }]);
-    const top = await data('aggregate', { table: 'sales', aggregates: [{ fn: 'sum', column: 'amount', as: 'total' }], groupBy: ['region'], orderBy: '-total', limit: 1 });
+    const top = await data('aggregate', {
+      table: 'sales',
+      aggregates: [{ fn: 'sum', column: 'amount', as: 'total' }],
+      groupBy: ['region'],
+      orderBy: '-total',
+      limit: 1,
+    });
     expect(top.body.rows).toEqual([{ region: 'east', total: 100 }]);
   });
 
@@ -227,7 +315,8 @@ describe('aggregate', () => {
       { table: 'sales', aggregates: [{ fn: 'sum', column: 'region' }] },
       { table: 'sales', aggregates: [{ fn: 'count' }], limit: 5000 },
     ];
-    for (const body of bad) expect({ body, status: (await data('aggregate', body)).status }).toEqual({ body, status: 400 });
+    for (const body of bad)
+      expect({ body, status: (await data('aggregate', body)).status }).toEqual({ body, status: 400 });
     expect((await data('aggregate', { table: 'ghosts', aggregates: [{ fn: 'count' }] })).status).toBe(404);
   });
 });
@@ -260,15 +349,34 @@ describe('transaction', () => {
     expect(res.status).toBe(409);
     expect(res.body.error.details.operation).toBe(2);
     expect(res.body.error.message).toMatch(/^operations\[2\] \(insert\)/);
-    const left = await data('find', { table: 'todos', where: { title: { in: ['tx one', 'tx two'] } }, select: ['title'] });
+    const left = await data('find', {
+      table: 'todos',
+      where: { title: { in: ['tx one', 'tx two'] } },
+      select: ['title'],
+    });
     expect(left.body.rows).toEqual([{ title: 'tx one' }]);
   });
 
   it('refuses bad operations before running any', async () => {
-    for (const operations of [undefined, [], 'x', [{ table: 'todos' }], [{ action: 'drop', table: 'todos' }], [{ action: 'find', table: 'todos' }, 3]]) {
-      expect({ operations, status: (await data('transaction', { operations })).status }).toEqual({ operations, status: 400 });
+    for (const operations of [
+      undefined,
+      [],
+      'x',
+      [{ table: 'todos' }],
+      [{ action: 'drop', table: 'todos' }],
+      [{ action: 'find', table: 'todos' }, 3],
+    ]) {
+      expect({ operations, status: (await data('transaction', { operations })).status }).toEqual({
+        operations,
+        status: 400,
+      });
     }
-    const unknown = await data('transaction', { operations: [{ action: 'find', table: 'todos' }, { action: 'find', table: 'ghosts' }] });
+    const unknown = await data('transaction', {
+      operations: [
+        { action: 'find', table: 'todos' },
+        { action: 'find', table: 'ghosts' },
+      ],
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.body.error.details.operation).toBe(1);
   });
@@ -294,9 +402,23 @@ describe('vectorSearch (exact scan over real[] on this server)', () => {
     expect(res.body.method).toBe('exact');
     expect(res.body.rows.map((r: { id: number }) => r.id)).toEqual([1, 2]);
     expect(res.body.rows[0]._distance).toBeCloseTo(1 - 1 / Math.sqrt(1 + 0.0025), 4);
-    const l2 = await data('vectorSearch', { table: 'docs', column: 'embedding', vector: [0, 0.9, 0], k: 1, metric: 'l2', select: ['topic'] });
+    const l2 = await data('vectorSearch', {
+      table: 'docs',
+      column: 'embedding',
+      vector: [0, 0.9, 0],
+      k: 1,
+      metric: 'l2',
+      select: ['topic'],
+    });
     expect(l2.body.rows).toEqual([{ topic: 'cars', _distance: expect.closeTo(0.1, 4) }]);
-    const ip = await data('vectorSearch', { table: 'docs', column: 'embedding', vector: [0, 0, 2], k: 1, metric: 'inner_product', where: { id: { ne: 1 } } });
+    const ip = await data('vectorSearch', {
+      table: 'docs',
+      column: 'embedding',
+      vector: [0, 0, 2],
+      k: 1,
+      metric: 'inner_product',
+      where: { id: { ne: 1 } },
+    });
     expect(ip.body.rows[0]).toMatchObject({ id: 4, _distance: -2 });
   });
 
@@ -311,15 +433,26 @@ describe('vectorSearch (exact scan over real[] on this server)', () => {
       [{ table: 'docs', column: 'embedding' }, 400],
       [{ table: 'ghosts', column: 'embedding', vector: [1] }, 404],
     ];
-    for (const [body, status] of bad) expect({ body, status: (await data('vectorSearch', body)).status }).toEqual({ body, status });
+    for (const [body, status] of bad)
+      expect({ body, status: (await data('vectorSearch', body)).status }).toEqual({ body, status });
   });
 });
 
 describe('rawSQL', () => {
   it('runs parameterized SQL and answers rows, rowCount and fields', async () => {
-    const res = await data('rawSQL', { sql: 'select id, title from todos where priority >= $1 and title like $2 order by id', params: [1, 'write%'] });
+    const res = await data('rawSQL', {
+      sql: 'select id, title from todos where priority >= $1 and title like $2 order by id',
+      params: [1, 'write%'],
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ rows: [{ id: 1, title: 'write tests' }], rowCount: 1, fields: [{ name: 'id', type: 'int4' }, { name: 'title', type: 'text' }] });
+    expect(res.body).toEqual({
+      rows: [{ id: 1, title: 'write tests' }],
+      rowCount: 1,
+      fields: [
+        { name: 'id', type: 'int4' },
+        { name: 'title', type: 'text' },
+      ],
+    });
     const upd = await data('rawSQL', { sql: 'update todos set done = $1 where id = $2', params: [false, 1] });
     expect(upd.body.rowCount).toBe(1);
   });
@@ -346,7 +479,10 @@ describe('credentials', () => {
   it('serves the actions as GraphQL fields too', async () => {
     const res = await call('POST', '/graphql', {
       apiKey: project.apiKey,
-      body: { query: 'query($w: JSON) { dataFind(table: "todos", where: $w, select: ["title"]) { rows } }', variables: { w: { id: 1 } } },
+      body: {
+        query: 'query($w: JSON) { dataFind(table: "todos", where: $w, select: ["title"]) { rows } }',
+        variables: { w: { id: 1 } },
+      },
     });
     expect(res.status).toBe(200);
     expect(res.body.data.dataFind.rows).toEqual([{ title: 'write tests' }]);
@@ -356,12 +492,19 @@ describe('credentials', () => {
 describe('project lifecycle', () => {
   it('creates a database and roles per project, and drops them with the project', async () => {
     const other = await createProject(call, project.token, 'short-lived');
-    expect((await call('POST', '/v1/rawSQL', { apiKey: other.apiKey, body: { sql: 'select 1 as one' } })).status).toBe(200);
+    expect((await call('POST', '/v1/rawSQL', { apiKey: other.apiKey, body: { sql: 'select 1 as one' } })).status).toBe(
+      200,
+    );
     const admin = new pg.Client({ connectionString: databaseUrl });
     await admin.connect();
     try {
       const rows = async () =>
-        (await admin.query('select database_name, schema_name, role_name, user_role_name from data_project_roles where project_id = $1', [other.id])).rows;
+        (
+          await admin.query(
+            'select database_name, schema_name, role_name, user_role_name from data_project_roles where project_id = $1',
+            [other.id],
+          )
+        ).rows;
       const [r] = await rows();
       // Names tell nothing of the project: a keyed digest of its id, behind the installation's prefix.
       expect(r.database_name).toMatch(/^tsp_[0-9a-f]{8}_[0-9a-f]{24}$/);
@@ -370,7 +513,12 @@ describe('project lifecycle', () => {
       expect(`${r.database_name}${r.role_name}`).not.toContain(other.id.replace(/-/g, '').slice(0, 12));
       expect(r.schema_name).toBe(`p_${other.id.replace(/-/g, '')}`);
       const exists = async () =>
-        (await admin.query('select 1 from pg_database where datname = $1 union all select 1 from pg_roles where rolname = any($2)', [r.database_name, [r.role_name, r.user_role_name]])).rowCount;
+        (
+          await admin.query(
+            'select 1 from pg_database where datname = $1 union all select 1 from pg_roles where rolname = any($2)',
+            [r.database_name, [r.role_name, r.user_role_name]],
+          )
+        ).rowCount;
       expect(await exists()).toBe(3);
       // Only the project's own role may connect to its database.
       const acl = await admin.query<{ public_connect: boolean; role_connect: boolean }>(
@@ -380,7 +528,9 @@ describe('project lifecycle', () => {
       expect(acl.rows[0]).toEqual({ public_connect: false, role_connect: true });
       expect((await call('DELETE', `/auth/api/v1/projects/${other.id}`, { token: project.token })).status).toBe(204);
       // Dropped, then forgotten when the drop's transaction commits.
-      await waitFor(async () => (await exists()) === 0 && (await rows()).length === 0, { message: 'database and roles dropped' });
+      await waitFor(async () => (await exists()) === 0 && (await rows()).length === 0, {
+        message: 'database and roles dropped',
+      });
       // A request that was on its way cannot provision the deleted project again.
       expect((await call('POST', '/v1/rawSQL', { apiKey: other.apiKey, body: { sql: 'select 1' } })).status).toBe(401);
     } finally {

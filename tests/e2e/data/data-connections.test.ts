@@ -24,7 +24,14 @@ beforeAll(async () => {
   databaseUrl = platform.tessera!.config.databaseUrl!;
   // Another instance on the same database (as a second server behind a load balancer would be).
   secondDir = fs.mkdtempSync(path.join(path.resolve('.tessera', 'test-data'), 'p-'));
-  second = await startTessera({ PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, TESSERA_DATA_DIR: secondDir, TESSERA_INTERNAL_SECRET: TEST_SECRET, TESSERA_DATA_MAX_CONNECTIONS: String(BUDGET) });
+  second = await startTessera({
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: databaseUrl,
+    TESSERA_DATA_DIR: secondDir,
+    TESSERA_INTERNAL_SECRET: TEST_SECRET,
+    TESSERA_DATA_MAX_CONNECTIONS: String(BUDGET),
+  });
   call = client(platform.url);
   token = await signIn(call);
 }, 120_000);
@@ -40,7 +47,9 @@ async function dataConnections(): Promise<number> {
   const c = new pg.Client({ connectionString: databaseUrl });
   await c.connect();
   try {
-    const { rows } = await c.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where application_name = 'tessera-data' and datname = current_database()`);
+    const { rows } = await c.query<{ n: number }>(
+      `select count(*)::int as n from pg_stat_activity where application_name = 'tessera-data' and datname = current_database()`,
+    );
     return rows[0]!.n;
   } finally {
     await c.end();
@@ -63,7 +72,9 @@ describe('the catalog', () => {
     for (let i = 0; i < 3; i++) expect((await there('insert', { table: 'things', values: { n: i } })).status).toBe(201);
     // Known as an integer there: an array is refused before any SQL runs.
     expect((await there('insert', { table: 'things', values: { n: ['a', 'b'] } })).status).toBe(400);
-    expect((await here('rawSQL', { sql: 'alter table things alter column n type text[] using array[n::text]' })).status).toBe(200);
+    expect(
+      (await here('rawSQL', { sql: 'alter table things alter column n type text[] using array[n::text]' })).status,
+    ).toBe(200);
     const res = await there('insert', { table: 'things', values: { n: ['a', 'b'] } });
     expect(res.status).toBe(201);
     expect(res.body.rows[0].n).toEqual(['a', 'b']);
@@ -80,16 +91,28 @@ describe('the catalog', () => {
     });
     expect(tx.status).toBe(200);
     expect(tx.body.results[2].rows).toEqual([{ title: 'made in the transaction' }]);
-    expect((await there('find', { table: 'later', select: ['title'] })).body.rows).toEqual([{ title: 'made in the transaction' }]);
+    expect((await there('find', { table: 'later', select: ['title'] })).body.rows).toEqual([
+      { title: 'made in the transaction' },
+    ]);
   }, 30_000);
 
   it("sees a column added by the project's own trigger, which no rawSQL announced", async () => {
     expect((await here('rawSQL', { sql: 'create table target (id serial primary key)' })).status).toBe(200);
     expect((await here('rawSQL', { sql: 'create table switch (id serial primary key)' })).status).toBe(200);
-    expect((await here('rawSQL', {
-      sql: `create function add_extra() returns trigger language plpgsql as $$ begin alter table target add column extra int; return null; end $$`,
-    })).status).toBe(200);
-    expect((await here('rawSQL', { sql: 'create trigger switch_adds after insert on switch for each row execute function add_extra()' })).status).toBe(200);
+    expect(
+      (
+        await here('rawSQL', {
+          sql: `create function add_extra() returns trigger language plpgsql as $$ begin alter table target add column extra int; return null; end $$`,
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await here('rawSQL', {
+          sql: 'create trigger switch_adds after insert on switch for each row execute function add_extra()',
+        })
+      ).status,
+    ).toBe(200);
     expect((await here('find', { table: 'target' })).status).toBe(200); // cached without "extra"
     expect((await here('insert', { table: 'switch', values: {} })).status).toBe(201);
     const res = await here('find', { table: 'target', select: ['extra'] });
@@ -104,9 +127,13 @@ describe('the catalog', () => {
 describe('the connection budget', () => {
   it(`serves more projects than TESSERA_DATA_MAX_CONNECTIONS (${BUDGET}) at once, each as its own role, within the budget`, async () => {
     const tokens = [await signIn(call), await signIn(call)]; // the free plan holds 3 projects per tenant
-    const projects = await Promise.all([0, 1, 2, 3].map(async (i) => await createProject(call, tokens[i % 2]!, `budget ${i}`)));
+    const projects = await Promise.all(
+      [0, 1, 2, 3].map(async (i) => await createProject(call, tokens[i % 2]!, `budget ${i}`)),
+    );
     for (const [i, p] of projects.entries()) {
-      const made = await dataCall(call, p.apiKey)('rawSQL', { sql: `create table mine as select ${i} as owner, current_user::text as who` });
+      const made = await dataCall(call, p.apiKey)('rawSQL', {
+        sql: `create table mine as select ${i} as owner, current_user::text as who`,
+      });
       expect(made.status).toBe(200);
     }
     const finds = await Promise.all(
@@ -142,14 +169,23 @@ describe('session settings', () => {
       await c.query(`alter role "${role.role_name}" in database "${role.database_name}" reset all`);
       await c.query(`alter role "${role.role_name}" connection limit -1`);
       const dir = fs.mkdtempSync(path.join(path.resolve('.tessera', 'test-data'), 'p-'));
-      const third = await startTessera({ PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, TESSERA_DATA_DIR: dir, TESSERA_INTERNAL_SECRET: TEST_SECRET, TESSERA_DATA_STATEMENT_TIMEOUT_MS: '1234' });
+      const third = await startTessera({
+        PORT: '0',
+        LOG_LEVEL: 'silent',
+        DATABASE_URL: databaseUrl,
+        TESSERA_DATA_DIR: dir,
+        TESSERA_INTERNAL_SECRET: TEST_SECRET,
+        TESSERA_DATA_STATEMENT_TIMEOUT_MS: '1234',
+      });
       try {
         const data = dataCall(client(third.url), project.apiKey);
         const show = async (name: string) => (await data('rawSQL', { sql: `show ${name}` })).body.rows[0][name];
         expect(await show('statement_timeout')).toBe('1234ms');
         expect(await show('idle_in_transaction_session_timeout')).toBe('2468ms');
         expect(await show('search_path')).toBe(`${role.schema_name}, extensions`);
-        const limit = await c.query<{ n: number }>('select rolconnlimit as n from pg_roles where rolname = $1', [role.role_name]);
+        const limit = await c.query<{ n: number }>('select rolconnlimit as n from pg_roles where rolname = $1', [
+          role.role_name,
+        ]);
         expect(limit.rows[0]!.n).toBe(50);
         const slow = await data('rawSQL', { sql: 'select pg_sleep(3)' });
         expect(slow.status).toBe(408);

@@ -13,10 +13,23 @@ export function actionsAndSseRealtime(target: () => { url: string }): void {
     const project = await createProject(call, await signIn(call));
     const data = dataCall(call, project.apiKey);
     expect((await data('rawSQL', { sql: 'create table events (id serial primary key, kind text)' })).status).toBe(200);
-    expect((await call('POST', '/v1/publication', { apiKey: project.apiKey, body: { table: 'events', enabled: true } })).status).toBe(200);
+    expect(
+      (await call('POST', '/v1/publication', { apiKey: project.apiKey, body: { table: 'events', enabled: true } }))
+        .status,
+    ).toBe(200);
     const triggers = "select count(*)::int as n from information_schema.triggers where event_object_table = 'events'";
-    await waitFor(async () => (await data('rawSQL', { sql: triggers })).body.rows[0].n > 0, { message: 'the realtime trigger' });
-    expect((await fetch(`${url}/realtime`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: '{}' })).status).toBe(401);
+    await waitFor(async () => (await data('rawSQL', { sql: triggers })).body.rows[0].n > 0, {
+      message: 'the realtime trigger',
+    });
+    expect(
+      (
+        await fetch(`${url}/realtime`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+          body: '{}',
+        })
+      ).status,
+    ).toBe(401);
     const abort = new AbortController();
     const res = await fetch(`${url}/realtime`, {
       method: 'POST',
@@ -39,10 +52,13 @@ export function actionsAndSseRealtime(target: () => { url: string }): void {
       }
     })();
     // The subscription is registered once a probe row written after it arrives.
-    await waitFor(async () => {
-      expect((await data('insert', { table: 'events', values: { kind: 'probe' } })).status).toBe(201);
-      return text.includes('"kind":"probe"');
-    }, { intervalMs: 200, message: 'the subscription to be registered' });
+    await waitFor(
+      async () => {
+        expect((await data('insert', { table: 'events', values: { kind: 'probe' } })).status).toBe(201);
+        return text.includes('"kind":"probe"');
+      },
+      { intervalMs: 200, message: 'the subscription to be registered' },
+    );
     expect((await data('insert', { table: 'events', values: { kind: 'flow' } })).status).toBe(201);
     await waitFor(() => text.includes('"kind":"flow"'), { message: 'the change over SSE' });
     expect(text).toContain('"operation":"insert"');

@@ -16,7 +16,10 @@ let dataB: ReturnType<typeof dataCall>;
 let B: string;
 let databaseUrl: string;
 
-const SECRETS = [{ id: 1, body: 'b secret one' }, { id: 2, body: 'b secret two' }];
+const SECRETS = [
+  { id: 1, body: 'b secret one' },
+  { id: 2, body: 'b secret two' },
+];
 
 beforeAll(async () => {
   platform = await startOneProcess();
@@ -27,7 +30,9 @@ beforeAll(async () => {
   dataA = dataCall(call, a.apiKey);
   dataB = dataCall(call, b.apiKey);
   B = `p_${b.id.replace(/-/g, '')}`;
-  expect((await dataB('rawSQL', { sql: 'create table secrets (id int primary key, body text not null)' })).status).toBe(200);
+  expect((await dataB('rawSQL', { sql: 'create table secrets (id int primary key, body text not null)' })).status).toBe(
+    200,
+  );
   expect((await dataB('insert', { table: 'secrets', values: SECRETS })).status).toBe(201);
   expect((await dataA('rawSQL', { sql: 'create table todos (id serial primary key, title text)' })).status).toBe(200);
 }, 60_000);
@@ -65,7 +70,9 @@ describe("project A's key and project B's tables", () => {
   });
 
   it('a table of the same name in A is a different table', async () => {
-    expect((await dataA('rawSQL', { sql: 'create table secrets (id int primary key, body text not null)' })).status).toBe(200);
+    expect(
+      (await dataA('rawSQL', { sql: 'create table secrets (id int primary key, body text not null)' })).status,
+    ).toBe(200);
     expect((await dataA('insert', { table: 'secrets', values: { id: 1, body: 'a own' } })).status).toBe(201);
     expect((await dataA('find', { table: 'secrets' })).body.rows).toEqual([{ id: 1, body: 'a own' }]);
     expect((await dataA('delete', { table: 'secrets', all: true })).body.count).toBe(1);
@@ -74,14 +81,20 @@ describe("project A's key and project B's tables", () => {
   });
 
   it('information_schema shows A nothing of B', async () => {
-    const res = await dataA('rawSQL', { sql: 'select table_schema, table_name from information_schema.tables where table_schema not in ($1, $2) order by 1, 2', params: ['pg_catalog', 'information_schema'] });
+    const res = await dataA('rawSQL', {
+      sql: 'select table_schema, table_name from information_schema.tables where table_schema not in ($1, $2) order by 1, 2',
+      params: ['pg_catalog', 'information_schema'],
+    });
     expect(res.status).toBe(200);
     // Its own database holds its tables, and the platform's after-hook outbox of this project alone.
     expect(res.body.rows).toEqual([
       { table_schema: `p_${a.id.replace(/-/g, '')}`, table_name: 'todos' },
       { table_schema: 'tessera_hooks', table_name: 'outbox' },
     ]);
-    const schemata = await dataA('rawSQL', { sql: 'select schema_name from information_schema.schemata where schema_name like $1', params: ['p\\_%'] });
+    const schemata = await dataA('rawSQL', {
+      sql: 'select schema_name from information_schema.schemata where schema_name like $1',
+      params: ['p\\_%'],
+    });
     expect(schemata.body.rows).toEqual([{ schema_name: `p_${a.id.replace(/-/g, '')}` }]);
   });
 
@@ -210,7 +223,14 @@ describe('end users', () => {
       "create policy own_notes on notes using (owner = current_setting('request.user_id', true)) with check (owner = current_setting('request.user_id', true))",
     ];
     for (const sql of sqls) expect((await dataA('rawSQL', { sql })).status).toBe(200);
-    await dataA('insert', { table: 'notes', values: [{ owner: 'u1', body: 'one' }, { owner: 'u2', body: 'two' }, { owner: 'u1', body: 'three' }] });
+    await dataA('insert', {
+      table: 'notes',
+      values: [
+        { owner: 'u1', body: 'one' },
+        { owner: 'u2', body: 'two' },
+        { owner: 'u1', body: 'three' },
+      ],
+    });
   });
 
   it('see and write only the rows their policies allow', async () => {

@@ -24,12 +24,26 @@ let dataUrl: string;
 beforeAll(async () => {
   platform = await startSplit();
   call = client(platform.url);
-  dataUrl = (JSON.parse(fs.readFileSync(path.join(platform.dataDir, 'split.json'), 'utf8')) as { subgraphs: Record<string, { url: string }> }).subgraphs.data!.url;
+  dataUrl = (
+    JSON.parse(fs.readFileSync(path.join(platform.dataDir, 'split.json'), 'utf8')) as {
+      subgraphs: Record<string, { url: string }>;
+    }
+  ).subgraphs.data!.url;
   project = await createProject(call, await signIn(call), 'realtime split');
   const data = dataCall(call, project.apiKey);
   expect((await data('rawSQL', { sql: 'create table notes (id serial primary key, body text)' })).status).toBe(200);
-  expect((await call('POST', '/v1/publication', { apiKey: project.apiKey, body: { table: 'notes', enabled: true } })).status).toBe(200);
-  await waitFor(async () => (await data('rawSQL', { sql: "select count(*)::int as n from information_schema.triggers where event_object_table = 'notes'" })).body.rows[0].n > 0, { message: 'trigger' });
+  expect(
+    (await call('POST', '/v1/publication', { apiKey: project.apiKey, body: { table: 'notes', enabled: true } })).status,
+  ).toBe(200);
+  await waitFor(
+    async () =>
+      (
+        await data('rawSQL', {
+          sql: "select count(*)::int as n from information_schema.triggers where event_object_table = 'notes'",
+        })
+      ).body.rows[0].n > 0,
+    { message: 'trigger' },
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -40,7 +54,13 @@ afterAll(async () => {
 }, 60_000);
 
 const wsClient = (params: Record<string, unknown>): Client =>
-  createClient({ url: `${platform.url.replace('http', 'ws')}/realtime`, webSocketImpl: WebSocket, connectionParams: params, retryAttempts: 0, lazy: true });
+  createClient({
+    url: `${platform.url.replace('http', 'ws')}/realtime`,
+    webSocketImpl: WebSocket,
+    connectionParams: params,
+    retryAttempts: 0,
+    lazy: true,
+  });
 
 /** Subscribes once; answers how it ended ('next', 'error' or 'complete') and the socket's close code. */
 function firstOutcome(ws: Client): Promise<[string, number | undefined]> {
@@ -48,7 +68,10 @@ function firstOutcome(ws: Client): Promise<[string, number | undefined]> {
   ws.on('closed', (event) => (code = (event as { code?: number }).code));
   return new Promise((resolve) => {
     const end = (how: string) => setTimeout(() => resolve([how, code]), 50);
-    ws.subscribe({ query: SUBSCRIPTION }, { next: () => end('next'), error: () => end('error'), complete: () => end('complete') });
+    ws.subscribe(
+      { query: SUBSCRIPTION },
+      { next: () => end('next'), error: () => end('error'), complete: () => end('complete') },
+    );
   });
 }
 
@@ -57,18 +80,23 @@ describe('realtime over graphql-ws in split mode', () => {
     const ws = wsClient({ 'x-api-key': project.apiKey });
     const got: Change[] = [];
     const done = new Promise<void>((resolve, reject) => {
-      const stop = ws.subscribe<{ dataChanges: Change }>({ query: SUBSCRIPTION, variables: { t: 'notes' } }, {
-        next: (v) => {
-          if (v.data) got.push(v.data.dataChanges);
-          stop();
-          resolve();
+      const stop = ws.subscribe<{ dataChanges: Change }>(
+        { query: SUBSCRIPTION, variables: { t: 'notes' } },
+        {
+          next: (v) => {
+            if (v.data) got.push(v.data.dataChanges);
+            stop();
+            resolve();
+          },
+          error: reject,
+          complete: () => resolve(),
         },
-        error: reject,
-        complete: () => resolve(),
-      });
+      );
     });
     await new Promise((r) => setTimeout(r, 800)); // connection forwarded and subscription registered: graphql-ws says nothing when it is, and a probe row would take id 1
-    expect((await dataCall(call, project.apiKey)('insert', { table: 'notes', values: { body: 'over the socket' } })).status).toBe(201);
+    expect(
+      (await dataCall(call, project.apiKey)('insert', { table: 'notes', values: { body: 'over the socket' } })).status,
+    ).toBe(201);
     await done;
     expect(got).toEqual([{ table: 'notes', operation: 'insert', row: { id: 1, body: 'over the socket' } }]);
     await ws.dispose();
@@ -95,7 +123,10 @@ describe('realtime over graphql-ws in split mode', () => {
         socket.on('error', () => resolve(-1));
       });
     expect(await statusOf({})).toBe(401);
-    const forged = await signContext({ requestId: 'x', principal: { kind: 'project', projectId: project.id, tenantId: 'x' } }, 'a-different-secret-of-enough-length!!');
+    const forged = await signContext(
+      { requestId: 'x', principal: { kind: 'project', projectId: project.id, tenantId: 'x' } },
+      'a-different-secret-of-enough-length!!',
+    );
     expect(await statusOf({ 'x-tessera-context': forged })).toBe(401);
   });
 });

@@ -12,7 +12,12 @@ import { newProject, passwordGrant, registerUser } from '../identity/identity-fi
 import { waitFor } from '../../support/wait-for.ts';
 import { actionsAndSseRealtime } from './data-flows.ts';
 
-type Change = { table: string; operation: string; row: Record<string, unknown> | null; old: Record<string, unknown> | null };
+type Change = {
+  table: string;
+  operation: string;
+  row: Record<string, unknown> | null;
+  old: Record<string, unknown> | null;
+};
 
 let platform: TestPlatform;
 let call: Call;
@@ -61,11 +66,22 @@ async function subscribeSse(headers: Record<string, string>, table?: string) {
       }
     })();
   }
-  return { status: res.status, changes, errors, close: () => abort.abort(), body: res.status === 200 ? undefined : await res.json() };
+  return {
+    status: res.status,
+    changes,
+    errors,
+    close: () => abort.abort(),
+    body: res.status === 200 ? undefined : await res.json(),
+  };
 }
 
 const triggerCount = async (table: string): Promise<number> =>
-  (await dataA('rawSQL', { sql: 'select count(*)::int as n from information_schema.triggers where event_object_table = $1', params: [table] })).body.rows[0].n;
+  (
+    await dataA('rawSQL', {
+      sql: 'select count(*)::int as n from information_schema.triggers where event_object_table = $1',
+      params: [table],
+    })
+  ).body.rows[0].n;
 
 beforeAll(async () => {
   platform = await startOneProcess();
@@ -75,7 +91,10 @@ beforeAll(async () => {
   b = await createProject(call, await signIn(call), 'realtime b');
   dataA = dataCall(call, a.apiKey);
   dataB = dataCall(call, b.apiKey);
-  for (const d of [dataA, dataB]) expect((await d('rawSQL', { sql: 'create table items (id serial primary key, name text not null)' })).status).toBe(200);
+  for (const d of [dataA, dataB])
+    expect((await d('rawSQL', { sql: 'create table items (id serial primary key, name text not null)' })).status).toBe(
+      200,
+    );
 }, 60_000);
 
 afterAll(async () => {
@@ -98,11 +117,17 @@ describe('publications', () => {
 
   it('refuses bad bodies and other credentials', async () => {
     expect((await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { enabled: true } })).status).toBe(400);
-    expect((await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'a.b', enabled: true } })).status).toBe(400);
-    expect((await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'items', enabled: 'yes' } })).status).toBe(400);
+    expect(
+      (await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'a.b', enabled: true } })).status,
+    ).toBe(400);
+    expect(
+      (await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'items', enabled: 'yes' } })).status,
+    ).toBe(400);
     expect((await call('GET', '/v1/publication')).status).toBe(401);
     expect((await call('GET', '/v1/publication', { apiKey: 'tsk_nope' })).status).toBe(401);
-    expect((await call('POST', '/v1/publication', { token: a.token, body: { table: 'items', enabled: true } })).status).toBe(403);
+    expect(
+      (await call('POST', '/v1/publication', { token: a.token, body: { table: 'items', enabled: true } })).status,
+    ).toBe(403);
   });
 });
 
@@ -122,7 +147,9 @@ describe('realtime over SSE', () => {
     expect([mine.status, all.status, other.status, mine.body]).toEqual([200, 200, 200, undefined]);
     await new Promise((r) => setTimeout(r, 300)); // subscriptions registered: SSE says nothing when they are, and a probe row would change the ids asserted
     expect((await dataA('insert', { table: 'items', values: { name: 'first' } })).status).toBe(201);
-    expect((await dataA('update', { table: 'items', where: { name: 'first' }, set: { name: 'renamed' } })).status).toBe(200);
+    expect((await dataA('update', { table: 'items', where: { name: 'first' }, set: { name: 'renamed' } })).status).toBe(
+      200,
+    );
     expect((await dataA('delete', { table: 'items', where: { name: 'renamed' } })).status).toBe(200);
     await waitFor(async () => mine.changes.length >= 3, { message: 'three changes' });
     expect(mine.changes).toEqual([
@@ -134,7 +161,9 @@ describe('realtime over SSE', () => {
     // B's own table of the same name is not published: B's writes stream nowhere either.
     await dataB('insert', { table: 'items', values: { name: 'b row' } });
 
-    expect((await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'items', enabled: false } })).status).toBe(200);
+    expect(
+      (await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'items', enabled: false } })).status,
+    ).toBe(200);
     await waitFor(async () => (await triggerCount('items')) === 0, { message: 'trigger dropped' });
     await dataA('insert', { table: 'items', values: { name: 'after off' } });
     await new Promise((r) => setTimeout(r, 800)); // proves a change does NOT come: no later event on these streams to wait for
@@ -146,7 +175,9 @@ describe('realtime over SSE', () => {
   }, 30_000);
 
   it('starts streaming a table published before it existed once it is created', async () => {
-    expect((await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'later', enabled: true } })).status).toBe(200);
+    expect(
+      (await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'later', enabled: true } })).status,
+    ).toBe(200);
     await new Promise((r) => setTimeout(r, 300));
     expect((await dataA('rawSQL', { sql: 'create table later (id int primary key)' })).status).toBe(200);
     await waitFor(async () => (await triggerCount('later')) > 0, { message: 'trigger on the new table' });
@@ -161,20 +192,29 @@ describe('realtime over SSE', () => {
 
 describe('realtime over graphql-ws', () => {
   it('authenticates with connection params and streams changes', async () => {
-    const ws = createClient({ url: `${platform.url.replace('http', 'ws')}/realtime`, webSocketImpl: WebSocket, connectionParams: { 'x-api-key': a.apiKey }, retryAttempts: 0, lazy: true });
+    const ws = createClient({
+      url: `${platform.url.replace('http', 'ws')}/realtime`,
+      webSocketImpl: WebSocket,
+      connectionParams: { 'x-api-key': a.apiKey },
+      retryAttempts: 0,
+      lazy: true,
+    });
     const got: Change[] = [];
     const done = new Promise<void>((resolve, reject) => {
-      const stop = ws.subscribe<{ dataChanges: Change }>({ query: SUBSCRIPTION, variables: { t: 'later' } }, {
-        next: (v) => {
-          if (v.data) got.push(v.data.dataChanges);
-          if (got.length === 1) {
-            stop();
-            resolve();
-          }
+      const stop = ws.subscribe<{ dataChanges: Change }>(
+        { query: SUBSCRIPTION, variables: { t: 'later' } },
+        {
+          next: (v) => {
+            if (v.data) got.push(v.data.dataChanges);
+            if (got.length === 1) {
+              stop();
+              resolve();
+            }
+          },
+          error: reject,
+          complete: () => resolve(),
         },
-        error: reject,
-        complete: () => resolve(),
-      });
+      );
     });
     await new Promise((r) => setTimeout(r, 500)); // graphql-ws says nothing once the subscription is registered
     await dataA('insert', { table: 'later', values: { id: 8 } });
@@ -182,9 +222,18 @@ describe('realtime over graphql-ws', () => {
     expect(got[0]).toMatchObject({ operation: 'insert', row: { id: 8 } });
     await ws.dispose();
 
-    const refused = createClient({ url: `${platform.url.replace('http', 'ws')}/realtime`, webSocketImpl: WebSocket, connectionParams: { 'x-api-key': 'tsk_garbage' }, retryAttempts: 0, lazy: true });
+    const refused = createClient({
+      url: `${platform.url.replace('http', 'ws')}/realtime`,
+      webSocketImpl: WebSocket,
+      connectionParams: { 'x-api-key': 'tsk_garbage' },
+      retryAttempts: 0,
+      lazy: true,
+    });
     const outcome = await new Promise<string>((resolve) => {
-      refused.subscribe({ query: SUBSCRIPTION }, { next: () => resolve('next'), error: () => resolve('error'), complete: () => resolve('complete') });
+      refused.subscribe(
+        { query: SUBSCRIPTION },
+        { next: () => resolve('next'), error: () => resolve('error'), complete: () => resolve('complete') },
+      );
     });
     expect(outcome).toBe('error');
     await refused.dispose();
@@ -196,26 +245,42 @@ describe('end users and deletes', () => {
     const p = await newProject(platform.url);
     const data = dataCall(call, p.apiKey);
     for (const sql of [
-      "create table notes (id serial primary key, owner text not null, body text not null)",
+      'create table notes (id serial primary key, owner text not null, body text not null)',
       'alter table notes enable row level security',
       "create policy own on notes using (owner = current_setting('request.user_id', true))",
-    ]) expect((await data('rawSQL', { sql })).status).toBe(200);
-    expect((await call('POST', '/v1/publication', { apiKey: p.apiKey, body: { table: 'notes', enabled: true } })).status).toBe(200);
+    ])
+      expect((await data('rawSQL', { sql })).status).toBe(200);
+    expect(
+      (await call('POST', '/v1/publication', { apiKey: p.apiKey, body: { table: 'notes', enabled: true } })).status,
+    ).toBe(200);
     const [u1, u2] = [await registerUser(platform.url, p), await registerUser(platform.url, p)];
-    const token = async (u: { email: string; password: string }) => (await passwordGrant(platform.url, p, u)).body.access_token as string;
+    const token = async (u: { email: string; password: string }) =>
+      (await passwordGrant(platform.url, p, u)).body.access_token as string;
     const s1 = await subscribeSse({ authorization: `Bearer ${await token(u1!)}` }, 'notes');
     const s2 = await subscribeSse({ authorization: `Bearer ${await token(u2!)}` }, 'notes');
     expect([s1.status, s2.status]).toEqual([200, 200]);
     // Written by the project key for u1, then deleted: u2 may see neither.
-    await waitFor(async () => {
-      await data('insert', { table: 'notes', values: { owner: u1!.id, body: 'probe' } });
-      return s1.changes.length > 0;
-    }, { message: "u1's subscription" });
-    const made = await data('insert', { table: 'notes', values: { owner: u1!.id, body: 'secret of u1' }, returning: ['id'] });
+    await waitFor(
+      async () => {
+        await data('insert', { table: 'notes', values: { owner: u1!.id, body: 'probe' } });
+        return s1.changes.length > 0;
+      },
+      { message: "u1's subscription" },
+    );
+    const made = await data('insert', {
+      table: 'notes',
+      values: { owner: u1!.id, body: 'secret of u1' },
+      returning: ['id'],
+    });
     const id = made.body.rows[0].id as number;
     expect((await data('delete', { table: 'notes', where: { id } })).status).toBe(200);
     await waitFor(async () => s1.changes.some((c) => c.operation === 'delete'), { message: "u1's delete event" });
-    expect(s1.changes.find((c) => c.operation === 'delete')).toEqual({ table: 'notes', operation: 'delete', row: null, old: { id } });
+    expect(s1.changes.find((c) => c.operation === 'delete')).toEqual({
+      table: 'notes',
+      operation: 'delete',
+      row: null,
+      old: { id },
+    });
     // A change after the delete reaches u2 (its stream works), and nothing of u1's rows ever did.
     await data('insert', { table: 'notes', values: { owner: u2!.id, body: 'for u2' } });
     await waitFor(async () => s2.changes.length > 0, { message: "u2's own change" });
@@ -228,24 +293,35 @@ describe('end users and deletes', () => {
 
 describe('a lost listener', () => {
   it("tells the project's subscribers of the gap once it is back, and streams on", async () => {
-    expect((await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'items', enabled: true } })).status).toBe(200);
+    expect(
+      (await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'items', enabled: true } })).status,
+    ).toBe(200);
     const sub = await subscribeSse({ 'x-api-key': a.apiKey }, 'items');
     expect(sub.status).toBe(200);
     const admin = new pg.Client({ connectionString: databaseUrl });
     await admin.connect();
     try {
-      const { rows } = await admin.query<{ database_name: string }>('select database_name from data_project_roles where project_id = $1', [a.id]);
-      const killed = await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'tessera-realtime' and datname = $1`, [rows[0]!.database_name]);
+      const { rows } = await admin.query<{ database_name: string }>(
+        'select database_name from data_project_roles where project_id = $1',
+        [a.id],
+      );
+      const killed = await admin.query(
+        `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'tessera-realtime' and datname = $1`,
+        [rows[0]!.database_name],
+      );
       expect(killed.rowCount).toBe(1);
     } finally {
       await admin.end();
     }
     await waitFor(async () => sub.changes.some((c) => c.operation === 'gap'), { message: 'the gap event' });
     expect(sub.changes.find((c) => c.operation === 'gap')).toMatchObject({ table: '*', operation: 'gap', row: null });
-    await waitFor(async () => {
-      await dataA('insert', { table: 'items', values: { name: 'after the gap' } });
-      return sub.changes.some((c) => c.row?.name === 'after the gap');
-    }, { message: 'changes after the gap' });
+    await waitFor(
+      async () => {
+        await dataA('insert', { table: 'items', values: { name: 'after the gap' } });
+        return sub.changes.some((c) => c.row?.name === 'after the gap');
+      },
+      { message: 'changes after the gap' },
+    );
     sub.close();
   }, 30_000);
 });
@@ -260,9 +336,18 @@ describe('GraphQL limits on the realtime endpoint', () => {
     });
     const body = (await res.json()) as { errors?: { extensions?: { code?: string } }[] };
     expect(body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_LIMIT_EXCEEDED');
-    const ws = createClient({ url: `${platform.url.replace('http', 'ws')}/realtime`, webSocketImpl: WebSocket, connectionParams: { 'x-api-key': a.apiKey }, retryAttempts: 0, lazy: true });
+    const ws = createClient({
+      url: `${platform.url.replace('http', 'ws')}/realtime`,
+      webSocketImpl: WebSocket,
+      connectionParams: { 'x-api-key': a.apiKey },
+      retryAttempts: 0,
+      lazy: true,
+    });
     const outcome = await new Promise<unknown>((resolve) => {
-      ws.subscribe({ query: `subscription { dataChanges { table ${'operation '.repeat(20_000)} } }` }, { next: resolve, error: resolve, complete: () => resolve('complete') });
+      ws.subscribe(
+        { query: `subscription { dataChanges { table ${'operation '.repeat(20_000)} } }` },
+        { next: resolve, error: resolve, complete: () => resolve('complete') },
+      );
     });
     expect(JSON.stringify(outcome)).toMatch(/GRAPHQL_LIMIT_EXCEEDED|tokens/);
     await ws.dispose();

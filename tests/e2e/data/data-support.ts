@@ -12,7 +12,9 @@ let counter = 0;
 /** Signs up and signs in a fresh tenant; answers its access token. */
 export async function signIn(call: Call): Promise<string> {
   const email = `data-${Date.now()}-${counter++}@example.com`;
-  const signup = await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password: 'correct horse battery', name: 'Data' } });
+  const signup = await call('POST', '/auth/api/v1/tenants/signup', {
+    body: { email, password: 'correct horse battery', name: 'Data' },
+  });
   if (signup.status !== 201) throw new Error(`signup: ${signup.status} ${JSON.stringify(signup.body)}`);
   const login = await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: 'correct horse battery' } });
   if (login.status !== 200) throw new Error(`login: ${login.status} ${JSON.stringify(login.body)}`);

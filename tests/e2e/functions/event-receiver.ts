@@ -52,7 +52,10 @@ export async function startReceiver(): Promise<Receiver> {
     answer: (path, a) => void answers.set(path, a),
     at,
     async waitFor(path, count, timeoutMs = 20_000) {
-      return await waitFor(() => at(path).length >= count && at(path), { timeoutMs, message: `${count} deliveries to ${path}` });
+      return await waitFor(() => at(path).length >= count && at(path), {
+        timeoutMs,
+        message: `${count} deliveries to ${path}`,
+      });
     },
     close: async () => {
       for (const res of hanging) res.destroy();
@@ -63,8 +66,15 @@ export async function startReceiver(): Promise<Receiver> {
 }
 
 /** Verifies a delivery with the independent Standard Webhooks library; answers the parsed body (throws when invalid). */
-export function verified(secret: string, r: Received): { type: string; timestamp: string; data: Record<string, unknown> } {
-  return new Webhook(secret).verify(r.body, { 'webhook-id': r.headers['webhook-id']!, 'webhook-timestamp': r.headers['webhook-timestamp']!, 'webhook-signature': r.headers['webhook-signature']! }) as {
+export function verified(
+  secret: string,
+  r: Received,
+): { type: string; timestamp: string; data: Record<string, unknown> } {
+  return new Webhook(secret).verify(r.body, {
+    'webhook-id': r.headers['webhook-id']!,
+    'webhook-timestamp': r.headers['webhook-timestamp']!,
+    'webhook-signature': r.headers['webhook-signature']!,
+  }) as {
     type: string;
     timestamp: string;
     data: Record<string, unknown>;

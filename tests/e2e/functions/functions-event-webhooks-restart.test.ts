@@ -26,7 +26,11 @@ beforeAll(async () => {
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
   env = {
-    PORT: String(port), DATABASE_URL: db.url, TESSERA_DATA_DIR: dataDir, TESSERA_INTERNAL_SECRET: TEST_SECRET, LOG_LEVEL: 'warn',
+    PORT: String(port),
+    DATABASE_URL: db.url,
+    TESSERA_DATA_DIR: dataDir,
+    TESSERA_INTERNAL_SECRET: TEST_SECRET,
+    LOG_LEVEL: 'warn',
     TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true',
     // The first retry comes 3 s (±25%) after a failure: time enough to kill the process before it is due.
     TESSERA_EVENT_RETRY_BASE_MS: '3000',
@@ -45,10 +49,24 @@ it('loses no delivery when the process is killed mid-retry and started again', a
   const call = client(url);
   const email = `restart-${Date.now()}@example.com`;
   await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password: 'a long password' } });
-  const token = (await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: 'a long password' } })).body.access_token as string;
-  const apiKey = (await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Restart' } })).body.project.api_key as string;
-  expect((await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'create table items (id serial primary key, n int not null)' } })).status).toBe(200);
-  const sub = (await call('POST', '/edge/api/v1/event-subscriptions', { apiKey, body: { url: `${rx.url}/restart`, events: ['row.inserted'], tables: ['items'] } })).body.event_subscription;
+  const token = (await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: 'a long password' } })).body
+    .access_token as string;
+  const apiKey = (await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Restart' } })).body.project
+    .api_key as string;
+  expect(
+    (
+      await call('POST', '/v1/rawSQL', {
+        apiKey,
+        body: { sql: 'create table items (id serial primary key, n int not null)' },
+      })
+    ).status,
+  ).toBe(200);
+  const sub = (
+    await call('POST', '/edge/api/v1/event-subscriptions', {
+      apiKey,
+      body: { url: `${rx.url}/restart`, events: ['row.inserted'], tables: ['items'] },
+    })
+  ).body.event_subscription;
   // Every delivery's first attempt fails; later ones succeed.
   const seen = new Set<string>();
   rx.answer('/restart', (n) => {
@@ -59,7 +77,10 @@ it('loses no delivery when the process is killed mid-retry and started again', a
     return { status: 500, body: 'not yet' };
   });
   const rows = 5;
-  const res = await call('POST', '/v1/insert', { apiKey, body: { table: 'items', values: Array.from({ length: rows }, (_, n) => ({ n })) } });
+  const res = await call('POST', '/v1/insert', {
+    apiKey,
+    body: { table: 'items', values: Array.from({ length: rows }, (_, n) => ({ n })) },
+  });
   expect(res.status).toBe(201);
   await rx.waitFor('/restart', rows);
   // Each first attempt is recorded as failed (pending, its retry scheduled) before the process goes.
@@ -76,9 +97,12 @@ it('loses no delivery when the process is killed mid-retry and started again', a
   const got = await rx.waitFor('/restart', before + rows, 60_000);
   const delivered = got.slice(before).map((r) => verified(sub.secret as string, r));
   expect(delivered.map((d) => (d.data.row as { n: number }).n).sort()).toEqual([0, 1, 2, 3, 4]);
-  await waitFor(async () => {
-    const log = await call('GET', `/edge/api/v1/event-subscriptions/${sub.id}/deliveries`, { apiKey });
-    const list = log.body.deliveries as { status: string; attempts: number }[];
-    return list.length === rows && list.every((d) => d.status === 'succeeded' && d.attempts === 2) ? true : undefined;
-  }, { timeoutMs: 30_000 });
+  await waitFor(
+    async () => {
+      const log = await call('GET', `/edge/api/v1/event-subscriptions/${sub.id}/deliveries`, { apiKey });
+      const list = log.body.deliveries as { status: string; attempts: number }[];
+      return list.length === rows && list.every((d) => d.status === 'succeeded' && d.attempts === 2) ? true : undefined;
+    },
+    { timeoutMs: 30_000 },
+  );
 }, 180_000);

@@ -5,7 +5,14 @@ import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { client, type Res } from '../../support/http.ts';
 
 export type Call = ReturnType<typeof client>;
-export type EdgeWorld = { p: TestPlatform; call: Call; token: string; projectId: string; apiKey: string; other: { projectId: string; apiKey: string } };
+export type EdgeWorld = {
+  p: TestPlatform;
+  call: Call;
+  token: string;
+  projectId: string;
+  apiKey: string;
+  other: { projectId: string; apiKey: string };
+};
 
 let counter = 0;
 
@@ -15,7 +22,8 @@ export async function startEdgeWorld(env: Record<string, string> = {}): Promise<
   const call = client(p.url);
   const email = `edge${++counter}-${Date.now()}@example.com`;
   await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password: 'a long password' } });
-  const token = (await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: 'a long password' } })).body.access_token as string;
+  const token = (await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: 'a long password' } })).body
+    .access_token as string;
   const mk = async (name: string) => {
     const res = await call('POST', '/auth/api/v1/projects', { token, body: { name } });
     expect(res.status).toBe(201);
@@ -32,4 +40,3 @@ export function expectError(res: Res, status: number, code: string, mentions?: R
   expect(res.body.error.request_id).toBe(res.headers.get('x-request-id'));
   if (mentions) expect(res.body.error.message).toMatch(mentions);
 }
-

@@ -16,11 +16,18 @@ async function runs(tag: string): Promise<number> {
 }
 
 const invoke = (name: string, body: unknown, key: string | null, query = '', apiKey = w.apiKey): Promise<Res> =>
-  w.call('POST', `/edge/api/v1/invoke/${name}${query}`, { apiKey, body, headers: key === null ? {} : { 'Idempotency-Key': key } });
+  w.call('POST', `/edge/api/v1/invoke/${name}${query}`, {
+    apiKey,
+    body,
+    headers: key === null ? {} : { 'Idempotency-Key': key },
+  });
 
 beforeAll(async () => {
   w = await startEdgeWorld();
-  const sql = await w.call('POST', '/v1/rawSQL', { apiKey: w.apiKey, body: { sql: 'create table runs (id serial primary key, tag text not null)' } });
+  const sql = await w.call('POST', '/v1/rawSQL', {
+    apiKey: w.apiKey,
+    body: { sql: 'create table runs (id serial primary key, tag text not null)' },
+  });
   expect(sql.status).toBe(200);
   // Each run writes a row (so runs can be counted) and answers the row's id.
   const fn = await w.call('POST', '/edge/api/v1/functions', {
@@ -28,8 +35,16 @@ beforeAll(async () => {
     body: {
       name: 'record',
       steps: [
-        { name: 'save', kind: 'Database', query: { action: 'insert', table: 'runs', values: { tag: '{{ input.body.tag }}' } } },
-        { name: 'answer', kind: 'Transform', expression: { id: '{{ steps.save.body.rows[0].id }}', tag: '{{ input.body.tag }}' } },
+        {
+          name: 'save',
+          kind: 'Database',
+          query: { action: 'insert', table: 'runs', values: { tag: '{{ input.body.tag }}' } },
+        },
+        {
+          name: 'answer',
+          kind: 'Transform',
+          expression: { id: '{{ steps.save.body.rows[0].id }}', tag: '{{ input.body.tag }}' },
+        },
       ],
     },
   });
@@ -37,7 +52,13 @@ beforeAll(async () => {
   // Fails until the table `later` exists.
   const flaky = await w.call('POST', '/edge/api/v1/functions', {
     apiKey: w.apiKey,
-    body: { name: 'flaky', steps: [{ name: 'read', kind: 'Database', query: { action: 'find', table: 'later' } }, { name: 'save', kind: 'Database', query: { action: 'insert', table: 'runs', values: { tag: 'flaky' } } }] },
+    body: {
+      name: 'flaky',
+      steps: [
+        { name: 'read', kind: 'Database', query: { action: 'find', table: 'later' } },
+        { name: 'save', kind: 'Database', query: { action: 'insert', table: 'runs', values: { tag: 'flaky' } } },
+      ],
+    },
   });
   expect(flaky.status).toBe(201);
 }, 120_000);
@@ -71,29 +92,49 @@ describe('Idempotency-Key on invoke', () => {
     expect(again.body.execution_id).toBe(first.body.execution_id);
     expect(again.headers.get('x-idempotent-replay')).toBe('true');
     const list = await w.call('GET', '/edge/api/v1/executions?function=record&first=100', { apiKey: w.apiKey });
-    const queued = (list.body.executions as { id: string; input: { body: { tag: string } } }[]).filter((e) => e.input?.body?.tag === 'async-1');
+    const queued = (list.body.executions as { id: string; input: { body: { tag: string } } }[]).filter(
+      (e) => e.input?.body?.tag === 'async-1',
+    );
     expect(queued.map((e) => e.id)).toEqual([first.body.execution_id]);
   });
 
   it('runs concurrent duplicates once (sync and async): the others get 409 while it runs, or its answer', async () => {
-    const sync = await Promise.all(Array.from({ length: 12 }, () => invoke('record', { tag: 'race-sync' }, 'key-race-sync')));
+    const sync = await Promise.all(
+      Array.from({ length: 12 }, () => invoke('record', { tag: 'race-sync' }, 'key-race-sync')),
+    );
     for (const r of sync) expect([200, 409]).toContain(r.status);
     for (const r of sync.filter((x) => x.status === 409)) expectError(r, 409, 'CONFLICT', /still being handled/);
     expect(new Set(sync.filter((r) => r.status === 200).map((r) => r.body.id)).size).toBe(1);
     expect(await runs('race-sync')).toBe(1);
 
-    const queued = await Promise.all(Array.from({ length: 12 }, () => invoke('record', { tag: 'race-async' }, 'key-race-async', '?async=true')));
+    const queued = await Promise.all(
+      Array.from({ length: 12 }, () => invoke('record', { tag: 'race-async' }, 'key-race-async', '?async=true')),
+    );
     for (const r of queued) expect([202, 409]).toContain(r.status);
     expect(new Set(queued.filter((r) => r.status === 202).map((r) => r.body.execution_id)).size).toBe(1);
     const list = await w.call('GET', '/edge/api/v1/executions?function=record&first=100', { apiKey: w.apiKey });
-    expect((list.body.executions as { input: { body: { tag: string } } }[]).filter((e) => e.input?.body?.tag === 'race-async')).toHaveLength(1);
+    expect(
+      (list.body.executions as { input: { body: { tag: string } } }[]).filter(
+        (e) => e.input?.body?.tag === 'race-async',
+      ),
+    ).toHaveLength(1);
   });
 
   it('refuses the same key with another body, or sync and async mixed (422), and a malformed key (400)', async () => {
     expect((await invoke('record', { tag: 'body-a' }, 'key-body')).status).toBe(200);
-    expectError(await invoke('record', { tag: 'body-b' }, 'key-body'), 422, 'IDEMPOTENCY_KEY_REUSED', /different request body/);
+    expectError(
+      await invoke('record', { tag: 'body-b' }, 'key-body'),
+      422,
+      'IDEMPOTENCY_KEY_REUSED',
+      /different request body/,
+    );
     expectError(await invoke('record', { tag: 'body-a' }, 'key-body', '?async=true'), 422, 'IDEMPOTENCY_KEY_REUSED');
-    expectError(await invoke('record', { tag: 'body-a' }, 'k'.repeat(256)), 400, 'VALIDATION_FAILED', /Idempotency-Key/);
+    expectError(
+      await invoke('record', { tag: 'body-a' }, 'k'.repeat(256)),
+      400,
+      'VALIDATION_FAILED',
+      /Idempotency-Key/,
+    );
     expectError(await invoke('record', { tag: 'body-a' }, 'has space'), 400, 'VALIDATION_FAILED', /Idempotency-Key/);
     expect(await runs('body-a')).toBe(1);
     expect(await runs('body-b')).toBe(0);
@@ -101,7 +142,9 @@ describe('Idempotency-Key on invoke', () => {
 
   it('stores nothing for a failed run: the retry with the same key runs again', async () => {
     expectError(await invoke('flaky', {}, 'key-flaky'), 502, 'FUNCTION_FAILED');
-    expect((await w.call('POST', '/v1/rawSQL', { apiKey: w.apiKey, body: { sql: 'create table later (id int)' } })).status).toBe(200);
+    expect(
+      (await w.call('POST', '/v1/rawSQL', { apiKey: w.apiKey, body: { sql: 'create table later (id int)' } })).status,
+    ).toBe(200);
     const retry = await invoke('flaky', {}, 'key-flaky');
     expect(retry.status).toBe(200);
     expect(retry.headers.get('x-idempotent-replay')).toBeNull();
@@ -119,10 +162,22 @@ describe('Idempotency-Key on invoke', () => {
   });
 
   it('keeps keys of different functions and projects apart', async () => {
-    await w.call('POST', '/v1/rawSQL', { apiKey: w.other.apiKey, body: { sql: 'create table runs (id serial primary key, tag text not null)' } });
+    await w.call('POST', '/v1/rawSQL', {
+      apiKey: w.other.apiKey,
+      body: { sql: 'create table runs (id serial primary key, tag text not null)' },
+    });
     const copy = await w.call('POST', '/edge/api/v1/functions', {
       apiKey: w.other.apiKey,
-      body: { name: 'record', steps: [{ name: 'save', kind: 'Database', query: { action: 'insert', table: 'runs', values: { tag: '{{ input.body.tag }}' } } }] },
+      body: {
+        name: 'record',
+        steps: [
+          {
+            name: 'save',
+            kind: 'Database',
+            query: { action: 'insert', table: 'runs', values: { tag: '{{ input.body.tag }}' } },
+          },
+        ],
+      },
     });
     expect(copy.status).toBe(201);
     expect((await invoke('record', { tag: 'shared' }, 'key-shared')).status).toBe(200);
@@ -132,7 +187,11 @@ describe('Idempotency-Key on invoke', () => {
   });
 
   it('takes the key as an argument of the GraphQL mutation too', async () => {
-    const op = { query: 'mutation($k: String) { invokeEdgeFunction(name: "record", input: {tag: "gql"}, idempotencyKey: $k) { status body headers } }', variables: { k: 'key-gql' } };
+    const op = {
+      query:
+        'mutation($k: String) { invokeEdgeFunction(name: "record", input: {tag: "gql"}, idempotencyKey: $k) { status body headers } }',
+      variables: { k: 'key-gql' },
+    };
     const a = await w.call('POST', '/graphql', { apiKey: w.apiKey, body: op });
     const b = await w.call('POST', '/graphql', { apiKey: w.apiKey, body: op });
     expect(a.body.data.invokeEdgeFunction.status).toBe(200);
@@ -145,18 +204,27 @@ describe('Idempotency-Key on invoke', () => {
 describe('Idempotency-Key of end-users', () => {
   it("never answers one end-user another's stored answer", async () => {
     const project = await newProject(w.p.url);
-    await w.call('POST', '/v1/rawSQL', { apiKey: project.apiKey, body: { sql: 'create table runs (id serial primary key, tag text not null)' } });
+    await w.call('POST', '/v1/rawSQL', {
+      apiKey: project.apiKey,
+      body: { sql: 'create table runs (id serial primary key, tag text not null)' },
+    });
     const fn = await w.call('POST', '/edge/api/v1/functions', {
       apiKey: project.apiKey,
       body: {
-        name: 'whoami', public: true,
-        steps: [{ name: 'save', kind: 'Database', query: { action: 'insert', table: 'runs', values: { tag: 'who' } } }, { name: 'answer', kind: 'Transform', expression: { run: '{{ steps.save.body.rows[0].id }}' } }],
+        name: 'whoami',
+        public: true,
+        steps: [
+          { name: 'save', kind: 'Database', query: { action: 'insert', table: 'runs', values: { tag: 'who' } } },
+          { name: 'answer', kind: 'Transform', expression: { run: '{{ steps.save.body.rows[0].id }}' } },
+        ],
       },
     });
     expect(fn.status).toBe(201);
-    const tokenOf = async () => (await passwordGrant(w.p.url, project, await registerUser(w.p.url, project))).body.access_token as string;
+    const tokenOf = async () =>
+      (await passwordGrant(w.p.url, project, await registerUser(w.p.url, project))).body.access_token as string;
     const [alice, bob] = [await tokenOf(), await tokenOf()];
-    const asUser = (token: string) => w.call('POST', '/edge/api/v1/invoke/whoami', { token, body: {}, headers: { 'Idempotency-Key': 'shared-key' } });
+    const asUser = (token: string) =>
+      w.call('POST', '/edge/api/v1/invoke/whoami', { token, body: {}, headers: { 'Idempotency-Key': 'shared-key' } });
     const a1 = await asUser(alice);
     const b1 = await asUser(bob);
     const a2 = await asUser(alice);
@@ -170,10 +238,16 @@ describe('Idempotency-Key of end-users', () => {
 
 describe('Idempotency-Key on the webhook receiver (the same implementation)', () => {
   it('replays the same key and body, refuses another body (422), and runs once under concurrency', async () => {
-    const rec = await w.call('POST', '/edge/api/v1/webhooks', { apiKey: w.apiKey, body: { function: 'record', slug: 'record-hook' } });
+    const rec = await w.call('POST', '/edge/api/v1/webhooks', {
+      apiKey: w.apiKey,
+      body: { function: 'record', slug: 'record-hook' },
+    });
     expect(rec.status).toBe(201);
     const post = (body: string, key: string) =>
-      w.call('POST', `/webhooks/${w.projectId}/record-hook`, { raw: body, headers: { 'content-type': 'application/json', 'Idempotency-Key': key } });
+      w.call('POST', `/webhooks/${w.projectId}/record-hook`, {
+        raw: body,
+        headers: { 'content-type': 'application/json', 'Idempotency-Key': key },
+      });
     const all = await Promise.all(Array.from({ length: 8 }, () => post('{"tag":"hook-1"}', 'evt_race')));
     for (const r of all) expect([200, 409]).toContain(r.status);
     expect(await runs('hook-1')).toBe(1);

@@ -17,22 +17,46 @@ beforeAll(async () => {
   platform = await startOneProcess();
   call = client(platform.url);
   project = await newProject(platform.url);
-  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: project.apiKey, body: { sql: 'select 1 as one' } })).status === 200, { message: 'project schema' });
+  await waitFor(
+    async () =>
+      (await call('POST', '/v1/rawSQL', { apiKey: project.apiKey, body: { sql: 'select 1 as one' } })).status === 200,
+    { message: 'project schema' },
+  );
   for (const sql of [
     "create table notes (id serial primary key, owner text not null default current_setting('request.user_id', true), body text not null)",
     'alter table notes enable row level security',
     "create policy own_notes on notes using (owner = current_setting('request.user_id', true)) with check (owner = current_setting('request.user_id', true))",
     'create table plain (id serial primary key)',
-  ]) expect((await call('POST', '/v1/rawSQL', { apiKey: project.apiKey, body: { sql } })).status).toBe(200);
+  ])
+    expect((await call('POST', '/v1/rawSQL', { apiKey: project.apiKey, body: { sql } })).status).toBe(200);
   for (const name of ['ada', 'bob'] as const) {
     const u = await registerUser(platform.url, project);
     const t = await passwordGrant(platform.url, project, u);
     expect(t.status).toBe(200);
     users[name] = { id: u.id, token: t.body.access_token as string, refresh: t.body.refresh_token as string };
   }
-  const policy = (body: Record<string, unknown>) => call('POST', `${STORAGE}/policies`, { apiKey: project.apiKey, body });
-  expect((await policy({ name: 'own files', folder: 'private', operations: ['read', 'write', 'delete', 'list'], principal: 'owner' })).status).toBe(201);
-  expect((await policy({ name: 'members read', folder: 'members', operations: ['read', 'list'], principal: 'authenticated' })).status).toBe(201);
+  const policy = (body: Record<string, unknown>) =>
+    call('POST', `${STORAGE}/policies`, { apiKey: project.apiKey, body });
+  expect(
+    (
+      await policy({
+        name: 'own files',
+        folder: 'private',
+        operations: ['read', 'write', 'delete', 'list'],
+        principal: 'owner',
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (
+      await policy({
+        name: 'members read',
+        folder: 'members',
+        operations: ['read', 'list'],
+        principal: 'authenticated',
+      })
+    ).status,
+  ).toBe(201);
 }, 120_000);
 
 afterAll(async () => {
@@ -40,9 +64,12 @@ afterAll(async () => {
 });
 
 const as = (who: 'ada' | 'bob') => ({ token: users[who].token });
-const data = (action: string, body: unknown, creds: { token?: string; apiKey?: string }): Promise<Res> => call('POST', `/v1/${action}`, { ...creds, body });
+const data = (action: string, body: unknown, creds: { token?: string; apiKey?: string }): Promise<Res> =>
+  call('POST', `/v1/${action}`, { ...creds, body });
 const file = (folder: string, name: string, content: string) => [
-  { name: 'folder', value: folder }, { name: 'confirm', value: 'true' }, { name: 'file', filename: name, contentType: 'text/plain', body: Buffer.from(content) },
+  { name: 'folder', value: folder },
+  { name: 'confirm', value: 'true' },
+  { name: 'file', filename: name, contentType: 'text/plain', body: Buffer.from(content) },
 ];
 
 describe('the data API with an end-user access token', () => {
@@ -57,8 +84,13 @@ describe('the data API with an end-user access token', () => {
   });
 
   it("refuses a row written in another user's name, rawSQL, and tables without row level security", async () => {
-    expect((await data('insert', { table: 'notes', values: { owner: users.bob.id, body: 'forged' } }, as('ada'))).status).toBe(403);
-    expect((await data('update', { table: 'notes', set: { body: 'changed' }, where: { owner: users.bob.id } }, as('ada'))).body).toMatchObject({ count: 0 });
+    expect(
+      (await data('insert', { table: 'notes', values: { owner: users.bob.id, body: 'forged' } }, as('ada'))).status,
+    ).toBe(403);
+    expect(
+      (await data('update', { table: 'notes', set: { body: 'changed' }, where: { owner: users.bob.id } }, as('ada')))
+        .body,
+    ).toMatchObject({ count: 0 });
     expect((await data('rawSQL', { sql: 'select 1' }, as('ada'))).status).toBe(403);
     expect((await data('find', { table: 'plain' }, as('ada'))).status).toBe(403);
   });
@@ -97,7 +129,12 @@ describe('storage policies with an end-user access token', () => {
 describe('a revoked session', () => {
   it('stops the data API and storage at once', async () => {
     expect((await data('find', { table: 'notes' }, as('bob'))).status).toBe(200);
-    const revoked = await postForm(platform.url, '/revocation', { token: users.bob.refresh, token_type_hint: 'refresh_token' }, { basic: [project.clientId, project.clientSecret] });
+    const revoked = await postForm(
+      platform.url,
+      '/revocation',
+      { token: users.bob.refresh, token_type_hint: 'refresh_token' },
+      { basic: [project.clientId, project.clientSecret] },
+    );
     expect(revoked.status).toBe(200);
     expect((await data('find', { table: 'notes' }, as('bob'))).status).toBe(401);
     const up = await upload(platform.url, file('members', 'x.txt', 'x'), { apiKey: project.apiKey });

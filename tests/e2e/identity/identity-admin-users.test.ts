@@ -4,20 +4,30 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { generate } from 'otplib';
 import { client } from '../../support/http.ts';
-import { newProject, nextCode, passwordGrant, postForm, registerUser, startIdentityPlatform, type Project } from './identity-fixtures.ts';
+import {
+  newProject,
+  nextCode,
+  passwordGrant,
+  postForm,
+  registerUser,
+  startIdentityPlatform,
+  type Project,
+} from './identity-fixtures.ts';
 
 let env: Awaited<ReturnType<typeof startIdentityPlatform>>;
 let call: ReturnType<typeof client>;
 let project: Project;
 const users: { email: string; password: string; id: string }[] = [];
 
-const admin = (method: string, path: string, body?: unknown) => call(method, path, { apiKey: project.apiKey, ...(body === undefined ? {} : { body }) });
+const admin = (method: string, path: string, body?: unknown) =>
+  call(method, path, { apiKey: project.apiKey, ...(body === undefined ? {} : { body }) });
 
 beforeAll(async () => {
   env = await startIdentityPlatform();
   call = client(env.base);
   project = await newProject(env.base);
-  for (let i = 0; i < 5; i++) users.push(await registerUser(env.base, project, { name: i === 3 ? 'Grace Hopper' : `User ${i}` }));
+  for (let i = 0; i < 5; i++)
+    users.push(await registerUser(env.base, project, { name: i === 3 ? 'Grace Hopper' : `User ${i}` }));
 }, 60_000);
 
 afterAll(async () => {
@@ -29,14 +39,27 @@ describe('the end-user admin API', () => {
     const first = await admin('GET', '/admin/users?first=2');
     expect(first.status).toBe(200);
     expect(first.body.users.map((u: { id: string }) => u.id)).toEqual([users[4]!.id, users[3]!.id]);
-    expect(first.body.users[0]).toMatchObject({ email: users[4]!.email, roles: [], app_metadata: {}, disabled: false, disabled_at: null, mfa_enabled: false });
+    expect(first.body.users[0]).toMatchObject({
+      email: users[4]!.email,
+      roles: [],
+      app_metadata: {},
+      disabled: false,
+      disabled_at: null,
+      mfa_enabled: false,
+    });
     const second = await admin('GET', `/admin/users?first=2&after=${first.body.next_cursor}`);
     expect(second.body.users.map((u: { id: string }) => u.id)).toEqual([users[2]!.id, users[1]!.id]);
     const last = await admin('GET', `/admin/users?first=2&after=${second.body.next_cursor}`);
     expect(last.body).toEqual({ users: [expect.objectContaining({ id: users[0]!.id })], next_cursor: null });
 
-    expect((await admin('GET', '/admin/users?search=hopper')).body.users.map((u: { id: string }) => u.id)).toEqual([users[3]!.id]);
-    expect((await admin('GET', `/admin/users?search=${encodeURIComponent(users[1]!.email.toUpperCase())}`)).body.users.map((u: { id: string }) => u.id)).toEqual([users[1]!.id]);
+    expect((await admin('GET', '/admin/users?search=hopper')).body.users.map((u: { id: string }) => u.id)).toEqual([
+      users[3]!.id,
+    ]);
+    expect(
+      (await admin('GET', `/admin/users?search=${encodeURIComponent(users[1]!.email.toUpperCase())}`)).body.users.map(
+        (u: { id: string }) => u.id,
+      ),
+    ).toEqual([users[1]!.id]);
     // LIKE wildcards are taken literally.
     expect((await admin('GET', '/admin/users?search=%25')).body.users).toEqual([]);
   });
@@ -49,19 +72,31 @@ describe('the end-user admin API', () => {
   });
 
   it('reads one user; unknown and malformed ids are 404', async () => {
-    expect((await admin('GET', `/admin/users/${users[0]!.id}`)).body.user).toMatchObject({ id: users[0]!.id, email: users[0]!.email, name: 'User 0' });
+    expect((await admin('GET', `/admin/users/${users[0]!.id}`)).body.user).toMatchObject({
+      id: users[0]!.id,
+      email: users[0]!.email,
+      name: 'User 0',
+    });
     expect((await admin('GET', '/admin/users/6c1e0b0e-0000-4000-8000-000000000000')).status).toBe(404);
     expect((await admin('GET', '/admin/users/not-a-uuid')).status).toBe(404);
   });
 
   it('sets app metadata and roles, filters by role, and refuses malformed bodies', async () => {
     const u = users[0]!;
-    const res = await admin('PATCH', `/admin/users/${u.id}`, { app_metadata: { plan: 'gold', seats: 3 }, roles: ['editor', 'billing', 'editor'] });
+    const res = await admin('PATCH', `/admin/users/${u.id}`, {
+      app_metadata: { plan: 'gold', seats: 3 },
+      roles: ['editor', 'billing', 'editor'],
+    });
     expect(res.status).toBe(200);
     expect(res.body.user).toMatchObject({ app_metadata: { plan: 'gold', seats: 3 }, roles: ['editor', 'billing'] });
     // Omitted fields stay.
-    expect((await admin('PATCH', `/admin/users/${u.id}`, { roles: ['editor'] })).body.user).toMatchObject({ app_metadata: { plan: 'gold', seats: 3 }, roles: ['editor'] });
-    expect((await admin('GET', '/admin/users?role=editor')).body.users.map((x: { id: string }) => x.id)).toEqual([u.id]);
+    expect((await admin('PATCH', `/admin/users/${u.id}`, { roles: ['editor'] })).body.user).toMatchObject({
+      app_metadata: { plan: 'gold', seats: 3 },
+      roles: ['editor'],
+    });
+    expect((await admin('GET', '/admin/users?role=editor')).body.users.map((x: { id: string }) => x.id)).toEqual([
+      u.id,
+    ]);
     for (const [body, field] of [
       [{ roles: [1] }, 'roles'],
       [{ roles: ['has space'] }, 'roles[0]'],
@@ -71,7 +106,11 @@ describe('the end-user admin API', () => {
       [{}, 'input'],
     ] as const) {
       const bad = await admin('PATCH', `/admin/users/${u.id}`, body);
-      expect({ field, status: bad.status, code: bad.body?.error?.code }).toEqual({ field, status: 400, code: expect.stringMatching(/VALIDATION_FAILED|BAD_USER_INPUT/) });
+      expect({ field, status: bad.status, code: bad.body?.error?.code }).toEqual({
+        field,
+        status: 400,
+        code: expect.stringMatching(/VALIDATION_FAILED|BAD_USER_INPUT/),
+      });
     }
     expect((await admin('PATCH', '/admin/users/6c1e0b0e-0000-4000-8000-000000000000', { roles: [] })).status).toBe(404);
   });
@@ -85,14 +124,23 @@ describe('the end-user admin API', () => {
     expect(disabled.status).toBe(200);
     expect(disabled.body.user).toMatchObject({ disabled: true, disabled_at: expect.any(String) });
     expect((await call('GET', '/userinfo', { token })).status).toBe(401);
-    const refresh = await postForm(env.base, '/token', { grant_type: 'refresh_token', refresh_token: login.body.refresh_token }, { basic: [project.clientId, project.clientSecret] });
+    const refresh = await postForm(
+      env.base,
+      '/token',
+      { grant_type: 'refresh_token', refresh_token: login.body.refresh_token },
+      { basic: [project.clientId, project.clientSecret] },
+    );
     expect(refresh.body.error).toBe('invalid_grant');
     const again = await passwordGrant(env.base, project, u);
     expect(again.status).toBe(400);
     expect(again.body).toEqual({ error: 'invalid_grant', error_description: 'This account is disabled' });
     // A wrong password says nothing about the account being disabled.
-    expect((await passwordGrant(env.base, project, { ...u, password: 'not the password' })).body.error_description).not.toMatch(/disabled/);
-    expect((await admin('GET', '/admin/users?disabled=true')).body.users.map((x: { id: string }) => x.id)).toEqual([u.id]);
+    expect(
+      (await passwordGrant(env.base, project, { ...u, password: 'not the password' })).body.error_description,
+    ).not.toMatch(/disabled/);
+    expect((await admin('GET', '/admin/users?disabled=true')).body.users.map((x: { id: string }) => x.id)).toEqual([
+      u.id,
+    ]);
 
     const enabled = await admin('POST', `/admin/users/${u.id}/enable`);
     expect(enabled.body.user).toMatchObject({ disabled: false, disabled_at: null });
@@ -138,9 +186,16 @@ describe('the end-user admin API', () => {
   it('answers the same through GraphQL', async () => {
     const res = await call('POST', '/graphql', {
       apiKey: project.apiKey,
-      body: { query: 'query($s: String) { projectEndUsers(search: $s) { items { id email roles appMetadata disabled } nextCursor } }', variables: { s: 'hopper' } },
+      body: {
+        query:
+          'query($s: String) { projectEndUsers(search: $s) { items { id email roles appMetadata disabled } nextCursor } }',
+        variables: { s: 'hopper' },
+      },
     });
     expect(res.status).toBe(200);
-    expect(res.body.data.projectEndUsers).toEqual({ items: [{ id: users[3]!.id, email: users[3]!.email, roles: [], appMetadata: {}, disabled: false }], nextCursor: null });
+    expect(res.body.data.projectEndUsers).toEqual({
+      items: [{ id: users[3]!.id, email: users[3]!.email, roles: [], appMetadata: {}, disabled: false }],
+      nextCursor: null,
+    });
   });
 });

@@ -27,9 +27,12 @@ afterAll(async () => {
   await env?.close();
 });
 
-const issue = (p: Pick<Project, 'clientId'>, secret: string) => postForm(base, '/token', { grant_type: 'client_credentials' }, { basic: [p.clientId, secret] });
-const introspect = (p: Pick<Project, 'clientId'>, secret: string, token: string) => postForm(base, '/introspect', { token }, { basic: [p.clientId, secret] });
-const asBearer = async (token: string) => (await client(base)('POST', '/graphql', { token, body: { query: '{ __typename }' } })).status;
+const issue = (p: Pick<Project, 'clientId'>, secret: string) =>
+  postForm(base, '/token', { grant_type: 'client_credentials' }, { basic: [p.clientId, secret] });
+const introspect = (p: Pick<Project, 'clientId'>, secret: string, token: string) =>
+  postForm(base, '/introspect', { token }, { basic: [p.clientId, secret] });
+const asBearer = async (token: string) =>
+  (await client(base)('POST', '/graphql', { token, body: { query: '{ __typename }' } })).status;
 
 async function tokenOf(p: Project): Promise<string> {
   const res = await issue(p, p.clientSecret);
@@ -43,7 +46,11 @@ describe('a change made through this instance takes effect at once', () => {
     const token = await tokenOf(p);
     for (let i = 0; i < 3; i++) expect((await introspect(p, p.clientSecret, token)).body.active).toBe(true);
 
-    const rotated = await client(base)('POST', `/auth/api/v1/projects/${p.id}/oidc-clients/${p.clientId}/rotate-secret`, { token: p.tenantToken });
+    const rotated = await client(base)(
+      'POST',
+      `/auth/api/v1/projects/${p.id}/oidc-clients/${p.clientId}/rotate-secret`,
+      { token: p.tenantToken },
+    );
     expect(rotated.status).toBe(200);
     const fresh = rotated.body.oidc_client.client_secret as string;
     expect(fresh).not.toBe(p.clientSecret);
@@ -94,7 +101,11 @@ describe('a change made through this instance takes effect at once', () => {
     const p = await newProject(base);
     const noSecret = () => postForm(base, '/revocation', { token: 'whatever', client_id: p.clientId });
     for (let i = 0; i < 2; i++) expect((await noSecret()).status).toBe(401);
-    const put = (isPublic: boolean) => client(base)('PUT', `/auth/api/v1/projects/${p.id}/oidc-clients/${p.clientId}`, { token: p.tenantToken, body: { public: isPublic } });
+    const put = (isPublic: boolean) =>
+      client(base)('PUT', `/auth/api/v1/projects/${p.id}/oidc-clients/${p.clientId}`, {
+        token: p.tenantToken,
+        body: { public: isPublic },
+      });
     expect((await put(true)).status).toBe(200);
     for (let i = 0; i < 2; i++) expect((await noSecret()).status).toBe(200);
     expect((await put(false)).status).toBe(200);
@@ -105,7 +116,10 @@ describe('a change made through this instance takes effect at once', () => {
     const p = await newProject(base);
     const url = `${base}/authorize?${new URLSearchParams({ response_type: 'code', client_id: p.clientId, redirect_uri: REDIRECT_URI, scope: 'openid', state: 's' })}`;
     for (let i = 0; i < 3; i++) expect((await fetch(url, { redirect: 'manual' })).status).toBe(200);
-    const put = await client(base)('PUT', `/auth/api/v1/projects/${p.id}/oidc-clients/${p.clientId}`, { token: p.tenantToken, body: { redirect_uris: ['https://elsewhere.example.com/cb'] } });
+    const put = await client(base)('PUT', `/auth/api/v1/projects/${p.id}/oidc-clients/${p.clientId}`, {
+      token: p.tenantToken,
+      body: { redirect_uris: ['https://elsewhere.example.com/cb'] },
+    });
     expect(put.status).toBe(200);
     const page = await fetch(url, { redirect: 'manual' });
     expect(page.status).toBe(400);
@@ -120,7 +134,10 @@ describe('a change made by another instance arrives through the broadcast', () =
     // Another instance's transaction: the new secret's hash, and its broadcast at commit.
     const next = 'tss_replaced-by-another-instance-0123456789';
     await db.query('begin');
-    await db.query('update project_oidc_clients set client_secret_hash = $1 where client_id = $2', [sha256Hex(next), p.clientId]);
+    await db.query('update project_oidc_clients set client_secret_hash = $1 where client_id = $2', [
+      sha256Hex(next),
+      p.clientId,
+    ]);
     await publishBroadcastNow(db, 'oidc-clients.changed', { clientIds: [p.clientId] });
     await db.query('commit');
     await waitFor(async () => (await issue(p, p.clientSecret)).status === 401);
@@ -130,7 +147,10 @@ describe('a change made by another instance arrives through the broadcast', () =
   it('shows that the client is remembered: a database change nobody announces is not seen until it is announced', async () => {
     const p = await newProject(base);
     for (let i = 0; i < 3; i++) expect((await issue(p, p.clientSecret)).status).toBe(200);
-    await db.query('update project_oidc_clients set client_secret_hash = $1 where client_id = $2', [sha256Hex('tss_unannounced'), p.clientId]);
+    await db.query('update project_oidc_clients set client_secret_hash = $1 where client_id = $2', [
+      sha256Hex('tss_unannounced'),
+      p.clientId,
+    ]);
     expect((await issue(p, p.clientSecret)).status).toBe(200);
     await publishBroadcastNow(db, 'oidc-clients.changed', { projectId: p.id });
     await waitFor(async () => (await issue(p, p.clientSecret)).status === 401);
@@ -140,8 +160,14 @@ describe('a change made by another instance arrives through the broadcast', () =
     const p = await newProject(base);
     const token = await tokenOf(p);
     for (let i = 0; i < 3; i++) expect((await introspect(p, p.clientSecret, token)).body.active).toBe(true);
-    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { jti: string; exp: number };
-    await db.query('insert into identity_revoked_tokens (jti, project_id, expires_at, revoked_at) values ($1, $2, to_timestamp($3), now())', [claims.jti, p.id, claims.exp]);
+    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as {
+      jti: string;
+      exp: number;
+    };
+    await db.query(
+      'insert into identity_revoked_tokens (jti, project_id, expires_at, revoked_at) values ($1, $2, to_timestamp($3), now())',
+      [claims.jti, p.id, claims.exp],
+    );
     // Not announced yet: the remembered answer stands (this is what the broadcast is for).
     expect((await introspect(p, p.clientSecret, token)).body.active).toBe(true);
     await publishBroadcastNow(db, 'access-tokens.changed', { jtis: [claims.jti] });

@@ -2,7 +2,14 @@
 // the refresh token still gets a new one.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { client } from '../../support/http.ts';
-import { newProject, passwordGrant, postForm, registerUser, startIdentityPlatform, type Project } from './identity-fixtures.ts';
+import {
+  newProject,
+  passwordGrant,
+  postForm,
+  registerUser,
+  startIdentityPlatform,
+  type Project,
+} from './identity-fixtures.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
 let env: Awaited<ReturnType<typeof startIdentityPlatform>>;
@@ -22,20 +29,37 @@ describe('expired tokens', () => {
     const user = await registerUser(env.base, project);
     const login = await passwordGrant(env.base, project, user);
     expect(login.body.expires_in).toBe(1);
-    const cc = await postForm(env.base, '/token', { grant_type: 'client_credentials' }, { basic: [project.clientId, project.clientSecret] });
+    const cc = await postForm(
+      env.base,
+      '/token',
+      { grant_type: 'client_credentials' },
+      { basic: [project.clientId, project.clientSecret] },
+    );
     const call = client(env.base);
     // The client-credentials token was issued last: once the router refuses it, both tokens' second is over.
-    const graphql = () => call('POST', '/graphql', { token: cc.body.access_token, body: { query: '{ identitySigningKeys { kid } }' } });
-    await waitFor(async () => (await graphql()).status === 401, { timeoutMs: 5_000, intervalMs: 100, message: 'the tokens to expire' });
+    const graphql = () =>
+      call('POST', '/graphql', { token: cc.body.access_token, body: { query: '{ identitySigningKeys { kid } }' } });
+    await waitFor(async () => (await graphql()).status === 401, {
+      timeoutMs: 5_000,
+      intervalMs: 100,
+      message: 'the tokens to expire',
+    });
     const info = await call('GET', '/userinfo', { token: login.body.access_token });
     expect(info.status).toBe(401);
     expect(info.body.error).toBe('invalid_token');
     expect((await call('POST', '/mfa/enroll', { token: login.body.access_token })).status).toBe(401);
     for (const token of [login.body.access_token, cc.body.access_token]) {
-      expect((await postForm(env.base, '/introspect', { token }, { basic: [project.clientId, project.clientSecret] })).body).toEqual({ active: false });
+      expect(
+        (await postForm(env.base, '/introspect', { token }, { basic: [project.clientId, project.clientSecret] })).body,
+      ).toEqual({ active: false });
     }
     expect((await graphql()).status).toBe(401);
-    const refreshed = await postForm(env.base, '/token', { grant_type: 'refresh_token', refresh_token: login.body.refresh_token }, { basic: [project.clientId, project.clientSecret] });
+    const refreshed = await postForm(
+      env.base,
+      '/token',
+      { grant_type: 'refresh_token', refresh_token: login.body.refresh_token },
+      { basic: [project.clientId, project.clientSecret] },
+    );
     expect(refreshed.status).toBe(200);
     expect((await call('GET', '/userinfo', { token: refreshed.body.access_token })).status).toBe(200);
   });

@@ -11,7 +11,12 @@ import { waitFor } from '../../support/wait-for.ts';
 export type Mail = { to: string; raw: string; text: string };
 
 /** A real SMTP server that keeps every message it receives. */
-export async function startMailbox(): Promise<{ url: string; mails: Mail[]; waitFor: (to: string, subject: RegExp, timeoutMs?: number) => Promise<Mail>; close: () => Promise<void> }> {
+export async function startMailbox(): Promise<{
+  url: string;
+  mails: Mail[];
+  waitFor: (to: string, subject: RegExp, timeoutMs?: number) => Promise<Mail>;
+  close: () => Promise<void>;
+}> {
   const mails: Mail[] = [];
   const server = new SMTPServer({
     authOptional: true,
@@ -33,7 +38,10 @@ export async function startMailbox(): Promise<{ url: string; mails: Mail[]; wait
     url: `smtp://127.0.0.1:${port}`,
     mails,
     async waitFor(to, subject, timeoutMs = 15_000) {
-      const found = await waitFor(() => mails.find((m) => m.to === to && subject.test(m.text)), { timeoutMs, message: `a mail to ${to} matching ${subject}` });
+      const found = await waitFor(() => mails.find((m) => m.to === to && subject.test(m.text)), {
+        timeoutMs,
+        message: `a mail to ${to} matching ${subject}`,
+      });
       mails.splice(mails.indexOf(found), 1);
       return found;
     },
@@ -61,7 +69,10 @@ export const REDIRECT_URI = 'https://app.example.com/callback';
 export const DEFAULT_ALLOWED_SCOPES = ['openid', 'profile', 'email', 'phone', 'offline_access', 'role:*'];
 
 /** Signs up a tenant, creates a project and registers a redirect URI (and `allowedScopes`, when given) on its default OIDC client. */
-export async function newProject(base: string, opts: { public?: boolean; allowedScopes?: string[] } = {}): Promise<Project> {
+export async function newProject(
+  base: string,
+  opts: { public?: boolean; allowedScopes?: string[] } = {},
+): Promise<Project> {
   const call = client(base);
   const email = `dev-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
   const password = 'correct horse battery staple';
@@ -75,7 +86,11 @@ export async function newProject(base: string, opts: { public?: boolean; allowed
   const c = clients.body.oidc_clients[0];
   const put = await call('PUT', `/auth/api/v1/projects/${project.id}/oidc-clients/${c.client_id}`, {
     token: tenantToken,
-    body: { redirect_uris: [REDIRECT_URI, 'https://app.example.com/other?x=1'], ...(opts.public ? { public: true } : {}), ...(opts.allowedScopes ? { allowed_scopes: opts.allowedScopes } : {}) },
+    body: {
+      redirect_uris: [REDIRECT_URI, 'https://app.example.com/other?x=1'],
+      ...(opts.public ? { public: true } : {}),
+      ...(opts.allowedScopes ? { allowed_scopes: opts.allowedScopes } : {}),
+    },
   });
   if (put.status !== 200) throw new Error(`PUT oidc client: ${put.status} ${JSON.stringify(put.body)}`);
   return { id: project.id, apiKey: project.api_key, clientId: c.client_id, clientSecret: c.client_secret, tenantToken };
@@ -86,10 +101,21 @@ function expect201(res: Res): void {
 }
 
 /** POSTs form parameters; `basic` sends client_secret_basic. */
-export async function postForm(base: string, path: string, params: Record<string, string>, opts: { basic?: [string, string]; headers?: Record<string, string>; raw?: string } = {}): Promise<Res> {
+export async function postForm(
+  base: string,
+  path: string,
+  params: Record<string, string>,
+  opts: { basic?: [string, string]; headers?: Record<string, string>; raw?: string } = {},
+): Promise<Res> {
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', ...opts.headers };
-  if (opts.basic) headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(opts.basic[0])}:${encodeURIComponent(opts.basic[1])}`).toString('base64')}`;
-  const res = await fetch(base + path, { method: 'POST', headers, body: opts.raw ?? new URLSearchParams(params).toString(), redirect: 'manual' });
+  if (opts.basic)
+    headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(opts.basic[0])}:${encodeURIComponent(opts.basic[1])}`).toString('base64')}`;
+  const res = await fetch(base + path, {
+    method: 'POST',
+    headers,
+    body: opts.raw ?? new URLSearchParams(params).toString(),
+    redirect: 'manual',
+  });
   const text = await res.text();
   let body: unknown = text;
   try {
@@ -101,34 +127,64 @@ export async function postForm(base: string, path: string, params: Record<string
 }
 
 /** Registers an end-user and returns its credentials. */
-export async function registerUser(base: string, project: Project, extra: Record<string, unknown> = {}): Promise<{ email: string; password: string; id: string }> {
+export async function registerUser(
+  base: string,
+  project: Project,
+  extra: Record<string, unknown> = {},
+): Promise<{ email: string; password: string; id: string }> {
   const email = `user-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
   const password = 'a long enough password';
-  const res = await client(base)('POST', '/register', { apiKey: project.apiKey, body: { email, password, name: 'Ada Lovelace', given_name: 'Ada', family_name: 'Lovelace', ...extra } });
+  const res = await client(base)('POST', '/register', {
+    apiKey: project.apiKey,
+    body: { email, password, name: 'Ada Lovelace', given_name: 'Ada', family_name: 'Lovelace', ...extra },
+  });
   if (res.status !== 201) throw new Error(`register: ${res.status} ${JSON.stringify(res.body)}`);
   return { email, password, id: res.body.user.id };
 }
 
 /** Password grant with client_secret_post. */
-export async function passwordGrant(base: string, project: Project, user: { email: string; password: string }, extra: Record<string, string> = {}): Promise<Res> {
+export async function passwordGrant(
+  base: string,
+  project: Project,
+  user: { email: string; password: string },
+  extra: Record<string, string> = {},
+): Promise<Res> {
   return await postForm(base, '/token', {
-    grant_type: 'password', username: user.email, password: user.password, scope: 'openid profile email offline_access',
-    client_id: project.clientId, client_secret: project.clientSecret, ...extra,
+    grant_type: 'password',
+    username: user.email,
+    password: user.password,
+    scope: 'openid profile email offline_access',
+    client_id: project.clientId,
+    client_secret: project.clientSecret,
+    ...extra,
   });
 }
 
 /** Waits until the TOTP time step changes, so a fresh code is not a replay of the last one. */
 export async function nextCode(secret: string, last?: string): Promise<string> {
-  return await waitFor(async () => {
-    const code = await generate({ secret });
-    return code !== last && code;
-  }, { timeoutMs: 31_000, intervalMs: 500, message: 'the next TOTP time step' });
+  return await waitFor(
+    async () => {
+      const code = await generate({ secret });
+      return code !== last && code;
+    },
+    { timeoutMs: 31_000, intervalMs: 500, message: 'the next TOTP time step' },
+  );
 }
 
 /** The identity platform with a mailbox. */
-export async function startIdentityPlatform(env: Record<string, string> = {}): Promise<{ platform: TestPlatform; mailbox: Awaited<ReturnType<typeof startMailbox>>; base: string; close: () => Promise<void> }> {
+export async function startIdentityPlatform(env: Record<string, string> = {}): Promise<{
+  platform: TestPlatform;
+  mailbox: Awaited<ReturnType<typeof startMailbox>>;
+  base: string;
+  close: () => Promise<void>;
+}> {
   const mailbox = await startMailbox();
-  const platform = await startOneProcess({ TESSERA_SMTP_URL: mailbox.url, TESSERA_MAIL_FROM: 'Tessera Test <idp@example.com>', TESSERA_TRUST_PROXY: 'true', ...env });
+  const platform = await startOneProcess({
+    TESSERA_SMTP_URL: mailbox.url,
+    TESSERA_MAIL_FROM: 'Tessera Test <idp@example.com>',
+    TESSERA_TRUST_PROXY: 'true',
+    ...env,
+  });
   return {
     platform,
     mailbox,
@@ -141,23 +197,43 @@ export async function startIdentityPlatform(env: Record<string, string> = {}): P
 }
 
 function unescapeHtml(s: string): string {
-  return s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 /** The hidden fields of the hosted sign-in page's form. */
 export function hiddenFields(html: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) out[unescapeHtml(m[1]!)] = unescapeHtml(m[2]!);
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g))
+    out[unescapeHtml(m[1]!)] = unescapeHtml(m[2]!);
   return out;
 }
 
 /** A browser without JavaScript: opens the authorization URL, fills in the hosted page and returns where it is sent back to. */
-export async function signInThroughPage(authorizationUrl: string, user: { email: string; password: string; totp?: string }): Promise<{ status: number; location: string | null; html: string }> {
+export async function signInThroughPage(
+  authorizationUrl: string,
+  user: { email: string; password: string; totp?: string },
+): Promise<{ status: number; location: string | null; html: string }> {
   const page = await fetch(authorizationUrl, { redirect: 'manual' });
   const html = await page.text();
   if (page.status !== 200) return { status: page.status, location: page.headers.get('location'), html };
-  const fields = { ...hiddenFields(html), email: user.email, password: user.password, action: 'sign_in', ...(user.totp ? { totp_code: user.totp } : {}) };
+  const fields = {
+    ...hiddenFields(html),
+    email: user.email,
+    password: user.password,
+    action: 'sign_in',
+    ...(user.totp ? { totp_code: user.totp } : {}),
+  };
   const action = new URL('/authorize', authorizationUrl);
-  const res = await fetch(action, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+  const res = await fetch(action, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+  });
   return { status: res.status, location: res.headers.get('location'), html: await res.text() };
 }

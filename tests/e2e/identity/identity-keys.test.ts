@@ -17,16 +17,34 @@ let keyEnv: Record<string, string>;
 beforeAll(async () => {
   env = await startIdentityPlatform();
   project = await newProject(env.base);
-  keyEnv = { DATABASE_URL: env.platform.tessera!.config.databaseUrl!, TESSERA_INTERNAL_SECRET: TEST_SECRET, TESSERA_DATA_DIR: env.platform.dataDir, LOG_LEVEL: 'silent' };
+  keyEnv = {
+    DATABASE_URL: env.platform.tessera!.config.databaseUrl!,
+    TESSERA_INTERNAL_SECRET: TEST_SECRET,
+    TESSERA_DATA_DIR: env.platform.dataDir,
+    LOG_LEVEL: 'silent',
+  };
 }, 60_000);
 
 afterAll(async () => {
   await env?.close();
 });
 
-const clientToken = async () => (await postForm(env.base, '/token', { grant_type: 'client_credentials' }, { basic: [project.clientId, project.clientSecret] })).body.access_token as string;
-const jwks = async () => ((await client(env.base)('GET', '/jwks.json')).body.keys as { kid: string; kty: string; alg: string; crv: string }[]).map((k) => k.kid);
-const active = async (token: string) => (await postForm(env.base, '/introspect', { token }, { basic: [project.clientId, project.clientSecret] })).body.active as boolean;
+const clientToken = async () =>
+  (
+    await postForm(
+      env.base,
+      '/token',
+      { grant_type: 'client_credentials' },
+      { basic: [project.clientId, project.clientSecret] },
+    )
+  ).body.access_token as string;
+const jwks = async () =>
+  (
+    (await client(env.base)('GET', '/jwks.json')).body.keys as { kid: string; kty: string; alg: string; crv: string }[]
+  ).map((k) => k.kid);
+const active = async (token: string) =>
+  (await postForm(env.base, '/introspect', { token }, { basic: [project.clientId, project.clientSecret] })).body
+    .active as boolean;
 
 describe('signing keys', () => {
   it('publishes an ES256 key with a kid that signs the tokens', async () => {
@@ -49,26 +67,45 @@ describe('signing keys', () => {
     expect(await active(t1)).toBe(true);
 
     // Within a few seconds every instance signs with the new key.
-    const t2 = await waitFor(async () => { const t = await clientToken(); return decodeProtectedHeader(t).kid === k2 && t; }, { timeoutMs: 5_500, intervalMs: 200, message: 'tokens signed with the new key' });
+    const t2 = await waitFor(
+      async () => {
+        const t = await clientToken();
+        return decodeProtectedHeader(t).kid === k2 && t;
+      },
+      { timeoutMs: 5_500, intervalMs: 200, message: 'tokens signed with the new key' },
+    );
 
     // Retiring a key that other instances may still sign with is refused for a short grace period.
     await expect(runKeyCommand({ action: 'retire', kid: k1! }, keyEnv)).rejects.toThrow(/retire it after/);
     const notYet = (e: Error) => (/retire it after/.test(e.message) ? false : Promise.reject(e));
-    await waitFor(() => runKeyCommand({ action: 'retire', kid: k1! }, keyEnv).then(() => true, notYet), { timeoutMs: 15_000, intervalMs: 250, message: 'the grace period to end' });
+    await waitFor(() => runKeyCommand({ action: 'retire', kid: k1! }, keyEnv).then(() => true, notYet), {
+      timeoutMs: 15_000,
+      intervalMs: 250,
+      message: 'the grace period to end',
+    });
     expect(await jwks()).toEqual([k2]);
     expect(await active(t1)).toBe(false);
-    const refused = await client(env.base)('POST', '/graphql', { token: t1, body: { query: '{ identitySigningKeys { kid } }' } });
+    const refused = await client(env.base)('POST', '/graphql', {
+      token: t1,
+      body: { query: '{ identitySigningKeys { kid } }' },
+    });
     expect(refused.status).toBe(401);
     expect(await active(t2)).toBe(true);
     await expect(runKeyCommand({ action: 'retire', kid: k2 }, keyEnv)).rejects.toThrow(/current key cannot be retired/);
   }, 40_000);
 
   it('runs as a command line: npm run keys:rotate -- --list', () => {
-    const out = spawnSync(process.execPath, [path.resolve('scripts/keys-rotate.ts'), '--list'], { env: { ...process.env, ...keyEnv, NODE_OPTIONS: '' }, encoding: 'utf8' });
+    const out = spawnSync(process.execPath, [path.resolve('scripts/keys-rotate.ts'), '--list'], {
+      env: { ...process.env, ...keyEnv, NODE_OPTIONS: '' },
+      encoding: 'utf8',
+    });
     expect(out.status).toBe(0);
     expect(out.stdout).toMatch(/current/);
     expect(out.stdout).toMatch(/retired/);
-    const bad = spawnSync(process.execPath, [path.resolve('scripts/keys-rotate.ts'), '--retire', 'no-such-kid'], { env: { ...process.env, ...keyEnv, NODE_OPTIONS: '' }, encoding: 'utf8' });
+    const bad = spawnSync(process.execPath, [path.resolve('scripts/keys-rotate.ts'), '--retire', 'no-such-kid'], {
+      env: { ...process.env, ...keyEnv, NODE_OPTIONS: '' },
+      encoding: 'utf8',
+    });
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/not found/);
   });

@@ -44,7 +44,13 @@ describe('backup and restore', () => {
     return d;
   };
   const start = async (databaseUrl: string, dataDir: string) =>
-    (tessera = await startTessera({ PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, TESSERA_DATA_DIR: dataDir, TESSERA_PUBLIC_URL: 'https://backup.example.com' }));
+    (tessera = await startTessera({
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: databaseUrl,
+      TESSERA_DATA_DIR: dataDir,
+      TESSERA_PUBLIC_URL: 'https://backup.example.com',
+    }));
 
   beforeAll(async () => {
     skip = await pgDumpFits();
@@ -69,20 +75,51 @@ describe('backup and restore', () => {
     let t = await start(db1.url, data1);
     let call = client(t.url);
     const email = `backup-${Date.now()}@example.com`;
-    expect((await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password: 'correct horse battery' } })).status).toBe(201);
-    const token = (await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: 'correct horse battery' } })).body.access_token as string;
+    expect(
+      (await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password: 'correct horse battery' } }))
+        .status,
+    ).toBe(201);
+    const token = (
+      await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: 'correct horse battery' } })
+    ).body.access_token as string;
     const made = await call('POST', '/auth/api/v1/projects', { token, body: { name: 'kept' } });
     const project: StorageProject = { id: made.body.project.id, apiKey: made.body.project.api_key, tenantToken: token };
     const as = { apiKey: project.apiKey };
-    await waitFor(async () => (await call('POST', '/v1/rawSQL', { ...as, body: { sql: 'select 1' } })).status === 200, { timeoutMs: 20_000, message: 'the project database' });
-    expect((await call('POST', '/v1/rawSQL', { ...as, body: { sql: 'create table notes (id int primary key, body text)' } })).status).toBe(200);
-    expect((await call('POST', '/v1/insert', { ...as, body: { table: 'notes', values: [{ id: 1, body: 'kept' }] } })).status).toBe(201);
-    expect((await call('POST', `${F}/secrets`, { ...as, body: { name: 'TOKEN', value: 'sealed-with-the-internal-secret' } })).status).toBeLessThan(300);
-    expect((await call('POST', `${F}/functions`, { ...as, body: { name: 'peek', steps: [{ name: 'out', kind: 'Transform', expression: { len: '{{ secrets.TOKEN.length }}' } }] } })).status).toBe(201);
-    const file = (await put(t.url, project, 'docs', 'kept.txt', 'bytes to keep', { confirm: true })).body.object.id as string;
+    await waitFor(async () => (await call('POST', '/v1/rawSQL', { ...as, body: { sql: 'select 1' } })).status === 200, {
+      timeoutMs: 20_000,
+      message: 'the project database',
+    });
+    expect(
+      (await call('POST', '/v1/rawSQL', { ...as, body: { sql: 'create table notes (id int primary key, body text)' } }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await call('POST', '/v1/insert', { ...as, body: { table: 'notes', values: [{ id: 1, body: 'kept' }] } })).status,
+    ).toBe(201);
+    expect(
+      (await call('POST', `${F}/secrets`, { ...as, body: { name: 'TOKEN', value: 'sealed-with-the-internal-secret' } }))
+        .status,
+    ).toBeLessThan(300);
+    expect(
+      (
+        await call('POST', `${F}/functions`, {
+          ...as,
+          body: {
+            name: 'peek',
+            steps: [{ name: 'out', kind: 'Transform', expression: { len: '{{ secrets.TOKEN.length }}' } }],
+          },
+        })
+      ).status,
+    ).toBe(201);
+    const file = (await put(t.url, project, 'docs', 'kept.txt', 'bytes to keep', { confirm: true })).body.object
+      .id as string;
     const platform = new pg.Client({ connectionString: db1.url });
     await platform.connect();
-    const roles = (await platform.query<{ database_name: string; role_name: string; user_role_name: string }>('select database_name, role_name, user_role_name from data_project_roles')).rows;
+    const roles = (
+      await platform.query<{ database_name: string; role_name: string; user_role_name: string }>(
+        'select database_name, role_name, user_role_name from data_project_roles',
+      )
+    ).rows;
     await platform.end();
     expect(roles).toHaveLength(1);
     await t.close();
@@ -91,8 +128,16 @@ describe('backup and restore', () => {
     // 2. Back up.
     const backup = dir('backup-files-');
     fs.rmSync(backup, { recursive: true });
-    const manifest = await createBackup(backup, { DATABASE_URL: db1.url, TESSERA_DATA_DIR: data1, LOG_LEVEL: 'silent' });
-    expect(manifest).toMatchObject({ secret: 'file', blobs: 1, projects: [{ projectId: project.id, database: roles[0]!.database_name }] });
+    const manifest = await createBackup(backup, {
+      DATABASE_URL: db1.url,
+      TESSERA_DATA_DIR: data1,
+      LOG_LEVEL: 'silent',
+    });
+    expect(manifest).toMatchObject({
+      secret: 'file',
+      blobs: 1,
+      projects: [{ projectId: project.id, database: roles[0]!.database_name }],
+    });
 
     // 3. Wipe: the project's database and roles, the platform database, the data folder (blobs, secret).
     const admin = new pg.Client({ connectionString: await serverUrl() });
@@ -114,19 +159,32 @@ describe('backup and restore', () => {
     dbs.push(db2);
     const data2 = dir('backup-b-');
     await restoreBackup(backup, { DATABASE_URL: db2.url, TESSERA_DATA_DIR: data2, LOG_LEVEL: 'silent' });
-    expect(fs.readFileSync(path.join(data2, 'internal.secret'), 'utf8')).toBe(fs.readFileSync(path.join(backup, 'internal.secret'), 'utf8'));
+    expect(fs.readFileSync(path.join(data2, 'internal.secret'), 'utf8')).toBe(
+      fs.readFileSync(path.join(backup, 'internal.secret'), 'utf8'),
+    );
     t = await start(db2.url, data2);
     call = client(t.url);
 
     // 5. Everything readable.
     const me = await call('GET', '/auth/api/v1/tenant', { token });
-    expect({ status: me.status, email: me.body?.tenant?.email, body: me.status === 200 ? undefined : me.body }).toEqual({ status: 200, email, body: undefined });
-    expect((await call('POST', '/v1/find', { ...as, body: { table: 'notes' } })).body.rows).toEqual([{ id: 1, body: 'kept' }]);
-    expect((await call('POST', `${F}/invoke/peek`, { ...as, body: {} })).body).toEqual({ len: 'sealed-with-the-internal-secret'.length });
+    expect({ status: me.status, email: me.body?.tenant?.email, body: me.status === 200 ? undefined : me.body }).toEqual(
+      { status: 200, email, body: undefined },
+    );
+    expect((await call('POST', '/v1/find', { ...as, body: { table: 'notes' } })).body.rows).toEqual([
+      { id: 1, body: 'kept' },
+    ]);
+    expect((await call('POST', `${F}/invoke/peek`, { ...as, body: {} })).body).toEqual({
+      len: 'sealed-with-the-internal-secret'.length,
+    });
     expect((await download(t.url, file, { apiKey: project.apiKey })).bytes.toString()).toBe('bytes to keep');
     const again = await call('POST', '/auth/api/v1/projects', { token, body: { name: 'after the restore' } });
     expect(again.status).toBe(201);
-    await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey: again.body.project.api_key, body: { sql: 'select 1 as one' } })).status === 200, { timeoutMs: 20_000, message: "the new project's database" });
+    await waitFor(
+      async () =>
+        (await call('POST', '/v1/rawSQL', { apiKey: again.body.project.api_key, body: { sql: 'select 1 as one' } }))
+          .status === 200,
+      { timeoutMs: 20_000, message: "the new project's database" },
+    );
   }, 180_000);
 
   it('refuses to restore over a platform database that is not empty', async () => {
@@ -138,8 +196,15 @@ describe('backup and restore', () => {
     await c.query('create table something (id int)');
     await c.end();
     const folder = dir('backup-bad-');
-    fs.writeFileSync(path.join(folder, 'manifest.json'), JSON.stringify({ format: 'tessera-backup/1', projects: [], secret: 'environment', platformRole: 'x' }));
-    await expect(restoreBackup(folder, { DATABASE_URL: db.url, TESSERA_INTERNAL_SECRET: 'y'.repeat(40), LOG_LEVEL: 'silent' })).rejects.toThrow(/not empty/);
-    await expect(restoreBackup(dir('backup-none-'), { DATABASE_URL: db.url, LOG_LEVEL: 'silent' })).rejects.toThrow(/manifest/);
+    fs.writeFileSync(
+      path.join(folder, 'manifest.json'),
+      JSON.stringify({ format: 'tessera-backup/1', projects: [], secret: 'environment', platformRole: 'x' }),
+    );
+    await expect(
+      restoreBackup(folder, { DATABASE_URL: db.url, TESSERA_INTERNAL_SECRET: 'y'.repeat(40), LOG_LEVEL: 'silent' }),
+    ).rejects.toThrow(/not empty/);
+    await expect(restoreBackup(dir('backup-none-'), { DATABASE_URL: db.url, LOG_LEVEL: 'silent' })).rejects.toThrow(
+      /manifest/,
+    );
   });
 });

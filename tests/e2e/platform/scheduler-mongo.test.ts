@@ -29,7 +29,17 @@ afterAll(async () => {
 describe('the scheduler on MongoDB, platform-wide', () => {
   it('runs an asynchronous invocation through MongoDB, not the platform PostgreSQL', async () => {
     const as = { apiKey: w.apiKey };
-    expect((await w.call('POST', `${F}/functions`, { ...as, body: { name: 'echo', steps: [{ name: 'out', kind: 'Transform', expression: { got: '{{ input.body.n }}' } }] } })).status).toBe(201);
+    expect(
+      (
+        await w.call('POST', `${F}/functions`, {
+          ...as,
+          body: {
+            name: 'echo',
+            steps: [{ name: 'out', kind: 'Transform', expression: { got: '{{ input.body.n }}' } }],
+          },
+        })
+      ).status,
+    ).toBe(201);
     const res = await w.call('POST', `${F}/invoke/echo?async=true`, { ...as, body: { n: 7 } });
     expect(res.status).toBe(202);
     const done = await waitFor(async () => {
@@ -40,7 +50,9 @@ describe('the scheduler on MongoDB, platform-wide', () => {
     const mongo = new MongoClient(mongoUrl);
     try {
       const names = await mongo.db().collection('agendaJobs').distinct('name');
-      expect(names).toEqual(expect.arrayContaining([expect.stringMatching(/^functions\./), expect.stringMatching(/^storage\./)]));
+      expect(names).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^functions\./), expect.stringMatching(/^storage\./)]),
+      );
     } finally {
       await mongo.close();
     }

@@ -25,14 +25,20 @@ describe('split mode (each subgraph, the router and the front door in its own pr
     await tenantScenario(p.url);
   }, 60_000);
 
-  it('has subgraphs that refuse calls without the router\'s signed context', async () => {
+  it("has subgraphs that refuse calls without the router's signed context", async () => {
     const url = layout.subgraphs.tenant!.url;
     const body = JSON.stringify({ query: '{ plans { id } }' });
     const bare = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     expect(bare.status).toBe(401);
     const forged = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-tessera-context': await signContext({ requestId: 'x', principal: { kind: 'internal' } }, 'a-different-secret-of-enough-length!!') },
+      headers: {
+        'content-type': 'application/json',
+        'x-tessera-context': await signContext(
+          { requestId: 'x', principal: { kind: 'internal' } },
+          'a-different-secret-of-enough-length!!',
+        ),
+      },
       body,
     });
     expect(forged.status).toBe(401);
@@ -47,12 +53,31 @@ describe('split mode (each subgraph, the router and the front door in its own pr
   it('serves a browser across processes: CORS rules reach the front door, the publishable key is refused admin calls', async () => {
     const call = client(p.url);
     const project = await newProject(p.url);
-    const pk = (await call('GET', `/auth/api/v1/projects/${project.id}`, { token: project.tenantToken })).body.project.publishable_key as string;
+    const pk = (await call('GET', `/auth/api/v1/projects/${project.id}`, { token: project.tenantToken })).body.project
+      .publishable_key as string;
     const origin = 'https://app.example.com';
-    expect((await call('PUT', `/auth/api/v1/projects/${project.id}/cors`, { token: project.tenantToken, body: { allowed_origins: [origin] } })).status).toBe(200);
-    const preflight = await fetch(`${p.url}/register`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key, content-type' } });
+    expect(
+      (
+        await call('PUT', `/auth/api/v1/projects/${project.id}/cors`, {
+          token: project.tenantToken,
+          body: { allowed_origins: [origin] },
+        })
+      ).status,
+    ).toBe(200);
+    const preflight = await fetch(`${p.url}/register`, {
+      method: 'OPTIONS',
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'x-api-key, content-type',
+      },
+    });
     expect([preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([204, origin]);
-    const reg = await call('POST', '/register', { apiKey: pk, headers: { origin }, body: { email: `split-${Date.now()}@example.com`, password: 'a long enough password' } });
+    const reg = await call('POST', '/register', {
+      apiKey: pk,
+      headers: { origin },
+      body: { email: `split-${Date.now()}@example.com`, password: 'a long enough password' },
+    });
     expect([reg.status, reg.headers.get('access-control-allow-origin')]).toEqual([201, origin]);
     const sql = await call('POST', '/v1/rawSQL', { apiKey: pk, body: { sql: 'select 1' } });
     expect([sql.status, sql.body.error?.details?.key_kind]).toEqual([403, 'publishable']);
@@ -62,7 +87,13 @@ describe('split mode (each subgraph, the router and the front door in its own pr
     const call = client(p.url);
     expect((await call('GET', '/health/storage/readyz')).status).toBe(200);
     process.kill(layout.subgraphs.storage!.pid, 'SIGKILL');
-    const down = await waitFor(async () => { const r = await call('GET', '/health/storage/readyz'); return r.status !== 200 && r; }, { message: 'the storage subgraph to show as down' });
+    const down = await waitFor(
+      async () => {
+        const r = await call('GET', '/health/storage/readyz');
+        return r.status !== 200 && r;
+      },
+      { message: 'the storage subgraph to show as down' },
+    );
     expect(down.status).toBe(503);
     expect(down.body.status).toBe('down');
     const all = await call('GET', '/health');

@@ -21,7 +21,9 @@ export async function newStorageProject(base: string): Promise<StorageProject> {
   return { id: created.body.project.id, apiKey: created.body.project.api_key, tenantToken };
 }
 
-export type Part = { name: string; value: string } | { name: string; filename: string; contentType?: string; body: Buffer | (() => AsyncIterable<Uint8Array>) };
+export type Part =
+  | { name: string; value: string }
+  | { name: string; filename: string; contentType?: string; body: Buffer | (() => AsyncIterable<Uint8Array>) };
 
 const BOUNDARY = '----tessera-test-boundary-7d1f0c2a';
 
@@ -42,7 +44,10 @@ export function multipart(parts: Part[]): { body: ReadableStream<Uint8Array>; co
     }
     yield Buffer.from(`--${BOUNDARY}--\r\n`);
   }
-  return { body: Readable.toWeb(Readable.from(gen())) as ReadableStream<Uint8Array>, contentType: `multipart/form-data; boundary=${BOUNDARY}` };
+  return {
+    body: Readable.toWeb(Readable.from(gen())) as ReadableStream<Uint8Array>,
+    contentType: `multipart/form-data; boundary=${BOUNDARY}`,
+  };
 }
 
 /** `size` bytes of a repeating pattern, produced in 1 MiB chunks. */
@@ -92,20 +97,40 @@ export async function upload(base: string, parts: Part[], creds: Creds = {}): Pr
 }
 
 /** Uploads a small file with the API key (confirmed unless told otherwise). */
-export async function put(base: string, p: StorageProject, folder: string, name: string, content: string | Buffer, opts: { confirm?: boolean; contentType?: string } = {}): Promise<Res> {
+export async function put(
+  base: string,
+  p: StorageProject,
+  folder: string,
+  name: string,
+  content: string | Buffer,
+  opts: { confirm?: boolean; contentType?: string } = {},
+): Promise<Res> {
   const parts: Part[] = [];
   if (folder) parts.push({ name: 'folder', value: folder });
   if (opts.confirm !== false) parts.push({ name: 'confirm', value: 'true' });
-  parts.push({ name: 'file', filename: name, contentType: opts.contentType ?? 'text/plain', body: Buffer.from(content) });
+  parts.push({
+    name: 'file',
+    filename: name,
+    contentType: opts.contentType ?? 'text/plain',
+    body: Buffer.from(content),
+  });
   return await upload(base, parts, { apiKey: p.apiKey });
 }
 
 /** GETs a download; answers status, headers and the bytes. */
-export async function download(base: string, id: string, opts: Creds & { headers?: Record<string, string> } = {}): Promise<{ status: number; headers: Headers; bytes: Buffer; json?: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const res = await fetch(`${base}${STORAGE}/download/${id}${opts.query ? `?${opts.query}` : ''}`, { headers: { ...authHeaders(opts), ...opts.headers } });
+export async function download(
+  base: string,
+  id: string,
+  opts: Creds & { headers?: Record<string, string> } = {},
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+): Promise<{ status: number; headers: Headers; bytes: Buffer; json?: any }> {
+  const res = await fetch(`${base}${STORAGE}/download/${id}${opts.query ? `?${opts.query}` : ''}`, {
+    headers: { ...authHeaders(opts), ...opts.headers },
+  });
   const bytes = Buffer.from(await res.arrayBuffer());
   let json;
-  if (res.headers.get('content-type')?.includes('application/json')) json = JSON.parse(bytes.toString('utf8') || 'null');
+  if (res.headers.get('content-type')?.includes('application/json'))
+    json = JSON.parse(bytes.toString('utf8') || 'null');
   return { status: res.status, headers: res.headers, bytes, json };
 }
 

@@ -29,7 +29,10 @@ beforeAll(async () => {
   p = await startSplit({ DATABASE_URL: db.url });
   const c = new pg.Client({ connectionString: db.url });
   await c.connect();
-  await c.query(`update plans set max_upload_bytes = $1, max_storage_bytes = $2 where id = 'free'`, [512 * MB, 1024 * MB]);
+  await c.query(`update plans set max_upload_bytes = $1, max_storage_bytes = $2 where id = 'free'`, [
+    512 * MB,
+    1024 * MB,
+  ]);
   await c.end();
   a = await newStorageProject(p.url);
   layout = JSON.parse(fs.readFileSync(path.join(p.dataDir, 'split.json'), 'utf8')) as typeof layout;
@@ -47,13 +50,22 @@ describe('GraphQL uploads in split mode', () => {
   it('carries 200 MiB while the front door and the storage process each grow by at most ~64 MB', async () => {
     const pids = [layout.frontDoor.pid, layout.subgraphs.storage!.pid];
     // Warm up (code paths compiled, connections open), then measure from a settled baseline.
-    expect((await gqlUpload(`${p.url}/graphql`, generated(8 * MB), { folder: 'split-gql-warm' }, withKey(a), 'warm.bin')).body.errors).toBeUndefined();
+    expect(
+      (await gqlUpload(`${p.url}/graphql`, generated(8 * MB), { folder: 'split-gql-warm' }, withKey(a), 'warm.bin'))
+        .body.errors,
+    ).toBeUndefined();
     await new Promise((r) => setTimeout(r, 500)); // let the warm-up's garbage settle: no event marks it
     const baseline = pids.map(rssOf);
     const peak = [...baseline];
     const sampler = setInterval(() => pids.forEach((pid, i) => (peak[i] = Math.max(peak[i]!, rssOf(pid)))), 25);
     const size = 200 * MB;
-    const r = await gqlUpload(`${p.url}/graphql`, generated(size), { folder: 'split-gql-big', confirm: true }, withKey(a), 'big.bin');
+    const r = await gqlUpload(
+      `${p.url}/graphql`,
+      generated(size),
+      { folder: 'split-gql-big', confirm: true },
+      withKey(a),
+      'big.bin',
+    );
     clearInterval(sampler);
     expect(r.body.errors).toBeUndefined();
     expect(r.body.data.uploadStorageObject).toMatchObject({ size, status: 'ready' });
@@ -61,12 +73,14 @@ describe('GraphQL uploads in split mode', () => {
     for await (const chunk of generated(size)()) expected.update(chunk);
     expect(r.body.data.uploadStorageObject.sha256).toBe(expected.digest('hex'));
     const growth = peak.map((v, i) => v - baseline[i]!);
-    console.log(`GraphQL upload in split mode: 200 MiB, RSS growth front door ${(growth[0]! / MB).toFixed(1)} MB, storage ${(growth[1]! / MB).toFixed(1)} MB`);
+    console.log(
+      `GraphQL upload in split mode: 200 MiB, RSS growth front door ${(growth[0]! / MB).toFixed(1)} MB, storage ${(growth[1]! / MB).toFixed(1)} MB`,
+    );
     // The REST upload's bound (storage-memory.test.ts): garbage-collector slack, not the file's size.
     for (const g of growth) expect(g).toBeLessThanOrEqual(64 * MB);
   }, 120_000);
 
-  it('has a storage process that refuses multipart requests without the router\'s signed context', async () => {
+  it("has a storage process that refuses multipart requests without the router's signed context", async () => {
     const direct = await gqlUpload(storageUrl, Buffer.from('sneaky'), { folder: 'direct' }, withKey(a));
     expect([direct.status, direct.body.errors?.[0]?.extensions.code]).toEqual([401, 'UNAUTHENTICATED']);
   });

@@ -23,20 +23,36 @@ async function gql(query: string, variables: Record<string, unknown> = {}, apiKe
     headers: { 'content-type': 'application/json', ...(apiKey ? { 'x-api-key': apiKey } : {}) },
     body: JSON.stringify({ query, variables }),
   });
-  return { status: res.status, body: (await res.json()) as { data?: any; errors?: { message: string; extensions: { code: string } }[] } }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  return {
+    status: res.status,
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    body: (await res.json()) as { data?: any; errors?: { message: string; extensions: { code: string } }[] },
+  };
 }
 
 describe('storage over GraphQL', () => {
   it('lists, reads, confirms and deletes objects, and reports usage against the plan', async () => {
     const id = (await put(p.url, a, 'gql', 'one.txt', 'one', { confirm: false })).body.object.id as string;
-    const confirmed = await gql('mutation($id: ID!) { confirmStorageUpload(id: $id) { id status confirmedAt } }', { id });
+    const confirmed = await gql('mutation($id: ID!) { confirmStorageUpload(id: $id) { id status confirmedAt } }', {
+      id,
+    });
     expect(confirmed.body.data.confirmStorageUpload).toMatchObject({ id, status: 'ready' });
-    const listed = await gql('{ storageObjects(folder: "gql") { items { id path size downloadUrl } nextCursor } storageFolders { items { folder objects bytes } } }');
-    expect(listed.body.data.storageObjects).toEqual({ items: [{ id, path: 'gql/one.txt', size: 3, downloadUrl: `/storage/api/v1/storage/download/${id}` }], nextCursor: null });
+    const listed = await gql(
+      '{ storageObjects(folder: "gql") { items { id path size downloadUrl } nextCursor } storageFolders { items { folder objects bytes } } }',
+    );
+    expect(listed.body.data.storageObjects).toEqual({
+      items: [{ id, path: 'gql/one.txt', size: 3, downloadUrl: `/storage/api/v1/storage/download/${id}` }],
+      nextCursor: null,
+    });
     expect(listed.body.data.storageFolders.items).toContainEqual({ folder: 'gql', objects: 1, bytes: 3 });
     const usage = await gql('{ storageProject { id storageUsage { objects bytes quotaBytes maxUploadBytes } } }');
-    expect(usage.body.data.storageProject).toEqual({ id: a.id, storageUsage: { objects: 1, bytes: 3, quotaBytes: 1024 ** 3, maxUploadBytes: 50 * 1024 ** 2 } });
-    expect((await gql('mutation($id: ID!) { deleteStorageObject(id: $id) }', { id })).body.data).toEqual({ deleteStorageObject: true });
+    expect(usage.body.data.storageProject).toEqual({
+      id: a.id,
+      storageUsage: { objects: 1, bytes: 3, quotaBytes: 1024 ** 3, maxUploadBytes: 50 * 1024 ** 2 },
+    });
+    expect((await gql('mutation($id: ID!) { deleteStorageObject(id: $id) }', { id })).body.data).toEqual({
+      deleteStorageObject: true,
+    });
     const again = await gql('mutation($id: ID!) { deleteStorageObject(id: $id) }', { id });
     expect(again.body.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
   });
@@ -45,7 +61,9 @@ describe('storage over GraphQL', () => {
     const r = await gql('mutation { _beginStorageUpload(input: { name: "x" }) { id } }');
     expect(r.status).toBe(400);
     expect(r.body.errors?.[0]?.extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
-    const c = await gql('mutation { _completeStorageUpload(id: "00000000-0000-0000-0000-000000000000", size: 1, sha256: "x") { id } }');
+    const c = await gql(
+      'mutation { _completeStorageUpload(id: "00000000-0000-0000-0000-000000000000", size: 1, sha256: "x") { id } }',
+    );
     expect(c.body.errors?.[0]?.extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
   });
 

@@ -5,7 +5,17 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
-import { STORAGE, client, generated, multipart, newStorageProject, put, upload, type Part, type StorageProject } from './storage-fixtures.ts';
+import {
+  STORAGE,
+  client,
+  generated,
+  multipart,
+  newStorageProject,
+  put,
+  upload,
+  type Part,
+  type StorageProject,
+} from './storage-fixtures.ts';
 import type { Res } from '../../support/http.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
@@ -14,10 +24,17 @@ let p: TestPlatform;
 let call: ReturnType<typeof client>;
 
 beforeAll(async () => {
-  p = await startOneProcess({ TESSERA_STORAGE_MAX_UPLOAD_BYTES: String(2 * MIB), TESSERA_STORAGE_PENDING_TTL: '2', TESSERA_STORAGE_SWEEP_INTERVAL: '1' });
+  p = await startOneProcess({
+    TESSERA_STORAGE_MAX_UPLOAD_BYTES: String(2 * MIB),
+    TESSERA_STORAGE_PENDING_TTL: '2',
+    TESSERA_STORAGE_SWEEP_INTERVAL: '1',
+  });
   const db = new pg.Client({ connectionString: p.tessera!.config.databaseUrl });
   await db.connect();
-  await db.query(`update plans set max_storage_bytes = $1, max_upload_bytes = $2 where id = 'free'`, [3 * MIB, Math.floor(1.75 * MIB)]);
+  await db.query(`update plans set max_storage_bytes = $1, max_upload_bytes = $2 where id = 'free'`, [
+    3 * MIB,
+    Math.floor(1.75 * MIB),
+  ]);
   await db.end();
   call = client(p.url);
 }, 60_000);
@@ -33,7 +50,11 @@ const file = (size: number) => ({ name: 'file', filename: `f${++n}.bin`, body: g
 async function sized(base: string, parts: Part[], apiKey: string): Promise<Res> {
   const { body, contentType } = multipart(parts);
   const bytes = Buffer.from(await new Response(body).arrayBuffer());
-  const res = await fetch(`${base}${STORAGE}/upload`, { method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': contentType }, body: bytes });
+  const res = await fetch(`${base}${STORAGE}/upload`, {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'content-type': contentType },
+    body: bytes,
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
 }
@@ -46,7 +67,13 @@ describe('limits', () => {
 
   it("answers usage with the plan's quota and the smaller of the plan's and the server's largest upload", async () => {
     const r = await call('GET', `${STORAGE}/usage`, { apiKey: c.apiKey });
-    expect(r.body.usage).toMatchObject({ objects: 0, bytes: 0, quota_bytes: 3 * MIB, remaining_bytes: 3 * MIB, max_upload_bytes: Math.floor(1.75 * MIB) });
+    expect(r.body.usage).toMatchObject({
+      objects: 0,
+      bytes: 0,
+      quota_bytes: 3 * MIB,
+      remaining_bytes: 3 * MIB,
+      max_upload_bytes: Math.floor(1.75 * MIB),
+    });
   });
 
   it("refuses an upload past the plan's largest upload with 413 PAYLOAD_TOO_LARGE", async () => {
@@ -56,25 +83,37 @@ describe('limits', () => {
   });
 
   it('counts pending uploads against the quota and refuses the upload that would pass it with 413 QUOTA_EXCEEDED', async () => {
-    expect((await upload(p.url, [{ name: 'confirm', value: 'true' }, file(1.5 * MIB)], { apiKey: c.apiKey })).status).toBe(201);
+    expect(
+      (await upload(p.url, [{ name: 'confirm', value: 'true' }, file(1.5 * MIB)], { apiKey: c.apiKey })).status,
+    ).toBe(201);
     expect((await upload(p.url, [file(1 * MIB)], { apiKey: c.apiKey })).status).toBe(201); // pending
     // 0.5 MiB left: a 0.75 MiB upload is cut off while it streams.
     const over = await upload(p.url, [file(0.75 * MIB)], { apiKey: c.apiKey });
     expect(over.status).toBe(413);
     expect(over.body.error).toMatchObject({ code: 'QUOTA_EXCEEDED', details: { remaining_bytes: 0.5 * MIB } });
-    expect((await upload(p.url, [{ name: 'confirm', value: 'true' }, file(0.5 * MIB)], { apiKey: c.apiKey })).status).toBe(201);
+    expect(
+      (await upload(p.url, [{ name: 'confirm', value: 'true' }, file(0.5 * MIB)], { apiKey: c.apiKey })).status,
+    ).toBe(201);
     // Nothing left: refused before a byte is read.
     const full = await upload(p.url, [file(10)], { apiKey: c.apiKey });
     expect(full.status).toBe(413);
     expect(full.body.error.code).toBe('QUOTA_EXCEEDED');
     const usage = await call('GET', `${STORAGE}/usage`, { apiKey: c.apiKey });
-    expect(usage.body.usage).toMatchObject({ objects: 2, bytes: 2 * MIB, pending_objects: 1, pending_bytes: 1 * MIB, remaining_bytes: 0 });
+    expect(usage.body.usage).toMatchObject({
+      objects: 2,
+      bytes: 2 * MIB,
+      pending_objects: 1,
+      pending_bytes: 1 * MIB,
+      remaining_bytes: 0,
+    });
   });
 
   it('lets concurrent uploads of known length together take no more than the quota, each reserving its length', async () => {
     const d = await newStorageProject(p.url);
     // Each fits alone (1.4 MiB < 1.75 MiB), two together fit, three do not (4.2 MiB > 3 MiB).
-    const results = await Promise.all([0, 1, 2].map(async () => await sized(p.url, [{ name: 'confirm', value: 'true' }, file(1.4 * MIB)], d.apiKey)));
+    const results = await Promise.all(
+      [0, 1, 2].map(async () => await sized(p.url, [{ name: 'confirm', value: 'true' }, file(1.4 * MIB)], d.apiKey)),
+    );
     const ok = results.filter((r) => r.status === 201).length;
     expect(ok).toBe(2);
     expect(results.filter((r) => r.status === 413).every((r) => r.body.error.code === 'QUOTA_EXCEEDED')).toBe(true);
@@ -85,10 +124,14 @@ describe('limits', () => {
 
   it('lets concurrent uploads of unknown length (chunked) reserve the largest upload each: fewer fit, never more than the quota', async () => {
     const d = await newStorageProject(p.url);
-    const results = await Promise.all([0, 1, 2].map(() => upload(p.url, [{ name: 'confirm', value: 'true' }, file(1.4 * MIB)], { apiKey: d.apiKey })));
+    const results = await Promise.all(
+      [0, 1, 2].map(() => upload(p.url, [{ name: 'confirm', value: 'true' }, file(1.4 * MIB)], { apiKey: d.apiKey })),
+    );
     const ok = results.filter((r) => r.status === 201).length;
     expect(ok).toBeGreaterThanOrEqual(1);
-    expect(results.filter((r) => r.status !== 201).every((r) => r.status === 413 && r.body.error.code === 'QUOTA_EXCEEDED')).toBe(true);
+    expect(
+      results.filter((r) => r.status !== 201).every((r) => r.status === 413 && r.body.error.code === 'QUOTA_EXCEEDED'),
+    ).toBe(true);
     const usage = await call('GET', `${STORAGE}/usage`, { apiKey: d.apiKey });
     expect(usage.body.usage.bytes).toBe(ok * Math.floor(1.4 * MIB));
     expect(usage.body.usage.bytes).toBeLessThanOrEqual(3 * MIB);
@@ -102,8 +145,14 @@ describe('unconfirmed uploads', () => {
     const ready = (await put(p.url, c, 'tmp', 'r.txt', 'ready')).body.object.id as string;
     const blob = (id: string) => path.join(p.dataDir, 'blobs', c.id, id);
     expect(fs.existsSync(blob(pending))).toBe(true);
-    await waitFor(() => !fs.existsSync(blob(pending)), { timeoutMs: 20_000, intervalMs: 200, message: 'the expired upload to be swept' });
-    expect((await call('POST', `${STORAGE}/upload/confirm`, { apiKey: c.apiKey, body: { id: pending } })).status).toBe(404);
+    await waitFor(() => !fs.existsSync(blob(pending)), {
+      timeoutMs: 20_000,
+      intervalMs: 200,
+      message: 'the expired upload to be swept',
+    });
+    expect((await call('POST', `${STORAGE}/upload/confirm`, { apiKey: c.apiKey, body: { id: pending } })).status).toBe(
+      404,
+    );
     expect((await call('GET', `${STORAGE}/objects?status=pending`, { apiKey: c.apiKey })).body.objects).toEqual([]);
     expect(fs.existsSync(blob(ready))).toBe(true);
   }, 30_000);

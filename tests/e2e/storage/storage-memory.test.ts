@@ -19,7 +19,6 @@ let dataDir: string;
 let drop: () => Promise<void>;
 let project: StorageProject;
 
-
 function rssOf(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return Number(m![1]) * 1024;
@@ -33,11 +32,24 @@ beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(base, 'mem-'));
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
-  child = await startProcess([path.resolve('main.ts')], { PORT: String(port), DATABASE_URL: db.url, TESSERA_DATA_DIR: dataDir, TESSERA_INTERNAL_SECRET: TEST_SECRET, LOG_LEVEL: 'warn' }, `${url}/health`);
+  child = await startProcess(
+    [path.resolve('main.ts')],
+    {
+      PORT: String(port),
+      DATABASE_URL: db.url,
+      TESSERA_DATA_DIR: dataDir,
+      TESSERA_INTERNAL_SECRET: TEST_SECRET,
+      LOG_LEVEL: 'warn',
+    },
+    `${url}/health`,
+  );
   // Room for the upload on the free plan (nobody has read the plans yet).
   const c = new pg.Client({ connectionString: db.url });
   await c.connect();
-  await c.query(`update plans set max_upload_bytes = $1, max_storage_bytes = $2 where id = 'free'`, [512 * MB, 1024 * MB]);
+  await c.query(`update plans set max_upload_bytes = $1, max_storage_bytes = $2 where id = 'free'`, [
+    512 * MB,
+    1024 * MB,
+  ]);
   await c.end();
   project = await newStorageProject(url);
 }, 120_000);
@@ -60,7 +72,10 @@ it('runs `node main.ts` with the platform V8 and malloc settings, re-executed in
 
 it('uploads 200 MB while the platform process grows by at most ~16 MB, and stores every byte', async () => {
   // Warm up (code paths compiled, pools open), then measure from a settled baseline.
-  expect((await upload(url, [{ name: 'file', filename: 'warm.bin', body: generated(32 * MB) }], { apiKey: project.apiKey })).status).toBe(201);
+  expect(
+    (await upload(url, [{ name: 'file', filename: 'warm.bin', body: generated(32 * MB) }], { apiKey: project.apiKey }))
+      .status,
+  ).toBe(201);
   await new Promise((r) => setTimeout(r, 500));
   const baseline = rssOf(child.pid!);
   let peak = baseline;
@@ -69,19 +84,31 @@ it('uploads 200 MB while the platform process grows by at most ~16 MB, and store
   const size = 200 * MB;
   const expected = crypto.createHash('sha256');
   for await (const c of generated(size)()) expected.update(c);
-  const r = await upload(url, [{ name: 'confirm', value: 'true' }, { name: 'file', filename: 'big.bin', body: generated(size) }], { apiKey: project.apiKey });
+  const r = await upload(
+    url,
+    [
+      { name: 'confirm', value: 'true' },
+      { name: 'file', filename: 'big.bin', body: generated(size) },
+    ],
+    { apiKey: project.apiKey },
+  );
   clearInterval(sampler);
   peak = Math.max(peak, rssOf(child.pid!));
 
   expect(r.status).toBe(201);
   expect(r.body.object).toMatchObject({ size, sha256: expected.digest('hex'), status: 'ready' });
   const growth = peak - baseline;
-  console.log(`storage upload: 200 MB, platform RSS baseline ${(baseline / MB).toFixed(1)} MB, peak ${(peak / MB).toFixed(1)} MB, growth ${(growth / MB).toFixed(1)} MB`);
+  console.log(
+    `storage upload: 200 MB, platform RSS baseline ${(baseline / MB).toFixed(1)} MB, peak ${(peak / MB).toFixed(1)} MB, growth ${(growth / MB).toFixed(1)} MB`,
+  );
   expect(growth).toBeLessThanOrEqual(16 * MB);
   expect(fs.statSync(path.join(dataDir, 'blobs', project.id, r.body.object.id)).size).toBe(size);
 
   // The download streams too, and a range of it comes from the right place.
-  const tail = await download(url, r.body.object.id, { apiKey: project.apiKey, headers: { range: `bytes=${size - 16}-` } });
+  const tail = await download(url, r.body.object.id, {
+    apiKey: project.apiKey,
+    headers: { range: `bytes=${size - 16}-` },
+  });
   expect(tail.status).toBe(206);
   const all: Buffer[] = [];
   for await (const c of generated(size)()) all.push(Buffer.from(c));

@@ -26,7 +26,8 @@ describe('tenant routes refuse bad input with the documented 4xx, never a 500', 
     call = client(p.url);
     const mk = async (email: string) => {
       await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password: 'a long password' } });
-      return (await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: 'a long password' } })).body.access_token as string;
+      return (await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: 'a long password' } })).body
+        .access_token as string;
     };
     token = await mk('owner@example.com');
     otherToken = await mk('other@example.com');
@@ -41,42 +42,112 @@ describe('tenant routes refuse bad input with the documented 4xx, never a 500', 
   const tenantRows = ROUTE_TABLE.filter((r) => r.auth === 'tenant');
   const pathOf = (path: string) => path.replace(':id', UNKNOWN_ID).replace(':client_id', 'unknown-client');
 
-  it.each(tenantRows.map((r) => [r.method, r.path]))('%s %s without a token answers 401 UNAUTHENTICATED', async (method, path) => {
-    expectError(await call(method, pathOf(path), { body: method === 'GET' ? undefined : {} }), 401, 'UNAUTHENTICATED', /tenant access token/);
-  });
+  it.each(tenantRows.map((r) => [r.method, r.path]))(
+    '%s %s without a token answers 401 UNAUTHENTICATED',
+    async (method, path) => {
+      expectError(
+        await call(method, pathOf(path), { body: method === 'GET' ? undefined : {} }),
+        401,
+        'UNAUTHENTICATED',
+        /tenant access token/,
+      );
+    },
+  );
 
-  it.each(tenantRows.map((r) => [r.method, r.path]))('%s %s with a garbage token answers 401 INVALID_TOKEN', async (method, path) => {
-    expectError(await call(method, pathOf(path), { token: 'garbage', body: method === 'GET' ? undefined : {} }), 401, 'INVALID_TOKEN');
-    const forged = 'eyJhbGciOiJFUzI1NiJ9.eyJ0eXAiOiJ0ZW5hbnQiLCJzdWIiOiJ4In0.c2lnbmF0dXJl';
-    expectError(await call(method, pathOf(path), { token: forged, body: method === 'GET' ? undefined : {} }), 401, 'INVALID_TOKEN');
-  });
+  it.each(tenantRows.map((r) => [r.method, r.path]))(
+    '%s %s with a garbage token answers 401 INVALID_TOKEN',
+    async (method, path) => {
+      expectError(
+        await call(method, pathOf(path), { token: 'garbage', body: method === 'GET' ? undefined : {} }),
+        401,
+        'INVALID_TOKEN',
+      );
+      const forged = 'eyJhbGciOiJFUzI1NiJ9.eyJ0eXAiOiJ0ZW5hbnQiLCJzdWIiOiJ4In0.c2lnbmF0dXJl';
+      expectError(
+        await call(method, pathOf(path), { token: forged, body: method === 'GET' ? undefined : {} }),
+        401,
+        'INVALID_TOKEN',
+      );
+    },
+  );
 
-  it.each(tenantRows.map((r) => [r.method, r.path]))('%s %s with a project API key answers 403', async (method, path) => {
-    expectError(await call(method, pathOf(path), { apiKey, body: method === 'GET' ? undefined : {} }), 403, 'FORBIDDEN');
-  });
+  it.each(tenantRows.map((r) => [r.method, r.path]))(
+    '%s %s with a project API key answers 403',
+    async (method, path) => {
+      expectError(
+        await call(method, pathOf(path), { apiKey, body: method === 'GET' ? undefined : {} }),
+        403,
+        'FORBIDDEN',
+      );
+    },
+  );
 
   it('refuses an Authorization header that is not a bearer token', async () => {
-    expectError(await call('GET', '/auth/api/v1/projects', { headers: { authorization: 'Basic dXNlcjpwYXNz' } }), 401, 'INVALID_TOKEN', /Bearer/);
+    expectError(
+      await call('GET', '/auth/api/v1/projects', { headers: { authorization: 'Basic dXNlcjpwYXNz' } }),
+      401,
+      'INVALID_TOKEN',
+      /Bearer/,
+    );
   });
 
   it('refuses an unknown API key (GraphQL-shaped on /graphql)', async () => {
     const res = await call('POST', '/graphql', { apiKey: 'tsk_nope', body: { query: '{ plans { id } }' } });
-    expect({ status: res.status, code: res.body?.errors?.[0]?.extensions?.code }).toEqual({ status: 401, code: 'INVALID_API_KEY' });
+    expect({ status: res.status, code: res.body?.errors?.[0]?.extensions?.code }).toEqual({
+      status: 401,
+      code: 'INVALID_API_KEY',
+    });
     expectError(await call('GET', '/auth/api/v1/projects', { apiKey: 'tsk_nope' }), 401, 'INVALID_API_KEY');
   });
 
   describe('signup', () => {
     const path = '/auth/api/v1/tenants/signup';
-    it('needs an e-mail', async () => expectError(await call('POST', path, { body: { password: 'a long password' } }), 400, 'BAD_USER_INPUT', /email/));
-    it('needs a string e-mail', async () => expectError(await call('POST', path, { body: { email: 42, password: 'a long password' } }), 400, 'BAD_USER_INPUT', /email/));
-    it('needs a well-formed e-mail', async () => expectError(await call('POST', path, { body: { email: 'nope', password: 'a long password' } }), 400, 'VALIDATION_FAILED', /email/));
-    it('needs a long enough password', async () => expectError(await call('POST', path, { body: { email: 'x@example.com', password: 'short' } }), 400, 'VALIDATION_FAILED', /password/));
-    it('refuses unknown fields', async () => expectError(await call('POST', path, { body: { email: 'y@example.com', password: 'a long password', admin: true } }), 400, 'BAD_USER_INPUT', /admin/));
-    it('refuses a taken e-mail with 409', async () => expectError(await call('POST', path, { body: { email: 'OWNER@example.com', password: 'a long password' } }), 409, 'EMAIL_TAKEN'));
-    it('refuses a body that is not JSON', async () => expectError(await call('POST', path, { raw: '{not json' }), 400, 'BAD_REQUEST'));
-    it('refuses a JSON array body', async () => expectError(await call('POST', path, { body: [1, 2] }), 400, 'BAD_REQUEST', /object/));
+    it('needs an e-mail', async () =>
+      expectError(await call('POST', path, { body: { password: 'a long password' } }), 400, 'BAD_USER_INPUT', /email/));
+    it('needs a string e-mail', async () =>
+      expectError(
+        await call('POST', path, { body: { email: 42, password: 'a long password' } }),
+        400,
+        'BAD_USER_INPUT',
+        /email/,
+      ));
+    it('needs a well-formed e-mail', async () =>
+      expectError(
+        await call('POST', path, { body: { email: 'nope', password: 'a long password' } }),
+        400,
+        'VALIDATION_FAILED',
+        /email/,
+      ));
+    it('needs a long enough password', async () =>
+      expectError(
+        await call('POST', path, { body: { email: 'x@example.com', password: 'short' } }),
+        400,
+        'VALIDATION_FAILED',
+        /password/,
+      ));
+    it('refuses unknown fields', async () =>
+      expectError(
+        await call('POST', path, { body: { email: 'y@example.com', password: 'a long password', admin: true } }),
+        400,
+        'BAD_USER_INPUT',
+        /admin/,
+      ));
+    it('refuses a taken e-mail with 409', async () =>
+      expectError(
+        await call('POST', path, { body: { email: 'OWNER@example.com', password: 'a long password' } }),
+        409,
+        'EMAIL_TAKEN',
+      ));
+    it('refuses a body that is not JSON', async () =>
+      expectError(await call('POST', path, { raw: '{not json' }), 400, 'BAD_REQUEST'));
+    it('refuses a JSON array body', async () =>
+      expectError(await call('POST', path, { body: [1, 2] }), 400, 'BAD_REQUEST', /object/));
     it('refuses a body over the size limit with 413', async () =>
-      expectError(await call('POST', path, { body: { email: 'z@example.com', password: 'x'.repeat(2_000_000) } }), 413, 'PAYLOAD_TOO_LARGE'));
+      expectError(
+        await call('POST', path, { body: { email: 'z@example.com', password: 'x'.repeat(2_000_000) } }),
+        413,
+        'PAYLOAD_TOO_LARGE',
+      ));
   });
 
   describe('login', () => {
@@ -88,27 +159,80 @@ describe('tenant routes refuse bad input with the documented 4xx, never a 500', 
       expectError(b, 401, 'INVALID_CREDENTIALS');
       expect(a.body.error.message).toBe(b.body.error.message);
     });
-    it('needs a password', async () => expectError(await call('POST', path, { body: { email: 'owner@example.com' } }), 400, 'BAD_USER_INPUT', /password/));
+    it('needs a password', async () =>
+      expectError(
+        await call('POST', path, { body: { email: 'owner@example.com' } }),
+        400,
+        'BAD_USER_INPUT',
+        /password/,
+      ));
     it('refuses a TOTP code of the wrong type', async () =>
-      expectError(await call('POST', path, { body: { email: 'owner@example.com', password: 'a long password', totp_code: 123456 } }), 400, 'BAD_USER_INPUT', /totp_code/));
+      expectError(
+        await call('POST', path, {
+          body: { email: 'owner@example.com', password: 'a long password', totp_code: 123456 },
+        }),
+        400,
+        'BAD_USER_INPUT',
+        /totp_code/,
+      ));
   });
 
   describe('MFA', () => {
-    it('cannot verify before enrolling', async () => expectError(await call('POST', '/auth/api/v1/tenant/mfa/verify', { token, body: { code: '123456' } }), 409, 'MFA_NOT_ENROLLED'));
-    it('cannot disable when it is off', async () => expectError(await call('POST', '/auth/api/v1/tenant/mfa/disable', { token, body: { code: '123456' } }), 409, 'MFA_NOT_ENABLED'));
-    it('needs a code', async () => expectError(await call('POST', '/auth/api/v1/tenant/mfa/verify', { token, body: {} }), 400, 'BAD_USER_INPUT', /code/));
+    it('cannot verify before enrolling', async () =>
+      expectError(
+        await call('POST', '/auth/api/v1/tenant/mfa/verify', { token, body: { code: '123456' } }),
+        409,
+        'MFA_NOT_ENROLLED',
+      ));
+    it('cannot disable when it is off', async () =>
+      expectError(
+        await call('POST', '/auth/api/v1/tenant/mfa/disable', { token, body: { code: '123456' } }),
+        409,
+        'MFA_NOT_ENABLED',
+      ));
+    it('needs a code', async () =>
+      expectError(
+        await call('POST', '/auth/api/v1/tenant/mfa/verify', { token, body: {} }),
+        400,
+        'BAD_USER_INPUT',
+        /code/,
+      ));
     it('refuses a wrong code after enrolling', async () => {
       expect((await call('POST', '/auth/api/v1/tenant/mfa/enroll', { token: otherToken })).status).toBe(200);
-      expectError(await call('POST', '/auth/api/v1/tenant/mfa/verify', { token: otherToken, body: { code: '000000' } }), 401, 'INVALID_MFA_CODE');
+      expectError(
+        await call('POST', '/auth/api/v1/tenant/mfa/verify', { token: otherToken, body: { code: '000000' } }),
+        401,
+        'INVALID_MFA_CODE',
+      );
     });
   });
 
   describe('projects', () => {
-    it('needs a name to create', async () => expectError(await call('POST', '/auth/api/v1/projects', { token, body: {} }), 400, 'BAD_USER_INPUT', /name/));
-    it('refuses an empty name', async () => expectError(await call('POST', '/auth/api/v1/projects', { token, body: { name: '   ' } }), 400, 'VALIDATION_FAILED', /name/));
-    it('refuses an overlong name', async () => expectError(await call('POST', '/auth/api/v1/projects', { token, body: { name: 'x'.repeat(101) } }), 400, 'VALIDATION_FAILED', /name/));
-    it('refuses a name of the wrong type', async () => expectError(await call('POST', '/auth/api/v1/projects', { token, body: { name: 7 } }), 400, 'BAD_USER_INPUT', /name/));
-    it('refuses a malformed page size', async () => expectError(await call('GET', '/auth/api/v1/projects?first=abc', { token }), 400, 'VALIDATION_FAILED', /first/));
+    it('needs a name to create', async () =>
+      expectError(await call('POST', '/auth/api/v1/projects', { token, body: {} }), 400, 'BAD_USER_INPUT', /name/));
+    it('refuses an empty name', async () =>
+      expectError(
+        await call('POST', '/auth/api/v1/projects', { token, body: { name: '   ' } }),
+        400,
+        'VALIDATION_FAILED',
+        /name/,
+      ));
+    it('refuses an overlong name', async () =>
+      expectError(
+        await call('POST', '/auth/api/v1/projects', { token, body: { name: 'x'.repeat(101) } }),
+        400,
+        'VALIDATION_FAILED',
+        /name/,
+      ));
+    it('refuses a name of the wrong type', async () =>
+      expectError(
+        await call('POST', '/auth/api/v1/projects', { token, body: { name: 7 } }),
+        400,
+        'BAD_USER_INPUT',
+        /name/,
+      ));
+    it('refuses a malformed page size', async () =>
+      expectError(await call('GET', '/auth/api/v1/projects?first=abc', { token }), 400, 'VALIDATION_FAILED', /first/));
 
     const foreign: [string, string, unknown][] = [
       ['GET', '/auth/api/v1/projects/:id', undefined],
@@ -118,7 +242,7 @@ describe('tenant routes refuse bad input with the documented 4xx, never a 500', 
       ['GET', '/auth/api/v1/projects/:id/publications', undefined],
       ['POST', '/auth/api/v1/projects/:id/publications', { table: 'orders', enabled: true }],
     ];
-    it.each(foreign)('%s %s: another tenant\'s project is 404', async (method, path, body) => {
+    it.each(foreign)("%s %s: another tenant's project is 404", async (method, path, body) => {
       expectError(await call(method, path.replace(':id', projectId), { token: otherToken, body }), 404, 'NOT_FOUND');
     });
     it.each(foreign)('%s %s: an unknown id is 404', async (method, path, body) => {
@@ -135,10 +259,22 @@ describe('tenant routes refuse bad input with the documented 4xx, never a 500', 
 
   describe('publications', () => {
     const path = () => `/auth/api/v1/projects/${projectId}/publications`;
-    it('needs a table', async () => expectError(await call('POST', path(), { token, body: { enabled: true } }), 400, 'BAD_USER_INPUT', /table/));
-    it('needs enabled as a boolean', async () => expectError(await call('POST', path(), { token, body: { table: 'orders', enabled: 'yes' } }), 400, 'BAD_USER_INPUT', /enabled/));
+    it('needs a table', async () =>
+      expectError(await call('POST', path(), { token, body: { enabled: true } }), 400, 'BAD_USER_INPUT', /table/));
+    it('needs enabled as a boolean', async () =>
+      expectError(
+        await call('POST', path(), { token, body: { table: 'orders', enabled: 'yes' } }),
+        400,
+        'BAD_USER_INPUT',
+        /enabled/,
+      ));
     it('refuses a table name that is not an identifier', async () =>
-      expectError(await call('POST', path(), { token, body: { table: 'orders; drop table x', enabled: true } }), 400, 'VALIDATION_FAILED', /table/));
+      expectError(
+        await call('POST', path(), { token, body: { table: 'orders; drop table x', enabled: true } }),
+        400,
+        'VALIDATION_FAILED',
+        /table/,
+      ));
   });
 
   it('answers 404 for an unknown path', async () => {
@@ -151,10 +287,22 @@ describe('expired tenant tokens', () => {
     const p = await startOneProcess({ TESSERA_ACCESS_TOKEN_TTL: '1' });
     try {
       const call = client(p.url);
-      await call('POST', '/auth/api/v1/tenants/signup', { body: { email: 'exp@example.com', password: 'a long password' } });
-      const token = (await call('POST', '/auth/api/v1/tenant/login', { body: { email: 'exp@example.com', password: 'a long password' } })).body.access_token;
+      await call('POST', '/auth/api/v1/tenants/signup', {
+        body: { email: 'exp@example.com', password: 'a long password' },
+      });
+      const token = (
+        await call('POST', '/auth/api/v1/tenant/login', {
+          body: { email: 'exp@example.com', password: 'a long password' },
+        })
+      ).body.access_token;
       expect((await call('GET', '/auth/api/v1/projects', { token })).status).toBe(200);
-      const refused = await waitFor(async () => { const r = await call('GET', '/auth/api/v1/projects', { token }); return r.status !== 200 && r; }, { timeoutMs: 5_000, intervalMs: 100, message: 'the token to expire' });
+      const refused = await waitFor(
+        async () => {
+          const r = await call('GET', '/auth/api/v1/projects', { token });
+          return r.status !== 200 && r;
+        },
+        { timeoutMs: 5_000, intervalMs: 100, message: 'the token to expire' },
+      );
       expectError(refused, 401, 'INVALID_TOKEN');
     } finally {
       await p.close();

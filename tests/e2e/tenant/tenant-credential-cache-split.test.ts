@@ -18,7 +18,9 @@ describe('split mode: credentials ended through another process stop working at 
 
   const signIn = async (): Promise<string> => {
     const email = `split-cache-${Date.now()}-${counter++}@example.com`;
-    expect((await front('POST', '/auth/api/v1/tenants/signup', { body: { email, password: 'a long password' } })).status).toBe(201);
+    expect(
+      (await front('POST', '/auth/api/v1/tenants/signup', { body: { email, password: 'a long password' } })).status,
+    ).toBe(201);
     const login = await front('POST', '/auth/api/v1/tenant/login', { body: { email, password: 'a long password' } });
     expect(login.status).toBe(200);
     return login.body.access_token as string;

@@ -22,7 +22,9 @@ describe('cached credentials stop working on the very next request once ended (o
 
   const signIn = async (): Promise<Session> => {
     const email = `cache-${Date.now()}-${counter++}@example.com`;
-    expect((await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password: 'a long password' } })).status).toBe(201);
+    expect(
+      (await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password: 'a long password' } })).status,
+    ).toBe(201);
     const login = await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: 'a long password' } });
     expect(login.status).toBe(200);
     return { access: login.body.access_token, refresh: login.body.refresh_token };
@@ -83,20 +85,26 @@ describe('cached credentials stop working on the very next request once ended (o
   it('refuses the access token of a session revoked for refresh-token reuse at once', async () => {
     const s = await signIn();
     await warm({ bearer: s.access }, () => call('GET', '/auth/api/v1/projects', { token: s.access }));
-    expect((await call('POST', '/auth/api/v1/tenant/refresh', { body: { refresh_token: s.refresh } })).status).toBe(200);
+    expect((await call('POST', '/auth/api/v1/tenant/refresh', { body: { refresh_token: s.refresh } })).status).toBe(
+      200,
+    );
     // The rotated refresh token presented again: the session is revoked.
-    expectRefused(await call('POST', '/auth/api/v1/tenant/refresh', { body: { refresh_token: s.refresh } }), 'INVALID_TOKEN');
+    expectRefused(
+      await call('POST', '/auth/api/v1/tenant/refresh', { body: { refresh_token: s.refresh } }),
+      'INVALID_TOKEN',
+    );
     expectRefused(await call('GET', '/auth/api/v1/projects', { token: s.access }), 'INVALID_TOKEN');
   });
 
   it('never caches a wrong key: each attempt is checked and refused', async () => {
     const before = cache.size();
-    for (let i = 0; i < 3; i++) expectRefused(await call('GET', '/v1/publication', { apiKey: 'tsk_not-a-real-key' }), 'INVALID_API_KEY');
+    for (let i = 0; i < 3; i++)
+      expectRefused(await call('GET', '/v1/publication', { apiKey: 'tsk_not-a-real-key' }), 'INVALID_API_KEY');
     expect(cache.peek(cache.keyOf({ apiKey: 'tsk_not-a-real-key' }))).toBeUndefined();
     expect(cache.size()).toBe(before);
   });
 
-  it("keeps every cached credential to its own tenant and project", async () => {
+  it('keeps every cached credential to its own tenant and project', async () => {
     const a = await signIn();
     const b = await signIn();
     const pa = await newProject(a.access);

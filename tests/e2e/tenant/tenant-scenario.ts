@@ -3,7 +3,6 @@ import { expect } from '@jest/globals';
 import { client } from '../../support/http.ts';
 import { nextCode } from '../identity/identity-fixtures.ts';
 
-
 /** signup → login → MFA → projects → key → publications → plans → logout, over HTTP. */
 export async function tenantScenario(base: string): Promise<void> {
   const call = client(base);
@@ -72,11 +71,17 @@ export async function tenantScenario(base: string): Promise<void> {
   expect(regen.body.project.api_key).not.toBe(project.api_key);
   const oldKey = await call('POST', '/graphql', { apiKey: project.api_key, body: { query: '{ plans { id } }' } });
   expect(oldKey.status).toBe(401);
-  const newKey = await call('POST', '/graphql', { apiKey: regen.body.project.api_key, body: { query: '{ plans { id } }' } });
+  const newKey = await call('POST', '/graphql', {
+    apiKey: regen.body.project.api_key,
+    body: { query: '{ plans { id } }' },
+  });
   expect(newKey.status).toBe(200);
 
   // Publications.
-  const toggled = await call('POST', `/auth/api/v1/projects/${project.id}/publications`, { token, body: { table: 'orders', enabled: true } });
+  const toggled = await call('POST', `/auth/api/v1/projects/${project.id}/publications`, {
+    token,
+    body: { table: 'orders', enabled: true },
+  });
   expect(toggled.status).toBe(200);
   expect(toggled.body.publication).toMatchObject({ table: 'orders', enabled: true });
   const pubs = await call('GET', `/auth/api/v1/projects/${project.id}/publications`, { token });
@@ -92,7 +97,10 @@ export async function tenantScenario(base: string): Promise<void> {
   // A field from another subgraph in one query (federation across tenant and data/identity).
   const fed = await call('POST', '/graphql', {
     token,
-    body: { query: 'query($id: ID!) { project(id: $id) { name databaseSchema issuer webhookBaseUrl } }', variables: { id: project.id } },
+    body: {
+      query: 'query($id: ID!) { project(id: $id) { name databaseSchema issuer webhookBaseUrl } }',
+      variables: { id: project.id },
+    },
   });
   expect(fed.status).toBe(200);
   expect(fed.body.data.project).toMatchObject({ name: 'Shop 2', databaseSchema: `p_${project.id.replace(/-/g, '')}` });

@@ -21,7 +21,11 @@ import type { DataServices } from '../../../subgraphs/data/services/index.ts';
 import { createHookOutbox, readPayload, retryDelaySeconds } from '../../../subgraphs/data/services/hook-outbox.ts';
 import type { AfterWrite, DataHooks } from '../../../subgraphs/data/services/hooks.ts';
 import { createProjectPools, type ProjectPools } from '../../../subgraphs/data/services/pools.ts';
-import { createProvisioning, type ProjectRole, type Provisioning } from '../../../subgraphs/data/services/provisioning.ts';
+import {
+  createProvisioning,
+  type ProjectRole,
+  type Provisioning,
+} from '../../../subgraphs/data/services/provisioning.ts';
 import { createTestDatabase } from '../../support/database.ts';
 import { TEST_SECRET } from '../../support/platform.ts';
 import { waitFor } from '../../support/wait-for.ts';
@@ -40,7 +44,12 @@ const logged: { level: string; msg: string; fields: Record<string, unknown> }[] 
 
 /** The hook client as the outbox uses it, answering like the functions subgraph would. */
 const hooks = {
-  enqueueAfter: async (projectId: string, w: AfterWrite, userId: string | null, depth: number): Promise<AppError | undefined> => {
+  enqueueAfter: async (
+    projectId: string,
+    w: AfterWrite,
+    userId: string | null,
+    depth: number,
+  ): Promise<AppError | undefined> => {
     await new Promise((r) => setTimeout(r, 5));
     if (failWith) return failWith;
     if (w.table === 'refused') return errors.validation('rows', 'must be a list');
@@ -52,12 +61,21 @@ const hooks = {
 
 const logger = (() => {
   const base = createLogger('silent');
-  const record = (level: string) => (fields: Record<string, unknown>, msg: string) => void logged.push({ level, msg, fields });
-  return Object.assign(Object.create(base) as Logger, { error: record('error'), warn: record('warn'), info: record('info') });
+  const record = (level: string) => (fields: Record<string, unknown>, msg: string) =>
+    void logged.push({ level, msg, fields });
+  return Object.assign(Object.create(base) as Logger, {
+    error: record('error'),
+    warn: record('warn'),
+    info: record('info'),
+  });
 })();
 
 const project = crypto.randomUUID();
-const write = (table: string, n = 1): AfterWrite => ({ table, event: 'insert', rows: Array.from({ length: n }, (_, i) => ({ id: i + 1, sku: `s${i}` })) });
+const write = (table: string, n = 1): AfterWrite => ({
+  table,
+  event: 'insert',
+  rows: Array.from({ length: n }, (_, i) => ({ id: i + 1, sku: `s${i}` })),
+});
 const outboxOf = (h?: DataHooks) => createHookOutbox({ admin, pools, provisioning, hooks: h ?? hooks, logger });
 
 /** Marks the project as a write just before its commit does, `age` ago. */
@@ -70,25 +88,52 @@ const mark = async (age = '1 minute'): Promise<void> => {
 };
 /** Adds a row as a request that died after its commit would have left it (old enough for the sweeper), on the project's own connection. */
 const leave = async (payload: unknown, age = '1 minute'): Promise<string> => {
-  const { rows } = await pools.get(role).query<{ id: string }>(
-    `insert into tessera_hooks.outbox (payload, created_at) values ($1::jsonb, now() - $2::interval) returning id::text as id`,
-    [JSON.stringify(payload), age],
-  );
+  const { rows } = await pools
+    .get(role)
+    .query<{ id: string }>(
+      `insert into tessera_hooks.outbox (payload, created_at) values ($1::jsonb, now() - $2::interval) returning id::text as id`,
+      [JSON.stringify(payload), age],
+    );
   await mark('2 minutes');
   return rows[0]!.id;
 };
 const outboxRows = async () =>
-  (await pools.get(role).query<{ id: string; attempts: number; due_in: number; last_error: string | null; payload: { writes: AfterWrite[] } }>(
-    `select id::text as id, attempts, extract(epoch from next_attempt_at - now())::float8 as due_in, last_error, payload from tessera_hooks.outbox order by id`,
-  )).rows;
-const markers = async () => (await admin.query<{ project_id: string; attempts: number }>('select project_id::text as project_id, attempts from data_hook_outbox_projects')).rows;
+  (
+    await pools.get(role).query<{
+      id: string;
+      attempts: number;
+      due_in: number;
+      last_error: string | null;
+      payload: { writes: AfterWrite[] };
+    }>(`select id::text as id, attempts, extract(epoch from next_attempt_at - now())::float8 as due_in, last_error, payload from tessera_hooks.outbox order by id`)
+  ).rows;
+const markers = async () =>
+  (
+    await admin.query<{ project_id: string; attempts: number }>(
+      'select project_id::text as project_id, attempts from data_hook_outbox_projects',
+    )
+  ).rows;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  orm = await openSubgraphDatabase({ name: 'data', url: db.url, entities: [], migrations: dataMigrations, logger: createLogger('silent') });
+  orm = await openSubgraphDatabase({
+    name: 'data',
+    url: db.url,
+    entities: [],
+    migrations: dataMigrations,
+    logger: createLogger('silent'),
+  });
   admin = new pg.Pool({ connectionString: db.url, max: 6 });
   provisioning = createProvisioning({
-    admin, platformUrl: db.url, serverUrl: db.url, box: createSecretBox(TEST_SECRET, 'data:project-roles'), secret: TEST_SECRET, statementTimeoutMs: 5000, connectionLimit: 20, tempFileLimitKb: 1048576, logger: createLogger('silent'),
+    admin,
+    platformUrl: db.url,
+    serverUrl: db.url,
+    box: createSecretBox(TEST_SECRET, 'data:project-roles'),
+    secret: TEST_SECRET,
+    statementTimeoutMs: 5000,
+    connectionLimit: 20,
+    tempFileLimitKb: 1048576,
+    logger: createLogger('silent'),
   });
   await provisioning.init();
   role = await provisioning.create(project);
@@ -113,27 +158,47 @@ beforeEach(async () => {
 
 describe('the outbox sweeper', () => {
   it('hands off a row left by a request that did not finish, with its user and depth, deletes it and forgets the mark', async () => {
-    const id = await leave({ userId: 'user-1', depth: 2, writes: [write('orders', 2), { table: 'lines', event: 'delete', rows: [{ id: 9 }] }] });
+    const id = await leave({
+      userId: 'user-1',
+      depth: 2,
+      writes: [write('orders', 2), { table: 'lines', event: 'delete', rows: [{ id: 9 }] }],
+    });
     await outboxOf().sweep();
     expect(calls).toEqual([
-      { projectId: project, table: 'orders', event: 'insert', rows: [{ id: 1, sku: 's0' }, { id: 2, sku: 's1' }], userId: 'user-1', depth: 2 },
+      {
+        projectId: project,
+        table: 'orders',
+        event: 'insert',
+        rows: [
+          { id: 1, sku: 's0' },
+          { id: 2, sku: 's1' },
+        ],
+        userId: 'user-1',
+        depth: 2,
+      },
       { projectId: project, table: 'lines', event: 'delete', rows: [{ id: 9 }], userId: 'user-1', depth: 2 },
     ]);
     expect(await outboxRows()).toEqual([]);
     expect(await markers()).toEqual([]);
-    expect(logged).toEqual([expect.objectContaining({ level: 'info', fields: expect.objectContaining({ outbox: id, attempts: 1 }) })]);
+    expect(logged).toEqual([
+      expect.objectContaining({ level: 'info', fields: expect.objectContaining({ outbox: id, attempts: 1 }) }),
+    ]);
   });
 
   it('leaves rows younger than 15 s to the request that added them, rows not yet due, and projects marked just now', async () => {
     await leave({ userId: null, depth: 1, writes: [write('young')] }, '2 seconds');
     const later = await leave({ userId: null, depth: 1, writes: [write('later')] });
-    await pools.get(role).query(`update tessera_hooks.outbox set next_attempt_at = now() + interval '1 minute' where id = $1`, [later]);
+    await pools
+      .get(role)
+      .query(`update tessera_hooks.outbox set next_attempt_at = now() + interval '1 minute' where id = $1`, [later]);
     await outboxOf().sweep();
     expect(calls).toEqual([]);
     expect(await outboxRows()).toHaveLength(2);
     expect(await markers()).toHaveLength(1); // kept: rows are left
     // Marked a moment ago (a write committing now): not visited, even with an old row waiting.
-    await pools.get(role).query('update tessera_hooks.outbox set next_attempt_at = now(), created_at = now() - interval \'1 minute\'');
+    await pools
+      .get(role)
+      .query("update tessera_hooks.outbox set next_attempt_at = now(), created_at = now() - interval '1 minute'");
     await mark('1 second');
     await outboxOf().sweep();
     expect(calls).toEqual([]);
@@ -151,7 +216,9 @@ describe('the outbox sweeper', () => {
   it('keeps a row whose hand-off fails, with its error and a growing delay, logs every failure, and hands it off once it works', async () => {
     const outbox = outboxOf();
     const id = await leave({ userId: null, depth: 1, writes: [write('orders')] });
-    failWith = errors.unavailable('The edge functions service could not be reached for database hooks: connect ECONNREFUSED');
+    failWith = errors.unavailable(
+      'The edge functions service could not be reached for database hooks: connect ECONNREFUSED',
+    );
     await outbox.sweep();
     let [row] = await outboxRows();
     expect(row).toMatchObject({ id, attempts: 1, last_error: expect.stringMatching(/ECONNREFUSED/) });
@@ -164,13 +231,19 @@ describe('the outbox sweeper', () => {
     await outbox.sweep();
     expect((await outboxRows())[0]!.attempts).toBe(1);
     // Failing for the fifth time is an error in the log; the row is still kept.
-    await pools.get(role).query(`update tessera_hooks.outbox set attempts = 4, next_attempt_at = now() where id = $1`, [id]);
+    await pools
+      .get(role)
+      .query(`update tessera_hooks.outbox set attempts = 4, next_attempt_at = now() where id = $1`, [id]);
     await mark('2 minutes');
     await outbox.sweep();
     [row] = await outboxRows();
     expect(row).toMatchObject({ attempts: 5 });
     expect(row!.due_in).toBeGreaterThan(150);
-    expect(logged.at(-1)).toMatchObject({ level: 'error', msg: expect.stringMatching(/keep failing/), fields: { attempts: 5, retry_in_s: 160 } });
+    expect(logged.at(-1)).toMatchObject({
+      level: 'error',
+      msg: expect.stringMatching(/keep failing/),
+      fields: { attempts: 5, retry_in_s: 160 },
+    });
     failWith = undefined;
     await pools.get(role).query(`update tessera_hooks.outbox set next_attempt_at = now() where id = $1`, [id]);
     await mark('2 minutes');
@@ -181,7 +254,11 @@ describe('the outbox sweeper', () => {
 
   it('after a failure part way, keeps only the writes not handed off', async () => {
     let n = 0;
-    const flaky = { ...hooks, enqueueAfter: async (...a: Parameters<DataHooks['enqueueAfter']>) => (++n === 2 ? errors.unavailable('down') : await hooks.enqueueAfter(...a)) } as DataHooks;
+    const flaky = {
+      ...hooks,
+      enqueueAfter: async (...a: Parameters<DataHooks['enqueueAfter']>) =>
+        ++n === 2 ? errors.unavailable('down') : await hooks.enqueueAfter(...a),
+    } as DataHooks;
     await leave({ userId: null, depth: 1, writes: [write('a'), write('b'), write('c')] });
     await outboxOf(flaky).sweep();
     expect(calls.map((c) => c.table)).toEqual(['a']);
@@ -200,8 +277,14 @@ describe('the outbox sweeper', () => {
     expect(await outboxRows()).toEqual([]);
     expect(calls.map((c) => c.table)).toEqual(['fine']);
     expect(logged.filter((l) => l.level === 'error')).toEqual([
-      expect.objectContaining({ msg: expect.stringMatching(/malformed; dropped/), fields: expect.objectContaining({ outbox: bad, problem: 'writes must be a list' }) }),
-      expect.objectContaining({ msg: expect.stringMatching(/refused an outbox write as malformed/), fields: expect.objectContaining({ outbox: refused, table: 'refused' }) }),
+      expect.objectContaining({
+        msg: expect.stringMatching(/malformed; dropped/),
+        fields: expect.objectContaining({ outbox: bad, problem: 'writes must be a list' }),
+      }),
+      expect.objectContaining({
+        msg: expect.stringMatching(/refused an outbox write as malformed/),
+        fields: expect.objectContaining({ outbox: refused, table: 'refused' }),
+      }),
     ]);
   });
 
@@ -216,7 +299,12 @@ describe('the outbox sweeper', () => {
 
   it("runs by itself as the data subgraph's recurring job, and sweeps no more once stopped", async () => {
     const outbox = outboxOf();
-    const scheduler = createScheduler({ url: db.url, name: 'data', logger: createLogger('silent'), processEveryMs: 100 });
+    const scheduler = createScheduler({
+      url: db.url,
+      name: 'data',
+      logger: createLogger('silent'),
+      processEveryMs: 100,
+    });
     const config = {} as Config;
     registerJobs('data', scheduler, { outbox } as unknown as DataServices, dataJobs, config);
     await leave({ userId: null, depth: 1, writes: [write('timed')] });
@@ -240,9 +328,16 @@ describe('adding to the outbox', () => {
     try {
       const outbox = outboxOf();
       await c.query('begin');
-      const id = await outbox.add(c, { projectId: project, userId: 'u1', depth: 0, dryRun: false, requestId: 't' }, [write('orders'), { table: 'empty', event: 'update', rows: [] }]);
+      const id = await outbox.add(c, { projectId: project, userId: 'u1', depth: 0, dryRun: false, requestId: 't' }, [
+        write('orders'),
+        { table: 'empty', event: 'update', rows: [] },
+      ]);
       expect(id).toMatch(/^\d+$/);
-      expect(await outbox.add(c, { projectId: project, userId: null, depth: 0, dryRun: false, requestId: 't' }, [{ table: 'empty', event: 'update', rows: [] }])).toBeUndefined();
+      expect(
+        await outbox.add(c, { projectId: project, userId: null, depth: 0, dryRun: false, requestId: 't' }, [
+          { table: 'empty', event: 'update', rows: [] },
+        ]),
+      ).toBeUndefined();
       await c.query('commit');
       const rows = await outboxRows();
       expect(rows.map((r) => r.id)).toEqual([id]);
@@ -257,7 +352,9 @@ describe('adding to the outbox', () => {
     const c = await pools.get(role).connect();
     try {
       await c.query('begin');
-      await outboxOf().add(c, { projectId: project, userId: null, depth: 0, dryRun: false, requestId: 't' }, [write('orders')]);
+      await outboxOf().add(c, { projectId: project, userId: null, depth: 0, dryRun: false, requestId: 't' }, [
+        write('orders'),
+      ]);
       await c.query('rollback');
       expect(await outboxRows()).toEqual([]);
     } finally {
@@ -266,9 +363,14 @@ describe('adding to the outbox', () => {
   });
 
   it("is out of reach of the project's connections: the marks live in the platform database, which no project role may enter", async () => {
-    const { rows } = await admin.query<{ ok: boolean }>(`select has_database_privilege($1, current_database(), 'connect') as ok`, [role.roleName]);
+    const { rows } = await admin.query<{ ok: boolean }>(
+      `select has_database_privilege($1, current_database(), 'connect') as ok`,
+      [role.roleName],
+    );
     expect(rows[0]!.ok).toBe(false);
-    await expect(pools.get(role).query('select * from data_hook_outbox_projects')).rejects.toMatchObject({ code: '42P01' });
+    await expect(pools.get(role).query('select * from data_hook_outbox_projects')).rejects.toMatchObject({
+      code: '42P01',
+    });
   });
 });
 
@@ -282,7 +384,9 @@ describe('helpers', () => {
     expect(readPayload(null)).toBe('not an object');
     expect(readPayload({ depth: 0, writes: [] })).toMatch(/depth/);
     expect(readPayload({ depth: 1, userId: 5, writes: [] })).toMatch(/userId/);
-    expect(readPayload({ depth: 1, writes: [{ table: 'a', event: 'upsert', rows: [] }] })).toMatch(/writes\[0\]\.event/);
+    expect(readPayload({ depth: 1, writes: [{ table: 'a', event: 'upsert', rows: [] }] })).toMatch(
+      /writes\[0\]\.event/,
+    );
     expect(readPayload({ depth: 1, writes: [{ table: '', event: 'insert', rows: [] }] })).toMatch(/writes\[0\]\.table/);
     expect(readPayload({ depth: 1, writes: [{ table: 'a', event: 'insert', rows: {} }] })).toMatch(/writes\[0\]\.rows/);
   });

@@ -33,7 +33,9 @@ const [A, B, C] = roles as [ProjectRole, ProjectRole, ProjectRole];
 
 /** Roles logged in to the test database through the data API's connections. */
 async function loggedIn(): Promise<string[]> {
-  const { rows } = await admin.query<{ usename: string }>(`select usename from pg_stat_activity where application_name = 'tessera-data' and datname = current_database() order by usename`);
+  const { rows } = await admin.query<{ usename: string }>(
+    `select usename from pg_stat_activity where application_name = 'tessera-data' and datname = current_database() order by usename`,
+  );
   return rows.map((r) => r.usename);
 }
 
@@ -142,7 +144,8 @@ describe('the data connection budget', () => {
     await c.query(`select set_config('work_mem', '1GB', false), set_config('search_path', 'nowhere', false)`);
     const idleBefore = pools.stats().idle;
     c.release('reset');
-    for (const until = Date.now() + 5000; pools.stats().idle === idleBefore && Date.now() < until; ) await new Promise((r) => setTimeout(r, 5));
+    for (const until = Date.now() + 5000; pools.stats().idle === idleBefore && Date.now() < until;)
+      await new Promise((r) => setTimeout(r, 5));
     const d = await pools.get(A).connect();
     try {
       const { rows } = await d.query<{ pid: number; work_mem: string; search_path: string }>(
@@ -159,18 +162,32 @@ describe('the data connection budget', () => {
   it('reads through a cursor up to its row and byte limits, and refuses past them', async () => {
     const c = await pools.get(A).connect();
     try {
-      const ok = await c.readLimited('select g as n from generate_series(1, $1::int) g', [1200], { maxRows: 1200, maxBytes: 1_000_000 });
+      const ok = await c.readLimited('select g as n from generate_series(1, $1::int) g', [1200], {
+        maxRows: 1200,
+        maxBytes: 1_000_000,
+      });
       expect(ok.rows).toHaveLength(1200);
       expect(ok.rowCount).toBe(1200);
       expect(ok.fields.map((f) => f.name)).toEqual(['n']);
-      await expect(c.readLimited('select g from generate_series(1, 100000) g', [], { maxRows: 1000, maxBytes: 1_000_000 })).rejects.toMatchObject({
-        code: 'PAYLOAD_TOO_LARGE', details: { limit: 'TESSERA_DATA_MAX_ROWS' },
+      await expect(
+        c.readLimited('select g from generate_series(1, 100000) g', [], { maxRows: 1000, maxBytes: 1_000_000 }),
+      ).rejects.toMatchObject({
+        code: 'PAYLOAD_TOO_LARGE',
+        details: { limit: 'TESSERA_DATA_MAX_ROWS' },
       });
-      await expect(c.readLimited(`select repeat('x', 10000) from generate_series(1, 1000)`, [], { maxRows: 5000, maxBytes: 100_000 })).rejects.toMatchObject({
-        code: 'PAYLOAD_TOO_LARGE', details: { limit: 'TESSERA_DATA_MAX_RESULT_BYTES' },
+      await expect(
+        c.readLimited(`select repeat('x', 10000) from generate_series(1, 1000)`, [], {
+          maxRows: 5000,
+          maxBytes: 100_000,
+        }),
+      ).rejects.toMatchObject({
+        code: 'PAYLOAD_TOO_LARGE',
+        details: { limit: 'TESSERA_DATA_MAX_RESULT_BYTES' },
       });
       // The connection still serves (its portal was closed), and a statement error comes back as itself.
-      await expect(c.readLimited('select 1/0', [], { maxRows: 10, maxBytes: 1000 })).rejects.toMatchObject({ code: '22012' });
+      await expect(c.readLimited('select 1/0', [], { maxRows: 10, maxBytes: 1000 })).rejects.toMatchObject({
+        code: '22012',
+      });
       expect((await c.query<{ one: number }>('select 1 as one')).rows).toEqual([{ one: 1 }]);
     } finally {
       c.release();
@@ -180,7 +197,10 @@ describe('the data connection budget', () => {
   it("closes a project's connections when it is deleted", async () => {
     await who(B);
     await pools.close(B.projectId);
-    await waitFor(async () => !(await loggedIn()).includes(B.roleName), { timeoutMs: 5_000, message: "B's backends to end" });
+    await waitFor(async () => !(await loggedIn()).includes(B.roleName), {
+      timeoutMs: 5_000,
+      message: "B's backends to end",
+    });
     expect(await who(B)).toBe(B.roleName); // (a project that comes back opens anew)
   });
 });

@@ -7,7 +7,11 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { createLogger } from '../../../platform/logger.ts';
-import { createProjectPools, MAX_PREPARED_PER_CONNECTION, type ProjectPools } from '../../../subgraphs/data/services/pools.ts';
+import {
+  createProjectPools,
+  MAX_PREPARED_PER_CONNECTION,
+  type ProjectPools,
+} from '../../../subgraphs/data/services/pools.ts';
 import { scramVerifier, type ProjectRole } from '../../../subgraphs/data/services/provisioning.ts';
 import { createTestDatabase } from '../../support/database.ts';
 
@@ -33,7 +37,9 @@ const FIND = { name: `find_${suffix}`, text: `select * from ${T} where category 
 
 /** The named statements the pool's sessions keep (the pool has one connection). */
 async function kept(): Promise<string[]> {
-  const { rows } = await pools.get(role).query<{ name: string }>('select name from pg_prepared_statements order by name');
+  const { rows } = await pools
+    .get(role)
+    .query<{ name: string }>('select name from pg_prepared_statements order by name');
   return rows.map((r) => r.name);
 }
 
@@ -54,7 +60,13 @@ beforeAll(async () => {
   await admin.query(`alter table ${T} owner to "${role.roleName}"`);
   await admin.query(`insert into ${T} select i, 'c-' || (i % 3), i from generate_series(1, 9) as i`);
   // One connection: every statement of the test meets the same session.
-  pools = createProjectPools({ databaseUrl: db.url, maxConnections: 1, size: 1, waitMs: 3000, logger: createLogger('silent') });
+  pools = createProjectPools({
+    databaseUrl: db.url,
+    maxConnections: 1,
+    size: 1,
+    waitMs: 3000,
+    logger: createLogger('silent'),
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -88,7 +100,11 @@ describe('named statements of the data pools', () => {
     const pid = await backend();
     await admin.query(`alter table ${T} add column note text not null default 'x'`);
     const res = await pools.get(role).query<{ id: number; note: string }>({ ...FIND, values: ['c-0'] });
-    expect(res.rows.map((r) => [r.id, r.note])).toEqual([[3, 'x'], [6, 'x'], [9, 'x']]);
+    expect(res.rows.map((r) => [r.id, r.note])).toEqual([
+      [3, 'x'],
+      [6, 'x'],
+      [9, 'x'],
+    ]);
     expect(await backend()).not.toBe(pid);
     // The new connection prepares it again (the retry ran unnamed; the next call names it).
     await pools.get(role).query({ ...FIND, values: ['c-0'] });
@@ -116,9 +132,15 @@ describe('named statements of the data pools', () => {
     await pool.query({ ...FIND, values: ['c-1'] });
     const pid = await backend();
     const client = await pool.connect();
-    await client.query(`deallocate all; prepare ${FIND.name} as select 1 as id, 'planted' as category, 0 as n, 'y' as note`).catch(() => {});
+    await client
+      .query(`deallocate all; prepare ${FIND.name} as select 1 as id, 'planted' as category, 0 as n, 'y' as note`)
+      .catch(() => {});
     client.release('reset');
-    expect((await pool.query<{ category: string }>({ ...FIND, values: ['c-1'] })).rows.map((r) => r.category)).toEqual(['c-1', 'c-1', 'c-1']);
+    expect((await pool.query<{ category: string }>({ ...FIND, values: ['c-1'] })).rows.map((r) => r.category)).toEqual([
+      'c-1',
+      'c-1',
+      'c-1',
+    ]);
     expect(await backend()).not.toBe(pid);
   });
 
@@ -145,7 +167,11 @@ describe('named statements of the data pools', () => {
   it(`keeps at most ${MAX_PREPARED_PER_CONNECTION} named statements per connection; the others run unnamed`, async () => {
     const pool = pools.get(role);
     for (let i = 0; i < MAX_PREPARED_PER_CONNECTION + 8; i++) {
-      const res = await pool.query<{ k: number }>({ name: `shape_${suffix}_${i}`, text: `select ${i}::int as k, count(*) from ${T} where id > $1`, values: [0] });
+      const res = await pool.query<{ k: number }>({
+        name: `shape_${suffix}_${i}`,
+        text: `select ${i}::int as k, count(*) from ${T} where id > $1`,
+        values: [0],
+      });
       expect(res.rows[0]!.k).toBe(i);
     }
     expect((await kept()).length).toBe(MAX_PREPARED_PER_CONNECTION);

@@ -40,7 +40,8 @@ beforeAll(async () => {
   db = await PGlite.create({ extensions: { vector } });
   await db.exec(`create extension vector; create schema ${SCHEMA}; set search_path = ${SCHEMA}, public;
     create table ${SCHEMA}.docs (id int primary key, embedding vector(${DIM}) not null, plain real[] not null)`);
-  for (const [i, v] of vectors.entries()) await db.query(`insert into ${SCHEMA}.docs values ($1, $2, $3)`, [i, JSON.stringify(v), v]);
+  for (const [i, v] of vectors.entries())
+    await db.query(`insert into ${SCHEMA}.docs values ($1, $2, $3)`, [i, JSON.stringify(v), v]);
 }, 60_000);
 
 afterAll(async () => {
@@ -115,7 +116,8 @@ describe('vectorSearch on a real server with pgvector', () => {
   beforeAll(async () => {
     available = await serverHasPgvector();
     // CI's external run (PostgreSQL 15) must have it: .ci/run builds pgvector and creates it in template1.
-    if (!available && process.env.TESSERA_TEST_TARGET === 'external') throw new Error('the external test server has no pgvector: .ci/run should have installed it');
+    if (!available && process.env.TESSERA_TEST_TARGET === 'external')
+      throw new Error('the external test server has no pgvector: .ci/run should have installed it');
     if (available) platform = await startOneProcess();
   }, 90_000);
 
@@ -130,14 +132,34 @@ describe('vectorSearch on a real server with pgvector', () => {
     const call = client(platform!.url);
     const project = await createProject(call, await signIn(call), 'vectors');
     const data = dataCall(call, project.apiKey);
-    expect((await data('rawSQL', { sql: `create table docs (id int primary key, embedding vector(${DIM}) not null)` })).status).toBe(200);
-    const inserted = await data('insert', { table: 'docs', values: vectors.slice(0, 100).map((v, id) => ({ id, embedding: v })) });
+    expect(
+      (await data('rawSQL', { sql: `create table docs (id int primary key, embedding vector(${DIM}) not null)` }))
+        .status,
+    ).toBe(200);
+    const inserted = await data('insert', {
+      table: 'docs',
+      values: vectors.slice(0, 100).map((v, id) => ({ id, embedding: v })),
+    });
     expect(inserted.status).toBe(201);
-    const exact = await data('vectorSearch', { table: 'docs', column: 'embedding', vector: queries[0], k: 5, select: ['id'] });
+    const exact = await data('vectorSearch', {
+      table: 'docs',
+      column: 'embedding',
+      vector: queries[0],
+      k: 5,
+      select: ['id'],
+    });
     expect(exact.status).toBe(200);
     expect(exact.body.method).toBe('exact');
-    expect((await data('rawSQL', { sql: 'create index on docs using hnsw (embedding vector_cosine_ops)' })).status).toBe(200);
-    const viaIndex = await data('vectorSearch', { table: 'docs', column: 'embedding', vector: queries[0], k: 5, select: ['id'] });
+    expect(
+      (await data('rawSQL', { sql: 'create index on docs using hnsw (embedding vector_cosine_ops)' })).status,
+    ).toBe(200);
+    const viaIndex = await data('vectorSearch', {
+      table: 'docs',
+      column: 'embedding',
+      vector: queries[0],
+      k: 5,
+      select: ['id'],
+    });
     expect(viaIndex.status).toBe(200);
     expect(viaIndex.body.method).toBe('hnsw');
     expect(viaIndex.body.rows.length).toBe(5);

@@ -9,7 +9,12 @@ import { AppError } from '../../../platform/errors.ts';
 import { createLogger } from '../../../platform/logger.ts';
 import { openSubgraphDatabase, type SubgraphDatabase } from '../../../platform/database.ts';
 import { functionsMigrations } from '../../../subgraphs/functions/migrations/index.ts';
-import { createIdempotency, fingerprintOf, IDEMPOTENCY_WINDOW_MS, type HttpAnswer } from '../../../subgraphs/functions/services/idempotency.ts';
+import {
+  createIdempotency,
+  fingerprintOf,
+  IDEMPOTENCY_WINDOW_MS,
+  type HttpAnswer,
+} from '../../../subgraphs/functions/services/idempotency.ts';
 import { createSql } from '../../../subgraphs/functions/services/sql.ts';
 import { createTestDatabase } from '../../support/database.ts';
 import { waitFor } from '../../support/wait-for.ts';
@@ -22,7 +27,13 @@ const projectId = crypto.randomUUID();
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  orm = await openSubgraphDatabase({ name: 'functions', url: db.url, entities: [], migrations: functionsMigrations, logger: createLogger('silent') });
+  orm = await openSubgraphDatabase({
+    name: 'functions',
+    url: db.url,
+    entities: [],
+    migrations: functionsMigrations,
+    logger: createLogger('silent'),
+  });
   store = createIdempotency({ sql: createSql(orm) });
   client = new pg.Client({ connectionString: db.url });
   await client.connect();
@@ -35,18 +46,33 @@ afterAll(async () => {
 });
 
 const answer = (n: number): HttpAnswer => ({ status: 200, body: { n }, headers: {} });
-const req = (key: string, body = 'b', leaseMs = 60_000) => ({ projectId, scope: 'invoke/f/project', key, fingerprint: fingerprintOf('invoke', body), leaseMs });
+const req = (key: string, body = 'b', leaseMs = 60_000) => ({
+  projectId,
+  scope: 'invoke/f/project',
+  key,
+  fingerprint: fingerprintOf('invoke', body),
+  leaseMs,
+});
 /** Waits until a claim for `key` is stored (the first run has claimed it). */
 const claimed = async (key: string) =>
-  void (await waitFor(async () => Boolean((await client.query('select 1 from function_idempotency where key = $1', [key])).rowCount), { timeoutMs: 2_000, intervalMs: 10, message: `a claim for ${key}` }));
-const codeOf = async (p: Promise<unknown>) => await p.then(() => 'ran', (err: unknown) => (err instanceof AppError ? err.code : String(err)));
+  void (await waitFor(
+    async () => Boolean((await client.query('select 1 from function_idempotency where key = $1', [key])).rowCount),
+    { timeoutMs: 2_000, intervalMs: 10, message: `a claim for ${key}` },
+  ));
+const codeOf = async (p: Promise<unknown>) =>
+  await p.then(
+    () => 'ran',
+    (err: unknown) => (err instanceof AppError ? err.code : String(err)),
+  );
 
 it('takes over a claim whose lease ran out without an answer; a live claim is 409', async () => {
   // A first run claims the key and never answers (its process died): simulated by a work that never settles.
   void store.run(req('k-lease', 'b', 60_000), () => new Promise<HttpAnswer>(() => {}));
   await claimed('k-lease');
   expect(await codeOf(store.run(req('k-lease'), async () => answer(1)))).toBe('CONFLICT');
-  await client.query(`update function_idempotency set claimed_until = now() - interval '1 second' where key = 'k-lease'`);
+  await client.query(
+    `update function_idempotency set claimed_until = now() - interval '1 second' where key = 'k-lease'`,
+  );
   const taken = await store.run(req('k-lease'), async () => answer(2));
   expect(taken.body).toEqual({ n: 2 });
   expect((await store.run(req('k-lease'), async () => answer(3))).headers['x-idempotent-replay']).toBe('true');
@@ -56,7 +82,9 @@ it('lets a slow first run that lost its claim store nothing over the answer of t
   let finish!: (a: HttpAnswer) => void;
   const slow = store.run(req('k-slow', 'b', 60_000), () => new Promise<HttpAnswer>((r) => (finish = r)));
   await claimed('k-slow');
-  await client.query(`update function_idempotency set claimed_until = now() - interval '1 second' where key = 'k-slow'`);
+  await client.query(
+    `update function_idempotency set claimed_until = now() - interval '1 second' where key = 'k-slow'`,
+  );
   expect((await store.run(req('k-slow'), async () => answer(20))).body).toEqual({ n: 20 });
   finish(answer(10));
   expect((await slow).body).toEqual({ n: 10 });
@@ -67,10 +95,16 @@ it('lets a slow first run that lost its claim store nothing over the answer of t
 it('gives a key past its 24 hours to the next request, whatever its body, and the sweep deletes such keys', async () => {
   await store.run(req('k-old', 'first'), async () => answer(1));
   expect(await codeOf(store.run(req('k-old', 'second'), async () => answer(2)))).toBe('IDEMPOTENCY_KEY_REUSED');
-  await client.query(`update function_idempotency set created_at = now() - make_interval(secs => $1) where key = 'k-old'`, [IDEMPOTENCY_WINDOW_MS / 1000 + 1]);
+  await client.query(
+    `update function_idempotency set created_at = now() - make_interval(secs => $1) where key = 'k-old'`,
+    [IDEMPOTENCY_WINDOW_MS / 1000 + 1],
+  );
   expect((await store.run(req('k-old', 'second'), async () => answer(2))).body).toEqual({ n: 2 });
   await store.run(req('k-gone'), async () => answer(1));
-  await client.query(`update function_idempotency set created_at = now() - make_interval(secs => $1) where key = 'k-gone'`, [IDEMPOTENCY_WINDOW_MS / 1000 + 1]);
+  await client.query(
+    `update function_idempotency set created_at = now() - make_interval(secs => $1) where key = 'k-gone'`,
+    [IDEMPOTENCY_WINDOW_MS / 1000 + 1],
+  );
   expect(await store.sweepExpired()).toBeGreaterThanOrEqual(1);
   const { rows } = await client.query(`select key from function_idempotency where key in ('k-gone', 'k-old')`);
   expect(rows.map((r) => r.key)).toEqual(['k-old']);
@@ -81,6 +115,15 @@ it('keeps keys stored before fingerprints existed (the old webhook table) replay
     `insert into function_idempotency (project_id, scope, key, response, created_at) values ($1, 'webhook/old', 'evt_old', $2::jsonb, now())`,
     [projectId, JSON.stringify(answer(7))],
   );
-  const res = await store.run({ projectId, scope: 'webhook/old', key: 'evt_old', fingerprint: fingerprintOf('webhook', 'anything'), leaseMs: 1000 }, async () => answer(8));
+  const res = await store.run(
+    {
+      projectId,
+      scope: 'webhook/old',
+      key: 'evt_old',
+      fingerprint: fingerprintOf('webhook', 'anything'),
+      leaseMs: 1000,
+    },
+    async () => answer(8),
+  );
   expect(res.body).toEqual({ n: 7 });
 });

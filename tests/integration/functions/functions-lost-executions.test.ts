@@ -21,14 +21,23 @@ let sub: RunningSubgraph;
 let orm: SubgraphDatabase;
 let client: pg.Client;
 const projectId = crypto.randomUUID();
-const ctx: RequestContext = { requestId: 'lost-test', principal: { kind: 'project', projectId, tenantId: crypto.randomUUID() } };
+const ctx: RequestContext = {
+  requestId: 'lost-test',
+  principal: { kind: 'project', projectId, tenantId: crypto.randomUUID() },
+};
 
 beforeAll(async () => {
   db = await createTestDatabase();
   const config = loadConfig({ TESSERA_INTERNAL_SECRET: 'x'.repeat(40), TESSERA_DATA_DIR: os.tmpdir() });
   const logger = createLogger('silent');
   sub = await startSubgraph(functionsSubgraph, { config, databaseUrl: db.url, logger });
-  orm = await openSubgraphDatabase({ name: 'functions', url: db.url, entities: [], migrations: functionsMigrations, logger });
+  orm = await openSubgraphDatabase({
+    name: 'functions',
+    url: db.url,
+    entities: [],
+    migrations: functionsMigrations,
+    logger,
+  });
   client = new pg.Client({ connectionString: db.url });
   await client.connect();
 }, 60_000);
@@ -41,9 +50,13 @@ afterAll(async () => {
 });
 
 it('marks executions left running past their timeout as failed (WORKER_LOST), and leaves live ones alone', async () => {
-  const made = await sub.execute('mutation($input: EdgeFunctionInput!) { createEdgeFunction(input: $input) { id } }', {
-    input: { name: 'slow', timeoutMs: 5000, steps: [{ name: 'out', kind: 'Transform', expression: { ok: true } }] },
-  }, ctx);
+  const made = await sub.execute(
+    'mutation($input: EdgeFunctionInput!) { createEdgeFunction(input: $input) { id } }',
+    {
+      input: { name: 'slow', timeoutMs: 5000, steps: [{ name: 'out', kind: 'Transform', expression: { ok: true } }] },
+    },
+    ctx,
+  );
   expect(made.errors).toBeUndefined();
   const functionId = (made.data as { createEdgeFunction: { id: string } }).createEdgeFunction.id;
   const insert = async (status: string, startedSecondsAgo: number, fn: string | null = functionId) => {
@@ -65,9 +78,12 @@ it('marks executions left running past their timeout as failed (WORKER_LOST), an
   const executions = createExecutionService({ sql: createSql(orm), hot });
   expect(await executions.sweepLost(60_000)).toBe(2);
   await hot.close();
-  const { rows } = await client.query<{ id: string; status: string; error: { code: string } | null; duration_ms: number | null }>(
-    'select id, status, error, duration_ms from function_executions where project_id = $1', [projectId],
-  );
+  const { rows } = await client.query<{
+    id: string;
+    status: string;
+    error: { code: string } | null;
+    duration_ms: number | null;
+  }>('select id, status, error, duration_ms from function_executions where project_id = $1', [projectId]);
   const byId = new Map(rows.map((r) => [r.id, r]));
   expect(byId.get(lost)).toMatchObject({ status: 'failed', error: { code: 'WORKER_LOST' } });
   expect(byId.get(lost)!.duration_ms).toBeGreaterThan(100_000);
@@ -77,10 +93,14 @@ it('marks executions left running past their timeout as failed (WORKER_LOST), an
   expect(byId.get(done)!.status).toBe('succeeded');
 });
 
-it("queues again an execution released long ago whose job is gone, which then runs once; leaves recent ones to their job", async () => {
-  const made = await sub.execute('mutation($input: EdgeFunctionInput!) { createEdgeFunction(input: $input) { id } }', {
-    input: { name: 'stale', steps: [{ name: 'out', kind: 'Transform', expression: { ran: true } }] },
-  }, ctx);
+it('queues again an execution released long ago whose job is gone, which then runs once; leaves recent ones to their job', async () => {
+  const made = await sub.execute(
+    'mutation($input: EdgeFunctionInput!) { createEdgeFunction(input: $input) { id } }',
+    {
+      input: { name: 'stale', steps: [{ name: 'out', kind: 'Transform', expression: { ran: true } }] },
+    },
+    ctx,
+  );
   expect(made.errors).toBeUndefined();
   const functionId = (made.data as { createEdgeFunction: { id: string } }).createEdgeFunction.id;
   const insert = async (createdSecondsAgo: number) => {
@@ -103,8 +123,18 @@ it("queues again an execution released long ago whose job is gone, which then ru
   } finally {
     await other.stop();
   }
-  const status = async (id: string) => (await client.query<{ status: string; output: unknown }>('select status, output from function_executions where id = $1', [id])).rows[0]!;
-  await waitFor(async () => (await status(lost)).status === 'succeeded', { timeoutMs: 20_000, intervalMs: 100, message: 'the lost execution to be run again' }).catch(() => undefined); // the next line says what it is
+  const status = async (id: string) =>
+    (
+      await client.query<{ status: string; output: unknown }>(
+        'select status, output from function_executions where id = $1',
+        [id],
+      )
+    ).rows[0]!;
+  await waitFor(async () => (await status(lost)).status === 'succeeded', {
+    timeoutMs: 20_000,
+    intervalMs: 100,
+    message: 'the lost execution to be run again',
+  }).catch(() => undefined); // the next line says what it is
   expect(await status(lost)).toMatchObject({ status: 'succeeded', output: { ran: true } });
   expect((await status(recent)).status).toBe('queued');
 }, 40_000);

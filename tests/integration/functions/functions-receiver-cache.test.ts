@@ -6,15 +6,38 @@ import crypto from 'node:crypto';
 import pg from 'pg';
 import { createTestDatabase } from '../../support/database.ts';
 import { createLogger } from '../../../platform/logger.ts';
-import { configureBroadcasts, sealBroadcast, type BroadcastListener, type BroadcastTopics } from '../../../platform/broadcast.ts';
-import { announceFunctionsChanged, createReceiverCache, type ReceiverEntry } from '../../../subgraphs/functions/services/receiver-cache.ts';
+import {
+  configureBroadcasts,
+  sealBroadcast,
+  type BroadcastListener,
+  type BroadcastTopics,
+} from '../../../platform/broadcast.ts';
+import {
+  announceFunctionsChanged,
+  createReceiverCache,
+  type ReceiverEntry,
+} from '../../../subgraphs/functions/services/receiver-cache.ts';
 import type { EdgeFunction } from '../../../subgraphs/functions/services/functions.ts';
 
 // Broadcasts are signed with a key from the internal secret (see platform/secrets.ts).
 configureBroadcasts('test-internal-secret-0123456789abcdefghij');
 
 const entryOf = (projectId: string, version = 1): ReceiverEntry => ({
-  fn: { id: crypto.randomUUID(), projectId, tenantId: crypto.randomUUID(), name: 'f', slug: 'f', description: '', steps: [], timeoutMs: 1000, retries: 0, public: false, version, createdAt: new Date(), updatedAt: new Date() } satisfies EdgeFunction,
+  fn: {
+    id: crypto.randomUUID(),
+    projectId,
+    tenantId: crypto.randomUUID(),
+    name: 'f',
+    slug: 'f',
+    description: '',
+    steps: [],
+    timeoutMs: 1000,
+    retries: 0,
+    public: false,
+    version,
+    createdAt: new Date(),
+    updatedAt: new Date(),
+  } satisfies EdgeFunction,
   sealedSecrets: { KEY: 'sealed' },
 });
 
@@ -78,12 +101,19 @@ describe('webhook receiver cache', () => {
 
   it('stays within its memory bound: an entry larger than the bound is not kept', async () => {
     const small = createReceiverCache({ maxBytes: 10_000 });
-    small.attach({ on: () => {}, onReset: () => {}, listening: () => true, sync: async () => {}, stop: async () => {} });
+    small.attach({
+      on: () => {},
+      onReset: () => {},
+      listening: () => true,
+      sync: async () => {},
+      stop: async () => {},
+    });
     const projectId = crypto.randomUUID();
     const big: ReceiverEntry = { ...entryOf(projectId), sealedSecrets: { HUGE: 'x'.repeat(20_000) } };
     small.remember(small.keyOf(projectId, 'big'), big, small.generation());
     expect(small.size()).toBe(0);
-    for (let i = 0; i < 50; i++) small.remember(small.keyOf(projectId, `s${i}`), entryOf(projectId), small.generation());
+    for (let i = 0; i < 50; i++)
+      small.remember(small.keyOf(projectId, `s${i}`), entryOf(projectId), small.generation());
     expect(small.size()).toBeGreaterThan(0);
     expect(small.size()).toBeLessThan(50);
   });

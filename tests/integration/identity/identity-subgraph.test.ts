@@ -13,7 +13,15 @@ import { waitFor } from '../../support/wait-for.ts';
 
 const PROJECT = '6c1e3a52-8f7e-4d0b-9a43-2d7f0c1b9e01';
 const TENANT = '0b5b2f8e-2f9a-4c1e-8d3b-6a7c9e0f1a2b';
-const CLIENT = { clientId: 'tsc_test', projectId: PROJECT, tenantId: TENANT, grantTypes: ['password', 'client_credentials', 'refresh_token', 'authorization_code'], redirectUris: ['https://app.example.com/cb'], public: false, allowedScopes: ['openid', 'profile', 'email', 'offline_access'] };
+const CLIENT = {
+  clientId: 'tsc_test',
+  projectId: PROJECT,
+  tenantId: TENANT,
+  grantTypes: ['password', 'client_credentials', 'refresh_token', 'authorization_code'],
+  redirectUris: ['https://app.example.com/cb'],
+  public: false,
+  allowedScopes: ['openid', 'profile', 'email', 'offline_access'],
+};
 
 let db: { url: string; drop: () => Promise<void> };
 let sub: RunningSubgraph;
@@ -25,10 +33,15 @@ const run = (query: string, variables: Record<string, unknown> = {}, principal: 
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  const config = loadConfig({ TESSERA_INTERNAL_SECRET: 'y'.repeat(40), TESSERA_DATA_DIR: os.tmpdir(), LOG_LEVEL: 'info' });
+  const config = loadConfig({
+    TESSERA_INTERNAL_SECRET: 'y'.repeat(40),
+    TESSERA_DATA_DIR: os.tmpdir(),
+    LOG_LEVEL: 'info',
+  });
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString().split('\n').filter(Boolean))
+        logLines.push(JSON.parse(line) as Record<string, unknown>);
       cb();
     },
   });
@@ -42,8 +55,12 @@ afterAll(async () => {
 
 describe('the identity subgraph', () => {
   it('lets only the internal principal issue tokens or authenticate them', async () => {
-    const issue = 'mutation($c: OidcClientFactsInput!) { _issueTokens(client: $c, grant: { grantType: "client_credentials" }) { accessToken } }';
-    for (const principal of [{ kind: 'anonymous' }, { kind: 'project', projectId: PROJECT, tenantId: TENANT }] as Principal[]) {
+    const issue =
+      'mutation($c: OidcClientFactsInput!) { _issueTokens(client: $c, grant: { grantType: "client_credentials" }) { accessToken } }';
+    for (const principal of [
+      { kind: 'anonymous' },
+      { kind: 'project', projectId: PROJECT, tenantId: TENANT },
+    ] as Principal[]) {
       const res = await run(issue, { c: CLIENT }, principal);
       expect(res.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     }
@@ -54,22 +71,35 @@ describe('the identity subgraph', () => {
     expect((await run(auth, { t: token }, { kind: 'internal' })).data).toEqual({
       _authenticateUser: { kind: 'project', projectId: PROJECT, tenantId: TENANT, clientId: 'tsc_test', scopes: [] },
     });
-    expect((await run(auth, { t: `${token}x` }, { kind: 'internal' })).errors?.[0]?.extensions?.code).toBe('INVALID_TOKEN');
+    expect((await run(auth, { t: `${token}x` }, { kind: 'internal' })).errors?.[0]?.extensions?.code).toBe(
+      'INVALID_TOKEN',
+    );
   });
 
   it('refuses end-user operations to the wrong principals', async () => {
     expect((await run('{ endUser { id } }')).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
-    expect((await run('{ endUser { id } }', {}, { kind: 'project', projectId: PROJECT, tenantId: TENANT })).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    const register = 'mutation { registerEndUser(input: { email: "a@example.com", password: "long enough pw" }) { id } }';
+    expect(
+      (await run('{ endUser { id } }', {}, { kind: 'project', projectId: PROJECT, tenantId: TENANT })).errors?.[0]
+        ?.extensions?.code,
+    ).toBe('FORBIDDEN');
+    const register =
+      'mutation { registerEndUser(input: { email: "a@example.com", password: "long enough pw" }) { id } }';
     expect((await run(register)).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
   });
 
   it('logs a mail at info level, link included, when no SMTP server is configured', async () => {
     const project = { kind: 'project', projectId: PROJECT, tenantId: TENANT } as Principal;
-    await run('mutation { registerEndUser(input: { email: "mail@example.com", password: "long enough pw" }) { id } }', {}, project);
+    await run(
+      'mutation { registerEndUser(input: { email: "mail@example.com", password: "long enough pw" }) { id } }',
+      {},
+      project,
+    );
     const res = await run('mutation { requestEndUserPasswordReset(email: "mail@example.com") }', {}, project);
     expect(res.data).toEqual({ requestEndUserPasswordReset: true });
-    const logged = await waitFor(() => logLines.find((l) => typeof l.msg === 'string' && l.msg.includes('mail logged instead of sent')), { timeoutMs: 10_000, intervalMs: 100, message: 'the logged mail' });
+    const logged = await waitFor(
+      () => logLines.find((l) => typeof l.msg === 'string' && l.msg.includes('mail logged instead of sent')),
+      { timeoutMs: 10_000, intervalMs: 100, message: 'the logged mail' },
+    );
     expect(logged).toMatchObject({ level: 30, to: 'mail@example.com', kind: 'password_reset' });
     expect(logged!.text).toMatch(/\/password\/reset\/confirm\?token=tpr_/);
   }, 20_000);

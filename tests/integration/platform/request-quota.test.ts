@@ -46,12 +46,20 @@ const refused = (q: RequestQuota, projectId: string): boolean => {
 describe('the request quota across processes', () => {
   it("refuses one process's requests once another process spent the project's minute", async () => {
     // Far from a minute's end, so the window does not turn during the test.
-    await waitFor(() => new Date().getSeconds() <= 45, { timeoutMs: 16_000, intervalMs: 250, message: 'a minute with time to spare' });
+    await waitFor(() => new Date().getSeconds() <= 45, {
+      timeoutMs: 16_000,
+      intervalMs: 250,
+      message: 'a minute with time to spare',
+    });
     const projectId = '11111111-1111-4111-8111-111111111111';
     for (let i = 0; i < LIMIT; i++) expect(refused(a, projectId)).toBe(false);
     expect(refused(a, projectId)).toBe(true);
     // The other process hears of it within about a second, and then refuses the project's very first request.
-    await waitFor(() => b.used(projectId) >= LIMIT, { timeoutMs: 5_000, intervalMs: 100, message: 'the other process to hear of the spent minute' });
+    await waitFor(() => b.used(projectId) >= LIMIT, {
+      timeoutMs: 5_000,
+      intervalMs: 100,
+      message: 'the other process to hear of the spent minute',
+    });
     expect(refused(b, projectId)).toBe(true);
     // Another project is not affected, and a principal without a project is never counted.
     expect(refused(b, '22222222-2222-4222-8222-222222222222')).toBe(false);

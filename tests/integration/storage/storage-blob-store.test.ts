@@ -8,7 +8,15 @@ import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { BlobNotFoundError, BlobTooLargeError, blobKeyOf, createFsBlobStore, createS3BlobStore, openBlobStore, type BlobStore } from '../../../platform/blob-store/index.ts';
+import {
+  BlobNotFoundError,
+  BlobTooLargeError,
+  blobKeyOf,
+  createFsBlobStore,
+  createS3BlobStore,
+  openBlobStore,
+  type BlobStore,
+} from '../../../platform/blob-store/index.ts';
 import { loadConfig } from '../../../platform/config.ts';
 
 type S3rverServer = { run: () => Promise<AddressInfo>; close: () => Promise<void> };
@@ -44,12 +52,26 @@ const stores: Record<string, BlobStore> = {};
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-blobs-'));
-  s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: path.join(tmp, 's3'), configureBuckets: [{ name: 'tessera-test' }] });
+  s3 = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    silent: true,
+    directory: path.join(tmp, 's3'),
+    configureBuckets: [{ name: 'tessera-test' }],
+  });
   const addr = await s3.run();
   endpoint = `http://127.0.0.1:${addr.port}`;
   stores.fs = createFsBlobStore(path.join(tmp, 'fs'));
   // A small part size makes a few-MiB blob a real multipart upload.
-  stores.s3 = createS3BlobStore({ endpoint, region: 'us-east-1', bucket: 'tessera-test', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true, partSize: 5 * 1024 * 1024 });
+  stores.s3 = createS3BlobStore({
+    endpoint,
+    region: 'us-east-1',
+    bucket: 'tessera-test',
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+    forcePathStyle: true,
+    partSize: 5 * 1024 * 1024,
+  });
 });
 
 afterAll(async () => {
@@ -64,7 +86,9 @@ describe.each(['fs', 's3'])('the %s blob store', (driver) => {
   it('stores a stream and answers its size and SHA-256, then reads it back whole and by range', async () => {
     const k = key();
     const body = Buffer.from('The quick brown fox jumps over the lazy dog');
-    expect(await store().put(k, Readable.from([body.subarray(0, 10), body.subarray(10)]), { contentType: 'text/plain' })).toEqual({ size: body.length, sha256: sha(body) });
+    expect(
+      await store().put(k, Readable.from([body.subarray(0, 10), body.subarray(10)]), { contentType: 'text/plain' }),
+    ).toEqual({ size: body.length, sha256: sha(body) });
     expect(await store().stat(k)).toEqual({ size: body.length });
     expect(await text(await store().get(k))).toBe(body.toString());
     expect(await text(await store().get(k, { start: 4, end: 8 }))).toBe('quick');
@@ -118,7 +142,10 @@ describe('the fs blob store with releaseChunks', () => {
     const chunks = [fresh(70_000, 1), fresh(65_536, 2), fresh(5_000, 3)];
     const whole = Buffer.concat(chunks);
     const k = key();
-    expect(await stores.fs!.put(k, Readable.from(chunks), { releaseChunks: true })).toEqual({ size: whole.length, sha256: sha(whole) });
+    expect(await stores.fs!.put(k, Readable.from(chunks), { releaseChunks: true })).toEqual({
+      size: whole.length,
+      sha256: sha(whole),
+    });
     expect(chunks.map((c) => c.buffer.detached)).toEqual([true, true, true]);
     const back: Buffer[] = [];
     for await (const c of await stores.fs!.get(k)) back.push(c as Buffer);
@@ -144,7 +171,9 @@ describe('the fs blob store with releaseChunks', () => {
     await stores.fs!.put(key(), Readable.from(kept));
     expect(kept.some((c) => c.buffer.detached)).toBe(false);
     const refused = [fresh(60_000, 6), fresh(60_000, 6)];
-    await expect(stores.fs!.put(key(), Readable.from(refused), { maxBytes: 100_000, releaseChunks: true })).rejects.toBeInstanceOf(BlobTooLargeError);
+    await expect(
+      stores.fs!.put(key(), Readable.from(refused), { maxBytes: 100_000, releaseChunks: true }),
+    ).rejects.toBeInstanceOf(BlobTooLargeError);
     expect(refused[1]!.buffer.detached).toBe(false);
   });
 });
@@ -154,7 +183,15 @@ describe('driver selection', () => {
     const fsStore = openBlobStore(loadConfig({ TESSERA_DATA_DIR: path.join(tmp, 'data') }));
     expect(fsStore.driver).toBe('fs');
     expect(fs.existsSync(path.join(tmp, 'data', 'blobs', '.partial'))).toBe(true);
-    const s3Store = openBlobStore(loadConfig({ TESSERA_STORAGE_DRIVER: 's3', TESSERA_S3_ENDPOINT: endpoint, TESSERA_S3_BUCKET: 'tessera-test', TESSERA_S3_ACCESS_KEY_ID: 'S3RVER', TESSERA_S3_SECRET_ACCESS_KEY: 'S3RVER' }));
+    const s3Store = openBlobStore(
+      loadConfig({
+        TESSERA_STORAGE_DRIVER: 's3',
+        TESSERA_S3_ENDPOINT: endpoint,
+        TESSERA_S3_BUCKET: 'tessera-test',
+        TESSERA_S3_ACCESS_KEY_ID: 'S3RVER',
+        TESSERA_S3_SECRET_ACCESS_KEY: 'S3RVER',
+      }),
+    );
     expect(s3Store.driver).toBe('s3');
     const k = key();
     await s3Store.put(k, Readable.from([Buffer.from('via config')]));

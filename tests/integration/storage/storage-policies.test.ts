@@ -17,7 +17,14 @@ import { createTestDatabase } from '../../support/database.ts';
 
 const PROJECT = crypto.randomUUID();
 const OTHER_PROJECT = crypto.randomUUID();
-const user = (userId: string, scopes: string[] = [], projectId = PROJECT): Principal => ({ kind: 'user', projectId, userId, clientId: 'c', scopes, mfa: false });
+const user = (userId: string, scopes: string[] = [], projectId = PROJECT): Principal => ({
+  kind: 'user',
+  projectId,
+  userId,
+  clientId: 'c',
+  scopes,
+  mfa: false,
+});
 
 const WHO: Record<string, Principal> = {
   key: { kind: 'project', projectId: PROJECT, tenantId: crypto.randomUUID() },
@@ -38,7 +45,13 @@ const ALLOWED: Record<string, Record<'read' | 'write' | 'delete', (typeof FOLDER
   anonymous: { read: ['public'], write: [], delete: [] },
   foreign: { read: [], write: [], delete: [] },
 };
-const DENIED_CODE: Record<string, string> = { owner: 'FORBIDDEN', other: 'FORBIDDEN', editor: 'FORBIDDEN', anonymous: 'UNAUTHENTICATED', foreign: 'NOT_FOUND' };
+const DENIED_CODE: Record<string, string> = {
+  owner: 'FORBIDDEN',
+  other: 'FORBIDDEN',
+  editor: 'FORBIDDEN',
+  anonymous: 'UNAUTHENTICATED',
+  foreign: 'NOT_FOUND',
+};
 
 let sub: RunningSubgraph;
 let blobs: BlobStore;
@@ -51,12 +64,23 @@ async function run(query: string, variables: Record<string, unknown>, principal:
   return await sub.execute(query, variables, ctx);
 }
 
-const BEGIN = 'mutation($input: BeginStorageUploadInput!) { _beginStorageUpload(input: $input) { id projectId maxBytes } }';
-const COMPLETE = 'mutation($id: ID!, $size: Float!, $sha256: String!) { _completeStorageUpload(id: $id, size: $size, sha256: $sha256) { id status ownerId } }';
+const BEGIN =
+  'mutation($input: BeginStorageUploadInput!) { _beginStorageUpload(input: $input) { id projectId maxBytes } }';
+const COMPLETE =
+  'mutation($id: ID!, $size: Float!, $sha256: String!) { _completeStorageUpload(id: $id, size: $size, sha256: $sha256) { id status ownerId } }';
 
 /** Uploads the way the front door does: begin, bytes into the blob store, complete. Answers the object id or the error code. */
-async function upload(who: Principal, folder: string, content = 'x', projectId?: string): Promise<{ id?: string; code?: string }> {
-  const begin = await run(BEGIN, { input: { folder, name: `${crypto.randomUUID()}.txt`, contentType: 'text/plain', confirm: true, projectId } }, who);
+async function upload(
+  who: Principal,
+  folder: string,
+  content = 'x',
+  projectId?: string,
+): Promise<{ id?: string; code?: string }> {
+  const begin = await run(
+    BEGIN,
+    { input: { folder, name: `${crypto.randomUUID()}.txt`, contentType: 'text/plain', confirm: true, projectId } },
+    who,
+  );
   if (begin.errors) return { code: begin.errors[0]!.extensions?.code as string };
   const t = (begin.data as { _beginStorageUpload: { id: string; projectId: string } })._beginStorageUpload;
   const put = await blobs.put(blobKeyOf(t.projectId, t.id), Readable.from([Buffer.from(content)]));
@@ -65,7 +89,8 @@ async function upload(who: Principal, folder: string, content = 'x', projectId?:
   return { id: t.id };
 }
 
-const outcome = (r: { errors?: readonly { extensions?: Record<string, unknown> }[] }) => (r.errors ? (r.errors[0]!.extensions?.code as string) : 'ok');
+const outcome = (r: { errors?: readonly { extensions?: Record<string, unknown> }[] }) =>
+  r.errors ? (r.errors[0]!.extensions?.code as string) : 'ok';
 
 beforeAll(async () => {
   const db = await createTestDatabase();
@@ -78,7 +103,11 @@ beforeAll(async () => {
   const c = new pg.Client({ connectionString: db.url });
   await c.connect();
   for (const id of [PROJECT, OTHER_PROJECT]) {
-    await c.query(`insert into storage_project_limits values ($1, $2, $3, now() + interval '1 hour')`, [id, 1024 ** 3, 50 * 1024 ** 2]);
+    await c.query(`insert into storage_project_limits values ($1, $2, $3, now() + interval '1 hour')`, [
+      id,
+      1024 ** 3,
+      50 * 1024 ** 2,
+    ]);
   }
   await c.end();
   const policy = 'mutation($input: StoragePolicyInput!) { createStoragePolicy(input: $input) { id } }';
@@ -119,7 +148,12 @@ describe('the policy matrix', () => {
       });
 
       it(`${name} × write × ${folder}: ${expectWrite}`, async () => {
-        const r = await upload(who, folder, 'x', name === 'anonymous' ? PROJECT : name === 'foreign' ? PROJECT : undefined);
+        const r = await upload(
+          who,
+          folder,
+          'x',
+          name === 'anonymous' ? PROJECT : name === 'foreign' ? PROJECT : undefined,
+        );
         expect(r.code ?? 'ok').toBe(expectWrite);
         if (r.id && who.kind === 'user') {
           const owner = await run('query($id: ID!) { storageObject(id: $id) { ownerId } }', { id: r.id }, WHO.key!);
@@ -129,14 +163,17 @@ describe('the policy matrix', () => {
 
       it(`${name} × delete × ${folder}: ${expectDelete}`, async () => {
         const id = await objectIn(folder);
-        expect(outcome(await run('mutation($id: ID!) { deleteStorageObject(id: $id) }', { id }, who))).toBe(expectDelete);
+        expect(outcome(await run('mutation($id: ID!) { deleteStorageObject(id: $id) }', { id }, who))).toBe(
+          expectDelete,
+        );
         const stillThere = fs.existsSync(path.join(dataDir, 'blobs', PROJECT, id));
         expect(stillThere).toBe(expectDelete !== 'ok');
       });
     }
   }
 
-  const LIST = 'query($projectId: ID) { storageObjects(projectId: $projectId, first: 1000) { items { folder ownerId } } }';
+  const LIST =
+    'query($projectId: ID) { storageObjects(projectId: $projectId, first: 1000) { items { folder ownerId } } }';
   const listed: Record<string, string[] | string> = {
     key: ['editors', 'members', 'none', 'own', 'public'],
     owner: ['members', 'own', 'public'],
@@ -151,7 +188,8 @@ describe('the policy matrix', () => {
       const want = listed[name]!;
       if (typeof want === 'string') return expect(outcome(r)).toBe(want);
       expect(outcome(r)).toBe('ok');
-      const items = (r.data as { storageObjects: { items: { folder: string; ownerId: string | null }[] } }).storageObjects.items;
+      const items = (r.data as { storageObjects: { items: { folder: string; ownerId: string | null }[] } })
+        .storageObjects.items;
       expect([...new Set(items.map((i) => i.folder))].sort()).toEqual(want);
       if (who.kind === 'user') {
         // Owner-only folders list the caller's own objects only.
@@ -167,7 +205,11 @@ describe('the policy matrix', () => {
   });
 
   it('lets only the uploader confirm an upload into an owner-only folder', async () => {
-    const begin = await run(BEGIN, { input: { folder: 'own', name: 'mine.txt', contentType: 'text/plain' } }, WHO.owner!);
+    const begin = await run(
+      BEGIN,
+      { input: { folder: 'own', name: 'mine.txt', contentType: 'text/plain' } },
+      WHO.owner!,
+    );
     const t = (begin.data as { _beginStorageUpload: { id: string; projectId: string } })._beginStorageUpload;
     const put = await blobs.put(blobKeyOf(t.projectId, t.id), Readable.from([Buffer.from('mine')]));
     expect(outcome(await run(COMPLETE, { id: t.id, size: put.size, sha256: put.sha256 }, WHO.owner!))).toBe('ok');
@@ -179,16 +221,31 @@ describe('the policy matrix', () => {
 
   it('checks a policy content-type allow-list on write, with wildcards', async () => {
     const policy = 'mutation($input: StoragePolicyInput!) { createStoragePolicy(input: $input) { id } }';
-    await run(policy, { input: { name: 'avatars', folder: 'avatars', operations: ['write'], principal: 'authenticated', contentTypes: ['image/*'] } }, WHO.key!);
-    const begin = (contentType: string) => run(BEGIN, { input: { folder: 'avatars/2024', name: `${crypto.randomUUID()}.bin`, contentType } }, WHO.other!);
+    await run(
+      policy,
+      {
+        input: {
+          name: 'avatars',
+          folder: 'avatars',
+          operations: ['write'],
+          principal: 'authenticated',
+          contentTypes: ['image/*'],
+        },
+      },
+      WHO.key!,
+    );
+    const begin = (contentType: string) =>
+      run(BEGIN, { input: { folder: 'avatars/2024', name: `${crypto.randomUUID()}.bin`, contentType } }, WHO.other!);
     expect(outcome(await begin('image/png'))).toBe('ok');
     expect(outcome(await begin('image/svg+xml; charset=utf-8'))).toBe('ok');
     expect(outcome(await begin('text/html'))).toBe('UNSUPPORTED_MEDIA_TYPE');
     // The API key is not bound by policies.
-    expect(outcome(await run(BEGIN, { input: { folder: 'avatars', name: 'x.html', contentType: 'text/html' } }, WHO.key!))).toBe('ok');
+    expect(
+      outcome(await run(BEGIN, { input: { folder: 'avatars', name: 'x.html', contentType: 'text/html' } }, WHO.key!)),
+    ).toBe('ok');
   });
 
-  it("does not let a policy for folder `a` cover a sibling folder `ab`", async () => {
+  it('does not let a policy for folder `a` cover a sibling folder `ab`', async () => {
     expect((await upload(WHO.other!, 'membersX')).code).toBe('FORBIDDEN');
     expect((await upload(WHO.other!, 'members/sub/deeper')).code).toBeUndefined();
   });

@@ -5,10 +5,20 @@ import { lateBoundRouterClient } from '../../../platform/subgraph.ts';
 import { createLogger } from '../../../platform/logger.ts';
 import { tenantEntities } from '../../../subgraphs/tenant/entities/index.ts';
 import { createTenantServices } from '../../../subgraphs/tenant/services/index.ts';
-import { AUTHENTICATE, INTERNAL, LOGIN, SIGNUP, awayFromStepBoundary, startTenantHarness, totp, type Harness } from '../../../subgraphs/tenant/testing.ts';
+import {
+  AUTHENTICATE,
+  INTERNAL,
+  LOGIN,
+  SIGNUP,
+  awayFromStepBoundary,
+  startTenantHarness,
+  totp,
+  type Harness,
+} from '../../../subgraphs/tenant/testing.ts';
 
 const ME = 'query { me { id email name mfaEnabled plan { id name } } }';
-const REFRESH = 'mutation($t: String!) { refreshSession(refreshToken: $t) { accessToken refreshToken tokenType expiresIn } }';
+const REFRESH =
+  'mutation($t: String!) { refreshSession(refreshToken: $t) { accessToken refreshToken tokenType expiresIn } }';
 const LOGOUT = 'mutation { logout }';
 const ENROLL = 'mutation { mfaEnroll { secret otpauthUrl } }';
 const VERIFY = 'mutation($code: String!) { mfaVerify(code: $code) { mfaEnabled } }';
@@ -26,8 +36,15 @@ afterAll(async () => {
 
 describe('signup', () => {
   it('creates an account on the free plan with a lower-cased e-mail', async () => {
-    const { signup } = await h.data(SIGNUP, { input: { email: '  Ada@Example.COM ', password: 'longenough', name: '  Ada  ' } });
-    expect(signup.tenant).toMatchObject({ email: 'ada@example.com', name: 'Ada', mfaEnabled: false, plan: { id: 'free' } });
+    const { signup } = await h.data(SIGNUP, {
+      input: { email: '  Ada@Example.COM ', password: 'longenough', name: '  Ada  ' },
+    });
+    expect(signup.tenant).toMatchObject({
+      email: 'ada@example.com',
+      name: 'Ada',
+      mfaEnabled: false,
+      plan: { id: 'free' },
+    });
     expect(signup.tenant.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(new Date(signup.tenant.createdAt).toISOString()).toBe(signup.tenant.createdAt);
   });
@@ -52,8 +69,12 @@ describe('signup', () => {
   });
 
   it('refuses an empty or overlong name', async () => {
-    expect(await h.code(SIGNUP, { input: { email: 'n1@example.com', password: 'longenough', name: '   ' } })).toBe('VALIDATION_FAILED');
-    expect(await h.code(SIGNUP, { input: { email: 'n2@example.com', password: 'longenough', name: 'x'.repeat(101) } })).toBe('VALIDATION_FAILED');
+    expect(await h.code(SIGNUP, { input: { email: 'n1@example.com', password: 'longenough', name: '   ' } })).toBe(
+      'VALIDATION_FAILED',
+    );
+    expect(
+      await h.code(SIGNUP, { input: { email: 'n2@example.com', password: 'longenough', name: 'x'.repeat(101) } }),
+    ).toBe('VALIDATION_FAILED');
   });
 });
 
@@ -70,7 +91,10 @@ describe('login', () => {
 
   it('signs access tokens as ES256 JWTs with the documented claims', async () => {
     const { login } = await h.data(LOGIN, { input: { email: 'ada@example.com', password: 'longenough' } });
-    const [header, payload] = login.accessToken.split('.').slice(0, 2).map((p: string) => JSON.parse(Buffer.from(p, 'base64url').toString()));
+    const [header, payload] = login.accessToken
+      .split('.')
+      .slice(0, 2)
+      .map((p: string) => JSON.parse(Buffer.from(p, 'base64url').toString()));
     expect(header).toMatchObject({ alg: 'ES256', typ: 'JWT' });
     expect(typeof header.kid).toBe('string');
     expect(payload).toMatchObject({ iss: h.config.issuer, aud: 'tessera:tenant', sub: login.tenant.id, typ: 'tenant' });
@@ -88,7 +112,8 @@ describe('login', () => {
 
   it('rate limits an account after repeated failures', async () => {
     const t = await h.newTenant();
-    for (let i = 0; i < 10; i++) expect(await h.code(LOGIN, { input: { email: t.email, password: 'nope nope' } })).toBe('INVALID_CREDENTIALS');
+    for (let i = 0; i < 10; i++)
+      expect(await h.code(LOGIN, { input: { email: t.email, password: 'nope nope' } })).toBe('INVALID_CREDENTIALS');
     expect(await h.code(LOGIN, { input: { email: t.email, password: t.password } })).toBe('RATE_LIMITED');
   });
 });
@@ -102,7 +127,9 @@ describe('me', () => {
 
   it('needs a tenant credential', async () => {
     expect(await h.code(ME)).toBe('UNAUTHENTICATED');
-    expect(await h.code(ME, {}, { kind: 'project', projectId: crypto.randomUUID(), tenantId: crypto.randomUUID() })).toBe('FORBIDDEN');
+    expect(
+      await h.code(ME, {}, { kind: 'project', projectId: crypto.randomUUID(), tenantId: crypto.randomUUID() }),
+    ).toBe('FORBIDDEN');
   });
 });
 
@@ -120,7 +147,10 @@ describe('sessions', () => {
     const { refreshSession: first } = await h.data(REFRESH, { t: t.refreshToken });
     expect(first.refreshToken).not.toBe(t.refreshToken);
     expect(first.tokenType).toBe('Bearer');
-    expect((await h.authenticate({ token: first.accessToken })).data?._authenticate).toMatchObject({ kind: 'tenant', tenantId: t.tenantId });
+    expect((await h.authenticate({ token: first.accessToken })).data?._authenticate).toMatchObject({
+      kind: 'tenant',
+      tenantId: t.tenantId,
+    });
     const { refreshSession: second } = await h.data(REFRESH, { t: first.refreshToken });
     expect(second.refreshToken).not.toBe(first.refreshToken);
   });
@@ -138,7 +168,9 @@ describe('sessions', () => {
   it('refuses garbage, tampered and foreign tokens as INVALID_TOKEN', async () => {
     const t = await h.newTenant();
     const [head, body, sig] = t.accessToken.split('.');
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body, 'base64url').toString()), sub: crypto.randomUUID() })).toString('base64url');
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(body, 'base64url').toString()), sub: crypto.randomUUID() }),
+    ).toString('base64url');
     for (const token of ['garbage', `${head}.${forged}.${sig}`, `${head}.${body}.${sig.slice(0, -4)}AAAA`]) {
       expect((await h.authenticate({ token })).errors?.[0]?.extensions?.code).toBe('INVALID_TOKEN');
     }
@@ -149,11 +181,24 @@ describe('sessions', () => {
     const t = await h.newTenant();
     // A second instance of the services on the same database, as in split mode.
     const logger = createLogger('silent');
-    const db = await openSubgraphDatabase({ name: 'tenant', url: h.databaseUrl, entities: tenantEntities, migrations: [], logger });
+    const db = await openSubgraphDatabase({
+      name: 'tenant',
+      url: h.databaseUrl,
+      entities: tenantEntities,
+      migrations: [],
+      logger,
+    });
     try {
-      const other = await createTenantServices({ config: h.config, db, logger, databaseUrl: h.databaseUrl, router: lateBoundRouterClient() });
+      const other = await createTenantServices({
+        config: h.config,
+        db,
+        logger,
+        databaseUrl: h.databaseUrl,
+        router: lateBoundRouterClient(),
+      });
       await other.signingKeys.ensureCurrent();
-      const kidOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()).kid as string;
+      const kidOf = (token: string) =>
+        JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()).kid as string;
 
       await other.signingKeys.rotate();
       const fresh = await other.sessions.login({ email: t.email, password: t.password });
@@ -182,23 +227,35 @@ describe('MFA', () => {
     expect(await h.code(VERIFY, { code: '000000' }, t.principal)).toBe('INVALID_MFA_CODE');
 
     await awayFromStepBoundary();
-    expect(await h.data(VERIFY, { code: await totp(mfaEnroll.secret, -1) }, t.principal)).toEqual({ mfaVerify: { mfaEnabled: true } });
+    expect(await h.data(VERIFY, { code: await totp(mfaEnroll.secret, -1) }, t.principal)).toEqual({
+      mfaVerify: { mfaEnabled: true },
+    });
     expect(await h.code(ENROLL, {}, t.principal)).toBe('MFA_ALREADY_ENABLED');
 
     expect(await h.code(LOGIN, { input: { email: t.email, password: t.password } })).toBe('MFA_REQUIRED');
     // A wrong password still says INVALID_CREDENTIALS, not that MFA is on.
     expect(await h.code(LOGIN, { input: { email: t.email, password: 'wrong password' } })).toBe('INVALID_CREDENTIALS');
-    expect(await h.code(LOGIN, { input: { email: t.email, password: t.password, totpCode: '12345' } })).toBe('INVALID_MFA_CODE');
+    expect(await h.code(LOGIN, { input: { email: t.email, password: t.password, totpCode: '12345' } })).toBe(
+      'INVALID_MFA_CODE',
+    );
 
     const code = await totp(mfaEnroll.secret, 0);
     const { login } = await h.data(LOGIN, { input: { email: t.email, password: t.password, totpCode: code } });
     expect(login.tenant.mfaEnabled).toBe(true);
-    expect(await h.code(LOGIN, { input: { email: t.email, password: t.password, totpCode: code } })).toBe('INVALID_MFA_CODE');
+    expect(await h.code(LOGIN, { input: { email: t.email, password: t.password, totpCode: code } })).toBe(
+      'INVALID_MFA_CODE',
+    );
     // The code used to verify is older than the one accepted since: also refused.
-    expect(await h.code(LOGIN, { input: { email: t.email, password: t.password, totpCode: await totp(mfaEnroll.secret, -1) } })).toBe('INVALID_MFA_CODE');
+    expect(
+      await h.code(LOGIN, {
+        input: { email: t.email, password: t.password, totpCode: await totp(mfaEnroll.secret, -1) },
+      }),
+    ).toBe('INVALID_MFA_CODE');
 
     expect(await h.code(DISABLE, { code }, t.principal)).toBe('INVALID_MFA_CODE');
-    expect(await h.data(DISABLE, { code: await totp(mfaEnroll.secret, 1) }, t.principal)).toEqual({ mfaDisable: { mfaEnabled: false } });
+    expect(await h.data(DISABLE, { code: await totp(mfaEnroll.secret, 1) }, t.principal)).toEqual({
+      mfaDisable: { mfaEnabled: false },
+    });
     expect(await h.code(DISABLE, { code: await totp(mfaEnroll.secret, 1) }, t.principal)).toBe('MFA_NOT_ENABLED');
     await h.data(LOGIN, { input: { email: t.email, password: t.password } });
   });
@@ -217,7 +274,9 @@ describe('MFA', () => {
 
 describe('plans', () => {
   it('lists the seeded plans publicly, cheapest first', async () => {
-    const { plans } = await h.data('query { plans { id name description priceCentsPerMonth limits { maxProjects maxStorageBytes maxUploadBytes maxDatabaseRows maxFunctionInvocationsPerMonth maxRequestsPerMinute } } }');
+    const { plans } = await h.data(
+      'query { plans { id name description priceCentsPerMonth limits { maxProjects maxStorageBytes maxUploadBytes maxDatabaseRows maxFunctionInvocationsPerMonth maxRequestsPerMinute } } }',
+    );
     expect(plans.map((p: { id: string }) => p.id)).toEqual(['free', 'pro', 'enterprise']);
     expect(plans[0]).toMatchObject({ priceCentsPerMonth: 0, limits: { maxProjects: 3, maxStorageBytes: 1024 ** 3 } });
     expect(plans[2].limits.maxStorageBytes).toBeGreaterThan(2 ** 31);
@@ -227,7 +286,11 @@ describe('plans', () => {
 describe('_authenticate', () => {
   it('is refused to every principal but the router', async () => {
     const t = await h.newTenant();
-    for (const principal of [undefined, t.principal, { kind: 'project', projectId: crypto.randomUUID(), tenantId: t.tenantId } as const]) {
+    for (const principal of [
+      undefined,
+      t.principal,
+      { kind: 'project', projectId: crypto.randomUUID(), tenantId: t.tenantId } as const,
+    ]) {
       expect(await h.code(AUTHENTICATE, { token: t.accessToken }, principal)).toBe('FORBIDDEN');
     }
   });

@@ -52,7 +52,7 @@ async function project(as: SignedIn): Promise<{ id: string; apiKey: string }> {
 }
 
 describe('credentials.changed', () => {
-  it("is announced for the project when its API key is regenerated", async () => {
+  it('is announced for the project when its API key is regenerated', async () => {
     const t = await h.newTenant();
     const p = await project(t);
     heard = [];
@@ -86,9 +86,21 @@ describe('credentials.changed', () => {
 
   it('is announced for everything when the signing keys rotate (the previous key retires)', async () => {
     const logger = createLogger('silent');
-    const db = await openSubgraphDatabase({ name: 'tenant', url: h.databaseUrl, entities: tenantEntities, migrations: [], logger });
+    const db = await openSubgraphDatabase({
+      name: 'tenant',
+      url: h.databaseUrl,
+      entities: tenantEntities,
+      migrations: [],
+      logger,
+    });
     try {
-      const services = await createTenantServices({ config: h.config, db, logger, databaseUrl: h.databaseUrl, router: lateBoundRouterClient() });
+      const services = await createTenantServices({
+        config: h.config,
+        db,
+        logger,
+        databaseUrl: h.databaseUrl,
+        router: lateBoundRouterClient(),
+      });
       await services.signingKeys.ensureCurrent();
       heard = [];
       await services.signingKeys.rotate();

@@ -11,12 +11,17 @@ const LIST = `query($first: Int, $after: String) { projects(first: $first, after
 const RENAME = `mutation($id: ID!, $name: String!) { renameProject(id: $id, input: { name: $name }) { ${PROJECT_FIELDS} } }`;
 const DELETE = 'mutation($id: ID!) { deleteProject(id: $id) }';
 const REGENERATE = `mutation($id: ID!) { regenerateProjectKey(id: $id) { ${PROJECT_FIELDS} } }`;
-const SET_PUBLICATION = 'mutation($id: ID!, $table: String!, $enabled: Boolean!) { setPublication(projectId: $id, input: { table: $table, enabled: $enabled }) { table enabled updatedAt } }';
+const SET_PUBLICATION =
+  'mutation($id: ID!, $table: String!, $enabled: Boolean!) { setPublication(projectId: $id, input: { table: $table, enabled: $enabled }) { table enabled updatedAt } }';
 const PUBLICATIONS = 'query($id: ID!) { project(id: $id) { publications { table enabled updatedAt } } }';
-const CLIENTS = 'query($id: ID!) { project(id: $id) { oidcClients { clientId clientSecret name redirectUris grantTypes createdAt } } }';
-const UPDATE_CLIENT = 'mutation($id: ID!, $clientId: String!, $input: UpdateOidcClientInput!) { updateOidcClient(projectId: $id, clientId: $clientId, input: $input) { clientId clientSecret name redirectUris grantTypes } }';
-const ROTATE_SECRET = 'mutation($id: ID!, $clientId: String!) { rotateOidcClientSecret(projectId: $id, clientId: $clientId) { clientId clientSecret } }';
-const INTERNAL_CLIENT = 'query($clientId: String!, $secret: String) { _oidcClient(clientId: $clientId, clientSecret: $secret) { clientId projectId grantTypes secretValid } }';
+const CLIENTS =
+  'query($id: ID!) { project(id: $id) { oidcClients { clientId clientSecret name redirectUris grantTypes createdAt } } }';
+const UPDATE_CLIENT =
+  'mutation($id: ID!, $clientId: String!, $input: UpdateOidcClientInput!) { updateOidcClient(projectId: $id, clientId: $clientId, input: $input) { clientId clientSecret name redirectUris grantTypes } }';
+const ROTATE_SECRET =
+  'mutation($id: ID!, $clientId: String!) { rotateOidcClientSecret(projectId: $id, clientId: $clientId) { clientId clientSecret } }';
+const INTERNAL_CLIENT =
+  'query($clientId: String!, $secret: String) { _oidcClient(clientId: $clientId, clientSecret: $secret) { clientId projectId grantTypes secretValid } }';
 const ENTITIES = 'query($reps: [_Any!]!) { _entities(representations: $reps) { ... on Project { id name apiKey } } }';
 
 let h: Harness;
@@ -53,7 +58,11 @@ describe('projects', () => {
     expect(p.apiKey).toMatch(/^tsk_[A-Za-z0-9_-]{43}$/);
     expect(p.apiKey.startsWith(p.apiKeyPrefix)).toBe(true);
     expect(p.oidcClients).toHaveLength(1);
-    expect(p.oidcClients[0]).toMatchObject({ name: 'Default client', redirectUris: [], grantTypes: ['password', 'authorization_code', 'client_credentials', 'refresh_token'] });
+    expect(p.oidcClients[0]).toMatchObject({
+      name: 'Default client',
+      redirectUris: [],
+      grantTypes: ['password', 'authorization_code', 'client_credentials', 'refresh_token'],
+    });
     expect(p.oidcClients[0].clientSecret).toMatch(/^tss_/);
     await h.data(DELETE, { id: p.id }, owner.principal);
   });
@@ -80,7 +89,11 @@ describe('projects', () => {
     const { renameProject } = await h.data(RENAME, { id: p.id, name: 'After' }, owner.principal);
     expect(renameProject).toMatchObject({ id: p.id, name: 'After', apiKey: p.apiKey });
     expect(new Date(renameProject.updatedAt).getTime()).toBeGreaterThanOrEqual(new Date(p.updatedAt).getTime());
-    expect((await h.data(GET, { id: p.id }, owner.principal)).project).toMatchObject({ id: p.id, name: 'After', apiKey: p.apiKey });
+    expect((await h.data(GET, { id: p.id }, owner.principal)).project).toMatchObject({
+      id: p.id,
+      name: 'After',
+      apiKey: p.apiKey,
+    });
     expect((await h.data(LIST, {}, owner.principal)).projects.items.map((x: { id: string }) => x.id)).toContain(p.id);
     expect(await h.data(DELETE, { id: p.id }, owner.principal)).toEqual({ deleteProject: true });
     expect(await h.code(GET, { id: p.id }, owner.principal)).toBe('NOT_FOUND');
@@ -116,9 +129,13 @@ describe('ownership', () => {
     expect(await h.code(RENAME, { id: p.id, name: 'Mine now' }, stranger.principal)).toBe('NOT_FOUND');
     expect(await h.code(DELETE, { id: p.id }, stranger.principal)).toBe('NOT_FOUND');
     expect(await h.code(REGENERATE, { id: p.id }, stranger.principal)).toBe('NOT_FOUND');
-    expect(await h.code(SET_PUBLICATION, { id: p.id, table: 'orders', enabled: true }, stranger.principal)).toBe('NOT_FOUND');
+    expect(await h.code(SET_PUBLICATION, { id: p.id, table: 'orders', enabled: true }, stranger.principal)).toBe(
+      'NOT_FOUND',
+    );
     expect(await h.code(PUBLICATIONS, { id: p.id }, stranger.principal)).toBe('NOT_FOUND');
-    expect(await h.code(ROTATE_SECRET, { id: p.id, clientId: p.oidcClients[0].clientId }, stranger.principal)).toBe('NOT_FOUND');
+    expect(await h.code(ROTATE_SECRET, { id: p.id, clientId: p.oidcClients[0].clientId }, stranger.principal)).toBe(
+      'NOT_FOUND',
+    );
     expect((await h.data(LIST, {}, stranger.principal)).projects.items).toEqual([]);
     expect((await h.data(GET, { id: p.id }, owner.principal)).project.name).toBe('Private');
     await h.data(DELETE, { id: p.id }, owner.principal);
@@ -135,7 +152,11 @@ describe('ownership', () => {
     const p = await createProject(owner, 'Guarded');
     const auth = await h.authenticate({ apiKey: p.apiKey });
     const asProject = auth.data?._authenticate as { projectId: string; tenantId: string };
-    const projectPrincipal: Principal = { kind: 'project', projectId: asProject.projectId, tenantId: asProject.tenantId };
+    const projectPrincipal: Principal = {
+      kind: 'project',
+      projectId: asProject.projectId,
+      tenantId: asProject.tenantId,
+    };
     expect(await h.code(CREATE, { name: 'x' }, projectPrincipal)).toBe('FORBIDDEN');
     expect(await h.code(RENAME, { id: p.id, name: 'x' }, projectPrincipal)).toBe('FORBIDDEN');
     expect(await h.code(DELETE, { id: p.id }, projectPrincipal)).toBe('FORBIDDEN');
@@ -143,7 +164,9 @@ describe('ownership', () => {
     expect(await h.code(LIST, {}, projectPrincipal)).toBe('FORBIDDEN');
     expect(await h.code(CREATE, { name: 'x' })).toBe('UNAUTHENTICATED');
     // Its own project is readable with the key, but not the key itself.
-    expect((await h.data('query($id: ID!) { project(id: $id) { id name } }', { id: p.id }, projectPrincipal)).project.name).toBe('Guarded');
+    expect(
+      (await h.data('query($id: ID!) { project(id: $id) { id name } }', { id: p.id }, projectPrincipal)).project.name,
+    ).toBe('Guarded');
     expect(await h.code(GET, { id: p.id }, projectPrincipal)).toBe('FORBIDDEN');
     await h.data(DELETE, { id: p.id }, owner.principal);
   });
@@ -155,9 +178,15 @@ describe('ownership', () => {
     expect(asRouter._entities[0]).toEqual({ id: p.id, name: 'Referenced', apiKey: p.apiKey });
     const asStranger = await h.run(ENTITIES, { reps }, stranger.principal);
     expect(asStranger.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    expect((await h.run('query($reps: [_Any!]!) { _entities(representations: $reps) { ... on Project { id name } } }', { reps }, stranger.principal)).data?._entities).toEqual([
-      { id: p.id, name: 'Referenced' },
-    ]);
+    expect(
+      (
+        await h.run(
+          'query($reps: [_Any!]!) { _entities(representations: $reps) { ... on Project { id name } } }',
+          { reps },
+          stranger.principal,
+        )
+      ).data?._entities,
+    ).toEqual([{ id: p.id, name: 'Referenced' }]);
     await h.data(DELETE, { id: p.id }, owner.principal);
   });
 });
@@ -165,11 +194,19 @@ describe('ownership', () => {
 describe('API keys', () => {
   it('resolves a key to its project, and refuses the old key as soon as it is regenerated', async () => {
     const p = await createProject(owner, 'Keys');
-    expect((await h.authenticate({ apiKey: p.apiKey })).data?._authenticate).toEqual({ kind: 'project', projectId: p.id, tenantId: owner.tenantId, sessionId: null });
+    expect((await h.authenticate({ apiKey: p.apiKey })).data?._authenticate).toEqual({
+      kind: 'project',
+      projectId: p.id,
+      tenantId: owner.tenantId,
+      sessionId: null,
+    });
     const { regenerateProjectKey: r } = await h.data(REGENERATE, { id: p.id }, owner.principal);
     expect(r.apiKey).not.toBe(p.apiKey);
     expect((await h.authenticate({ apiKey: p.apiKey })).errors?.[0]?.extensions?.code).toBe('INVALID_API_KEY');
-    expect((await h.authenticate({ apiKey: r.apiKey })).data?._authenticate).toMatchObject({ kind: 'project', projectId: p.id });
+    expect((await h.authenticate({ apiKey: r.apiKey })).data?._authenticate).toMatchObject({
+      kind: 'project',
+      projectId: p.id,
+    });
     expect((await h.data(GET, { id: p.id }, owner.principal)).project.apiKey).toBe(r.apiKey);
     await h.data(DELETE, { id: p.id }, owner.principal);
   });
@@ -185,10 +222,12 @@ describe('publications', () => {
   it('toggles realtime for a table and lists the settings', async () => {
     const p = await createProject(owner, 'Realtime');
     expect((await h.data(PUBLICATIONS, { id: p.id }, owner.principal)).project.publications).toEqual([]);
-    const on = (await h.data(SET_PUBLICATION, { id: p.id, table: 'orders', enabled: true }, owner.principal)).setPublication;
+    const on = (await h.data(SET_PUBLICATION, { id: p.id, table: 'orders', enabled: true }, owner.principal))
+      .setPublication;
     expect(on).toMatchObject({ table: 'orders', enabled: true });
     await h.data(SET_PUBLICATION, { id: p.id, table: 'customers', enabled: true }, owner.principal);
-    const off = (await h.data(SET_PUBLICATION, { id: p.id, table: 'orders', enabled: false }, owner.principal)).setPublication;
+    const off = (await h.data(SET_PUBLICATION, { id: p.id, table: 'orders', enabled: false }, owner.principal))
+      .setPublication;
     expect(off).toMatchObject({ table: 'orders', enabled: false });
     const list = (await h.data(PUBLICATIONS, { id: p.id }, owner.principal)).project.publications;
     expect(list.map((x: { table: string; enabled: boolean }) => [x.table, x.enabled])).toEqual([
@@ -204,7 +243,10 @@ describe('publications', () => {
       const result = await h.run(SET_PUBLICATION, { id: p.id, table, enabled: true }, owner.principal);
       expect(result.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: { field: 'table' } });
     }
-    expect((await h.data(SET_PUBLICATION, { id: p.id, table: `_${'x'.repeat(62)}`, enabled: true }, owner.principal)).setPublication.enabled).toBe(true);
+    expect(
+      (await h.data(SET_PUBLICATION, { id: p.id, table: `_${'x'.repeat(62)}`, enabled: true }, owner.principal))
+        .setPublication.enabled,
+    ).toBe(true);
     await h.data(DELETE, { id: p.id }, owner.principal);
   });
 });
@@ -217,7 +259,8 @@ describe('OIDC clients', () => {
     const { updateOidcClient } = await h.data(UPDATE_CLIENT, { id: p.id, clientId, input }, owner.principal);
     expect(updateOidcClient).toMatchObject({ clientId, ...input, clientSecret: p.oidcClients[0].clientSecret });
     // Omitted fields stay.
-    const renamed = (await h.data(UPDATE_CLIENT, { id: p.id, clientId, input: { name: 'Web' } }, owner.principal)).updateOidcClient;
+    const renamed = (await h.data(UPDATE_CLIENT, { id: p.id, clientId, input: { name: 'Web' } }, owner.principal))
+      .updateOidcClient;
     expect(renamed.redirectUris).toEqual(input.redirectUris);
     const { project } = await h.data(CLIENTS, { id: p.id }, owner.principal);
     expect(project.oidcClients[0]).toMatchObject({ clientId, name: 'Web', redirectUris: input.redirectUris });
@@ -227,11 +270,26 @@ describe('OIDC clients', () => {
   it('refuses redirect URIs that are relative, not http(s) or carry a fragment', async () => {
     const p = await createProject(owner, 'Redirects');
     const clientId = p.oidcClients[0].clientId;
-    for (const uri of ['/callback', 'ftp://example.com/cb', 'https://example.com/cb#frag', 'javascript:alert(1)', 'not a url']) {
-      const result = await h.run(UPDATE_CLIENT, { id: p.id, clientId, input: { redirectUris: [uri] } }, owner.principal);
-      expect(result.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: { field: 'redirectUris[0]' } });
+    for (const uri of [
+      '/callback',
+      'ftp://example.com/cb',
+      'https://example.com/cb#frag',
+      'javascript:alert(1)',
+      'not a url',
+    ]) {
+      const result = await h.run(
+        UPDATE_CLIENT,
+        { id: p.id, clientId, input: { redirectUris: [uri] } },
+        owner.principal,
+      );
+      expect(result.errors?.[0]?.extensions).toMatchObject({
+        code: 'VALIDATION_FAILED',
+        details: { field: 'redirectUris[0]' },
+      });
     }
-    expect(await h.code(UPDATE_CLIENT, { id: p.id, clientId: 'tsc_unknown', input: { name: 'x' } }, owner.principal)).toBe('NOT_FOUND');
+    expect(
+      await h.code(UPDATE_CLIENT, { id: p.id, clientId: 'tsc_unknown', input: { name: 'x' } }, owner.principal),
+    ).toBe('NOT_FOUND');
     await h.data(DELETE, { id: p.id }, owner.principal);
   });
 
@@ -240,7 +298,8 @@ describe('OIDC clients', () => {
     const { clientId, clientSecret: old } = p.oidcClients[0];
     const { rotateOidcClientSecret } = await h.data(ROTATE_SECRET, { id: p.id, clientId }, owner.principal);
     expect(rotateOidcClientSecret.clientSecret).not.toBe(old);
-    const check = async (secret?: string) => (await h.data(INTERNAL_CLIENT, { clientId, secret }, { kind: 'internal' }))._oidcClient;
+    const check = async (secret?: string) =>
+      (await h.data(INTERNAL_CLIENT, { clientId, secret }, { kind: 'internal' }))._oidcClient;
     expect(await check(old)).toMatchObject({ clientId, projectId: p.id, secretValid: false });
     expect(await check(rotateOidcClientSecret.clientSecret)).toMatchObject({ secretValid: true });
     expect(await check()).toMatchObject({ secretValid: null });
@@ -257,7 +316,11 @@ describe('plan limits', () => {
     const max = plans.find((p: { id: string }) => p.id === 'free').limits.maxProjects as number;
     for (let i = 0; i < max; i++) await createProject(t, `P${i}`);
     const result = await h.run(CREATE, { name: 'One too many' }, t.principal);
-    expect(result.errors?.[0]?.extensions).toMatchObject({ code: 'PLAN_LIMIT_REACHED', http: { status: 409 }, details: { max } });
+    expect(result.errors?.[0]?.extensions).toMatchObject({
+      code: 'PLAN_LIMIT_REACHED',
+      http: { status: 409 },
+      details: { max },
+    });
     // Deleting one makes room again.
     const { projects } = await h.data(LIST, {}, t.principal);
     await h.data(DELETE, { id: projects.items[0].id }, t.principal);
@@ -266,7 +329,9 @@ describe('plan limits', () => {
 
   it('holds under concurrent creates', async () => {
     const t = await h.newTenant();
-    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => h.run(CREATE, { name: `C${i}` }, t.principal)));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => h.run(CREATE, { name: `C${i}` }, t.principal)),
+    );
     expect(results.filter((r) => !r.errors).length).toBe(3);
     expect(results.filter((r) => r.errors?.[0]?.extensions?.code === 'PLAN_LIMIT_REACHED').length).toBe(3);
   });

@@ -30,7 +30,11 @@ function match(row: RouteRow, method: string, path: string): Record<string, stri
 }
 
 /** One REST call, answered as the front door would. */
-async function rest(method: string, path: string, opts: { body?: unknown; query?: Record<string, string>; as?: Principal } = {}): Promise<Reply> {
+async function rest(
+  method: string,
+  path: string,
+  opts: { body?: unknown; query?: Record<string, string>; as?: Principal } = {},
+): Promise<Reply> {
   let params: Record<string, string> | undefined;
   const row = tenantRoutes.find((r) => (params = match(r, method, path)));
   if (!row || !params) throw new Error(`no route for ${method} ${path}`);
@@ -38,12 +42,17 @@ async function rest(method: string, path: string, opts: { body?: unknown; query?
   try {
     variables = variablesFor(row, { body: opts.body, params, query: opts.query ?? {} }, variableTypesOf(row));
   } catch (err) {
-    if (err instanceof AppError) return { status: err.status, body: { error: { code: err.code, message: err.message } } };
+    if (err instanceof AppError)
+      return { status: err.status, body: { error: { code: err.code, message: err.message } } };
     throw err;
   }
   const result = await h.run(row.operation, variables, opts.as);
   const err = result.errors?.[0];
-  if (err) return { status: (err.extensions?.http as { status: number }).status, body: { error: { code: err.extensions?.code, message: err.message } } };
+  if (err)
+    return {
+      status: (err.extensions?.http as { status: number }).status,
+      body: { error: { code: err.extensions?.code, message: err.message } },
+    };
   const data = result.data as Record<string, unknown>;
   if (row.status === 204) return { status: 204, body: undefined };
   return { status: row.status, body: row.unwrap ? data[Object.keys(data)[0]] : data };
@@ -52,13 +61,14 @@ async function rest(method: string, path: string, opts: { body?: unknown; query?
 describe('tenant route table', () => {
   it('has an operation valid against the tenant schema on every row, with unique ids', () => {
     for (const row of tenantRoutes) {
-      expect({ id: row.id, problems: validate(h.subgraph.schema, parse(row.operation)).map((e) => e.message) }).toEqual({ id: row.id, problems: [] });
+      expect({ id: row.id, problems: validate(h.subgraph.schema, parse(row.operation)).map((e) => e.message) }).toEqual(
+        { id: row.id, problems: [] },
+      );
       expect(row.tag).toBe('Tenant management');
       expect(row.id).toMatch(/^tenant\.[a-zA-Z]+(\.[a-zA-Z]+)+$/);
     }
     expect(new Set(tenantRoutes.map((r) => r.id)).size).toBe(tenantRoutes.length);
   });
-
 });
 
 describe('tenant REST bodies', () => {
@@ -68,12 +78,27 @@ describe('tenant REST bodies', () => {
 
     const signup = await rest('POST', '/auth/api/v1/tenants/signup', { body: { email, password, name: 'Rest' } });
     expect(signup.status).toBe(201);
-    expect(signup.body).toEqual({ tenant: { id: expect.any(String), email, name: 'Rest', mfa_enabled: false, plan: { id: 'free', name: 'Free' }, created_at: expect.any(String) } });
+    expect(signup.body).toEqual({
+      tenant: {
+        id: expect.any(String),
+        email,
+        name: 'Rest',
+        mfa_enabled: false,
+        plan: { id: 'free', name: 'Free' },
+        created_at: expect.any(String),
+      },
+    });
 
     const login = await rest('POST', '/auth/api/v1/tenant/login', { body: { email, password } });
     expect(login).toEqual({
       status: 200,
-      body: { access_token: expect.any(String), refresh_token: expect.stringMatching(/^tsr_/), token_type: 'Bearer', expires_in: h.config.accessTokenTtl, tenant: signup.body.tenant },
+      body: {
+        access_token: expect.any(String),
+        refresh_token: expect.stringMatching(/^tsr_/),
+        token_type: 'Bearer',
+        expires_in: h.config.accessTokenTtl,
+        tenant: signup.body.tenant,
+      },
     });
     const principalOf = async (token: string): Promise<Principal> => {
       const p = (await h.authenticate({ token })).data?._authenticate as { tenantId: string; sessionId: string };
@@ -81,23 +106,37 @@ describe('tenant REST bodies', () => {
     };
     let as = await principalOf(login.body.access_token);
 
-    const refreshed = await rest('POST', '/auth/api/v1/tenant/refresh', { body: { refresh_token: login.body.refresh_token } });
+    const refreshed = await rest('POST', '/auth/api/v1/tenant/refresh', {
+      body: { refresh_token: login.body.refresh_token },
+    });
     expect(refreshed.status).toBe(200);
     expect(refreshed.body).toMatchObject({ token_type: 'Bearer', tenant: { email } });
     expect(refreshed.body.refresh_token).not.toBe(login.body.refresh_token);
 
-    expect(await rest('GET', '/auth/api/v1/tenant', { as })).toEqual({ status: 200, body: { tenant: signup.body.tenant } });
+    expect(await rest('GET', '/auth/api/v1/tenant', { as })).toEqual({
+      status: 200,
+      body: { tenant: signup.body.tenant },
+    });
 
     const enroll = await rest('POST', '/auth/api/v1/tenant/mfa/enroll', { as });
-    expect(enroll).toEqual({ status: 200, body: { secret: expect.any(String), otpauth_url: expect.stringMatching(/^otpauth:\/\/totp\//) } });
+    expect(enroll).toEqual({
+      status: 200,
+      body: { secret: expect.any(String), otpauth_url: expect.stringMatching(/^otpauth:\/\/totp\//) },
+    });
     await awayFromStepBoundary();
-    expect(await rest('POST', '/auth/api/v1/tenant/mfa/verify', { as, body: { code: await totp(enroll.body.secret, -1) } })).toEqual({ status: 200, body: { mfa_enabled: true } });
+    expect(
+      await rest('POST', '/auth/api/v1/tenant/mfa/verify', { as, body: { code: await totp(enroll.body.secret, -1) } }),
+    ).toEqual({ status: 200, body: { mfa_enabled: true } });
     const noCode = await rest('POST', '/auth/api/v1/tenant/login', { body: { email, password } });
     expect(noCode).toMatchObject({ status: 401, body: { error: { code: 'MFA_REQUIRED' } } });
-    const withCode = await rest('POST', '/auth/api/v1/tenant/login', { body: { email, password, totp_code: await totp(enroll.body.secret, 0) } });
+    const withCode = await rest('POST', '/auth/api/v1/tenant/login', {
+      body: { email, password, totp_code: await totp(enroll.body.secret, 0) },
+    });
     expect(withCode.status).toBe(200);
     as = await principalOf(withCode.body.access_token);
-    expect(await rest('POST', '/auth/api/v1/tenant/mfa/disable', { as, body: { code: await totp(enroll.body.secret, 1) } })).toEqual({ status: 200, body: { mfa_enabled: false } });
+    expect(
+      await rest('POST', '/auth/api/v1/tenant/mfa/disable', { as, body: { code: await totp(enroll.body.secret, 1) } }),
+    ).toEqual({ status: 200, body: { mfa_enabled: false } });
 
     const created = await rest('POST', '/auth/api/v1/projects', { as, body: { name: 'Shop' } });
     expect(created).toEqual({
@@ -119,9 +158,18 @@ describe('tenant REST bodies', () => {
     const id: string = created.body.project.id;
 
     const list = await rest('GET', '/auth/api/v1/projects', { as, query: { first: '10' } });
-    expect(list).toEqual({ status: 200, body: { projects: [{ ...created.body.project, api_key: undefined, publishable_key: undefined }], next_cursor: null } });
+    expect(list).toEqual({
+      status: 200,
+      body: {
+        projects: [{ ...created.body.project, api_key: undefined, publishable_key: undefined }],
+        next_cursor: null,
+      },
+    });
     expect(list.body.projects[0]).not.toHaveProperty('api_key');
-    expect(await rest('GET', '/auth/api/v1/projects', { as, query: { first: 'ten' } })).toMatchObject({ status: 400, body: { error: { code: 'VALIDATION_FAILED' } } });
+    expect(await rest('GET', '/auth/api/v1/projects', { as, query: { first: 'ten' } })).toMatchObject({
+      status: 400,
+      body: { error: { code: 'VALIDATION_FAILED' } },
+    });
 
     expect(await rest('GET', `/auth/api/v1/projects/${id}`, { as })).toEqual({ status: 200, body: created.body });
     const renamed = await rest('PUT', `/auth/api/v1/projects/${id}`, { as, body: { name: 'Shop 2' } });
@@ -130,7 +178,9 @@ describe('tenant REST bodies', () => {
     expect(regenerated.status).toBe(200);
     expect(regenerated.body.project.api_key).not.toBe(created.body.project.api_key);
 
-    expect(await rest('POST', `/auth/api/v1/projects/${id}/publications`, { as, body: { table: 'orders', enabled: true } })).toEqual({
+    expect(
+      await rest('POST', `/auth/api/v1/projects/${id}/publications`, { as, body: { table: 'orders', enabled: true } }),
+    ).toEqual({
       status: 200,
       body: { publication: { table: 'orders', enabled: true, updated_at: expect.any(String) } },
     });
@@ -158,12 +208,31 @@ describe('tenant REST bodies', () => {
       },
     });
     const clientId: string = clients.body.oidc_clients[0].client_id;
-    const updated = await rest('PUT', `/auth/api/v1/projects/${id}/oidc-clients/${clientId}`, { as, body: { redirect_uris: ['https://app.example.com/cb'] } });
-    expect(updated).toMatchObject({ status: 200, body: { oidc_client: { client_id: clientId, name: 'Default client', redirect_uris: ['https://app.example.com/cb'] } } });
-    const madePublic = await rest('PUT', `/auth/api/v1/projects/${id}/oidc-clients/${clientId}`, { as, body: { public: true } });
-    expect(madePublic).toMatchObject({ status: 200, body: { oidc_client: { public: true, redirect_uris: ['https://app.example.com/cb'] } } });
-    expect(await rest('PUT', `/auth/api/v1/projects/${id}/oidc-clients/${clientId}`, { as, body: { public: 'yes' } })).toMatchObject({ status: 400 });
-    const badUri = await rest('PUT', `/auth/api/v1/projects/${id}/oidc-clients/${clientId}`, { as, body: { redirect_uris: ['https://app.example.com/cb#x'] } });
+    const updated = await rest('PUT', `/auth/api/v1/projects/${id}/oidc-clients/${clientId}`, {
+      as,
+      body: { redirect_uris: ['https://app.example.com/cb'] },
+    });
+    expect(updated).toMatchObject({
+      status: 200,
+      body: {
+        oidc_client: { client_id: clientId, name: 'Default client', redirect_uris: ['https://app.example.com/cb'] },
+      },
+    });
+    const madePublic = await rest('PUT', `/auth/api/v1/projects/${id}/oidc-clients/${clientId}`, {
+      as,
+      body: { public: true },
+    });
+    expect(madePublic).toMatchObject({
+      status: 200,
+      body: { oidc_client: { public: true, redirect_uris: ['https://app.example.com/cb'] } },
+    });
+    expect(
+      await rest('PUT', `/auth/api/v1/projects/${id}/oidc-clients/${clientId}`, { as, body: { public: 'yes' } }),
+    ).toMatchObject({ status: 400 });
+    const badUri = await rest('PUT', `/auth/api/v1/projects/${id}/oidc-clients/${clientId}`, {
+      as,
+      body: { redirect_uris: ['https://app.example.com/cb#x'] },
+    });
     expect(badUri).toMatchObject({ status: 400, body: { error: { code: 'VALIDATION_FAILED' } } });
     const rotated = await rest('POST', `/auth/api/v1/projects/${id}/oidc-clients/${clientId}/rotate-secret`, { as });
     expect(rotated.status).toBe(200);
@@ -187,8 +256,13 @@ describe('tenant REST bodies', () => {
     });
 
     expect(await rest('DELETE', `/auth/api/v1/projects/${id}`, { as })).toEqual({ status: 204, body: undefined });
-    expect(await rest('GET', `/auth/api/v1/projects/${id}`, { as })).toMatchObject({ status: 404, body: { error: { code: 'NOT_FOUND' } } });
+    expect(await rest('GET', `/auth/api/v1/projects/${id}`, { as })).toMatchObject({
+      status: 404,
+      body: { error: { code: 'NOT_FOUND' } },
+    });
     expect(await rest('POST', '/auth/api/v1/tenant/logout', { as })).toEqual({ status: 204, body: undefined });
-    expect((await h.authenticate({ token: withCode.body.access_token })).errors?.[0]?.extensions?.code).toBe('INVALID_TOKEN');
+    expect((await h.authenticate({ token: withCode.body.access_token })).errors?.[0]?.extensions?.code).toBe(
+      'INVALID_TOKEN',
+    );
   });
 });

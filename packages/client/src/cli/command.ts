@@ -26,7 +26,8 @@ export function flag(ctx: Ctx, name: string): string | undefined {
 
 /** Asks on the terminal (stderr); `secret` hides what is typed. Refused when stdin is not a terminal. */
 export async function ask(ctx: Ctx, question: string, secret = false): Promise<string> {
-  if (!ctx.out.io.errTty || !(process.stdin as { isTTY?: boolean }).isTTY) throw new CliError(`${question.replace(/:\s*$/, '')} is needed (no terminal to ask on: pass it as a flag)`);
+  if (!ctx.out.io.errTty || !(process.stdin as { isTTY?: boolean }).isTTY)
+    throw new CliError(`${question.replace(/:\s*$/, '')} is needed (no terminal to ask on: pass it as a flag)`);
   const rl = readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true });
   if (secret) {
     (rl as unknown as { _writeToOutput: (s: string) => void })._writeToOutput = (s: string) => {

@@ -16,7 +16,8 @@ export type Credentials = {
 /** The CLI's folder. */
 export function configDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.TESSERA_CONFIG_DIR) return env.TESSERA_CONFIG_DIR;
-  const base = env.XDG_CONFIG_HOME || (process.platform === 'win32' && env.APPDATA) || path.join(os.homedir(), '.config');
+  const base =
+    env.XDG_CONFIG_HOME || (process.platform === 'win32' && env.APPDATA) || path.join(os.homedir(), '.config');
   return path.join(base, 'tessera');
 }
 

@@ -33,7 +33,8 @@ export function createCtx(out: Output, flags: Flags, env: NodeJS.ProcessEnv): Ct
     flags,
     env,
     credentials: () => readCredentials(env),
-    url: () => (str('url') ?? env.TESSERA_URL ?? readCredentials(env)?.url ?? 'http://localhost:8080').replace(/\/+$/, ''),
+    url: () =>
+      (str('url') ?? env.TESSERA_URL ?? readCredentials(env)?.url ?? 'http://localhost:8080').replace(/\/+$/, ''),
     tenant() {
       if (tenant) return tenant;
       const creds = readCredentials(env);
@@ -55,7 +56,9 @@ export function createCtx(out: Output, flags: Flags, env: NodeJS.ProcessEnv): Ct
       const projects = await ctx.tenant().tenant.projects.list();
       if (projects.length === 1) return projects[0]!.id;
       throw new CliError(
-        projects.length === 0 ? 'No project yet: `tessera projects create <name>`' : 'Several projects: name one with --project <id> (or `tessera projects use <id>`)',
+        projects.length === 0
+          ? 'No project yet: `tessera projects create <name>`'
+          : 'Several projects: name one with --project <id> (or `tessera projects use <id>`)',
       );
     },
     project() {

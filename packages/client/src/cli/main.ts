@@ -101,7 +101,10 @@ export async function main(argv: string[], io: Io, env: NodeJS.ProcessEnv = proc
     return EXIT.OK;
   } catch (err) {
     const { code, message } = describeError(err);
-    if (out.json) io.stderr(`${JSON.stringify({ error: { message, exit_code: code, ...(err instanceof CliError ? {} : pick(err)) } })}\n`);
+    if (out.json)
+      io.stderr(
+        `${JSON.stringify({ error: { message, exit_code: code, ...(err instanceof CliError ? {} : pick(err)) } })}\n`,
+      );
     else io.stderr(`error: ${message}\n`);
     return code;
   }

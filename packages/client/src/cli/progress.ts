@@ -17,7 +17,10 @@ function human(bytes: number): string {
 export type Progress = { update: (done: number, total?: number) => void; finish: () => void };
 
 /** A bar labelled `label`; `unit` `bytes` shows sizes, `items` counts. */
-export function progressBar(write: (s: string) => void, opts: { label: string; unit: 'bytes' | 'items'; live: boolean; enabled: boolean }): Progress {
+export function progressBar(
+  write: (s: string) => void,
+  opts: { label: string; unit: 'bytes' | 'items'; live: boolean; enabled: boolean },
+): Progress {
   if (!opts.enabled) return { update: () => {}, finish: () => {} };
   let lastQuarter = -1;
   let last = '';

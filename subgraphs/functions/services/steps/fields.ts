@@ -3,7 +3,11 @@ import { compileTemplate, TemplateError, type Template } from '../templates.ts';
 import { StepFieldError, type StepDefinition } from './types.ts';
 
 /** Compiles `step[field]` as a template; a bad template is a StepFieldError at its path. */
-export function templateField(step: StepDefinition, field: string, opts: { required?: boolean; fallback?: unknown } = {}): Template {
+export function templateField(
+  step: StepDefinition,
+  field: string,
+  opts: { required?: boolean; fallback?: unknown } = {},
+): Template {
   const value = step[field];
   if (value === undefined) {
     if (opts.required) throw new StepFieldError(field, 'is required');

@@ -17,7 +17,8 @@ function checkUrl(raw: unknown, field: string): URL {
   } catch {
     url = undefined;
   }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new StepFieldError(field, 'must be an absolute http or https URL');
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    throw new StepFieldError(field, 'must be an absolute http or https URL');
   return url;
 }
 
@@ -28,25 +29,42 @@ export const httpStep: StepKind = {
   prepare(step) {
     const request = objectField(step, 'request');
     if (!request) throw new StepFieldError('request', 'is required: {method, url, headers?, body?, timeout_ms?}');
-    for (const key of Object.keys(request)) if (!REQUEST_FIELDS.includes(key)) throw new StepFieldError(`request.${key}`, `is not a request field (${REQUEST_FIELDS.join(', ')})`);
-    if (typeof request.url !== 'string' || request.url === '') throw new StepFieldError('request.url', 'is required (a URL, may contain {{ }})');
+    for (const key of Object.keys(request))
+      if (!REQUEST_FIELDS.includes(key))
+        throw new StepFieldError(`request.${key}`, `is not a request field (${REQUEST_FIELDS.join(', ')})`);
+    if (typeof request.url !== 'string' || request.url === '')
+      throw new StepFieldError('request.url', 'is required (a URL, may contain {{ }})');
     if (!request.url.includes('{{')) checkUrl(request.url, 'request.url');
     const method = request.method ?? 'GET';
-    if (typeof method !== 'string' || (!method.includes('{{') && !METHODS.includes(method.toUpperCase()))) throw new StepFieldError('request.method', `must be one of ${METHODS.join(', ')}`);
+    if (typeof method !== 'string' || (!method.includes('{{') && !METHODS.includes(method.toUpperCase())))
+      throw new StepFieldError('request.method', `must be one of ${METHODS.join(', ')}`);
     const timeout = request.timeout_ms ?? HTTP_TIMEOUT_DEFAULT_MS;
     if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > HTTP_TIMEOUT_MAX_MS) {
       throw new StepFieldError('request.timeout_ms', `must be a whole number from 1 to ${HTTP_TIMEOUT_MAX_MS}`);
     }
-    if (request.headers !== undefined && (request.headers === null || typeof request.headers !== 'object' || Array.isArray(request.headers))) {
+    if (
+      request.headers !== undefined &&
+      (request.headers === null || typeof request.headers !== 'object' || Array.isArray(request.headers))
+    ) {
       throw new StepFieldError('request.headers', 'must be an object of header names to values');
     }
     const template = compileChecked({ ...request, method, timeout_ms: timeout }, 'request');
     return {
       templates: { request: template },
       async run(resolved, ctx) {
-        const r = resolved.request as { method: unknown; url: unknown; headers?: unknown; body?: unknown; timeout_ms: number };
+        const r = resolved.request as {
+          method: unknown;
+          url: unknown;
+          headers?: unknown;
+          body?: unknown;
+          timeout_ms: number;
+        };
         const m = String(r.method).toUpperCase();
-        if (!METHODS.includes(m)) throw new StepFailure('BAD_REQUEST', `request.method "${String(r.method)}" is not one of ${METHODS.join(', ')}`);
+        if (!METHODS.includes(m))
+          throw new StepFailure(
+            'BAD_REQUEST',
+            `request.method "${String(r.method)}" is not one of ${METHODS.join(', ')}`,
+          );
         let url: URL;
         try {
           url = checkUrl(r.url, 'request.url');
@@ -76,7 +94,8 @@ export const httpStep: StepKind = {
           if (e.refused) throw new StepFailure('HTTP_REFUSED', e.message, false);
           throw new StepFailure('HTTP_ERROR', `${m} ${url.origin}${url.pathname}: ${e.message}`, true);
         }
-        if (res.status === 429 || res.status >= 500) throw new StepFailure('HTTP_ERROR', `${m} ${url.origin}${url.pathname} answered ${res.status}`, true);
+        if (res.status === 429 || res.status >= 500)
+          throw new StepFailure('HTTP_ERROR', `${m} ${url.origin}${url.pathname} answered ${res.status}`, true);
         return { body: res.body, status: res.status, headers: res.headers };
       },
     };

@@ -10,7 +10,8 @@ export const invokeStep: StepKind = {
   description: '`function` (a name), `input` (a template; default: this input), `async` (queue it and go on)',
   fields: ['function', 'input', 'async'],
   prepare(step) {
-    if (typeof step.function !== 'string' || step.function.trim() === '') throw new StepFieldError('function', 'is required: the name of a function of this project');
+    if (typeof step.function !== 'string' || step.function.trim() === '')
+      throw new StepFieldError('function', 'is required: the name of a function of this project');
     const async = booleanField(step, 'async', false);
     const templates = {
       function: templateField(step, 'function', { required: true }),
@@ -20,7 +21,11 @@ export const invokeStep: StepKind = {
       templates,
       async run(resolved, ctx) {
         try {
-          return (await ctx.deps.invoke(ctx, { function: String(resolved.function), input: resolved.input ?? null, async })) as { body: unknown };
+          return (await ctx.deps.invoke(ctx, {
+            function: String(resolved.function),
+            input: resolved.input ?? null,
+            async,
+          })) as { body: unknown };
         } catch (err) {
           if (err instanceof StepFailure) throw err;
           throw new StepFailure('INVOKE_FAILED', (err as Error).message);

@@ -7,7 +7,13 @@ import type { RouterClient } from '../../../../platform/subgraph.ts';
 import type { Template } from '../templates.ts';
 
 /** A step as saved: `{name, kind, when?, return?, retries?, ...fields of the kind}`. */
-export type StepDefinition = { name: string; kind: string; when?: unknown; return?: boolean; retries?: number } & Record<string, unknown>;
+export type StepDefinition = {
+  name: string;
+  kind: string;
+  when?: unknown;
+  return?: boolean;
+  retries?: number;
+} & Record<string, unknown>;
 
 /** A problem with one field of a step; the definition check turns it into VALIDATION_FAILED {step, field}. */
 export class StepFieldError extends Error {
@@ -58,11 +64,25 @@ export type StepDeps = {
   /** Operations on other domains (e.g. the data API's GraphQL), as the function's project. */
   router: RouterClient;
   /** Outbound HTTP through the address check. */
-  http: (req: { method: string; url: URL; headers: Record<string, string>; body: string | undefined; timeoutMs: number; signal: AbortSignal }) => Promise<{ status: number; headers: Record<string, string>; body: unknown }>;
+  http: (req: {
+    method: string;
+    url: URL;
+    headers: Record<string, string>;
+    body: string | undefined;
+    timeoutMs: number;
+    signal: AbortSignal;
+  }) => Promise<{ status: number; headers: Record<string, string>; body: unknown }>;
   /** Renders a project's e-mail template and queues it (unless dry run). */
-  email: (projectId: string, mail: { template: string; to: string[]; variables: Record<string, unknown> }, dryRun: boolean) => Promise<Record<string, unknown>>;
+  email: (
+    projectId: string,
+    mail: { template: string; to: string[]; variables: Record<string, unknown> },
+    dryRun: boolean,
+  ) => Promise<Record<string, unknown>>;
   /** Runs another function of the project: synchronously (its output) or asynchronously (its execution id). */
-  invoke: (ctx: StepRunContext, call: { function: string; input: unknown; async: boolean }) => Promise<{ body: unknown } & Record<string, unknown>>;
+  invoke: (
+    ctx: StepRunContext,
+    call: { function: string; input: unknown; async: boolean },
+  ) => Promise<{ body: unknown } & Record<string, unknown>>;
 };
 
 /** A step checked and compiled at save time, ready to run many times. */

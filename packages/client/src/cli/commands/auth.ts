@@ -4,7 +4,6 @@ import { ask, flag, type Command } from '../command.ts';
 import { readCredentials, removeCredentials, writeCredentials, credentialsFile } from '../config.ts';
 import { CliError, EXIT } from '../output.ts';
 
-
 export const login: Command = {
   name: 'login',
   summary: 'Sign in to a Tessera account (credentials kept in your config folder, mode 0600)',
@@ -28,7 +27,16 @@ export const login: Command = {
       session = await client.tenant.login({ email, password, totpCode });
     }
     const previous = readCredentials(ctx.env);
-    writeCredentials({ url, email, accessToken: session.access_token, refreshToken: session.refresh_token, project: previous?.url === url && previous.email === email ? previous.project : undefined }, ctx.env);
+    writeCredentials(
+      {
+        url,
+        email,
+        accessToken: session.access_token,
+        refreshToken: session.refresh_token,
+        project: previous?.url === url && previous.email === email ? previous.project : undefined,
+      },
+      ctx.env,
+    );
     ctx.out.result({ email, url, tenant: session.tenant }, `Logged in to ${url} as ${email}`);
   },
 };
@@ -39,7 +47,10 @@ export const logout: Command = {
   usage: ['logout'],
   async run(ctx) {
     if (!readCredentials(ctx.env)) throw new CliError('Not logged in', EXIT.AUTH);
-    await ctx.tenant().tenant.logout().catch(() => undefined);
+    await ctx
+      .tenant()
+      .tenant.logout()
+      .catch(() => undefined);
     removeCredentials(ctx.env);
     ctx.out.result({ logged_out: true }, 'Logged out');
   },
@@ -51,6 +62,9 @@ export const whoami: Command = {
   usage: ['whoami'],
   async run(ctx) {
     const me = await ctx.tenant().tenant.me();
-    ctx.out.result({ ...me, url: ctx.url(), credentials: credentialsFile(ctx.env) }, `${me.email} (${me.plan.name} plan) at ${ctx.url()}${me.mfa_enabled ? ', MFA on' : ''}`);
+    ctx.out.result(
+      { ...me, url: ctx.url(), credentials: credentialsFile(ctx.env) },
+      `${me.email} (${me.plan.name} plan) at ${ctx.url()}${me.mfa_enabled ? ', MFA on' : ''}`,
+    );
   },
 };

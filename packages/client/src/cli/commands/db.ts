@@ -11,25 +11,63 @@ export const db: Command = {
     const sub = args[0];
     if (sub !== 'sql') throw new CliError(sub ? `Unknown: db ${sub}` : 'Missing: db sql <file|->');
     const source = arg(args, 1, 'file or -');
-    const sql = source === '-' ? await ctx.readStdin() : fs.existsSync(source) ? fs.readFileSync(source, 'utf8') : undefined;
+    const sql =
+      source === '-' ? await ctx.readStdin() : fs.existsSync(source) ? fs.readFileSync(source, 'utf8') : undefined;
     if (sql === undefined) throw new CliError(`No such file: ${source} (give a file, or - to read stdin)`);
     const params = flag(ctx, 'params') === undefined ? [] : json(flag(ctx, 'params')!, '--params');
     if (!Array.isArray(params)) throw new CliError('--params takes a JSON array');
     const r = await (await ctx.project()).data.sql(sql.trim().replace(/;\s*$/, ''), params);
-    ctx.out.result(r, () => (r.fields.length > 0 ? `${table(r.rows, r.fields.map((f) => f.name))}\n(${r.rows.length} rows)` : `OK (${r.rowCount ?? 0} rows)`));
+    ctx.out.result(r, () =>
+      r.fields.length > 0
+        ? `${table(
+            r.rows,
+            r.fields.map((f) => f.name),
+          )}\n(${r.rows.length} rows)`
+        : `OK (${r.rowCount ?? 0} rows)`,
+    );
   },
 };
 
-type Column = { table_name: string; column_name: string; udt_name: string; data_type: string; is_nullable: string; column_default: string | null; table_type: string };
+type Column = {
+  table_name: string;
+  column_name: string;
+  udt_name: string;
+  data_type: string;
+  is_nullable: string;
+  column_default: string | null;
+  table_type: string;
+};
 
 const TYPES: Record<string, string> = {
-  int2: 'number', int4: 'number', float4: 'number', float8: 'number', oid: 'number',
-  int8: 'string', numeric: 'string', money: 'string',
+  int2: 'number',
+  int4: 'number',
+  float4: 'number',
+  float8: 'number',
+  oid: 'number',
+  int8: 'string',
+  numeric: 'string',
+  money: 'string',
   bool: 'boolean',
-  json: 'Json', jsonb: 'Json',
-  text: 'string', varchar: 'string', bpchar: 'string', name: 'string', uuid: 'string', citext: 'string', inet: 'string', cidr: 'string', macaddr: 'string',
-  date: 'string', time: 'string', timetz: 'string', timestamp: 'string', timestamptz: 'string', interval: 'string', bytea: 'string',
-  vector: 'number[]', tsvector: 'string',
+  json: 'Json',
+  jsonb: 'Json',
+  text: 'string',
+  varchar: 'string',
+  bpchar: 'string',
+  name: 'string',
+  uuid: 'string',
+  citext: 'string',
+  inet: 'string',
+  cidr: 'string',
+  macaddr: 'string',
+  date: 'string',
+  time: 'string',
+  timetz: 'string',
+  timestamp: 'string',
+  timestamptz: 'string',
+  interval: 'string',
+  bytea: 'string',
+  vector: 'number[]',
+  tsvector: 'string',
 };
 
 const ident = (s: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(s) ? s : JSON.stringify(s));
@@ -61,7 +99,10 @@ export function typesOf(columns: Column[]): string {
   for (const [name, cols] of [...tables.entries()].sort(([a], [b]) => a.localeCompare(b))) {
     if (cols[0]!.table_type !== 'BASE TABLE') continue;
     lines.push(`  ${ident(name)}: {`);
-    for (const c of cols) lines.push(`    ${ident(c.column_name)}${c.column_default !== null || c.is_nullable === 'YES' ? '?' : ''}: ${tsType(c)};`);
+    for (const c of cols)
+      lines.push(
+        `    ${ident(c.column_name)}${c.column_default !== null || c.is_nullable === 'YES' ? '?' : ''}: ${tsType(c)};`,
+      );
     lines.push('  };');
   }
   lines.push('};', '');
@@ -74,7 +115,9 @@ export const gen: Command = {
   usage: ['gen types [--output FILE]'],
   async run(ctx, args) {
     if (args[0] !== 'types') throw new CliError(args[0] ? `Unknown: gen ${args[0]}` : 'Missing: gen types');
-    const r = await (await ctx.project()).data.sql(
+    const r = await (
+      await ctx.project()
+    ).data.sql(
       `select c.table_name, c.column_name, c.udt_name, c.data_type, c.is_nullable, c.column_default, t.table_type
          from information_schema.columns c
          join information_schema.tables t on t.table_schema = c.table_schema and t.table_name = c.table_name
@@ -85,7 +128,10 @@ export const gen: Command = {
     const output = flag(ctx, 'output');
     if (output) {
       fs.writeFileSync(output, text);
-      ctx.out.result({ output, tables: new Set((r.rows as Column[]).map((c) => c.table_name)).size }, `Wrote ${output}`);
+      ctx.out.result(
+        { output, tables: new Set((r.rows as Column[]).map((c) => c.table_name)).size },
+        `Wrote ${output}`,
+      );
     } else if (ctx.out.json) ctx.out.result({ types: text }, '');
     else ctx.out.io.stdout(text);
   },

@@ -6,7 +6,10 @@ import { CliError, table } from '../output.ts';
 
 function stepLog(events: ExecutionEvent[]): string {
   return events
-    .map((e) => `  #${e.seq} ${e.step} (${e.kind}) ${e.type}${e.duration_ms !== null && e.duration_ms !== undefined ? ` ${e.duration_ms} ms` : ''}${e.error ? `: ${JSON.stringify(e.error)}` : ''}`)
+    .map(
+      (e) =>
+        `  #${e.seq} ${e.step} (${e.kind}) ${e.type}${e.duration_ms !== null && e.duration_ms !== undefined ? ` ${e.duration_ms} ms` : ''}${e.error ? `: ${JSON.stringify(e.error)}` : ''}`,
+    )
     .join('\n');
 }
 
@@ -27,11 +30,15 @@ async function tail(ctx: Ctx): Promise<void> {
   const started = Date.now();
   let stop = false;
   process.once('SIGINT', () => (stop = true));
-  ctx.out.note(`Waiting for executions${flag(ctx, 'function') ? ` of ${flag(ctx, 'function')}` : ''} (Ctrl-C to stop)...`);
+  ctx.out.note(
+    `Waiting for executions${flag(ctx, 'function') ? ` of ${flag(ctx, 'function')}` : ''} (Ctrl-C to stop)...`,
+  );
   while (!stop && seen.size < limit && Date.now() - started < timeoutMs) {
     const page = await fns.executions.list({ function: flag(ctx, 'function'), since, first: 50 });
     // Finished runs only, oldest first: a running one is shown once it is over, with its whole log.
-    const done = page.executions.filter((x) => !seen.has(x.id) && (x.status === 'succeeded' || x.status === 'failed')).reverse();
+    const done = page.executions
+      .filter((x) => !seen.has(x.id) && (x.status === 'succeeded' || x.status === 'failed'))
+      .reverse();
     for (const x of done) {
       if (seen.size >= limit) break;
       seen.add(x.id);
@@ -56,12 +63,29 @@ export const executions: Command = {
     const api = (await ctx.project()).functions.executions;
     if (sub === 'list') {
       const first = flag(ctx, 'first');
-      const page = await api.list({ function: flag(ctx, 'function'), status: flag(ctx, 'status'), first: first === undefined ? 20 : Number(first) });
-      ctx.out.result(page.executions, () => table(page.executions as unknown as Record<string, unknown>[], ['id', 'function', 'status', 'trigger', 'duration_ms', 'created_at']));
+      const page = await api.list({
+        function: flag(ctx, 'function'),
+        status: flag(ctx, 'status'),
+        first: first === undefined ? 20 : Number(first),
+      });
+      ctx.out.result(page.executions, () =>
+        table(page.executions as unknown as Record<string, unknown>[], [
+          'id',
+          'function',
+          'status',
+          'trigger',
+          'duration_ms',
+          'created_at',
+        ]),
+      );
     } else if (sub === 'show') {
       const id = arg(args, 1, 'id');
       const [x, events] = await Promise.all([api.get(id), api.events(id)]);
-      ctx.out.result({ ...x, events }, () => `${summary(x)}\ninput:  ${JSON.stringify(x.input)}\noutput: ${JSON.stringify(x.output)}${x.error ? `\nerror:  ${JSON.stringify(x.error)}` : ''}\nsteps:\n${stepLog(events)}`);
+      ctx.out.result(
+        { ...x, events },
+        () =>
+          `${summary(x)}\ninput:  ${JSON.stringify(x.input)}\noutput: ${JSON.stringify(x.output)}${x.error ? `\nerror:  ${JSON.stringify(x.error)}` : ''}\nsteps:\n${stepLog(events)}`,
+      );
     } else throw new CliError(`Unknown: executions ${sub}`);
   },
 };

@@ -17,7 +17,13 @@ export function readDefinitions(target: string): { file: string; def: FunctionIn
   } catch {
     throw new CliError(`No such file or folder: ${target}`);
   }
-  const files = stat.isDirectory() ? fs.readdirSync(target).filter((f) => DEFINITION.test(f)).sort().map((f) => path.join(target, f)) : [target];
+  const files = stat.isDirectory()
+    ? fs
+        .readdirSync(target)
+        .filter((f) => DEFINITION.test(f))
+        .sort()
+        .map((f) => path.join(target, f))
+    : [target];
   if (files.length === 0) throw new CliError(`No .json, .yaml or .yml definitions in ${target}`);
   return files.flatMap((file) => {
     const text = fs.readFileSync(file, 'utf8');
@@ -29,7 +35,8 @@ export function readDefinitions(target: string): { file: string; def: FunctionIn
     }
     const defs = Array.isArray(value) ? value : [value];
     return defs.map((def, i) => {
-      if (!def || typeof def !== 'object' || typeof (def as { name?: unknown }).name !== 'string') throw new CliError(`${file}${defs.length > 1 ? ` [${i}]` : ''}: a definition needs a name`);
+      if (!def || typeof def !== 'object' || typeof (def as { name?: unknown }).name !== 'string')
+        throw new CliError(`${file}${defs.length > 1 ? ` [${i}]` : ''}: a definition needs a name`);
       return { file, def: def as FunctionInput };
     });
   });
@@ -49,7 +56,12 @@ export const functions: Command = {
     if (sub === 'deploy') {
       const defs = readDefinitions(arg(args, 1, 'file or folder'));
       const fns = (await ctx.project()).functions;
-      const bar = progressBar(ctx.out.io.stderr, { label: 'deploying', unit: 'items', live: ctx.out.io.errTty, enabled: ctx.env.TESSERA_PROGRESS === '1' || (ctx.out.io.errTty && !ctx.out.json) });
+      const bar = progressBar(ctx.out.io.stderr, {
+        label: 'deploying',
+        unit: 'items',
+        live: ctx.out.io.errTty,
+        enabled: ctx.env.TESSERA_PROGRESS === '1' || (ctx.out.io.errTty && !ctx.out.json),
+      });
       const done: { name: string; id: string; version: number; created: boolean; file: string }[] = [];
       bar.update(0, defs.length);
       try {
@@ -57,25 +69,44 @@ export const functions: Command = {
           const r = await fns.deploy(def).catch((err: Error) => {
             throw Object.assign(err, { message: `${path.basename(file)} (${def.name}): ${err.message}` });
           });
-          done.push({ name: r.function.name, id: r.function.id, version: r.function.version, created: r.created, file });
+          done.push({
+            name: r.function.name,
+            id: r.function.id,
+            version: r.function.version,
+            created: r.created,
+            file,
+          });
           bar.update(done.length, defs.length);
         }
       } finally {
         bar.finish();
       }
-      ctx.out.result(done, () => done.map((d) => `${d.created ? 'created' : 'updated'} ${d.name} (version ${d.version})`).join('\n'));
+      ctx.out.result(done, () =>
+        done.map((d) => `${d.created ? 'created' : 'updated'} ${d.name} (version ${d.version})`).join('\n'),
+      );
     } else if (sub === 'list') {
       const page = await (await ctx.project()).functions.list({ first: 100 });
-      ctx.out.result(page.functions, () => table(page.functions.map((f) => ({ ...f, steps: (f.steps as unknown[]).length })), ['name', 'id', 'public', 'version', 'steps', 'updated_at']));
+      ctx.out.result(page.functions, () =>
+        table(
+          page.functions.map((f) => ({ ...f, steps: (f.steps as unknown[]).length })),
+          ['name', 'id', 'public', 'version', 'steps', 'updated_at'],
+        ),
+      );
     } else if (sub === 'invoke') {
       const name = arg(args, 1, 'name');
       let input: unknown;
       const data = flag(ctx, 'data');
       const file = flag(ctx, 'data-file');
       if (data !== undefined) input = json(data, '--data');
-      else if (file !== undefined) input = json(file === '-' ? await ctx.readStdin() : fs.readFileSync(file, 'utf8'), '--data-file');
-      const r = await (await ctx.project()).functions.invoke(name, input, { async: ctx.flags.async === true, dryRun: ctx.flags['dry-run'] === true });
-      ctx.out.result({ status: r.status, execution_id: r.executionId ?? null, output: r.data }, () => `${JSON.stringify(r.data, null, 2)}`);
+      else if (file !== undefined)
+        input = json(file === '-' ? await ctx.readStdin() : fs.readFileSync(file, 'utf8'), '--data-file');
+      const r = await (
+        await ctx.project()
+      ).functions.invoke(name, input, { async: ctx.flags.async === true, dryRun: ctx.flags['dry-run'] === true });
+      ctx.out.result(
+        { status: r.status, execution_id: r.executionId ?? null, output: r.data },
+        () => `${JSON.stringify(r.data, null, 2)}`,
+      );
     } else if (sub === 'delete') {
       const name = arg(args, 1, 'name');
       const fns = (await ctx.project()).functions;
@@ -101,7 +132,8 @@ export const secrets: Command = {
     } else if (sub === 'set') {
       let name = arg(args, 1, 'name');
       let value = args[2];
-      if (value === undefined && name.includes('=')) [name, value] = [name.slice(0, name.indexOf('=')), name.slice(name.indexOf('=') + 1)];
+      if (value === undefined && name.includes('='))
+        [name, value] = [name.slice(0, name.indexOf('=')), name.slice(name.indexOf('=') + 1)];
       if (ctx.flags['value-stdin'] === true) value = (await ctx.readStdin()).replace(/\r?\n$/, '');
       if (value === undefined) throw new CliError('Missing <value> (or NAME=VALUE, or --value-stdin)');
       const s = await api.set(name, value);

@@ -6,17 +6,31 @@ import { CliError, EXIT, table } from '../output.ts';
 export const projects: Command = {
   name: 'projects',
   summary: 'List, create, rename, delete projects; choose the default one',
-  usage: ['projects list', 'projects create <name>', 'projects rename <id> <name>', 'projects delete <id> [--yes]', 'projects use <id>'],
+  usage: [
+    'projects list',
+    'projects create <name>',
+    'projects rename <id> <name>',
+    'projects delete <id> [--yes]',
+    'projects use <id>',
+  ],
   async run(ctx, args) {
     const api = ctx.tenant().tenant;
     const sub = args[0] ?? 'list';
     if (sub === 'list') {
       const list = await api.projects.list();
       const current = readCredentials(ctx.env)?.project;
-      ctx.out.result(list, () => table(list.map((p) => ({ ...p, default: p.id === current ? '*' : '' })), ['default', 'id', 'name', 'api_key_prefix', 'publishable_key_prefix', 'created_at']));
+      ctx.out.result(list, () =>
+        table(
+          list.map((p) => ({ ...p, default: p.id === current ? '*' : '' })),
+          ['default', 'id', 'name', 'api_key_prefix', 'publishable_key_prefix', 'created_at'],
+        ),
+      );
     } else if (sub === 'create') {
       const p = await api.projects.create(arg(args, 1, 'name'));
-      ctx.out.result(p, `Created project ${p.name} (${p.id})\n  secret key:      ${p.api_key}\n  publishable key: ${p.publishable_key}`);
+      ctx.out.result(
+        p,
+        `Created project ${p.name} (${p.id})\n  secret key:      ${p.api_key}\n  publishable key: ${p.publishable_key}`,
+      );
     } else if (sub === 'rename') {
       const p = await api.projects.rename(arg(args, 1, 'id'), arg(args, 2, 'name'));
       ctx.out.result(p, `Renamed ${p.id} to ${p.name}`);
@@ -44,13 +58,22 @@ export const keys: Command = {
     const sub = args[0] ?? 'show';
     if (sub === 'show') {
       const p = await api.projects.get(id);
-      ctx.out.result({ project_id: p.id, api_key: p.api_key, publishable_key: p.publishable_key }, `project:         ${p.id}\nsecret key:      ${p.api_key}\npublishable key: ${p.publishable_key}`);
+      ctx.out.result(
+        { project_id: p.id, api_key: p.api_key, publishable_key: p.publishable_key },
+        `project:         ${p.id}\nsecret key:      ${p.api_key}\npublishable key: ${p.publishable_key}`,
+      );
     } else if (sub === 'regenerate') {
       const publishable = ctx.flags.publishable === true;
-      await confirm(ctx, `Replace the ${publishable ? 'publishable' : 'secret'} key of ${id} (the old one stops working at once)`);
+      await confirm(
+        ctx,
+        `Replace the ${publishable ? 'publishable' : 'secret'} key of ${id} (the old one stops working at once)`,
+      );
       const p = publishable ? await api.projects.regeneratePublishableKey(id) : await api.projects.regenerateKey(id);
       const key = publishable ? p.publishable_key : p.api_key;
-      ctx.out.result({ project_id: p.id, [publishable ? 'publishable_key' : 'api_key']: key }, `New ${publishable ? 'publishable' : 'secret'} key: ${key}`);
+      ctx.out.result(
+        { project_id: p.id, [publishable ? 'publishable_key' : 'api_key']: key },
+        `New ${publishable ? 'publishable' : 'secret'} key: ${key}`,
+      );
     } else throw new CliError(`Unknown: keys ${sub}`);
   },
 };
@@ -69,7 +92,12 @@ export const clients: Command = {
     const sub = args[0] ?? 'list';
     if (sub === 'list') {
       const list = await api.clients.list(id);
-      ctx.out.result(list, () => table(list.map((c) => ({ ...c, redirect_uris: c.redirect_uris.join(' ') })), ['client_id', 'name', 'public', 'redirect_uris']));
+      ctx.out.result(list, () =>
+        table(
+          list.map((c) => ({ ...c, redirect_uris: c.redirect_uris.join(' ') })),
+          ['client_id', 'name', 'public', 'redirect_uris'],
+        ),
+      );
     } else if (sub === 'update') {
       const clientId = arg(args, 1, 'client_id');
       const change: Record<string, unknown> = {};
@@ -81,10 +109,15 @@ export const clients: Command = {
         change.public = pub === 'true';
       }
       const scopes = flag(ctx, 'scopes');
-      if (scopes !== undefined) change.allowed_scopes = scopes.split(',').map((s) => s.trim()).filter(Boolean);
+      if (scopes !== undefined)
+        change.allowed_scopes = scopes
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
       const name = flag(ctx, 'name');
       if (name !== undefined) change.name = name;
-      if (Object.keys(change).length === 0) throw new CliError('Nothing to change: give --redirect-uri, --public, --scopes or --name');
+      if (Object.keys(change).length === 0)
+        throw new CliError('Nothing to change: give --redirect-uri, --public, --scopes or --name');
       const c = await api.clients.update(id, clientId, change as never);
       ctx.out.result(c, `Updated client ${c.client_id}`);
     } else if (sub === 'rotate-secret') {
