@@ -149,13 +149,17 @@ describe('split mode, traced and measured', () => {
         const db = spans.some(
           (s) => s.attributes['db.system'] === 'postgresql' || s.attributes['db.system.name'] === 'postgresql',
         );
+        // Each process exports in its own batches, so a child can arrive before its parent: wait for the whole tree.
+        const ids = new Set(spans.map((s) => s.spanId));
+        const complete = spans.every((s) => s === root || (s.parentSpanId && ids.has(s.parentSpanId)));
         return services.has('tessera-router') &&
           (services.has('tessera-storage') || services.has('tessera-tenant')) &&
-          db
+          db &&
+          complete
           ? spans
           : undefined;
       },
-      { message: 'spans of the router, a subgraph and PostgreSQL in the same trace' },
+      { message: 'spans of the router, a subgraph and PostgreSQL in one complete tree', timeoutMs: 30_000 },
     );
     const services = new Set(trace.map((s) => s.service));
     expect(services.size).toBeGreaterThanOrEqual(3);
