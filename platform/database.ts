@@ -142,6 +142,7 @@ export async function openSubgraphDatabase(opts: {
     // Several instances start at once in a deployment (replicas, a rolling update): one migrates at a time,
     // the others then find nothing left to do. A session lock on its own connection, released at the end.
     const lock = new pg.Client({ connectionString: opts.url });
+    lock.on('error', () => {}); // a lost connection fails the migration under way, which is thrown
     await lock.connect();
     try {
       await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);

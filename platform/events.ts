@@ -11,6 +11,7 @@ import pg from 'pg';
 import { backoffMs } from './backoff.ts';
 import type { Logger } from './logger.ts';
 import { createLoop } from './loop.ts';
+import { createPgPool } from './pg-pool.ts';
 
 /** A storage object as its events describe it. */
 export type StorageObjectEvent = {
@@ -64,6 +65,7 @@ const CHANNEL = 'tessera_events';
 /** Creates the outbox tables if they are missing (serialised by an advisory lock). */
 export async function ensureEventTables(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
+  client.on('error', () => {}); // a lost connection fails the statement under way, which is thrown below
   await client.connect();
   try {
     await client.query('begin');
@@ -155,9 +157,8 @@ export async function startEventConsumer(opts: {
   pollMs?: number;
 }): Promise<EventConsumer> {
   const log = opts.logger.child({ consumer: opts.name });
-  const pool = new pg.Pool({ connectionString: opts.url, max: 1 });
-  // An idle connection dropped by the server (restart, database dropped) must not crash the process.
-  pool.on('error', (err) => log.warn({ err: err.message }, 'event consumer connection lost'));
+  // A connection dropped by the server (restart, database dropped) must not crash the process.
+  const pool = createPgPool({ connectionString: opts.url, max: 1 }, log, 'event consumer');
   let stopped = false;
 
   /** One batch of up to 100 events in one transaction; answers whether more may be waiting. */

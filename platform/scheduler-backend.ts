@@ -5,9 +5,9 @@
 import type { AgendaBackend } from 'agenda';
 import { PostgresBackend } from '@agendajs/postgres-backend';
 import { MongoBackend } from '@agendajs/mongo-backend';
-import pg from 'pg';
 import type { Logger } from './logger.ts';
 import { trackPool, untrackPool } from './metrics.ts';
+import { createPgPool } from './pg-pool.ts';
 
 export type SchedulerBackend = { kind: 'postgresql' | 'mongodb'; backend: AgendaBackend; close: () => Promise<void> };
 
@@ -23,10 +23,9 @@ export function createSchedulerBackend(url: string, name: string, log: Logger): 
     const backend = new MongoBackend({ address: url, collection: 'agendaJobs', ensureIndex: true });
     return { kind: 'mongodb', backend, close: async () => await backend.disconnect().catch(() => {}) };
   }
-  // Our own pool, so an idle connection dropped by the server (restart, admin command) is logged instead of
-  // crashing the process as an unhandled 'error' event.
-  const pool = new pg.Pool({ connectionString: url });
-  pool.on('error', (err) => log.warn({ err }, 'scheduler database connection lost'));
+  // Our own pool, so a connection dropped by the server (restart, admin command) is logged instead of crashing the
+  // process as an unhandled 'error' event.
+  const pool = createPgPool({ connectionString: url }, log, 'scheduler');
   trackPool(`scheduler:${name}`, pool);
   const backend = new PostgresBackend({ pool });
   return {

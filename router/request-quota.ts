@@ -10,6 +10,7 @@ import type { Principal } from '../platform/auth.ts';
 import type { Logger } from '../platform/logger.ts';
 import { publishBroadcastNow, startBroadcastListener, type BroadcastListener } from '../platform/broadcast.ts';
 import type { PlanLimitsReader } from '../platform/plan-limits.ts';
+import { createPgPool } from '../platform/pg-pool.ts';
 
 const WINDOW_MS = 60_000;
 const SHARE_EVERY_MS = 1_000;
@@ -54,8 +55,11 @@ export async function startRequestQuota(opts: {
       for (const [projectId, n] of Object.entries(m.counts))
         if (typeof n === 'number') countOf(projectId, m.window).remote += n;
     });
-    pool = new pg.Pool({ connectionString: opts.broadcastUrl, max: 1, application_name: 'tessera-request-quota' });
-    pool.on('error', (err) => opts.logger.warn({ err: err.message }, 'request quota: idle connection failed'));
+    pool = createPgPool(
+      { connectionString: opts.broadcastUrl, max: 1, application_name: 'tessera-request-quota' },
+      opts.logger,
+      'request quota',
+    );
     timer = setInterval(() => {
       const window = windowOf();
       const batch: Record<string, number> = {};

@@ -1,6 +1,5 @@
 // The data subgraph's services: provisioning of each project's database and roles, the pools that reach
 // them, the live catalog, the nine actions and realtime.
-import pg from 'pg';
 import { createSecretBox } from '../../../platform/crypto.ts';
 import { AppError } from '../../../platform/errors.ts';
 import { graphqlLimitsOf } from '../../../platform/graphql-limits.ts';
@@ -14,6 +13,7 @@ import { schemaNameOf } from './names.ts';
 import { budgetFor, createProjectPools } from './pools.ts';
 import { createProvisioning } from './provisioning.ts';
 import { createRealtime } from './realtime.ts';
+import { createPgPool } from '../../../platform/pg-pool.ts';
 
 export type DataServices = Awaited<ReturnType<typeof createDataServices>>;
 
@@ -29,8 +29,11 @@ const PLATFORM_RESERVE = 60;
 /** Creates the data services over the platform database (and the projects' server, by default the same). */
 export async function createDataServices({ config, logger, databaseUrl, router }: SubgraphDeps) {
   const log = logger.child({ component: 'data' });
-  const admin = new pg.Pool({ connectionString: databaseUrl, max: 4, application_name: 'tessera-data-admin' });
-  admin.on('error', (err) => log.warn({ err: err.message }, 'data: idle admin connection failed'));
+  const admin = createPgPool(
+    { connectionString: databaseUrl, max: 4, application_name: 'tessera-data-admin' },
+    log,
+    'data admin',
+  );
   const serverUrl = config.projectsDatabaseUrl ?? databaseUrl;
   const box = createSecretBox(config.internalSecret!, 'data:project-roles');
   const provisioning = createProvisioning({

@@ -25,6 +25,7 @@ import {
   schemaNameOf,
   templateNameOf,
 } from './names.ts';
+import { createPgPool } from '../../../platform/pg-pool.ts';
 
 /** `anonReady`: the anonymous role exists with its grants (false for a project made before it; see ensureAnonymous). */
 export type ProjectRole = {
@@ -151,20 +152,18 @@ export function createProvisioning(opts: {
 }) {
   const { admin, box, logger } = opts;
   // Statements that cannot run in a transaction (CREATE/DROP DATABASE) and the roles' DDL, on the projects' server.
-  const server = new pg.Pool({
-    connectionString: opts.serverUrl,
-    max: CONCURRENCY,
-    application_name: 'tessera-data-provisioning',
-  });
-  server.on('error', (err) => logger.warn({ err: err.message }, 'data: idle provisioning connection failed'));
+  const server = createPgPool(
+    { connectionString: opts.serverUrl, max: CONCURRENCY, application_name: 'tessera-data-provisioning' },
+    logger,
+    'data provisioning',
+  );
   // The advisory locks and the rows of data_project_roles, on the platform database (its own pool: a provisioning
   // holds its connection a while, which must not starve the request paths' `admin` pool).
-  const locks = new pg.Pool({
-    connectionString: opts.platformUrl,
-    max: CONCURRENCY,
-    application_name: 'tessera-data-provisioning',
-  });
-  locks.on('error', (err) => logger.warn({ err: err.message }, 'data: idle provisioning connection failed'));
+  const locks = createPgPool(
+    { connectionString: opts.platformUrl, max: CONCURRENCY, application_name: 'tessera-data-provisioning' },
+    logger,
+    'data provisioning locks',
+  );
   let platformDatabase = '';
   let template = '';
   let superuser = false;

@@ -33,7 +33,7 @@ export function createFunctionsServices(deps: SubgraphDeps) {
     throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the functions subgraph cannot seal secrets');
   const box = createSecretBox(config.internalSecret, 'functions:secrets');
   const sql = createSql(db);
-  const hot = createHotSql(databaseUrl);
+  const hot = createHotSql(databaseUrl, logger);
   // The platform's scheduler for this subgraph's jobs (jobs/index.ts, declared in ../index.ts).
   const scheduler = schedulerOf(deps, 'functions');
   const functions = createFunctionService({ sql });

@@ -1,7 +1,8 @@
 // SQL through the subgraph's own MikroORM connection. The functions tables are reached with plain SQL
 // (set-oriented upserts, JSON columns, percentiles), so they have no entity classes.
-import pg from 'pg';
 import type { SubgraphDatabase } from '../../../platform/database.ts';
+import { createPgPool } from '../../../platform/pg-pool.ts';
+import type { Logger } from '../../../platform/logger.ts';
 
 export type Sql = {
   /** Rows of a query (`?` placeholders). */
@@ -60,10 +61,9 @@ export type HotSql = {
 /** Most connections of the hot pool (batched writes use at most two at a time). */
 export const HOT_POOL_MAX = 4;
 
-export function createHotSql(url: string, max = HOT_POOL_MAX): HotSql {
-  const pool = new pg.Pool({ connectionString: url, max, application_name: 'tessera-functions' });
-  // An idle connection that fails (server restart) must not take the process down; the pool drops it.
-  pool.on('error', () => {});
+export function createHotSql(url: string, logger: Pick<Logger, 'warn'>, max = HOT_POOL_MAX): HotSql {
+  // A connection that fails (server restart) must not take the process down; the pool drops it.
+  const pool = createPgPool({ connectionString: url, max, application_name: 'tessera-functions' }, logger, 'functions');
   return {
     rows: async <T>(name: string, text: string, values: unknown[]) =>
       (await pool.query({ name, text, values })).rows as T[],

@@ -74,7 +74,7 @@ it('marks executions left running past their timeout as failed (WORKER_LOST), an
   const orphanLost = await insert('running', 400, null);
   const done = await insert('succeeded', 600);
 
-  const hot = createHotSql(db.url);
+  const hot = createHotSql(db.url, createLogger('silent'));
   const executions = createExecutionService({ sql: createSql(orm), hot });
   expect(await executions.sweepLost(60_000)).toBe(2);
   await hot.close();

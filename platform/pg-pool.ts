@@ -1,0 +1,24 @@
+// The one way to make a node-postgres pool. A connection the server drops (PostgreSQL restarted, the backend
+// terminated, the network gone) must never end the process. pg-pool listens for a client's errors only while the
+// client is idle in the pool; a checked-out client that loses its connection between two queries (a transaction
+// awaiting other work, a lock held across calls, a LISTEN) emits 'error' with nobody listening, which Node turns
+// into an uncaught exception: the whole process exits. Every client made here has a listener for its whole life.
+// The loss still reaches whoever uses it: the query in flight fails with it, the next one fails ("Client has
+// encountered a connection error and is not queryable"), and the pool discards the client when it is released.
+import pg from 'pg';
+import type { Logger } from './logger.ts';
+
+/** A pool whose lost connections, idle or checked out, are logged (`what` names it) and never crash the process. */
+export function createPgPool(config: pg.PoolConfig, logger: Pick<Logger, 'warn'>, what: string): pg.Pool {
+  const pool = new pg.Pool(config);
+  // Idle clients: pg-pool removes the client and re-emits its error here.
+  pool.on('error', (err) =>
+    logger.warn({ err: err.message, pool: what }, `${what}: an idle database connection was lost`),
+  );
+  // Checked-out clients: their user sees the error through their queries; this listener only keeps it from being
+  // an unhandled 'error' event.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
+  return pool;
+}
