@@ -9,6 +9,7 @@ import os from 'node:os';
 import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { startDatabase } from '../platform/database.ts';
+import { freePort } from '../platform/net.ts';
 import { createLogger } from '../platform/logger.ts';
 import { CASES, type BenchCase, type BenchContext, type Target } from './cases/index.ts';
 import type { CustomCase, CustomFigures, HttpCase } from './cases/types.ts';
@@ -23,6 +24,7 @@ const only = process.argv.includes('--case') ? process.argv[process.argv.indexOf
 const ROUNDS = quick ? 1 : 3;
 const DURATION = quick ? 2 : 10;
 const CONNECTIONS = 32;
+const BENCH_MAX_CONNECTIONS = 1500;
 
 async function load(
   t: Target,
@@ -79,7 +81,14 @@ async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(OUT, 'data-'));
   fs.chmodSync(dataDir, 0o755);
   const log = createLogger('warn');
-  const db = await startDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir, logger: log });
+  // P9 starts a second Tessera whose data API may keep a connection per project (1,000 + the first one's 200 + both
+  // platforms' own): the embedded server allows 1,500 (an unused slot costs a little shared memory).
+  const db = await startDatabase({
+    databaseUrl: process.env.DATABASE_URL,
+    dataDir,
+    maxConnections: BENCH_MAX_CONNECTIONS,
+    logger: log,
+  });
   const port = 18080 + Math.floor(Math.random() * 1000);
   // Tokens made during set-up must outlive a full run (~15 min), or introspection measures the cheaper inactive answer.
   // P6 drives one public webhook receiver far past its default 600 requests/minute: lift the limit, or it measures 429s.
@@ -87,17 +96,17 @@ async function main(): Promise<void> {
   // BENCH_CPU_PROF=<dir>: the Tessera child writes a V8 CPU profile there when it exits (read it with a script summing self-time).
   const profDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : undefined;
   const profArgs = profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
+  const tesseraEnv = {
+    DATABASE_URL: db.url,
+    TESSERA_DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    TESSERA_ACCESS_TOKEN_TTL: '3600',
+    TESSERA_WEBHOOK_RATE_LIMIT: '1000000',
+    TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true',
+  };
   const tessera = await startChild(
     [...profArgs, path.join(ROOT, 'main.ts')],
-    {
-      PORT: String(port),
-      DATABASE_URL: db.url,
-      TESSERA_DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      TESSERA_ACCESS_TOKEN_TTL: '3600',
-      TESSERA_WEBHOOK_RATE_LIMIT: '1000000',
-      TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true',
-    },
+    { ...tesseraEnv, PORT: String(port) },
     `http://127.0.0.1:${port}/health`,
   );
   await liftPlanLimits(db.url);
@@ -116,6 +125,16 @@ async function main(): Promise<void> {
     outDir: OUT,
     quick,
     peers,
+    spawnTessera: async (env) => {
+      const other = await freePort();
+      const started = await startChild(
+        [path.join(ROOT, 'main.ts')],
+        { ...tesseraEnv, ...env, PORT: String(other) },
+        `http://127.0.0.1:${other}/health`,
+      );
+      peers.push(started.child);
+      return { url: `http://127.0.0.1:${other}`, pid: started.child.pid! };
+    },
   });
   const rows: Record<string, unknown>[] = [];
   const customs: {

@@ -22,6 +22,11 @@ export type BenchContext = {
   outDir: string;
   /** `--quick`: run briefly (smaller files, fewer items). */
   quick: boolean;
+  /**
+   * Starts another one-process Tessera on the same database and data folder (same internal secret), with `env` over
+   * the harness's own settings; killed when the run ends. Absent where a tool has no harness (memory probe).
+   */
+  spawnTessera?: (env: Record<string, string>) => Promise<{ url: string; pid: number }>;
   /** Starts a peer process (killed when the run ends). */
   spawnPeer: (
     args: string[],
