@@ -2,27 +2,31 @@
 // and a test send), cron jobs (next five runs in the job's time zone), e-mail templates (with preview) and SMTP
 // settings (with a test send), and stats charts.
 import { lazy, Suspense, useMemo, useState } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter';
 import type { CronJob, EmailTemplate, WebhookReceiver } from '@tessera/client';
 import { useProjectCtx } from '../lib/project-context.ts';
 import { json, when } from '../lib/format.ts';
 import { useFunctions } from './functions.tsx';
+import { useJsonText } from '../lib/json-text.ts';
 import {
   Badge,
   Button,
   Check,
+  CheckGroup,
+  ConfirmButton,
   CopyField,
+  DataTable,
   Empty,
   ErrorBox,
+  Form,
   Loading,
   Section,
   SelectField,
   TextArea,
   TextField,
-  useConfirm,
-  useToast,
 } from '../ui/index.tsx';
+import { QueryView, useAction } from '../ui/data.tsx';
 
 const Chart = lazy(() => import('../ui/chart.tsx').then((m) => ({ default: m.Chart })));
 
@@ -63,54 +67,38 @@ function FunctionSelect({ value, onChange }: { value: string; onChange: (v: stri
 }
 
 /** The delete button of a row, asking first. */
-function DeleteButton({ what, onConfirm, busy }: { what: string; onConfirm: () => void; busy?: boolean }) {
-  const confirm = useConfirm();
+function DeleteButton({ what, onConfirm }: { what: string; onConfirm: () => void }) {
   return (
-    <Button
+    <ConfirmButton
       className="btn-small"
       variant="danger"
-      busy={busy}
       aria-label={`Delete ${what}`}
-      onClick={async () => {
-        if (
-          await confirm({
-            title: `Delete ${what}?`,
-            body: <p>It stops at once; this cannot be undone.</p>,
-            action: 'Delete',
-          })
-        )
-          onConfirm();
-      }}
+      ask={{ title: `Delete ${what}?`, body: <p>It stops at once; this cannot be undone.</p>, action: 'Delete' }}
+      onConfirm={onConfirm}
     >
       Delete
-    </Button>
+    </ConfirmButton>
   );
 }
 
 function Hooks() {
   const { api, project } = useProjectCtx();
-  const queries = useQueryClient();
-  const toast = useToast();
   const [table, setTable] = useState('');
   const [timing, setTiming] = useState('after');
   const [events, setEvents] = useState<string[]>(['insert']);
   const [fn, setFn] = useState('');
-  const list = useQuery({ queryKey: ['hooks', project.id], queryFn: () => api.functions.hooks.list() });
-  const refresh = () => queries.invalidateQueries({ queryKey: ['hooks', project.id] });
-  const create = useMutation({
-    mutationFn: () => api.functions.hooks.create({ table: table.trim(), timing, events, function: fn }),
-    onSuccess: async () => {
-      toast('Hook created');
-      setTable('');
-      await refresh();
-    },
+  const key = ['hooks', project.id];
+  const list = useQuery({ queryKey: key, queryFn: () => api.functions.hooks.list() });
+  const create = useAction({
+    run: () => api.functions.hooks.create({ table: table.trim(), timing, events, function: fn }),
+    onSuccess: () => setTable(''),
+    done: 'Hook created',
+    invalidate: [key],
   });
-  const remove = useMutation({
-    mutationFn: (id: string) => api.functions.hooks.remove(id),
-    onSuccess: async () => {
-      toast('Hook deleted');
-      await refresh();
-    },
+  const remove = useAction({
+    run: (id: string) => api.functions.hooks.remove(id),
+    done: 'Hook deleted',
+    invalidate: [key],
   });
   return (
     <>
@@ -118,51 +106,30 @@ function Hooks() {
         <p className="muted">
           Before-hooks run inside a write and may change or refuse it; after-hooks run after commit, at least once.
         </p>
-        {list.isPending ? (
-          <Loading />
-        ) : list.error ? (
-          <ErrorBox error={list.error} />
-        ) : list.data.length === 0 ? (
-          <Empty title="No hooks">Add one below to run a function when rows of a table change.</Empty>
-        ) : (
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Table</th>
-                  <th scope="col">When</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">Function</th>
-                  <th scope="col">
-                    <span className="sr-only-label">Actions</span>
-                  </th>
+        <QueryView
+          query={list}
+          empty={<Empty title="No hooks">Add one below to run a function when rows of a table change.</Empty>}
+        >
+          {(hooks) => (
+            <DataTable columns={['Table', 'When', 'Events', 'Function']} actions>
+              {hooks.map((h) => (
+                <tr key={h.id}>
+                  <td>{h.table}</td>
+                  <td>{h.timing}</td>
+                  <td>{h.events.join(', ')}</td>
+                  <td>{h.function}</td>
+                  <td>
+                    <DeleteButton what={`the ${h.timing} hook on ${h.table}`} onConfirm={() => remove.mutate(h.id)} />
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {list.data.map((h) => (
-                  <tr key={h.id}>
-                    <td>{h.table}</td>
-                    <td>{h.timing}</td>
-                    <td>{h.events.join(', ')}</td>
-                    <td>{h.function}</td>
-                    <td>
-                      <DeleteButton what={`the ${h.timing} hook on ${h.table}`} onConfirm={() => remove.mutate(h.id)} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+              ))}
+            </DataTable>
+          )}
+        </QueryView>
         <ErrorBox error={remove.error} />
       </Section>
       <Section title="New hook">
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            create.mutate();
-          }}
-        >
+        <Form onSubmit={() => create.mutate()}>
           <div className="row">
             <TextField label="Table" required value={table} onChange={(e) => setTable(e.target.value)} />
             <SelectField
@@ -173,21 +140,11 @@ function Hooks() {
             />
             <FunctionSelect value={fn} onChange={setFn} />
           </div>
-          <fieldset className="card">
-            <legend>Events</legend>
-            {['insert', 'update', 'delete'].map((ev) => (
-              <Check
-                key={ev}
-                label={ev}
-                checked={events.includes(ev)}
-                onChange={(e) => setEvents(e.target.checked ? [...events, ev] : events.filter((x) => x !== ev))}
-              />
-            ))}
-          </fieldset>
+          <CheckGroup legend="Events" options={['insert', 'update', 'delete']} value={events} onChange={setEvents} />
           <Button type="submit" variant="primary" busy={create.isPending}>
             Create hook
           </Button>
-        </form>
+        </Form>
         <ErrorBox error={create.error} title="Could not create the hook" />
       </Section>
     </>
@@ -196,33 +153,29 @@ function Hooks() {
 
 function Webhooks() {
   const { api, project } = useProjectCtx();
-  const queries = useQueryClient();
-  const toast = useToast();
   const [slug, setSlug] = useState('');
   const [fn, setFn] = useState('');
   const [description, setDescription] = useState('');
-  const list = useQuery({ queryKey: ['webhooks', project.id], queryFn: () => api.functions.webhooks.list() });
-  const refresh = () => queries.invalidateQueries({ queryKey: ['webhooks', project.id] });
-  const create = useMutation({
-    mutationFn: () =>
+  const key = ['webhooks', project.id];
+  const list = useQuery({ queryKey: key, queryFn: () => api.functions.webhooks.list() });
+  const create = useAction({
+    run: () =>
       api.functions.webhooks.create({
         function: fn,
         ...(slug.trim() ? { slug: slug.trim() } : {}),
         ...(description.trim() ? { description: description.trim() } : {}),
       }),
-    onSuccess: async () => {
-      toast('Webhook receiver created');
+    onSuccess: () => {
       setSlug('');
       setDescription('');
-      await refresh();
     },
+    done: 'Webhook receiver created',
+    invalidate: [key],
   });
-  const remove = useMutation({
-    mutationFn: (id: string) => api.functions.webhooks.remove(id),
-    onSuccess: async () => {
-      toast('Receiver deleted');
-      await refresh();
-    },
+  const remove = useAction({
+    run: (id: string) => api.functions.webhooks.remove(id),
+    done: 'Receiver deleted',
+    invalidate: [key],
   });
   return (
     <>
@@ -230,24 +183,18 @@ function Webhooks() {
         <p className="muted">
           Public URLs that other services call; each runs its function with the request as <code>input</code>.
         </p>
-        {list.isPending ? (
-          <Loading />
-        ) : list.error ? (
-          <ErrorBox error={list.error} />
-        ) : list.data.length === 0 ? (
-          <Empty title="No webhook receivers">Add one below; give its URL to the service that should call you.</Empty>
-        ) : (
-          list.data.map((w) => <WebhookCard key={w.id} hook={w} onDelete={() => remove.mutate(w.id)} />)
-        )}
+        <QueryView
+          query={list}
+          empty={
+            <Empty title="No webhook receivers">Add one below; give its URL to the service that should call you.</Empty>
+          }
+        >
+          {(hooks) => hooks.map((w) => <WebhookCard key={w.id} hook={w} onDelete={() => remove.mutate(w.id)} />)}
+        </QueryView>
         <ErrorBox error={remove.error} />
       </Section>
       <Section title="New receiver">
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            create.mutate();
-          }}
-        >
+        <Form onSubmit={() => create.mutate()}>
           <div className="row">
             <FunctionSelect value={fn} onChange={setFn} />
             <TextField
@@ -261,7 +208,7 @@ function Webhooks() {
           <Button type="submit" variant="primary" busy={create.isPending}>
             Create receiver
           </Button>
-        </form>
+        </Form>
         <ErrorBox error={create.error} title="Could not create the receiver" />
       </Section>
     </>
@@ -294,12 +241,7 @@ function WebhookCard({ hook, onDelete }: { hook: WebhookReceiver; onDelete: () =
       <CopyField label={`URL of ${hook.slug}`} value={hook.url} />
       <details>
         <summary>Send a test request</summary>
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            send.mutate();
-          }}
-        >
+        <Form onSubmit={() => send.mutate()}>
           <TextArea
             label="Body (JSON)"
             className="code"
@@ -311,7 +253,7 @@ function WebhookCard({ hook, onDelete }: { hook: WebhookReceiver; onDelete: () =
           <Button type="submit" busy={send.isPending}>
             Send test
           </Button>
-        </form>
+        </Form>
         <ErrorBox error={send.error} title="The receiver answered with an error" />
         {send.data && (
           <>
@@ -330,18 +272,15 @@ const TIME_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 
 function Cron() {
   const { api, project } = useProjectCtx();
-  const queries = useQueryClient();
-  const toast = useToast();
   const [name, setName] = useState('');
   const [schedule, setSchedule] = useState('*/5 * * * *');
   const [timezone, setTimezone] = useState(TIME_ZONE);
   const [fn, setFn] = useState('');
-  const [input, setInput] = useState('');
-  const [inputError, setInputError] = useState<string>();
-  const list = useQuery({ queryKey: ['cron', project.id], queryFn: () => api.functions.cron.list() });
-  const refresh = () => queries.invalidateQueries({ queryKey: ['cron', project.id] });
-  const create = useMutation({
-    mutationFn: (payload: unknown) =>
+  const input = useJsonText('', { empty: undefined });
+  const key = ['cron', project.id];
+  const list = useQuery({ queryKey: key, queryFn: () => api.functions.cron.list() });
+  const create = useAction({
+    run: (payload: unknown) =>
       api.functions.cron.create({
         name: name.trim(),
         schedule: schedule.trim(),
@@ -349,82 +288,64 @@ function Cron() {
         function: fn,
         ...(payload !== undefined ? { input: payload } : {}),
       }),
-    onSuccess: async () => {
-      toast('Cron job created');
-      setName('');
-      await refresh();
-    },
+    onSuccess: () => setName(''),
+    done: 'Cron job created',
+    invalidate: [key],
   });
-  const toggle = useMutation({
-    mutationFn: (j: CronJob) => api.functions.cron.update(j.id, { enabled: !j.enabled }),
-    onSuccess: async (j) => {
-      toast(`${j.name} ${j.enabled ? 'enabled' : 'paused'}`);
-      await refresh();
-    },
+  const toggle = useAction({
+    run: (j: CronJob) => api.functions.cron.update(j.id, { enabled: !j.enabled }),
+    done: (j) => `${j.name} ${j.enabled ? 'enabled' : 'paused'}`,
+    invalidate: [key],
   });
-  const remove = useMutation({
-    mutationFn: (id: string) => api.functions.cron.remove(id),
-    onSuccess: async () => {
-      toast('Cron job deleted');
-      await refresh();
-    },
+  const remove = useAction({
+    run: (id: string) => api.functions.cron.remove(id),
+    done: 'Cron job deleted',
+    invalidate: [key],
   });
   return (
     <>
       <Section title="Cron jobs">
-        {list.isPending ? (
-          <Loading />
-        ) : list.error ? (
-          <ErrorBox error={list.error} />
-        ) : list.data.length === 0 ? (
-          <Empty title="No cron jobs">Add one below to run a function on a schedule.</Empty>
-        ) : (
-          list.data.map((j) => (
-            <div className="card" key={j.id}>
-              <div className="card-head">
-                <h3>{j.name}</h3>
-                <div className="actions">
-                  {j.enabled ? <Badge tone="good">enabled</Badge> : <Badge tone="warn">paused</Badge>}
-                  <Button className="btn-small" onClick={() => toggle.mutate(j)}>
-                    {j.enabled ? 'Pause' : 'Enable'}
-                  </Button>
-                  <DeleteButton what={`cron job ${j.name}`} onConfirm={() => remove.mutate(j.id)} />
+        <QueryView
+          query={list}
+          empty={<Empty title="No cron jobs">Add one below to run a function on a schedule.</Empty>}
+        >
+          {(jobs) =>
+            jobs.map((j) => (
+              <div className="card" key={j.id}>
+                <div className="card-head">
+                  <h3>{j.name}</h3>
+                  <div className="actions">
+                    {j.enabled ? <Badge tone="good">enabled</Badge> : <Badge tone="warn">paused</Badge>}
+                    <Button className="btn-small" onClick={() => toggle.mutate(j)}>
+                      {j.enabled ? 'Pause' : 'Enable'}
+                    </Button>
+                    <DeleteButton what={`cron job ${j.name}`} onConfirm={() => remove.mutate(j.id)} />
+                  </div>
                 </div>
+                <dl className="props">
+                  <dt>Schedule</dt>
+                  <dd>
+                    <code>{j.schedule}</code> in {j.timezone}
+                  </dd>
+                  <dt>Function</dt>
+                  <dd>{j.function}</dd>
+                  <dt>Last run</dt>
+                  <dd>{when(j.last_run_at as string | null)}</dd>
+                </dl>
+                <h4>Next runs ({j.timezone})</h4>
+                <ol aria-label={`Next runs of ${j.name}`} data-testid="next-runs">
+                  {(j.next_runs as string[]).slice(0, 5).map((r) => (
+                    <li key={r}>{when(r, j.timezone)}</li>
+                  ))}
+                </ol>
               </div>
-              <dl className="props">
-                <dt>Schedule</dt>
-                <dd>
-                  <code>{j.schedule}</code> in {j.timezone}
-                </dd>
-                <dt>Function</dt>
-                <dd>{j.function}</dd>
-                <dt>Last run</dt>
-                <dd>{when(j.last_run_at as string | null)}</dd>
-              </dl>
-              <h4>Next runs ({j.timezone})</h4>
-              <ol aria-label={`Next runs of ${j.name}`} data-testid="next-runs">
-                {(j.next_runs as string[]).slice(0, 5).map((r) => (
-                  <li key={r}>{when(r, j.timezone)}</li>
-                ))}
-              </ol>
-            </div>
-          ))
-        )}
+            ))
+          }
+        </QueryView>
         <ErrorBox error={toggle.error ?? remove.error} />
       </Section>
       <Section title="New cron job">
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            try {
-              const payload: unknown = input.trim() ? JSON.parse(input) : undefined;
-              setInputError(undefined);
-              create.mutate(payload);
-            } catch (err) {
-              setInputError(`Not valid JSON: ${(err as Error).message}`);
-            }
-          }}
-        >
+        <Form onSubmit={() => input.withValue((payload) => create.mutate(payload))}>
           <div className="row">
             <TextField label="Job name" required value={name} onChange={(e) => setName(e.target.value)} />
             <TextField
@@ -448,14 +369,14 @@ function Cron() {
             className="code"
             rows={3}
             spellCheck={false}
-            error={inputError}
-            value={input}
-            onChange={(e) => setInput(e.target.value)}
+            error={input.error}
+            value={input.text}
+            onChange={(e) => input.setText(e.target.value)}
           />
           <Button type="submit" variant="primary" busy={create.isPending}>
             Create cron job
           </Button>
-        </form>
+        </Form>
         <ErrorBox error={create.error} title="Could not create the cron job" />
       </Section>
     </>
@@ -479,24 +400,25 @@ function Email() {
           </Button>
         }
       >
-        {templates.isPending ? (
-          <Loading />
-        ) : templates.error ? (
-          <ErrorBox error={templates.error} />
-        ) : templates.data.length === 0 ? (
-          <Empty title="No templates">Email steps send a template by name: create one with “New template”.</Empty>
-        ) : (
-          <ul>
-            {templates.data.map((t) => (
-              <li key={t.id}>
-                <button type="button" className="btn btn-ghost" onClick={() => setEditing(t)}>
-                  {t.name}
-                </button>{' '}
-                — {t.subject}
-              </li>
-            ))}
-          </ul>
-        )}
+        <QueryView
+          query={templates}
+          empty={
+            <Empty title="No templates">Email steps send a template by name: create one with “New template”.</Empty>
+          }
+        >
+          {(list) => (
+            <ul>
+              {list.map((t) => (
+                <li key={t.id}>
+                  <button type="button" className="btn btn-ghost" onClick={() => setEditing(t)}>
+                    {t.name}
+                  </button>{' '}
+                  — {t.subject}
+                </li>
+              ))}
+            </ul>
+          )}
+        </QueryView>
       </Section>
       {editing && (
         <TemplateEditor
@@ -512,31 +434,25 @@ function Email() {
 
 function TemplateEditor({ template, onDone }: { template?: EmailTemplate; onDone: () => void }) {
   const { api, project } = useProjectCtx();
-  const queries = useQueryClient();
-  const toast = useToast();
   const [name, setName] = useState(template?.name ?? '');
   const [subject, setSubject] = useState(template?.subject ?? 'Hello {{ name }}');
   const [html, setHtml] = useState(template?.html ?? '<p>Hello {{ name }}!</p>');
   const [text, setText] = useState(template?.text ?? 'Hello {{ name }}!');
   const [vars, setVars] = useState('{\n  "name": "Ada"\n}');
-  const refresh = () => queries.invalidateQueries({ queryKey: ['email-templates', project.id] });
-  const save = useMutation({
-    mutationFn: () =>
+  const key = ['email-templates', project.id];
+  const save = useAction({
+    run: () =>
       template
         ? api.functions.emailTemplates.update(template.id, { name, subject, html, text })
         : api.functions.emailTemplates.create({ name, subject, html, text }),
-    onSuccess: async () => {
-      toast('Template saved');
-      await refresh();
-    },
+    done: 'Template saved',
+    invalidate: [key],
   });
-  const remove = useMutation({
-    mutationFn: () => api.functions.emailTemplates.remove(template!.id),
-    onSuccess: async () => {
-      toast('Template deleted');
-      await refresh();
-      onDone();
-    },
+  const remove = useAction({
+    run: () => api.functions.emailTemplates.remove(template!.id),
+    done: 'Template deleted',
+    invalidate: [key],
+    then: onDone,
   });
   const preview = useMutation({
     mutationFn: () => api.functions.emailTemplates.preview(template!.id, JSON.parse(vars || '{}')),
@@ -551,12 +467,7 @@ function TemplateEditor({ template, onDone }: { template?: EmailTemplate; onDone
         </>
       }
     >
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          save.mutate();
-        }}
-      >
+      <Form onSubmit={() => save.mutate()}>
         <div className="row">
           <TextField label="Template name" required value={name} onChange={(e) => setName(e.target.value)} />
           <TextField label="Subject" required value={subject} onChange={(e) => setSubject(e.target.value)} />
@@ -573,17 +484,12 @@ function TemplateEditor({ template, onDone }: { template?: EmailTemplate; onDone
         <Button type="submit" variant="primary" busy={save.isPending}>
           Save template
         </Button>
-      </form>
+      </Form>
       <ErrorBox error={save.error ?? remove.error} />
       {template && (
         <>
           <h3>Preview</h3>
-          <form
-            onSubmit={(e) => {
-              e.preventDefault();
-              preview.mutate();
-            }}
-          >
+          <Form onSubmit={() => preview.mutate()}>
             <TextArea
               label="Variables (JSON)"
               className="code"
@@ -595,7 +501,7 @@ function TemplateEditor({ template, onDone }: { template?: EmailTemplate; onDone
             <Button type="submit" busy={preview.isPending}>
               Preview
             </Button>
-          </form>
+          </Form>
           <ErrorBox error={preview.error} />
           {preview.data && (
             <div className="stack">
@@ -616,9 +522,7 @@ function TemplateEditor({ template, onDone }: { template?: EmailTemplate; onDone
 function SmtpSettings() {
   const { api, project } = useProjectCtx();
   const config = useQuery({ queryKey: ['email-config', project.id], queryFn: () => api.functions.emailConfig.get() });
-  if (config.isPending) return <Loading />;
-  if (config.error) return <ErrorBox error={config.error} />;
-  return <SmtpForm key={JSON.stringify(config.data)} initial={config.data} />;
+  return <QueryView query={config}>{(c) => <SmtpForm key={JSON.stringify(c)} initial={c} />}</QueryView>;
 }
 
 function SmtpForm({
@@ -627,8 +531,6 @@ function SmtpForm({
   initial: { host: string; port: number; secure: boolean; user?: string | null; from: string } | null;
 }) {
   const { api, project } = useProjectCtx();
-  const queries = useQueryClient();
-  const toast = useToast();
   const [host, setHost] = useState(initial?.host ?? '');
   const [port, setPort] = useState(String(initial?.port ?? 587));
   const [secure, setSecure] = useState(initial?.secure ?? false);
@@ -636,8 +538,8 @@ function SmtpForm({
   const [password, setPassword] = useState('');
   const [from, setFrom] = useState(initial?.from ?? '');
   const [to, setTo] = useState('');
-  const save = useMutation({
-    mutationFn: () =>
+  const save = useAction({
+    run: () =>
       api.functions.emailConfig.set({
         host: host.trim(),
         port: Number(port),
@@ -646,28 +548,20 @@ function SmtpForm({
         ...(user.trim() ? { user: user.trim() } : {}),
         ...(password ? { password } : {}),
       }),
-    onSuccess: async () => {
-      toast('SMTP settings saved');
-      setPassword('');
-      await queries.invalidateQueries({ queryKey: ['email-config', project.id] });
-    },
+    onSuccess: () => setPassword(''),
+    done: 'SMTP settings saved',
+    invalidate: [['email-config', project.id]],
   });
-  const test = useMutation({
-    mutationFn: () => api.functions.emailConfig.test(to.trim()),
-    onSuccess: (r) =>
-      toast(r.sent ? 'Test e-mail accepted by the SMTP server' : 'The SMTP server did not accept the mail'),
+  const test = useAction({
+    run: () => api.functions.emailConfig.test(to.trim()),
+    done: (r) => (r.sent ? 'Test e-mail accepted by the SMTP server' : 'The SMTP server did not accept the mail'),
   });
   return (
     <Section title="SMTP settings">
       <p className="muted">
         Email steps send through your own SMTP server. The password is stored encrypted and never shown again.
       </p>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          save.mutate();
-        }}
-      >
+      <Form onSubmit={() => save.mutate()}>
         <div className="row">
           <TextField label="SMTP host" required value={host} onChange={(e) => setHost(e.target.value)} />
           <TextField label="Port" type="number" required value={port} onChange={(e) => setPort(e.target.value)} />
@@ -694,16 +588,10 @@ function SmtpForm({
         <Button type="submit" variant="primary" busy={save.isPending}>
           Save SMTP settings
         </Button>
-      </form>
+      </Form>
       <ErrorBox error={save.error} title="Could not save the SMTP settings" />
       {initial && (
-        <form
-          className="row"
-          onSubmit={(e) => {
-            e.preventDefault();
-            test.mutate();
-          }}
-        >
+        <Form className="row" onSubmit={() => test.mutate()}>
           <TextField
             label="Send a test e-mail to"
             type="email"
@@ -714,7 +602,7 @@ function SmtpForm({
           <Button type="submit" busy={test.isPending}>
             Send test
           </Button>
-        </form>
+        </Form>
       )}
       <ErrorBox error={test.error} title="The test e-mail was not sent" />
     </Section>
@@ -777,40 +665,26 @@ function Stats() {
   return (
     <>
       <Section title="Last 24 hours">
-        {stats.error ? (
-          <ErrorBox error={stats.error} />
-        ) : !stats.data ? (
-          <Loading />
-        ) : fns.length === 0 ? (
-          <Empty title="No runs in the last 24 hours">Invoke a function to see its figures here.</Empty>
-        ) : (
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Function</th>
-                  <th scope="col">Runs</th>
-                  <th scope="col">Succeeded</th>
-                  <th scope="col">Failed</th>
-                  <th scope="col">p50</th>
-                  <th scope="col">p95</th>
+        <QueryView
+          query={stats}
+          isEmpty={(s) => s.functions.length === 0}
+          empty={<Empty title="No runs in the last 24 hours">Invoke a function to see its figures here.</Empty>}
+        >
+          {() => (
+            <DataTable columns={['Function', 'Runs', 'Succeeded', 'Failed', 'p50', 'p95']}>
+              {fns.map((f) => (
+                <tr key={f.function}>
+                  <td>{f.function}</td>
+                  <td className="num">{f.total}</td>
+                  <td className="num">{f.succeeded}</td>
+                  <td className="num">{f.failed}</td>
+                  <td className="num">{f.p50_ms ?? '—'} ms</td>
+                  <td className="num">{f.p95_ms ?? '—'} ms</td>
                 </tr>
-              </thead>
-              <tbody>
-                {fns.map((f) => (
-                  <tr key={f.function}>
-                    <td>{f.function}</td>
-                    <td className="num">{f.total}</td>
-                    <td className="num">{f.succeeded}</td>
-                    <td className="num">{f.failed}</td>
-                    <td className="num">{f.p50_ms ?? '—'} ms</td>
-                    <td className="num">{f.p95_ms ?? '—'} ms</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+              ))}
+            </DataTable>
+          )}
+        </QueryView>
       </Section>
       <Suspense fallback={<Loading what="Loading charts" />}>
         <Section title="Runs per hour">

@@ -1,6 +1,8 @@
-// The dashboard's small design system: buttons, fields, the error box (message, code and request id), empty
-// states, copy buttons, secrets that are hidden until revealed, tabs, toasts and the confirmation dialog that every
-// destructive action goes through (a native <dialog>: focus stays inside, Escape cancels).
+// The dashboard's small design system: buttons, forms, fields, the error box (message, code and request id), empty
+// states, tables, pagers, copy buttons, secrets that are hidden until revealed, tabs, toasts and the confirmation
+// dialog that every destructive action goes through (a native <dialog>: focus stays inside, Escape cancels), with the
+// button that asks it. How pages read and change data (a query's states, an action's toast and refresh, cursor paging)
+// is in ./data.tsx.
 import {
   createContext,
   useCallback,
@@ -10,6 +12,7 @@ import {
   useRef,
   useState,
   type ButtonHTMLAttributes,
+  type FormHTMLAttributes,
   type InputHTMLAttributes,
   type ReactNode,
   type SelectHTMLAttributes,
@@ -43,6 +46,22 @@ export function Button({
     >
       {children}
     </button>
+  );
+}
+
+/** A form whose submit stays in the page: the browser's own submission is prevented and `onSubmit` runs. */
+export function Form({
+  onSubmit,
+  ...rest
+}: Omit<FormHTMLAttributes<HTMLFormElement>, 'onSubmit'> & { onSubmit: () => unknown }) {
+  return (
+    <form
+      {...rest}
+      onSubmit={(e) => {
+        e.preventDefault();
+        void onSubmit();
+      }}
+    />
   );
 }
 
@@ -148,6 +167,33 @@ export function Check({ label, ...rest }: { label: ReactNode } & InputHTMLAttrib
   );
 }
 
+/** A set of checkboxes choosing some of `options` (kept in the order they are ticked). */
+export function CheckGroup({
+  legend,
+  options,
+  value,
+  onChange,
+}: {
+  legend: string;
+  options: readonly string[];
+  value: string[];
+  onChange: (value: string[]) => void;
+}) {
+  return (
+    <fieldset className="card">
+      <legend>{legend}</legend>
+      {options.map((o) => (
+        <Check
+          key={o}
+          label={o}
+          checked={value.includes(o)}
+          onChange={(e) => onChange(e.target.checked ? [...value, o] : value.filter((x) => x !== o))}
+        />
+      ))}
+    </fieldset>
+  );
+}
+
 /** An API error as the user needs it: what went wrong, its code and the request id to quote. */
 export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
   if (!error) return null;
@@ -228,6 +274,92 @@ export function PageHeader({
       </div>
       {children && <div className="actions">{children}</div>}
     </header>
+  );
+}
+
+/** The link back to the list a detail page belongs to. */
+export function BackLink({ href, children }: { href: string; children: ReactNode }) {
+  return (
+    <p>
+      <Link href={href}>{children}</Link>
+    </p>
+  );
+}
+
+/** A column heading of a DataTable: a plain label, or a cell of its own (a sort button) with its sort state. */
+export type TableColumn = string | { key: string; label: ReactNode; sort?: 'ascending' | 'descending' };
+
+/** A table of records: column headings (and a last, unlabelled-to-the-eye "Actions" column when `actions`), rows. */
+export function DataTable({
+  columns,
+  label,
+  actions,
+  children,
+}: {
+  columns: readonly TableColumn[];
+  label?: string;
+  actions?: boolean;
+  children: ReactNode;
+}) {
+  return (
+    <div className="table-wrap">
+      <table aria-label={label}>
+        <thead>
+          <tr>
+            {columns.map((c) =>
+              typeof c === 'string' ? (
+                <th key={c} scope="col">
+                  {c}
+                </th>
+              ) : (
+                <th key={c.key} scope="col" aria-sort={c.sort}>
+                  {c.label}
+                </th>
+              ),
+            )}
+            {actions && (
+              <th scope="col">
+                <span className="sr-only-label">Actions</span>
+              </th>
+            )}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/** Previous and next page buttons (and the page number when given). */
+export function Pager({
+  label,
+  page,
+  hasPrevious,
+  hasNext,
+  onPrevious,
+  onNext,
+  previous = 'Previous page',
+  next = 'Next page',
+}: {
+  label: string;
+  page?: number;
+  hasPrevious: boolean;
+  hasNext: boolean;
+  onPrevious: () => void;
+  onNext: () => void;
+  previous?: string;
+  next?: string;
+}) {
+  return (
+    <nav className="actions" aria-label={label}>
+      <Button disabled={!hasPrevious} onClick={onPrevious}>
+        {previous}
+      </Button>
+      {page !== undefined && <span className="muted">Page {page}</span>}
+      <Button disabled={!hasNext} onClick={onNext}>
+        {next}
+      </Button>
+    </nav>
   );
 }
 
@@ -386,6 +518,23 @@ const ConfirmContext = createContext<(req: ConfirmRequest) => Promise<boolean>>(
 
 /** Asks before a destructive action; resolves true when confirmed. */
 export const useConfirm = () => useContext(ConfirmContext);
+
+/** A button that asks first (`ask`, the confirmation dialog's words) and runs `onConfirm` once confirmed. */
+export function ConfirmButton({
+  ask,
+  onConfirm,
+  ...rest
+}: ButtonProps & { ask: ConfirmRequest; onConfirm: () => void }) {
+  const confirm = useConfirm();
+  return (
+    <Button
+      {...rest}
+      onClick={async () => {
+        if (await confirm(ask)) onConfirm();
+      }}
+    />
+  );
+}
 
 export function ConfirmProvider({ children }: { children: ReactNode }) {
   const [req, setReq] = useState<(ConfirmRequest & { resolve: (ok: boolean) => void }) | null>(null);
