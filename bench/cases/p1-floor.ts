@@ -6,7 +6,7 @@ export const p1Floor: BenchCase = {
   id: 'P1-floor',
   title: 'REST find on an indexed column: POST /v1/find {where: {category}, limit: 10} (API key)',
   peer: 'node:http + pg floor (same select, platform user)',
-  goal: '>= 0.6x floor',
+  goal: '>= 0.85x floor (issue 19)',
   async setup(ctx) {
     const p = await dataProject(ctx);
     const targets = { tessera: tesseraFind(ctx, p), peer: floorFind(ctx, p) };

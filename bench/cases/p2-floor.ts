@@ -6,7 +6,7 @@ export const p2Floor: BenchCase = {
   id: 'P2-floor',
   title: 'REST insert of one row: POST /v1/insert {table, values} (API key)',
   peer: 'node:http + pg floor (same insert ... returning *, platform user)',
-  goal: '>= 0.6x floor',
+  goal: '>= 0.85x floor (issue 19)',
   async setup(ctx) {
     const p = await dataProject(ctx);
     const targets = { tessera: tesseraInsert(ctx, p), peer: floorInsert(ctx, p) };

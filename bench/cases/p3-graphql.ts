@@ -67,7 +67,7 @@ export const p3: HttpCase = {
   id: 'P3',
   title: '/graphql one-subgraph query: project(id) { id name apiKeyPrefix createdAt updatedAt } (tenant subgraph)',
   peer: 'Hive Gateway (gateway-runtime 2) over the tenant subgraph as a split-mode process (pre-signed principal)',
-  goal: '>= 1.0x',
+  goal: '>= 2x (issue 19)',
   async setup(ctx) {
     if (!fs.existsSync(path.join(ROOT, 'bench', 'peers', 'node_modules', '@graphql-hive', 'gateway-runtime'))) {
       throw new Error(

@@ -9,7 +9,7 @@ export const p4Introspect: BenchCase = {
   id: 'P4-introspect',
   title: 'POST /introspect token=<active client_credentials access token> (client_secret_basic)',
   peer: 'oidc-provider 9 (POST /token/introspection, in-memory adapter)',
-  goal: '>= 1.0x',
+  goal: '>= 2x (issue 19)',
   async setup(ctx) {
     const project = await identityProject(ctx);
     const tesseraAuth = basic(project.clientId, project.clientSecret);

@@ -23,7 +23,7 @@ export const p4Token: BenchCase = {
   id: 'P4-token',
   title: 'POST /token grant_type=client_credentials (client_secret_basic)',
   peer: 'oidc-provider 9 (in-memory adapter, opaque token)',
-  goal: '>= 1.0x',
+  goal: '>= 2x (issue 19)',
   async setup(ctx) {
     const project = await identityProject(ctx);
     const peer = await startOidcPeer(ctx);
