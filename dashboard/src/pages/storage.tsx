@@ -1,27 +1,29 @@
 // Project storage: the folder tree, the files of a folder (upload by drag-and-drop or picker with progress,
 // download, delete, details), the access policies and the usage against the quota.
 import { useRef, useState, type DragEvent } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { Route, Switch } from 'wouter';
-import type { StorageObject } from '@tessera/client';
+import type { StorageObject, TesseraClient } from '@tessera/client';
 import { useProjectCtx } from '../lib/project-context.ts';
 import { bytes, when } from '../lib/format.ts';
 import {
   Badge,
   Button,
-  Check,
+  CheckGroup,
+  ConfirmButton,
   CopyField,
+  DataTable,
   Empty,
   ErrorBox,
+  Form,
   Loading,
   PageHeader,
   Section,
   SelectField,
   Tabs,
   TextField,
-  useConfirm,
-  useToast,
 } from '../ui/index.tsx';
+import { QueryView, useAction } from '../ui/data.tsx';
 
 export default function Storage() {
   const { base, project } = useProjectCtx();
@@ -99,9 +101,6 @@ function Tree({ node, selected, onSelect }: { node: TreeNode; selected: string; 
 
 function Files() {
   const { api, project } = useProjectCtx();
-  const queries = useQueryClient();
-  const toast = useToast();
-  const confirm = useConfirm();
   const [folder, setFolder] = useState('');
   const [newFolder, setNewFolder] = useState('');
   const [extraFolders, setExtraFolders] = useState<string[]>([]);
@@ -114,13 +113,14 @@ function Files() {
     queryKey: ['objects', project.id, folder],
     queryFn: () => api.storage.list({ folder, first: 200 }),
   });
-  const refresh = async () => {
-    await queries.invalidateQueries({ queryKey: ['objects', project.id] });
-    await queries.invalidateQueries({ queryKey: ['folders', project.id] });
-    await queries.invalidateQueries({ queryKey: ['storage-usage', project.id] });
-  };
-  const upload = useMutation({
-    mutationFn: async (files: File[]) => {
+  // What a changed file changes: the folder's files, the folder tree and the usage.
+  const changed = [
+    ['objects', project.id],
+    ['folders', project.id],
+    ['storage-usage', project.id],
+  ];
+  const upload = useAction({
+    run: async (files: File[]) => {
       for (const f of files) {
         setProgress({ name: f.name, sent: 0, total: f.size });
         await api.storage.upload(f, {
@@ -131,10 +131,8 @@ function Files() {
         });
       }
     },
-    onSuccess: async (_, files) => {
-      toast(`${files.length} file(s) uploaded`);
-      await refresh();
-    },
+    done: (_, files) => `${files.length} file(s) uploaded`,
+    invalidate: changed,
     onSettled: () => setProgress(null),
   });
   const download = useMutation({
@@ -150,13 +148,13 @@ function Files() {
       window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
     },
   });
-  const remove = useMutation({
-    mutationFn: (o: StorageObject) => api.storage.remove(o.id),
-    onSuccess: async (_, o) => {
-      toast(`${o.name} deleted`);
+  const remove = useAction({
+    run: (o: StorageObject) => api.storage.remove(o.id),
+    onSuccess: (_, o) => {
       if (details?.id === o.id) setDetails(null);
-      await refresh();
     },
+    done: (_, o) => `${o.name} deleted`,
+    invalidate: changed,
   });
   const paths = [...(folders.data?.folders ?? []).map((f) => f.folder), ...extraFolders];
   const drop = (e: DragEvent) => {
@@ -183,10 +181,9 @@ function Files() {
             />
           </ul>
         )}
-        <form
+        <Form
           className="row"
-          onSubmit={(e) => {
-            e.preventDefault();
+          onSubmit={() => {
             const p = [folder, newFolder.trim()].filter(Boolean).join('/');
             if (newFolder.trim()) {
               setExtraFolders([...extraFolders, p]);
@@ -202,7 +199,7 @@ function Files() {
             onChange={(e) => setNewFolder(e.target.value)}
           />
           <Button type="submit">Add</Button>
-        </form>
+        </Form>
       </Section>
       <div>
         <Section title={folder ? `Folder ${folder}` : 'Top level'}>
@@ -251,71 +248,47 @@ function Files() {
               Drop files on the area above or choose them; apps upload with POST /storage/api/v1/storage/upload.
             </Empty>
           ) : (
-            <div className="table-wrap">
-              <table aria-label="Files">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Size</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Updated</th>
-                    <th scope="col">
-                      <span className="sr-only-label">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((o) => (
-                    <tr key={o.id}>
-                      <td>
-                        <button type="button" className="btn btn-ghost btn-small" onClick={() => setDetails(o)}>
-                          {o.name}
-                        </button>
-                      </td>
-                      <td className="num">{bytes(o.size)}</td>
-                      <td>{o.content_type}</td>
-                      <td>
-                        {o.status === 'ready' ? (
-                          <Badge tone="good">ready</Badge>
-                        ) : (
-                          <Badge tone="warn">{o.status}</Badge>
-                        )}
-                      </td>
-                      <td>{when(o.updated_at)}</td>
-                      <td>
-                        <div className="actions">
-                          <Button
-                            className="btn-small"
-                            aria-label={`Download ${o.name}`}
-                            onClick={() => download.mutate(o)}
-                          >
-                            Download
-                          </Button>
-                          <Button
-                            className="btn-small"
-                            variant="danger"
-                            aria-label={`Delete ${o.name}`}
-                            onClick={async () => {
-                              if (
-                                await confirm({
-                                  title: `Delete ${o.name}?`,
-                                  body: <p>The file is removed for good.</p>,
-                                  action: 'Delete file',
-                                })
-                              )
-                                remove.mutate(o);
-                            }}
-                          >
-                            Delete
-                          </Button>
-                        </div>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable label="Files" columns={['Name', 'Size', 'Type', 'Status', 'Updated']} actions>
+              {list.map((o) => (
+                <tr key={o.id}>
+                  <td>
+                    <button type="button" className="btn btn-ghost btn-small" onClick={() => setDetails(o)}>
+                      {o.name}
+                    </button>
+                  </td>
+                  <td className="num">{bytes(o.size)}</td>
+                  <td>{o.content_type}</td>
+                  <td>
+                    {o.status === 'ready' ? <Badge tone="good">ready</Badge> : <Badge tone="warn">{o.status}</Badge>}
+                  </td>
+                  <td>{when(o.updated_at)}</td>
+                  <td>
+                    <div className="actions">
+                      <Button
+                        className="btn-small"
+                        aria-label={`Download ${o.name}`}
+                        onClick={() => download.mutate(o)}
+                      >
+                        Download
+                      </Button>
+                      <ConfirmButton
+                        className="btn-small"
+                        variant="danger"
+                        aria-label={`Delete ${o.name}`}
+                        ask={{
+                          title: `Delete ${o.name}?`,
+                          body: <p>The file is removed for good.</p>,
+                          action: 'Delete file',
+                        }}
+                        onConfirm={() => remove.mutate(o)}
+                      >
+                        Delete
+                      </ConfirmButton>
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           )}
         </Section>
         {details && (
@@ -359,18 +332,16 @@ const OPERATIONS = ['read', 'write', 'delete', 'list'] as const;
 
 function Policies() {
   const { api, project } = useProjectCtx();
-  const queries = useQueryClient();
-  const confirm = useConfirm();
-  const toast = useToast();
   const [name, setName] = useState('');
   const [folder, setFolder] = useState('');
   const [ops, setOps] = useState<string[]>(['read']);
   const [principal, setPrincipal] = useState('public');
   const [role, setRole] = useState('');
   const [types, setTypes] = useState('');
-  const list = useQuery({ queryKey: ['storage-policies', project.id], queryFn: () => api.storage.policies.list() });
-  const create = useMutation({
-    mutationFn: () =>
+  const key = ['storage-policies', project.id];
+  const list = useQuery({ queryKey: key, queryFn: () => api.storage.policies.list() });
+  const create = useAction({
+    run: () =>
       api.storage.policies.create({
         name: name.trim(),
         folder: folder.trim(),
@@ -385,18 +356,14 @@ function Policies() {
             }
           : {}),
       }),
-    onSuccess: async () => {
-      toast('Policy created');
-      setName('');
-      await queries.invalidateQueries({ queryKey: ['storage-policies', project.id] });
-    },
+    onSuccess: () => setName(''),
+    done: 'Policy created',
+    invalidate: [key],
   });
-  const remove = useMutation({
-    mutationFn: (id: string) => api.storage.policies.remove(id),
-    onSuccess: async () => {
-      toast('Policy deleted');
-      await queries.invalidateQueries({ queryKey: ['storage-policies', project.id] });
-    },
+  const remove = useAction({
+    run: (id: string) => api.storage.policies.remove(id),
+    done: 'Policy deleted',
+    invalidate: [key],
   });
   return (
     <>
@@ -405,69 +372,46 @@ function Policies() {
           The secret key reaches every file. Policies say what the publishable key and signed-in end-users may do, per
           folder.
         </p>
-        {list.isPending ? (
-          <Loading />
-        ) : list.error ? (
-          <ErrorBox error={list.error} />
-        ) : list.data.length === 0 ? (
-          <Empty title="No policies">
-            Without a policy, only the secret key reaches files. Add one below to let apps read or upload.
-          </Empty>
-        ) : (
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Folder</th>
-                  <th scope="col">Operations</th>
-                  <th scope="col">Who</th>
-                  <th scope="col">
-                    <span className="sr-only-label">Actions</span>
-                  </th>
+        <QueryView
+          query={list}
+          empty={
+            <Empty title="No policies">
+              Without a policy, only the secret key reaches files. Add one below to let apps read or upload.
+            </Empty>
+          }
+        >
+          {(policies) => (
+            <DataTable columns={['Name', 'Folder', 'Operations', 'Who']} actions>
+              {policies.map((p) => (
+                <tr key={p.id}>
+                  <td>{p.name}</td>
+                  <td>{p.folder || '(every folder)'}</td>
+                  <td>{p.operations.join(', ')}</td>
+                  <td>{p.principal}</td>
+                  <td>
+                    <ConfirmButton
+                      className="btn-small"
+                      variant="danger"
+                      aria-label={`Delete policy ${p.name}`}
+                      ask={{
+                        title: `Delete policy ${p.name}?`,
+                        body: <p>What it allowed is refused from now on.</p>,
+                        action: 'Delete policy',
+                      }}
+                      onConfirm={() => remove.mutate(p.id)}
+                    >
+                      Delete
+                    </ConfirmButton>
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {list.data.map((p) => (
-                  <tr key={p.id}>
-                    <td>{p.name}</td>
-                    <td>{p.folder || '(every folder)'}</td>
-                    <td>{p.operations.join(', ')}</td>
-                    <td>{p.principal}</td>
-                    <td>
-                      <Button
-                        className="btn-small"
-                        variant="danger"
-                        aria-label={`Delete policy ${p.name}`}
-                        onClick={async () => {
-                          if (
-                            await confirm({
-                              title: `Delete policy ${p.name}?`,
-                              body: <p>What it allowed is refused from now on.</p>,
-                              action: 'Delete policy',
-                            })
-                          )
-                            remove.mutate(p.id);
-                        }}
-                      >
-                        Delete
-                      </Button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+              ))}
+            </DataTable>
+          )}
+        </QueryView>
         <ErrorBox error={remove.error} />
       </Section>
       <Section title="New policy">
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            create.mutate();
-          }}
-        >
+        <Form onSubmit={() => create.mutate()}>
           <div className="row">
             <TextField label="Policy name" required value={name} onChange={(e) => setName(e.target.value)} />
             <TextField
@@ -477,17 +421,7 @@ function Policies() {
               onChange={(e) => setFolder(e.target.value)}
             />
           </div>
-          <fieldset className="card">
-            <legend>Operations</legend>
-            {OPERATIONS.map((o) => (
-              <Check
-                key={o}
-                label={o}
-                checked={ops.includes(o)}
-                onChange={(e) => setOps(e.target.checked ? [...ops, o] : ops.filter((x) => x !== o))}
-              />
-            ))}
-          </fieldset>
+          <CheckGroup legend="Operations" options={OPERATIONS} value={ops} onChange={setOps} />
           <div className="row">
             <SelectField
               label="Who"
@@ -513,7 +447,7 @@ function Policies() {
           <Button type="submit" variant="primary" busy={create.isPending}>
             Create policy
           </Button>
-        </form>
+        </Form>
         <ErrorBox error={create.error} title="Could not create the policy" />
       </Section>
     </>
@@ -523,9 +457,10 @@ function Policies() {
 function Usage() {
   const { api, project } = useProjectCtx();
   const usage = useQuery({ queryKey: ['storage-usage', project.id], queryFn: () => api.storage.usage() });
-  if (usage.isPending) return <Loading />;
-  if (usage.error) return <ErrorBox error={usage.error} />;
-  const u = usage.data;
+  return <QueryView query={usage}>{(u) => <UsageFigures u={u} />}</QueryView>;
+}
+
+function UsageFigures({ u }: { u: Awaited<ReturnType<TesseraClient['storage']['usage']>> }) {
   const pct = u.quota_bytes ? Math.min(100, (u.bytes / u.quota_bytes) * 100) : undefined;
   return (
     <Section title="Usage">
