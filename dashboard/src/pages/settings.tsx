@@ -1,7 +1,7 @@
 // Project settings: general (ids, issuer, webhook base URL), API keys (secret and publishable), OIDC clients, CORS
 // origins, plan and usage. Each tab is its own address.
-import { useState } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type ReactNode } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Route, Switch } from 'wouter';
 import type { OidcClient } from '@tessera/client';
 import { API_URL, platform } from '../lib/session.ts';
@@ -11,9 +11,12 @@ import {
   Badge,
   Button,
   Check,
+  ConfirmButton,
   CopyField,
+  DataTable,
   Empty,
   ErrorBox,
+  Form,
   Loading,
   PageHeader,
   Secret,
@@ -21,9 +24,8 @@ import {
   Tabs,
   TextArea,
   TextField,
-  useConfirm,
-  useToast,
 } from '../ui/index.tsx';
+import { QueryView, useAction } from '../ui/data.tsx';
 
 const lines = (s: string) =>
   s
@@ -95,69 +97,63 @@ function General() {
   );
 }
 
+type KeyKind = 'secret' | 'publishable';
+
 function Keys() {
   const { project } = useProjectCtx();
   const queries = useQueryClient();
-  const confirm = useConfirm();
-  const toast = useToast();
-  const regenerate = useMutation({
-    mutationFn: (kind: 'secret' | 'publishable') =>
+  const regenerate = useAction({
+    run: (kind: KeyKind) =>
       kind === 'secret'
         ? platform.tenant.projects.regenerateKey(project.id)
         : platform.tenant.projects.regeneratePublishableKey(project.id),
-    onSuccess: (p, kind) => {
-      queries.setQueryData(['project', project.id], p);
-      toast(`New ${kind} key made; the old one no longer works`);
-    },
+    onSuccess: (p) => queries.setQueryData(['project', project.id], p),
+    done: (_, kind) => `New ${kind} key made; the old one no longer works`,
   });
-  const ask = async (kind: 'secret' | 'publishable') => {
-    if (
-      await confirm({
-        title: `Regenerate the ${kind} key?`,
-        body: <p>The current {kind} key stops working at once: every app or server using it must get the new one.</p>,
-        action: 'Regenerate key',
-      })
-    )
-      regenerate.mutate(kind);
-  };
+  /** One key: what it is for, the key hidden until revealed, and the button that regenerates it (asking first). */
+  const key = (kind: KeyKind, title: string, label: string, value: string, about: ReactNode) => (
+    <Section
+      title={title}
+      actions={
+        <ConfirmButton
+          variant="danger"
+          busy={regenerate.isPending && regenerate.variables === kind}
+          ask={{
+            title: `Regenerate the ${kind} key?`,
+            body: (
+              <p>The current {kind} key stops working at once: every app or server using it must get the new one.</p>
+            ),
+            action: 'Regenerate key',
+          }}
+          onConfirm={() => regenerate.mutate(kind)}
+        >
+          Regenerate {kind} key
+        </ConfirmButton>
+      }
+    >
+      <p className="muted">{about}</p>
+      <Secret label={label} value={value} />
+    </Section>
+  );
   return (
     <>
-      <Section
-        title="Secret API key"
-        actions={
-          <Button
-            variant="danger"
-            busy={regenerate.isPending && regenerate.variables === 'secret'}
-            onClick={() => void ask('secret')}
-          >
-            Regenerate secret key
-          </Button>
-        }
-      >
-        <p className="muted">
+      {key(
+        'secret',
+        'Secret API key',
+        'Secret key',
+        project.api_key,
+        <>
           For servers only: full access to the project. Send it as <code>X-Api-Key</code>; never put it in a web page or
           an app.
-        </p>
-        <Secret label="Secret key" value={project.api_key} />
-      </Section>
-      <Section
-        title="Publishable key"
-        actions={
-          <Button
-            variant="danger"
-            busy={regenerate.isPending && regenerate.variables === 'publishable'}
-            onClick={() => void ask('publishable')}
-          >
-            Regenerate publishable key
-          </Button>
-        }
-      >
-        <p className="muted">
-          For browsers and apps: may only do what an anonymous visitor may (sign up, sign in, the data API under row
-          level security, public files and functions).
-        </p>
-        <Secret label="Publishable key" value={project.publishable_key} />
-      </Section>
+        </>,
+      )}
+      {key(
+        'publishable',
+        'Publishable key',
+        'Publishable key',
+        project.publishable_key,
+        'For browsers and apps: may only do what an anonymous visitor may (sign up, sign in, the data API under row level security, public files and functions).',
+      )}
       <ErrorBox error={regenerate.error} title="Could not regenerate the key" />
     </>
   );
@@ -166,47 +162,38 @@ function Keys() {
 function OidcClients() {
   const { project } = useProjectCtx();
   const list = useQuery({ queryKey: ['oidc', project.id], queryFn: () => platform.tenant.clients.list(project.id) });
-  if (list.isPending) return <Loading what="Loading OIDC clients" />;
-  if (list.error) return <ErrorBox error={list.error} />;
-  if (list.data.length === 0)
-    return (
-      <Empty title="No OIDC clients">Every project is made with one; if it is gone, create the project again.</Empty>
-    );
   return (
-    <>
-      {list.data.map((c) => (
-        <OidcClientCard key={c.client_id} client={c} />
-      ))}
-    </>
+    <QueryView
+      query={list}
+      loading="Loading OIDC clients"
+      empty={
+        <Empty title="No OIDC clients">Every project is made with one; if it is gone, create the project again.</Empty>
+      }
+    >
+      {(clients) => clients.map((c) => <OidcClientCard key={c.client_id} client={c} />)}
+    </QueryView>
   );
 }
 
 function OidcClientCard({ client }: { client: OidcClient }) {
   const { project } = useProjectCtx();
-  const queries = useQueryClient();
-  const confirm = useConfirm();
-  const toast = useToast();
   const [redirects, setRedirects] = useState(client.redirect_uris.join('\n'));
   const [scopes, setScopes] = useState(client.allowed_scopes.join(' '));
   const [isPublic, setPublic] = useState(client.public);
-  const save = useMutation({
-    mutationFn: () =>
+  const save = useAction({
+    run: () =>
       platform.tenant.clients.update(project.id, client.client_id, {
         redirect_uris: lines(redirects),
         allowed_scopes: scopes.split(/\s+/).filter(Boolean),
         public: isPublic,
       }),
-    onSuccess: async () => {
-      toast('OIDC client saved');
-      await queries.invalidateQueries({ queryKey: ['oidc', project.id] });
-    },
+    done: 'OIDC client saved',
+    invalidate: [['oidc', project.id]],
   });
-  const rotate = useMutation({
-    mutationFn: () => platform.tenant.clients.rotateSecret(project.id, client.client_id),
-    onSuccess: async () => {
-      toast('New client secret made; the old one no longer works');
-      await queries.invalidateQueries({ queryKey: ['oidc', project.id] });
-    },
+  const rotate = useAction({
+    run: () => platform.tenant.clients.rotateSecret(project.id, client.client_id),
+    done: 'New client secret made; the old one no longer works',
+    invalidate: [['oidc', project.id]],
   });
   return (
     <Section
@@ -220,22 +207,18 @@ function OidcClientCard({ client }: { client: OidcClient }) {
         <p className="muted">A public client has no secret.</p>
       )}
       <div className="actions">
-        <Button
+        <ConfirmButton
           variant="danger"
           busy={rotate.isPending}
-          onClick={async () => {
-            if (
-              await confirm({
-                title: 'Rotate the client secret?',
-                body: <p>The current secret stops working at once.</p>,
-                action: 'Rotate secret',
-              })
-            )
-              rotate.mutate();
+          ask={{
+            title: 'Rotate the client secret?',
+            body: <p>The current secret stops working at once.</p>,
+            action: 'Rotate secret',
           }}
+          onConfirm={() => rotate.mutate()}
         >
           Rotate secret
-        </Button>
+        </ConfirmButton>
       </div>
       <p className="muted">
         Grant types:{' '}
@@ -243,12 +226,7 @@ function OidcClientCard({ client }: { client: OidcClient }) {
           <Badge key={g}>{g}</Badge>
         ))}
       </p>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          save.mutate();
-        }}
-      >
+      <Form onSubmit={() => save.mutate()}>
         <TextArea
           label="Redirect URIs"
           hint="One absolute http(s) URL a line."
@@ -269,7 +247,7 @@ function OidcClientCard({ client }: { client: OidcClient }) {
         <Button type="submit" variant="primary" busy={save.isPending}>
           Save client
         </Button>
-      </form>
+      </Form>
       <ErrorBox error={save.error ?? rotate.error} />
     </Section>
   );
@@ -278,9 +256,7 @@ function OidcClientCard({ client }: { client: OidcClient }) {
 function Cors() {
   const { project } = useProjectCtx();
   const cors = useQuery({ queryKey: ['cors', project.id], queryFn: () => platform.tenant.projects.cors(project.id) });
-  if (cors.isPending) return <Loading />;
-  if (cors.error) return <ErrorBox error={cors.error} />;
-  return <CorsForm key={cors.data.updated_at ?? 'none'} initial={cors.data} />;
+  return <QueryView query={cors}>{(c) => <CorsForm key={c.updated_at ?? 'none'} initial={c} />}</QueryView>;
 }
 
 function CorsForm({
@@ -289,34 +265,25 @@ function CorsForm({
   initial: { allowed_origins: string[]; allow_credentials: boolean; max_age: number };
 }) {
   const { project } = useProjectCtx();
-  const queries = useQueryClient();
-  const toast = useToast();
   const [origins, setOrigins] = useState(initial.allowed_origins.join('\n'));
   const [credentials, setCredentials] = useState(initial.allow_credentials);
   const [maxAge, setMaxAge] = useState(String(initial.max_age));
-  const save = useMutation({
-    mutationFn: () =>
+  const save = useAction({
+    run: () =>
       platform.tenant.projects.setCors(project.id, {
         allowed_origins: lines(origins),
         allow_credentials: credentials,
         max_age: Number(maxAge),
       }),
-    onSuccess: async () => {
-      toast('CORS origins saved');
-      await queries.invalidateQueries({ queryKey: ['cors', project.id] });
-    },
+    done: 'CORS origins saved',
+    invalidate: [['cors', project.id]],
   });
   return (
     <Section title="CORS origins">
       <p className="muted">
         Web pages on these origins may call the project from a browser (with its publishable key or a user's token).
       </p>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          save.mutate();
-        }}
-      >
+      <Form onSubmit={() => save.mutate()}>
         <TextArea
           label="Allowed origins"
           hint="One a line, e.g. https://app.example.com; * for any (no credentials then). Empty: no browser origin."
@@ -339,7 +306,7 @@ function CorsForm({
         <Button type="submit" variant="primary" busy={save.isPending}>
           Save CORS rule
         </Button>
-      </form>
+      </Form>
       <ErrorBox error={save.error} title="Could not save the CORS rule" />
     </Section>
   );
@@ -362,48 +329,41 @@ function PlanUsage() {
   return (
     <>
       <Section title="Plan">
-        {plans.error ? (
-          <ErrorBox error={plans.error} />
-        ) : !plans.data ? (
-          <Loading />
-        ) : (
-          <>
-            <p>
-              This project is on the <strong>{project.plan?.name ?? 'default'}</strong> plan
-              {plan ? ` — ${plan.description}` : ''}.
-            </p>
-            <div className="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Plan</th>
-                    <th scope="col">Projects</th>
-                    <th scope="col">Storage</th>
-                    <th scope="col">Upload</th>
-                    <th scope="col">Function runs / month</th>
-                    <th scope="col">Requests / minute</th>
-                    <th scope="col">Price / month</th>
+        <QueryView query={plans}>
+          {(list) => (
+            <>
+              <p>
+                This project is on the <strong>{project.plan?.name ?? 'default'}</strong> plan
+                {plan ? ` — ${plan.description}` : ''}.
+              </p>
+              <DataTable
+                columns={[
+                  'Plan',
+                  'Projects',
+                  'Storage',
+                  'Upload',
+                  'Function runs / month',
+                  'Requests / minute',
+                  'Price / month',
+                ]}
+              >
+                {list.map((p) => (
+                  <tr key={p.id} aria-current={p.id === project.plan?.id ? 'true' : undefined}>
+                    <td>
+                      {p.name} {p.id === project.plan?.id && <Badge tone="good">current</Badge>}
+                    </td>
+                    <td className="num">{limit(p.limits.max_projects)}</td>
+                    <td className="num">{bytes(p.limits.max_storage_bytes)}</td>
+                    <td className="num">{bytes(p.limits.max_upload_bytes)}</td>
+                    <td className="num">{limit(p.limits.max_function_invocations_per_month)}</td>
+                    <td className="num">{limit(p.limits.max_requests_per_minute)}</td>
+                    <td className="num">${(p.price_cents_per_month / 100).toFixed(2)}</td>
                   </tr>
-                </thead>
-                <tbody>
-                  {plans.data.map((p) => (
-                    <tr key={p.id} aria-current={p.id === project.plan?.id ? 'true' : undefined}>
-                      <td>
-                        {p.name} {p.id === project.plan?.id && <Badge tone="good">current</Badge>}
-                      </td>
-                      <td className="num">{limit(p.limits.max_projects)}</td>
-                      <td className="num">{bytes(p.limits.max_storage_bytes)}</td>
-                      <td className="num">{bytes(p.limits.max_upload_bytes)}</td>
-                      <td className="num">{limit(p.limits.max_function_invocations_per_month)}</td>
-                      <td className="num">{limit(p.limits.max_requests_per_minute)}</td>
-                      <td className="num">${(p.price_cents_per_month / 100).toFixed(2)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          </>
-        )}
+                ))}
+              </DataTable>
+            </>
+          )}
+        </QueryView>
       </Section>
       <Section title="Usage">
         <dl className="props">
