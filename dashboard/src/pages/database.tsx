@@ -1,7 +1,7 @@
 // The project database: tables (with realtime switches), the table browser (paging, sort, filter, inline edit,
 // insert, delete), the create-table form, the SQL editor (rawSQL with parameters) and the RLS policies.
 import { useState, type KeyboardEvent } from 'react';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, Route, Switch, useLocation } from 'wouter';
 import type { SqlResult } from '@tessera/client';
 import { platform } from '../lib/session.ts';
@@ -16,21 +16,26 @@ import {
   type Column,
   type NewColumn,
 } from '../lib/tables.ts';
+import { useJsonText } from '../lib/json-text.ts';
 import {
+  BackLink,
   Button,
   Check,
+  ConfirmButton,
+  DataTable,
   Empty,
   ErrorBox,
+  Form,
   Loading,
   PageHeader,
+  Pager,
   Section,
   SelectField,
   Tabs,
   TextArea,
   TextField,
-  useConfirm,
-  useToast,
 } from '../ui/index.tsx';
+import { QueryView, useAction } from '../ui/data.tsx';
 
 export default function Database() {
   const { base, project } = useProjectCtx();
@@ -67,20 +72,16 @@ export default function Database() {
 
 function Tables() {
   const { api, project, base } = useProjectCtx();
-  const queries = useQueryClient();
-  const toast = useToast();
   const tables = useQuery({ queryKey: ['tables', project.id], queryFn: () => listTables(api) });
   const pubs = useQuery({
     queryKey: ['publications', project.id],
     queryFn: () => platform.tenant.projects.publications(project.id),
   });
-  const toggle = useMutation({
-    mutationFn: ({ table, enabled }: { table: string; enabled: boolean }) =>
+  const toggle = useAction({
+    run: ({ table, enabled }: { table: string; enabled: boolean }) =>
       platform.tenant.projects.setPublication(project.id, table, enabled),
-    onSuccess: async (p) => {
-      toast(`Realtime ${p.enabled ? 'on' : 'off'} for ${p.table}`);
-      await queries.invalidateQueries({ queryKey: ['publications', project.id] });
-    },
+    done: (p) => `Realtime ${p.enabled ? 'on' : 'off'} for ${p.table}`,
+    invalidate: [['publications', project.id]],
   });
   const enabled = new Set((pubs.data ?? []).filter((p) => p.enabled).map((p) => p.table));
   return (
@@ -92,50 +93,41 @@ function Tables() {
         </Link>
       }
     >
-      {tables.isPending ? (
-        <Loading what="Loading tables" />
-      ) : tables.error ? (
-        <ErrorBox error={tables.error} />
-      ) : tables.data.length === 0 ? (
-        <Empty title="No tables yet">
-          Create one with <Link href={`${base}/database/new`}>the table form</Link> or in the{' '}
-          <Link href={`${base}/database/sql`}>SQL editor</Link>.
-        </Empty>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Table</th>
-                <th scope="col">Columns</th>
-                <th scope="col">Realtime</th>
+      <QueryView
+        query={tables}
+        loading="Loading tables"
+        empty={
+          <Empty title="No tables yet">
+            Create one with <Link href={`${base}/database/new`}>the table form</Link> or in the{' '}
+            <Link href={`${base}/database/sql`}>SQL editor</Link>.
+          </Empty>
+        }
+      >
+        {(list) => (
+          <DataTable columns={['Table', 'Columns', 'Realtime']}>
+            {list.map((t) => (
+              <tr key={t.name}>
+                <td>
+                  <Link href={`${base}/database/tables/${encodeURIComponent(t.name)}`}>{t.name}</Link>
+                </td>
+                <td className="num">{t.columns}</td>
+                <td>
+                  <Check
+                    label={
+                      <span>
+                        Stream changes<span className="sr-only-label"> of {t.name}</span>
+                      </span>
+                    }
+                    checked={enabled.has(t.name)}
+                    disabled={toggle.isPending || pubs.isPending}
+                    onChange={(e) => toggle.mutate({ table: t.name, enabled: e.target.checked })}
+                  />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {tables.data.map((t) => (
-                <tr key={t.name}>
-                  <td>
-                    <Link href={`${base}/database/tables/${encodeURIComponent(t.name)}`}>{t.name}</Link>
-                  </td>
-                  <td className="num">{t.columns}</td>
-                  <td>
-                    <Check
-                      label={
-                        <span>
-                          Stream changes<span className="sr-only-label"> of {t.name}</span>
-                        </span>
-                      }
-                      checked={enabled.has(t.name)}
-                      disabled={toggle.isPending || pubs.isPending}
-                      onChange={(e) => toggle.mutate({ table: t.name, enabled: e.target.checked })}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+            ))}
+          </DataTable>
+        )}
+      </QueryView>
       <ErrorBox error={toggle.error ?? pubs.error} />
     </Section>
   );
@@ -152,8 +144,6 @@ const blankColumn = (): NewColumn => ({
 
 function CreateTable() {
   const { api, project, base } = useProjectCtx();
-  const queries = useQueryClient();
-  const toast = useToast();
   const [, navigate] = useLocation();
   const [name, setName] = useState('');
   const [rls, setRls] = useState(true);
@@ -163,26 +153,19 @@ function CreateTable() {
     blankColumn(),
   ]);
   const statements = createTableSql(name || 'new_table', columns, rls);
-  const create = useMutation({
-    mutationFn: async () => {
+  const create = useAction({
+    run: async () => {
       for (const sql of createTableSql(name, columns, rls)) await api.data.sql(sql);
     },
-    onSuccess: async () => {
-      toast(`Table ${name} created`);
-      await queries.invalidateQueries({ queryKey: ['tables', project.id] });
-      navigate(`${base}/database/tables/${encodeURIComponent(name.trim())}`);
-    },
+    done: `Table ${name} created`,
+    invalidate: [['tables', project.id]],
+    then: () => navigate(`${base}/database/tables/${encodeURIComponent(name.trim())}`),
   });
   const set = (i: number, change: Partial<NewColumn>) =>
     setColumns(columns.map((c, j) => (j === i ? { ...c, ...change } : c)));
   return (
     <Section title="New table">
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          create.mutate();
-        }}
-      >
+      <Form onSubmit={() => create.mutate()}>
         <TextField
           label="Table name"
           required
@@ -239,7 +222,7 @@ function CreateTable() {
           </Button>
           <Link href={`${base}/database`}>Cancel</Link>
         </div>
-      </form>
+      </Form>
       <ErrorBox error={create.error} title="Could not create the table" />
     </Section>
   );
@@ -250,9 +233,6 @@ const PAGE_SIZE = 25;
 
 function TableBrowser({ table }: { table: string }) {
   const { api, project, base } = useProjectCtx();
-  const queries = useQueryClient();
-  const confirm = useConfirm();
-  const toast = useToast();
   const [page, setPage] = useState(0);
   const [sort, setSort] = useState<{ column: string; dir: 'asc' | 'desc' } | null>(null);
   const [filter, setFilter] = useState<{ column: string; op: string; value: string }>({
@@ -289,10 +269,10 @@ function TableBrowser({ table }: { table: string }) {
         offset: page * PAGE_SIZE,
       }),
   });
-  const refresh = async () => {
-    await queries.invalidateQueries({ queryKey: ['rows', project.id, table] });
-    await queries.invalidateQueries({ queryKey: ['tables', project.id] });
-  };
+  const changed = [
+    ['rows', project.id, table],
+    ['tables', project.id],
+  ];
   const keyOf = (row: Record<string, unknown>) => Object.fromEntries(pk.map((c) => [c.name, row[c.name]]));
   const typed = (values: Record<string, string>, columnsOf: Column[], skipEmpty: boolean) => {
     const out: Record<string, unknown> = {};
@@ -303,32 +283,26 @@ function TableBrowser({ table }: { table: string }) {
     }
     return out;
   };
-  const update = useMutation({
-    mutationFn: ({ row, values }: { row: Record<string, unknown>; values: Record<string, string> }) => {
-      const changed = cols.filter((c) => values[c.name] !== cell(row[c.name]));
-      return api.data.update({ table, where: keyOf(row), set: typed(values, changed, false) });
+  const update = useAction({
+    run: ({ row, values }: { row: Record<string, unknown>; values: Record<string, string> }) => {
+      const edited = cols.filter((c) => values[c.name] !== cell(row[c.name]));
+      return api.data.update({ table, where: keyOf(row), set: typed(values, edited, false) });
     },
-    onSuccess: async () => {
-      setEditing(null);
-      toast('Row saved');
-      await refresh();
-    },
+    onSuccess: () => setEditing(null),
+    done: 'Row saved',
+    invalidate: changed,
   });
-  const insert = useMutation({
-    mutationFn: (values: Record<string, string>) =>
+  const insert = useAction({
+    run: (values: Record<string, string>) =>
       api.data.insert({ table, values: typed(values, cols, true), returning: true }),
-    onSuccess: async () => {
-      setInserting(null);
-      toast('Row inserted');
-      await refresh();
-    },
+    onSuccess: () => setInserting(null),
+    done: 'Row inserted',
+    invalidate: changed,
   });
-  const remove = useMutation({
-    mutationFn: (row: Record<string, unknown>) => api.data.delete({ table, where: keyOf(row) }),
-    onSuccess: async () => {
-      toast('Row deleted');
-      await refresh();
-    },
+  const remove = useAction({
+    run: (row: Record<string, unknown>) => api.data.delete({ table, where: keyOf(row) }),
+    done: 'Row deleted',
+    invalidate: changed,
   });
   const guard = (run: () => void) => {
     try {
@@ -343,9 +317,7 @@ function TableBrowser({ table }: { table: string }) {
   if (cols.length === 0)
     return (
       <>
-        <p>
-          <Link href={`${base}/database`}>← Tables</Link>
-        </p>
+        <BackLink href={`${base}/database`}>← Tables</BackLink>
         <ErrorBox error={new Error(`There is no table named ${table}.`)} />
       </>
     );
@@ -358,9 +330,7 @@ function TableBrowser({ table }: { table: string }) {
   };
   return (
     <>
-      <p>
-        <Link href={`${base}/database`}>← Tables</Link>
-      </p>
+      <BackLink href={`${base}/database`}>← Tables</BackLink>
       <Section
         title={`Table ${table}`}
         actions={
@@ -369,17 +339,16 @@ function TableBrowser({ table }: { table: string }) {
           </Button>
         }
       >
-        <form
+        <Form
           className="row"
           role="search"
           aria-label="Filter rows"
-          onSubmit={(e) => {
-            e.preventDefault();
+          onSubmit={() =>
             guard(() => {
               setApplied(filter.column ? filter : null);
               setPage(0);
-            });
-          }}
+            })
+          }
         >
           <SelectField
             label="Filter column"
@@ -399,19 +368,12 @@ function TableBrowser({ table }: { table: string }) {
             onChange={(e) => setFilter({ ...filter, value: e.target.value })}
           />
           <Button type="submit">Apply filter</Button>
-        </form>
+        </Form>
         {pk.length === 0 && (
           <p className="muted">This table has no primary key: rows can be inserted, but not edited or deleted here.</p>
         )}
         {inserting && (
-          <form
-            className="card"
-            aria-label="New row"
-            onSubmit={(e) => {
-              e.preventDefault();
-              guard(() => insert.mutate(inserting));
-            }}
-          >
+          <Form className="card" aria-label="New row" onSubmit={() => guard(() => insert.mutate(inserting))}>
             <h3>New row</h3>
             <p className="muted">Leave a field empty for its default; type NULL for null.</p>
             <div className="row">
@@ -431,7 +393,7 @@ function TableBrowser({ table }: { table: string }) {
               </Button>
               <Button onClick={() => setInserting(null)}>Cancel</Button>
             </div>
-          </form>
+          </Form>
         )}
         {formError && (
           <p className="field-error" role="alert">
@@ -446,122 +408,107 @@ function TableBrowser({ table }: { table: string }) {
             {applied ? 'Change or clear the filter.' : 'Insert a row with the button above, or through the data API.'}
           </Empty>
         ) : (
-          <div className="table-wrap">
-            <table aria-label={`Rows of ${table}`}>
-              <thead>
-                <tr>
+          <DataTable
+            label={`Rows of ${table}`}
+            actions
+            columns={cols.map((c) => ({
+              key: c.name,
+              sort: sort?.column === c.name ? (sort.dir === 'asc' ? 'ascending' : 'descending') : undefined,
+              label: (
+                <>
+                  <button type="button" className="sort" onClick={() => onSort(c.name)}>
+                    {c.name}
+                    {c.pk ? ' (key)' : ''} {sort?.column === c.name ? (sort.dir === 'asc' ? '▲' : '▼') : ''}
+                  </button>
+                  <div className="muted" style={{ fontWeight: 400, fontSize: 12 }}>
+                    {c.type}
+                  </div>
+                </>
+              ),
+            }))}
+          >
+            {shown.map((row, i) =>
+              editing?.index === i ? (
+                <tr key={i} onKeyDown={escape}>
                   {cols.map((c) => (
-                    <th
-                      key={c.name}
-                      scope="col"
-                      aria-sort={
-                        sort?.column === c.name ? (sort.dir === 'asc' ? 'ascending' : 'descending') : undefined
-                      }
-                    >
-                      <button type="button" className="sort" onClick={() => onSort(c.name)}>
-                        {c.name}
-                        {c.pk ? ' (key)' : ''} {sort?.column === c.name ? (sort.dir === 'asc' ? '▲' : '▼') : ''}
-                      </button>
-                      <div className="muted" style={{ fontWeight: 400, fontSize: 12 }}>
-                        {c.type}
-                      </div>
-                    </th>
+                    <td key={c.name}>
+                      <input
+                        className="cell-input"
+                        aria-label={`${c.name}`}
+                        value={editing.values[c.name] ?? ''}
+                        onChange={(e) =>
+                          setEditing({ index: i, values: { ...editing.values, [c.name]: e.target.value } })
+                        }
+                      />
+                    </td>
                   ))}
-                  <th scope="col">
-                    <span className="sr-only-label">Actions</span>
-                  </th>
+                  <td>
+                    <div className="actions">
+                      <Button
+                        className="btn-small"
+                        variant="primary"
+                        busy={update.isPending}
+                        onClick={() => guard(() => update.mutate({ row, values: editing.values }))}
+                      >
+                        Save
+                      </Button>
+                      <Button className="btn-small" onClick={() => setEditing(null)}>
+                        Cancel
+                      </Button>
+                    </div>
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {shown.map((row, i) =>
-                  editing?.index === i ? (
-                    <tr key={i} onKeyDown={escape}>
-                      {cols.map((c) => (
-                        <td key={c.name}>
-                          <input
-                            className="cell-input"
-                            aria-label={`${c.name}`}
-                            value={editing.values[c.name] ?? ''}
-                            onChange={(e) =>
-                              setEditing({ index: i, values: { ...editing.values, [c.name]: e.target.value } })
-                            }
-                          />
-                        </td>
-                      ))}
-                      <td>
-                        <div className="actions">
-                          <Button
-                            className="btn-small"
-                            variant="primary"
-                            busy={update.isPending}
-                            onClick={() => guard(() => update.mutate({ row, values: editing.values }))}
-                          >
-                            Save
-                          </Button>
-                          <Button className="btn-small" onClick={() => setEditing(null)}>
-                            Cancel
-                          </Button>
-                        </div>
-                      </td>
-                    </tr>
-                  ) : (
-                    <tr key={i}>
-                      {cols.map((c) => (
-                        <td key={c.name} className={row[c.name] === null ? 'null' : undefined}>
-                          {cell(row[c.name])}
-                        </td>
-                      ))}
-                      <td>
-                        {pk.length > 0 && (
-                          <div className="actions">
-                            <Button
-                              className="btn-small"
-                              aria-label={`Edit row ${i + 1}`}
-                              onClick={() =>
-                                setEditing({
-                                  index: i,
-                                  values: Object.fromEntries(cols.map((c) => [c.name, cell(row[c.name])])),
-                                })
-                              }
-                            >
-                              Edit
-                            </Button>
-                            <Button
-                              className="btn-small"
-                              variant="danger"
-                              aria-label={`Delete row ${i + 1}`}
-                              onClick={async () => {
-                                if (
-                                  await confirm({
-                                    title: 'Delete this row?',
-                                    body: <pre>{JSON.stringify(keyOf(row))}</pre>,
-                                    action: 'Delete row',
-                                  })
-                                )
-                                  remove.mutate(row);
-                              }}
-                            >
-                              Delete
-                            </Button>
-                          </div>
-                        )}
-                      </td>
-                    </tr>
-                  ),
-                )}
-              </tbody>
-            </table>
-          </div>
+              ) : (
+                <tr key={i}>
+                  {cols.map((c) => (
+                    <td key={c.name} className={row[c.name] === null ? 'null' : undefined}>
+                      {cell(row[c.name])}
+                    </td>
+                  ))}
+                  <td>
+                    {pk.length > 0 && (
+                      <div className="actions">
+                        <Button
+                          className="btn-small"
+                          aria-label={`Edit row ${i + 1}`}
+                          onClick={() =>
+                            setEditing({
+                              index: i,
+                              values: Object.fromEntries(cols.map((c) => [c.name, cell(row[c.name])])),
+                            })
+                          }
+                        >
+                          Edit
+                        </Button>
+                        <ConfirmButton
+                          className="btn-small"
+                          variant="danger"
+                          aria-label={`Delete row ${i + 1}`}
+                          ask={{
+                            title: 'Delete this row?',
+                            body: <pre>{JSON.stringify(keyOf(row))}</pre>,
+                            action: 'Delete row',
+                          }}
+                          onConfirm={() => remove.mutate(row)}
+                        >
+                          Delete
+                        </ConfirmButton>
+                      </div>
+                    )}
+                  </td>
+                </tr>
+              ),
+            )}
+          </DataTable>
         )}
-        <nav className="actions" aria-label="Pages of rows">
-          <Button disabled={page === 0} onClick={() => setPage(page - 1)}>
-            Previous page
-          </Button>
-          <span className="muted">Page {page + 1}</span>
-          <Button disabled={data.length <= PAGE_SIZE} onClick={() => setPage(page + 1)}>
-            Next page
-          </Button>
-        </nav>
+        <Pager
+          label="Pages of rows"
+          page={page + 1}
+          hasPrevious={page > 0}
+          hasNext={data.length > PAGE_SIZE}
+          onPrevious={() => setPage(page - 1)}
+          onNext={() => setPage(page + 1)}
+        />
       </Section>
     </>
   );
@@ -569,24 +516,17 @@ function TableBrowser({ table }: { table: string }) {
 
 function SqlEditor() {
   const { api, project } = useProjectCtx();
-  const queries = useQueryClient();
   const [sql, setSql] = useState('select now()');
-  const [params, setParams] = useState('[]');
-  const [paramsError, setParamsError] = useState<string>();
-  const run = useMutation({
-    mutationFn: (p: unknown[]) => api.data.sql(sql, p),
-    onSuccess: async () => await queries.invalidateQueries({ queryKey: ['tables', project.id] }),
+  const params = useJsonText('[]', {
+    empty: [],
+    prefix: '',
+    check: (p) => (Array.isArray(p) ? undefined : 'parameters must be a JSON array, e.g. [1, "a"]'),
   });
-  const submit = () => {
-    try {
-      const p: unknown = JSON.parse(params || '[]');
-      if (!Array.isArray(p)) throw new Error('parameters must be a JSON array, e.g. [1, "a"]');
-      setParamsError(undefined);
-      run.mutate(p);
-    } catch (err) {
-      setParamsError((err as Error).message);
-    }
-  };
+  const run = useAction({
+    run: (p: unknown[]) => api.data.sql(sql, p),
+    invalidate: [['tables', project.id]],
+  });
+  const submit = () => params.withValue((p) => run.mutate(p as unknown[]));
   const result = run.data as SqlResult | undefined;
   const fields =
     result?.fields?.map((f) => (typeof f === 'string' ? f : (f as { name: string }).name)) ??
@@ -594,12 +534,7 @@ function SqlEditor() {
   return (
     <>
       <Section title="SQL editor">
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            submit();
-          }}
-        >
+        <Form onSubmit={submit}>
           <TextArea
             label="SQL (one statement; $1, $2… for parameters)"
             className="code"
@@ -617,14 +552,14 @@ function SqlEditor() {
           <TextField
             label="Parameters (JSON array)"
             className="code"
-            error={paramsError}
-            value={params}
-            onChange={(e) => setParams(e.target.value)}
+            error={params.error}
+            value={params.text}
+            onChange={(e) => params.setText(e.target.value)}
           />
           <Button type="submit" variant="primary" busy={run.isPending}>
             Run
           </Button>
-        </form>
+        </Form>
       </Section>
       {run.error ? <ErrorBox error={run.error} title="The statement failed" /> : null}
       {result && (
@@ -633,30 +568,17 @@ function SqlEditor() {
             {result.rowCount ?? result.rows.length} row(s)
           </p>
           {result.rows.length > 0 && (
-            <div className="table-wrap">
-              <table aria-label="Result rows">
-                <thead>
-                  <tr>
-                    {fields.map((f) => (
-                      <th key={f} scope="col">
-                        {f}
-                      </th>
-                    ))}
-                  </tr>
-                </thead>
-                <tbody>
-                  {result.rows.map((r, i) => (
-                    <tr key={i}>
-                      {fields.map((f) => (
-                        <td key={f} className={r[f] === null ? 'null' : undefined}>
-                          {cell(r[f])}
-                        </td>
-                      ))}
-                    </tr>
+            <DataTable label="Result rows" columns={fields}>
+              {result.rows.map((r, i) => (
+                <tr key={i}>
+                  {fields.map((f) => (
+                    <td key={f} className={r[f] === null ? 'null' : undefined}>
+                      {cell(r[f])}
+                    </td>
                   ))}
-                </tbody>
-              </table>
-            </div>
+                </tr>
+              ))}
+            </DataTable>
           )}
         </Section>
       )}
