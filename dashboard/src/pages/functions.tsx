@@ -8,22 +8,27 @@ import { isTesseraError, type EdgeFunction, type InvokeResult } from '@tessera/c
 import { useProjectCtx } from '../lib/project-context.ts';
 import { json, when } from '../lib/format.ts';
 import { checkDefinitionText, lineOfPath, NEW_FUNCTION, type Issue } from '../lib/function-schema.ts';
+import { useJsonText } from '../lib/json-text.ts';
 import { JsonEditor } from '../ui/json-editor.tsx';
 import {
+  BackLink,
   Badge,
   Button,
+  ConfirmButton,
+  DataTable,
   Empty,
   ErrorBox,
+  Form,
   Loading,
   PageHeader,
+  Pager,
   Section,
   SelectField,
   Tabs,
   TextArea,
   TextField,
-  useConfirm,
-  useToast,
 } from '../ui/index.tsx';
+import { QueryView, useAction, useCursors } from '../ui/data.tsx';
 
 const Edge = lazy(() => import('./edge.tsx'));
 
@@ -100,45 +105,33 @@ function FunctionList() {
         </Link>
       }
     >
-      {list.isPending ? (
-        <Loading what="Loading functions" />
-      ) : list.error ? (
-        <ErrorBox error={list.error} />
-      ) : list.data.length === 0 ? (
-        <Empty title="No functions yet">
-          <Link href={`${base}/functions/new`}>Create a function</Link>: a list of steps (Transform, Database, HTTP,
-          Email, Invoke) run in order.
-        </Empty>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Description</th>
-                <th scope="col">Steps</th>
-                <th scope="col">Version</th>
-                <th scope="col">Access</th>
-                <th scope="col">Updated</th>
+      <QueryView
+        query={list}
+        loading="Loading functions"
+        empty={
+          <Empty title="No functions yet">
+            <Link href={`${base}/functions/new`}>Create a function</Link>: a list of steps (Transform, Database, HTTP,
+            Email, Invoke) run in order.
+          </Empty>
+        }
+      >
+        {(fns) => (
+          <DataTable columns={['Name', 'Description', 'Steps', 'Version', 'Access', 'Updated']}>
+            {fns.map((f) => (
+              <tr key={f.id}>
+                <td>
+                  <Link href={`${base}/functions/f/${encodeURIComponent(f.id)}`}>{f.name}</Link>
+                </td>
+                <td>{f.description || '—'}</td>
+                <td className="num">{Array.isArray(f.steps) ? f.steps.length : '—'}</td>
+                <td className="num">{f.version}</td>
+                <td>{f.public ? <Badge tone="warn">public</Badge> : <Badge>secret key</Badge>}</td>
+                <td>{when(f.updated_at)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {list.data.map((f) => (
-                <tr key={f.id}>
-                  <td>
-                    <Link href={`${base}/functions/f/${encodeURIComponent(f.id)}`}>{f.name}</Link>
-                  </td>
-                  <td>{f.description || '—'}</td>
-                  <td className="num">{Array.isArray(f.steps) ? f.steps.length : '—'}</td>
-                  <td className="num">{f.version}</td>
-                  <td>{f.public ? <Badge tone="warn">public</Badge> : <Badge>secret key</Badge>}</td>
-                  <td>{when(f.updated_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+            ))}
+          </DataTable>
+        )}
+      </QueryView>
     </Section>
   );
 }
@@ -164,15 +157,14 @@ function serverIssue(err: unknown, text: string): Issue | undefined {
 function FunctionEditor({ fn }: { fn?: EdgeFunction }) {
   const { api, project, base } = useProjectCtx();
   const queries = useQueryClient();
-  const toast = useToast();
   const [, navigate] = useLocation();
   const [text, setText] = useState(() => (fn ? definitionText(fn) : NEW_FUNCTION));
   const checked = useMemo(() => checkDefinitionText(text), [text]);
-  const save = useMutation({
-    mutationFn: (def: unknown) => (fn ? api.functions.update(fn.id, def as never) : api.functions.create(def as never)),
-    onSuccess: async (saved) => {
-      toast(`Function ${saved.name} saved (version ${saved.version})`);
-      await queries.invalidateQueries({ queryKey: ['functions', project.id] });
+  const save = useAction({
+    run: (def: unknown) => (fn ? api.functions.update(fn.id, def as never) : api.functions.create(def as never)),
+    done: (saved) => `Function ${saved.name} saved (version ${saved.version})`,
+    invalidate: [['functions', project.id]],
+    then: (saved) => {
       queries.setQueryData(['function', project.id, saved.id], saved);
       if (!fn) navigate(`${base}/functions/f/${encodeURIComponent(saved.id)}`);
     },
@@ -181,9 +173,8 @@ function FunctionEditor({ fn }: { fn?: EdgeFunction }) {
   const issues = [...checked.issues, ...(fromServer ? [fromServer] : [])];
   return (
     <Section title={fn ? `Definition of ${fn.name}` : 'New function'}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
+      <Form
+        onSubmit={() => {
           if (checked.issues.length === 0) save.mutate(checked.value);
         }}
       >
@@ -206,7 +197,7 @@ function FunctionEditor({ fn }: { fn?: EdgeFunction }) {
         <Button type="submit" variant="primary" busy={save.isPending} disabled={checked.issues.length > 0}>
           {fn ? 'Save function' : 'Create function'}
         </Button>
-      </form>
+      </Form>
       {save.error && !fromServer ? <ErrorBox error={save.error} title="Could not save the function" /> : null}
       {fromServer && <ErrorBox error={save.error} title="The service refused the definition" />}
     </Section>
@@ -215,58 +206,46 @@ function FunctionEditor({ fn }: { fn?: EdgeFunction }) {
 
 function FunctionPage({ id }: { id: string }) {
   const { api, project, base } = useProjectCtx();
-  const queries = useQueryClient();
-  const confirm = useConfirm();
-  const toast = useToast();
   const [, navigate] = useLocation();
   const fn = useQuery({ queryKey: ['function', project.id, id], queryFn: () => api.functions.get(id) });
-  const remove = useMutation({
-    mutationFn: () => api.functions.remove(id),
-    onSuccess: async () => {
-      toast('Function deleted');
-      await queries.invalidateQueries({ queryKey: ['functions', project.id] });
-      navigate(`${base}/functions`);
-    },
+  const remove = useAction({
+    run: () => api.functions.remove(id),
+    done: 'Function deleted',
+    invalidate: [['functions', project.id]],
+    then: () => navigate(`${base}/functions`),
   });
+  const back = <BackLink href={`${base}/functions`}>← Functions</BackLink>;
   if (fn.isPending) return <Loading what="Loading the function" />;
   if (fn.error)
     return (
       <>
-        <p>
-          <Link href={`${base}/functions`}>← Functions</Link>
-        </p>
+        {back}
         <ErrorBox error={fn.error} title="Could not load the function" />
       </>
     );
   const f = fn.data;
   return (
     <>
-      <p>
-        <Link href={`${base}/functions`}>← Functions</Link>
-      </p>
+      {back}
       <div className="page-header">
         <h2>
           {f.name} <Badge>v{f.version}</Badge>
         </h2>
         <div className="actions">
           <Link href={`${base}/functions/executions?function=${encodeURIComponent(f.name)}`}>Executions</Link>
-          <Button
+          <ConfirmButton
             variant="danger"
             busy={remove.isPending}
-            onClick={async () => {
-              if (
-                await confirm({
-                  title: `Delete ${f.name}?`,
-                  body: <p>Hooks, webhooks and cron jobs that run it will fail. Its executions stay readable.</p>,
-                  action: 'Delete function',
-                  typed: f.name,
-                })
-              )
-                remove.mutate();
+            ask={{
+              title: `Delete ${f.name}?`,
+              body: <p>Hooks, webhooks and cron jobs that run it will fail. Its executions stay readable.</p>,
+              action: 'Delete function',
+              typed: f.name,
             }}
+            onConfirm={() => remove.mutate()}
           >
             Delete function
-          </Button>
+          </ConfirmButton>
         </div>
       </div>
       <ErrorBox error={remove.error} />
@@ -280,40 +259,25 @@ function FunctionPage({ id }: { id: string }) {
 
 function Invoke({ fn }: { fn: EdgeFunction }) {
   const { api, base } = useProjectCtx();
-  const [input, setInput] = useState('{\n  "name": "world"\n}');
+  const input = useJsonText('{\n  "name": "world"\n}', { empty: null });
   const [mode, setMode] = useState<'sync' | 'async' | 'dry'>('sync');
-  const [inputError, setInputError] = useState<string>();
   const run = useMutation({
     mutationFn: (body: unknown) =>
       api.functions.invoke(fn.name, body, { async: mode === 'async', dryRun: mode === 'dry' }),
   });
-  const submit = () => {
-    try {
-      const body: unknown = input.trim() ? JSON.parse(input) : null;
-      setInputError(undefined);
-      run.mutate(body);
-    } catch (err) {
-      setInputError(`Not valid JSON: ${(err as Error).message}`);
-    }
-  };
   const result = run.data as InvokeResult | undefined;
   const failedId = isTesseraError(run.error) ? (run.error.details?.execution_id as string | undefined) : undefined;
   return (
     <Section title="Invoke">
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          submit();
-        }}
-      >
+      <Form onSubmit={() => input.withValue((body) => run.mutate(body))}>
         <TextArea
           label="Input (JSON, the run's input.body)"
           className="code"
           spellCheck={false}
           rows={6}
-          error={inputError}
-          value={input}
-          onChange={(e) => setInput(e.target.value)}
+          error={input.error}
+          value={input.text}
+          onChange={(e) => input.setText(e.target.value)}
         />
         <SelectField
           label="Mode"
@@ -328,7 +292,7 @@ function Invoke({ fn }: { fn: EdgeFunction }) {
         <Button type="submit" variant="primary" busy={run.isPending}>
           Run {fn.name}
         </Button>
-      </form>
+      </Form>
       <ErrorBox error={run.error} title="The run failed" />
       {failedId && (
         <p>
@@ -370,8 +334,8 @@ function Executions() {
     trigger: '',
     since: '',
   });
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const after = cursors[cursors.length - 1];
+  const pages = useCursors();
+  const after = pages.after;
   const list = useQuery({
     queryKey: ['executions', project.id, filters, after],
     queryFn: () =>
@@ -388,11 +352,11 @@ function Executions() {
   });
   const set = (change: Partial<typeof filters>) => {
     setFilters({ ...filters, ...change });
-    setCursors([undefined]);
+    pages.reset();
   };
   return (
     <Section title="Executions">
-      <form className="row" aria-label="Filter executions" onSubmit={(e) => e.preventDefault()}>
+      <Form className="row" aria-label="Filter executions" onSubmit={() => undefined}>
         <SelectField
           label="Function"
           value={filters.function}
@@ -417,64 +381,50 @@ function Executions() {
           value={filters.since}
           onChange={(e) => set({ since: e.target.value })}
         />
-      </form>
-      {list.isPending ? (
-        <Loading what="Loading executions" />
-      ) : list.error ? (
-        <ErrorBox error={list.error} />
-      ) : list.data.executions.length === 0 ? (
-        <Empty title="No executions">
-          Runs appear here when a function is invoked, or runs for a hook, a webhook or a cron job.
-        </Empty>
-      ) : (
-        <>
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Started</th>
-                  <th scope="col">Function</th>
-                  <th scope="col">Trigger</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Duration</th>
+      </Form>
+      <QueryView
+        query={list}
+        loading="Loading executions"
+        isEmpty={(d) => d.executions.length === 0}
+        empty={
+          <Empty title="No executions">
+            Runs appear here when a function is invoked, or runs for a hook, a webhook or a cron job.
+          </Empty>
+        }
+      >
+        {(d) => (
+          <>
+            <DataTable columns={['Started', 'Function', 'Trigger', 'Status', 'Duration']}>
+              {d.executions.map((x) => (
+                <tr key={x.id}>
+                  <td>
+                    <Link href={`${base}/functions/executions/${encodeURIComponent(x.id)}`}>{when(x.created_at)}</Link>
+                  </td>
+                  <td>
+                    {x.function} <span className="muted">v{x.function_version}</span>
+                  </td>
+                  <td>{x.trigger}</td>
+                  <td>
+                    <StatusBadge status={x.status} />
+                  </td>
+                  <td className="num">
+                    {x.duration_ms === null || x.duration_ms === undefined ? '—' : `${x.duration_ms} ms`}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {list.data.executions.map((x) => (
-                  <tr key={x.id}>
-                    <td>
-                      <Link href={`${base}/functions/executions/${encodeURIComponent(x.id)}`}>
-                        {when(x.created_at)}
-                      </Link>
-                    </td>
-                    <td>
-                      {x.function} <span className="muted">v{x.function_version}</span>
-                    </td>
-                    <td>{x.trigger}</td>
-                    <td>
-                      <StatusBadge status={x.status} />
-                    </td>
-                    <td className="num">
-                      {x.duration_ms === null || x.duration_ms === undefined ? '—' : `${x.duration_ms} ms`}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <nav className="actions" aria-label="Pages of executions">
-            <Button disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
-              Newer
-            </Button>
-            <Button
-              disabled={!list.data.next_cursor}
-              onClick={() => setCursors([...cursors, list.data.next_cursor ?? undefined])}
-            >
-              Older
-            </Button>
-          </nav>
-        </>
-      )}
+              ))}
+            </DataTable>
+            <Pager
+              label="Pages of executions"
+              previous="Newer"
+              next="Older"
+              hasPrevious={pages.page > 1}
+              hasNext={!!d.next_cursor}
+              onPrevious={pages.back}
+              onNext={() => pages.forward(d.next_cursor)}
+            />
+          </>
+        )}
+      </QueryView>
     </Section>
   );
 }
@@ -496,22 +446,19 @@ function ExecutionDetail({ id }: { id: string }) {
     queryFn: () => api.functions.executions.events(id),
     enabled: exec.isSuccess,
   });
+  const back = <BackLink href={`${base}/functions/executions`}>← Executions</BackLink>;
   if (exec.isPending) return <Loading what="Loading the execution" />;
   if (exec.error)
     return (
       <>
-        <p>
-          <Link href={`${base}/functions/executions`}>← Executions</Link>
-        </p>
+        {back}
         <ErrorBox error={exec.error} title="Could not load the execution" />
       </>
     );
   const x = exec.data;
   return (
     <>
-      <p>
-        <Link href={`${base}/functions/executions`}>← Executions</Link>
-      </p>
+      {back}
       <Section title={`Execution of ${x.function}`} actions={<StatusBadge status={x.status} />}>
         <dl className="props">
           <dt>Execution id</dt>
@@ -561,40 +508,40 @@ function ExecutionDetail({ id }: { id: string }) {
         <p className="muted">
           Each step in order, with what it was given and what it gave. Secrets show as {'{{secrets.NAME}}'}.
         </p>
-        {events.isPending ? (
-          <Loading what="Loading the steps" />
-        ) : events.error ? (
-          <ErrorBox error={events.error} />
-        ) : events.data.length === 0 ? (
-          <Empty title="No steps recorded yet">A queued execution records its steps when it runs.</Empty>
-        ) : (
-          <ol className="timeline" aria-label="Steps">
-            {events.data.map((e) => (
-              <li key={e.seq} className={e.type === 'failed' ? 'failed' : undefined}>
-                <strong>{e.step}</strong> <Badge>{e.kind}</Badge> <StatusBadge status={e.type} />
-                {e.attempt > 1 && <Badge tone="warn">attempt {e.attempt}</Badge>}
-                <span className="muted">
-                  {' '}
-                  {when(e.at)}
-                  {e.duration_ms !== null && e.duration_ms !== undefined ? ` · ${e.duration_ms} ms` : ''}
-                </span>
-                {e.input !== undefined && e.input !== null && (
-                  <details>
-                    <summary>Input</summary>
-                    <pre>{json(e.input)}</pre>
-                  </details>
-                )}
-                {e.output !== undefined && e.output !== null && (
-                  <details open>
-                    <summary>Output</summary>
-                    <pre>{json(e.output)}</pre>
-                  </details>
-                )}
-                {e.error ? <pre className="field-error">{json(e.error)}</pre> : null}
-              </li>
-            ))}
-          </ol>
-        )}
+        <QueryView
+          query={events}
+          loading="Loading the steps"
+          empty={<Empty title="No steps recorded yet">A queued execution records its steps when it runs.</Empty>}
+        >
+          {(steps) => (
+            <ol className="timeline" aria-label="Steps">
+              {steps.map((e) => (
+                <li key={e.seq} className={e.type === 'failed' ? 'failed' : undefined}>
+                  <strong>{e.step}</strong> <Badge>{e.kind}</Badge> <StatusBadge status={e.type} />
+                  {e.attempt > 1 && <Badge tone="warn">attempt {e.attempt}</Badge>}
+                  <span className="muted">
+                    {' '}
+                    {when(e.at)}
+                    {e.duration_ms !== null && e.duration_ms !== undefined ? ` · ${e.duration_ms} ms` : ''}
+                  </span>
+                  {e.input !== undefined && e.input !== null && (
+                    <details>
+                      <summary>Input</summary>
+                      <pre>{json(e.input)}</pre>
+                    </details>
+                  )}
+                  {e.output !== undefined && e.output !== null && (
+                    <details open>
+                      <summary>Output</summary>
+                      <pre>{json(e.output)}</pre>
+                    </details>
+                  )}
+                  {e.error ? <pre className="field-error">{json(e.error)}</pre> : null}
+                </li>
+              ))}
+            </ol>
+          )}
+        </QueryView>
       </Section>
     </>
   );
