@@ -1,24 +1,30 @@
 // The project's end-users (the admin API under the project's secret key): search and paging, and one user's detail
 // with roles and app metadata, disable/enable, end sessions, reset MFA, send a password reset, delete.
 import { useState } from 'react';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, Route, Switch, useLocation } from 'wouter';
 import type { AdminUser } from '@tessera/client';
 import { useProjectCtx } from '../lib/project-context.ts';
 import { json, when } from '../lib/format.ts';
+import { useJsonText } from '../lib/json-text.ts';
 import {
+  BackLink,
   Badge,
   Button,
+  ConfirmButton,
+  DataTable,
   Empty,
   ErrorBox,
+  Form,
   Loading,
   PageHeader,
+  Pager,
   Section,
   TextArea,
   TextField,
-  useConfirm,
-  useToast,
+  type ConfirmRequest,
 } from '../ui/index.tsx';
+import { QueryView, useAction, useCursors } from '../ui/data.tsx';
 
 const PAGE = 25;
 
@@ -38,9 +44,8 @@ function UserList() {
   const { api, project, base } = useProjectCtx();
   const [search, setSearch] = useState('');
   const [applied, setApplied] = useState('');
-  // Cursors of the pages seen so far: going back is going to the previous cursor.
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const after = cursors[cursors.length - 1];
+  const pages = useCursors();
+  const after = pages.after;
   const list = useQuery({
     queryKey: ['users', project.id, applied, after],
     queryFn: () => api.admin.users.list({ search: applied || undefined, first: PAGE, after }),
@@ -50,13 +55,12 @@ function UserList() {
     <>
       <PageHeader title="Authentication" description="The people who sign in to your project's apps." />
       <Section title="Users">
-        <form
+        <Form
           role="search"
           className="row"
-          onSubmit={(e) => {
-            e.preventDefault();
+          onSubmit={() => {
             setApplied(search.trim());
-            setCursors([undefined]);
+            pages.reset();
           }}
         >
           <TextField
@@ -66,64 +70,49 @@ function UserList() {
             onChange={(e) => setSearch(e.target.value)}
           />
           <Button type="submit">Search</Button>
-        </form>
-        {list.isPending ? (
-          <Loading what="Loading users" />
-        ) : list.error ? (
-          <ErrorBox error={list.error} />
-        ) : list.data.users.length === 0 ? (
-          applied ? (
-            <Empty title="No user matches">Try another part of the e-mail address or name.</Empty>
-          ) : (
-            <Empty title="No users yet">
-              Users appear here once they sign up through your app (POST /register with the publishable key, or the
-              hosted sign-in page).
-            </Empty>
-          )
-        ) : (
-          <>
-            <div className="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">E-mail</th>
-                    <th scope="col">Verified</th>
-                    <th scope="col">MFA</th>
-                    <th scope="col">Roles</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Created</th>
+        </Form>
+        <QueryView
+          query={list}
+          loading="Loading users"
+          isEmpty={(d) => d.users.length === 0}
+          empty={
+            applied ? (
+              <Empty title="No user matches">Try another part of the e-mail address or name.</Empty>
+            ) : (
+              <Empty title="No users yet">
+                Users appear here once they sign up through your app (POST /register with the publishable key, or the
+                hosted sign-in page).
+              </Empty>
+            )
+          }
+        >
+          {(d) => (
+            <>
+              <DataTable columns={['E-mail', 'Verified', 'MFA', 'Roles', 'Status', 'Created']}>
+                {d.users.map((u) => (
+                  <tr key={u.id}>
+                    <td>
+                      <Link href={`${base}/auth/users/${encodeURIComponent(u.id)}`}>{u.email}</Link>
+                    </td>
+                    <td>{u.email_verified ? <Badge tone="good">verified</Badge> : <Badge>unverified</Badge>}</td>
+                    <td>{u.mfa_enabled ? <Badge tone="good">on</Badge> : <Badge>off</Badge>}</td>
+                    <td>{(u.roles ?? []).join(', ') || '—'}</td>
+                    <td>{u.disabled ? <Badge tone="bad">disabled</Badge> : <Badge tone="good">active</Badge>}</td>
+                    <td>{when(u.created_at)}</td>
                   </tr>
-                </thead>
-                <tbody>
-                  {list.data.users.map((u) => (
-                    <tr key={u.id}>
-                      <td>
-                        <Link href={`${base}/auth/users/${encodeURIComponent(u.id)}`}>{u.email}</Link>
-                      </td>
-                      <td>{u.email_verified ? <Badge tone="good">verified</Badge> : <Badge>unverified</Badge>}</td>
-                      <td>{u.mfa_enabled ? <Badge tone="good">on</Badge> : <Badge>off</Badge>}</td>
-                      <td>{(u.roles ?? []).join(', ') || '—'}</td>
-                      <td>{u.disabled ? <Badge tone="bad">disabled</Badge> : <Badge tone="good">active</Badge>}</td>
-                      <td>{when(u.created_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <nav className="actions" aria-label="Pages of users">
-              <Button disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
-                Previous page
-              </Button>
-              <span className="muted">Page {cursors.length}</span>
-              <Button
-                disabled={!list.data.next_cursor}
-                onClick={() => setCursors([...cursors, list.data.next_cursor ?? undefined])}
-              >
-                Next page
-              </Button>
-            </nav>
-          </>
-        )}
+                ))}
+              </DataTable>
+              <Pager
+                label="Pages of users"
+                page={pages.page}
+                hasPrevious={pages.page > 1}
+                hasNext={!!d.next_cursor}
+                onPrevious={pages.back}
+                onNext={() => pages.forward(d.next_cursor)}
+              />
+            </>
+          )}
+        </QueryView>
       </Section>
     </>
   );
@@ -132,120 +121,102 @@ function UserList() {
 function UserDetail({ id }: { id: string }) {
   const { api, project, base } = useProjectCtx();
   const queries = useQueryClient();
-  const confirm = useConfirm();
-  const toast = useToast();
   const [, navigate] = useLocation();
   const key = ['user', project.id, id];
+  const list = ['users', project.id];
   const user = useQuery({ queryKey: key, queryFn: () => api.admin.users.get(id) });
-  const done = (message: string) => async (u?: AdminUser | number | void) => {
-    toast(message);
-    if (u && typeof u === 'object') queries.setQueryData(key, u);
-    await queries.invalidateQueries({ queryKey: ['users', project.id] });
-  };
-  const disable = useMutation({
-    mutationFn: () => api.admin.users.disable(id),
-    onSuccess: done('User disabled: their sessions ended'),
+  /** An action on the user whose answer is the user as it now is. */
+  const change = (run: () => Promise<AdminUser>, done: string) => ({
+    run,
+    onSuccess: (u: AdminUser) => queries.setQueryData(key, u),
+    done,
+    invalidate: [list],
   });
-  const enable = useMutation({ mutationFn: () => api.admin.users.enable(id), onSuccess: done('User enabled') });
-  const revoke = useMutation({
-    mutationFn: () => api.admin.users.revokeSessions(id),
-    onSuccess: (n) => toast(`${n} session(s) ended`),
+  const disable = useAction(change(() => api.admin.users.disable(id), 'User disabled: their sessions ended'));
+  const enable = useAction(change(() => api.admin.users.enable(id), 'User enabled'));
+  const resetMfa = useAction(change(() => api.admin.users.resetMfa(id), 'MFA reset'));
+  const revoke = useAction({
+    run: () => api.admin.users.revokeSessions(id),
+    done: (n) => `${n} session(s) ended`,
   });
-  const resetMfa = useMutation({ mutationFn: () => api.admin.users.resetMfa(id), onSuccess: done('MFA reset') });
-  const reset = useMutation({
-    mutationFn: (email: string) => api.auth.requestPasswordReset(email),
-    onSuccess: () => toast('Password reset e-mail sent'),
+  const reset = useAction({
+    run: (email: string) => api.auth.requestPasswordReset(email),
+    done: 'Password reset e-mail sent',
   });
-  const remove = useMutation({
-    mutationFn: () => api.admin.users.remove(id),
-    onSuccess: async () => {
-      toast('User deleted');
-      await queries.invalidateQueries({ queryKey: ['users', project.id] });
-      navigate(`${base}/auth`);
-    },
+  const remove = useAction({
+    run: () => api.admin.users.remove(id),
+    done: 'User deleted',
+    invalidate: [list],
+    then: () => navigate(`${base}/auth`),
   });
   if (user.isPending) return <Loading what="Loading the user" />;
   if (user.error)
     return (
       <>
-        <p>
-          <Link href={`${base}/auth`}>Back to users</Link>
-        </p>
+        <BackLink href={`${base}/auth`}>Back to users</BackLink>
         <ErrorBox error={user.error} title="Could not load the user" />
       </>
     );
   const u = user.data;
-  const ask = async (title: string, body: string, action: string, run: () => void, typed?: string) => {
-    if (await confirm({ title, body: <p>{body}</p>, action, typed })) run();
-  };
+  const ask = (title: string, body: string, action: string, typed?: string): ConfirmRequest => ({
+    title,
+    body: <p>{body}</p>,
+    action,
+    typed,
+  });
   return (
     <>
-      <p>
-        <Link href={`${base}/auth`}>← All users</Link>
-      </p>
+      <BackLink href={`${base}/auth`}>← All users</BackLink>
       <PageHeader title={u.email}>
-        <Button
-          onClick={() =>
-            void ask('Send a password reset e-mail?', `A reset link goes to ${u.email}.`, 'Send e-mail', () =>
-              reset.mutate(u.email),
-            )
-          }
+        <ConfirmButton
+          ask={ask('Send a password reset e-mail?', `A reset link goes to ${u.email}.`, 'Send e-mail')}
+          onConfirm={() => reset.mutate(u.email)}
         >
           Send password reset
-        </Button>
-        <Button
-          onClick={() =>
-            void ask('End every session?', 'The user is signed out on every device.', 'End sessions', () =>
-              revoke.mutate(),
-            )
-          }
+        </ConfirmButton>
+        <ConfirmButton
+          ask={ask('End every session?', 'The user is signed out on every device.', 'End sessions')}
+          onConfirm={() => revoke.mutate()}
         >
           End sessions
-        </Button>
+        </ConfirmButton>
         {u.mfa_enabled && (
-          <Button
-            onClick={() =>
-              void ask(
-                'Reset MFA?',
-                'The user can then sign in with the password alone and set up MFA again.',
-                'Reset MFA',
-                () => resetMfa.mutate(),
-              )
-            }
+          <ConfirmButton
+            ask={ask(
+              'Reset MFA?',
+              'The user can then sign in with the password alone and set up MFA again.',
+              'Reset MFA',
+            )}
+            onConfirm={() => resetMfa.mutate()}
           >
             Reset MFA
-          </Button>
+          </ConfirmButton>
         )}
         {u.disabled ? (
           <Button onClick={() => enable.mutate()} busy={enable.isPending}>
             Enable
           </Button>
         ) : (
-          <Button
+          <ConfirmButton
             variant="danger"
-            onClick={() =>
-              void ask('Disable this user?', 'They cannot sign in, and their sessions end now.', 'Disable user', () =>
-                disable.mutate(),
-              )
-            }
+            ask={ask('Disable this user?', 'They cannot sign in, and their sessions end now.', 'Disable user')}
+            onConfirm={() => disable.mutate()}
           >
             Disable
-          </Button>
+          </ConfirmButton>
         )}
-        <Button
+        <ConfirmButton
           variant="danger"
-          onClick={() =>
-            void ask(
-              `Delete ${u.email}?`,
-              'The account and its sessions are deleted. It cannot be undone.',
-              'Delete user',
-              () => remove.mutate(),
-              u.email,
-            )
-          }
+          ask={ask(
+            `Delete ${u.email}?`,
+            'The account and its sessions are deleted. It cannot be undone.',
+            'Delete user',
+            u.email,
+          )}
+          onConfirm={() => remove.mutate()}
         >
           Delete
-        </Button>
+        </ConfirmButton>
       </PageHeader>
       <ErrorBox
         error={disable.error ?? enable.error ?? revoke.error ?? resetMfa.error ?? reset.error ?? remove.error}
@@ -291,12 +262,10 @@ function UserDetail({ id }: { id: string }) {
 function RolesForm({ user }: { user: AdminUser }) {
   const { api, project } = useProjectCtx();
   const queries = useQueryClient();
-  const toast = useToast();
   const [roles, setRoles] = useState((user.roles ?? []).join(', '));
-  const [meta, setMeta] = useState(json(user.app_metadata ?? {}));
-  const [metaError, setMetaError] = useState<string>();
-  const save = useMutation({
-    mutationFn: (appMetadata: unknown) =>
+  const meta = useJsonText(json(user.app_metadata ?? {}), { empty: {} });
+  const save = useAction({
+    run: (appMetadata: unknown) =>
       api.admin.users.update(user.id, {
         roles: roles
           .split(',')
@@ -304,26 +273,13 @@ function RolesForm({ user }: { user: AdminUser }) {
           .filter(Boolean),
         app_metadata: appMetadata,
       }),
-    onSuccess: async (u) => {
-      toast('Roles and app metadata saved');
-      queries.setQueryData(['user', project.id, user.id], u);
-      await queries.invalidateQueries({ queryKey: ['users', project.id] });
-    },
+    onSuccess: (u) => queries.setQueryData(['user', project.id, user.id], u),
+    done: 'Roles and app metadata saved',
+    invalidate: [['users', project.id]],
   });
   return (
     <Section title="Roles and app metadata">
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          try {
-            const parsed: unknown = JSON.parse(meta || '{}');
-            setMetaError(undefined);
-            save.mutate(parsed);
-          } catch (err) {
-            setMetaError(`Not valid JSON: ${(err as Error).message}`);
-          }
-        }}
-      >
+      <Form onSubmit={() => meta.withValue((parsed) => save.mutate(parsed))}>
         <TextField
           label="Roles"
           hint="Comma-separated; tokens carry them as role:<name> claims."
@@ -333,15 +289,15 @@ function RolesForm({ user }: { user: AdminUser }) {
         <TextArea
           label="App metadata (JSON)"
           className="code"
-          error={metaError}
-          value={meta}
-          onChange={(e) => setMeta(e.target.value)}
+          error={meta.error}
+          value={meta.text}
+          onChange={(e) => meta.setText(e.target.value)}
           spellCheck={false}
         />
         <Button type="submit" variant="primary" busy={save.isPending}>
           Save
         </Button>
-      </form>
+      </Form>
       <ErrorBox error={save.error} />
     </Section>
   );
