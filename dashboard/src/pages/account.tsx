@@ -1,21 +1,22 @@
 // The developer account: who is signed in, and two-factor authentication (enrol with a QR code, activate with a
 // code, disable with a code).
 import { useEffect, useState } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { platform } from '../lib/session.ts';
 import { when } from '../lib/format.ts';
 import {
   Badge,
   Button,
   ErrorBox,
+  Form,
   Loading,
   PageHeader,
   Secret,
   Section,
   TextField,
   useConfirm,
-  useToast,
 } from '../ui/index.tsx';
+import { QueryView, useAction } from '../ui/data.tsx';
 
 /** The otpauth URL as a QR code (SVG). */
 function Qr({ text }: { text: string }) {
@@ -40,115 +41,114 @@ function Qr({ text }: { text: string }) {
 }
 
 export default function Account() {
-  const queries = useQueryClient();
-  const toast = useToast();
   const confirm = useConfirm();
   const me = useQuery({ queryKey: ['tenant'], queryFn: () => platform.tenant.me() });
   const [code, setCode] = useState('');
   const [disableCode, setDisableCode] = useState('');
   const enroll = useMutation({ mutationFn: () => platform.tenant.mfa.enroll() });
-  const verify = useMutation({
-    mutationFn: () => platform.tenant.mfa.verify(code.trim()),
-    onSuccess: async () => {
+  const verify = useAction({
+    run: () => platform.tenant.mfa.verify(code.trim()),
+    onSuccess: () => {
       enroll.reset();
       setCode('');
-      toast('Two-factor authentication is on');
-      await queries.invalidateQueries({ queryKey: ['tenant'] });
     },
+    done: 'Two-factor authentication is on',
+    invalidate: [['tenant']],
   });
-  const disable = useMutation({
-    mutationFn: () => platform.tenant.mfa.disable(disableCode.trim()),
-    onSuccess: async () => {
-      setDisableCode('');
-      toast('Two-factor authentication is off');
-      await queries.invalidateQueries({ queryKey: ['tenant'] });
-    },
+  const disable = useAction({
+    run: () => platform.tenant.mfa.disable(disableCode.trim()),
+    onSuccess: () => setDisableCode(''),
+    done: 'Two-factor authentication is off',
+    invalidate: [['tenant']],
   });
-  if (me.isPending) return <Loading what="Loading your account" />;
-  if (me.error) return <ErrorBox error={me.error} />;
-  const t = me.data as { id: string; email: string; name?: string | null; mfa_enabled?: boolean; created_at?: string };
   return (
-    <>
-      <PageHeader title="Account" description="Your developer account." />
-      <Section title="Profile">
-        <dl className="props">
-          <dt>E-mail</dt>
-          <dd>{t.email}</dd>
-          <dt>Name</dt>
-          <dd>{t.name || '—'}</dd>
-          <dt>Account id</dt>
-          <dd>
-            <code>{t.id}</code>
-          </dd>
-          <dt>Created</dt>
-          <dd>{when(t.created_at)}</dd>
-        </dl>
-      </Section>
-      <Section title="Two-factor authentication">
-        <p>Status: {t.mfa_enabled ? <Badge tone="good">On</Badge> : <Badge tone="warn">Off</Badge>}</p>
-        {t.mfa_enabled ? (
-          <form
-            className="row"
-            onSubmit={async (e) => {
-              e.preventDefault();
-              if (
-                await confirm({
-                  title: 'Turn off two-factor authentication?',
-                  body: <p>Signing in will need only your password.</p>,
-                  action: 'Turn off',
-                })
-              )
-                disable.mutate();
-            }}
-          >
-            <TextField
-              label="Code to turn it off"
-              inputMode="numeric"
-              autoComplete="one-time-code"
-              required
-              value={disableCode}
-              onChange={(e) => setDisableCode(e.target.value)}
-            />
-            <Button type="submit" variant="danger" busy={disable.isPending}>
-              Turn off two-factor authentication
-            </Button>
-          </form>
-        ) : enroll.data ? (
-          <div className="stack">
-            <p>
-              Scan this code with an authenticator app (or enter the secret by hand), then type the 6-digit code it
-              shows.
-            </p>
-            <Qr text={enroll.data.otpauth_url} />
-            <Secret label="Secret" value={enroll.data.secret} />
-            <Secret label="otpauth URL" value={enroll.data.otpauth_url} />
-            <form
-              className="row"
-              onSubmit={(e) => {
-                e.preventDefault();
-                verify.mutate();
-              }}
-            >
-              <TextField
-                label="Code from the app"
-                inputMode="numeric"
-                autoComplete="one-time-code"
-                required
-                value={code}
-                onChange={(e) => setCode(e.target.value)}
-              />
-              <Button type="submit" variant="primary" busy={verify.isPending}>
-                Turn on
-              </Button>
-            </form>
-          </div>
-        ) : (
-          <Button variant="primary" busy={enroll.isPending} onClick={() => enroll.mutate()}>
-            Set up two-factor authentication
-          </Button>
-        )}
-        <ErrorBox error={enroll.error ?? verify.error ?? disable.error} />
-      </Section>
-    </>
+    <QueryView query={me} loading="Loading your account">
+      {(data) => {
+        const t = data as {
+          id: string;
+          email: string;
+          name?: string | null;
+          mfa_enabled?: boolean;
+          created_at?: string;
+        };
+        return (
+          <>
+            <PageHeader title="Account" description="Your developer account." />
+            <Section title="Profile">
+              <dl className="props">
+                <dt>E-mail</dt>
+                <dd>{t.email}</dd>
+                <dt>Name</dt>
+                <dd>{t.name || '—'}</dd>
+                <dt>Account id</dt>
+                <dd>
+                  <code>{t.id}</code>
+                </dd>
+                <dt>Created</dt>
+                <dd>{when(t.created_at)}</dd>
+              </dl>
+            </Section>
+            <Section title="Two-factor authentication">
+              <p>Status: {t.mfa_enabled ? <Badge tone="good">On</Badge> : <Badge tone="warn">Off</Badge>}</p>
+              {t.mfa_enabled ? (
+                <Form
+                  className="row"
+                  onSubmit={async () => {
+                    if (
+                      await confirm({
+                        title: 'Turn off two-factor authentication?',
+                        body: <p>Signing in will need only your password.</p>,
+                        action: 'Turn off',
+                      })
+                    )
+                      disable.mutate();
+                  }}
+                >
+                  <TextField
+                    label="Code to turn it off"
+                    inputMode="numeric"
+                    autoComplete="one-time-code"
+                    required
+                    value={disableCode}
+                    onChange={(e) => setDisableCode(e.target.value)}
+                  />
+                  <Button type="submit" variant="danger" busy={disable.isPending}>
+                    Turn off two-factor authentication
+                  </Button>
+                </Form>
+              ) : enroll.data ? (
+                <div className="stack">
+                  <p>
+                    Scan this code with an authenticator app (or enter the secret by hand), then type the 6-digit code
+                    it shows.
+                  </p>
+                  <Qr text={enroll.data.otpauth_url} />
+                  <Secret label="Secret" value={enroll.data.secret} />
+                  <Secret label="otpauth URL" value={enroll.data.otpauth_url} />
+                  <Form className="row" onSubmit={() => verify.mutate()}>
+                    <TextField
+                      label="Code from the app"
+                      inputMode="numeric"
+                      autoComplete="one-time-code"
+                      required
+                      value={code}
+                      onChange={(e) => setCode(e.target.value)}
+                    />
+                    <Button type="submit" variant="primary" busy={verify.isPending}>
+                      Turn on
+                    </Button>
+                  </Form>
+                </div>
+              ) : (
+                <Button variant="primary" busy={enroll.isPending} onClick={() => enroll.mutate()}>
+                  Set up two-factor authentication
+                </Button>
+              )}
+              <ErrorBox error={enroll.error ?? verify.error ?? disable.error} />
+            </Section>
+          </>
+        );
+      }}
+    </QueryView>
   );
 }

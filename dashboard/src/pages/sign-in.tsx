@@ -1,11 +1,11 @@
 // Signing in (with the TOTP code when the account has MFA on) and signing up. Both are the first screen most
 // people see, so they load with the shell and nothing else.
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import { isTesseraError } from '@tessera/client';
 import { Link } from 'wouter';
 import { platform, takeEndReason } from '../lib/session.ts';
-import { Button, ErrorBox, TextField } from '../ui/index.tsx';
+import { Button, ErrorBox, Form, TextField } from '../ui/index.tsx';
 
 export function SignIn() {
   const [email, setEmail] = useState('');
@@ -19,10 +19,6 @@ export function SignIn() {
       if (isTesseraError(err, 'MFA_REQUIRED')) setNeedsCode(true);
     },
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    login.mutate();
-  };
   const mfaPrompt = isTesseraError(login.error, 'MFA_REQUIRED');
   return (
     <main className="centered" id="main">
@@ -32,7 +28,7 @@ export function SignIn() {
           {notice}
         </p>
       )}
-      <form onSubmit={submit} className="card" aria-label="Sign in">
+      <Form onSubmit={() => login.mutate()} className="card" aria-label="Sign in">
         <TextField
           label="E-mail"
           type="email"
@@ -69,7 +65,7 @@ export function SignIn() {
         <Button type="submit" variant="primary" busy={login.isPending}>
           Sign in
         </Button>
-      </form>
+      </Form>
       <p>
         New to Tessera? <Link href="/sign-up">Create an account</Link>.
       </p>
@@ -90,14 +86,7 @@ export function SignUp() {
   return (
     <main className="centered" id="main">
       <h1>Create your Tessera account</h1>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          signup.mutate();
-        }}
-        className="card"
-        aria-label="Sign up"
-      >
+      <Form onSubmit={() => signup.mutate()} className="card" aria-label="Sign up">
         <TextField label="Name" autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} />
         <TextField
           label="E-mail"
@@ -121,7 +110,7 @@ export function SignUp() {
         <Button type="submit" variant="primary" busy={signup.isPending}>
           Create account
         </Button>
-      </form>
+      </Form>
       <p>
         Have an account? <Link href="/">Sign in</Link>.
       </p>
