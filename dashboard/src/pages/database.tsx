@@ -2,7 +2,7 @@
 // insert, delete), the create-table form, the SQL editor (rawSQL with parameters) and the RLS policies.
 import { useState, type KeyboardEvent } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { Link, Route, Switch, useLocation } from 'wouter';
+import { Link, useLocation } from 'wouter';
 import type { SqlResult } from '@tessera/client';
 import { platform } from '../lib/session.ts';
 import { useProjectCtx } from '../lib/project-context.ts';
@@ -18,6 +18,7 @@ import {
 } from '../lib/tables.ts';
 import { useJsonText } from '../lib/json-text.ts';
 import {
+  Area,
   BackLink,
   Button,
   Check,
@@ -27,11 +28,9 @@ import {
   ErrorBox,
   Form,
   Loading,
-  PageHeader,
   Pager,
   Section,
   SelectField,
-  Tabs,
   TextArea,
   TextField,
 } from '../ui/index.tsx';
@@ -39,34 +38,22 @@ import { QueryView, useAction } from '../ui/data.tsx';
 
 export default function Database() {
   const { base, project } = useProjectCtx();
-  const b = `${base}/database`;
   return (
-    <>
-      <PageHeader title={`${project.name}: database`} description="Your project's own PostgreSQL database." />
-      <Tabs
-        label="Database"
-        tabs={[
-          { href: `${b}/tables`, label: 'Tables', also: [b] },
-          { href: `${b}/sql`, label: 'SQL editor' },
-          { href: `${b}/policies`, label: 'RLS policies' },
-        ]}
-      />
-      <Switch>
-        <Route path={`${b}/new`}>
-          <CreateTable />
-        </Route>
-        <Route path={`${b}/tables/:table`}>{(p) => <TableBrowser table={decodeURIComponent(p.table)} />}</Route>
-        <Route path={`${b}/sql`}>
-          <SqlEditor />
-        </Route>
-        <Route path={`${b}/policies`}>
-          <Policies />
-        </Route>
-        <Route>
-          <Tables />
-        </Route>
-      </Switch>
-    </>
+    <Area
+      title={`${project.name}: database`}
+      description="Your project's own PostgreSQL database."
+      label="Database"
+      base={`${base}/database`}
+      routes={[
+        { path: 'new', page: () => <CreateTable /> },
+        { path: 'tables/:table', page: (p) => <TableBrowser table={decodeURIComponent(p.table ?? '')} /> },
+      ]}
+      tabs={[
+        { path: 'tables', label: 'Tables', page: <Tables /> },
+        { path: 'sql', label: 'SQL editor', page: <SqlEditor /> },
+        { path: 'policies', label: 'RLS policies', page: <Policies /> },
+      ]}
+    />
   );
 }
 

@@ -3,7 +3,7 @@
 // receivers, cron jobs, e-mail and stats are in ./edge.tsx.
 import { lazy, useMemo, useState } from 'react';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { Link, Route, Switch, useLocation } from 'wouter';
+import { Link, useLocation } from 'wouter';
 import { isTesseraError, type EdgeFunction, type InvokeResult } from '@tessera/client';
 import { useProjectCtx } from '../lib/project-context.ts';
 import { json, when } from '../lib/format.ts';
@@ -11,6 +11,7 @@ import { checkDefinitionText, lineOfPath, NEW_FUNCTION, type Issue } from '../li
 import { useJsonText } from '../lib/json-text.ts';
 import { JsonEditor } from '../ui/json-editor.tsx';
 import {
+  Area,
   BackLink,
   Badge,
   Button,
@@ -20,11 +21,9 @@ import {
   ErrorBox,
   Form,
   Loading,
-  PageHeader,
   Pager,
   Section,
   SelectField,
-  Tabs,
   TextArea,
   TextField,
 } from '../ui/index.tsx';
@@ -34,44 +33,28 @@ const Edge = lazy(() => import('./edge.tsx'));
 
 export default function Functions() {
   const { base, project } = useProjectCtx();
-  const b = `${base}/functions`;
   return (
-    <>
-      <PageHeader
-        title={`${project.name}: edge functions`}
-        description="Multi-step functions run by invokes, database hooks, webhooks and cron."
-      />
-      <Tabs
-        label="Edge functions"
-        tabs={[
-          { href: `${b}/list`, label: 'Functions', also: [`${b}/f`, `${b}/new`, b] },
-          { href: `${b}/executions`, label: 'Executions' },
-          { href: `${b}/hooks`, label: 'Hooks' },
-          { href: `${b}/webhooks`, label: 'Webhooks' },
-          { href: `${b}/cron`, label: 'Cron jobs' },
-          { href: `${b}/email`, label: 'E-mail' },
-          { href: `${b}/stats`, label: 'Stats' },
-        ]}
-      />
-      <Switch>
-        <Route path={`${b}/new`}>
-          <FunctionEditor />
-        </Route>
-        <Route path={`${b}/f/:id`}>{(p) => <FunctionPage id={decodeURIComponent(p.id)} />}</Route>
-        <Route path={`${b}/executions/:id`}>{(p) => <ExecutionDetail id={decodeURIComponent(p.id)} />}</Route>
-        <Route path={`${b}/executions`}>
-          <Executions />
-        </Route>
-        <Route path={`${b}/:tab`}>
-          {(p) =>
-            ['hooks', 'webhooks', 'cron', 'email', 'stats'].includes(p.tab) ? <Edge tab={p.tab} /> : <FunctionList />
-          }
-        </Route>
-        <Route>
-          <FunctionList />
-        </Route>
-      </Switch>
-    </>
+    <Area
+      title={`${project.name}: edge functions`}
+      description="Multi-step functions run by invokes, database hooks, webhooks and cron."
+      label="Edge functions"
+      base={`${base}/functions`}
+      routes={[
+        { path: 'new', page: () => <FunctionEditor /> },
+        { path: 'f/:id', page: (p) => <FunctionPage id={decodeURIComponent(p.id ?? '')} /> },
+        { path: 'executions/:id', page: (p) => <ExecutionDetail id={decodeURIComponent(p.id ?? '')} /> },
+      ]}
+      tabs={[
+        { path: 'list', label: 'Functions', also: ['f', 'new'], page: <FunctionList /> },
+        { path: 'executions', label: 'Executions', page: <Executions /> },
+        // Hooks, webhooks, cron jobs, e-mail and stats are in ./edge.tsx (loaded when one of them is opened).
+        { path: 'hooks', label: 'Hooks', page: <Edge tab="hooks" /> },
+        { path: 'webhooks', label: 'Webhooks', page: <Edge tab="webhooks" /> },
+        { path: 'cron', label: 'Cron jobs', page: <Edge tab="cron" /> },
+        { path: 'email', label: 'E-mail', page: <Edge tab="email" /> },
+        { path: 'stats', label: 'Stats', page: <Edge tab="stats" /> },
+      ]}
+    />
   );
 }
 

@@ -2,12 +2,12 @@
 // origins, plan and usage. Each tab is its own address.
 import { useState, type ReactNode } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { Route, Switch } from 'wouter';
 import type { OidcClient } from '@tessera/client';
 import { API_URL, platform } from '../lib/session.ts';
 import { useProjectCtx } from '../lib/project-context.ts';
 import { bytes, when } from '../lib/format.ts';
 import {
+  Area,
   Badge,
   Button,
   Check,
@@ -18,10 +18,8 @@ import {
   ErrorBox,
   Form,
   Loading,
-  PageHeader,
   Secret,
   Section,
-  Tabs,
   TextArea,
   TextField,
 } from '../ui/index.tsx';
@@ -35,38 +33,19 @@ const lines = (s: string) =>
 
 export default function Settings() {
   const { project, base } = useProjectCtx();
-  const b = `${base}/settings`;
   return (
-    <>
-      <PageHeader title={`${project.name}: settings`} />
-      <Tabs
-        label="Settings"
-        tabs={[
-          { href: `${b}/general`, label: 'General', also: [b] },
-          { href: `${b}/keys`, label: 'API keys' },
-          { href: `${b}/oidc`, label: 'OIDC clients' },
-          { href: `${b}/cors`, label: 'CORS' },
-          { href: `${b}/plan`, label: 'Plan and usage' },
-        ]}
-      />
-      <Switch>
-        <Route path={`${b}/keys`}>
-          <Keys />
-        </Route>
-        <Route path={`${b}/oidc`}>
-          <OidcClients />
-        </Route>
-        <Route path={`${b}/cors`}>
-          <Cors />
-        </Route>
-        <Route path={`${b}/plan`}>
-          <PlanUsage />
-        </Route>
-        <Route>
-          <General />
-        </Route>
-      </Switch>
-    </>
+    <Area
+      title={`${project.name}: settings`}
+      label="Settings"
+      base={`${base}/settings`}
+      tabs={[
+        { path: 'general', label: 'General', page: <General /> },
+        { path: 'keys', label: 'API keys', page: <Keys /> },
+        { path: 'oidc', label: 'OIDC clients', page: <OidcClients /> },
+        { path: 'cors', label: 'CORS', page: <Cors /> },
+        { path: 'plan', label: 'Plan and usage', page: <PlanUsage /> },
+      ]}
+    />
   );
 }
 

@@ -2,11 +2,11 @@
 // download, delete, details), the access policies and the usage against the quota.
 import { useRef, useState, type DragEvent } from 'react';
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { Route, Switch } from 'wouter';
 import type { StorageObject, TesseraClient } from '@tessera/client';
 import { useProjectCtx } from '../lib/project-context.ts';
 import { bytes, when } from '../lib/format.ts';
 import {
+  Area,
   Badge,
   Button,
   CheckGroup,
@@ -17,40 +17,26 @@ import {
   ErrorBox,
   Form,
   Loading,
-  PageHeader,
   Section,
   SelectField,
-  Tabs,
   TextField,
 } from '../ui/index.tsx';
 import { QueryView, useAction } from '../ui/data.tsx';
 
 export default function Storage() {
   const { base, project } = useProjectCtx();
-  const b = `${base}/storage`;
   return (
-    <>
-      <PageHeader title={`${project.name}: storage`} description="Files, in folders, with access policies." />
-      <Tabs
-        label="Storage"
-        tabs={[
-          { href: `${b}/files`, label: 'Files', also: [b] },
-          { href: `${b}/policies`, label: 'Policies' },
-          { href: `${b}/usage`, label: 'Usage' },
-        ]}
-      />
-      <Switch>
-        <Route path={`${b}/policies`}>
-          <Policies />
-        </Route>
-        <Route path={`${b}/usage`}>
-          <Usage />
-        </Route>
-        <Route>
-          <Files />
-        </Route>
-      </Switch>
-    </>
+    <Area
+      title={`${project.name}: storage`}
+      description="Files, in folders, with access policies."
+      label="Storage"
+      base={`${base}/storage`}
+      tabs={[
+        { path: 'files', label: 'Files', page: <Files /> },
+        { path: 'policies', label: 'Policies', page: <Policies /> },
+        { path: 'usage', label: 'Usage', page: <Usage /> },
+      ]}
+    />
   );
 }
 

@@ -18,7 +18,7 @@ import {
   type SelectHTMLAttributes,
   type TextareaHTMLAttributes,
 } from 'react';
-import { Link, useLocation } from 'wouter';
+import { Link, Route, Switch, useLocation } from 'wouter';
 import { isTesseraError } from '@tessera/client';
 
 type ButtonProps = ButtonHTMLAttributes<HTMLButtonElement> & {
@@ -459,6 +459,60 @@ export function Tabs({ tabs, label }: { tabs: { href: string; label: string; als
         );
       })}
     </nav>
+  );
+}
+
+/** A tab of an Area: its address under the area (`path`), its label, and its page. */
+export type AreaTab = { path: string; label: string; page: ReactNode; also?: string[] };
+/** A page of an Area that is not a tab (a new item, one item), with the address's parameters. */
+export type AreaRoute = { path: string; page: (params: { [name: string]: string | undefined }) => ReactNode };
+
+/**
+ * A project's area (database, storage, functions, settings): its heading, its tabs and the page of the address. The
+ * first tab is also the area's bare address (and the addresses in its `also`), and is shown for any address under the
+ * area that nothing else names; `routes` (pages that are not tabs) are matched before the tabs.
+ */
+export function Area({
+  title,
+  description,
+  label,
+  base,
+  tabs,
+  routes = [],
+}: {
+  title: string;
+  description?: string;
+  label: string;
+  base: string;
+  tabs: [AreaTab, ...AreaTab[]];
+  routes?: AreaRoute[];
+}) {
+  const [first, ...rest] = tabs;
+  return (
+    <>
+      <PageHeader title={title} description={description} />
+      <Tabs
+        label={label}
+        tabs={tabs.map((t) => ({
+          href: `${base}/${t.path}`,
+          label: t.label,
+          ...(t === first ? { also: [...(t.also ?? []).map((a) => `${base}/${a}`), base] } : {}),
+        }))}
+      />
+      <Switch>
+        {routes.map((r) => (
+          <Route key={r.path} path={`${base}/${r.path}`}>
+            {(params) => r.page(params)}
+          </Route>
+        ))}
+        {rest.map((t) => (
+          <Route key={t.path} path={`${base}/${t.path}`}>
+            {t.page}
+          </Route>
+        ))}
+        <Route>{first.page}</Route>
+      </Switch>
+    </>
   );
 }
 
