@@ -20,6 +20,7 @@ import {
   Empty,
   ErrorBox,
   Form,
+  FormSection,
   Loading,
   Section,
   SelectField,
@@ -128,25 +129,25 @@ function Hooks() {
         </QueryView>
         <ErrorBox error={remove.error} />
       </Section>
-      <Section title="New hook">
-        <Form onSubmit={() => create.mutate()}>
-          <div className="row">
-            <TextField label="Table" required value={table} onChange={(e) => setTable(e.target.value)} />
-            <SelectField
-              label="Timing"
-              value={timing}
-              onChange={(e) => setTiming(e.target.value)}
-              options={['before', 'after']}
-            />
-            <FunctionSelect value={fn} onChange={setFn} />
-          </div>
-          <CheckGroup legend="Events" options={['insert', 'update', 'delete']} value={events} onChange={setEvents} />
-          <Button type="submit" variant="primary" busy={create.isPending}>
-            Create hook
-          </Button>
-        </Form>
-        <ErrorBox error={create.error} title="Could not create the hook" />
-      </Section>
+      <FormSection
+        title="New hook"
+        submit="Create hook"
+        action={create}
+        failed="Could not create the hook"
+        onSubmit={() => create.mutate()}
+      >
+        <div className="row">
+          <TextField label="Table" required value={table} onChange={(e) => setTable(e.target.value)} />
+          <SelectField
+            label="Timing"
+            value={timing}
+            onChange={(e) => setTiming(e.target.value)}
+            options={['before', 'after']}
+          />
+          <FunctionSelect value={fn} onChange={setFn} />
+        </div>
+        <CheckGroup legend="Events" options={['insert', 'update', 'delete']} value={events} onChange={setEvents} />
+      </FormSection>
     </>
   );
 }
@@ -193,24 +194,24 @@ function Webhooks() {
         </QueryView>
         <ErrorBox error={remove.error} />
       </Section>
-      <Section title="New receiver">
-        <Form onSubmit={() => create.mutate()}>
-          <div className="row">
-            <FunctionSelect value={fn} onChange={setFn} />
-            <TextField
-              label="Slug"
-              hint="In the URL; default: the function's slug."
-              value={slug}
-              onChange={(e) => setSlug(e.target.value)}
-            />
-            <TextField label="Description" value={description} onChange={(e) => setDescription(e.target.value)} />
-          </div>
-          <Button type="submit" variant="primary" busy={create.isPending}>
-            Create receiver
-          </Button>
-        </Form>
-        <ErrorBox error={create.error} title="Could not create the receiver" />
-      </Section>
+      <FormSection
+        title="New receiver"
+        submit="Create receiver"
+        action={create}
+        failed="Could not create the receiver"
+        onSubmit={() => create.mutate()}
+      >
+        <div className="row">
+          <FunctionSelect value={fn} onChange={setFn} />
+          <TextField
+            label="Slug"
+            hint="In the URL; default: the function's slug."
+            value={slug}
+            onChange={(e) => setSlug(e.target.value)}
+          />
+          <TextField label="Description" value={description} onChange={(e) => setDescription(e.target.value)} />
+        </div>
+      </FormSection>
     </>
   );
 }
@@ -344,41 +345,41 @@ function Cron() {
         </QueryView>
         <ErrorBox error={toggle.error ?? remove.error} />
       </Section>
-      <Section title="New cron job">
-        <Form onSubmit={() => input.withValue((payload) => create.mutate(payload))}>
-          <div className="row">
-            <TextField label="Job name" required value={name} onChange={(e) => setName(e.target.value)} />
-            <TextField
-              label="Schedule"
-              required
-              hint="Cron: minute hour day month weekday (6 fields: seconds first)."
-              value={schedule}
-              onChange={(e) => setSchedule(e.target.value)}
-            />
-            <TextField
-              label="Time zone"
-              required
-              hint="IANA, e.g. Europe/Paris."
-              value={timezone}
-              onChange={(e) => setTimezone(e.target.value)}
-            />
-            <FunctionSelect value={fn} onChange={setFn} />
-          </div>
-          <TextArea
-            label="Input (JSON, optional)"
-            className="code"
-            rows={3}
-            spellCheck={false}
-            error={input.error}
-            value={input.text}
-            onChange={(e) => input.setText(e.target.value)}
+      <FormSection
+        title="New cron job"
+        submit="Create cron job"
+        action={create}
+        failed="Could not create the cron job"
+        onSubmit={() => input.withValue((payload) => create.mutate(payload))}
+      >
+        <div className="row">
+          <TextField label="Job name" required value={name} onChange={(e) => setName(e.target.value)} />
+          <TextField
+            label="Schedule"
+            required
+            hint="Cron: minute hour day month weekday (6 fields: seconds first)."
+            value={schedule}
+            onChange={(e) => setSchedule(e.target.value)}
           />
-          <Button type="submit" variant="primary" busy={create.isPending}>
-            Create cron job
-          </Button>
-        </Form>
-        <ErrorBox error={create.error} title="Could not create the cron job" />
-      </Section>
+          <TextField
+            label="Time zone"
+            required
+            hint="IANA, e.g. Europe/Paris."
+            value={timezone}
+            onChange={(e) => setTimezone(e.target.value)}
+          />
+          <FunctionSelect value={fn} onChange={setFn} />
+        </div>
+        <TextArea
+          label="Input (JSON, optional)"
+          className="code"
+          rows={3}
+          spellCheck={false}
+          error={input.error}
+          value={input.text}
+          onChange={(e) => input.setText(e.target.value)}
+        />
+      </FormSection>
     </>
   );
 }
@@ -557,55 +558,61 @@ function SmtpForm({
     done: (r) => (r.sent ? 'Test e-mail accepted by the SMTP server' : 'The SMTP server did not accept the mail'),
   });
   return (
-    <Section title="SMTP settings">
-      <p className="muted">
-        Email steps send through your own SMTP server. The password is stored encrypted and never shown again.
-      </p>
-      <Form onSubmit={() => save.mutate()}>
-        <div className="row">
-          <TextField label="SMTP host" required value={host} onChange={(e) => setHost(e.target.value)} />
-          <TextField label="Port" type="number" required value={port} onChange={(e) => setPort(e.target.value)} />
-          <TextField
-            label="From"
-            required
-            placeholder="Shop <shop@example.com>"
-            value={from}
-            onChange={(e) => setFrom(e.target.value)}
-          />
-        </div>
-        <div className="row">
-          <TextField label="User" autoComplete="off" value={user} onChange={(e) => setUser(e.target.value)} />
-          <TextField
-            label="Password"
-            type="password"
-            autoComplete="new-password"
-            hint={initial ? 'Empty: keep the stored one.' : undefined}
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-          />
-        </div>
-        <Check label="TLS from the start (port 465)" checked={secure} onChange={(e) => setSecure(e.target.checked)} />
-        <Button type="submit" variant="primary" busy={save.isPending}>
-          Save SMTP settings
-        </Button>
-      </Form>
-      <ErrorBox error={save.error} title="Could not save the SMTP settings" />
-      {initial && (
-        <Form className="row" onSubmit={() => test.mutate()}>
-          <TextField
-            label="Send a test e-mail to"
-            type="email"
-            required
-            value={to}
-            onChange={(e) => setTo(e.target.value)}
-          />
-          <Button type="submit" busy={test.isPending}>
-            Send test
-          </Button>
-        </Form>
-      )}
-      <ErrorBox error={test.error} title="The test e-mail was not sent" />
-    </Section>
+    <FormSection
+      title="SMTP settings"
+      intro={
+        <p className="muted">
+          Email steps send through your own SMTP server. The password is stored encrypted and never shown again.
+        </p>
+      }
+      submit="Save SMTP settings"
+      action={save}
+      failed="Could not save the SMTP settings"
+      onSubmit={() => save.mutate()}
+      after={
+        <>
+          {initial && (
+            <Form className="row" onSubmit={() => test.mutate()}>
+              <TextField
+                label="Send a test e-mail to"
+                type="email"
+                required
+                value={to}
+                onChange={(e) => setTo(e.target.value)}
+              />
+              <Button type="submit" busy={test.isPending}>
+                Send test
+              </Button>
+            </Form>
+          )}
+          <ErrorBox error={test.error} title="The test e-mail was not sent" />
+        </>
+      }
+    >
+      <div className="row">
+        <TextField label="SMTP host" required value={host} onChange={(e) => setHost(e.target.value)} />
+        <TextField label="Port" type="number" required value={port} onChange={(e) => setPort(e.target.value)} />
+        <TextField
+          label="From"
+          required
+          placeholder="Shop <shop@example.com>"
+          value={from}
+          onChange={(e) => setFrom(e.target.value)}
+        />
+      </div>
+      <div className="row">
+        <TextField label="User" autoComplete="off" value={user} onChange={(e) => setUser(e.target.value)} />
+        <TextField
+          label="Password"
+          type="password"
+          autoComplete="new-password"
+          hint={initial ? 'Empty: keep the stored one.' : undefined}
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
+      </div>
+      <Check label="TLS from the start (port 465)" checked={secure} onChange={(e) => setSecure(e.target.checked)} />
+    </FormSection>
   );
 }
 

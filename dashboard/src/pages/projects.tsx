@@ -12,6 +12,7 @@ import {
   Empty,
   ErrorBox,
   Form,
+  FormSection,
   PageHeader,
   Section,
   TextField,
@@ -31,21 +32,22 @@ export default function Projects() {
   return (
     <>
       <PageHeader title="Projects" description="Each project has its own database, users, files and functions." />
-      <Section title="Create a project">
-        <Form className="row" onSubmit={() => create.mutate()}>
-          <TextField
-            label="Project name"
-            required
-            maxLength={100}
-            value={name}
-            onChange={(e) => setName(e.target.value)}
-          />
-          <Button type="submit" variant="primary" busy={create.isPending}>
-            Create project
-          </Button>
-        </Form>
-        <ErrorBox error={create.error} title="Could not create the project" />
-      </Section>
+      <FormSection
+        title="Create a project"
+        submit="Create project"
+        action={create}
+        failed="Could not create the project"
+        className="row"
+        onSubmit={() => create.mutate()}
+      >
+        <TextField
+          label="Project name"
+          required
+          maxLength={100}
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+        />
+      </FormSection>
       <Section title="Your projects">
         <QueryView
           query={list}

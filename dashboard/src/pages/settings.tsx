@@ -17,6 +17,7 @@ import {
   Empty,
   ErrorBox,
   Form,
+  FormSection,
   Loading,
   Secret,
   Section,
@@ -258,36 +259,38 @@ function CorsForm({
     invalidate: [['cors', project.id]],
   });
   return (
-    <Section title="CORS origins">
-      <p className="muted">
-        Web pages on these origins may call the project from a browser (with its publishable key or a user's token).
-      </p>
-      <Form onSubmit={() => save.mutate()}>
-        <TextArea
-          label="Allowed origins"
-          hint="One a line, e.g. https://app.example.com; * for any (no credentials then). Empty: no browser origin."
-          value={origins}
-          onChange={(e) => setOrigins(e.target.value)}
-        />
-        <Check
-          label="Allow credentials (cookies) for exact origins"
-          checked={credentials}
-          onChange={(e) => setCredentials(e.target.checked)}
-        />
-        <TextField
-          label="Preflight cache (seconds)"
-          type="number"
-          min={0}
-          max={86400}
-          value={maxAge}
-          onChange={(e) => setMaxAge(e.target.value)}
-        />
-        <Button type="submit" variant="primary" busy={save.isPending}>
-          Save CORS rule
-        </Button>
-      </Form>
-      <ErrorBox error={save.error} title="Could not save the CORS rule" />
-    </Section>
+    <FormSection
+      title="CORS origins"
+      intro={
+        <p className="muted">
+          Web pages on these origins may call the project from a browser (with its publishable key or a user's token).
+        </p>
+      }
+      submit="Save CORS rule"
+      action={save}
+      failed="Could not save the CORS rule"
+      onSubmit={() => save.mutate()}
+    >
+      <TextArea
+        label="Allowed origins"
+        hint="One a line, e.g. https://app.example.com; * for any (no credentials then). Empty: no browser origin."
+        value={origins}
+        onChange={(e) => setOrigins(e.target.value)}
+      />
+      <Check
+        label="Allow credentials (cookies) for exact origins"
+        checked={credentials}
+        onChange={(e) => setCredentials(e.target.checked)}
+      />
+      <TextField
+        label="Preflight cache (seconds)"
+        type="number"
+        min={0}
+        max={86400}
+        value={maxAge}
+        onChange={(e) => setMaxAge(e.target.value)}
+      />
+    </FormSection>
   );
 }
 

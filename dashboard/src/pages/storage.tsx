@@ -16,6 +16,7 @@ import {
   Empty,
   ErrorBox,
   Form,
+  FormSection,
   Loading,
   Section,
   SelectField,
@@ -396,46 +397,46 @@ function Policies() {
         </QueryView>
         <ErrorBox error={remove.error} />
       </Section>
-      <Section title="New policy">
-        <Form onSubmit={() => create.mutate()}>
-          <div className="row">
-            <TextField label="Policy name" required value={name} onChange={(e) => setName(e.target.value)} />
-            <TextField
-              label="Folder"
-              hint="With its subfolders; empty: every folder."
-              value={folder}
-              onChange={(e) => setFolder(e.target.value)}
-            />
-          </div>
-          <CheckGroup legend="Operations" options={OPERATIONS} value={ops} onChange={setOps} />
-          <div className="row">
-            <SelectField
-              label="Who"
-              value={principal}
-              onChange={(e) => setPrincipal(e.target.value)}
-              options={[
-                { value: 'public', label: 'Anyone (public)' },
-                { value: 'authenticated', label: 'Signed-in users' },
-                { value: 'owner', label: 'The file’s owner' },
-                { value: 'role', label: 'Users with a role' },
-              ]}
-            />
-            {principal === 'role' && (
-              <TextField label="Role name" required value={role} onChange={(e) => setRole(e.target.value)} />
-            )}
-            <TextField
-              label="Allowed content types (write)"
-              hint="Comma-separated, e.g. image/*; empty allows any."
-              value={types}
-              onChange={(e) => setTypes(e.target.value)}
-            />
-          </div>
-          <Button type="submit" variant="primary" busy={create.isPending}>
-            Create policy
-          </Button>
-        </Form>
-        <ErrorBox error={create.error} title="Could not create the policy" />
-      </Section>
+      <FormSection
+        title="New policy"
+        submit="Create policy"
+        action={create}
+        failed="Could not create the policy"
+        onSubmit={() => create.mutate()}
+      >
+        <div className="row">
+          <TextField label="Policy name" required value={name} onChange={(e) => setName(e.target.value)} />
+          <TextField
+            label="Folder"
+            hint="With its subfolders; empty: every folder."
+            value={folder}
+            onChange={(e) => setFolder(e.target.value)}
+          />
+        </div>
+        <CheckGroup legend="Operations" options={OPERATIONS} value={ops} onChange={setOps} />
+        <div className="row">
+          <SelectField
+            label="Who"
+            value={principal}
+            onChange={(e) => setPrincipal(e.target.value)}
+            options={[
+              { value: 'public', label: 'Anyone (public)' },
+              { value: 'authenticated', label: 'Signed-in users' },
+              { value: 'owner', label: 'The file’s owner' },
+              { value: 'role', label: 'Users with a role' },
+            ]}
+          />
+          {principal === 'role' && (
+            <TextField label="Role name" required value={role} onChange={(e) => setRole(e.target.value)} />
+          )}
+          <TextField
+            label="Allowed content types (write)"
+            hint="Comma-separated, e.g. image/*; empty allows any."
+            value={types}
+            onChange={(e) => setTypes(e.target.value)}
+          />
+        </div>
+      </FormSection>
     </>
   );
 }

@@ -16,6 +16,7 @@ import {
   Empty,
   ErrorBox,
   Form,
+  FormSection,
   Loading,
   PageHeader,
   Pager,
@@ -278,27 +279,26 @@ function RolesForm({ user }: { user: AdminUser }) {
     invalidate: [['users', project.id]],
   });
   return (
-    <Section title="Roles and app metadata">
-      <Form onSubmit={() => meta.withValue((parsed) => save.mutate(parsed))}>
-        <TextField
-          label="Roles"
-          hint="Comma-separated; tokens carry them as role:<name> claims."
-          value={roles}
-          onChange={(e) => setRoles(e.target.value)}
-        />
-        <TextArea
-          label="App metadata (JSON)"
-          className="code"
-          error={meta.error}
-          value={meta.text}
-          onChange={(e) => meta.setText(e.target.value)}
-          spellCheck={false}
-        />
-        <Button type="submit" variant="primary" busy={save.isPending}>
-          Save
-        </Button>
-      </Form>
-      <ErrorBox error={save.error} />
-    </Section>
+    <FormSection
+      title="Roles and app metadata"
+      submit="Save"
+      action={save}
+      onSubmit={() => meta.withValue((parsed) => save.mutate(parsed))}
+    >
+      <TextField
+        label="Roles"
+        hint="Comma-separated; tokens carry them as role:<name> claims."
+        value={roles}
+        onChange={(e) => setRoles(e.target.value)}
+      />
+      <TextArea
+        label="App metadata (JSON)"
+        className="code"
+        error={meta.error}
+        value={meta.text}
+        onChange={(e) => meta.setText(e.target.value)}
+        spellCheck={false}
+      />
+    </FormSection>
   );
 }

@@ -124,6 +124,11 @@ export function TextArea({
   );
 }
 
+/** A field for the 6-digit code of an authenticator app. */
+export function CodeField(props: { label: string; hint?: ReactNode } & InputHTMLAttributes<HTMLInputElement>) {
+  return <TextField inputMode="numeric" autoComplete="one-time-code" required {...props} />;
+}
+
 /** A labelled select. */
 export function SelectField({
   label,
@@ -374,6 +379,46 @@ export function Section({ title, children, actions }: { title: string; children:
       </div>
       {children}
     </section>
+  );
+}
+
+/**
+ * A section holding one form: `intro`, the fields, the submit button (busy while `action` runs), the action's error
+ * (titled `failed`), then `after`.
+ */
+export function FormSection({
+  title,
+  intro,
+  submit,
+  action,
+  failed,
+  onSubmit,
+  className,
+  after,
+  children,
+}: {
+  title: string;
+  intro?: ReactNode;
+  submit: string;
+  action: { isPending: boolean; error: unknown };
+  failed?: string;
+  onSubmit: () => unknown;
+  className?: string;
+  after?: ReactNode;
+  children: ReactNode;
+}) {
+  return (
+    <Section title={title}>
+      {intro}
+      <Form className={className} onSubmit={onSubmit}>
+        {children}
+        <Button type="submit" variant="primary" busy={action.isPending}>
+          {submit}
+        </Button>
+      </Form>
+      <ErrorBox error={action.error} title={failed} />
+      {after}
+    </Section>
   );
 }
 
