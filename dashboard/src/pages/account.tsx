@@ -7,13 +7,13 @@ import { when } from '../lib/format.ts';
 import {
   Badge,
   Button,
+  CodeField,
   ErrorBox,
   Form,
   Loading,
   PageHeader,
   Secret,
   Section,
-  TextField,
   useConfirm,
 } from '../ui/index.tsx';
 import { QueryView, useAction } from '../ui/data.tsx';
@@ -104,11 +104,8 @@ export default function Account() {
                       disable.mutate();
                   }}
                 >
-                  <TextField
+                  <CodeField
                     label="Code to turn it off"
-                    inputMode="numeric"
-                    autoComplete="one-time-code"
-                    required
                     value={disableCode}
                     onChange={(e) => setDisableCode(e.target.value)}
                   />
@@ -126,14 +123,7 @@ export default function Account() {
                   <Secret label="Secret" value={enroll.data.secret} />
                   <Secret label="otpauth URL" value={enroll.data.otpauth_url} />
                   <Form className="row" onSubmit={() => verify.mutate()}>
-                    <TextField
-                      label="Code from the app"
-                      inputMode="numeric"
-                      autoComplete="one-time-code"
-                      required
-                      value={code}
-                      onChange={(e) => setCode(e.target.value)}
-                    />
+                    <CodeField label="Code from the app" value={code} onChange={(e) => setCode(e.target.value)} />
                     <Button type="submit" variant="primary" busy={verify.isPending}>
                       Turn on
                     </Button>
