@@ -34,7 +34,7 @@ import {
   TextArea,
   TextField,
 } from '../ui/index.tsx';
-import { QueryView, useAction } from '../ui/data.tsx';
+import { ListSection, useAction } from '../ui/data.tsx';
 
 export default function Database() {
   const { base, project } = useProjectCtx();
@@ -72,51 +72,48 @@ function Tables() {
   });
   const enabled = new Set((pubs.data ?? []).filter((p) => p.enabled).map((p) => p.table));
   return (
-    <Section
+    <ListSection
       title="Tables"
       actions={
         <Link className="btn btn-primary" href={`${base}/database/new`}>
           New table
         </Link>
       }
+      error={toggle.error ?? pubs.error}
+      query={tables}
+      loading="Loading tables"
+      empty={
+        <Empty title="No tables yet">
+          Create one with <Link href={`${base}/database/new`}>the table form</Link> or in the{' '}
+          <Link href={`${base}/database/sql`}>SQL editor</Link>.
+        </Empty>
+      }
     >
-      <QueryView
-        query={tables}
-        loading="Loading tables"
-        empty={
-          <Empty title="No tables yet">
-            Create one with <Link href={`${base}/database/new`}>the table form</Link> or in the{' '}
-            <Link href={`${base}/database/sql`}>SQL editor</Link>.
-          </Empty>
-        }
-      >
-        {(list) => (
-          <DataTable columns={['Table', 'Columns', 'Realtime']}>
-            {list.map((t) => (
-              <tr key={t.name}>
-                <td>
-                  <Link href={`${base}/database/tables/${encodeURIComponent(t.name)}`}>{t.name}</Link>
-                </td>
-                <td className="num">{t.columns}</td>
-                <td>
-                  <Check
-                    label={
-                      <span>
-                        Stream changes<span className="sr-only-label"> of {t.name}</span>
-                      </span>
-                    }
-                    checked={enabled.has(t.name)}
-                    disabled={toggle.isPending || pubs.isPending}
-                    onChange={(e) => toggle.mutate({ table: t.name, enabled: e.target.checked })}
-                  />
-                </td>
-              </tr>
-            ))}
-          </DataTable>
-        )}
-      </QueryView>
-      <ErrorBox error={toggle.error ?? pubs.error} />
-    </Section>
+      {(list) => (
+        <DataTable columns={['Table', 'Columns', 'Realtime']}>
+          {list.map((t) => (
+            <tr key={t.name}>
+              <td>
+                <Link href={`${base}/database/tables/${encodeURIComponent(t.name)}`}>{t.name}</Link>
+              </td>
+              <td className="num">{t.columns}</td>
+              <td>
+                <Check
+                  label={
+                    <span>
+                      Stream changes<span className="sr-only-label"> of {t.name}</span>
+                    </span>
+                  }
+                  checked={enabled.has(t.name)}
+                  disabled={toggle.isPending || pubs.isPending}
+                  onChange={(e) => toggle.mutate({ table: t.name, enabled: e.target.checked })}
+                />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
+      )}
+    </ListSection>
   );
 }
 

@@ -27,7 +27,7 @@ import {
   TextArea,
   TextField,
 } from '../ui/index.tsx';
-import { QueryView, useAction } from '../ui/data.tsx';
+import { ListSection, QueryView, useAction } from '../ui/data.tsx';
 
 const Chart = lazy(() => import('../ui/chart.tsx').then((m) => ({ default: m.Chart })));
 
@@ -103,32 +103,33 @@ function Hooks() {
   });
   return (
     <>
-      <Section title="Database hooks">
-        <p className="muted">
-          Before-hooks run inside a write and may change or refuse it; after-hooks run after commit, at least once.
-        </p>
-        <QueryView
-          query={list}
-          empty={<Empty title="No hooks">Add one below to run a function when rows of a table change.</Empty>}
-        >
-          {(hooks) => (
-            <DataTable columns={['Table', 'When', 'Events', 'Function']} actions>
-              {hooks.map((h) => (
-                <tr key={h.id}>
-                  <td>{h.table}</td>
-                  <td>{h.timing}</td>
-                  <td>{h.events.join(', ')}</td>
-                  <td>{h.function}</td>
-                  <td>
-                    <DeleteButton what={`the ${h.timing} hook on ${h.table}`} onConfirm={() => remove.mutate(h.id)} />
-                  </td>
-                </tr>
-              ))}
-            </DataTable>
-          )}
-        </QueryView>
-        <ErrorBox error={remove.error} />
-      </Section>
+      <ListSection
+        title="Database hooks"
+        intro={
+          <p className="muted">
+            Before-hooks run inside a write and may change or refuse it; after-hooks run after commit, at least once.
+          </p>
+        }
+        error={remove.error}
+        query={list}
+        empty={<Empty title="No hooks">Add one below to run a function when rows of a table change.</Empty>}
+      >
+        {(hooks) => (
+          <DataTable columns={['Table', 'When', 'Events', 'Function']} actions>
+            {hooks.map((h) => (
+              <tr key={h.id}>
+                <td>{h.table}</td>
+                <td>{h.timing}</td>
+                <td>{h.events.join(', ')}</td>
+                <td>{h.function}</td>
+                <td>
+                  <DeleteButton what={`the ${h.timing} hook on ${h.table}`} onConfirm={() => remove.mutate(h.id)} />
+                </td>
+              </tr>
+            ))}
+          </DataTable>
+        )}
+      </ListSection>
       <FormSection
         title="New hook"
         submit="Create hook"
@@ -180,20 +181,21 @@ function Webhooks() {
   });
   return (
     <>
-      <Section title="Webhook receivers">
-        <p className="muted">
-          Public URLs that other services call; each runs its function with the request as <code>input</code>.
-        </p>
-        <QueryView
-          query={list}
-          empty={
-            <Empty title="No webhook receivers">Add one below; give its URL to the service that should call you.</Empty>
-          }
-        >
-          {(hooks) => hooks.map((w) => <WebhookCard key={w.id} hook={w} onDelete={() => remove.mutate(w.id)} />)}
-        </QueryView>
-        <ErrorBox error={remove.error} />
-      </Section>
+      <ListSection
+        title="Webhook receivers"
+        intro={
+          <p className="muted">
+            Public URLs that other services call; each runs its function with the request as <code>input</code>.
+          </p>
+        }
+        error={remove.error}
+        query={list}
+        empty={
+          <Empty title="No webhook receivers">Add one below; give its URL to the service that should call you.</Empty>
+        }
+      >
+        {(hooks) => hooks.map((w) => <WebhookCard key={w.id} hook={w} onDelete={() => remove.mutate(w.id)} />)}
+      </ListSection>
       <FormSection
         title="New receiver"
         submit="Create receiver"
@@ -305,46 +307,45 @@ function Cron() {
   });
   return (
     <>
-      <Section title="Cron jobs">
-        <QueryView
-          query={list}
-          empty={<Empty title="No cron jobs">Add one below to run a function on a schedule.</Empty>}
-        >
-          {(jobs) =>
-            jobs.map((j) => (
-              <div className="card" key={j.id}>
-                <div className="card-head">
-                  <h3>{j.name}</h3>
-                  <div className="actions">
-                    {j.enabled ? <Badge tone="good">enabled</Badge> : <Badge tone="warn">paused</Badge>}
-                    <Button className="btn-small" onClick={() => toggle.mutate(j)}>
-                      {j.enabled ? 'Pause' : 'Enable'}
-                    </Button>
-                    <DeleteButton what={`cron job ${j.name}`} onConfirm={() => remove.mutate(j.id)} />
-                  </div>
+      <ListSection
+        title="Cron jobs"
+        error={toggle.error ?? remove.error}
+        query={list}
+        empty={<Empty title="No cron jobs">Add one below to run a function on a schedule.</Empty>}
+      >
+        {(jobs) =>
+          jobs.map((j) => (
+            <div className="card" key={j.id}>
+              <div className="card-head">
+                <h3>{j.name}</h3>
+                <div className="actions">
+                  {j.enabled ? <Badge tone="good">enabled</Badge> : <Badge tone="warn">paused</Badge>}
+                  <Button className="btn-small" onClick={() => toggle.mutate(j)}>
+                    {j.enabled ? 'Pause' : 'Enable'}
+                  </Button>
+                  <DeleteButton what={`cron job ${j.name}`} onConfirm={() => remove.mutate(j.id)} />
                 </div>
-                <dl className="props">
-                  <dt>Schedule</dt>
-                  <dd>
-                    <code>{j.schedule}</code> in {j.timezone}
-                  </dd>
-                  <dt>Function</dt>
-                  <dd>{j.function}</dd>
-                  <dt>Last run</dt>
-                  <dd>{when(j.last_run_at as string | null)}</dd>
-                </dl>
-                <h4>Next runs ({j.timezone})</h4>
-                <ol aria-label={`Next runs of ${j.name}`} data-testid="next-runs">
-                  {(j.next_runs as string[]).slice(0, 5).map((r) => (
-                    <li key={r}>{when(r, j.timezone)}</li>
-                  ))}
-                </ol>
               </div>
-            ))
-          }
-        </QueryView>
-        <ErrorBox error={toggle.error ?? remove.error} />
-      </Section>
+              <dl className="props">
+                <dt>Schedule</dt>
+                <dd>
+                  <code>{j.schedule}</code> in {j.timezone}
+                </dd>
+                <dt>Function</dt>
+                <dd>{j.function}</dd>
+                <dt>Last run</dt>
+                <dd>{when(j.last_run_at as string | null)}</dd>
+              </dl>
+              <h4>Next runs ({j.timezone})</h4>
+              <ol aria-label={`Next runs of ${j.name}`} data-testid="next-runs">
+                {(j.next_runs as string[]).slice(0, 5).map((r) => (
+                  <li key={r}>{when(r, j.timezone)}</li>
+                ))}
+              </ol>
+            </div>
+          ))
+        }
+      </ListSection>
       <FormSection
         title="New cron job"
         submit="Create cron job"
@@ -393,34 +394,29 @@ function Email() {
   const [editing, setEditing] = useState<EmailTemplate | 'new' | null>(null);
   return (
     <>
-      <Section
+      <ListSection
         title="E-mail templates"
         actions={
           <Button variant="primary" onClick={() => setEditing('new')}>
             New template
           </Button>
         }
+        query={templates}
+        empty={<Empty title="No templates">Email steps send a template by name: create one with “New template”.</Empty>}
       >
-        <QueryView
-          query={templates}
-          empty={
-            <Empty title="No templates">Email steps send a template by name: create one with “New template”.</Empty>
-          }
-        >
-          {(list) => (
-            <ul>
-              {list.map((t) => (
-                <li key={t.id}>
-                  <button type="button" className="btn btn-ghost" onClick={() => setEditing(t)}>
-                    {t.name}
-                  </button>{' '}
-                  — {t.subject}
-                </li>
-              ))}
-            </ul>
-          )}
-        </QueryView>
-      </Section>
+        {(list) => (
+          <ul>
+            {list.map((t) => (
+              <li key={t.id}>
+                <button type="button" className="btn btn-ghost" onClick={() => setEditing(t)}>
+                  {t.name}
+                </button>{' '}
+                — {t.subject}
+              </li>
+            ))}
+          </ul>
+        )}
+      </ListSection>
       {editing && (
         <TemplateEditor
           key={editing === 'new' ? 'new' : editing.id}
@@ -671,28 +667,27 @@ function Stats() {
   const perHour = useMemo(() => [{ label: 'Runs', values: runs.data ?? [], color: '#1f5fbf' }], [runs.data]);
   return (
     <>
-      <Section title="Last 24 hours">
-        <QueryView
-          query={stats}
-          isEmpty={(s) => s.functions.length === 0}
-          empty={<Empty title="No runs in the last 24 hours">Invoke a function to see its figures here.</Empty>}
-        >
-          {() => (
-            <DataTable columns={['Function', 'Runs', 'Succeeded', 'Failed', 'p50', 'p95']}>
-              {fns.map((f) => (
-                <tr key={f.function}>
-                  <td>{f.function}</td>
-                  <td className="num">{f.total}</td>
-                  <td className="num">{f.succeeded}</td>
-                  <td className="num">{f.failed}</td>
-                  <td className="num">{f.p50_ms ?? '—'} ms</td>
-                  <td className="num">{f.p95_ms ?? '—'} ms</td>
-                </tr>
-              ))}
-            </DataTable>
-          )}
-        </QueryView>
-      </Section>
+      <ListSection
+        title="Last 24 hours"
+        query={stats}
+        isEmpty={(s) => s.functions.length === 0}
+        empty={<Empty title="No runs in the last 24 hours">Invoke a function to see its figures here.</Empty>}
+      >
+        {() => (
+          <DataTable columns={['Function', 'Runs', 'Succeeded', 'Failed', 'p50', 'p95']}>
+            {fns.map((f) => (
+              <tr key={f.function}>
+                <td>{f.function}</td>
+                <td className="num">{f.total}</td>
+                <td className="num">{f.succeeded}</td>
+                <td className="num">{f.failed}</td>
+                <td className="num">{f.p50_ms ?? '—'} ms</td>
+                <td className="num">{f.p95_ms ?? '—'} ms</td>
+              </tr>
+            ))}
+          </DataTable>
+        )}
+      </ListSection>
       <Suspense fallback={<Loading what="Loading charts" />}>
         <Section title="Runs per hour">
           {runs.error ? (

@@ -20,14 +20,12 @@ import {
   Empty,
   ErrorBox,
   Form,
-  Loading,
-  Pager,
   Section,
   SelectField,
   TextArea,
   TextField,
 } from '../ui/index.tsx';
-import { QueryView, useAction, useCursors } from '../ui/data.tsx';
+import { CursorPager, ListSection, QueryView, useAction, useCursors } from '../ui/data.tsx';
 
 const Edge = lazy(() => import('./edge.tsx'));
 
@@ -80,42 +78,39 @@ function FunctionList() {
   const { base } = useProjectCtx();
   const list = useFunctions();
   return (
-    <Section
+    <ListSection
       title="Functions"
       actions={
         <Link className="btn btn-primary" href={`${base}/functions/new`}>
           New function
         </Link>
       }
+      query={list}
+      loading="Loading functions"
+      empty={
+        <Empty title="No functions yet">
+          <Link href={`${base}/functions/new`}>Create a function</Link>: a list of steps (Transform, Database, HTTP,
+          Email, Invoke) run in order.
+        </Empty>
+      }
     >
-      <QueryView
-        query={list}
-        loading="Loading functions"
-        empty={
-          <Empty title="No functions yet">
-            <Link href={`${base}/functions/new`}>Create a function</Link>: a list of steps (Transform, Database, HTTP,
-            Email, Invoke) run in order.
-          </Empty>
-        }
-      >
-        {(fns) => (
-          <DataTable columns={['Name', 'Description', 'Steps', 'Version', 'Access', 'Updated']}>
-            {fns.map((f) => (
-              <tr key={f.id}>
-                <td>
-                  <Link href={`${base}/functions/f/${encodeURIComponent(f.id)}`}>{f.name}</Link>
-                </td>
-                <td>{f.description || '—'}</td>
-                <td className="num">{Array.isArray(f.steps) ? f.steps.length : '—'}</td>
-                <td className="num">{f.version}</td>
-                <td>{f.public ? <Badge tone="warn">public</Badge> : <Badge>secret key</Badge>}</td>
-                <td>{when(f.updated_at)}</td>
-              </tr>
-            ))}
-          </DataTable>
-        )}
-      </QueryView>
-    </Section>
+      {(fns) => (
+        <DataTable columns={['Name', 'Description', 'Steps', 'Version', 'Access', 'Updated']}>
+          {fns.map((f) => (
+            <tr key={f.id}>
+              <td>
+                <Link href={`${base}/functions/f/${encodeURIComponent(f.id)}`}>{f.name}</Link>
+              </td>
+              <td>{f.description || '—'}</td>
+              <td className="num">{Array.isArray(f.steps) ? f.steps.length : '—'}</td>
+              <td className="num">{f.version}</td>
+              <td>{f.public ? <Badge tone="warn">public</Badge> : <Badge>secret key</Badge>}</td>
+              <td>{when(f.updated_at)}</td>
+            </tr>
+          ))}
+        </DataTable>
+      )}
+    </ListSection>
   );
 }
 
@@ -197,46 +192,44 @@ function FunctionPage({ id }: { id: string }) {
     invalidate: [['functions', project.id]],
     then: () => navigate(`${base}/functions`),
   });
-  const back = <BackLink href={`${base}/functions`}>← Functions</BackLink>;
-  if (fn.isPending) return <Loading what="Loading the function" />;
-  if (fn.error)
-    return (
-      <>
-        {back}
-        <ErrorBox error={fn.error} title="Could not load the function" />
-      </>
-    );
-  const f = fn.data;
   return (
-    <>
-      {back}
-      <div className="page-header">
-        <h2>
-          {f.name} <Badge>v{f.version}</Badge>
-        </h2>
-        <div className="actions">
-          <Link href={`${base}/functions/executions?function=${encodeURIComponent(f.name)}`}>Executions</Link>
-          <ConfirmButton
-            variant="danger"
-            busy={remove.isPending}
-            ask={{
-              title: `Delete ${f.name}?`,
-              body: <p>Hooks, webhooks and cron jobs that run it will fail. Its executions stay readable.</p>,
-              action: 'Delete function',
-              typed: f.name,
-            }}
-            onConfirm={() => remove.mutate()}
-          >
-            Delete function
-          </ConfirmButton>
-        </div>
-      </div>
-      <ErrorBox error={remove.error} />
-      <div className="grid-2">
-        <FunctionEditor key={f.version} fn={f} />
-        <Invoke fn={f} />
-      </div>
-    </>
+    <QueryView
+      query={fn}
+      loading="Loading the function"
+      failed="Could not load the function"
+      back={<BackLink href={`${base}/functions`}>← Functions</BackLink>}
+    >
+      {(f) => (
+        <>
+          <div className="page-header">
+            <h2>
+              {f.name} <Badge>v{f.version}</Badge>
+            </h2>
+            <div className="actions">
+              <Link href={`${base}/functions/executions?function=${encodeURIComponent(f.name)}`}>Executions</Link>
+              <ConfirmButton
+                variant="danger"
+                busy={remove.isPending}
+                ask={{
+                  title: `Delete ${f.name}?`,
+                  body: <p>Hooks, webhooks and cron jobs that run it will fail. Its executions stay readable.</p>,
+                  action: 'Delete function',
+                  typed: f.name,
+                }}
+                onConfirm={() => remove.mutate()}
+              >
+                Delete function
+              </ConfirmButton>
+            </div>
+          </div>
+          <ErrorBox error={remove.error} />
+          <div className="grid-2">
+            <FunctionEditor key={f.version} fn={f} />
+            <Invoke fn={f} />
+          </div>
+        </>
+      )}
+    </QueryView>
   );
 }
 
@@ -338,77 +331,76 @@ function Executions() {
     pages.reset();
   };
   return (
-    <Section title="Executions">
-      <Form className="row" aria-label="Filter executions" onSubmit={() => undefined}>
-        <SelectField
-          label="Function"
-          value={filters.function}
-          onChange={(e) => set({ function: e.target.value })}
-          options={[{ value: '', label: 'All functions' }, ...(fns.data ?? []).map((f) => f.name)]}
-        />
-        <SelectField
-          label="Status"
-          value={filters.status}
-          onChange={(e) => set({ status: e.target.value })}
-          options={STATUSES.map((s) => ({ value: s, label: s || 'Any status' }))}
-        />
-        <SelectField
-          label="Trigger"
-          value={filters.trigger}
-          onChange={(e) => set({ trigger: e.target.value })}
-          options={TRIGGERS.map((s) => ({ value: s, label: s || 'Any trigger' }))}
-        />
-        <TextField
-          label="Since"
-          type="datetime-local"
-          value={filters.since}
-          onChange={(e) => set({ since: e.target.value })}
-        />
-      </Form>
-      <QueryView
-        query={list}
-        loading="Loading executions"
-        isEmpty={(d) => d.executions.length === 0}
-        empty={
-          <Empty title="No executions">
-            Runs appear here when a function is invoked, or runs for a hook, a webhook or a cron job.
-          </Empty>
-        }
-      >
-        {(d) => (
-          <>
-            <DataTable columns={['Started', 'Function', 'Trigger', 'Status', 'Duration']}>
-              {d.executions.map((x) => (
-                <tr key={x.id}>
-                  <td>
-                    <Link href={`${base}/functions/executions/${encodeURIComponent(x.id)}`}>{when(x.created_at)}</Link>
-                  </td>
-                  <td>
-                    {x.function} <span className="muted">v{x.function_version}</span>
-                  </td>
-                  <td>{x.trigger}</td>
-                  <td>
-                    <StatusBadge status={x.status} />
-                  </td>
-                  <td className="num">
-                    {x.duration_ms === null || x.duration_ms === undefined ? '—' : `${x.duration_ms} ms`}
-                  </td>
-                </tr>
-              ))}
-            </DataTable>
-            <Pager
-              label="Pages of executions"
-              previous="Newer"
-              next="Older"
-              hasPrevious={pages.page > 1}
-              hasNext={!!d.next_cursor}
-              onPrevious={pages.back}
-              onNext={() => pages.forward(d.next_cursor)}
-            />
-          </>
-        )}
-      </QueryView>
-    </Section>
+    <ListSection
+      title="Executions"
+      intro={
+        <Form className="row" aria-label="Filter executions" onSubmit={() => undefined}>
+          <SelectField
+            label="Function"
+            value={filters.function}
+            onChange={(e) => set({ function: e.target.value })}
+            options={[{ value: '', label: 'All functions' }, ...(fns.data ?? []).map((f) => f.name)]}
+          />
+          <SelectField
+            label="Status"
+            value={filters.status}
+            onChange={(e) => set({ status: e.target.value })}
+            options={STATUSES.map((s) => ({ value: s, label: s || 'Any status' }))}
+          />
+          <SelectField
+            label="Trigger"
+            value={filters.trigger}
+            onChange={(e) => set({ trigger: e.target.value })}
+            options={TRIGGERS.map((s) => ({ value: s, label: s || 'Any trigger' }))}
+          />
+          <TextField
+            label="Since"
+            type="datetime-local"
+            value={filters.since}
+            onChange={(e) => set({ since: e.target.value })}
+          />
+        </Form>
+      }
+      query={list}
+      loading="Loading executions"
+      isEmpty={(d) => d.executions.length === 0}
+      empty={
+        <Empty title="No executions">
+          Runs appear here when a function is invoked, or runs for a hook, a webhook or a cron job.
+        </Empty>
+      }
+    >
+      {(d) => (
+        <>
+          <DataTable columns={['Started', 'Function', 'Trigger', 'Status', 'Duration']}>
+            {d.executions.map((x) => (
+              <tr key={x.id}>
+                <td>
+                  <Link href={`${base}/functions/executions/${encodeURIComponent(x.id)}`}>{when(x.created_at)}</Link>
+                </td>
+                <td>
+                  {x.function} <span className="muted">v{x.function_version}</span>
+                </td>
+                <td>{x.trigger}</td>
+                <td>
+                  <StatusBadge status={x.status} />
+                </td>
+                <td className="num">
+                  {x.duration_ms === null || x.duration_ms === undefined ? '—' : `${x.duration_ms} ms`}
+                </td>
+              </tr>
+            ))}
+          </DataTable>
+          <CursorPager
+            pages={pages}
+            next={d.next_cursor}
+            label="Pages of executions"
+            previousLabel="Newer"
+            nextLabel="Older"
+          />
+        </>
+      )}
+    </ListSection>
   );
 }
 
@@ -429,103 +421,102 @@ function ExecutionDetail({ id }: { id: string }) {
     queryFn: () => api.functions.executions.events(id),
     enabled: exec.isSuccess,
   });
-  const back = <BackLink href={`${base}/functions/executions`}>← Executions</BackLink>;
-  if (exec.isPending) return <Loading what="Loading the execution" />;
-  if (exec.error)
-    return (
-      <>
-        {back}
-        <ErrorBox error={exec.error} title="Could not load the execution" />
-      </>
-    );
-  const x = exec.data;
   return (
-    <>
-      {back}
-      <Section title={`Execution of ${x.function}`} actions={<StatusBadge status={x.status} />}>
-        <dl className="props">
-          <dt>Execution id</dt>
-          <dd>
-            <code>{x.id}</code>
-          </dd>
-          <dt>Function</dt>
-          <dd>
-            {x.function} (version {x.function_version})
-          </dd>
-          <dt>Trigger</dt>
-          <dd>
-            {x.trigger}
-            {x.trigger_ref ? ` (${x.trigger_ref})` : ''}
-          </dd>
-          <dt>Created</dt>
-          <dd>{when(x.created_at)}</dd>
-          <dt>Finished</dt>
-          <dd>{when(x.finished_at)}</dd>
-          <dt>Duration</dt>
-          <dd>{x.duration_ms ?? '—'} ms</dd>
-          {x.response_status ? (
-            <>
-              <dt>Response status</dt>
-              <dd>{x.response_status}</dd>
-            </>
-          ) : null}
-        </dl>
-        {x.error ? (
-          <>
-            <h3>Error</h3>
-            <pre>{json(x.error)}</pre>
-          </>
-        ) : null}
-        <div className="grid-2">
-          <div>
-            <h3>Input</h3>
-            <pre>{json(x.input)}</pre>
-          </div>
-          <div>
-            <h3>Output</h3>
-            <pre>{json(x.output)}</pre>
-          </div>
-        </div>
-      </Section>
-      <Section title="Timeline">
-        <p className="muted">
-          Each step in order, with what it was given and what it gave. Secrets show as {'{{secrets.NAME}}'}.
-        </p>
-        <QueryView
-          query={events}
-          loading="Loading the steps"
-          empty={<Empty title="No steps recorded yet">A queued execution records its steps when it runs.</Empty>}
-        >
-          {(steps) => (
-            <ol className="timeline" aria-label="Steps">
-              {steps.map((e) => (
-                <li key={e.seq} className={e.type === 'failed' ? 'failed' : undefined}>
-                  <strong>{e.step}</strong> <Badge>{e.kind}</Badge> <StatusBadge status={e.type} />
-                  {e.attempt > 1 && <Badge tone="warn">attempt {e.attempt}</Badge>}
-                  <span className="muted">
-                    {' '}
-                    {when(e.at)}
-                    {e.duration_ms !== null && e.duration_ms !== undefined ? ` · ${e.duration_ms} ms` : ''}
-                  </span>
-                  {e.input !== undefined && e.input !== null && (
-                    <details>
-                      <summary>Input</summary>
-                      <pre>{json(e.input)}</pre>
-                    </details>
-                  )}
-                  {e.output !== undefined && e.output !== null && (
-                    <details open>
-                      <summary>Output</summary>
-                      <pre>{json(e.output)}</pre>
-                    </details>
-                  )}
-                  {e.error ? <pre className="field-error">{json(e.error)}</pre> : null}
-                </li>
-              ))}
-            </ol>
-          )}
-        </QueryView>
-      </Section>
-    </>
+    <QueryView
+      query={exec}
+      loading="Loading the execution"
+      failed="Could not load the execution"
+      back={<BackLink href={`${base}/functions/executions`}>← Executions</BackLink>}
+    >
+      {(x) => (
+        <>
+          <Section title={`Execution of ${x.function}`} actions={<StatusBadge status={x.status} />}>
+            <dl className="props">
+              <dt>Execution id</dt>
+              <dd>
+                <code>{x.id}</code>
+              </dd>
+              <dt>Function</dt>
+              <dd>
+                {x.function} (version {x.function_version})
+              </dd>
+              <dt>Trigger</dt>
+              <dd>
+                {x.trigger}
+                {x.trigger_ref ? ` (${x.trigger_ref})` : ''}
+              </dd>
+              <dt>Created</dt>
+              <dd>{when(x.created_at)}</dd>
+              <dt>Finished</dt>
+              <dd>{when(x.finished_at)}</dd>
+              <dt>Duration</dt>
+              <dd>{x.duration_ms ?? '—'} ms</dd>
+              {x.response_status ? (
+                <>
+                  <dt>Response status</dt>
+                  <dd>{x.response_status}</dd>
+                </>
+              ) : null}
+            </dl>
+            {x.error ? (
+              <>
+                <h3>Error</h3>
+                <pre>{json(x.error)}</pre>
+              </>
+            ) : null}
+            <div className="grid-2">
+              <div>
+                <h3>Input</h3>
+                <pre>{json(x.input)}</pre>
+              </div>
+              <div>
+                <h3>Output</h3>
+                <pre>{json(x.output)}</pre>
+              </div>
+            </div>
+          </Section>
+          <ListSection
+            title="Timeline"
+            intro={
+              <p className="muted">
+                Each step in order, with what it was given and what it gave. Secrets show as {'{{secrets.NAME}}'}.
+              </p>
+            }
+            query={events}
+            loading="Loading the steps"
+            empty={<Empty title="No steps recorded yet">A queued execution records its steps when it runs.</Empty>}
+          >
+            {(steps) => (
+              <ol className="timeline" aria-label="Steps">
+                {steps.map((e) => (
+                  <li key={e.seq} className={e.type === 'failed' ? 'failed' : undefined}>
+                    <strong>{e.step}</strong> <Badge>{e.kind}</Badge> <StatusBadge status={e.type} />
+                    {e.attempt > 1 && <Badge tone="warn">attempt {e.attempt}</Badge>}
+                    <span className="muted">
+                      {' '}
+                      {when(e.at)}
+                      {e.duration_ms !== null && e.duration_ms !== undefined ? ` · ${e.duration_ms} ms` : ''}
+                    </span>
+                    {e.input !== undefined && e.input !== null && (
+                      <details>
+                        <summary>Input</summary>
+                        <pre>{json(e.input)}</pre>
+                      </details>
+                    )}
+                    {e.output !== undefined && e.output !== null && (
+                      <details open>
+                        <summary>Output</summary>
+                        <pre>{json(e.output)}</pre>
+                      </details>
+                    )}
+                    {e.error ? <pre className="field-error">{json(e.error)}</pre> : null}
+                  </li>
+                ))}
+              </ol>
+            )}
+          </ListSection>
+        </>
+      )}
+    </QueryView>
   );
 }

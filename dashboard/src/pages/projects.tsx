@@ -14,10 +14,9 @@ import {
   Form,
   FormSection,
   PageHeader,
-  Section,
   TextField,
 } from '../ui/index.tsx';
-import { QueryView, useAction } from '../ui/data.tsx';
+import { ListSection, useAction } from '../ui/data.tsx';
 
 export default function Projects() {
   const [, navigate] = useLocation();
@@ -48,25 +47,24 @@ export default function Projects() {
           onChange={(e) => setName(e.target.value)}
         />
       </FormSection>
-      <Section title="Your projects">
-        <QueryView
-          query={list}
-          loading="Loading projects"
-          empty={
-            <Empty title="No projects yet">
-              Create your first project above: it gets its API keys, an OIDC client and a database of its own.
-            </Empty>
-          }
-        >
-          {(projects) => (
-            <DataTable columns={['Name', 'Project id', 'Created']} actions>
-              {projects.map((p) => (
-                <ProjectRow key={p.id} project={p} />
-              ))}
-            </DataTable>
-          )}
-        </QueryView>
-      </Section>
+      <ListSection
+        title="Your projects"
+        query={list}
+        loading="Loading projects"
+        empty={
+          <Empty title="No projects yet">
+            Create your first project above: it gets its API keys, an OIDC client and a database of its own.
+          </Empty>
+        }
+      >
+        {(projects) => (
+          <DataTable columns={['Name', 'Project id', 'Created']} actions>
+            {projects.map((p) => (
+              <ProjectRow key={p.id} project={p} />
+            ))}
+          </DataTable>
+        )}
+      </ListSection>
     </>
   );
 }

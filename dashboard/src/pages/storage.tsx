@@ -22,7 +22,7 @@ import {
   SelectField,
   TextField,
 } from '../ui/index.tsx';
-import { QueryView, useAction } from '../ui/data.tsx';
+import { ListSection, QueryView, useAction } from '../ui/data.tsx';
 
 export default function Storage() {
   const { base, project } = useProjectCtx();
@@ -354,49 +354,50 @@ function Policies() {
   });
   return (
     <>
-      <Section title="Policies">
-        <p className="muted">
-          The secret key reaches every file. Policies say what the publishable key and signed-in end-users may do, per
-          folder.
-        </p>
-        <QueryView
-          query={list}
-          empty={
-            <Empty title="No policies">
-              Without a policy, only the secret key reaches files. Add one below to let apps read or upload.
-            </Empty>
-          }
-        >
-          {(policies) => (
-            <DataTable columns={['Name', 'Folder', 'Operations', 'Who']} actions>
-              {policies.map((p) => (
-                <tr key={p.id}>
-                  <td>{p.name}</td>
-                  <td>{p.folder || '(every folder)'}</td>
-                  <td>{p.operations.join(', ')}</td>
-                  <td>{p.principal}</td>
-                  <td>
-                    <ConfirmButton
-                      className="btn-small"
-                      variant="danger"
-                      aria-label={`Delete policy ${p.name}`}
-                      ask={{
-                        title: `Delete policy ${p.name}?`,
-                        body: <p>What it allowed is refused from now on.</p>,
-                        action: 'Delete policy',
-                      }}
-                      onConfirm={() => remove.mutate(p.id)}
-                    >
-                      Delete
-                    </ConfirmButton>
-                  </td>
-                </tr>
-              ))}
-            </DataTable>
-          )}
-        </QueryView>
-        <ErrorBox error={remove.error} />
-      </Section>
+      <ListSection
+        title="Policies"
+        intro={
+          <p className="muted">
+            The secret key reaches every file. Policies say what the publishable key and signed-in end-users may do, per
+            folder.
+          </p>
+        }
+        error={remove.error}
+        query={list}
+        empty={
+          <Empty title="No policies">
+            Without a policy, only the secret key reaches files. Add one below to let apps read or upload.
+          </Empty>
+        }
+      >
+        {(policies) => (
+          <DataTable columns={['Name', 'Folder', 'Operations', 'Who']} actions>
+            {policies.map((p) => (
+              <tr key={p.id}>
+                <td>{p.name}</td>
+                <td>{p.folder || '(every folder)'}</td>
+                <td>{p.operations.join(', ')}</td>
+                <td>{p.principal}</td>
+                <td>
+                  <ConfirmButton
+                    className="btn-small"
+                    variant="danger"
+                    aria-label={`Delete policy ${p.name}`}
+                    ask={{
+                      title: `Delete policy ${p.name}?`,
+                      body: <p>What it allowed is refused from now on.</p>,
+                      action: 'Delete policy',
+                    }}
+                    onConfirm={() => remove.mutate(p.id)}
+                  >
+                    Delete
+                  </ConfirmButton>
+                </td>
+              </tr>
+            ))}
+          </DataTable>
+        )}
+      </ListSection>
       <FormSection
         title="New policy"
         submit="Create policy"

@@ -19,13 +19,12 @@ import {
   FormSection,
   Loading,
   PageHeader,
-  Pager,
   Section,
   TextArea,
   TextField,
   type ConfirmRequest,
 } from '../ui/index.tsx';
-import { QueryView, useAction, useCursors } from '../ui/data.tsx';
+import { CursorPager, ListSection, useAction, useCursors } from '../ui/data.tsx';
 
 const PAGE = 25;
 
@@ -55,66 +54,60 @@ function UserList() {
   return (
     <>
       <PageHeader title="Authentication" description="The people who sign in to your project's apps." />
-      <Section title="Users">
-        <Form
-          role="search"
-          className="row"
-          onSubmit={() => {
-            setApplied(search.trim());
-            pages.reset();
-          }}
-        >
-          <TextField
-            label="Search by e-mail or name"
-            type="search"
-            value={search}
-            onChange={(e) => setSearch(e.target.value)}
-          />
-          <Button type="submit">Search</Button>
-        </Form>
-        <QueryView
-          query={list}
-          loading="Loading users"
-          isEmpty={(d) => d.users.length === 0}
-          empty={
-            applied ? (
-              <Empty title="No user matches">Try another part of the e-mail address or name.</Empty>
-            ) : (
-              <Empty title="No users yet">
-                Users appear here once they sign up through your app (POST /register with the publishable key, or the
-                hosted sign-in page).
-              </Empty>
-            )
-          }
-        >
-          {(d) => (
-            <>
-              <DataTable columns={['E-mail', 'Verified', 'MFA', 'Roles', 'Status', 'Created']}>
-                {d.users.map((u) => (
-                  <tr key={u.id}>
-                    <td>
-                      <Link href={`${base}/auth/users/${encodeURIComponent(u.id)}`}>{u.email}</Link>
-                    </td>
-                    <td>{u.email_verified ? <Badge tone="good">verified</Badge> : <Badge>unverified</Badge>}</td>
-                    <td>{u.mfa_enabled ? <Badge tone="good">on</Badge> : <Badge>off</Badge>}</td>
-                    <td>{(u.roles ?? []).join(', ') || '—'}</td>
-                    <td>{u.disabled ? <Badge tone="bad">disabled</Badge> : <Badge tone="good">active</Badge>}</td>
-                    <td>{when(u.created_at)}</td>
-                  </tr>
-                ))}
-              </DataTable>
-              <Pager
-                label="Pages of users"
-                page={pages.page}
-                hasPrevious={pages.page > 1}
-                hasNext={!!d.next_cursor}
-                onPrevious={pages.back}
-                onNext={() => pages.forward(d.next_cursor)}
-              />
-            </>
-          )}
-        </QueryView>
-      </Section>
+      <ListSection
+        title="Users"
+        intro={
+          <Form
+            role="search"
+            className="row"
+            onSubmit={() => {
+              setApplied(search.trim());
+              pages.reset();
+            }}
+          >
+            <TextField
+              label="Search by e-mail or name"
+              type="search"
+              value={search}
+              onChange={(e) => setSearch(e.target.value)}
+            />
+            <Button type="submit">Search</Button>
+          </Form>
+        }
+        query={list}
+        loading="Loading users"
+        isEmpty={(d) => d.users.length === 0}
+        empty={
+          applied ? (
+            <Empty title="No user matches">Try another part of the e-mail address or name.</Empty>
+          ) : (
+            <Empty title="No users yet">
+              Users appear here once they sign up through your app (POST /register with the publishable key, or the
+              hosted sign-in page).
+            </Empty>
+          )
+        }
+      >
+        {(d) => (
+          <>
+            <DataTable columns={['E-mail', 'Verified', 'MFA', 'Roles', 'Status', 'Created']}>
+              {d.users.map((u) => (
+                <tr key={u.id}>
+                  <td>
+                    <Link href={`${base}/auth/users/${encodeURIComponent(u.id)}`}>{u.email}</Link>
+                  </td>
+                  <td>{u.email_verified ? <Badge tone="good">verified</Badge> : <Badge>unverified</Badge>}</td>
+                  <td>{u.mfa_enabled ? <Badge tone="good">on</Badge> : <Badge>off</Badge>}</td>
+                  <td>{(u.roles ?? []).join(', ') || '—'}</td>
+                  <td>{u.disabled ? <Badge tone="bad">disabled</Badge> : <Badge tone="good">active</Badge>}</td>
+                  <td>{when(u.created_at)}</td>
+                </tr>
+              ))}
+            </DataTable>
+            <CursorPager pages={pages} next={d.next_cursor} label="Pages of users" showPage />
+          </>
+        )}
+      </ListSection>
     </>
   );
 }

@@ -2,33 +2,63 @@
 // an action (a mutation) that says it is done, refreshes what it changed and then moves on, and cursor paging.
 import { useState, type ReactNode } from 'react';
 import { useMutation, useQueryClient, type QueryKey } from '@tanstack/react-query';
-import { ErrorBox, Loading, useToast } from './index.tsx';
+import { ErrorBox, Loading, Pager, Section, useToast } from './index.tsx';
 
 /** What QueryView needs of a query (a react-query result). */
 type QueryState<T> = { isPending: boolean; error: unknown; data: T | undefined };
 
-/**
- * A query's states: the loading line (`loading` says what), the error box, `empty` when the data is empty (an empty
- * array, or what `isEmpty` says), else `children` with the data.
- */
-export function QueryView<T>({
-  query,
-  loading,
-  empty,
-  isEmpty,
-  children,
-}: {
+type QueryViewProps<T> = {
   query: QueryState<T>;
+  /** What is loading ("Loading functions"). */
   loading?: string;
+  /** The error box's title. */
+  failed?: string;
+  /** Shown above the error or the data, once loaded (the link back to a list). */
+  back?: ReactNode;
+  /** What an empty list means and what to do about it. */
   empty?: ReactNode;
+  /** When the data counts as empty (default: an empty array). */
   isEmpty?: (data: T) => boolean;
   children: (data: T) => ReactNode;
-}) {
+};
+
+/** A query's states: the loading line, the error box, `empty` when the data is empty, else `children` with the data. */
+export function QueryView<T>({ query, loading, failed, back, empty, isEmpty, children }: QueryViewProps<T>) {
   if (query.isPending) return <Loading what={loading} />;
-  if (query.error) return <ErrorBox error={query.error} />;
   const data = query.data as T;
-  if (empty !== undefined && (isEmpty ? isEmpty(data) : Array.isArray(data) && data.length === 0)) return <>{empty}</>;
-  return <>{children(data)}</>;
+  const shown = query.error ? (
+    <ErrorBox error={query.error} title={failed} />
+  ) : empty !== undefined && (isEmpty ? isEmpty(data) : Array.isArray(data) && data.length === 0) ? (
+    empty
+  ) : (
+    children(data)
+  );
+  return (
+    <>
+      {back}
+      {shown}
+    </>
+  );
+}
+
+/**
+ * A section listing a query's data (a QueryView): `intro` above (an explanation, a search form), the error of the
+ * actions on its items below.
+ */
+export function ListSection<T>({
+  title,
+  actions,
+  intro,
+  error,
+  ...view
+}: QueryViewProps<T> & { title: string; actions?: ReactNode; intro?: ReactNode; error?: unknown }) {
+  return (
+    <Section title={title} actions={actions}>
+      {intro}
+      <QueryView {...view} />
+      <ErrorBox error={error} />
+    </Section>
+  );
 }
 
 type ActionOptions<TData, TVars> = {
@@ -80,4 +110,34 @@ export function useCursors() {
     back: () => setCursors(cursors.slice(0, -1)),
     forward: (next: string | null | undefined) => setCursors([...cursors, next ?? undefined]),
   };
+}
+
+/** The pager of a cursor-paged list: back to the previous cursor, on to the page's `next` cursor. */
+export function CursorPager({
+  pages,
+  next,
+  label,
+  showPage,
+  previousLabel,
+  nextLabel,
+}: {
+  pages: ReturnType<typeof useCursors>;
+  next: string | null | undefined;
+  label: string;
+  showPage?: boolean;
+  previousLabel?: string;
+  nextLabel?: string;
+}) {
+  return (
+    <Pager
+      label={label}
+      page={showPage ? pages.page : undefined}
+      previous={previousLabel}
+      next={nextLabel}
+      hasPrevious={pages.page > 1}
+      hasNext={!!next}
+      onPrevious={pages.back}
+      onNext={() => pages.forward(next)}
+    />
+  );
 }
