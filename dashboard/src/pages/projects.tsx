@@ -39,13 +39,7 @@ export default function Projects() {
         className="row"
         onSubmit={() => create.mutate()}
       >
-        <TextField
-          label="Project name"
-          required
-          maxLength={100}
-          value={name}
-          onChange={(e) => setName(e.target.value)}
-        />
+        <NameField label="Project name" value={name} onChange={setName} />
       </FormSection>
       <ListSection
         title="Your projects"
@@ -69,6 +63,30 @@ export default function Projects() {
   );
 }
 
+/** A project's name (at most 100 characters). */
+function NameField({
+  label,
+  value,
+  onChange,
+  autoFocus,
+}: {
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  autoFocus?: boolean;
+}) {
+  return (
+    <TextField
+      label={label}
+      required
+      maxLength={100}
+      value={value}
+      onChange={(e) => onChange(e.target.value)}
+      autoFocus={autoFocus}
+    />
+  );
+}
+
 function ProjectRow({ project }: { project: ProjectListed }) {
   const [editing, setEditing] = useState(false);
   const [name, setName] = useState(project.name);
@@ -88,14 +106,7 @@ function ProjectRow({ project }: { project: ProjectListed }) {
       <td>
         {editing ? (
           <Form className="row" onSubmit={() => rename.mutate()}>
-            <TextField
-              label="New name"
-              required
-              maxLength={100}
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-              autoFocus
-            />
+            <NameField label="New name" value={name} onChange={setName} autoFocus />
             <Button type="submit" variant="primary" busy={rename.isPending}>
               Save
             </Button>
