@@ -133,7 +133,13 @@ async function main(): Promise<void> {
         `http://127.0.0.1:${other}/health`,
       );
       peers.push(started.child);
-      return { url: `http://127.0.0.1:${other}`, pid: started.child.pid! };
+      const stop = async () => {
+        if (started.child.exitCode !== null || started.child.signalCode !== null) return;
+        const exited = new Promise((r) => started.child.once('exit', r));
+        started.child.kill('SIGTERM');
+        await exited;
+      };
+      return { url: `http://127.0.0.1:${other}`, pid: started.child.pid!, stop };
     },
   });
   const rows: Record<string, unknown>[] = [];

@@ -24,9 +24,11 @@ export type BenchContext = {
   quick: boolean;
   /**
    * Starts another one-process Tessera on the same database and data folder (same internal secret), with `env` over
-   * the harness's own settings; killed when the run ends. Absent where a tool has no harness (memory probe).
+   * the harness's own settings; `stop` ends it (SIGTERM, answers once it exited), else it is killed when the run
+   * ends. It runs background jobs too (it would take queued work from the other cases): stop it after use. Absent
+   * where a tool has no harness (memory probe).
    */
-  spawnTessera?: (env: Record<string, string>) => Promise<{ url: string; pid: number }>;
+  spawnTessera?: (env: Record<string, string>) => Promise<{ url: string; pid: number; stop: () => Promise<void> }>;
   /** Starts a peer process (killed when the run ends). */
   spawnPeer: (
     args: string[],
