@@ -1,5 +1,6 @@
 // Discovery and keys: the provider's metadata (OIDC Discovery 1.0, RFC 8414) and its public signing keys (JWKS).
 import { INTERNAL_OPERATIONS, callInternal } from '../../../platform/internal-operations.ts';
+import { PROFILE_CLAIMS } from '../../../platform/oidc-claims.ts';
 import { internalContext, json, op, type EndpointGroup } from './oauth.ts';
 
 export const SCOPES_SUPPORTED = ['openid', 'profile', 'email', 'phone', 'offline_access'];
@@ -14,18 +15,7 @@ export const CLAIMS_SUPPORTED = [
   'at_hash',
   'sid',
   'amr',
-  'name',
-  'given_name',
-  'family_name',
-  'middle_name',
-  'nickname',
-  'preferred_username',
-  'picture',
-  'website',
-  'gender',
-  'birthdate',
-  'zoneinfo',
-  'locale',
+  ...PROFILE_CLAIMS.filter((c) => c !== 'phone_number'),
   'updated_at',
   'email',
   'email_verified',

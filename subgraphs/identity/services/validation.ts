@@ -1,6 +1,7 @@
 // Input rules of the identity domain. Each check names the field it refuses (VALIDATION_FAILED).
 import { errors } from '../../../platform/errors.ts';
 import { oauthError } from './oauth-errors.ts';
+import { PROFILE_CLAIMS } from '../../../platform/oidc-claims.ts';
 
 // Deliberately loose (RFC 5322 is not worth matching): one @, no spaces, a dot in the domain.
 const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
@@ -13,21 +14,7 @@ export const EMAIL_MAX = 254;
 const PROFILE_VALUE_MAX = 2048;
 
 /** The standard OIDC profile claims an end-user may set (OIDC Core §5.1), by their REST/claim names. */
-export const PROFILE_CLAIMS = [
-  'name',
-  'given_name',
-  'family_name',
-  'middle_name',
-  'nickname',
-  'preferred_username',
-  'picture',
-  'website',
-  'gender',
-  'birthdate',
-  'zoneinfo',
-  'locale',
-  'phone_number',
-] as const;
+export { PROFILE_CLAIMS };
 export type ProfileClaim = (typeof PROFILE_CLAIMS)[number];
 
 /** An e-mail address, trimmed and lower-cased. */
