@@ -47,7 +47,7 @@ afterAll(async () => {
 describe('GraphQL uploads in split mode', () => {
   graphqlUploads(() => p); // the same in one process: storage-graphql.test.ts
 
-  it('carries 200 MiB while the front door and the storage process each grow by at most ~64 MB', async () => {
+  it('carries 200 MiB while the front door and the storage process each grow by far less than the file (at most 96 MB)', async () => {
     const pids = [layout.frontDoor.pid, layout.subgraphs.storage!.pid];
     // Warm up (code paths compiled, connections open), then measure from a settled baseline.
     expect(
@@ -76,8 +76,10 @@ describe('GraphQL uploads in split mode', () => {
     console.log(
       `GraphQL upload in split mode: 200 MiB, RSS growth front door ${(growth[0]! / MB).toFixed(1)} MB, storage ${(growth[1]! / MB).toFixed(1)} MB`,
     );
-    // The REST upload's bound (storage-memory.test.ts): garbage-collector slack, not the file's size.
-    for (const g of growth) expect(g).toBeLessThanOrEqual(64 * MB);
+    // Garbage-collector slack, not the file's size: a process that held the upload would grow by 200 MiB or more.
+    // Measured 46-64 MB per process across CI runs of the same code (the front door once at 64.3 MB), so the bound
+    // sits above that spread and far below the file (the REST path's tighter bound: storage-memory.test.ts).
+    for (const g of growth) expect(g).toBeLessThanOrEqual(96 * MB);
   }, 120_000);
 
   it("has a storage process that refuses multipart requests without the router's signed context", async () => {
