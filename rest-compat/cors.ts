@@ -186,9 +186,17 @@ export async function installCors(
       },
     );
 
-  app.addHook('onRequest', async (req, reply) => {
+  // Callback hooks with a synchronous way out: most requests (servers, apps, same-origin pages) carry no foreign
+  // Origin, and an async hook would cost them a promise and a microtask each.
+  app.addHook('onRequest', (req, reply, done) => {
     const origin = req.headers.origin;
-    if (typeof origin !== 'string' || sameOrigin(req, origin, config.issuer)) return;
+    if (typeof origin !== 'string' || sameOrigin(req, origin, config.issuer)) return done();
+    crossOrigin(req, reply, origin).then((answered) => {
+      if (!answered) done(); // a preflight was answered here: the request goes no further
+    }, done);
+  });
+  /** The CORS work of a request with a foreign Origin; true when it answered the request itself (a preflight). */
+  const crossOrigin = async (req: FastifyRequest, reply: FastifyReply, origin: string): Promise<boolean> => {
     const path = req.url.split('?')[0]!;
     const requestMethod = req.headers['access-control-request-method'];
     if (req.method === 'OPTIONS' && typeof requestMethod === 'string') {
@@ -209,31 +217,34 @@ export async function installCors(
         .header('access-control-allow-headers', [...headers].join(', '))
         .header('access-control-max-age', String(Math.min(...rules.map((r) => r.rule.maxAge))));
       if (credentials) void reply.header('access-control-allow-credentials', 'true');
-      return reply.code(204).send();
+      void reply.code(204).send();
+      return true;
     }
     void reply.header('vary', 'Origin');
-    if (platform && ruleAllows(platform, origin))
-      return allowActual(reply, origin, [
-        { rule: platform, match: ruleAllows(platform, origin) as 'exact' | 'wildcard' },
-      ]);
+    if (platform && ruleAllows(platform, origin)) {
+      allowActual(reply, origin, [{ rule: platform, match: ruleAllows(platform, origin) as 'exact' | 'wildcard' }]);
+      return false;
+    }
     if (!hasCredentials(req) || OIDC_PUBLIC.has(path)) {
       const rules = anyAllowing(await current(), origin);
       if (rules.length > 0) allowActual(reply, origin, rules);
-      return;
+      return false;
     }
     // A credential: its project decides, once it is known (`check`, from the front door's contextOf).
     (req as WithCors)[PENDING] = { origin, resolved: false, reply };
     await current();
-  });
+    return false;
+  };
 
   // An answer given before the credential's project was checked (a bad credential, a refusal) is readable by any page
   // some project allows: errors say nothing a page should not see, and hiding them only makes debugging harder.
-  app.addHook('onSend', async (req, reply, payload) => {
+  app.addHook('onSend', (req, reply, payload, done) => {
     const pending = (req as WithCors)[PENDING];
-    if (!pending || pending.resolved || reply.statusCode < 400) return payload;
-    const rules = anyAllowing(snapshot ?? { projects: new Map(), loadedAt: 0 }, pending.origin);
-    if (rules.length > 0) allowActual(reply, pending.origin, rules);
-    return payload;
+    if (pending && !pending.resolved && reply.statusCode >= 400) {
+      const rules = anyAllowing(snapshot ?? { projects: new Map(), loadedAt: 0 }, pending.origin);
+      if (rules.length > 0) allowActual(reply, pending.origin, rules);
+    }
+    done(null, payload);
   });
 
   return {
