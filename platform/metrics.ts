@@ -76,6 +76,35 @@ export function untrackPool(name: string): void {
   pools.delete(name);
 }
 
+type RealtimeStats = () => { projects: number; subscribers: number };
+const realtimeSources = new Set<RealtimeStats>();
+new client.Gauge({
+  name: 'tessera_realtime_subscribers',
+  help: "Realtime subscriptions (SSE and WebSocket) open on this process, each listening for its project's changes.",
+  registers: [registry],
+  collect() {
+    let n = 0;
+    for (const stats of realtimeSources) n += stats().subscribers;
+    this.set(n);
+  },
+});
+new client.Gauge({
+  name: 'tessera_realtime_listening_projects',
+  help: 'Projects whose change stream this process listens to (one PostgreSQL LISTEN connection each).',
+  registers: [registry],
+  collect() {
+    let n = 0;
+    for (const stats of realtimeSources) n += stats().projects;
+    this.set(n);
+  },
+});
+
+/** Reports a realtime service's subscribers and listening projects until the returned function is called. */
+export function trackRealtime(stats: RealtimeStats): () => void {
+  realtimeSources.add(stats);
+  return () => realtimeSources.delete(stats);
+}
+
 type QueueProbe = () => Promise<{ depth: number; oldestDueAt: Date | null }>;
 const queues = new Map<string, QueueProbe>();
 // Both gauges come from one probe per scheduler per scrape (prom-client collects metrics concurrently: the two

@@ -3,7 +3,7 @@
 import { createSecretBox } from '../../../platform/crypto.ts';
 import { AppError } from '../../../platform/errors.ts';
 import { graphqlLimitsOf } from '../../../platform/graphql-limits.ts';
-import { trackPool, untrackPool } from '../../../platform/metrics.ts';
+import { trackPool, trackRealtime, untrackPool } from '../../../platform/metrics.ts';
 import type { SubgraphDeps } from '../../../platform/subgraph.ts';
 import { createActions } from './actions.ts';
 import { createCatalog } from './catalog.ts';
@@ -97,6 +97,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     }
   };
 
+  let untrackRealtime: (() => void) | undefined;
   return {
     provisioning,
     pools,
@@ -142,6 +143,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
           return pools.stats().waiting;
         },
       });
+      untrackRealtime = trackRealtime(realtime.stats);
       await provisioning.init();
       await fitBudget();
       await realtime.start();
@@ -151,6 +153,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     async stop(): Promise<void> {
       untrackPool('data:admin');
       untrackPool('data:projects');
+      untrackRealtime?.();
       await outbox.stop();
       await catalog.stop();
       await hooks.stop();

@@ -223,34 +223,36 @@ export function createRealtime(opts: {
      */
     async subscribe(role: ProjectRole): Promise<AsyncIterable<Change>> {
       const l = await acquire(role);
-      const source = pubsub.subscribe('change', role.projectId);
+      // The pub/sub's stream (a Repeater) attaches its listener only when first pulled, and the first pull comes
+      // when the answer starts streaming, after its headers: a change committed in between would be lost. So the
+      // stream is pulled here, at once, and that pull is handed to the subscriber's first `next`.
+      const it = pubsub.subscribe('change', role.projectId)[Symbol.asyncIterator]();
+      let first: Promise<IteratorResult<Change>> | undefined = it.next();
       let released = false;
       const done = () => {
         if (released) return;
         released = true;
         release(l);
       };
-      return {
-        [Symbol.asyncIterator]() {
-          const it = source[Symbol.asyncIterator]();
-          return {
-            next: async () => {
-              const r = await it.next();
-              if (r.done) done();
-              return r;
-            },
-            return: async (value?: unknown) => {
-              done();
-              return (await it.return?.(value)) ?? { done: true as const, value: undefined };
-            },
-            throw: async (err?: unknown) => {
-              done();
-              if (it.throw) return await it.throw(err);
-              throw err;
-            },
-          };
+      const iterator: AsyncIterator<Change> = {
+        next: async () => {
+          const pending = first ?? it.next();
+          first = undefined;
+          const r = await pending;
+          if (r.done) done();
+          return r;
+        },
+        return: async (value?: unknown) => {
+          done();
+          return (await it.return?.(value)) ?? { done: true as const, value: undefined };
+        },
+        throw: async (err?: unknown) => {
+          done();
+          if (it.throw) return await it.throw(err);
+          throw err;
         },
       };
+      return { [Symbol.asyncIterator]: () => iterator };
     },
 
     /** Subscribers and listening projects of this process (tests, metrics). */

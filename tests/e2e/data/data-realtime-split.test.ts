@@ -9,7 +9,7 @@ import { createClient, type Client } from 'graphql-ws';
 import { startSplit, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 import { signContext } from '../../../platform/auth.ts';
-import { createProject, dataCall, signIn, type Call, type DataProject } from './data-support.ts';
+import { createProject, dataCall, realtimeSubscribers, signIn, type Call, type DataProject } from './data-support.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
 type Change = { table: string; operation: string; row: Record<string, unknown> | null };
@@ -48,8 +48,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // Deleting the project drops its schema and its (cluster-wide) roles.
+  // The drop runs after the answer, in the data process; whatever it has not finished when the processes stop, the
+  // platform's close drops (tests/support/database.ts dropInstallation).
   if (project) await call('DELETE', `/auth/api/v1/projects/${project.id}`, { token: project.token });
-  await new Promise((r) => setTimeout(r, 1000)); // the drop runs after the answer, in the data process: nothing to watch from here
   await platform?.close();
 }, 60_000);
 
@@ -77,6 +78,7 @@ function firstOutcome(ws: Client): Promise<[string, number | undefined]> {
 
 describe('realtime over graphql-ws in split mode', () => {
   it('streams an insert to a subscriber connected through the front door', async () => {
+    const subscribersBefore = await realtimeSubscribers(dataUrl);
     const ws = wsClient({ 'x-api-key': project.apiKey });
     const got: Change[] = [];
     const done = new Promise<void>((resolve, reject) => {
@@ -93,7 +95,10 @@ describe('realtime over graphql-ws in split mode', () => {
         },
       );
     });
-    await new Promise((r) => setTimeout(r, 800)); // connection forwarded and subscription registered: graphql-ws says nothing when it is, and a probe row would take id 1
+    // Connection forwarded and subscription listening: graphql-ws says nothing when it is; the data process's gauge does.
+    await waitFor(async () => (await realtimeSubscribers(dataUrl)) > subscribersBefore, {
+      message: 'the forwarded subscription listening',
+    });
     expect(
       (await dataCall(call, project.apiKey)('insert', { table: 'notes', values: { body: 'over the socket' } })).status,
     ).toBe(201);

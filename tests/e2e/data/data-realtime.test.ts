@@ -7,7 +7,15 @@ import { createClient } from 'graphql-ws';
 import pg from 'pg';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
-import { createProject, dataCall, dropLeftoverRoles, signIn, type Call, type DataProject } from './data-support.ts';
+import {
+  createProject,
+  dataCall,
+  dropLeftoverRoles,
+  realtimeSubscribers,
+  signIn,
+  type Call,
+  type DataProject,
+} from './data-support.ts';
 import { newProject, passwordGrant, registerUser } from '../identity/identity-fixtures.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { actionsAndSseRealtime } from './data-flows.ts';
@@ -145,7 +153,7 @@ describe('realtime over SSE', () => {
     const all = await subscribeSse({ 'x-api-key': a.apiKey });
     const other = await subscribeSse({ 'x-api-key': b.apiKey });
     expect([mine.status, all.status, other.status, mine.body]).toEqual([200, 200, 200, undefined]);
-    await new Promise((r) => setTimeout(r, 300)); // subscriptions registered: SSE says nothing when they are, and a probe row would change the ids asserted
+    // No wait: a subscription listens before its 200 is sent, so a change committed from here on is not missed.
     expect((await dataA('insert', { table: 'items', values: { name: 'first' } })).status).toBe(201);
     expect((await dataA('update', { table: 'items', where: { name: 'first' }, set: { name: 'renamed' } })).status).toBe(
       200,
@@ -178,11 +186,11 @@ describe('realtime over SSE', () => {
     expect(
       (await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'later', enabled: true } })).status,
     ).toBe(200);
-    await new Promise((r) => setTimeout(r, 300));
+    // Whichever comes first, the switch or the table, the trigger follows (the switch on an existing table, the
+    // catalog sync after the DDL on a published name).
     expect((await dataA('rawSQL', { sql: 'create table later (id int primary key)' })).status).toBe(200);
     await waitFor(async () => (await triggerCount('later')) > 0, { message: 'trigger on the new table' });
     const sub = await subscribeSse({ 'x-api-key': a.apiKey }, 'later');
-    await new Promise((r) => setTimeout(r, 300)); // subscription registered (see above)
     await dataA('insert', { table: 'later', values: { id: 7 } });
     await waitFor(async () => sub.changes.length === 1, { message: 'one change' });
     expect(sub.changes[0]).toMatchObject({ operation: 'insert', row: { id: 7 } });
@@ -192,6 +200,7 @@ describe('realtime over SSE', () => {
 
 describe('realtime over graphql-ws', () => {
   it('authenticates with connection params and streams changes', async () => {
+    const subscribersBefore = await realtimeSubscribers(platform.url);
     const ws = createClient({
       url: `${platform.url.replace('http', 'ws')}/realtime`,
       webSocketImpl: WebSocket,
@@ -216,7 +225,9 @@ describe('realtime over graphql-ws', () => {
         },
       );
     });
-    await new Promise((r) => setTimeout(r, 500)); // graphql-ws says nothing once the subscription is registered
+    await waitFor(async () => (await realtimeSubscribers(platform.url)) > subscribersBefore, {
+      message: 'the WebSocket subscription listening',
+    });
     await dataA('insert', { table: 'later', values: { id: 8 } });
     await done;
     expect(got[0]).toMatchObject({ operation: 'insert', row: { id: 8 } });

@@ -49,3 +49,15 @@ export async function dropLeftoverRoles(databaseUrl: string): Promise<void> {
     await admin.end();
   }
 }
+
+/**
+ * Realtime subscriptions open on the process serving `url` (its `tessera_realtime_subscribers` gauge): a WebSocket
+ * subscription counts once it listens, and graphql-ws itself says nothing when that is.
+ */
+export async function realtimeSubscribers(url: string): Promise<number> {
+  const metrics = new URL('/metrics', url);
+  const text = await (await fetch(metrics)).text();
+  const m = /^tessera_realtime_subscribers(?:\{[^}]*\})? (\d+)$/m.exec(text);
+  if (!m) throw new Error(`no tessera_realtime_subscribers in ${metrics.href}`);
+  return Number(m[1]);
+}
