@@ -2,6 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import pg from 'pg';
 import { createTestDatabase } from '../tests/support/database.ts';
 import { createLogger } from './logger.ts';
+import { waitFor } from '../tests/support/wait-for.ts';
 import {
   ensureEventTables,
   publishEvent,
@@ -66,7 +67,7 @@ describe('platform events (transactional outbox)', () => {
 
     // New events wake the consumers (LISTEN/NOTIFY), and nothing is delivered twice.
     await publishEvent(exec, 'project.created', { projectId: 'b', tenantId: 't', name: 'B' });
-    for (let i = 0; i < 50 && seenA.length < 3; i++) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => seenA.length >= 3, { timeoutMs: 2500, message: 'the new event' });
     expect(seenA).toEqual(['created:a', 'deleted:a', 'created:b']);
     await a.stop();
     await b.stop();
@@ -106,10 +107,8 @@ describe('platform events (transactional outbox)', () => {
     });
     await c.drain();
     seen.length = 0;
-    const waitUntil = async (cond: () => boolean, what: string) => {
-      for (let i = 0; i < 100 && !cond(); i++) await new Promise((r) => setTimeout(r, 50));
-      if (!cond()) throw new Error(`timed out waiting for ${what}`);
-    };
+    const waitUntil = async (cond: () => boolean, what: string) =>
+      await waitFor(cond, { timeoutMs: 5000, message: what });
     const kill = () =>
       client.query(
         `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'tessera-events-resilient' and datname = current_database()`,

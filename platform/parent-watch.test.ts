@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { PARENT_PID_ENV, watchParent } from './parent-watch.ts';
+import { waitFor } from '../tests/support/wait-for.ts';
 
 const alive = (pid: number) => {
   try {
@@ -16,7 +17,7 @@ describe('watchParent', () => {
     let gone = 0;
     const stopA = watchParent(() => gone++, {}, 10);
     const stopB = watchParent(() => gone++, { [PARENT_PID_ENV]: String(process.ppid) }, 10);
-    await new Promise((r) => setTimeout(r, 60));
+    await new Promise((r) => setTimeout(r, 60)); // six checks each: proves neither calls back
     stopA();
     stopB();
     expect(gone).toBe(0);
@@ -25,7 +26,8 @@ describe('watchParent', () => {
   it('calls back once when the parent is another process', async () => {
     let gone = 0;
     watchParent(() => gone++, { [PARENT_PID_ENV]: String(process.pid) }, 10); // our own pid is never our parent
-    await new Promise((r) => setTimeout(r, 80));
+    await waitFor(() => gone > 0, { intervalMs: 10, message: 'the callback' });
+    await new Promise((r) => setTimeout(r, 50)); // five more checks: proves it is called only once
     expect(gone).toBe(1);
   });
 
@@ -43,11 +45,9 @@ describe('watchParent', () => {
     const grandchild = await new Promise<number>((resolve) =>
       sup.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim()))),
     );
-    await new Promise((r) => setTimeout(r, 300));
+    await new Promise((r) => setTimeout(r, 300)); // six checks of its parent: proves it stays while the supervisor lives
     expect(alive(grandchild)).toBe(true);
     sup.kill('SIGKILL');
-    const end = Date.now() + 5000;
-    while (alive(grandchild) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-    expect(alive(grandchild)).toBe(false);
+    await waitFor(() => !alive(grandchild), { timeoutMs: 5000, message: 'the grandchild to end' });
   });
 });

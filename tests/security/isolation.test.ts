@@ -404,7 +404,16 @@ describe('limits a project cannot lift', () => {
 
   it('a busy project waits a bounded time for a connection, then gets 503 with Retry-After; its neighbour is served meanwhile', async () => {
     const slow = Array.from({ length: 8 }, async () => await rawSql('select pg_sleep(1)'));
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(
+      async () =>
+        // As A's own role: the platform role may not read another role's query text (PostgreSQL 15, no superuser).
+        (
+          await rawA.query<{ n: number }>(
+            `select count(*)::int as n from pg_stat_activity where query = 'select pg_sleep(1)' and state = 'active'`,
+          )
+        ).rows[0]!.n > 0,
+      { intervalMs: 10, message: 'the busy project holding its connections' },
+    );
     const neighbour = await dataB('find', { table: 'secrets' });
     const answers = await Promise.all(slow);
     expect(neighbour.status).toBe(200);

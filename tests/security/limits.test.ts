@@ -6,6 +6,7 @@ import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
 import { newProject, passwordGrant, registerUser, type Project } from '../e2e/identity/identity-fixtures.ts';
 import { attackTable } from './attack-table.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const RPM = 30;
 const RUNS = 5;
@@ -18,7 +19,11 @@ let neighbour: Project;
 
 /** Waits until at least `seconds` are left in the current minute (the request windows are calendar minutes). */
 async function roomInMinute(seconds: number): Promise<void> {
-  while (60 - new Date().getSeconds() < seconds) await new Promise((r) => setTimeout(r, 250));
+  await waitFor(() => 60 - new Date().getSeconds() >= seconds, {
+    timeoutMs: 61_000,
+    intervalMs: 250,
+    message: `${seconds} s left in the minute`,
+  });
 }
 
 const echo = { name: 'echo', steps: [{ name: 'a', kind: 'Transform', expression: { ok: true } }] };

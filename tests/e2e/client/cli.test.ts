@@ -224,9 +224,13 @@ describe('tessera', () => {
     const show = await tessera(['executions', 'show', list[0].id]);
     expect(show.stdout).toMatch(/#\d+ say \(Transform\) (started|succeeded)/);
     expect((await tessera(['executions', 'show', '00000000-0000-4000-8000-000000000000'])).code).toBe(5);
+    // From a moment before the tail starts: the run invoked next is its to catch whenever its first poll comes.
+    const since = new Date().toISOString();
     const tail = tessera([
       'executions',
       'tail',
+      '--since',
+      since,
       '--function',
       'hello',
       '--count',
@@ -237,7 +241,6 @@ describe('tessera', () => {
       '30',
       '--json',
     ]);
-    await new Promise((r) => setTimeout(r, 800)); // the tail must have started (it prints nothing until a run): no marker to wait on
     await tessera(['functions', 'invoke', 'hello', '--data', '{"name": "tailed"}']);
     const tailed = await tail;
     expect(tailed.code).toBe(0);

@@ -408,11 +408,11 @@ describe('end-user auth with the publishable key and a public client', () => {
       await sub.ready;
       await waitFor(
         async () => {
+          if (seen.some((c) => c.row?.title === `live-${transport}`)) return true;
           await app.from('todos').insert({ title: `live-${transport}` }, { returning: false });
-          await new Promise((r) => setTimeout(r, 200));
-          return seen.some((c) => c.row?.title === `live-${transport}`);
+          return false;
         },
-        { message: `realtime over ${transport}` },
+        { intervalMs: 200, message: `realtime over ${transport}` },
       );
       sub.close();
       expect(errors).toEqual([]);

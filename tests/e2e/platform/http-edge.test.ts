@@ -55,17 +55,17 @@ describe('the HTTP edge', () => {
     const slow = () => call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select pg_sleep(1.5)' } });
     const pending = Array.from({ length: 3 }, slow);
     // Probe until the three slow requests are all in (a loaded machine may take a moment to deliver them).
-    let shed: Awaited<ReturnType<typeof call>> | undefined;
     let shedMs = 0;
-    for (const until = Date.now() + 1200; !shed && Date.now() < until;) {
-      const t = Date.now();
-      const r = await call('GET', '/auth/api/v1/plans');
-      if (r.status === 503) {
-        shed = r;
+    const shed = await waitFor(
+      async () => {
+        const t = Date.now();
+        const r = await call('GET', '/auth/api/v1/plans');
+        if (r.status !== 503) return undefined;
         shedMs = Date.now() - t;
-      } else await new Promise((resolve) => setTimeout(resolve, 30));
-    }
-    if (!shed) throw new Error('no request was shed while three slow ones were in flight');
+        return r;
+      },
+      { timeoutMs: 1200, intervalMs: 30, message: 'a request shed while three slow ones were in flight' },
+    );
     expect(shed.body.error).toMatchObject({
       code: 'SERVICE_UNAVAILABLE',
       details: { reason: 'overloaded', retry_after: 1 },

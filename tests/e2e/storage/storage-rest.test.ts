@@ -226,7 +226,7 @@ describe('listing, folders and usage', () => {
       ['docs', 'notes.txt', '1234567'],
     ] as const) {
       expect((await put(p.url, c, folder, name, body)).status).toBe(201);
-      await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 5)); // distinct creation times: the listings' order is asserted
     }
     await put(p.url, c, 'img', 'unconfirmed.png', 'xxxxxxxxxx', { confirm: false });
   });

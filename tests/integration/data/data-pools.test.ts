@@ -144,8 +144,7 @@ describe('the data connection budget', () => {
     await c.query(`select set_config('work_mem', '1GB', false), set_config('search_path', 'nowhere', false)`);
     const idleBefore = pools.stats().idle;
     c.release('reset');
-    for (const until = Date.now() + 5000; pools.stats().idle === idleBefore && Date.now() < until;)
-      await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => pools.stats().idle !== idleBefore, { timeoutMs: 5000, intervalMs: 5, message: 'the reset' });
     const d = await pools.get(A).connect();
     try {
       const { rows } = await d.query<{ pid: number; work_mem: string; search_path: string }>(

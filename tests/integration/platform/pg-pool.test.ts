@@ -20,7 +20,9 @@ const killer = new pg.Client({ connectionString: url });
 await killer.connect();
 await killer.query('select pg_terminate_backend($1)', [rows[0].pid]);
 await killer.end();
-await new Promise((r) => setTimeout(r, 500));
+// Wait until the client has seen its socket close (the plain pool's process dies right there).
+const stream = held.connection.stream;
+if (!stream.destroyed) await new Promise((r) => stream.once('close', r));
 let next = 'answered';
 try { await held.query('select 1'); } catch (err) { next = 'refused: ' + err.message; }
 held.release(true);

@@ -10,6 +10,7 @@ import { openBroadcast } from '../../../platform/broadcast.ts';
 import { tenantEntities } from '../../../subgraphs/tenant/entities/index.ts';
 import { createTenantServices } from '../../../subgraphs/tenant/services/index.ts';
 import { startTenantHarness, type Harness, type SignedIn } from '../../../subgraphs/tenant/testing.ts';
+import { waitFor } from '../../support/wait-for.ts';
 
 const CREATE = 'mutation($name: String!) { createProject(input: { name: $name }) { id apiKey } }';
 const DELETE = 'mutation($id: ID!) { deleteProject(id: $id) }';
@@ -23,10 +24,18 @@ type Heard = { topic: string; payload: Record<string, unknown> };
 let h: Harness;
 let listener: pg.Client;
 let heard: Heard[] = [];
+const markersHeard = new Set<string>();
+let markers = 0;
 
-/** What was announced on `credentials.changed`, once the messages of the last change had time to arrive. */
+/**
+ * What was announced on `credentials.changed` by the changes committed so far: a marker is notified on the channel
+ * after them and waited for. PostgreSQL delivers a channel's notifications in commit order, so once the marker is
+ * heard every earlier announcement has been (and a change that announced nothing has, provably, announced nothing).
+ */
 async function announced(): Promise<Record<string, unknown>[]> {
-  await new Promise((r) => setTimeout(r, 150));
+  const marker = `test-marker:${markers++}`;
+  await listener.query(`select pg_notify('tessera_broadcast', $1)`, [marker]);
+  await waitFor(() => markersHeard.has(marker), { message: `the marker ${marker}` });
   return heard.filter((m) => m.topic === 'credentials.changed').map((m) => m.payload);
 }
 
@@ -34,7 +43,10 @@ beforeAll(async () => {
   h = await startTenantHarness();
   listener = new pg.Client({ connectionString: h.databaseUrl });
   await listener.connect();
-  listener.on('notification', (n) => heard.push(openBroadcast(n.payload!) as Heard));
+  listener.on('notification', (n) => {
+    if (n.payload?.startsWith('test-marker:')) markersHeard.add(n.payload);
+    else heard.push(openBroadcast(n.payload!) as Heard);
+  });
   await listener.query('listen tessera_broadcast');
 });
 

@@ -55,7 +55,7 @@ export const executions: Command = {
   usage: [
     'executions list [--function NAME] [--status queued|running|succeeded|failed] [--first N]',
     'executions show <id>',
-    'executions tail [--function NAME] [--interval MS] [--count N] [--timeout SECONDS]',
+    'executions tail [--function NAME] [--since ISO-TIME] [--interval MS] [--count N] [--timeout SECONDS]',
   ],
   async run(ctx, args) {
     const sub = args[0] ?? 'list';
