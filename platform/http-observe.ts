@@ -30,7 +30,8 @@ export function observeHttp(
   opts: { config: Pick<Config, 'accessLog' | 'metricsToken'>; logger: Logger },
 ): void {
   const access = opts.logger.child({ component: 'access' });
-  const logAccess = opts.config.accessLog;
+  // The level does not change while the process runs: below info, no line is even built.
+  const logAccess = opts.config.accessLog && access.isLevelEnabled('info');
   app.addHook('onResponse', (req, reply, done) => {
     // The route template (`/storage/api/v1/objects/:id`), never the raw path: bounded label values, no ids or secrets.
     const route = req.routeOptions.url ?? 'unmatched';
