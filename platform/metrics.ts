@@ -78,26 +78,28 @@ export function untrackPool(name: string): void {
 
 type RealtimeStats = () => { projects: number; subscribers: number };
 const realtimeSources = new Set<RealtimeStats>();
-new client.Gauge({
-  name: 'tessera_realtime_subscribers',
-  help: "Realtime subscriptions (SSE and WebSocket) open on this process, each listening for its project's changes.",
-  registers: [registry],
-  collect() {
-    let n = 0;
-    for (const stats of realtimeSources) n += stats().subscribers;
-    this.set(n);
-  },
-});
-new client.Gauge({
-  name: 'tessera_realtime_listening_projects',
-  help: 'Projects whose change stream this process listens to (one PostgreSQL LISTEN connection each).',
-  registers: [registry],
-  collect() {
-    let n = 0;
-    for (const stats of realtimeSources) n += stats().projects;
-    this.set(n);
-  },
-});
+/** A gauge summing one figure of every tracked realtime service at each scrape. */
+const realtimeGauge = (name: string, help: string, figure: keyof ReturnType<RealtimeStats>) =>
+  new client.Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      let n = 0;
+      for (const stats of realtimeSources) n += stats()[figure];
+      this.set(n);
+    },
+  });
+realtimeGauge(
+  'tessera_realtime_subscribers',
+  "Realtime subscriptions (SSE and WebSocket) open on this process, each listening for its project's changes.",
+  'subscribers',
+);
+realtimeGauge(
+  'tessera_realtime_listening_projects',
+  'Projects whose change stream this process listens to (one PostgreSQL LISTEN connection each).',
+  'projects',
+);
 
 /** Reports a realtime service's subscribers and listening projects until the returned function is called. */
 export function trackRealtime(stats: RealtimeStats): () => void {
