@@ -200,7 +200,11 @@ describe('realtime over SSE', () => {
 
 describe('realtime over graphql-ws', () => {
   it('authenticates with connection params and streams changes', async () => {
-    const subscribersBefore = await realtimeSubscribers(platform.url);
+    // The SSE subscriptions closed above are released once their server side notices the closed socket: wait
+    // for that, or a release landing after this one subscribed would hide it from the gauge.
+    await waitFor(async () => (await realtimeSubscribers(platform.url)) === 0, {
+      message: 'the earlier subscriptions released',
+    });
     const ws = createClient({
       url: `${platform.url.replace('http', 'ws')}/realtime`,
       webSocketImpl: WebSocket,
@@ -225,7 +229,7 @@ describe('realtime over graphql-ws', () => {
         },
       );
     });
-    await waitFor(async () => (await realtimeSubscribers(platform.url)) > subscribersBefore, {
+    await waitFor(async () => (await realtimeSubscribers(platform.url)) > 0, {
       message: 'the WebSocket subscription listening',
     });
     await dataA('insert', { table: 'later', values: { id: 8 } });
