@@ -22,8 +22,8 @@ import {
   BackLink,
   Button,
   Check,
-  ConfirmButton,
   DataTable,
+  DeleteButton,
   Empty,
   ErrorBox,
   Form,
@@ -464,19 +464,13 @@ function TableBrowser({ table }: { table: string }) {
                         >
                           Edit
                         </Button>
-                        <ConfirmButton
-                          className="btn-small"
-                          variant="danger"
-                          aria-label={`Delete row ${i + 1}`}
-                          ask={{
-                            title: 'Delete this row?',
-                            body: <pre>{JSON.stringify(keyOf(row))}</pre>,
-                            action: 'Delete row',
-                          }}
+                        <DeleteButton
+                          what={`row ${i + 1}`}
+                          title="Delete this row?"
+                          body={<pre>{JSON.stringify(keyOf(row))}</pre>}
+                          action="Delete row"
                           onConfirm={() => remove.mutate(row)}
-                        >
-                          Delete
-                        </ConfirmButton>
+                        />
                       </div>
                     )}
                   </td>

@@ -14,9 +14,9 @@ import {
   Button,
   Check,
   CheckGroup,
-  ConfirmButton,
   CopyField,
   DataTable,
+  DeleteButton,
   Empty,
   ErrorBox,
   Form,
@@ -27,7 +27,7 @@ import {
   TextArea,
   TextField,
 } from '../ui/index.tsx';
-import { ListSection, QueryView, useAction } from '../ui/data.tsx';
+import { ListSection, QueryView, useAction, useListResource } from '../ui/data.tsx';
 
 const Chart = lazy(() => import('../ui/chart.tsx').then((m) => ({ default: m.Chart })));
 
@@ -67,19 +67,9 @@ function FunctionSelect({ value, onChange }: { value: string; onChange: (v: stri
   );
 }
 
-/** The delete button of a row, asking first. */
-function DeleteButton({ what, onConfirm }: { what: string; onConfirm: () => void }) {
-  return (
-    <ConfirmButton
-      className="btn-small"
-      variant="danger"
-      aria-label={`Delete ${what}`}
-      ask={{ title: `Delete ${what}?`, body: <p>It stops at once; this cannot be undone.</p>, action: 'Delete' }}
-      onConfirm={onConfirm}
-    >
-      Delete
-    </ConfirmButton>
-  );
+/** The delete button of a hook, receiver, cron job or template, asking first. */
+function Delete({ what, onConfirm }: { what: string; onConfirm: () => void }) {
+  return <DeleteButton what={what} body={<p>It stops at once; this cannot be undone.</p>} onConfirm={onConfirm} />;
 }
 
 function Hooks() {
@@ -88,18 +78,15 @@ function Hooks() {
   const [timing, setTiming] = useState('after');
   const [events, setEvents] = useState<string[]>(['insert']);
   const [fn, setFn] = useState('');
-  const key = ['hooks', project.id];
-  const list = useQuery({ queryKey: key, queryFn: () => api.functions.hooks.list() });
-  const create = useAction({
-    run: () => api.functions.hooks.create({ table: table.trim(), timing, events, function: fn }),
-    onSuccess: () => setTable(''),
-    done: 'Hook created',
-    invalidate: [key],
-  });
-  const remove = useAction({
-    run: (id: string) => api.functions.hooks.remove(id),
-    done: 'Hook deleted',
-    invalidate: [key],
+  const { list, create, remove } = useListResource({
+    key: ['hooks', project.id],
+    list: () => api.functions.hooks.list(),
+    create: {
+      run: () => api.functions.hooks.create({ table: table.trim(), timing, events, function: fn }),
+      onSuccess: () => setTable(''),
+      done: 'Hook created',
+    },
+    remove: { run: (id) => api.functions.hooks.remove(id), done: 'Hook deleted' },
   });
   return (
     <>
@@ -123,7 +110,7 @@ function Hooks() {
                 <td>{h.events.join(', ')}</td>
                 <td>{h.function}</td>
                 <td>
-                  <DeleteButton what={`the ${h.timing} hook on ${h.table}`} onConfirm={() => remove.mutate(h.id)} />
+                  <Delete what={`the ${h.timing} hook on ${h.table}`} onConfirm={() => remove.mutate(h.id)} />
                 </td>
               </tr>
             ))}
@@ -158,26 +145,23 @@ function Webhooks() {
   const [slug, setSlug] = useState('');
   const [fn, setFn] = useState('');
   const [description, setDescription] = useState('');
-  const key = ['webhooks', project.id];
-  const list = useQuery({ queryKey: key, queryFn: () => api.functions.webhooks.list() });
-  const create = useAction({
-    run: () =>
-      api.functions.webhooks.create({
-        function: fn,
-        ...(slug.trim() ? { slug: slug.trim() } : {}),
-        ...(description.trim() ? { description: description.trim() } : {}),
-      }),
-    onSuccess: () => {
-      setSlug('');
-      setDescription('');
+  const { list, create, remove } = useListResource({
+    key: ['webhooks', project.id],
+    list: () => api.functions.webhooks.list(),
+    create: {
+      run: () =>
+        api.functions.webhooks.create({
+          function: fn,
+          ...(slug.trim() ? { slug: slug.trim() } : {}),
+          ...(description.trim() ? { description: description.trim() } : {}),
+        }),
+      onSuccess: () => {
+        setSlug('');
+        setDescription('');
+      },
+      done: 'Webhook receiver created',
     },
-    done: 'Webhook receiver created',
-    invalidate: [key],
-  });
-  const remove = useAction({
-    run: (id: string) => api.functions.webhooks.remove(id),
-    done: 'Receiver deleted',
-    invalidate: [key],
+    remove: { run: (id) => api.functions.webhooks.remove(id), done: 'Receiver deleted' },
   });
   return (
     <>
@@ -237,7 +221,7 @@ function WebhookCard({ hook, onDelete }: { hook: WebhookReceiver; onDelete: () =
         <h3>{hook.slug}</h3>
         <div className="actions">
           <Badge>{hook.function}</Badge>
-          <DeleteButton what={`receiver ${hook.slug}`} onConfirm={onDelete} />
+          <Delete what={`receiver ${hook.slug}`} onConfirm={onDelete} />
         </div>
       </div>
       {hook.description && <p>{hook.description}</p>}
@@ -281,28 +265,26 @@ function Cron() {
   const [fn, setFn] = useState('');
   const input = useJsonText('', { empty: undefined });
   const key = ['cron', project.id];
-  const list = useQuery({ queryKey: key, queryFn: () => api.functions.cron.list() });
-  const create = useAction({
-    run: (payload: unknown) =>
-      api.functions.cron.create({
-        name: name.trim(),
-        schedule: schedule.trim(),
-        timezone: timezone.trim(),
-        function: fn,
-        ...(payload !== undefined ? { input: payload } : {}),
-      }),
-    onSuccess: () => setName(''),
-    done: 'Cron job created',
-    invalidate: [key],
+  const { list, create, remove } = useListResource({
+    key,
+    list: () => api.functions.cron.list(),
+    create: {
+      run: (payload: unknown) =>
+        api.functions.cron.create({
+          name: name.trim(),
+          schedule: schedule.trim(),
+          timezone: timezone.trim(),
+          function: fn,
+          ...(payload !== undefined ? { input: payload } : {}),
+        }),
+      onSuccess: () => setName(''),
+      done: 'Cron job created',
+    },
+    remove: { run: (id) => api.functions.cron.remove(id), done: 'Cron job deleted' },
   });
   const toggle = useAction({
     run: (j: CronJob) => api.functions.cron.update(j.id, { enabled: !j.enabled }),
     done: (j) => `${j.name} ${j.enabled ? 'enabled' : 'paused'}`,
-    invalidate: [key],
-  });
-  const remove = useAction({
-    run: (id: string) => api.functions.cron.remove(id),
-    done: 'Cron job deleted',
     invalidate: [key],
   });
   return (
@@ -323,7 +305,7 @@ function Cron() {
                   <Button className="btn-small" onClick={() => toggle.mutate(j)}>
                     {j.enabled ? 'Pause' : 'Enable'}
                   </Button>
-                  <DeleteButton what={`cron job ${j.name}`} onConfirm={() => remove.mutate(j.id)} />
+                  <Delete what={`cron job ${j.name}`} onConfirm={() => remove.mutate(j.id)} />
                 </div>
               </div>
               <dl className="props">
@@ -460,7 +442,7 @@ function TemplateEditor({ template, onDone }: { template?: EmailTemplate; onDone
       actions={
         <>
           <Button onClick={onDone}>Close</Button>
-          {template && <DeleteButton what={`template ${template.name}`} onConfirm={() => remove.mutate()} />}
+          {template && <Delete what={`template ${template.name}`} onConfirm={() => remove.mutate()} />}
         </>
       }
     >

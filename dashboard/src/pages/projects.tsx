@@ -7,8 +7,8 @@ import { platform } from '../lib/session.ts';
 import { when } from '../lib/format.ts';
 import {
   Button,
-  ConfirmButton,
   DataTable,
+  DeleteButton,
   Empty,
   ErrorBox,
   Form,
@@ -135,21 +135,14 @@ function ProjectRow({ project }: { project: ProjectListed }) {
               Rename
             </Button>
           )}
-          <ConfirmButton
-            className="btn-small"
-            variant="danger"
+          <DeleteButton
+            what={project.name}
             busy={remove.isPending}
-            ask={{
-              title: `Delete ${project.name}?`,
-              body: <p>This deletes the project's database, users, files, functions and keys. It cannot be undone.</p>,
-              action: 'Delete project',
-              typed: project.name,
-            }}
+            body={<p>This deletes the project's database, users, files, functions and keys. It cannot be undone.</p>}
+            action="Delete project"
+            typed={project.name}
             onConfirm={() => remove.mutate()}
-            aria-label={`Delete ${project.name}`}
-          >
-            Delete
-          </ConfirmButton>
+          />
         </div>
       </td>
     </tr>

@@ -10,9 +10,9 @@ import {
   Badge,
   Button,
   CheckGroup,
-  ConfirmButton,
   CopyField,
   DataTable,
+  DeleteButton,
   Empty,
   ErrorBox,
   Form,
@@ -22,7 +22,7 @@ import {
   SelectField,
   TextField,
 } from '../ui/index.tsx';
-import { ListSection, QueryView, useAction } from '../ui/data.tsx';
+import { ListSection, QueryView, useAction, useListResource } from '../ui/data.tsx';
 
 export default function Storage() {
   const { base, project } = useProjectCtx();
@@ -258,19 +258,12 @@ function Files() {
                       >
                         Download
                       </Button>
-                      <ConfirmButton
-                        className="btn-small"
-                        variant="danger"
-                        aria-label={`Delete ${o.name}`}
-                        ask={{
-                          title: `Delete ${o.name}?`,
-                          body: <p>The file is removed for good.</p>,
-                          action: 'Delete file',
-                        }}
+                      <DeleteButton
+                        what={o.name}
+                        body={<p>The file is removed for good.</p>}
+                        action="Delete file"
                         onConfirm={() => remove.mutate(o)}
-                      >
-                        Delete
-                      </ConfirmButton>
+                      />
                     </div>
                   </td>
                 </tr>
@@ -325,32 +318,29 @@ function Policies() {
   const [principal, setPrincipal] = useState('public');
   const [role, setRole] = useState('');
   const [types, setTypes] = useState('');
-  const key = ['storage-policies', project.id];
-  const list = useQuery({ queryKey: key, queryFn: () => api.storage.policies.list() });
-  const create = useAction({
-    run: () =>
-      api.storage.policies.create({
-        name: name.trim(),
-        folder: folder.trim(),
-        operations: ops,
-        principal: principal === 'role' ? `role:${role.trim()}` : principal,
-        ...(types.trim()
-          ? {
-              content_types: types
-                .split(',')
-                .map((t) => t.trim())
-                .filter(Boolean),
-            }
-          : {}),
-      }),
-    onSuccess: () => setName(''),
-    done: 'Policy created',
-    invalidate: [key],
-  });
-  const remove = useAction({
-    run: (id: string) => api.storage.policies.remove(id),
-    done: 'Policy deleted',
-    invalidate: [key],
+  const { list, create, remove } = useListResource({
+    key: ['storage-policies', project.id],
+    list: () => api.storage.policies.list(),
+    create: {
+      run: () =>
+        api.storage.policies.create({
+          name: name.trim(),
+          folder: folder.trim(),
+          operations: ops,
+          principal: principal === 'role' ? `role:${role.trim()}` : principal,
+          ...(types.trim()
+            ? {
+                content_types: types
+                  .split(',')
+                  .map((t) => t.trim())
+                  .filter(Boolean),
+              }
+            : {}),
+        }),
+      onSuccess: () => setName(''),
+      done: 'Policy created',
+    },
+    remove: { run: (id) => api.storage.policies.remove(id), done: 'Policy deleted' },
   });
   return (
     <>
@@ -379,19 +369,12 @@ function Policies() {
                 <td>{p.operations.join(', ')}</td>
                 <td>{p.principal}</td>
                 <td>
-                  <ConfirmButton
-                    className="btn-small"
-                    variant="danger"
-                    aria-label={`Delete policy ${p.name}`}
-                    ask={{
-                      title: `Delete policy ${p.name}?`,
-                      body: <p>What it allowed is refused from now on.</p>,
-                      action: 'Delete policy',
-                    }}
+                  <DeleteButton
+                    what={`policy ${p.name}`}
+                    body={<p>What it allowed is refused from now on.</p>}
+                    action="Delete policy"
                     onConfirm={() => remove.mutate(p.id)}
-                  >
-                    Delete
-                  </ConfirmButton>
+                  />
                 </td>
               </tr>
             ))}

@@ -1,7 +1,8 @@
 // How the pages read and change data, one way each: a query shown through its states (loading, error, empty, data),
-// an action (a mutation) that says it is done, refreshes what it changed and then moves on, and cursor paging.
+// an action (a mutation) that says it is done, refreshes what it changed and then moves on, a list with its create
+// and delete actions, and cursor paging.
 import { useState, type ReactNode } from 'react';
-import { useMutation, useQueryClient, type QueryKey } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient, type QueryKey } from '@tanstack/react-query';
 import { ErrorBox, Loading, Pager, Section, useToast } from './index.tsx';
 
 /** What QueryView needs of a query (a react-query result). */
@@ -96,6 +97,28 @@ export function useAction<TData, TVars = void>({
     },
     onSettled,
   });
+}
+
+/**
+ * A list the page adds to and deletes from: the query under `key` (running `list`), the `create` action and the
+ * `remove` action (run with the item's id), both refreshing the list once done.
+ */
+export function useListResource<T, TCreated, TVars = void>({
+  key,
+  list,
+  create,
+  remove,
+}: {
+  key: QueryKey;
+  list: () => Promise<T>;
+  create: Omit<ActionOptions<TCreated, TVars>, 'invalidate'>;
+  remove: Omit<ActionOptions<unknown, string>, 'invalidate'>;
+}) {
+  return {
+    list: useQuery({ queryKey: key, queryFn: list }),
+    create: useAction({ ...create, invalidate: [key] }),
+    remove: useAction({ ...remove, invalidate: [key] }),
+  };
 }
 
 /** Cursor paging: the cursors of the pages seen so far (going back is going to the previous cursor). */

@@ -635,6 +635,41 @@ export function ConfirmButton({
   );
 }
 
+/**
+ * The small "Delete" button of a list's row or card, asking first: its accessible name is "Delete <what>", the
+ * dialog asks "Delete <what>?" (or `title`) and explains `body`; `typed` makes the user type it first.
+ */
+export function DeleteButton({
+  what,
+  body,
+  action = 'Delete',
+  title,
+  typed,
+  busy,
+  onConfirm,
+}: {
+  what: string;
+  body: ReactNode;
+  action?: string;
+  title?: string;
+  typed?: string;
+  busy?: boolean;
+  onConfirm: () => void;
+}) {
+  return (
+    <ConfirmButton
+      className="btn-small"
+      variant="danger"
+      busy={busy}
+      aria-label={`Delete ${what}`}
+      ask={{ title: title ?? `Delete ${what}?`, body, action, typed }}
+      onConfirm={onConfirm}
+    >
+      Delete
+    </ConfirmButton>
+  );
+}
+
 export function ConfirmProvider({ children }: { children: ReactNode }) {
   const [req, setReq] = useState<(ConfirmRequest & { resolve: (ok: boolean) => void }) | null>(null);
   const [typed, setTyped] = useState('');
