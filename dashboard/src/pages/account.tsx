@@ -9,9 +9,9 @@ import {
   Button,
   CodeField,
   ErrorBox,
-  Form,
   Loading,
   PageHeader,
+  RowForm,
   Secret,
   Section,
   useConfirm,
@@ -91,8 +91,10 @@ export default function Account() {
             <Section title="Two-factor authentication">
               <p>Status: {t.mfa_enabled ? <Badge tone="good">On</Badge> : <Badge tone="warn">Off</Badge>}</p>
               {t.mfa_enabled ? (
-                <Form
-                  className="row"
+                <RowForm
+                  submit="Turn off two-factor authentication"
+                  variant="danger"
+                  busy={disable.isPending}
                   onSubmit={async () => {
                     if (
                       await confirm({
@@ -109,10 +111,7 @@ export default function Account() {
                     value={disableCode}
                     onChange={(e) => setDisableCode(e.target.value)}
                   />
-                  <Button type="submit" variant="danger" busy={disable.isPending}>
-                    Turn off two-factor authentication
-                  </Button>
-                </Form>
+                </RowForm>
               ) : enroll.data ? (
                 <div className="stack">
                   <p>
@@ -122,12 +121,9 @@ export default function Account() {
                   <Qr text={enroll.data.otpauth_url} />
                   <Secret label="Secret" value={enroll.data.secret} />
                   <Secret label="otpauth URL" value={enroll.data.otpauth_url} />
-                  <Form className="row" onSubmit={() => verify.mutate()}>
+                  <RowForm submit="Turn on" variant="primary" busy={verify.isPending} onSubmit={() => verify.mutate()}>
                     <CodeField label="Code from the app" value={code} onChange={(e) => setCode(e.target.value)} />
-                    <Button type="submit" variant="primary" busy={verify.isPending}>
-                      Turn on
-                    </Button>
-                  </Form>
+                  </RowForm>
                 </div>
               ) : (
                 <Button variant="primary" busy={enroll.isPending} onClick={() => enroll.mutate()}>

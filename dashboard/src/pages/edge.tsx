@@ -22,6 +22,7 @@ import {
   Form,
   FormSection,
   Loading,
+  RowForm,
   Section,
   SelectField,
   TextArea,
@@ -550,7 +551,7 @@ function SmtpForm({
       after={
         <>
           {initial && (
-            <Form className="row" onSubmit={() => test.mutate()}>
+            <RowForm submit="Send test" busy={test.isPending} onSubmit={() => test.mutate()}>
               <TextField
                 label="Send a test e-mail to"
                 type="email"
@@ -558,10 +559,7 @@ function SmtpForm({
                 value={to}
                 onChange={(e) => setTo(e.target.value)}
               />
-              <Button type="submit" busy={test.isPending}>
-                Send test
-              </Button>
-            </Form>
+            </RowForm>
           )}
           <ErrorBox error={test.error} title="The test e-mail was not sent" />
         </>

@@ -11,9 +11,9 @@ import {
   DeleteButton,
   Empty,
   ErrorBox,
-  Form,
   FormSection,
   PageHeader,
+  RowForm,
   TextField,
 } from '../ui/index.tsx';
 import { ListSection, useAction } from '../ui/data.tsx';
@@ -105,20 +105,24 @@ function ProjectRow({ project }: { project: ProjectListed }) {
     <tr>
       <td>
         {editing ? (
-          <Form className="row" onSubmit={() => rename.mutate()}>
+          <RowForm
+            submit="Save"
+            variant="primary"
+            busy={rename.isPending}
+            onSubmit={() => rename.mutate()}
+            also={
+              <Button
+                onClick={() => {
+                  setEditing(false);
+                  setName(project.name);
+                }}
+              >
+                Cancel
+              </Button>
+            }
+          >
             <NameField label="New name" value={name} onChange={setName} autoFocus />
-            <Button type="submit" variant="primary" busy={rename.isPending}>
-              Save
-            </Button>
-            <Button
-              onClick={() => {
-                setEditing(false);
-                setName(project.name);
-              }}
-            >
-              Cancel
-            </Button>
-          </Form>
+          </RowForm>
         ) : (
           <Link href={`/p/${encodeURIComponent(project.id)}/settings`}>{project.name}</Link>
         )}

@@ -15,9 +15,9 @@ import {
   DeleteButton,
   Empty,
   ErrorBox,
-  Form,
   FormSection,
   Loading,
+  RowForm,
   Section,
   SelectField,
   TextField,
@@ -168,8 +168,8 @@ function Files() {
             />
           </ul>
         )}
-        <Form
-          className="row"
+        <RowForm
+          submit="Add"
           onSubmit={() => {
             const p = [folder, newFolder.trim()].filter(Boolean).join('/');
             if (newFolder.trim()) {
@@ -185,8 +185,7 @@ function Files() {
             value={newFolder}
             onChange={(e) => setNewFolder(e.target.value)}
           />
-          <Button type="submit">Add</Button>
-        </Form>
+        </RowForm>
       </Section>
       <div>
         <Section title={folder ? `Folder ${folder}` : 'Top level'}>

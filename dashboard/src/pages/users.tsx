@@ -15,10 +15,10 @@ import {
   DataTable,
   Empty,
   ErrorBox,
-  Form,
   FormSection,
   Loading,
   PageHeader,
+  RowForm,
   Section,
   TextArea,
   TextField,
@@ -57,9 +57,9 @@ function UserList() {
       <ListSection
         title="Users"
         intro={
-          <Form
+          <RowForm
             role="search"
-            className="row"
+            submit="Search"
             onSubmit={() => {
               setApplied(search.trim());
               pages.reset();
@@ -71,8 +71,7 @@ function UserList() {
               value={search}
               onChange={(e) => setSearch(e.target.value)}
             />
-            <Button type="submit">Search</Button>
-          </Form>
+          </RowForm>
         }
         query={list}
         loading="Loading users"

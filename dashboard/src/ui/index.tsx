@@ -49,11 +49,10 @@ export function Button({
   );
 }
 
+type FormProps = Omit<FormHTMLAttributes<HTMLFormElement>, 'onSubmit'> & { onSubmit: () => unknown };
+
 /** A form whose submit stays in the page: the browser's own submission is prevented and `onSubmit` runs. */
-export function Form({
-  onSubmit,
-  ...rest
-}: Omit<FormHTMLAttributes<HTMLFormElement>, 'onSubmit'> & { onSubmit: () => unknown }) {
+export function Form({ onSubmit, ...rest }: FormProps) {
   return (
     <form
       {...rest}
@@ -62,6 +61,31 @@ export function Form({
         void onSubmit();
       }}
     />
+  );
+}
+
+/** A form on one row: its field(s), then its `submit` button (busy while `busy`), then `also` (a Cancel button). */
+export function RowForm({
+  submit,
+  variant,
+  busy,
+  also,
+  children,
+  ...rest
+}: Omit<FormProps, 'className'> & {
+  submit: ReactNode;
+  variant?: ButtonProps['variant'];
+  busy?: boolean;
+  also?: ReactNode;
+}) {
+  return (
+    <Form className="row" {...rest}>
+      {children}
+      <Button type="submit" variant={variant} busy={busy}>
+        {submit}
+      </Button>
+      {also}
+    </Form>
   );
 }
 
