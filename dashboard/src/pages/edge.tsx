@@ -28,7 +28,7 @@ import {
   TextArea,
   TextField,
 } from '../ui/index.tsx';
-import { ListSection, QueryView, useAction, useListResource } from '../ui/data.tsx';
+import { ListResourceSections, ListSection, QueryView, useAction, useListResource } from '../ui/data.tsx';
 
 const Chart = lazy(() => import('../ui/chart.tsx').then((m) => ({ default: m.Chart })));
 
@@ -79,7 +79,7 @@ function Hooks() {
   const [timing, setTiming] = useState('after');
   const [events, setEvents] = useState<string[]>(['insert']);
   const [fn, setFn] = useState('');
-  const { list, create, remove } = useListResource({
+  const hooks = useListResource({
     key: ['hooks', project.id],
     list: () => api.functions.hooks.list(),
     create: {
@@ -90,54 +90,49 @@ function Hooks() {
     remove: { run: (id) => api.functions.hooks.remove(id), done: 'Hook deleted' },
   });
   return (
-    <>
-      <ListSection
-        title="Database hooks"
-        intro={
-          <p className="muted">
-            Before-hooks run inside a write and may change or refuse it; after-hooks run after commit, at least once.
-          </p>
-        }
-        error={remove.error}
-        query={list}
-        empty={<Empty title="No hooks">Add one below to run a function when rows of a table change.</Empty>}
-      >
-        {(hooks) => (
-          <DataTable columns={['Table', 'When', 'Events', 'Function']} actions>
-            {hooks.map((h) => (
-              <tr key={h.id}>
-                <td>{h.table}</td>
-                <td>{h.timing}</td>
-                <td>{h.events.join(', ')}</td>
-                <td>{h.function}</td>
-                <td>
-                  <Delete what={`the ${h.timing} hook on ${h.table}`} onConfirm={() => remove.mutate(h.id)} />
-                </td>
-              </tr>
-            ))}
-          </DataTable>
-        )}
-      </ListSection>
-      <FormSection
-        title="New hook"
-        submit="Create hook"
-        action={create}
-        failed="Could not create the hook"
-        onSubmit={() => create.mutate()}
-      >
-        <div className="row">
-          <TextField label="Table" required value={table} onChange={(e) => setTable(e.target.value)} />
-          <SelectField
-            label="Timing"
-            value={timing}
-            onChange={(e) => setTiming(e.target.value)}
-            options={['before', 'after']}
-          />
-          <FunctionSelect value={fn} onChange={setFn} />
-        </div>
-        <CheckGroup legend="Events" options={['insert', 'update', 'delete']} value={events} onChange={setEvents} />
-      </FormSection>
-    </>
+    <ListResourceSections
+      resource={hooks}
+      title="Database hooks"
+      intro={
+        <p className="muted">
+          Before-hooks run inside a write and may change or refuse it; after-hooks run after commit, at least once.
+        </p>
+      }
+      empty={<Empty title="No hooks">Add one below to run a function when rows of a table change.</Empty>}
+      form={{ title: 'New hook', submit: 'Create hook', failed: 'Could not create the hook' }}
+      onCreate={() => hooks.create.mutate()}
+      fields={
+        <>
+          <div className="row">
+            <TextField label="Table" required value={table} onChange={(e) => setTable(e.target.value)} />
+            <SelectField
+              label="Timing"
+              value={timing}
+              onChange={(e) => setTiming(e.target.value)}
+              options={['before', 'after']}
+            />
+            <FunctionSelect value={fn} onChange={setFn} />
+          </div>
+          <CheckGroup legend="Events" options={['insert', 'update', 'delete']} value={events} onChange={setEvents} />
+        </>
+      }
+    >
+      {(list) => (
+        <DataTable columns={['Table', 'When', 'Events', 'Function']} actions>
+          {list.map((h) => (
+            <tr key={h.id}>
+              <td>{h.table}</td>
+              <td>{h.timing}</td>
+              <td>{h.events.join(', ')}</td>
+              <td>{h.function}</td>
+              <td>
+                <Delete what={`the ${h.timing} hook on ${h.table}`} onConfirm={() => hooks.remove.mutate(h.id)} />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
+      )}
+    </ListResourceSections>
   );
 }
 
@@ -146,7 +141,7 @@ function Webhooks() {
   const [slug, setSlug] = useState('');
   const [fn, setFn] = useState('');
   const [description, setDescription] = useState('');
-  const { list, create, remove } = useListResource({
+  const receivers = useListResource({
     key: ['webhooks', project.id],
     list: () => api.functions.webhooks.list(),
     create: {
@@ -165,29 +160,20 @@ function Webhooks() {
     remove: { run: (id) => api.functions.webhooks.remove(id), done: 'Receiver deleted' },
   });
   return (
-    <>
-      <ListSection
-        title="Webhook receivers"
-        intro={
-          <p className="muted">
-            Public URLs that other services call; each runs its function with the request as <code>input</code>.
-          </p>
-        }
-        error={remove.error}
-        query={list}
-        empty={
-          <Empty title="No webhook receivers">Add one below; give its URL to the service that should call you.</Empty>
-        }
-      >
-        {(hooks) => hooks.map((w) => <WebhookCard key={w.id} hook={w} onDelete={() => remove.mutate(w.id)} />)}
-      </ListSection>
-      <FormSection
-        title="New receiver"
-        submit="Create receiver"
-        action={create}
-        failed="Could not create the receiver"
-        onSubmit={() => create.mutate()}
-      >
+    <ListResourceSections
+      resource={receivers}
+      title="Webhook receivers"
+      intro={
+        <p className="muted">
+          Public URLs that other services call; each runs its function with the request as <code>input</code>.
+        </p>
+      }
+      empty={
+        <Empty title="No webhook receivers">Add one below; give its URL to the service that should call you.</Empty>
+      }
+      form={{ title: 'New receiver', submit: 'Create receiver', failed: 'Could not create the receiver' }}
+      onCreate={() => receivers.create.mutate()}
+      fields={
         <div className="row">
           <FunctionSelect value={fn} onChange={setFn} />
           <TextField
@@ -198,8 +184,10 @@ function Webhooks() {
           />
           <TextField label="Description" value={description} onChange={(e) => setDescription(e.target.value)} />
         </div>
-      </FormSection>
-    </>
+      }
+    >
+      {(list) => list.map((w) => <WebhookCard key={w.id} hook={w} onDelete={() => receivers.remove.mutate(w.id)} />)}
+    </ListResourceSections>
   );
 }
 
@@ -266,7 +254,7 @@ function Cron() {
   const [fn, setFn] = useState('');
   const input = useJsonText('', { empty: undefined });
   const key = ['cron', project.id];
-  const { list, create, remove } = useListResource({
+  const jobs = useListResource({
     key,
     list: () => api.functions.cron.list(),
     create: {
@@ -289,82 +277,78 @@ function Cron() {
     invalidate: [key],
   });
   return (
-    <>
-      <ListSection
-        title="Cron jobs"
-        error={toggle.error ?? remove.error}
-        query={list}
-        empty={<Empty title="No cron jobs">Add one below to run a function on a schedule.</Empty>}
-      >
-        {(jobs) =>
-          jobs.map((j) => (
-            <div className="card" key={j.id}>
-              <div className="card-head">
-                <h3>{j.name}</h3>
-                <div className="actions">
-                  {j.enabled ? <Badge tone="good">enabled</Badge> : <Badge tone="warn">paused</Badge>}
-                  <Button className="btn-small" onClick={() => toggle.mutate(j)}>
-                    {j.enabled ? 'Pause' : 'Enable'}
-                  </Button>
-                  <Delete what={`cron job ${j.name}`} onConfirm={() => remove.mutate(j.id)} />
-                </div>
+    <ListResourceSections
+      resource={jobs}
+      title="Cron jobs"
+      error={toggle.error}
+      empty={<Empty title="No cron jobs">Add one below to run a function on a schedule.</Empty>}
+      form={{ title: 'New cron job', submit: 'Create cron job', failed: 'Could not create the cron job' }}
+      onCreate={() => input.withValue((payload) => jobs.create.mutate(payload))}
+      fields={
+        <>
+          <div className="row">
+            <TextField label="Job name" required value={name} onChange={(e) => setName(e.target.value)} />
+            <TextField
+              label="Schedule"
+              required
+              hint="Cron: minute hour day month weekday (6 fields: seconds first)."
+              value={schedule}
+              onChange={(e) => setSchedule(e.target.value)}
+            />
+            <TextField
+              label="Time zone"
+              required
+              hint="IANA, e.g. Europe/Paris."
+              value={timezone}
+              onChange={(e) => setTimezone(e.target.value)}
+            />
+            <FunctionSelect value={fn} onChange={setFn} />
+          </div>
+          <TextArea
+            label="Input (JSON, optional)"
+            className="code"
+            rows={3}
+            spellCheck={false}
+            error={input.error}
+            value={input.text}
+            onChange={(e) => input.setText(e.target.value)}
+          />
+        </>
+      }
+    >
+      {(list) =>
+        list.map((j) => (
+          <div className="card" key={j.id}>
+            <div className="card-head">
+              <h3>{j.name}</h3>
+              <div className="actions">
+                {j.enabled ? <Badge tone="good">enabled</Badge> : <Badge tone="warn">paused</Badge>}
+                <Button className="btn-small" onClick={() => toggle.mutate(j)}>
+                  {j.enabled ? 'Pause' : 'Enable'}
+                </Button>
+                <Delete what={`cron job ${j.name}`} onConfirm={() => jobs.remove.mutate(j.id)} />
               </div>
-              <dl className="props">
-                <dt>Schedule</dt>
-                <dd>
-                  <code>{j.schedule}</code> in {j.timezone}
-                </dd>
-                <dt>Function</dt>
-                <dd>{j.function}</dd>
-                <dt>Last run</dt>
-                <dd>{when(j.last_run_at as string | null)}</dd>
-              </dl>
-              <h4>Next runs ({j.timezone})</h4>
-              <ol aria-label={`Next runs of ${j.name}`} data-testid="next-runs">
-                {(j.next_runs as string[]).slice(0, 5).map((r) => (
-                  <li key={r}>{when(r, j.timezone)}</li>
-                ))}
-              </ol>
             </div>
-          ))
-        }
-      </ListSection>
-      <FormSection
-        title="New cron job"
-        submit="Create cron job"
-        action={create}
-        failed="Could not create the cron job"
-        onSubmit={() => input.withValue((payload) => create.mutate(payload))}
-      >
-        <div className="row">
-          <TextField label="Job name" required value={name} onChange={(e) => setName(e.target.value)} />
-          <TextField
-            label="Schedule"
-            required
-            hint="Cron: minute hour day month weekday (6 fields: seconds first)."
-            value={schedule}
-            onChange={(e) => setSchedule(e.target.value)}
-          />
-          <TextField
-            label="Time zone"
-            required
-            hint="IANA, e.g. Europe/Paris."
-            value={timezone}
-            onChange={(e) => setTimezone(e.target.value)}
-          />
-          <FunctionSelect value={fn} onChange={setFn} />
-        </div>
-        <TextArea
-          label="Input (JSON, optional)"
-          className="code"
-          rows={3}
-          spellCheck={false}
-          error={input.error}
-          value={input.text}
-          onChange={(e) => input.setText(e.target.value)}
-        />
-      </FormSection>
-    </>
+            <dl className="props">
+              <dt>Schedule</dt>
+              <dd>
+                <code>{j.schedule}</code> in {j.timezone}
+              </dd>
+              <dt>Function</dt>
+              <dd>{j.function}</dd>
+              <dt>Last run</dt>
+              <dd>{when(j.last_run_at as string | null)}</dd>
+            </dl>
+            <h4>Next runs ({j.timezone})</h4>
+            <ol aria-label={`Next runs of ${j.name}`} data-testid="next-runs">
+              {(j.next_runs as string[]).slice(0, 5).map((r) => (
+                <li key={r}>{when(r, j.timezone)}</li>
+              ))}
+            </ol>
+          </div>
+        ))
+      }
+    </ListResourceSections>
   );
 }
 

@@ -15,14 +15,13 @@ import {
   DeleteButton,
   Empty,
   ErrorBox,
-  FormSection,
   Loading,
   RowForm,
   Section,
   SelectField,
   TextField,
 } from '../ui/index.tsx';
-import { ListSection, QueryView, useAction, useListResource } from '../ui/data.tsx';
+import { ListResourceSections, QueryView, useAction, useListResource } from '../ui/data.tsx';
 
 export default function Storage() {
   const { base, project } = useProjectCtx();
@@ -317,7 +316,7 @@ function Policies() {
   const [principal, setPrincipal] = useState('public');
   const [role, setRole] = useState('');
   const [types, setTypes] = useState('');
-  const { list, create, remove } = useListResource({
+  const policies = useListResource({
     key: ['storage-policies', project.id],
     list: () => api.storage.policies.list(),
     create: {
@@ -342,85 +341,80 @@ function Policies() {
     remove: { run: (id) => api.storage.policies.remove(id), done: 'Policy deleted' },
   });
   return (
-    <>
-      <ListSection
-        title="Policies"
-        intro={
-          <p className="muted">
-            The secret key reaches every file. Policies say what the publishable key and signed-in end-users may do, per
-            folder.
-          </p>
-        }
-        error={remove.error}
-        query={list}
-        empty={
-          <Empty title="No policies">
-            Without a policy, only the secret key reaches files. Add one below to let apps read or upload.
-          </Empty>
-        }
-      >
-        {(policies) => (
-          <DataTable columns={['Name', 'Folder', 'Operations', 'Who']} actions>
-            {policies.map((p) => (
-              <tr key={p.id}>
-                <td>{p.name}</td>
-                <td>{p.folder || '(every folder)'}</td>
-                <td>{p.operations.join(', ')}</td>
-                <td>{p.principal}</td>
-                <td>
-                  <DeleteButton
-                    what={`policy ${p.name}`}
-                    body={<p>What it allowed is refused from now on.</p>}
-                    action="Delete policy"
-                    onConfirm={() => remove.mutate(p.id)}
-                  />
-                </td>
-              </tr>
-            ))}
-          </DataTable>
-        )}
-      </ListSection>
-      <FormSection
-        title="New policy"
-        submit="Create policy"
-        action={create}
-        failed="Could not create the policy"
-        onSubmit={() => create.mutate()}
-      >
-        <div className="row">
-          <TextField label="Policy name" required value={name} onChange={(e) => setName(e.target.value)} />
-          <TextField
-            label="Folder"
-            hint="With its subfolders; empty: every folder."
-            value={folder}
-            onChange={(e) => setFolder(e.target.value)}
-          />
-        </div>
-        <CheckGroup legend="Operations" options={OPERATIONS} value={ops} onChange={setOps} />
-        <div className="row">
-          <SelectField
-            label="Who"
-            value={principal}
-            onChange={(e) => setPrincipal(e.target.value)}
-            options={[
-              { value: 'public', label: 'Anyone (public)' },
-              { value: 'authenticated', label: 'Signed-in users' },
-              { value: 'owner', label: 'The file’s owner' },
-              { value: 'role', label: 'Users with a role' },
-            ]}
-          />
-          {principal === 'role' && (
-            <TextField label="Role name" required value={role} onChange={(e) => setRole(e.target.value)} />
-          )}
-          <TextField
-            label="Allowed content types (write)"
-            hint="Comma-separated, e.g. image/*; empty allows any."
-            value={types}
-            onChange={(e) => setTypes(e.target.value)}
-          />
-        </div>
-      </FormSection>
-    </>
+    <ListResourceSections
+      resource={policies}
+      title="Policies"
+      intro={
+        <p className="muted">
+          The secret key reaches every file. Policies say what the publishable key and signed-in end-users may do, per
+          folder.
+        </p>
+      }
+      empty={
+        <Empty title="No policies">
+          Without a policy, only the secret key reaches files. Add one below to let apps read or upload.
+        </Empty>
+      }
+      form={{ title: 'New policy', submit: 'Create policy', failed: 'Could not create the policy' }}
+      onCreate={() => policies.create.mutate()}
+      fields={
+        <>
+          <div className="row">
+            <TextField label="Policy name" required value={name} onChange={(e) => setName(e.target.value)} />
+            <TextField
+              label="Folder"
+              hint="With its subfolders; empty: every folder."
+              value={folder}
+              onChange={(e) => setFolder(e.target.value)}
+            />
+          </div>
+          <CheckGroup legend="Operations" options={OPERATIONS} value={ops} onChange={setOps} />
+          <div className="row">
+            <SelectField
+              label="Who"
+              value={principal}
+              onChange={(e) => setPrincipal(e.target.value)}
+              options={[
+                { value: 'public', label: 'Anyone (public)' },
+                { value: 'authenticated', label: 'Signed-in users' },
+                { value: 'owner', label: 'The file’s owner' },
+                { value: 'role', label: 'Users with a role' },
+              ]}
+            />
+            {principal === 'role' && (
+              <TextField label="Role name" required value={role} onChange={(e) => setRole(e.target.value)} />
+            )}
+            <TextField
+              label="Allowed content types (write)"
+              hint="Comma-separated, e.g. image/*; empty allows any."
+              value={types}
+              onChange={(e) => setTypes(e.target.value)}
+            />
+          </div>
+        </>
+      }
+    >
+      {(list) => (
+        <DataTable columns={['Name', 'Folder', 'Operations', 'Who']} actions>
+          {list.map((p) => (
+            <tr key={p.id}>
+              <td>{p.name}</td>
+              <td>{p.folder || '(every folder)'}</td>
+              <td>{p.operations.join(', ')}</td>
+              <td>{p.principal}</td>
+              <td>
+                <DeleteButton
+                  what={`policy ${p.name}`}
+                  body={<p>What it allowed is refused from now on.</p>}
+                  action="Delete policy"
+                  onConfirm={() => policies.remove.mutate(p.id)}
+                />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
+      )}
+    </ListResourceSections>
   );
 }
 

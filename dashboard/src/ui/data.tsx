@@ -3,7 +3,7 @@
 // and delete actions, and cursor paging.
 import { useState, type ReactNode } from 'react';
 import { useMutation, useQuery, useQueryClient, type QueryKey } from '@tanstack/react-query';
-import { ErrorBox, Loading, Pager, Section, useToast } from './index.tsx';
+import { ErrorBox, FormSection, Loading, Pager, Section, useToast } from './index.tsx';
 
 /** What QueryView needs of a query (a react-query result). */
 type QueryState<T> = { isPending: boolean; error: unknown; data: T | undefined };
@@ -46,13 +46,14 @@ export function QueryView<T>({ query, loading, failed, back, empty, isEmpty, chi
  * A section listing a query's data (a QueryView): `intro` above (an explanation, a search form), the error of the
  * actions on its items below.
  */
-export function ListSection<T>({
-  title,
-  actions,
-  intro,
-  error,
-  ...view
-}: QueryViewProps<T> & { title: string; actions?: ReactNode; intro?: ReactNode; error?: unknown }) {
+type ListSectionProps<T> = QueryViewProps<T> & {
+  title: string;
+  actions?: ReactNode;
+  intro?: ReactNode;
+  error?: unknown;
+};
+
+export function ListSection<T>({ title, actions, intro, error, ...view }: ListSectionProps<T>) {
   return (
     <Section title={title} actions={actions}>
       {intro}
@@ -119,6 +120,38 @@ export function useListResource<T, TCreated, TVars = void>({
     create: useAction({ ...create, invalidate: [key] }),
     remove: useAction({ ...remove, invalidate: [key] }),
   };
+}
+
+/**
+ * The page of a list resource (useListResource): the list (a ListSection showing the error of `error`, else of
+ * deleting) and below it the form that adds to it (a FormSection with `form`'s texts and `fields`).
+ */
+export function ListResourceSections<T, TVars>({
+  resource: { list, create, remove },
+  form,
+  fields,
+  onCreate,
+  error,
+  ...section
+}: Omit<ListSectionProps<T>, 'query'> & {
+  resource: {
+    list: QueryState<T>;
+    create: { isPending: boolean; error: unknown; mutate: (vars: TVars) => void };
+    remove: { error: unknown };
+  };
+  form: { title: string; submit: string; failed: string };
+  fields: ReactNode;
+  /** What submitting the form does: run `resource.create` (with what it needs). */
+  onCreate: () => unknown;
+}) {
+  return (
+    <>
+      <ListSection {...section} query={list} error={error ?? remove.error} />
+      <FormSection {...form} action={create} onSubmit={onCreate}>
+        {fields}
+      </FormSection>
+    </>
+  );
 }
 
 /** Cursor paging: the cursors of the pages seen so far (going back is going to the previous cursor). */
