@@ -1,5 +1,6 @@
-// A JSON value typed in a text field: the text, the error shown under the field, and `withValue`, which parses it
-// (blank text is `empty`) and hands the value on, or sets the error instead.
+// A JSON value typed in a text field: the text, the error shown under the field, `field` (the props that bind a
+// TextField or TextArea to both), and `withValue`, which parses it (blank text is `empty`) and hands the value on, or
+// sets the error instead.
 import { useState } from 'react';
 
 type Options = {
@@ -30,5 +31,6 @@ export function useJsonText(initial: string, { empty, prefix = 'Not valid JSON: 
     setError(undefined);
     use(value);
   };
-  return { text, setText, error, withValue };
+  const field = { value: text, error, onChange: (e: { target: { value: string } }) => setText(e.target.value) };
+  return { text, setText, error, field, withValue };
 }

@@ -22,6 +22,7 @@ import {
   BackLink,
   Button,
   Check,
+  CodeArea,
   DataTable,
   DeleteButton,
   Empty,
@@ -31,7 +32,6 @@ import {
   Pager,
   Section,
   SelectField,
-  TextArea,
   TextField,
 } from '../ui/index.tsx';
 import { ListSection, useAction } from '../ui/data.tsx';
@@ -513,10 +513,8 @@ function SqlEditor() {
     <>
       <Section title="SQL editor">
         <Form onSubmit={submit}>
-          <TextArea
+          <CodeArea
             label="SQL (one statement; $1, $2… for parameters)"
-            className="code"
-            spellCheck={false}
             value={sql}
             onChange={(e) => setSql(e.target.value)}
             onKeyDown={(e) => {
@@ -527,13 +525,7 @@ function SqlEditor() {
             }}
             hint="Ctrl+Enter runs it. It runs as the project's role, in a transaction of its own."
           />
-          <TextField
-            label="Parameters (JSON array)"
-            className="code"
-            error={params.error}
-            value={params.text}
-            onChange={(e) => params.setText(e.target.value)}
-          />
+          <TextField label="Parameters (JSON array)" className="code" {...params.field} />
           <Button type="submit" variant="primary" busy={run.isPending}>
             Run
           </Button>

@@ -14,6 +14,7 @@ import {
   Button,
   Check,
   CheckGroup,
+  CodeArea,
   CopyField,
   DataTable,
   DeleteButton,
@@ -218,14 +219,7 @@ function WebhookCard({ hook, onDelete }: { hook: WebhookReceiver; onDelete: () =
       <details>
         <summary>Send a test request</summary>
         <Form onSubmit={() => send.mutate()}>
-          <TextArea
-            label="Body (JSON)"
-            className="code"
-            rows={4}
-            spellCheck={false}
-            value={body}
-            onChange={(e) => setBody(e.target.value)}
-          />
+          <CodeArea label="Body (JSON)" rows={4} value={body} onChange={(e) => setBody(e.target.value)} />
           <Button type="submit" busy={send.isPending}>
             Send test
           </Button>
@@ -304,15 +298,7 @@ function Cron() {
             />
             <FunctionSelect value={fn} onChange={setFn} />
           </div>
-          <TextArea
-            label="Input (JSON, optional)"
-            className="code"
-            rows={3}
-            spellCheck={false}
-            error={input.error}
-            value={input.text}
-            onChange={(e) => input.setText(e.target.value)}
-          />
+          <CodeArea label="Input (JSON, optional)" rows={3} {...input.field} />
         </>
       }
     >
@@ -436,14 +422,7 @@ function TemplateEditor({ template, onDone }: { template?: EmailTemplate; onDone
           <TextField label="Template name" required value={name} onChange={(e) => setName(e.target.value)} />
           <TextField label="Subject" required value={subject} onChange={(e) => setSubject(e.target.value)} />
         </div>
-        <TextArea
-          label="HTML body"
-          className="code"
-          rows={6}
-          spellCheck={false}
-          value={html}
-          onChange={(e) => setHtml(e.target.value)}
-        />
+        <CodeArea label="HTML body" rows={6} value={html} onChange={(e) => setHtml(e.target.value)} />
         <TextArea label="Text body" rows={4} value={text} onChange={(e) => setText(e.target.value)} />
         <Button type="submit" variant="primary" busy={save.isPending}>
           Save template
@@ -454,14 +433,7 @@ function TemplateEditor({ template, onDone }: { template?: EmailTemplate; onDone
         <>
           <h3>Preview</h3>
           <Form onSubmit={() => preview.mutate()}>
-            <TextArea
-              label="Variables (JSON)"
-              className="code"
-              rows={3}
-              spellCheck={false}
-              value={vars}
-              onChange={(e) => setVars(e.target.value)}
-            />
+            <CodeArea label="Variables (JSON)" rows={3} value={vars} onChange={(e) => setVars(e.target.value)} />
             <Button type="submit" busy={preview.isPending}>
               Preview
             </Button>

@@ -15,6 +15,7 @@ import {
   BackLink,
   Badge,
   Button,
+  CodeArea,
   ConfirmButton,
   DataTable,
   Empty,
@@ -22,7 +23,6 @@ import {
   Form,
   Section,
   SelectField,
-  TextArea,
   TextField,
 } from '../ui/index.tsx';
 import { CursorPager, ListSection, QueryView, useAction, useCursors } from '../ui/data.tsx';
@@ -246,15 +246,7 @@ function Invoke({ fn }: { fn: EdgeFunction }) {
   return (
     <Section title="Invoke">
       <Form onSubmit={() => input.withValue((body) => run.mutate(body))}>
-        <TextArea
-          label="Input (JSON, the run's input.body)"
-          className="code"
-          spellCheck={false}
-          rows={6}
-          error={input.error}
-          value={input.text}
-          onChange={(e) => input.setText(e.target.value)}
-        />
+        <CodeArea label="Input (JSON, the run's input.body)" rows={6} {...input.field} />
         <SelectField
           label="Mode"
           value={mode}

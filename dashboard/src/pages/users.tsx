@@ -11,6 +11,7 @@ import {
   BackLink,
   Badge,
   Button,
+  CodeArea,
   ConfirmButton,
   DataTable,
   Empty,
@@ -20,7 +21,6 @@ import {
   PageHeader,
   RowForm,
   Section,
-  TextArea,
   TextField,
   type ConfirmRequest,
 } from '../ui/index.tsx';
@@ -283,14 +283,7 @@ function RolesForm({ user }: { user: AdminUser }) {
         value={roles}
         onChange={(e) => setRoles(e.target.value)}
       />
-      <TextArea
-        label="App metadata (JSON)"
-        className="code"
-        error={meta.error}
-        value={meta.text}
-        onChange={(e) => meta.setText(e.target.value)}
-        spellCheck={false}
-      />
+      <CodeArea label="App metadata (JSON)" {...meta.field} />
     </FormSection>
   );
 }

@@ -148,6 +148,11 @@ export function TextArea({
   );
 }
 
+/** A text area for code or JSON: monospaced, not spell-checked. */
+export function CodeArea(props: Parameters<typeof TextArea>[0]) {
+  return <TextArea className="code" spellCheck={false} {...props} />;
+}
+
 /** A field for the 6-digit code of an authenticator app. */
 export function CodeField(props: { label: string; hint?: ReactNode } & InputHTMLAttributes<HTMLInputElement>) {
   return <TextField inputMode="numeric" autoComplete="one-time-code" required {...props} />;
