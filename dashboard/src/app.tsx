@@ -36,13 +36,8 @@ export function App() {
     <Shell>
       <Suspense fallback={<Loading />}>
         <Switch>
-          <Route path="/">
-            <Projects />
-          </Route>
-          <Route path="/sign-in">
-            <Projects />
-          </Route>
-          <Route path="/sign-up">
+          {/* The projects: at /, and at /sign-in and /sign-up, where signing in or up leaves the user. */}
+          <Route path={/^(?:\/sign-in|\/sign-up)?\/?$/i}>
             <Projects />
           </Route>
           <Route path="/account">

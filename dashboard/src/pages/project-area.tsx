@@ -7,11 +7,14 @@ import { useProject } from '../lib/project.ts';
 import { ProjectContext } from '../lib/project-context.ts';
 import { ErrorBox, Loading } from '../ui/index.tsx';
 
-const Settings = lazy(() => import('./settings.tsx'));
-const Users = lazy(() => import('./users.tsx'));
-const Database = lazy(() => import('./database.tsx'));
-const Storage = lazy(() => import('./storage.tsx'));
-const Functions = lazy(() => import('./functions.tsx'));
+/** A project's areas: the address under the project's and the page (loaded when the area is first opened). */
+const AREAS = [
+  ['settings', lazy(() => import('./settings.tsx'))],
+  ['auth', lazy(() => import('./users.tsx'))],
+  ['database', lazy(() => import('./database.tsx'))],
+  ['storage', lazy(() => import('./storage.tsx'))],
+  ['functions', lazy(() => import('./functions.tsx'))],
+] as const;
 
 export default function ProjectArea() {
   const [location] = useLocation();
@@ -25,21 +28,11 @@ export default function ProjectArea() {
     <ProjectContext.Provider value={{ project, api, base }}>
       <Suspense fallback={<Loading />}>
         <Switch>
-          <Route path={`${base}/settings/*?`}>
-            <Settings />
-          </Route>
-          <Route path={`${base}/auth/*?`}>
-            <Users />
-          </Route>
-          <Route path={`${base}/database/*?`}>
-            <Database />
-          </Route>
-          <Route path={`${base}/storage/*?`}>
-            <Storage />
-          </Route>
-          <Route path={`${base}/functions/*?`}>
-            <Functions />
-          </Route>
+          {AREAS.map(([path, Page]) => (
+            <Route key={path} path={`${base}/${path}/*?`}>
+              <Page />
+            </Route>
+          ))}
           <Route>
             <Redirect to={`${base}/settings`} replace />
           </Route>
