@@ -82,13 +82,11 @@ function Hooks() {
   const [fn, setFn] = useState('');
   const hooks = useListResource({
     key: ['hooks', project.id],
-    list: () => api.functions.hooks.list(),
-    create: {
-      run: () => api.functions.hooks.create({ table: table.trim(), timing, events, function: fn }),
-      onSuccess: () => setTable(''),
-      done: 'Hook created',
-    },
-    remove: { run: (id) => api.functions.hooks.remove(id), done: 'Hook deleted' },
+    collection: api.functions.hooks,
+    input: () => ({ table: table.trim(), timing, events, function: fn }),
+    onCreated: () => setTable(''),
+    created: 'Hook created',
+    deleted: 'Hook deleted',
   });
   return (
     <ListResourceSections
@@ -144,21 +142,18 @@ function Webhooks() {
   const [description, setDescription] = useState('');
   const receivers = useListResource({
     key: ['webhooks', project.id],
-    list: () => api.functions.webhooks.list(),
-    create: {
-      run: () =>
-        api.functions.webhooks.create({
-          function: fn,
-          ...(slug.trim() ? { slug: slug.trim() } : {}),
-          ...(description.trim() ? { description: description.trim() } : {}),
-        }),
-      onSuccess: () => {
-        setSlug('');
-        setDescription('');
-      },
-      done: 'Webhook receiver created',
+    collection: api.functions.webhooks,
+    input: () => ({
+      function: fn,
+      ...(slug.trim() ? { slug: slug.trim() } : {}),
+      ...(description.trim() ? { description: description.trim() } : {}),
+    }),
+    onCreated: () => {
+      setSlug('');
+      setDescription('');
     },
-    remove: { run: (id) => api.functions.webhooks.remove(id), done: 'Receiver deleted' },
+    created: 'Webhook receiver created',
+    deleted: 'Receiver deleted',
   });
   return (
     <ListResourceSections
@@ -250,20 +245,17 @@ function Cron() {
   const key = ['cron', project.id];
   const jobs = useListResource({
     key,
-    list: () => api.functions.cron.list(),
-    create: {
-      run: (payload: unknown) =>
-        api.functions.cron.create({
-          name: name.trim(),
-          schedule: schedule.trim(),
-          timezone: timezone.trim(),
-          function: fn,
-          ...(payload !== undefined ? { input: payload } : {}),
-        }),
-      onSuccess: () => setName(''),
-      done: 'Cron job created',
-    },
-    remove: { run: (id) => api.functions.cron.remove(id), done: 'Cron job deleted' },
+    collection: api.functions.cron,
+    input: (payload: unknown) => ({
+      name: name.trim(),
+      schedule: schedule.trim(),
+      timezone: timezone.trim(),
+      function: fn,
+      ...(payload !== undefined ? { input: payload } : {}),
+    }),
+    onCreated: () => setName(''),
+    created: 'Cron job created',
+    deleted: 'Cron job deleted',
   });
   const toggle = useAction({
     run: (j: CronJob) => api.functions.cron.update(j.id, { enabled: !j.enabled }),

@@ -318,27 +318,24 @@ function Policies() {
   const [types, setTypes] = useState('');
   const policies = useListResource({
     key: ['storage-policies', project.id],
-    list: () => api.storage.policies.list(),
-    create: {
-      run: () =>
-        api.storage.policies.create({
-          name: name.trim(),
-          folder: folder.trim(),
-          operations: ops,
-          principal: principal === 'role' ? `role:${role.trim()}` : principal,
-          ...(types.trim()
-            ? {
-                content_types: types
-                  .split(',')
-                  .map((t) => t.trim())
-                  .filter(Boolean),
-              }
-            : {}),
-        }),
-      onSuccess: () => setName(''),
-      done: 'Policy created',
-    },
-    remove: { run: (id) => api.storage.policies.remove(id), done: 'Policy deleted' },
+    collection: api.storage.policies,
+    input: () => ({
+      name: name.trim(),
+      folder: folder.trim(),
+      operations: ops,
+      principal: principal === 'role' ? `role:${role.trim()}` : principal,
+      ...(types.trim()
+        ? {
+            content_types: types
+              .split(',')
+              .map((t) => t.trim())
+              .filter(Boolean),
+          }
+        : {}),
+    }),
+    onCreated: () => setName(''),
+    created: 'Policy created',
+    deleted: 'Policy deleted',
   });
   return (
     <ListResourceSections

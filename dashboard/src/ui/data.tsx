@@ -100,25 +100,42 @@ export function useAction<TData, TVars = void>({
   });
 }
 
+/** A collection of the client's that lists, creates and removes (by id) its items: `api.functions.hooks`. */
+type Collection<T, TInput> = {
+  list: () => Promise<T[]>;
+  create: (input: TInput) => Promise<unknown>;
+  remove: (id: string) => Promise<unknown>;
+};
+
 /**
- * A list the page adds to and deletes from: the query under `key` (running `list`), the `create` action and the
- * `remove` action (run with the item's id), both refreshing the list once done.
+ * A collection the page lists, adds to and deletes from: the list (a query under `key`), `create` (posting what
+ * `input` makes of the form's state and the action's argument; then `onCreated`, the toast `created`) and `remove`
+ * (run with the item's id; the toast `deleted`), both refreshing the list once done.
  */
-export function useListResource<T, TCreated, TVars = void>({
+export function useListResource<T, TInput, TVars = void>({
   key,
-  list,
-  create,
-  remove,
+  collection,
+  input,
+  onCreated,
+  created,
+  deleted,
 }: {
   key: QueryKey;
-  list: () => Promise<T>;
-  create: Omit<ActionOptions<TCreated, TVars>, 'invalidate'>;
-  remove: Omit<ActionOptions<unknown, string>, 'invalidate'>;
+  collection: Collection<T, TInput>;
+  input: (vars: TVars) => TInput;
+  onCreated?: () => void;
+  created: string;
+  deleted: string;
 }) {
   return {
-    list: useQuery({ queryKey: key, queryFn: list }),
-    create: useAction({ ...create, invalidate: [key] }),
-    remove: useAction({ ...remove, invalidate: [key] }),
+    list: useQuery({ queryKey: key, queryFn: () => collection.list() }),
+    create: useAction({
+      run: (vars: TVars) => collection.create(input(vars)),
+      onSuccess: onCreated,
+      done: created,
+      invalidate: [key],
+    }),
+    remove: useAction({ run: (id: string) => collection.remove(id), done: deleted, invalidate: [key] }),
   };
 }
 
