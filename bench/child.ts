@@ -1,11 +1,53 @@
 // Starting a server for the benchmark tools (bench/run.ts, bench/memory-probe.ts): a child node process, ready when
 // `ready` (a URL) answers 200 or its output matches `ready` (a pattern); its output is kept for error messages.
+import fs from 'node:fs';
+import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { PARENT_PID_ENV } from '../platform/parent-watch.ts';
 import type { BenchContext } from './cases/types.ts';
 
 export type Started = { child: ChildProcess; output: () => string };
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+/** The benchmarks' scratch folder (git-ignored): results, data folders, files. */
+export const BENCH_OUT = path.join(ROOT, 'bench', 'out');
+
+/**
+ * A new folder `<prefix>XXXXXX` in bench/out, mode 0755: the embedded PostgreSQL runs as the `postgres` user, which
+ * must traverse it (a mkdtemp folder is 0700).
+ */
+export function scratchDir(prefix: string): string {
+  fs.mkdirSync(BENCH_OUT, { recursive: true, mode: 0o755 });
+  const dir = fs.mkdtempSync(path.join(BENCH_OUT, prefix));
+  fs.chmodSync(dir, 0o755);
+  return dir;
+}
+
+/**
+ * Settings of a benchmarked Tessera on `databaseUrl` and data folder `dataDir`: tokens made during set-up outlive a full
+ * run (~15 min), or introspection measures the cheaper inactive answer; P6 drives one public webhook receiver far past
+ * its default 600 requests/minute, so the limit is lifted, or it would measure 429s.
+ */
+export function benchTesseraEnv(databaseUrl: string, dataDir: string): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    TESSERA_DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    TESSERA_ACCESS_TOKEN_TTL: '3600',
+    TESSERA_WEBHOOK_RATE_LIMIT: '1000000',
+  };
+}
+
+/** Starts the node:http + pg floor (bench/peers/floor.ts) on `databaseUrl`; answers it and its base URL. */
+export async function startFloor(databaseUrl: string): Promise<Started & { url: string }> {
+  const floor = await startChild(
+    [path.join(ROOT, 'bench', 'peers', 'floor.ts')],
+    { PORT: '0', DATABASE_URL: databaseUrl },
+    /listening (\d+)/,
+  );
+  return { ...floor, url: `http://127.0.0.1:${/listening (\d+)/.exec(floor.output())![1]}` };
+}
 
 export function startChild(args: string[], env: Record<string, string>, ready: RegExp | string): Promise<Started> {
   return new Promise((resolve, reject) => {

@@ -13,10 +13,17 @@ import autocannon from 'autocannon';
 import { startDatabase } from '../platform/database.ts';
 import { createLogger } from '../platform/logger.ts';
 import { CASES, type BenchContext } from './cases/index.ts';
-import { benchContext, startChild, liftPlanLimits } from './child.ts';
+import {
+  BENCH_OUT as OUT,
+  benchContext,
+  benchTesseraEnv,
+  liftPlanLimits,
+  scratchDir,
+  startChild,
+  startFloor,
+} from './child.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const OUT = path.join(ROOT, 'bench', 'out');
 const arg = (name: string, dflt: string) =>
   process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1]! : dflt;
 const caseIds = arg('--cases', 'S1,P1-floor,P2-floor,P3,P4-token,P4-introspect,P5-login,P6').split(',').filter(Boolean);
@@ -101,9 +108,7 @@ async function snapshot(label: string, pid: number): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  fs.mkdirSync(OUT, { recursive: true, mode: 0o755 });
-  const dataDir = fs.mkdtempSync(path.join(OUT, 'data-'));
-  fs.chmodSync(dataDir, 0o755);
+  const dataDir = scratchDir('data-');
   const log = createLogger('warn');
   const db = await startDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir, logger: log });
   const port = 19080 + Math.floor(Math.random() * 1000);
@@ -119,29 +124,17 @@ async function main(): Promise<void> {
   );
   const tessera = await startChild(
     [...pre, path.join(ROOT, 'main.ts')],
-    {
-      ...extraEnv,
-      PORT: String(port),
-      DATABASE_URL: db.url,
-      TESSERA_DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      TESSERA_ACCESS_TOKEN_TTL: '3600',
-      TESSERA_WEBHOOK_RATE_LIMIT: '1000000',
-    },
+    { ...extraEnv, PORT: String(port), ...benchTesseraEnv(db.url, dataDir) },
     `http://127.0.0.1:${port}/health`,
   );
   await liftPlanLimits(db.url);
-  const floor = await startChild(
-    [path.join(ROOT, 'bench', 'peers', 'floor.ts')],
-    { PORT: '0', DATABASE_URL: db.url },
-    /listening (\d+)/,
-  );
+  const floor = await startFloor(db.url);
   const peers: ChildProcess[] = [floor.child];
   const pid = tessera.child.pid!;
   const ctx: BenchContext = benchContext({
     tessera: `http://127.0.0.1:${port}`,
     tesseraPid: pid,
-    floor: `http://127.0.0.1:${/listening (\d+)/.exec(floor.output())![1]}`,
+    floor: floor.url,
     databaseUrl: db.url,
     outDir: OUT,
     quick,

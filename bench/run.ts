@@ -13,12 +13,19 @@ import { freePort } from '../platform/net.ts';
 import { createLogger } from '../platform/logger.ts';
 import { CASES, type BenchCase, type BenchContext, type Target } from './cases/index.ts';
 import type { CustomCase, CustomFigures, HttpCase } from './cases/types.ts';
-import { benchContext, startChild, liftPlanLimits } from './child.ts';
+import {
+  BENCH_OUT as OUT,
+  benchContext,
+  benchTesseraEnv,
+  liftPlanLimits,
+  scratchDir,
+  startChild,
+  startFloor,
+} from './child.ts';
 import { runReliability } from './reliability.ts';
 import { ensureInstalled } from '../scripts/ensure-installed.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const OUT = path.join(ROOT, 'bench', 'out');
 const quick = process.argv.includes('--quick');
 const only = process.argv.includes('--case') ? process.argv[process.argv.indexOf('--case') + 1] : undefined;
 const ROUNDS = quick ? 1 : 3;
@@ -75,11 +82,12 @@ function ensurePeersInstalled(): void {
   ensureInstalled(path.join(ROOT, 'bench', 'peers'));
 }
 
+/** The first fields of a custom case's row in the results. */
+const customRow = (c: CustomCase) => ({ case: c.id, title: c.title, peer: c.peer, goal: c.goal, kind: 'custom' });
+
 async function main(): Promise<void> {
   ensurePeersInstalled();
-  fs.mkdirSync(OUT, { recursive: true, mode: 0o755 });
-  const dataDir = fs.mkdtempSync(path.join(OUT, 'data-'));
-  fs.chmodSync(dataDir, 0o755);
+  const dataDir = scratchDir('data-');
   const log = createLogger('warn');
   // P9 starts a second Tessera whose data API may keep a connection per project (1,000 + the first one's 200 + both
   // platforms' own): the embedded server allows 1,500 (an unused slot costs a little shared memory).
@@ -90,37 +98,23 @@ async function main(): Promise<void> {
     logger: log,
   });
   const port = 18080 + Math.floor(Math.random() * 1000);
-  // Tokens made during set-up must outlive a full run (~15 min), or introspection measures the cheaper inactive answer.
-  // P6 drives one public webhook receiver far past its default 600 requests/minute: lift the limit, or it measures 429s.
   // E1 delivers events to a receiver on loopback: private networks are allowed (no case sends anywhere else).
   // BENCH_CPU_PROF=<dir>: the Tessera child writes a V8 CPU profile there when it exits (read it with a script summing self-time).
   const profDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : undefined;
   const profArgs = profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
-  const tesseraEnv = {
-    DATABASE_URL: db.url,
-    TESSERA_DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
-    TESSERA_ACCESS_TOKEN_TTL: '3600',
-    TESSERA_WEBHOOK_RATE_LIMIT: '1000000',
-    TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true',
-  };
+  const tesseraEnv = { ...benchTesseraEnv(db.url, dataDir), TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true' };
   const tessera = await startChild(
     [...profArgs, path.join(ROOT, 'main.ts')],
     { ...tesseraEnv, PORT: String(port) },
     `http://127.0.0.1:${port}/health`,
   );
   await liftPlanLimits(db.url);
-  const floor = await startChild(
-    [path.join(ROOT, 'bench', 'peers', 'floor.ts')],
-    { PORT: '0', DATABASE_URL: db.url },
-    /listening (\d+)/,
-  );
-  const floorPort = Number(/listening (\d+)/.exec(floor.output())![1]);
+  const floor = await startFloor(db.url);
   const peers: ChildProcess[] = [];
   const ctx: BenchContext = benchContext({
     tessera: `http://127.0.0.1:${port}`,
     tesseraPid: tessera.child.pid!,
-    floor: `http://127.0.0.1:${floorPort}`,
+    floor: floor.url,
     databaseUrl: db.url,
     outDir: OUT,
     quick,
@@ -217,24 +211,14 @@ async function main(): Promise<void> {
       });
     }
     for (const { c, rounds, error } of customs) {
+      const info = customRow(c);
       if (rounds.length === 0) {
-        rows.push({
-          case: c.id,
-          title: c.title,
-          peer: c.peer,
-          goal: c.goal,
-          kind: 'custom',
-          error: error ?? 'no rounds ran',
-        });
+        rows.push({ ...info, error: error ?? 'no rounds ran' });
         continue;
       }
       const f = (c.summarize ?? summarizeCustom)(rounds);
       rows.push({
-        case: c.id,
-        title: c.title,
-        peer: c.peer,
-        goal: c.goal,
-        kind: 'custom',
+        ...info,
         ratio: +f.ratio.toFixed(2),
         tessera: f.tessera,
         peer_figures: f.peer,
@@ -244,8 +228,7 @@ async function main(): Promise<void> {
       });
     }
     // A case this run cannot measure (it says why) is reported skipped, not failed.
-    for (const { c, reason } of skipped)
-      rows.push({ case: c.id, title: c.title, peer: c.peer, goal: c.goal, kind: 'custom', skipped: reason });
+    for (const { c, reason } of skipped) rows.push({ ...customRow(c), skipped: reason });
   } finally {
     for (const custom of customs) {
       try {

@@ -16,7 +16,7 @@ import { readSupergraphConfig, ROOT } from '../router/compose.ts';
 import { startRoundRobin, type RoundRobin } from '../tests/support/round-robin.ts';
 import { ensureInstalled } from '../scripts/ensure-installed.ts';
 import pg from 'pg';
-import { startChild } from './child.ts';
+import { scratchDir, startChild } from './child.ts';
 
 const DURATION = Number(process.env.SCALE_DURATION ?? 10);
 const CONNECTIONS = 32;
@@ -41,10 +41,7 @@ async function measure(t: Target): Promise<{ rps: number; p50: number; p99: numb
 
 async function main(): Promise<void> {
   ensureInstalled(path.join(ROOT, 'deploy', 'hive-gateway'));
-  const out = path.join(ROOT, 'bench', 'out');
-  fs.mkdirSync(out, { recursive: true, mode: 0o755 });
-  const dataDir = fs.mkdtempSync(path.join(out, 'scale-'));
-  fs.chmodSync(dataDir, 0o755);
+  const dataDir = scratchDir('scale-');
   const log = createLogger('warn');
   const db = await startDatabase({
     databaseUrl: process.env.DATABASE_URL,

@@ -18,47 +18,36 @@
 // connection, to tell the API's own cost from the server's.
 import pg from 'pg';
 import { client } from '../../tests/support/http.ts';
+import { planProject } from '../lib/tenant.ts';
 import { createCatalog } from '../../subgraphs/data/services/catalog.ts';
 import { buildVectorSearch } from '../../subgraphs/data/services/builder.ts';
 import {
   DIMS,
   K,
   EXACT_TIMED,
-  GOAL_P50_MS,
-  GOAL_RECALL,
+  TABLE,
   bruteForce,
   makeData,
-  percentile,
+  round2,
+  searchArgs,
   serverHasPgvector,
+  vectorFigures,
+  type Timed,
 } from './p10-vector.ts';
+import { percentile } from '../lib/stats.ts';
 import type { BenchContext, CustomCase, CustomFigures } from './types.ts';
 
-const TABLE = 'docs';
 const BATCH = 2_000;
-const round2 = (x: number) => +x.toFixed(2);
 
 type Project = { apiKey: string; schema: string; role: string; database: string };
 
 /** A tenant on the enterprise plan (row limits far above 100,000) with one project, its data role and database. */
 async function makeProject(ctx: BenchContext): Promise<Project> {
-  const call = client(ctx.tessera);
-  const email = `bench-p10-${Date.now()}@example.com`;
-  const password = 'bench password 123';
-  const signup = await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password } });
-  if (signup.status !== 201) throw new Error(`signup: ${signup.status} ${JSON.stringify(signup.body)}`);
+  const { id, apiKey } = await planProject(ctx, 'enterprise', 'p10');
   const db = new pg.Client({ connectionString: ctx.databaseUrl });
   await db.connect();
   try {
-    // Plans are assigned by the operator (no API), as P7 and P9 do.
-    await db.query(`update tenants set plan_id = 'enterprise' where email = $1`, [email]);
-    const login = await call('POST', '/auth/api/v1/tenant/login', { body: { email, password } });
-    if (login.status !== 200) throw new Error(`login: ${login.status} ${JSON.stringify(login.body)}`);
-    const created = await call('POST', '/auth/api/v1/projects', {
-      token: login.body.access_token as string,
-      body: { name: 'bench-p10' },
-    });
-    if (created.status !== 201) throw new Error(`project: ${created.status} ${JSON.stringify(created.body)}`);
-    const apiKey = created.body.project.api_key as string;
+    const call = client(ctx.tessera);
     const table = await call('POST', '/v1/rawSQL', {
       apiKey,
       body: {
@@ -69,7 +58,7 @@ async function makeProject(ctx: BenchContext): Promise<Project> {
       throw new Error(`create table (does the project see pgvector?): ${table.status} ${JSON.stringify(table.body)}`);
     const { rows } = await db.query<{ schema_name: string; role_name: string; database_name: string }>(
       'select schema_name, role_name, database_name from data_project_roles where project_id = $1',
-      [created.body.project.id],
+      [id],
     );
     if (!rows[0]) throw new Error('no data role for the project');
     return { apiKey, schema: rows[0].schema_name, role: rows[0].role_name, database: rows[0].database_name };
@@ -132,17 +121,9 @@ export const p10Server: CustomCase = {
       const buildSeconds = Number(process.hrtime.bigint() - built) / 1e9;
 
       const call = client(ctx.tessera);
-      const body = (q: Float32Array) => ({
-        table: TABLE,
-        column: 'embedding',
-        vector: Array.from(q),
-        k: K,
-        metric: 'cosine',
-        select: ['id', 'title'],
-      });
-      const search = async (q: Float32Array): Promise<{ ids: number[]; ms: number }> => {
+      const search = async (q: Float32Array): Promise<Timed> => {
         const started = performance.now();
-        const r = await call('POST', '/v1/vectorSearch', { apiKey: project.apiKey, body: body(q) });
+        const r = await call('POST', '/v1/vectorSearch', { apiKey: project.apiKey, body: searchArgs(q) });
         const ms = performance.now() - started;
         if (r.status !== 200) throw new Error(`vectorSearch: ${r.status} ${JSON.stringify(r.body)}`);
         if (r.body.method !== 'hnsw')
@@ -151,8 +132,8 @@ export const p10Server: CustomCase = {
       };
       // The statement the data API runs, on the direct connection (the server's share of a search).
       const t = await createCatalog().table(db as unknown as pg.Pool, project.schema, TABLE);
-      const direct = async (q: Float32Array): Promise<{ ids: number[]; ms: number }> => {
-        const sql = buildVectorSearch(project.schema, t, body(q));
+      const direct = async (q: Float32Array): Promise<Timed> => {
+        const sql = buildVectorSearch(project.schema, t, searchArgs(q));
         const started = performance.now();
         const r = await db.query<{ id: number }>(sql.sql, sql.params);
         return { ids: r.rows.map((row) => row.id), ms: performance.now() - started };
@@ -162,39 +143,23 @@ export const p10Server: CustomCase = {
       for (const q of queries) await search(q); // warm-up: the index's pages in the server's cache, the path compiled
 
       const run = async (): Promise<CustomFigures> => {
-        const api: { ids: number[]; ms: number }[] = [];
+        const api: Timed[] = [];
         for (const q of queries) api.push(await search(q));
         const sqlMs: number[] = [];
         for (const q of queries) sqlMs.push((await direct(q)).ms);
-        const exactRuns: { ids: number[]; ms: number }[] = [];
+        const exactRuns: Timed[] = [];
         await db.query('set enable_indexscan = off');
         try {
           for (const q of queries.slice(0, EXACT_TIMED)) exactRuns.push(await direct(q));
         } finally {
           await db.query('reset enable_indexscan');
         }
-        const ms = api.map((a) => a.ms);
-        const exactMs = exactRuns.map((a) => a.ms);
-        const tessera = {
-          recall_at_10_pct: +(100 * recall(api.map((a) => a.ids))).toFixed(1),
-          p50_ms: round2(percentile(ms, 50)),
-          p99_ms: round2(percentile(ms, 99)),
+        return vectorFigures(recall, api, exactRuns, {
           sql_p50_ms: round2(percentile(sqlMs, 50)),
           rows: count,
           dims: DIMS,
           index_build_s: round2(buildSeconds),
-        };
-        const peer = {
-          recall_at_10_pct: +(100 * recall(exactRuns.map((a) => a.ids))).toFixed(1),
-          p50_ms: round2(percentile(exactMs, 50)),
-          p99_ms: round2(percentile(exactMs, 99)),
-        };
-        return {
-          tessera,
-          peer,
-          ratio: peer.p50_ms / tessera.p50_ms,
-          met: tessera.recall_at_10_pct >= 100 * GOAL_RECALL && tessera.p50_ms <= GOAL_P50_MS,
-        };
+        });
       };
       return { run, cleanup: async () => await db.end() };
     } catch (err) {

@@ -26,6 +26,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { createCatalog } from '../../subgraphs/data/services/catalog.ts';
 import { buildVectorSearch, HNSW_INDEX_SQL, PGVECTOR_OPCLASSES } from '../../subgraphs/data/services/builder.ts';
+import { percentile } from '../lib/stats.ts';
 import type { BenchContext, CustomCase, CustomFigures } from './types.ts';
 
 export const DIMS = 384;
@@ -41,7 +42,7 @@ const SUBSPACE = 16;
 const SPREAD = 0.5;
 const NOISE = 0.05;
 const SCHEMA = 'p_0bench0p10vector0000000000000000';
-const TABLE = 'docs';
+export const TABLE = 'docs';
 export const GOAL_RECALL = 0.95;
 export const GOAL_P50_MS = 20;
 
@@ -130,12 +131,48 @@ function copyChunk(rows: Float32Array, from: number, to: number): Uint8Array<Arr
   return buf;
 }
 
-export function percentile(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))]!;
-}
+export const round2 = (x: number) => +x.toFixed(2);
 
-const round2 = (x: number) => +x.toFixed(2);
+/** One search's answer (the ids, best first) and how long it took. */
+export type Timed = { ids: number[]; ms: number };
+
+/** The vectorSearch arguments of P10 and P10-server for query `q` (cosine, k 10, select id and title). */
+export const searchArgs = (q: Float32Array) => ({
+  table: TABLE,
+  column: 'embedding',
+  vector: Array.from(q),
+  k: K,
+  metric: 'cosine' as const,
+  select: ['id', 'title'],
+});
+
+/**
+ * The figures of one round of P10 or P10-server: recall and latency of the measured searches (`tessera`, with the
+ * case's own `extra` figures) and of the exact scans (`peer`), their ratio and whether the goal is met.
+ */
+export function vectorFigures(
+  recall: (answers: number[][]) => number,
+  searches: Timed[],
+  exactRuns: Timed[],
+  extra: Record<string, number>,
+): CustomFigures {
+  const shape = (runs: Timed[]) => {
+    const ms = runs.map((a) => a.ms);
+    return {
+      recall_at_10_pct: +(100 * recall(runs.map((a) => a.ids))).toFixed(1),
+      p50_ms: round2(percentile(ms, 50)),
+      p99_ms: round2(percentile(ms, 99)),
+    };
+  };
+  const tessera = { ...shape(searches), ...extra };
+  const peer = shape(exactRuns);
+  return {
+    tessera,
+    peer,
+    ratio: peer.p50_ms / tessera.p50_ms,
+    met: tessera.recall_at_10_pct >= 100 * GOAL_RECALL && tessera.p50_ms <= GOAL_P50_MS,
+  };
+}
 
 export async function serverHasPgvector(ctx: BenchContext): Promise<boolean> {
   const c = new pg.Client({ connectionString: ctx.databaseUrl });
@@ -180,20 +217,13 @@ export const p10: CustomCase = {
       const asPool = db as unknown as pg.Pool;
       const search = async (q: Float32Array): Promise<number[]> => {
         const t = await catalog.table(asPool, SCHEMA, TABLE);
-        const sql = buildVectorSearch(SCHEMA, t, {
-          table: TABLE,
-          column: 'embedding',
-          vector: Array.from(q),
-          k: K,
-          metric: 'cosine',
-          select: ['id', 'title'],
-        });
+        const sql = buildVectorSearch(SCHEMA, t, searchArgs(q));
         const indexed = await db.query(HNSW_INDEX_SQL, [SCHEMA, TABLE, sql.column, PGVECTOR_OPCLASSES[sql.metric]]);
         if (indexed.rows.length === 0) throw new Error('P10: the data API would not see the HNSW index');
         const res = await db.query<{ id: number }>(sql.sql, sql.params);
         return res.rows.map((r) => r.id);
       };
-      const timed = async (q: Float32Array): Promise<{ ids: number[]; ms: number }> => {
+      const timed = async (q: Float32Array): Promise<Timed> => {
         const started = performance.now();
         const ids = await search(q);
         return { ids, ms: performance.now() - started };
@@ -204,51 +234,28 @@ export const p10: CustomCase = {
 
       // The planner must answer with the index: else the "HNSW" figures would be a scan's.
       const t = await catalog.table(asPool, SCHEMA, TABLE);
-      const probe = buildVectorSearch(SCHEMA, t, {
-        table: TABLE,
-        column: 'embedding',
-        vector: Array.from(queries[0]!),
-        k: K,
-        metric: 'cosine',
-        select: ['id', 'title'],
-      });
+      const probe = buildVectorSearch(SCHEMA, t, searchArgs(queries[0]!));
       const plan = await db.query<{ 'QUERY PLAN': string }>(`explain ${probe.sql}`, probe.params);
       if (!/Index Scan using \w*embedding\w*/.test(plan.rows.map((r) => r['QUERY PLAN']).join('\n')))
         throw new Error(`P10: the search does not use the HNSW index:\n${JSON.stringify(plan.rows)}`);
       for (const q of queries) await search(q); // warm-up: the measured rounds start hot
 
       const run = async (): Promise<CustomFigures> => {
-        const approx: { ids: number[]; ms: number }[] = [];
+        const approx: Timed[] = [];
         for (const q of queries) approx.push(await timed(q));
-        const exactRuns: { ids: number[]; ms: number }[] = [];
+        const exactRuns: Timed[] = [];
         await db.exec('set enable_indexscan = off');
         try {
           for (const q of queries.slice(0, EXACT_TIMED)) exactRuns.push(await timed(q));
         } finally {
           await db.exec('reset enable_indexscan');
         }
-        const ms = approx.map((a) => a.ms);
-        const exactMs = exactRuns.map((a) => a.ms);
-        const tessera = {
-          recall_at_10_pct: +(100 * recall(approx.map((a) => a.ids))).toFixed(1),
-          p50_ms: round2(percentile(ms, 50)),
-          p99_ms: round2(percentile(ms, 99)),
+        return vectorFigures(recall, approx, exactRuns, {
           rows: count,
           dims: DIMS,
           index_build_s: round2(buildSeconds),
           server_pgvector: serverPgvector ? 1 : 0,
-        };
-        const peer = {
-          recall_at_10_pct: +(100 * recall(exactRuns.map((a) => a.ids))).toFixed(1),
-          p50_ms: round2(percentile(exactMs, 50)),
-          p99_ms: round2(percentile(exactMs, 99)),
-        };
-        return {
-          tessera,
-          peer,
-          ratio: peer.p50_ms / tessera.p50_ms,
-          met: tessera.recall_at_10_pct >= 100 * GOAL_RECALL && tessera.p50_ms <= GOAL_P50_MS,
-        };
+        });
       };
       return { run, cleanup: async () => await db.close() };
     } catch (err) {

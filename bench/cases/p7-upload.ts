@@ -13,8 +13,8 @@ import crypto from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import pg from 'pg';
 import { client } from '../../tests/support/http.ts';
+import { planProject } from '../lib/tenant.ts';
 import type { BenchContext, CustomCase, CustomFigures } from './types.ts';
 
 const MIB = 1024 * 1024;
@@ -125,26 +125,7 @@ async function cp(src: string, dst: string): Promise<number> {
 /** A tenant on the pro plan (5 GiB per upload, 100 GiB quota) with a project; answers its API key. */
 async function proProject(ctx: BenchContext, size: number): Promise<string> {
   const call = client(ctx.tessera);
-  const email = `bench-p7-${Date.now()}@example.com`;
-  const password = 'bench password 123';
-  const signup = await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password } });
-  if (signup.status !== 201) throw new Error(`signup: ${signup.status} ${JSON.stringify(signup.body)}`);
-  // Plans are assigned by the operator (no API): move the tenant to the pro plan as an operator would.
-  const db = new pg.Client({ connectionString: ctx.databaseUrl });
-  await db.connect();
-  try {
-    await db.query(`update tenants set plan_id = 'pro' where email = $1`, [email]);
-  } finally {
-    await db.end();
-  }
-  const login = await call('POST', '/auth/api/v1/tenant/login', { body: { email, password } });
-  if (login.status !== 200) throw new Error(`login: ${login.status} ${JSON.stringify(login.body)}`);
-  const created = await call('POST', '/auth/api/v1/projects', {
-    token: login.body.access_token as string,
-    body: { name: 'bench-p7' },
-  });
-  if (created.status !== 201) throw new Error(`project: ${created.status} ${JSON.stringify(created.body)}`);
-  const apiKey = created.body.project.api_key as string;
+  const { apiKey } = await planProject(ctx, 'pro', 'p7');
   const usage = await call('GET', `${STORAGE}/usage`, { apiKey });
   const u = usage.body?.usage;
   if (usage.status !== 200 || !(u.max_upload_bytes >= size && u.remaining_bytes >= size)) {

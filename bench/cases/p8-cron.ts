@@ -8,6 +8,7 @@
 import { client } from '../../tests/support/http.ts';
 import type { CustomCase, CustomFigures } from './types.ts';
 import { dataProject } from './p1-p2-data.ts';
+import { oneStepFunction } from '../lib/functions.ts';
 
 const FUNCTION = 'p8-tick';
 const GOAL_P99_MS = 250;
@@ -49,14 +50,7 @@ export const p8Cron: CustomCase = {
     const ticksPerRound = ctx.quick ? 5 : 10;
     const p = await dataProject(ctx);
     const call = client(ctx.tessera);
-    const fn = await call('POST', '/edge/api/v1/functions', {
-      apiKey: p.apiKey,
-      body: {
-        name: FUNCTION,
-        steps: [{ name: 'out', kind: 'Transform', expression: { tick: '{{ input.body.tick }}', at: '{{ now() }}' } }],
-      },
-    });
-    if (fn.status !== 201) throw new Error(`P8-cron create function: ${fn.status} ${JSON.stringify(fn.body)}`);
+    await oneStepFunction(ctx, p.apiKey, FUNCTION, { tick: '{{ input.body.tick }}', at: '{{ now() }}' });
     let round = 0;
 
     const run = async (): Promise<CustomFigures> => {

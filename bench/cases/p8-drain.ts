@@ -7,6 +7,7 @@ import pg from 'pg';
 import { client } from '../../tests/support/http.ts';
 import type { CustomCase, CustomFigures } from './types.ts';
 import { dataProject } from './p1-p2-data.ts';
+import { oneStepFunction } from '../lib/functions.ts';
 
 const FUNCTION = 'p8-drain';
 const GOAL_PER_S = 1000;
@@ -38,14 +39,7 @@ export const p8Drain: CustomCase = {
     const n = ctx.quick ? 200 : 2000;
     const p = await dataProject(ctx);
     const call = client(ctx.tessera);
-    const fn = await call('POST', '/edge/api/v1/functions', {
-      apiKey: p.apiKey,
-      body: {
-        name: FUNCTION,
-        steps: [{ name: 'out', kind: 'Transform', expression: { ok: true, n: '{{ input.body.n }}' } }],
-      },
-    });
-    if (fn.status !== 201) throw new Error(`P8-drain create function: ${fn.status} ${JSON.stringify(fn.body)}`);
+    await oneStepFunction(ctx, p.apiKey, FUNCTION, { ok: true, n: '{{ input.body.n }}' });
     const db = new pg.Client({ connectionString: ctx.databaseUrl });
     await db.connect();
     const counts = async (since: Date) => {

@@ -17,6 +17,8 @@ import fs from 'node:fs';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { client, type Res } from '../../tests/support/http.ts';
+import { planTenant } from '../lib/tenant.ts';
+import { percentile } from '../lib/stats.ts';
 import type { BenchContext, CustomCase, CustomFigures } from './types.ts';
 
 const MB = 1e6;
@@ -162,32 +164,14 @@ async function makeProject(base: string, token: string, i: number): Promise<Made
   return { apiKey, createMs, readyMs };
 }
 
-function percentileOf(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))]!;
-}
-
 /** A tenant on the enterprise plan (its limit: 1,000 projects) with `count` projects; answers their API keys and timings. */
 async function makeProjects(ctx: BenchContext, count: number): Promise<Made[]> {
-  const call = client(ctx.tessera);
-  const email = `bench-p9-${Date.now()}@example.com`;
-  const password = 'bench password 123';
-  expectStatus(await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password } }), 201, 'signup');
-  // Plans are assigned by the operator (no API): move the tenant to the enterprise plan as an operator would.
+  const { token } = await planTenant(ctx, 'enterprise', 'p9');
   await withDb(ctx.databaseUrl, async (c) => {
-    const { rows } = await c.query<{ max_projects: number }>(
-      `update tenants set plan_id = 'enterprise' where email = $1 returning (select max_projects from plans where id = 'enterprise')`,
-      [email],
-    );
+    const { rows } = await c.query<{ max_projects: number }>(`select max_projects from plans where id = 'enterprise'`);
     if (!(rows[0] && rows[0].max_projects >= count))
       throw new Error(`the enterprise plan cannot hold ${count} projects: ${JSON.stringify(rows)}`);
   });
-  const login = expectStatus(
-    await call('POST', '/auth/api/v1/tenant/login', { body: { email, password } }),
-    200,
-    'login',
-  );
-  const token = login.body.access_token as string;
   return await parallel(
     Array.from({ length: count }, (_, i) => i),
     SETUP_CONCURRENCY,
@@ -282,24 +266,14 @@ export const p9: CustomCase = {
         );
         return rows[0]!.mb;
       });
-      const pct = (xs: number[], p: number) => +percentileOf(xs, p).toFixed(1);
+      const pct = (xs: number[], p: number) => +percentile(xs, p).toFixed(1);
+      const createMs = projects.map((p) => p.createMs);
+      const readyMs = projects.map((p) => p.readyMs);
       const creation = {
-        create_p50_ms: pct(
-          projects.map((p) => p.createMs),
-          50,
-        ),
-        create_p99_ms: pct(
-          projects.map((p) => p.createMs),
-          99,
-        ),
-        usable_p50_ms: pct(
-          projects.map((p) => p.readyMs),
-          50,
-        ),
-        usable_p99_ms: pct(
-          projects.map((p) => p.readyMs),
-          99,
-        ),
+        create_p50_ms: pct(createMs, 50),
+        create_p99_ms: pct(createMs, 99),
+        usable_p50_ms: pct(readyMs, 50),
+        usable_p99_ms: pct(readyMs, 99),
         disk_per_project_mb: +disk.toFixed(2),
       };
       console.log(
