@@ -1,9 +1,9 @@
 // The dashboard in a real browser (Debian's chromium, headless, driven by playwright-core; no browser download)
 // against a live Tessera: a new tenant signs up, creates a project, copies its keys, creates a table and rows in
 // the table browser, runs SQL, uploads and downloads a file, creates a function, invokes it, opens the execution
-// timeline, adds a cron job and sees its next runs, enrols MFA and signs in again with a code. Each main page is
-// saved as a screenshot (tests/artifacts/dashboard, git-ignored) and scanned with axe-core: no serious or critical
-// violation. Also: errors show their code and request id, destructive actions ask first, the keyboard reaches the
+// timeline, adds a cron job, sees its next runs and deletes it, enrols MFA and signs in again with a code. Each main
+// page is saved as a screenshot (tests/artifacts/dashboard, git-ignored) and scanned with axe-core: no serious or
+// critical violation. Also: errors show their code and request id, destructive actions ask first, the keyboard reaches the
 // content, a narrow window keeps everything reachable, and an expired session goes back to sign-in.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { execFile } from 'node:child_process';
@@ -347,6 +347,20 @@ describe('the dashboard, end to end in chromium', () => {
     // 03:00 in Tokyo, shown in Tokyo time.
     await contains(runs.first(), /3:00:00|03:00:00/);
     await checkPage('12-cron');
+  });
+
+  it('deletes a cron job only after asking, and the list drops it', async () => {
+    const job = main().getByRole('heading', { name: 'nightly' });
+    await page.getByRole('button', { name: 'Delete cron job nightly' }).click();
+    const dialog = page.getByRole('dialog');
+    await contains(dialog, 'Delete cron job nightly?');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await gone(dialog);
+    await shown(job);
+    await page.getByRole('button', { name: 'Delete cron job nightly' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete', exact: true }).click();
+    await gone(job);
+    await shown(main().getByText('No cron jobs'));
   });
 
   it('manages end-users: search, detail, roles, disable after asking', async () => {
