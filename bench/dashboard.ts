@@ -11,21 +11,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { chromium, type Locator, type Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
+import { launchChromium } from '../tests/support/browser.ts';
+import { BENCH_OUT as OUT, scratchDir } from './child.ts';
 import { startTessera } from '../main.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const OUT = path.join(ROOT, 'bench', 'out');
 const RUNS = process.argv.includes('--quick') ? 3 : 7;
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const GOAL_JS_GZIP = 300 * 1024;
 const GOAL_FIRST_SCREEN_MS = 1000;
 
@@ -58,9 +50,7 @@ async function measure(page: Page, url: string, ready: (p: Page) => Locator, dis
 async function main(): Promise<void> {
   await promisify(execFile)(process.execPath, [path.join(ROOT, 'dashboard/build.ts')], { cwd: ROOT });
   const dist = path.join(ROOT, 'dashboard/dist');
-  fs.mkdirSync(OUT, { recursive: true });
-  const dataDir = fs.mkdtempSync(path.join(OUT, 'dashboard-data-'));
-  fs.chmodSync(dataDir, 0o755);
+  const dataDir = scratchDir('dashboard-data-');
   const tessera = await startTessera({
     ...process.env,
     PORT: '0',
@@ -68,7 +58,7 @@ async function main(): Promise<void> {
     TESSERA_DATA_DIR: dataDir,
     DATABASE_URL: undefined,
   });
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: FLAGS, headless: true });
+  const browser = await launchChromium();
   try {
     const base = tessera.url;
     const email = `bench-${Date.now()}@example.com`;

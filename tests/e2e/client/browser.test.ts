@@ -11,24 +11,14 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, requireChromium } from '../../support/browser.ts';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
-import { newProject, type Project } from '../identity/identity-fixtures.ts';
+import { newProjectWithPk, type Project } from '../identity/identity-fixtures.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = new URL('../../../', import.meta.url).pathname;
-// The flags known to work on these machines (no sandbox as root; no background connections to a closed network).
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 let platform: TestPlatform;
 let api: string;
@@ -84,7 +74,7 @@ async function openApp(origin: string): Promise<Page> {
 }
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
+  requireChromium();
   dist = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-client-dist-'));
   // The package as it ships: compiled by its own build configuration.
   const build = promisify(execFile)(process.execPath, [
@@ -96,11 +86,8 @@ beforeAll(async () => {
   ]);
   platform = await startOneProcess();
   api = platform.url.replace('localhost', '127.0.0.1');
-  const p = await newProject(api);
+  const p = (project = await newProjectWithPk(api));
   const call = client(api);
-  const pk = (await call('GET', `/auth/api/v1/projects/${p.id}`, { token: p.tenantToken })).body.project
-    .publishable_key as string;
-  project = { ...p, pk };
   pageServer = servePages();
   pageOrigin = await listen(pageServer, 'localhost', 'localhost');
   otherServer = servePages();
@@ -152,7 +139,7 @@ beforeAll(async () => {
     ).status,
   ).toBe(201);
   await build;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  browser = await launchChromium();
   page = await openApp(pageOrigin);
   // Nothing but the two local origins is ever asked for.
   page.on('request', (r) => {
