@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect } from '@jest/globals';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
-import { newProject, type Project } from '../e2e/identity/identity-fixtures.ts';
+import { newProjectWithPk, type Project } from '../e2e/identity/identity-fixtures.ts';
 import { STORAGE, upload } from '../e2e/storage/storage-fixtures.ts';
 import { attackTable } from './attack-table.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -16,11 +16,6 @@ let call: ReturnType<typeof client>;
 let a: Project & { pk: string };
 let b: Project & { pk: string };
 
-const withPk = async (p: Project) => ({
-  ...p,
-  pk: (await call('GET', `/auth/api/v1/projects/${p.id}`, { token: p.tenantToken })).body.project
-    .publishable_key as string,
-});
 const sql = async (p: Project, text: string) => {
   const res = await call('POST', '/v1/rawSQL', { apiKey: p.apiKey, body: { sql: text } });
   if (res.status !== 200) throw new Error(`${text}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -42,8 +37,8 @@ const refusedGql = async (res: Res): Promise<Res> => {
 beforeAll(async () => {
   platform = await startOneProcess();
   call = client(platform.url);
-  a = await withPk(await newProject(platform.url));
-  b = await withPk(await newProject(platform.url));
+  a = await newProjectWithPk(platform.url);
+  b = await newProjectWithPk(platform.url);
   await waitFor(
     async () => (await call('POST', '/v1/rawSQL', { apiKey: a.apiKey, body: { sql: 'select 1' } })).status === 200,
     { message: 'project database' },

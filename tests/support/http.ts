@@ -17,13 +17,18 @@ export function client(base: string) {
       headers,
       body: opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
     });
-    const text = await res.text();
-    let body: unknown = text;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      // not JSON
-    }
-    return { status: res.status, body, headers: res.headers };
+    return await asRes(res);
   };
+}
+
+/** A fetch response as a Res: its body parsed as JSON, or the text when it is not JSON (undefined when empty). */
+export async function asRes(res: Response): Promise<Res> {
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON (HTML, plain text)
+  }
+  return { status: res.status, body, headers: res.headers };
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig, ConfigError } from '../../../platform/config.ts';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
-import { newProject, type Project } from '../identity/identity-fixtures.ts';
+import { newProjectWithPk, type Project } from '../identity/identity-fixtures.ts';
 
 const APP = 'https://app.example.com';
 const ADMIN = 'https://admin.example.com';
@@ -16,12 +16,6 @@ let call: ReturnType<typeof client>;
 let a: Project & { pk: string };
 let b: Project & { pk: string };
 
-const withPk = async (p: Project) => ({
-  ...p,
-  pk: (await call('GET', `/auth/api/v1/projects/${p.id}`, { token: p.tenantToken })).body.project
-    .publishable_key as string,
-});
-
 const preflight = (path: string, origin: string, headers = 'x-api-key, content-type', method = 'POST') =>
   fetch(platform.url + path, {
     method: 'OPTIONS',
@@ -31,8 +25,8 @@ const preflight = (path: string, origin: string, headers = 'x-api-key, content-t
 beforeAll(async () => {
   platform = await startOneProcess({ TESSERA_CORS_ORIGINS: ADMIN });
   call = client(platform.url);
-  a = await withPk(await newProject(platform.url));
-  b = await withPk(await newProject(platform.url));
+  a = await newProjectWithPk(platform.url);
+  b = await newProjectWithPk(platform.url);
   const set = await call('PUT', `/auth/api/v1/projects/${a.id}/cors`, {
     token: a.tenantToken,
     body: { allowed_origins: [APP], exposed_headers: ['X-Custom'], max_age: 120 },
@@ -223,7 +217,7 @@ describe('actual requests', () => {
   });
 
   it('follow a changed rule at once', async () => {
-    const p = await withPk(await newProject(platform.url));
+    const p = await newProjectWithPk(platform.url);
     const origin = 'https://later.example.com';
     expect((await preflight('/v1/find', origin)).status).toBe(403);
     await call('PUT', `/auth/api/v1/projects/${p.id}/cors`, {
@@ -236,7 +230,7 @@ describe('actual requests', () => {
   });
 
   it('get `*` for a wildcard rule and credentials only for an exact origin that asks for them; realtime never reflects origins', async () => {
-    const w = await withPk(await newProject(platform.url));
+    const w = await newProjectWithPk(platform.url);
     expect(
       (
         await call('PUT', `/auth/api/v1/projects/${w.id}/cors`, {
@@ -252,7 +246,7 @@ describe('actual requests', () => {
     });
     expect(any.headers.get('access-control-allow-origin')).toBe('*');
     expect(any.headers.get('access-control-allow-credentials')).toBeNull();
-    const c = await withPk(await newProject(platform.url));
+    const c = await newProjectWithPk(platform.url);
     await call('PUT', `/auth/api/v1/projects/${c.id}/cors`, {
       token: c.tenantToken,
       body: { allowed_origins: ['https://creds.example.com'], allow_credentials: true },

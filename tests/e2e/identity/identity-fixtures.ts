@@ -5,7 +5,7 @@ import { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
 import { generate } from 'otplib';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
-import { client, type Res } from '../../support/http.ts';
+import { asRes, client, type Res } from '../../support/http.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
 export type Mail = { to: string; raw: string; text: string };
@@ -96,6 +96,21 @@ export async function newProject(
   return { id: project.id, apiKey: project.api_key, clientId: c.client_id, clientSecret: c.client_secret, tenantToken };
 }
 
+/** The project's publishable key (`tpk_...`, the key a browser app holds), as its tenant reads it. */
+export async function publishableKey(base: string, p: Project): Promise<string> {
+  const res = await client(base)('GET', `/auth/api/v1/projects/${p.id}`, { token: p.tenantToken });
+  return res.body.project.publishable_key as string;
+}
+
+/** newProject, with the project's publishable key as `pk`. */
+export async function newProjectWithPk(
+  base: string,
+  opts: { public?: boolean; allowedScopes?: string[] } = {},
+): Promise<Project & { pk: string }> {
+  const p = await newProject(base, opts);
+  return { ...p, pk: await publishableKey(base, p) };
+}
+
 function expect201(res: Res): void {
   if (res.status !== 201) throw new Error(`expected 201, got ${res.status}: ${JSON.stringify(res.body)}`);
 }
@@ -116,14 +131,7 @@ export async function postForm(
     body: opts.raw ?? new URLSearchParams(params).toString(),
     redirect: 'manual',
   });
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    // HTML or empty
-  }
-  return { status: res.status, body, headers: res.headers };
+  return await asRes(res);
 }
 
 /** Registers an end-user and returns its credentials. */

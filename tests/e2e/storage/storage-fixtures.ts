@@ -1,7 +1,7 @@
 // Shared set-up of the storage end-to-end tests: a tenant with a project (API key), multipart uploads
 // built by hand (so a body can be a generated stream of any size), and a JSON client.
 import { Readable } from 'node:stream';
-import { client, type Res } from '../../support/http.ts';
+import { asRes, client, type Res } from '../../support/http.ts';
 
 export type StorageProject = { id: string; apiKey: string; tenantToken: string };
 
@@ -71,17 +71,6 @@ function authHeaders(c: Creds): Record<string, string> {
   if (c.apiKey) h['x-api-key'] = c.apiKey;
   if (c.token) h.authorization = `Bearer ${c.token}`;
   return h;
-}
-
-async function asRes(res: Response): Promise<Res> {
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    // not JSON
-  }
-  return { status: res.status, body, headers: res.headers };
 }
 
 /** POSTs a multipart upload. */
