@@ -14,7 +14,15 @@ import { createSecretBox } from '../../platform/crypto.ts';
 import { sealBroadcast } from '../../platform/broadcast.ts';
 import { startOneProcess, TEST_SECRET, type TestPlatform } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
-import { createProject, dataCall, signIn, type Call, type DataProject } from '../e2e/data/data-support.ts';
+import {
+  createProject,
+  dataCall,
+  publish,
+  signIn,
+  sseText,
+  type Call,
+  type DataProject,
+} from '../e2e/data/data-support.ts';
 import { attackTable } from './attack-table.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -308,31 +316,13 @@ describe('signals and locks with the guard out of the way: NOTIFY and advisory l
   });
 
   it("a forged realtime event from A's database never reaches B's subscriber", async () => {
-    expect(
-      (
-        await call('POST', `/auth/api/v1/projects/${b.id}/publications`, {
-          token: b.token,
-          body: { table: 'secrets', enabled: true },
-        })
-      ).status,
-    ).toBe(200);
-    const ctrl = new AbortController();
-    const res = await fetch(`${platform.url}/realtime`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': b.apiKey },
-      body: JSON.stringify({ query: 'subscription { dataChanges(table: "secrets") { table operation row } }' }),
-      signal: ctrl.signal,
-    });
-    expect(res.status).toBe(200);
-    const reader = res.body!.getReader();
-    let text = '';
-    const pump = (async () => {
-      for (;;) {
-        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
-        if (done) return;
-        text += new TextDecoder().decode(value);
-      }
-    })();
+    await publish(call, b, 'secrets');
+    const sse = await sseText(
+      platform.url,
+      b.apiKey,
+      'subscription { dataChanges(table: "secrets") { table operation row } }',
+    );
+    expect(sse.status).toBe(200);
     const forged = JSON.stringify({
       table: 'secrets',
       op: 'insert',
@@ -343,17 +333,16 @@ describe('signals and locks with the guard out of the way: NOTIFY and advisory l
     await waitFor(
       async () => {
         await dataB('update', { table: 'secrets', where: { id: 1 }, set: { body: B_SECRET } });
-        return text.includes(B_SECRET);
+        return sse.text().includes(B_SECRET);
       },
       { message: 'the subscription' },
     );
     await bypass(`select pg_notify('tessera_realtime', $1)`, [forged]);
     await bypass(`notify tessera_realtime, '${forged.replace(/'/g, "''")}'`);
     expect((await dataB('insert', { table: 'secrets', values: { id: 2, body: 'after' } })).status).toBe(201);
-    await waitFor(async () => text.includes('"after"'), { message: 'the real insert' });
-    ctrl.abort();
-    await pump;
-    expect(text).not.toContain('forged');
+    await waitFor(async () => sse.text().includes('"after"'), { message: 'the real insert' });
+    await sse.close();
+    expect(sse.text()).not.toContain('forged');
     expect((await dataB('delete', { table: 'secrets', where: { id: 2 } })).status).toBe(200);
   }, 30_000);
 

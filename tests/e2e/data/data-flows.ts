@@ -3,7 +3,7 @@
 import { expect, it } from '@jest/globals';
 import { client } from '../../support/http.ts';
 import { waitFor } from '../../support/wait-for.ts';
-import { createProject, dataCall, signIn } from './data-support.ts';
+import { createProject, dataCall, signIn, sseText } from './data-support.ts';
 
 /** Actions through the front door, a publication, and its changes streamed over SSE; the project deleted after. */
 export function actionsAndSseRealtime(target: () => { url: string }): void {
@@ -30,40 +30,20 @@ export function actionsAndSseRealtime(target: () => { url: string }): void {
         })
       ).status,
     ).toBe(401);
-    const abort = new AbortController();
-    const res = await fetch(`${url}/realtime`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': project.apiKey },
-      body: JSON.stringify({ query: 'subscription { dataChanges(table: "events") { operation row } }' }),
-      signal: abort.signal,
-    });
-    expect(res.status).toBe(200);
-    let text = '';
-    const reader = res.body!.getReader();
-    const reading = (async () => {
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) return;
-          text += new TextDecoder().decode(value);
-        }
-      } catch {
-        // aborted
-      }
-    })();
+    const sse = await sseText(url, project.apiKey, 'subscription { dataChanges(table: "events") { operation row } }');
+    expect(sse.status).toBe(200);
     // The subscription is registered once a probe row written after it arrives.
     await waitFor(
       async () => {
         expect((await data('insert', { table: 'events', values: { kind: 'probe' } })).status).toBe(201);
-        return text.includes('"kind":"probe"');
+        return sse.text().includes('"kind":"probe"');
       },
       { intervalMs: 200, message: 'the subscription to be registered' },
     );
     expect((await data('insert', { table: 'events', values: { kind: 'flow' } })).status).toBe(201);
-    await waitFor(() => text.includes('"kind":"flow"'), { message: 'the change over SSE' });
-    expect(text).toContain('"operation":"insert"');
-    abort.abort();
-    await reading;
+    await waitFor(() => sse.text().includes('"kind":"flow"'), { message: 'the change over SSE' });
+    expect(sse.text()).toContain('"operation":"insert"');
+    await sse.close();
     expect((await call('DELETE', `/auth/api/v1/projects/${project.id}`, { token: project.token })).status).toBe(204);
   }, 60_000);
 }

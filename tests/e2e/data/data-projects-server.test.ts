@@ -10,7 +10,7 @@ import { startDatabase, type RunningDatabase } from '../../../platform/database.
 import { createLogger } from '../../../platform/logger.ts';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
-import { createProject, dataCall, signIn, type Call, type DataProject } from './data-support.ts';
+import { createProject, dataCall, publish, signIn, sseText, type Call, type DataProject } from './data-support.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
 let projectsServer: RunningDatabase;
@@ -97,40 +97,21 @@ describe('project databases on their own server', () => {
         })
       ).status,
     ).toBe(201);
-    expect(
-      (
-        await call('POST', `/auth/api/v1/projects/${project.id}/publications`, {
-          token: project.token,
-          body: { table: 'items', enabled: true },
-        })
-      ).status,
-    ).toBe(200);
-    const ctrl = new AbortController();
-    const res = await fetch(`${platform.url}/realtime`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': project.apiKey },
-      body: JSON.stringify({ query: 'subscription { dataChanges(table: "items") { operation row } }' }),
-      signal: ctrl.signal,
-    });
-    const reader = res.body!.getReader();
-    let text = '';
-    const pump = (async () => {
-      for (;;) {
-        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
-        if (done) return;
-        text += new TextDecoder().decode(value);
-      }
-    })();
+    await publish(call, project, 'items');
+    const sse = await sseText(
+      platform.url,
+      project.apiKey,
+      'subscription { dataChanges(table: "items") { operation row } }',
+    );
     let n = 0;
     await waitFor(
       async () => {
         expect((await data('insert', { table: 'items', values: { name: `live-${++n}` } })).status).toBe(201);
-        return text.includes('live-');
+        return sse.text().includes('live-');
       },
       { message: 'a realtime change' },
     );
-    ctrl.abort();
-    await pump;
+    await sse.close();
     expect(
       await waitFor(async () =>
         (await data('find', { table: 'audit', where: { name: 'live-1' } })).body.rows.length === 1 ? true : undefined,

@@ -33,6 +33,55 @@ export function dataCall(call: Call, apiKey: string) {
   return async (action: string, body: unknown): Promise<Res> => await call('POST', `/v1/${action}`, { apiKey, body });
 }
 
+/** Publishes the table's changes to realtime subscribers (the tenant API). */
+export async function publish(call: Call, project: DataProject, table: string): Promise<void> {
+  const res = await call('POST', `/auth/api/v1/projects/${project.id}/publications`, {
+    token: project.token,
+    body: { table, enabled: true },
+  });
+  if (res.status !== 200) throw new Error(`publish ${table}: ${res.status} ${JSON.stringify(res.body)}`);
+}
+
+/**
+ * Opens a GraphQL subscription over SSE (POST /realtime) with the API key; `text()` is all the stream sent so far,
+ * `close()` ends the subscription and waits for the reading to stop.
+ */
+export async function sseText(
+  base: string,
+  apiKey: string,
+  query: string,
+): Promise<{ status: number; text: () => string; close: () => Promise<void> }> {
+  const abort = new AbortController();
+  const res = await fetch(`${base}/realtime`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': apiKey },
+    body: JSON.stringify({ query }),
+    signal: abort.signal,
+  });
+  let text = '';
+  const reading = (async () => {
+    if (!res.body) return;
+    const reader = res.body.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        text += new TextDecoder().decode(value);
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  return {
+    status: res.status,
+    text: () => text,
+    close: async () => {
+      abort.abort();
+      await reading;
+    },
+  };
+}
+
 /**
  * Drops the databases and roles a test database's projects left on the shared server (they are cluster-wide).
  * Closing a platform started by tests/support/platform.ts does this already; this is for platforms a test started itself.
