@@ -1,10 +1,5 @@
 // Tenant accounts, sessions and MFA, driven through the tenant subgraph on a real PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { openSubgraphDatabase } from '../../../platform/database.ts';
-import { lateBoundRouterClient } from '../../../platform/subgraph.ts';
-import { createLogger } from '../../../platform/logger.ts';
-import { tenantEntities } from '../../../subgraphs/tenant/entities/index.ts';
-import { createTenantServices } from '../../../subgraphs/tenant/services/index.ts';
 import {
   AUTHENTICATE,
   INTERNAL,
@@ -15,6 +10,7 @@ import {
   totp,
   type Harness,
 } from '../../../subgraphs/tenant/testing.ts';
+import { withOtherInstance } from './tenant-fixtures.ts';
 
 const ME = 'query { me { id email name mfaEnabled plan { id name } } }';
 const REFRESH =
@@ -180,23 +176,7 @@ describe('sessions', () => {
   it('keeps tokens of the previous signing key valid after a rotation, and refuses them after the next', async () => {
     const t = await h.newTenant();
     // A second instance of the services on the same database, as in split mode.
-    const logger = createLogger('silent');
-    const db = await openSubgraphDatabase({
-      name: 'tenant',
-      url: h.databaseUrl,
-      entities: tenantEntities,
-      migrations: [],
-      logger,
-    });
-    try {
-      const other = await createTenantServices({
-        config: h.config,
-        db,
-        logger,
-        databaseUrl: h.databaseUrl,
-        router: lateBoundRouterClient(),
-      });
-      await other.signingKeys.ensureCurrent();
+    await withOtherInstance(h, async (other) => {
       const kidOf = (token: string) =>
         JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()).kid as string;
 
@@ -209,9 +189,7 @@ describe('sessions', () => {
       await other.signingKeys.rotate();
       await expect(other.sessions.authenticate(t.accessToken)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
       await expect(other.sessions.authenticate(fresh.accessToken)).resolves.toMatchObject({ tenantId: t.tenantId });
-    } finally {
-      await db.close();
-    }
+    });
   });
 });
 

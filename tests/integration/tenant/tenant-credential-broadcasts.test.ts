@@ -3,13 +3,9 @@
 // another process would hear it.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { openSubgraphDatabase } from '../../../platform/database.ts';
-import { createLogger } from '../../../platform/logger.ts';
-import { lateBoundRouterClient } from '../../../platform/subgraph.ts';
 import { openBroadcast } from '../../../platform/broadcast.ts';
-import { tenantEntities } from '../../../subgraphs/tenant/entities/index.ts';
-import { createTenantServices } from '../../../subgraphs/tenant/services/index.ts';
 import { startTenantHarness, type Harness, type SignedIn } from '../../../subgraphs/tenant/testing.ts';
+import { withOtherInstance } from './tenant-fixtures.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
 const CREATE = 'mutation($name: String!) { createProject(input: { name: $name }) { id apiKey } }';
@@ -97,28 +93,10 @@ describe('credentials.changed', () => {
   });
 
   it('is announced for everything when the signing keys rotate (the previous key retires)', async () => {
-    const logger = createLogger('silent');
-    const db = await openSubgraphDatabase({
-      name: 'tenant',
-      url: h.databaseUrl,
-      entities: tenantEntities,
-      migrations: [],
-      logger,
-    });
-    try {
-      const services = await createTenantServices({
-        config: h.config,
-        db,
-        logger,
-        databaseUrl: h.databaseUrl,
-        router: lateBoundRouterClient(),
-      });
-      await services.signingKeys.ensureCurrent();
+    await withOtherInstance(h, async (services) => {
       heard = [];
       await services.signingKeys.rotate();
       expect(await announced()).toEqual([{ all: true }]);
-    } finally {
-      await db.close();
-    }
+    });
   });
 });
