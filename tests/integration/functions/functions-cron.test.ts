@@ -2,32 +2,23 @@
 // worker processes would): every tick runs exactly once, and a disabled job stops.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import crypto from 'node:crypto';
-import os from 'node:os';
 import pg from 'pg';
-import type { RequestContext } from '../../../platform/auth.ts';
-import { loadConfig } from '../../../platform/config.ts';
-import { createLogger } from '../../../platform/logger.ts';
-import { startSubgraph, type RunningSubgraph } from '../../../platform/subgraph.ts';
-import { functionsSubgraph } from '../../../subgraphs/functions/index.ts';
+import type { RunningSubgraph } from '../../../platform/subgraph.ts';
 import { createTestDatabase, stopOwnServer } from '../../support/database.ts';
 import { waitFor } from '../../support/wait-for.ts';
+import { projectContext, startFunctionsSubgraph } from './functions-fixtures.ts';
 
 describe('cron with two instances', () => {
   let db: { url: string; drop: () => Promise<void> };
   let a: RunningSubgraph;
   let b: RunningSubgraph;
   const projectId = crypto.randomUUID();
-  const ctx: RequestContext = {
-    requestId: 'cron-test',
-    principal: { kind: 'project', projectId, tenantId: crypto.randomUUID() },
-  };
+  const ctx = projectContext('cron-test', projectId);
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    const config = loadConfig({ TESSERA_INTERNAL_SECRET: 'x'.repeat(40), TESSERA_DATA_DIR: os.tmpdir() });
-    const logger = createLogger('silent');
-    a = await startSubgraph(functionsSubgraph, { config, databaseUrl: db.url, logger });
-    b = await startSubgraph(functionsSubgraph, { config, databaseUrl: db.url, logger });
+    a = await startFunctionsSubgraph(db.url);
+    b = await startFunctionsSubgraph(db.url);
   }, 60_000);
 
   afterAll(async () => {

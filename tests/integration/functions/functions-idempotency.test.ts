@@ -6,9 +6,6 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import crypto from 'node:crypto';
 import pg from 'pg';
 import { AppError } from '../../../platform/errors.ts';
-import { createLogger } from '../../../platform/logger.ts';
-import { openSubgraphDatabase, type SubgraphDatabase } from '../../../platform/database.ts';
-import { functionsMigrations } from '../../../subgraphs/functions/migrations/index.ts';
 import {
   createIdempotency,
   fingerprintOf,
@@ -18,30 +15,23 @@ import {
 import { createSql } from '../../../subgraphs/functions/services/sql.ts';
 import { createTestDatabase } from '../../support/database.ts';
 import { waitFor } from '../../support/wait-for.ts';
+import { openFunctionsTables } from './functions-fixtures.ts';
 
 let db: { url: string; drop: () => Promise<void> };
-let orm: SubgraphDatabase;
+let tables: Awaited<ReturnType<typeof openFunctionsTables>>;
 let client: pg.Client;
 let store: ReturnType<typeof createIdempotency>;
 const projectId = crypto.randomUUID();
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  orm = await openSubgraphDatabase({
-    name: 'functions',
-    url: db.url,
-    entities: [],
-    migrations: functionsMigrations,
-    logger: createLogger('silent'),
-  });
-  store = createIdempotency({ sql: createSql(orm) });
-  client = new pg.Client({ connectionString: db.url });
-  await client.connect();
+  tables = await openFunctionsTables(db.url);
+  store = createIdempotency({ sql: createSql(tables.orm) });
+  client = tables.client;
 }, 60_000);
 
 afterAll(async () => {
-  await client?.end();
-  await orm?.close();
+  await tables?.close();
   await db?.drop();
 });
 

@@ -2,49 +2,31 @@
 // forever: the sweep marks it failed with WORKER_LOST once it is past its function's timeout plus a grace.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import crypto from 'node:crypto';
-import os from 'node:os';
 import pg from 'pg';
-import type { RequestContext } from '../../../platform/auth.ts';
-import { loadConfig } from '../../../platform/config.ts';
-import { openSubgraphDatabase, type SubgraphDatabase } from '../../../platform/database.ts';
 import { createLogger } from '../../../platform/logger.ts';
-import { startSubgraph, type RunningSubgraph } from '../../../platform/subgraph.ts';
-import { functionsSubgraph } from '../../../subgraphs/functions/index.ts';
-import { functionsMigrations } from '../../../subgraphs/functions/migrations/index.ts';
+import type { RunningSubgraph } from '../../../platform/subgraph.ts';
 import { createExecutionService } from '../../../subgraphs/functions/services/executions.ts';
 import { createHotSql, createSql } from '../../../subgraphs/functions/services/sql.ts';
 import { createTestDatabase } from '../../support/database.ts';
 import { waitFor } from '../../support/wait-for.ts';
+import { openFunctionsTables, projectContext, startFunctionsSubgraph } from './functions-fixtures.ts';
 
 let db: { url: string; drop: () => Promise<void> };
 let sub: RunningSubgraph;
-let orm: SubgraphDatabase;
+let tables: Awaited<ReturnType<typeof openFunctionsTables>>;
 let client: pg.Client;
 const projectId = crypto.randomUUID();
-const ctx: RequestContext = {
-  requestId: 'lost-test',
-  principal: { kind: 'project', projectId, tenantId: crypto.randomUUID() },
-};
+const ctx = projectContext('lost-test', projectId);
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  const config = loadConfig({ TESSERA_INTERNAL_SECRET: 'x'.repeat(40), TESSERA_DATA_DIR: os.tmpdir() });
-  const logger = createLogger('silent');
-  sub = await startSubgraph(functionsSubgraph, { config, databaseUrl: db.url, logger });
-  orm = await openSubgraphDatabase({
-    name: 'functions',
-    url: db.url,
-    entities: [],
-    migrations: functionsMigrations,
-    logger,
-  });
-  client = new pg.Client({ connectionString: db.url });
-  await client.connect();
+  sub = await startFunctionsSubgraph(db.url);
+  tables = await openFunctionsTables(db.url);
+  client = tables.client;
 }, 60_000);
 
 afterAll(async () => {
-  await client?.end();
-  await orm?.close();
+  await tables?.close();
   await sub?.close();
   await db?.drop();
 });
@@ -75,7 +57,7 @@ it('marks executions left running past their timeout as failed (WORKER_LOST), an
   const done = await insert('succeeded', 600);
 
   const hot = createHotSql(db.url, createLogger('silent'));
-  const executions = createExecutionService({ sql: createSql(orm), hot });
+  const executions = createExecutionService({ sql: createSql(tables.orm), hot });
   expect(await executions.sweepLost(60_000)).toBe(2);
   await hot.close();
   const { rows } = await client.query<{
