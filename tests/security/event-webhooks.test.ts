@@ -2,19 +2,16 @@
 // (refused at creation, or at delivery for a name that resolves there: the internal server is never reached), another
 // project's subscriptions, deliveries, executions and idempotency keys, credentials that may not manage them, and a
 // flood of subscriptions. Each row checks the neighbour intact.
-import http from 'node:http';
 import os from 'node:os';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect } from '@jest/globals';
 import { startEdgeWorld, type EdgeWorld } from '../e2e/functions/functions-helpers.ts';
 import { newProject, passwordGrant, registerUser } from '../e2e/identity/identity-fixtures.ts';
 import { attackTable, type Attack } from './attack-table.ts';
+import { startInternalServer, type InternalServer } from '../support/internal-server.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 let w: EdgeWorld;
-let internal: http.Server;
-let port: number;
-let hits = 0;
+let internal: InternalServer;
 let victim: { id: string; secret: string };
 let victimExecution: string;
 let publishableKey: string;
@@ -22,13 +19,7 @@ let userToken: string;
 const SUBS = '/edge/api/v1/event-subscriptions';
 
 beforeAll(async () => {
-  // An internal service on loopback (a metadata endpoint, an admin port).
-  internal = http.createServer((_req, res) => {
-    hits++;
-    res.end('internal secrets');
-  });
-  await new Promise<void>((r) => internal.listen(0, '127.0.0.1', r));
-  port = (internal.address() as AddressInfo).port;
+  internal = await startInternalServer();
   w = await startEdgeWorld();
   // The neighbour: the other project's subscription and a failed execution of its own.
   const sub = await w.call('POST', SUBS, {
@@ -53,7 +44,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await w?.p.close();
-  await new Promise((r) => internal?.close(r));
+  await internal?.close();
 });
 
 /** The neighbour's subscription is unchanged (same URL, enabled) and its secret still its own. */
@@ -65,7 +56,7 @@ const victimIntact = async () => {
     secret: null,
   });
 };
-const internalUntouched = async () => expect(hits).toBe(0);
+const internalUntouched = async () => expect(internal.hits()).toBe(0);
 
 describe('subscriptions aimed at internal addresses', () => {
   const targets: [string, string][] = [
@@ -100,7 +91,7 @@ describe('subscriptions aimed at internal addresses', () => {
       attack: async () => {
         const made = await w.call('POST', SUBS, {
           apiKey: w.apiKey,
-          body: { url: `http://${os.hostname()}:${port}/internal`, events: ['execution.failed'] },
+          body: { url: `http://${os.hostname()}:${internal.port}/internal`, events: ['execution.failed'] },
         });
         expect(made.status).toBe(201);
         const id = made.body.event_subscription.id as string;

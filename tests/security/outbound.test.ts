@@ -1,31 +1,22 @@
 // Server-side request forgery through HTTP steps: every way to name an internal address (IPv4, IPv6 forms that
 // carry an IPv4 address: mapped, compatible, 6to4, Teredo, NAT64; a host name resolving to loopback) is refused
 // before any connection, and the internal server is never reached.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect } from '@jest/globals';
 import { startEdgeWorld, type EdgeWorld } from '../e2e/functions/functions-helpers.ts';
 import { attackTable, type Attack } from './attack-table.ts';
+import { startInternalServer, type InternalServer } from '../support/internal-server.ts';
 
 let w: EdgeWorld;
-let internal: http.Server;
-let port: number;
-let hits = 0;
+let internal: InternalServer;
 
 beforeAll(async () => {
-  // An internal service on loopback, as a metadata endpoint or an admin port would be.
-  internal = http.createServer((_req, res) => {
-    hits++;
-    res.end('internal secrets');
-  });
-  await new Promise<void>((r) => internal.listen(0, '127.0.0.1', r));
-  port = (internal.address() as AddressInfo).port;
+  internal = await startInternalServer();
   w = await startEdgeWorld();
 }, 60_000);
 
 afterAll(async () => {
   await w?.p.close();
-  await new Promise((r) => internal?.close(r));
+  await internal?.close();
 });
 
 const TARGETS: [string, string][] = [
@@ -53,7 +44,12 @@ describe('HTTP steps reaching internal addresses', () => {
         body: {
           name,
           steps: [
-            { name: 'call', kind: 'HTTP', retries: 0, request: { url: `http://${host}:${port}/latest/meta-data` } },
+            {
+              name: 'call',
+              kind: 'HTTP',
+              retries: 0,
+              request: { url: `http://${host}:${internal.port}/latest/meta-data` },
+            },
           ],
         },
       });
@@ -63,7 +59,7 @@ describe('HTTP steps reaching internal addresses', () => {
       return res;
     },
     refused: { status: 502, code: 'FUNCTION_FAILED', notContaining: () => ['internal secrets'] },
-    intact: async () => expect(hits).toBe(0),
+    intact: async () => expect(internal.hits()).toBe(0),
   }));
   attackTable(rows);
 });
