@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import pg from 'pg';
-import { createTestDatabase } from '../tests/support/database.ts';
+import { asExecutor, createTestDatabase } from '../tests/support/database.ts';
 import { createLogger } from './logger.ts';
 import {
   configureBroadcasts,
@@ -26,21 +26,14 @@ async function until(check: () => boolean, what: string): Promise<void> {
 describe('platform broadcasts (LISTEN/NOTIFY to every process)', () => {
   let db: { url: string; drop: () => Promise<void> };
   let client: pg.Client;
+  let exec: ReturnType<typeof asExecutor>;
   const listeners: BroadcastListener[] = [];
-  const exec = {
-    execute: (sql: string, params: unknown[]) => {
-      let i = 0;
-      return client.query(
-        sql.replace(/\?/g, () => `$${++i}`),
-        params,
-      );
-    },
-  };
 
   beforeAll(async () => {
     db = await createTestDatabase();
     client = new pg.Client({ connectionString: db.url });
     await client.connect();
+    exec = asExecutor(client);
   });
   afterAll(async () => {
     for (const l of listeners) await l.stop();

@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import pg from 'pg';
-import { createTestDatabase } from '../tests/support/database.ts';
+import { asExecutor, createTestDatabase } from '../tests/support/database.ts';
 import { createLogger } from './logger.ts';
 import { waitFor } from '../tests/support/wait-for.ts';
 import {
@@ -15,15 +15,7 @@ import {
 describe('platform events (transactional outbox)', () => {
   let db: { url: string; drop: () => Promise<void> };
   let client: pg.Client;
-  const exec = {
-    execute: (sql: string, params: unknown[]) => {
-      let i = 0;
-      return client.query(
-        sql.replace(/\?/g, () => `$${++i}`),
-        params,
-      );
-    },
-  };
+  let exec: ReturnType<typeof asExecutor>;
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -31,6 +23,7 @@ describe('platform events (transactional outbox)', () => {
     await ensureEventTables(db.url); // idempotent
     client = new pg.Client({ connectionString: db.url });
     await client.connect();
+    exec = asExecutor(client);
   });
   afterAll(async () => {
     await client.end();

@@ -24,6 +24,24 @@ export async function serverUrl(): Promise<string> {
   return own.url;
 }
 
+/**
+ * `client` behind the `execute(sql, params)` of a MikroORM connection (`?` placeholders), the shape platform code that
+ * writes inside the caller's transaction takes.
+ */
+export function asExecutor(client: pg.Client): {
+  execute: (sql: string, params: unknown[]) => Promise<pg.QueryResult>;
+} {
+  return {
+    execute: (sql, params) => {
+      let i = 0;
+      return client.query(
+        sql.replace(/\?/g, () => `$${++i}`),
+        params,
+      );
+    },
+  };
+}
+
 /** Creates an empty database and returns its URL and a drop function. */
 export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const base = await serverUrl();
