@@ -39,6 +39,34 @@ export function benchTesseraEnv(databaseUrl: string, dataDir: string): Record<st
   };
 }
 
+/** Starts a one-process Tessera (`node <nodeArgs> main.ts`) on `port` with `env` over the harness's; ready once /health answers. */
+export async function startTessera(
+  nodeArgs: string[],
+  env: Record<string, string>,
+  port: number,
+): Promise<Started & { url: string }> {
+  const url = `http://127.0.0.1:${port}`;
+  const started = await startChild(
+    [...nodeArgs, path.join(ROOT, 'main.ts')],
+    { ...env, PORT: String(port) },
+    `${url}/health`,
+  );
+  return { ...started, url };
+}
+
+/**
+ * The measured pair on `databaseUrl`: a Tessera as startTessera starts it, with every plan's limits lifted once it
+ * has seeded them (liftPlanLimits), and the floor.
+ */
+export async function startTesseraAndFloor(
+  databaseUrl: string,
+  o: { nodeArgs: string[]; env: Record<string, string>; port: number },
+): Promise<{ tessera: Started & { url: string }; floor: Started & { url: string } }> {
+  const tessera = await startTessera(o.nodeArgs, o.env, o.port);
+  await liftPlanLimits(databaseUrl);
+  return { tessera, floor: await startFloor(databaseUrl) };
+}
+
 /** Starts the node:http + pg floor (bench/peers/floor.ts) on `databaseUrl`; answers it and its base URL. */
 export async function startFloor(databaseUrl: string): Promise<Started & { url: string }> {
   const floor = await startChild(

@@ -9,19 +9,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import autocannon from 'autocannon';
+import { loadTarget } from './lib/load.ts';
 import { startDatabase } from '../platform/database.ts';
 import { createLogger } from '../platform/logger.ts';
 import { CASES, type BenchContext } from './cases/index.ts';
-import {
-  BENCH_OUT as OUT,
-  benchContext,
-  benchTesseraEnv,
-  liftPlanLimits,
-  scratchDir,
-  startChild,
-  startFloor,
-} from './child.ts';
+import { BENCH_OUT as OUT, benchContext, benchTesseraEnv, scratchDir, startTesseraAndFloor } from './child.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const arg = (name: string, dflt: string) =>
@@ -122,17 +114,15 @@ async function main(): Promise<void> {
       .filter(Boolean)
       .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
   );
-  const tessera = await startChild(
-    [...pre, path.join(ROOT, 'main.ts')],
-    { ...extraEnv, PORT: String(port), ...benchTesseraEnv(db.url, dataDir) },
-    `http://127.0.0.1:${port}/health`,
-  );
-  await liftPlanLimits(db.url);
-  const floor = await startFloor(db.url);
+  const { tessera, floor } = await startTesseraAndFloor(db.url, {
+    nodeArgs: pre,
+    env: { ...extraEnv, ...benchTesseraEnv(db.url, dataDir) },
+    port,
+  });
   const peers: ChildProcess[] = [floor.child];
   const pid = tessera.child.pid!;
   const ctx: BenchContext = benchContext({
-    tessera: `http://127.0.0.1:${port}`,
+    tessera: tessera.url,
     tesseraPid: pid,
     floor: floor.url,
     databaseUrl: db.url,
@@ -148,20 +138,13 @@ async function main(): Promise<void> {
       if (!c || c.kind === 'custom') throw new Error(`not an HTTP case: ${id}`);
       const { tessera: t } = await c.setup(ctx);
       const cpu0 = cpuMs(pid);
-      const r = await autocannon({
-        url: t.url,
-        method: t.method,
-        headers: t.headers,
-        body: t.body,
-        connections: 32,
-        duration: Math.max(loadS, c.minDurationS ?? 0),
-      });
+      const r = await loadTarget(t, Math.max(loadS, c.minDurationS ?? 0));
       console.log(
         JSON.stringify({
           case: id,
-          rps: r.requests.average,
-          errors: r.errors + r.non2xx,
-          cpu_us_per_req: +(((cpuMs(pid) - cpu0) * 1000) / r.requests.total).toFixed(0),
+          rps: r.rps,
+          errors: r.errors,
+          cpu_us_per_req: +(((cpuMs(pid) - cpu0) * 1000) / r.total).toFixed(0),
         }),
       );
       await snapshot(`after ${id}`, pid);

@@ -7,7 +7,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import type { ChildProcess } from 'node:child_process';
-import autocannon from 'autocannon';
 import { startDatabase } from '../platform/database.ts';
 import { freePort } from '../platform/net.ts';
 import { createLogger } from '../platform/logger.ts';
@@ -17,11 +16,11 @@ import {
   BENCH_OUT as OUT,
   benchContext,
   benchTesseraEnv,
-  liftPlanLimits,
   scratchDir,
-  startChild,
-  startFloor,
+  startTessera,
+  startTesseraAndFloor,
 } from './child.ts';
+import { loadTarget, type LoadFigures } from './lib/load.ts';
 import { runReliability } from './reliability.ts';
 import { ensureInstalled } from '../scripts/ensure-installed.ts';
 
@@ -33,26 +32,8 @@ const DURATION = quick ? 2 : 10;
 const CONNECTIONS = 32;
 const BENCH_MAX_CONNECTIONS = 1500;
 
-async function load(
-  t: Target,
-  minDuration = 0,
-): Promise<{ rps: number; p50: number; p99: number; errors: number; total: number }> {
-  const r = await autocannon({
-    url: t.url,
-    method: t.method,
-    headers: t.headers,
-    body: t.body,
-    connections: CONNECTIONS,
-    duration: Math.max(DURATION, minDuration),
-  });
-  return {
-    rps: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    errors: r.errors + r.non2xx,
-    total: r.requests.total,
-  };
-}
+const load = (t: Target, minDuration = 0): Promise<LoadFigures> =>
+  loadTarget(t, Math.max(DURATION, minDuration), CONNECTIONS);
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -103,16 +84,10 @@ async function main(): Promise<void> {
   const profDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : undefined;
   const profArgs = profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
   const tesseraEnv = { ...benchTesseraEnv(db.url, dataDir), TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true' };
-  const tessera = await startChild(
-    [...profArgs, path.join(ROOT, 'main.ts')],
-    { ...tesseraEnv, PORT: String(port) },
-    `http://127.0.0.1:${port}/health`,
-  );
-  await liftPlanLimits(db.url);
-  const floor = await startFloor(db.url);
+  const { tessera, floor } = await startTesseraAndFloor(db.url, { nodeArgs: profArgs, env: tesseraEnv, port });
   const peers: ChildProcess[] = [];
   const ctx: BenchContext = benchContext({
-    tessera: `http://127.0.0.1:${port}`,
+    tessera: tessera.url,
     tesseraPid: tessera.child.pid!,
     floor: floor.url,
     databaseUrl: db.url,
@@ -120,12 +95,7 @@ async function main(): Promise<void> {
     quick,
     peers,
     spawnTessera: async (env) => {
-      const other = await freePort();
-      const started = await startChild(
-        [path.join(ROOT, 'main.ts')],
-        { ...tesseraEnv, ...env, PORT: String(other) },
-        `http://127.0.0.1:${other}/health`,
-      );
+      const started = await startTessera([], { ...tesseraEnv, ...env }, await freePort());
       peers.push(started.child);
       const stop = async () => {
         if (started.child.exitCode !== null || started.child.signalCode !== null) return;
@@ -133,7 +103,7 @@ async function main(): Promise<void> {
         started.child.kill('SIGTERM');
         await exited;
       };
-      return { url: `http://127.0.0.1:${other}`, pid: started.child.pid!, stop };
+      return { url: started.url, pid: started.child.pid!, stop };
     },
   });
   const rows: Record<string, unknown>[] = [];

@@ -7,7 +7,7 @@
 // same connections and duration per target, one target at a time. Prints a table for bench/RESULTS.md.
 import fs from 'node:fs';
 import path from 'node:path';
-import autocannon from 'autocannon';
+import { loadTarget } from './lib/load.ts';
 import type { ChildProcess } from 'node:child_process';
 import { startDatabase } from '../platform/database.ts';
 import { createLogger } from '../platform/logger.ts';
@@ -28,15 +28,8 @@ type Target = { name: string; url: string; method: 'GET' | 'POST'; headers: Reco
 async function measure(t: Target): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
   const check = await fetch(t.url, { method: t.method, headers: t.headers, body: t.body });
   if (check.status !== 200) throw new Error(`${t.name}: ${check.status} ${await check.text()}`);
-  const r = await autocannon({
-    url: t.url,
-    method: t.method,
-    headers: t.headers,
-    body: t.body,
-    connections: CONNECTIONS,
-    duration: DURATION,
-  });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
+  const { rps, p50, p99, errors } = await loadTarget(t, DURATION, CONNECTIONS);
+  return { rps, p50, p99, errors };
 }
 
 async function main(): Promise<void> {
