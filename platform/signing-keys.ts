@@ -13,11 +13,25 @@
 // RFC 7515/7518: ECDSA P-256 SHA-256 with the 64-byte r||s signature): measured 25 µs of CPU per
 // signature against 120 µs through jose's WebCrypto path, which every issued token pays.
 import crypto from 'node:crypto';
+import { p } from '@mikro-orm/postgresql';
 import { exportJWK, generateKeyPair, type JWK, type JWTPayload } from 'jose';
 import type { SecretBox } from './crypto.ts';
 import { errors } from './errors.ts';
 
 export const SIGNING_ALG = 'ES256';
+
+/** The ring's columns as entity properties, for a subgraph's entity over its key table (fresh builders each call). */
+export const signingKeyProperties = () => ({
+  kid: p.text().primary(),
+  alg: p.text(),
+  publicJwk: p.json<Record<string, unknown>>(),
+  /** Sealed private JWK (JSON). */
+  privateJwkSealed: p.text(),
+  /** `current`, `previous` or `retired`. */
+  status: p.text(),
+  createdAt: p.datetime(),
+  retiredAt: p.datetime().nullable(),
+});
 
 /** Runs SQL with `?` placeholders and returns the rows (a MikroORM EntityManager is one). */
 export type SqlExecutor = { execute: (sql: string, params?: unknown[]) => Promise<unknown> };

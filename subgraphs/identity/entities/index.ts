@@ -1,6 +1,8 @@
 // Entities of the identity subgraph. Conditional updates (code redemption, refresh rotation, TOTP steps)
 // are single SQL statements in the services; the entities cover plain reads and inserts.
 import { defineEntity, p, type InferEntity } from '@mikro-orm/postgresql';
+import { refreshSessionProperties } from '../../../platform/refresh-sessions.ts';
+import { signingKeyProperties } from '../../../platform/signing-keys.ts';
 
 /** An end-user of one project. E-mail is unique per project, lower case. */
 export const EndUserEntity = defineEntity({
@@ -42,14 +44,7 @@ export const EndUserSessionEntity = defineEntity({
     scope: p.text(),
     amr: p.array(),
     authTime: p.datetime(),
-    refreshTokenHash: p.text(),
-    rotatedRefreshTokenHashes: p.array(),
-    createdAt: p.datetime(),
-    lastRefreshedAt: p.datetime().nullable(),
-    expiresAt: p.datetime(),
-    revokedAt: p.datetime().nullable(),
-    revokedReason: p.text().nullable(),
-    ip: p.text().nullable(),
+    ...refreshSessionProperties(),
   },
 });
 export type EndUserSession = InferEntity<typeof EndUserSessionEntity>;
@@ -59,14 +54,8 @@ export const IdentitySigningKeyEntity = defineEntity({
   name: 'IdentitySigningKey',
   tableName: 'identity_signing_keys',
   properties: {
-    kid: p.text().primary(),
-    alg: p.text(),
-    publicJwk: p.json<Record<string, unknown>>(),
-    privateJwkSealed: p.text(),
-    status: p.text(),
-    createdAt: p.datetime(),
+    ...signingKeyProperties(),
     demotedAt: p.datetime().nullable(),
-    retiredAt: p.datetime().nullable(),
   },
 });
 export type IdentitySigningKey = InferEntity<typeof IdentitySigningKeyEntity>;

@@ -19,10 +19,11 @@ import type { TokenStateCache } from './token-cache.ts';
 import { claimsOf, toEndUserView } from './users.ts';
 import { oauthError } from './oauth-errors.ts';
 import { isUuid } from '../../../platform/ids.ts';
+import { newRefreshSession, revokeReusedSessions, rotateRefreshToken } from '../../../platform/refresh-sessions.ts';
+import type { AuthenticatedToken } from '../../../platform/internal-operations.ts';
 import { roleOfScope } from './scopes.ts';
 
 const REFRESH_PREFIX = 'tur_';
-const ROTATED_KEPT = 100;
 export const ACCESS_TOKEN_TYP = 'at+jwt';
 
 export type TokenSet = {
@@ -34,17 +35,7 @@ export type TokenSet = {
   scope: string;
 };
 
-/** The principal an access token stands for, as the router hands it on. */
-export type AuthenticatedToken = {
-  kind: 'user' | 'project';
-  projectId: string;
-  tenantId: string | null;
-  userId: string | null;
-  clientId: string;
-  scopes: string[];
-  mfa: boolean;
-  sessionId: string | null;
-};
+export type { AuthenticatedToken };
 
 export type Introspection = {
   active: boolean;
@@ -75,8 +66,6 @@ function atHash(accessToken: string): string {
 const looksLikeJwt = (t: string) => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(t);
 
 export function createTokenService({ db, config, logger, keys, cache }: Deps) {
-  const refreshExpiry = () => new Date(Date.now() + config.refreshTokenTtl * 1000);
-
   async function signAccessToken(claims: {
     projectId: string;
     clientId: string;
@@ -262,14 +251,7 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
           scope: opts.scopes.join(' '),
           amr: opts.amr,
           authTime: opts.authTime,
-          refreshTokenHash: sha256Hex(refreshToken),
-          rotatedRefreshTokenHashes: [],
-          createdAt: new Date(),
-          lastRefreshedAt: null,
-          expiresAt: refreshExpiry(),
-          revokedAt: null,
-          revokedReason: null,
-          ip: opts.ip ?? null,
+          ...newRefreshSession(refreshToken, config.refreshTokenTtl, opts.ip),
         });
         await em.flush();
         // A completed sign-in, for the project's outbound event subscriptions (user.signed_in) when it has any.
@@ -327,28 +309,24 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
       // Refuse a bad request before the token is used up.
       if (owner && check) check(owner);
       const next = randomToken(REFRESH_PREFIX);
-      const rows = await em.execute<{ id: string }[]>(
-        `update identity_sessions
-            set refresh_token_hash = ?,
-                rotated_refresh_token_hashes = (array_prepend(refresh_token_hash, rotated_refresh_token_hashes))[1:${ROTATED_KEPT}],
-                last_refreshed_at = now(), expires_at = ?
-          where refresh_token_hash = ? and client_id = ? and revoked_at is null and expires_at > now()
-          returning id`,
-        [sha256Hex(next), refreshExpiry(), oldHash, client.clientId],
-      );
-      if (!rows[0]) {
-        const reused = await em.execute<{ id: string }[]>(
-          `update identity_sessions set revoked_at = now(), revoked_reason = 'refresh_token_reuse'
-            where rotated_refresh_token_hashes @> array[?]::text[] and revoked_at is null returning id`,
-          [oldHash],
-        );
+      const row = await rotateRefreshToken<{ id: string }>(em, {
+        table: 'identity_sessions',
+        oldHash,
+        nextToken: next,
+        ttlSeconds: config.refreshTokenTtl,
+        returning: 'id',
+        where: 'and client_id = ?',
+        params: [client.clientId],
+      });
+      if (!row) {
+        const reused = await revokeReusedSessions(em, 'identity_sessions', oldHash);
         if (reused.length > 0) {
-          logger.warn({ sessionId: reused[0].id }, 'rotated refresh token presented again: token family revoked');
+          logger.warn({ sessionId: reused[0] }, 'rotated refresh token presented again: token family revoked');
           throw oauthError('invalid_grant', 'The refresh token was already used: every token of its family is revoked');
         }
         throw oauthError('invalid_grant', 'The refresh token is invalid, expired or revoked');
       }
-      const session = (await db.em().findOne(EndUserSessionEntity, { id: rows[0].id })) as EndUserSession;
+      const session = (await db.em().findOne(EndUserSessionEntity, { id: row.id })) as EndUserSession;
       return { session, refreshToken: next };
     },
 

@@ -9,11 +9,10 @@ import { randomToken, sha256Hex } from '../../../platform/crypto.ts';
 import type { MfaService } from './mfa.ts';
 import type { SigningKeyService } from './signing-keys.ts';
 import { isUuid } from '../../../platform/ids.ts';
+import { newRefreshSession, revokeReusedSessions, rotateRefreshToken } from '../../../platform/refresh-sessions.ts';
 import { credentialChangeCommitted, publishCredentialChange } from './credentials.ts';
 
 const REFRESH_PREFIX = 'tsr_';
-/** How many rotated refresh tokens a session remembers for reuse detection. */
-const ROTATED_KEPT = 100;
 
 export type SessionPayload = {
   accessToken: string;
@@ -33,8 +32,6 @@ type Deps = Pick<ServiceDeps, 'db' | 'config' | 'logger'> & {
 
 /** Creates the session service. */
 export function createSessionService({ db, config, logger, accounts, mfa, signingKeys }: Deps) {
-  const refreshExpiry = () => new Date(Date.now() + config.refreshTokenTtl * 1000);
-
   async function issue(tenant: TenantView, sessionId: string, refreshToken: string): Promise<SessionPayload> {
     const { token, expiresIn } = await signingKeys.sign({ tenantId: tenant.id, sessionId });
     return { accessToken: token, refreshToken, tokenType: 'Bearer', expiresIn, tenant };
@@ -54,14 +51,7 @@ export function createSessionService({ db, config, logger, accounts, mfa, signin
       const session = em.create(TenantSessionEntity, {
         id: crypto.randomUUID(),
         tenantId: tenant.id,
-        refreshTokenHash: sha256Hex(refreshToken),
-        rotatedRefreshTokenHashes: [],
-        createdAt: new Date(),
-        lastRefreshedAt: null,
-        expiresAt: refreshExpiry(),
-        revokedAt: null,
-        revokedReason: null,
-        ip: ip ?? null,
+        ...newRefreshSession(refreshToken, config.refreshTokenTtl, ip),
       });
       await em.flush();
       return await issue(toTenantView(tenant), session.id, refreshToken);
@@ -76,31 +66,22 @@ export function createSessionService({ db, config, logger, accounts, mfa, signin
       const oldHash = sha256Hex(refreshToken);
       const next = randomToken(REFRESH_PREFIX);
       const em = db.em();
-      const rows = await em.execute<{ id: string; tenant_id: string }[]>(
-        `update tenant_sessions
-            set refresh_token_hash = ?,
-                rotated_refresh_token_hashes = (array_prepend(refresh_token_hash, rotated_refresh_token_hashes))[1:${ROTATED_KEPT}],
-                last_refreshed_at = now(),
-                expires_at = ?
-          where refresh_token_hash = ? and revoked_at is null and expires_at > now()
-          returning id, tenant_id`,
-        [sha256Hex(next), refreshExpiry(), oldHash],
-      );
-      const row = rows[0];
+      const row = await rotateRefreshToken<{ id: string; tenant_id: string }>(em, {
+        table: 'tenant_sessions',
+        oldHash,
+        nextToken: next,
+        ttlSeconds: config.refreshTokenTtl,
+        returning: 'id, tenant_id',
+      });
       if (!row) {
         const reused = await em.transactional(async (tx) => {
-          const ids = await tx.execute<{ id: string }[]>(
-            `update tenant_sessions set revoked_at = now(), revoked_reason = 'refresh_token_reuse'
-              where rotated_refresh_token_hashes @> array[?]::text[] and revoked_at is null
-              returning id`,
-            [oldHash],
-          );
-          if (ids.length > 0) await publishCredentialChange(tx, { sessionIds: ids.map((r) => r.id) });
+          const ids = await revokeReusedSessions(tx, 'tenant_sessions', oldHash);
+          if (ids.length > 0) await publishCredentialChange(tx, { sessionIds: ids });
           return ids;
         });
-        if (reused.length > 0) credentialChangeCommitted({ sessionIds: reused.map((r) => r.id) });
+        if (reused.length > 0) credentialChangeCommitted({ sessionIds: reused });
         if (reused.length > 0)
-          logger.warn({ sessionId: reused[0].id }, 'rotated refresh token presented again: session revoked');
+          logger.warn({ sessionId: reused[0] }, 'rotated refresh token presented again: session revoked');
         throw errors.invalidToken(
           reused.length > 0 ? 'The refresh token was already used: the session is revoked' : undefined,
         );
