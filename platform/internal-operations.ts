@@ -54,14 +54,18 @@ export type OidcClientFacts = {
   tenantId: string;
   redirectUris: string[];
   grantTypes: string[];
+  /** Scopes the client may be issued (`role:*`: role scopes, each for a role the end-user holds). */
   allowedScopes: string[];
+  /** A public client has no secret: PKCE is required, client_credentials is refused. */
   public: boolean;
+  /** Whether the secret given is the client's (null when none was given). */
   secretValid: boolean | null;
 };
 /** A client's facts as the identity subgraph's operations take them (`OidcClientFactsInput`). */
 export type OidcClientFactsInput = Omit<OidcClientFacts, 'secretValid'>;
 export type ClientCredentialsInput = { clientId: string; clientSecret: string | null };
 export type HookTriggerRow = { table: string; timing: 'before' | 'after'; events: string[] };
+/** A project's CORS rule as the front door keeps it. */
 export type CorsRuleRow = {
   projectId: string;
   allowedOrigins: string[];
@@ -70,6 +74,17 @@ export type CorsRuleRow = {
   exposedHeaders: string[];
   maxAge: number;
   allowCredentials: boolean;
+};
+/** The principal an end-user or client_credentials access token stands for, as the router hands it on. */
+export type AuthenticatedToken = {
+  kind: 'user' | 'project';
+  projectId: string;
+  tenantId: string | null;
+  userId: string | null;
+  clientId: string;
+  scopes: string[];
+  mfa: boolean;
+  sessionId: string | null;
 };
 export type StorageUploadTicket = { id: string; projectId: string; maxBytes: number; limitedBy: 'upload' | 'quota' };
 export type StorageDownloadFacts = {
@@ -102,21 +117,7 @@ export const INTERNAL_OPERATIONS = {
     runsAs: 'internal',
     description: 'Who a project API key, publishable key or tenant access token stands for.',
   }),
-  authenticateUser: op<
-    { token: string },
-    {
-      _authenticateUser: {
-        kind: string;
-        projectId: string;
-        tenantId: string | null;
-        userId: string | null;
-        clientId: string;
-        scopes: string[];
-        mfa: boolean;
-        sessionId: string | null;
-      } | null;
-    }
-  >({
+  authenticateUser: op<{ token: string }, { _authenticateUser: AuthenticatedToken | null }>({
     name: 'AuthenticateUser',
     document: `query AuthenticateUser($token: String!) {
   _authenticateUser(token: $token) { kind projectId tenantId userId clientId scopes mfa sessionId }

@@ -11,6 +11,7 @@ import {
   isAnswerError,
   type InternalOperation,
   type OidcClientFacts,
+  type OidcClientFactsInput,
 } from '../../../platform/internal-operations.ts';
 import type { RawHandlerDeps } from '../types.ts';
 
@@ -103,15 +104,7 @@ export function paramsOf(source: unknown): Params {
 }
 
 /** What the tenant subgraph vouched for about a client, in the identity subgraph's input shape. */
-export type ClientFacts = {
-  clientId: string;
-  projectId: string;
-  tenantId: string;
-  grantTypes: string[];
-  redirectUris: string[];
-  public: boolean;
-  allowedScopes: string[];
-};
+export type ClientFacts = OidcClientFactsInput;
 
 /** The trusted context for the front door's own calls (client lookups, token grants). */
 export function internalContext(req: FastifyRequest): RequestContext {

@@ -13,19 +13,12 @@ import {
   checkMethods,
   checkOrigins,
 } from '../../../platform/cors.ts';
+import type { CorsRuleRow } from '../../../platform/internal-operations.ts';
 import type { ServiceDeps } from './context.ts';
 import type { ProjectService } from './projects.ts';
 
-export type ProjectCorsView = {
-  projectId: string;
-  allowedOrigins: string[];
-  allowedMethods: string[];
-  allowedHeaders: string[];
-  exposedHeaders: string[];
-  maxAge: number;
-  allowCredentials: boolean;
-  updatedAt: Date | null;
-};
+/** The rule as the front door keeps it, and when it was last set (null: never, the defaults apply). */
+export type ProjectCorsView = CorsRuleRow & { updatedAt: Date | null };
 
 export type CorsInput = {
   allowedOrigins?: unknown;
