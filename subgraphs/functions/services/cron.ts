@@ -86,6 +86,16 @@ export function nextRuns(schedule: string, timezone: string, count = NEXT_RUNS, 
 export type CronService = ReturnType<typeof createCronService>;
 
 /** Creates the cron service. */
+/** A cron job's fields as a caller sends them (checked by create and update; update keeps what is left out). */
+export type CronJobInput = {
+  name?: unknown;
+  schedule?: unknown;
+  timezone?: unknown;
+  function?: unknown;
+  input?: unknown;
+  enabled?: unknown;
+};
+
 export function createCronService({
   sql,
   functions,
@@ -128,17 +138,7 @@ export function createCronService({
   };
 
   return {
-    async create(
-      projectId: string,
-      input: {
-        name?: unknown;
-        schedule?: unknown;
-        timezone?: unknown;
-        function?: unknown;
-        input?: unknown;
-        enabled?: unknown;
-      },
-    ): Promise<CronJob> {
+    async create(projectId: string, input: CronJobInput): Promise<CronJob> {
       const name = typeof input.name === 'string' ? input.name.trim() : '';
       if (!CRON_NAME.test(name))
         throw errors.validation('name', 'must use letters, digits, _, - and . (at most 64 characters)');
@@ -168,18 +168,7 @@ export function createCronService({
     },
 
     /** Changes any of the fields; omitted ones stay. */
-    async update(
-      projectId: string,
-      id: string,
-      input: {
-        name?: unknown;
-        schedule?: unknown;
-        timezone?: unknown;
-        function?: unknown;
-        input?: unknown;
-        enabled?: unknown;
-      },
-    ): Promise<CronJob> {
+    async update(projectId: string, id: string, input: CronJobInput): Promise<CronJob> {
       const current = await get(projectId, id);
       const name =
         input.name === undefined || input.name === null

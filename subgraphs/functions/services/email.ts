@@ -124,18 +124,26 @@ export function createEmailService({
     return toTemplate(rows[0]);
   };
 
-  const settings = async (projectId: string): Promise<SmtpSettings | null> => {
-    const rows = await sql.rows('select * from email_configs where project_id = ?', [projectId]);
-    const r = rows[0];
+  /** The project's stored SMTP row, its password still sealed. */
+  const storedConfig = async (projectId: string) => {
+    const r = (await sql.rows('select * from email_configs where project_id = ?', [projectId]))[0];
     if (!r) return null;
     return {
       host: r.host as string,
       port: Number(r.port),
       secure: Boolean(r.secure),
       user: (r.username as string | null) ?? null,
-      password: r.password_sealed ? box.decrypt(r.password_sealed as string) : null,
       from: r.from_address as string,
+      passwordSealed: (r.password_sealed as string | null) ?? null,
+      updatedAt: new Date(r.updated_at as string),
     };
+  };
+
+  const settings = async (projectId: string): Promise<SmtpSettings | null> => {
+    const c = await storedConfig(projectId);
+    if (!c) return null;
+    const { host, port, secure, user, from, passwordSealed } = c;
+    return { host, port, secure, user, from, password: passwordSealed ? box.decrypt(passwordSealed) : null };
   };
 
   const notConfigured = () => new AppError('EMAIL_NOT_CONFIGURED');
@@ -280,18 +288,10 @@ export function createEmailService({
     },
 
     async getConfig(projectId: string) {
-      const rows = await sql.rows('select * from email_configs where project_id = ?', [projectId]);
-      const r = rows[0];
-      if (!r) return null;
-      return {
-        host: r.host as string,
-        port: Number(r.port),
-        secure: Boolean(r.secure),
-        user: (r.username as string | null) ?? null,
-        from: r.from_address as string,
-        hasPassword: Boolean(r.password_sealed),
-        updatedAt: new Date(r.updated_at as string),
-      };
+      const c = await storedConfig(projectId);
+      if (!c) return null;
+      const { passwordSealed, ...shown } = c;
+      return { ...shown, hasPassword: Boolean(passwordSealed) };
     },
 
     /** Creates or replaces the SMTP configuration. A password left out keeps the stored one. */

@@ -422,6 +422,19 @@ export function createEngine(deps: {
     events: o.events,
   });
 
+  /** What an execution row says of the run it records: its function, trigger and place in a chain of invokes. */
+  const executionOf = (id: string, req: Omit<RunRequest, 'dryRun'>) => ({
+    id,
+    projectId: req.fn.projectId,
+    functionId: req.fn.id,
+    functionName: req.fn.name,
+    functionVersion: req.fn.version,
+    trigger: req.trigger,
+    triggerRef: req.triggerRef,
+    parentId: req.parentId,
+    depth: req.depth,
+  });
+
   /** Runs now and records the execution (dry runs are not recorded: they return their trace). */
   async function runSync(req: RunRequest): Promise<RunOutcome> {
     if (req.dryRun) return await execute(req, null);
@@ -431,15 +444,7 @@ export function createEngine(deps: {
     const done = finished(outcome, startedAt, req.fn.version);
     await executions.record(
       {
-        id,
-        projectId: req.fn.projectId,
-        functionId: req.fn.id,
-        functionName: req.fn.name,
-        functionVersion: req.fn.version,
-        trigger: req.trigger,
-        triggerRef: req.triggerRef,
-        parentId: req.parentId,
-        depth: req.depth,
+        ...executionOf(id, req),
         input: outcome.recordedInput,
         replayOf: req.replay?.of ?? null,
         replayFromStep: req.replay?.fromStep ?? null,
@@ -494,15 +499,7 @@ export function createEngine(deps: {
     await deps.runQuota?.take(req.fn.projectId);
     const id = crypto.randomUUID();
     const row = executions.queuedRow({
-      id,
-      projectId: req.fn.projectId,
-      functionId: req.fn.id,
-      functionName: req.fn.name,
-      functionVersion: req.fn.version,
-      trigger: req.trigger,
-      triggerRef: req.triggerRef,
-      parentId: req.parentId,
-      depth: req.depth,
+      ...executionOf(id, req),
       input: { ...req.input, rawBody: undefined },
     });
     await enqueueBatch({ id, row });

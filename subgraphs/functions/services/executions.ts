@@ -213,22 +213,34 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
   const recordWrite = batched('functions.record', RECORD);
   const finishWrite = batched('functions.finish', FINISH);
 
+  /** A new execution's columns (the version it runs with comes from its start or, recorded once over, its end). */
+  const newColumns = (e: NewExecution & { id: string }) => ({
+    id: e.id,
+    project_id: e.projectId,
+    function_id: e.functionId,
+    function_name: e.functionName,
+    trigger: e.trigger,
+    trigger_ref: e.triggerRef ?? null,
+    parent_id: e.parentId ?? null,
+    depth: e.depth,
+    input: e.input,
+  });
+  /** A finished execution's columns. */
+  const finishedColumns = (f: FinishedExecution) => ({
+    status: f.status,
+    output: f.output,
+    error: f.error,
+    response_status: f.responseStatus,
+    started_at: f.startedAt,
+    finished_at: f.finishedAt,
+    duration_ms: f.durationMs,
+    function_version: f.functionVersion,
+  });
+
   return {
     /** A queued execution as `enqueueMany` takes it (JSON, made once by the caller, who may weigh it). */
     queuedRow(e: NewExecution & { id: string }): string {
-      return JSON.stringify({
-        id: e.id,
-        project_id: e.projectId,
-        function_id: e.functionId,
-        function_name: e.functionName,
-        function_version: e.functionVersion,
-        trigger: e.trigger,
-        trigger_ref: e.triggerRef ?? null,
-        parent_id: e.parentId ?? null,
-        depth: e.depth,
-        input: e.input,
-        created_at: new Date(),
-      });
+      return JSON.stringify({ ...newColumns(e), function_version: e.functionVersion, created_at: new Date() });
     },
 
     /**
@@ -266,22 +278,7 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
 
     /** Records the end of a claimed execution with its step log (one statement, batched with concurrent ones). */
     async finish(id: string, f: FinishedExecution): Promise<void> {
-      await finishWrite(
-        toWrite(
-          {
-            id,
-            status: f.status,
-            output: f.output,
-            error: f.error,
-            response_status: f.responseStatus,
-            started_at: f.startedAt,
-            finished_at: f.finishedAt,
-            duration_ms: f.durationMs,
-            function_version: f.functionVersion,
-          },
-          f.events,
-        ),
-      );
+      await finishWrite(toWrite({ id, ...finishedColumns(f) }, f.events));
     },
 
     /** Records a synchronous execution once it is over: the row and its step log in one statement, batched with concurrent ones. */
@@ -289,23 +286,8 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
       await recordWrite(
         toWrite(
           {
-            id: e.id,
-            project_id: e.projectId,
-            function_id: e.functionId,
-            function_name: e.functionName,
-            function_version: f.functionVersion,
-            trigger: e.trigger,
-            trigger_ref: e.triggerRef ?? null,
-            parent_id: e.parentId ?? null,
-            depth: e.depth,
-            status: f.status,
-            input: e.input,
-            output: f.output,
-            error: f.error,
-            response_status: f.responseStatus,
-            started_at: f.startedAt,
-            finished_at: f.finishedAt,
-            duration_ms: f.durationMs,
+            ...newColumns(e),
+            ...finishedColumns(f),
             ...(e.replayOf ? { replay_of: e.replayOf, replay_from: e.replayFromStep ?? null } : {}),
           },
           f.events,

@@ -3,7 +3,13 @@
 import crypto from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { errors } from '../../../platform/errors.ts';
-import { checkDefinition, compileSteps, type CompiledStep, type FunctionInput } from './definitions.ts';
+import {
+  checkDefinition,
+  compileSteps,
+  type CompiledStep,
+  type FunctionDefinition,
+  type FunctionInput,
+} from './definitions.ts';
 import type { StepDefinition } from './steps/index.ts';
 import { announceHooksChanged } from './hooks.ts';
 import { announceFunctionsChanged, publishFunctionsChanged } from './receiver-cache.ts';
@@ -13,22 +19,25 @@ import { decodeCursor, encodeCursor } from '../../../platform/cursor.ts';
 import { isUuid } from '../../../platform/ids.ts';
 import { textProblem } from '../../../platform/input-guard.ts';
 
-export type EdgeFunction = {
+export type EdgeFunction = FunctionDefinition & {
   id: string;
   projectId: string;
   tenantId: string;
-  name: string;
-  slug: string;
-  description: string;
-  steps: StepDefinition[];
-  timeoutMs: number;
-  retries: number;
-  /** The publishable key and end-users may invoke it. */
-  public: boolean;
   version: number;
   createdAt: Date;
   updatedAt: Date;
 };
+
+/** A definition's columns in the order the create and update statements list them (name … public). */
+const definitionParams = (def: FunctionDefinition) => [
+  def.name,
+  def.slug,
+  def.description,
+  JSON.stringify(def.steps),
+  def.timeoutMs,
+  def.retries,
+  def.public,
+];
 
 type Row = Record<string, unknown>;
 
@@ -90,20 +99,7 @@ export function createFunctionService({ sql }: { sql: Sql }) {
           const made = await tx.rows(
             `insert into edge_functions (id, project_id, tenant_id, name, slug, description, steps, timeout_ms, retries, public, version, created_at, updated_at)
              values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, 1, ?, ?) returning *`,
-            [
-              crypto.randomUUID(),
-              caller.projectId,
-              caller.tenantId,
-              def.name,
-              def.slug,
-              def.description,
-              JSON.stringify(def.steps),
-              def.timeoutMs,
-              def.retries,
-              def.public,
-              now,
-              now,
-            ],
+            [crypto.randomUUID(), caller.projectId, caller.tenantId, ...definitionParams(def), now, now],
           );
           await keepVersion(tx, made[0]!);
           return made;
@@ -131,18 +127,7 @@ export function createFunctionService({ sql }: { sql: Sql }) {
           const updated = await tx.rows(
             `update edge_functions set name = ?, slug = ?, description = ?, steps = ?::jsonb, timeout_ms = ?, retries = ?, public = ?, version = version + 1, updated_at = ?
              where id = ? and project_id = ? returning *`,
-            [
-              def.name,
-              def.slug,
-              def.description,
-              JSON.stringify(def.steps),
-              def.timeoutMs,
-              def.retries,
-              def.public,
-              new Date(),
-              id,
-              projectId,
-            ],
+            [...definitionParams(def), new Date(), id, projectId],
           );
           if (updated[0]) {
             await keepVersion(tx, updated[0]);
