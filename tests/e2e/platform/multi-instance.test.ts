@@ -4,14 +4,12 @@
 // proxies standing for the load balancers. The main flows pass through it; a cron job ticks once per tick; killing
 // one instance of each role loses no request the proxies retried and no job queued after it.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startProcess, stopProcess, TEST_SECRET } from '../../support/platform.ts';
 import { createTestDatabase } from '../../support/database.ts';
+import { startS3, type TestS3 } from '../../support/s3.ts';
 import { startRoundRobin, type RoundRobin } from '../../support/round-robin.ts';
 import { freePort } from '../../../platform/net.ts';
 import { readSupergraphConfig } from '../../../router/compose.ts';
@@ -19,9 +17,6 @@ import { tenantScenario } from '../tenant/tenant-scenario.ts';
 import { client } from '../../support/http.ts';
 import { download, newStorageProject, put } from '../storage/storage-fixtures.ts';
 import { waitFor } from '../../support/wait-for.ts';
-
-type S3rverServer = { run: () => Promise<AddressInfo>; close: () => Promise<void> };
-const S3rver = createRequire(import.meta.url)('s3rver') as new (opts: Record<string, unknown>) => S3rverServer;
 
 type Instance = { role: string; url: string; child: ChildProcess; dataDir: string; output: () => string };
 const F = '/edge/api/v1';
@@ -31,8 +26,7 @@ describe('two instances of every role behind round-robin proxies', () => {
   const instances: Instance[] = [];
   const proxies = new Map<string, RoundRobin>();
   let db: { url: string; drop: () => Promise<void> };
-  let s3: S3rverServer;
-  let s3Dir = '';
+  let s3: TestS3;
   let front = '';
   let call: ReturnType<typeof client>;
   let apiKey = '';
@@ -60,15 +54,7 @@ describe('two instances of every role behind round-robin proxies', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    s3Dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-mi-s3-'));
-    s3 = new S3rver({
-      port: 0,
-      address: '127.0.0.1',
-      silent: true,
-      directory: s3Dir,
-      configureBuckets: [{ name: 'blobs' }],
-    });
-    const s3Port = (await s3.run()).port;
+    s3 = await startS3('blobs');
     const ports = async () => [await freePort(), await freePort()];
     const plan = new Map<string, number[]>();
     for (const n of names) plan.set(`subgraph:${n}`, await ports());
@@ -88,11 +74,7 @@ describe('two instances of every role behind round-robin proxies', () => {
       TESSERA_SUBGRAPH_HOST: '127.0.0.1',
       TESSERA_ROUTER_HOST: '127.0.0.1',
       HOST: '127.0.0.1',
-      TESSERA_STORAGE_DRIVER: 's3',
-      TESSERA_S3_ENDPOINT: `http://127.0.0.1:${s3Port}`,
-      TESSERA_S3_BUCKET: 'blobs',
-      TESSERA_S3_ACCESS_KEY_ID: 'S3RVER',
-      TESSERA_S3_SECRET_ACCESS_KEY: 'S3RVER',
+      ...s3.env,
     };
     // The first instance of each subgraph one after another (a fresh database migrates), then the second ones together.
     for (const n of names)
@@ -119,7 +101,6 @@ describe('two instances of every role behind round-robin proxies', () => {
     await s3?.close();
     await db?.drop();
     for (const i of instances) fs.rmSync(i.dataDir, { recursive: true, force: true });
-    if (s3Dir) fs.rmSync(s3Dir, { recursive: true, force: true });
   }, 120_000);
 
   it('runs the main flows through the proxies, every instance serving its share', async () => {

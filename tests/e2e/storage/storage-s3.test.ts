@@ -1,44 +1,23 @@
 // The platform with the S3 blob driver (TESSERA_STORAGE_DRIVER=s3) against s3rver on loopback:
 // upload, ranged download and delete go through the bucket, nothing lands in the data folder.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import { startS3, type TestS3 } from '../../support/s3.ts';
 import { STORAGE, client, download, newStorageProject, put } from './storage-fixtures.ts';
 
-type S3rverServer = { run: () => Promise<AddressInfo>; close: () => Promise<void> };
-const S3rver = createRequire(import.meta.url)('s3rver') as new (opts: Record<string, unknown>) => S3rverServer;
-
-let s3: S3rverServer;
-let dir: string;
+let s3: TestS3;
 let p: TestPlatform;
 
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-s3-'));
-  s3 = new S3rver({
-    port: 0,
-    address: '127.0.0.1',
-    silent: true,
-    directory: dir,
-    configureBuckets: [{ name: 'objects' }],
-  });
-  const { port } = await s3.run();
-  p = await startOneProcess({
-    TESSERA_STORAGE_DRIVER: 's3',
-    TESSERA_S3_ENDPOINT: `http://127.0.0.1:${port}`,
-    TESSERA_S3_BUCKET: 'objects',
-    TESSERA_S3_ACCESS_KEY_ID: 'S3RVER',
-    TESSERA_S3_SECRET_ACCESS_KEY: 'S3RVER',
-  });
+  s3 = await startS3('objects');
+  p = await startOneProcess(s3.env);
 }, 60_000);
 
 afterAll(async () => {
   await p?.close();
   await s3?.close();
-  fs.rmSync(dir, { recursive: true, force: true });
 });
 
 it('stores, serves ranges of and deletes objects in an S3 bucket', async () => {

@@ -4,9 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   BlobNotFoundError,
@@ -18,9 +16,7 @@ import {
   type BlobStore,
 } from '../../../platform/blob-store/index.ts';
 import { loadConfig } from '../../../platform/config.ts';
-
-type S3rverServer = { run: () => Promise<AddressInfo>; close: () => Promise<void> };
-const S3rver = createRequire(import.meta.url)('s3rver') as new (opts: Record<string, unknown>) => S3rverServer;
+import { S3_KEY, startS3, type TestS3 } from '../../support/s3.ts';
 
 const P = crypto.randomUUID();
 const key = () => blobKeyOf(P, crypto.randomUUID());
@@ -46,29 +42,20 @@ function stream(size: number, chunk = 64 * 1024): Readable {
 }
 
 let tmp: string;
-let s3: S3rverServer;
-let endpoint: string;
+let s3: TestS3;
 const stores: Record<string, BlobStore> = {};
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-blobs-'));
-  s3 = new S3rver({
-    port: 0,
-    address: '127.0.0.1',
-    silent: true,
-    directory: path.join(tmp, 's3'),
-    configureBuckets: [{ name: 'tessera-test' }],
-  });
-  const addr = await s3.run();
-  endpoint = `http://127.0.0.1:${addr.port}`;
+  s3 = await startS3('tessera-test');
   stores.fs = createFsBlobStore(path.join(tmp, 'fs'));
   // A small part size makes a few-MiB blob a real multipart upload.
   stores.s3 = createS3BlobStore({
-    endpoint,
+    endpoint: s3.endpoint,
     region: 'us-east-1',
-    bucket: 'tessera-test',
-    accessKeyId: 'S3RVER',
-    secretAccessKey: 'S3RVER',
+    bucket: s3.bucket,
+    accessKeyId: S3_KEY,
+    secretAccessKey: S3_KEY,
     forcePathStyle: true,
     partSize: 5 * 1024 * 1024,
   });
@@ -183,15 +170,7 @@ describe('driver selection', () => {
     const fsStore = openBlobStore(loadConfig({ TESSERA_DATA_DIR: path.join(tmp, 'data') }));
     expect(fsStore.driver).toBe('fs');
     expect(fs.existsSync(path.join(tmp, 'data', 'blobs', '.partial'))).toBe(true);
-    const s3Store = openBlobStore(
-      loadConfig({
-        TESSERA_STORAGE_DRIVER: 's3',
-        TESSERA_S3_ENDPOINT: endpoint,
-        TESSERA_S3_BUCKET: 'tessera-test',
-        TESSERA_S3_ACCESS_KEY_ID: 'S3RVER',
-        TESSERA_S3_SECRET_ACCESS_KEY: 'S3RVER',
-      }),
-    );
+    const s3Store = openBlobStore(loadConfig(s3.env));
     expect(s3Store.driver).toBe('s3');
     const k = key();
     await s3Store.put(k, Readable.from([Buffer.from('via config')]));
