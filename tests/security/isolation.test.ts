@@ -20,6 +20,7 @@ import {
   publish,
   signIn,
   sseText,
+  twoProjects,
   type Call,
   type DataProject,
 } from '../e2e/data/data-support.ts';
@@ -125,10 +126,7 @@ beforeAll(async () => {
   call = client(platform.url);
   platformDb = new pg.Client({ connectionString: platformUrl });
   await platformDb.connect();
-  a = await createProject(call, await signIn(call), 'attacker');
-  b = await createProject(call, await signIn(call), 'victim');
-  dataA = dataCall(call, a.apiKey);
-  dataB = dataCall(call, b.apiKey);
+  ({ a, b, dataA, dataB } = await twoProjects(call, ['attacker', 'victim']));
   for (const sql of [
     'create table secrets (id int primary key, body text not null)',
     `comment on table secrets is '${B_COMMENT}'`,

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { RequestContext } from '../../../platform/auth.ts';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
-import { createProject, dataCall, dropLeftoverRoles, signIn, type Call, type DataProject } from './data-support.ts';
+import { dataCall, dropLeftoverRoles, twoProjects, type Call, type DataProject } from './data-support.ts';
 
 let platform: TestPlatform;
 let call: Call;
@@ -25,10 +25,7 @@ beforeAll(async () => {
   platform = await startOneProcess();
   databaseUrl = platform.tessera!.config.databaseUrl!;
   call = client(platform.url);
-  a = await createProject(call, await signIn(call), 'project a');
-  b = await createProject(call, await signIn(call), 'project b');
-  dataA = dataCall(call, a.apiKey);
-  dataB = dataCall(call, b.apiKey);
+  ({ a, b, dataA, dataB } = await twoProjects(call, ['project a', 'project b']));
   B = `p_${b.id.replace(/-/g, '')}`;
   expect((await dataB('rawSQL', { sql: 'create table secrets (id int primary key, body text not null)' })).status).toBe(
     200,

@@ -8,11 +8,10 @@ import pg from 'pg';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 import {
-  createProject,
   dataCall,
   dropLeftoverRoles,
   realtimeSubscribers,
-  signIn,
+  twoProjects,
   type Call,
   type DataProject,
 } from './data-support.ts';
@@ -95,10 +94,7 @@ beforeAll(async () => {
   platform = await startOneProcess();
   databaseUrl = platform.tessera!.config.databaseUrl!;
   call = client(platform.url);
-  a = await createProject(call, await signIn(call), 'realtime a');
-  b = await createProject(call, await signIn(call), 'realtime b');
-  dataA = dataCall(call, a.apiKey);
-  dataB = dataCall(call, b.apiKey);
+  ({ a, b, dataA, dataB } = await twoProjects(call, ['realtime a', 'realtime b']));
   for (const d of [dataA, dataB])
     expect((await d('rawSQL', { sql: 'create table items (id serial primary key, name text not null)' })).status).toBe(
       200,

@@ -33,6 +33,13 @@ export function dataCall(call: Call, apiKey: string) {
   return async (action: string, body: unknown): Promise<Res> => await call('POST', `/v1/${action}`, { apiKey, body });
 }
 
+/** Two projects of two new tenants, named `names`, and their data-API callers (dataCall). */
+export async function twoProjects(call: Call, names: [string, string]) {
+  const a = await createProject(call, await signIn(call), names[0]);
+  const b = await createProject(call, await signIn(call), names[1]);
+  return { a, b, dataA: dataCall(call, a.apiKey), dataB: dataCall(call, b.apiKey) };
+}
+
 /** Publishes the table's changes to realtime subscribers (the tenant API). */
 export async function publish(call: Call, project: DataProject, table: string): Promise<void> {
   const res = await call('POST', `/auth/api/v1/projects/${project.id}/publications`, {
