@@ -104,12 +104,14 @@ async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Pro
   }
 }
 
-function requireDatabase(config: Config): string {
+/** The configuration and the two databases a backup is of (the projects' server is the platform's unless set). */
+function databasesOf(env: Record<string, string | undefined>) {
+  const config = loadConfig(env);
   if (!config.databaseUrl)
     throw new Error(
       'DATABASE_URL is required: backups are of a PostgreSQL server (for the embedded one, point DATABASE_URL at it while it runs)',
     );
-  return config.databaseUrl;
+  return { config, platformUrl: config.databaseUrl, projectsUrl: config.projectsDatabaseUrl ?? config.databaseUrl };
 }
 
 type ProjectRow = {
@@ -137,9 +139,7 @@ export async function createBackup(
   dir: string,
   env: Record<string, string | undefined> = process.env,
 ): Promise<Manifest> {
-  const config = loadConfig(env);
-  const platformUrl = requireDatabase(config);
-  const projectsUrl = config.projectsDatabaseUrl ?? platformUrl;
+  const { config, platformUrl, projectsUrl } = databasesOf(env);
   fs.mkdirSync(path.join(dir, 'projects'), { recursive: true });
   if (fs.readdirSync(dir).some((f) => f !== 'projects')) throw new Error(`${dir} is not empty`);
   run(tool(config, 'pg_dump'), [
@@ -235,9 +235,7 @@ export async function restoreBackup(
   dir: string,
   env: Record<string, string | undefined> = process.env,
 ): Promise<Manifest> {
-  const config = loadConfig(env);
-  const platformUrl = requireDatabase(config);
-  const projectsUrl = config.projectsDatabaseUrl ?? platformUrl;
+  const { config, platformUrl, projectsUrl } = databasesOf(env);
   const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as Manifest;
   if (manifest.format !== 'tessera-backup/1') throw new Error(`${dir}: not a Tessera backup`);
   // The internal secret first: nothing sealed can be read without it.

@@ -30,6 +30,15 @@ export type UploadOptions = {
   signal?: AbortSignal;
 };
 
+/** An upload ready to send: the file, the form fields before it, its name and type, and the caller's options. */
+type PreparedUpload = {
+  body: UploadBody;
+  fields: [string, string][];
+  fileName: string;
+  contentType: string;
+  opts: UploadOptions;
+};
+
 type XhrLike = {
   open(method: string, url: string): void;
   setRequestHeader(name: string, value: string): void;
@@ -91,18 +100,12 @@ export class Storage {
     if (opts.projectId) fields.push(['project_id', opts.projectId]);
     const xhr = (globalThis as { XMLHttpRequest?: new () => XhrLike }).XMLHttpRequest;
     if (xhr && typeof FormData !== 'undefined')
-      return await this.#xhrUpload(xhr, body, fields, fileName, contentType, opts);
-    return await this.#streamUpload(body, fields, fileName, contentType, opts);
+      return await this.#xhrUpload(xhr, { body, fields, fileName, contentType, opts });
+    return await this.#streamUpload({ body, fields, fileName, contentType, opts });
   }
 
   /** Node and other runtimes without XMLHttpRequest: a multipart body streamed and counted as it goes. */
-  async #streamUpload(
-    body: UploadBody,
-    fields: [string, string][],
-    fileName: string,
-    contentType: string,
-    opts: UploadOptions,
-  ): Promise<StorageObject> {
+  async #streamUpload({ body, fields, fileName, contentType, opts }: PreparedUpload): Promise<StorageObject> {
     const boundary = `----tessera-${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
     const enc = new TextEncoder();
     const total = sizeOf(body, opts.size);
@@ -145,11 +148,7 @@ export class Storage {
   /** Browsers: XMLHttpRequest, whose upload reports progress. */
   async #xhrUpload(
     Xhr: new () => XhrLike,
-    body: UploadBody,
-    fields: [string, string][],
-    fileName: string,
-    contentType: string,
-    opts: UploadOptions,
+    { body, fields, fileName, contentType, opts }: PreparedUpload,
   ): Promise<StorageObject> {
     const form = new FormData();
     for (const [k, v] of fields) form.append(k, v);

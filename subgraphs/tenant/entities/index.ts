@@ -7,22 +7,13 @@ import { ProjectEntity } from './project.ts';
 import { ProjectOidcClientEntity } from './project-oidc-client.ts';
 import { ProjectPublicationEntity } from './project-publication.ts';
 
-export {
-  PlanEntity,
-  TenantEntity,
-  TenantSessionEntity,
-  TenantSigningKeyEntity,
-  ProjectEntity,
-  ProjectOidcClientEntity,
-  ProjectPublicationEntity,
-};
-export type { Plan } from './plan.ts';
-export type { Tenant } from './tenant.ts';
-export type { TenantSession } from './tenant-session.ts';
-export type { TenantSigningKey } from './tenant-signing-key.ts';
-export type { Project } from './project.ts';
-export type { ProjectOidcClient } from './project-oidc-client.ts';
-export type { ProjectPublication } from './project-publication.ts';
+export * from './plan.ts';
+export * from './tenant.ts';
+export * from './tenant-session.ts';
+export * from './tenant-signing-key.ts';
+export * from './project.ts';
+export * from './project-oidc-client.ts';
+export * from './project-publication.ts';
 
 export const tenantEntities = [
   PlanEntity,
