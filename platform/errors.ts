@@ -109,6 +109,17 @@ export const errors = {
       retry_after: retryAfterSeconds,
     }),
   unavailable: (message: string) => new AppError('SERVICE_UNAVAILABLE', message),
+  /** An upload that went past its ticket's limit: the project's remaining quota, or the largest upload allowed. */
+  uploadTooLarge: (ticket: { maxBytes: number; limitedBy: 'upload' | 'quota' }) =>
+    ticket.limitedBy === 'quota'
+      ? new AppError(
+          'QUOTA_EXCEEDED',
+          `The upload would take the project past its storage quota (${ticket.maxBytes} bytes left)`,
+          { remaining_bytes: ticket.maxBytes },
+        )
+      : new AppError('PAYLOAD_TOO_LARGE', `The upload exceeds the largest upload allowed, ${ticket.maxBytes} bytes`, {
+          max_bytes: ticket.maxBytes,
+        }),
 };
 
 export function isErrorCode(code: unknown): code is ErrorCode {

@@ -25,25 +25,11 @@ const TAG = 'Storage';
 /** Form fields (or query parameters) an upload understands. */
 const UPLOAD_FIELDS = ['folder', 'name', 'content_type', 'confirm', 'upsert', 'project_id'];
 
-type Ticket = { maxBytes: number; limitedBy: 'upload' | 'quota' };
-
 function flag(field: string, v: string | undefined): boolean | undefined {
   if (v === undefined || v === '') return undefined;
   if (/^(true|1|yes)$/i.test(v)) return true;
   if (/^(false|0|no)$/i.test(v)) return false;
   throw errors.validation(field, `expected true or false, got "${v.slice(0, 20)}"`);
-}
-
-function tooLarge(t: Ticket): AppError {
-  return t.limitedBy === 'quota'
-    ? new AppError(
-        'QUOTA_EXCEEDED',
-        `The upload would take the project past its storage quota (${t.maxBytes} bytes left)`,
-        { remaining_bytes: t.maxBytes },
-      )
-    : new AppError('PAYLOAD_TOO_LARGE', `The upload exceeds the largest upload allowed, ${t.maxBytes} bytes`, {
-        max_bytes: t.maxBytes,
-      });
 }
 
 /** The request's Content-Length, when it has one. */
@@ -137,7 +123,7 @@ async function receiveUpload(
         });
       } catch (err) {
         await callInternal(deps, INTERNAL_OPERATIONS.storageUploadAbort, { id: ticket.id }, ctx).catch(() => {});
-        if (err instanceof BlobTooLargeError) throw tooLarge(ticket);
+        if (err instanceof BlobTooLargeError) throw errors.uploadTooLarge(ticket);
         throw err;
       }
       const done = await callInternal(

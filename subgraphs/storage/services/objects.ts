@@ -580,7 +580,7 @@ export function createObjectService(deps: {
         stored = await blobs.put(blobKeyOf(ticket.projectId, ticket.id), body, { maxBytes: ticket.maxBytes });
       } catch (err) {
         await service.abort(ticket.id);
-        if (err instanceof BlobTooLargeError) throw tooLarge(ticket);
+        if (err instanceof BlobTooLargeError) throw errors.uploadTooLarge(ticket);
         // The transport's own size cap (graphql-upload's maxFileSize) ends the stream with a 413.
         if ((err as { status?: number }).status === 413)
           throw new AppError('PAYLOAD_TOO_LARGE', (err as Error).message);
@@ -666,17 +666,4 @@ export function createObjectService(deps: {
     },
   };
   return service;
-}
-
-/** The error for a stream that went past its ticket's limit. */
-export function tooLarge(ticket: Pick<UploadTicket, 'maxBytes' | 'limitedBy'>): AppError {
-  return ticket.limitedBy === 'quota'
-    ? new AppError(
-        'QUOTA_EXCEEDED',
-        `The upload would take the project past its storage quota (${ticket.maxBytes} bytes left)`,
-        { remaining_bytes: ticket.maxBytes },
-      )
-    : new AppError('PAYLOAD_TOO_LARGE', `The upload exceeds the largest upload allowed, ${ticket.maxBytes} bytes`, {
-        max_bytes: ticket.maxBytes,
-      });
 }
