@@ -5,11 +5,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import WebSocket from 'ws';
-import { createClient, type Client } from 'graphql-ws';
+import type { Client } from 'graphql-ws';
 import { startSplit, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 import { signContext } from '../../../platform/auth.ts';
-import { createProject, dataCall, realtimeSubscribers, signIn, type Call, type DataProject } from './data-support.ts';
+import {
+  createProject,
+  dataCall,
+  realtimeSubscribers,
+  signIn,
+  wsClient,
+  type Call,
+  type DataProject,
+} from './data-support.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
 type Change = { table: string; operation: string; row: Record<string, unknown> | null };
@@ -54,15 +62,6 @@ afterAll(async () => {
   await platform?.close();
 }, 60_000);
 
-const wsClient = (params: Record<string, unknown>): Client =>
-  createClient({
-    url: `${platform.url.replace('http', 'ws')}/realtime`,
-    webSocketImpl: WebSocket,
-    connectionParams: params,
-    retryAttempts: 0,
-    lazy: true,
-  });
-
 /** Subscribes once; answers how it ended ('next', 'error' or 'complete') and the socket's close code. */
 function firstOutcome(ws: Client): Promise<[string, number | undefined]> {
   let code: number | undefined;
@@ -79,7 +78,7 @@ function firstOutcome(ws: Client): Promise<[string, number | undefined]> {
 describe('realtime over graphql-ws in split mode', () => {
   it('streams an insert to a subscriber connected through the front door', async () => {
     const subscribersBefore = await realtimeSubscribers(dataUrl);
-    const ws = wsClient({ 'x-api-key': project.apiKey });
+    const ws = wsClient(platform.url, { 'x-api-key': project.apiKey });
     const got: Change[] = [];
     const done = new Promise<void>((resolve, reject) => {
       const stop = ws.subscribe<{ dataChanges: Change }>(
@@ -109,7 +108,7 @@ describe('realtime over graphql-ws in split mode', () => {
 
   it('refuses connections with missing, garbage or tenant credentials', async () => {
     for (const params of [{}, { 'x-api-key': 'tsk_garbage' }, { authorization: `Bearer ${project.token}` }]) {
-      const ws = wsClient(params);
+      const ws = wsClient(platform.url, params);
       expect(await firstOutcome(ws)).toEqual(['error', 4403]); // graphql-ws: Forbidden
       await ws.dispose();
     }

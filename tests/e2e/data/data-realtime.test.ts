@@ -2,8 +2,6 @@
 // routes), changes streamed over SSE and graphql-ws, only to the project's own subscribers, and
 // nothing more once the table is turned off.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import WebSocket from 'ws';
-import { createClient } from 'graphql-ws';
 import pg from 'pg';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
@@ -12,6 +10,7 @@ import {
   dropLeftoverRoles,
   realtimeSubscribers,
   twoProjects,
+  wsClient,
   type Call,
   type DataProject,
 } from './data-support.ts';
@@ -201,13 +200,7 @@ describe('realtime over graphql-ws', () => {
     await waitFor(async () => (await realtimeSubscribers(platform.url)) === 0, {
       message: 'the earlier subscriptions released',
     });
-    const ws = createClient({
-      url: `${platform.url.replace('http', 'ws')}/realtime`,
-      webSocketImpl: WebSocket,
-      connectionParams: { 'x-api-key': a.apiKey },
-      retryAttempts: 0,
-      lazy: true,
-    });
+    const ws = wsClient(platform.url, { 'x-api-key': a.apiKey });
     const got: Change[] = [];
     const done = new Promise<void>((resolve, reject) => {
       const stop = ws.subscribe<{ dataChanges: Change }>(
@@ -233,13 +226,7 @@ describe('realtime over graphql-ws', () => {
     expect(got[0]).toMatchObject({ operation: 'insert', row: { id: 8 } });
     await ws.dispose();
 
-    const refused = createClient({
-      url: `${platform.url.replace('http', 'ws')}/realtime`,
-      webSocketImpl: WebSocket,
-      connectionParams: { 'x-api-key': 'tsk_garbage' },
-      retryAttempts: 0,
-      lazy: true,
-    });
+    const refused = wsClient(platform.url, { 'x-api-key': 'tsk_garbage' });
     const outcome = await new Promise<string>((resolve) => {
       refused.subscribe(
         { query: SUBSCRIPTION },
@@ -347,13 +334,7 @@ describe('GraphQL limits on the realtime endpoint', () => {
     });
     const body = (await res.json()) as { errors?: { extensions?: { code?: string } }[] };
     expect(body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_LIMIT_EXCEEDED');
-    const ws = createClient({
-      url: `${platform.url.replace('http', 'ws')}/realtime`,
-      webSocketImpl: WebSocket,
-      connectionParams: { 'x-api-key': a.apiKey },
-      retryAttempts: 0,
-      lazy: true,
-    });
+    const ws = wsClient(platform.url, { 'x-api-key': a.apiKey });
     const outcome = await new Promise<unknown>((resolve) => {
       ws.subscribe(
         { query: `subscription { dataChanges { table ${'operation '.repeat(20_000)} } }` },

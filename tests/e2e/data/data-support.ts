@@ -1,6 +1,8 @@
 // Helpers of the data API end-to-end tests: a signed-in tenant, projects created through the tenant
 // REST API (usable at once: the first data call makes the project's database if the event has not yet).
 import pg from 'pg';
+import WebSocket from 'ws';
+import { createClient, type Client } from 'graphql-ws';
 import { client, type Res } from '../../support/http.ts';
 import { dropInstallation } from '../../support/database.ts';
 
@@ -47,6 +49,17 @@ export async function publish(call: Call, project: DataProject, table: string): 
     body: { table, enabled: true },
   });
   if (res.status !== 200) throw new Error(`publish ${table}: ${res.status} ${JSON.stringify(res.body)}`);
+}
+
+/** A graphql-ws client of `base`'s /realtime with `connectionParams` (credentials); connects at its first subscription, never retries. */
+export function wsClient(base: string, connectionParams: Record<string, unknown>): Client {
+  return createClient({
+    url: `${base.replace('http', 'ws')}/realtime`,
+    webSocketImpl: WebSocket,
+    connectionParams,
+    retryAttempts: 0,
+    lazy: true,
+  });
 }
 
 /**
