@@ -1,6 +1,7 @@
 // Shared set-up of the storage end-to-end tests: a tenant with a project (API key), multipart uploads
 // built by hand (so a body can be a generated stream of any size), and a JSON client.
 import { Readable } from 'node:stream';
+import pg from 'pg';
 import { asRes, client, type Res } from '../../support/http.ts';
 
 export type StorageProject = { id: string; apiKey: string; tenantToken: string };
@@ -19,6 +20,24 @@ export async function newStorageProject(base: string): Promise<StorageProject> {
   const created = await call('POST', '/auth/api/v1/projects', { token: tenantToken, body: { name: 'Files' } });
   if (created.status !== 201) throw new Error(`project: ${created.status} ${JSON.stringify(created.body)}`);
   return { id: created.body.project.id, apiKey: created.body.project.api_key, tenantToken };
+}
+
+/**
+ * Raises the free plan to 512 MiB per upload and 1 GiB in all on the database at `databaseUrl`, for the 200 MB upload
+ * tests; as an operator would (plans have no API), before anyone has read the plans (they are cached).
+ */
+export async function raiseFreePlanForLargeUploads(databaseUrl: string): Promise<void> {
+  const MB = 1024 * 1024;
+  const c = new pg.Client({ connectionString: databaseUrl });
+  await c.connect();
+  try {
+    await c.query(`update plans set max_upload_bytes = $1, max_storage_bytes = $2 where id = 'free'`, [
+      512 * MB,
+      1024 * MB,
+    ]);
+  } finally {
+    await c.end();
+  }
 }
 
 export type Part =

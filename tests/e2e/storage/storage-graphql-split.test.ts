@@ -5,10 +5,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import pg from 'pg';
 import { startSplit, type TestPlatform } from '../../support/platform.ts';
 import { createTestDatabase } from '../../support/database.ts';
-import { generated, newStorageProject, type StorageProject } from './storage-fixtures.ts';
+import { generated, newStorageProject, raiseFreePlanForLargeUploads, type StorageProject } from './storage-fixtures.ts';
 import { gqlUpload, graphqlUploads, withKey } from './storage-flows.ts';
 
 const MB = 1024 * 1024;
@@ -27,13 +26,7 @@ beforeAll(async () => {
   // Our own database, so the plan can be raised for the large upload before anyone reads it.
   db = await createTestDatabase();
   p = await startSplit({ DATABASE_URL: db.url });
-  const c = new pg.Client({ connectionString: db.url });
-  await c.connect();
-  await c.query(`update plans set max_upload_bytes = $1, max_storage_bytes = $2 where id = 'free'`, [
-    512 * MB,
-    1024 * MB,
-  ]);
-  await c.end();
+  await raiseFreePlanForLargeUploads(db.url);
   a = await newStorageProject(p.url);
   layout = JSON.parse(fs.readFileSync(path.join(p.dataDir, 'split.json'), 'utf8')) as typeof layout;
   storageUrl = layout.subgraphs.storage!.url;

@@ -4,12 +4,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import pg from 'pg';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { createTestDatabase } from '../../support/database.ts';
 import { TEST_SECRET, startProcess, stopProcess } from '../../support/platform.ts';
-import { generated, newStorageProject, upload, download, type StorageProject } from './storage-fixtures.ts';
+import {
+  download,
+  generated,
+  newStorageProject,
+  raiseFreePlanForLargeUploads,
+  upload,
+  type StorageProject,
+} from './storage-fixtures.ts';
 import { freePort } from '../../../platform/net.ts';
 
 const MB = 1024 * 1024;
@@ -44,13 +50,7 @@ beforeAll(async () => {
     `${url}/health`,
   );
   // Room for the upload on the free plan (nobody has read the plans yet).
-  const c = new pg.Client({ connectionString: db.url });
-  await c.connect();
-  await c.query(`update plans set max_upload_bytes = $1, max_storage_bytes = $2 where id = 'free'`, [
-    512 * MB,
-    1024 * MB,
-  ]);
-  await c.end();
+  await raiseFreePlanForLargeUploads(db.url);
   project = await newStorageProject(url);
 }, 120_000);
 
