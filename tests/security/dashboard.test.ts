@@ -5,10 +5,10 @@
 // real browser (Debian's chromium, headless), that the planted markup did not run, and the neighbour is intact.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, requireChromium } from '../support/browser.ts';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
 import { client } from '../support/http.ts';
 import { STORAGE, upload } from '../e2e/storage/storage-fixtures.ts';
@@ -16,17 +16,7 @@ import { waitFor } from '../support/wait-for.ts';
 
 jest.setTimeout(60_000);
 
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = new URL('../../', import.meta.url).pathname;
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const MARKUP = '<img src=x onerror="window.__pwned=(window.__pwned||0)+1">';
 
 type Tenant = { session: Record<string, unknown>; token: string; projectId: string; apiKey: string };
@@ -191,7 +181,7 @@ const rows: Row[] = [
 ];
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
+  requireChromium();
   const build = promisify(execFile)(process.execPath, [path.join(ROOT, 'dashboard/build.ts')], { cwd: ROOT });
   platform = await startOneProcess();
   call = client(platform.url);
@@ -202,7 +192,7 @@ beforeAll(async () => {
     { message: 'project database' },
   );
   await build;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  browser = await launchChromium();
   const context = await browser.newContext();
   await context.addInitScript(
     (s) => window.localStorage.setItem('tessera.dashboard.session', s),

@@ -12,25 +12,15 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import { generate } from 'otplib';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { launchChromium, requireChromium } from '../../support/browser.ts';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
 jest.setTimeout(60_000);
 
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const ARTIFACTS = path.join(ROOT, 'tests/artifacts/dashboard');
-// The flags known to work on these machines (no sandbox as root; no background connections to a closed network).
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let platform: TestPlatform;
@@ -137,14 +127,14 @@ const count = async (l: Locator, n: number) =>
   ));
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
+  requireChromium();
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   // The dashboard as `npm start` builds it (only when stale).
   const build = promisify(execFile)(process.execPath, [path.join(ROOT, 'dashboard/build.ts')], { cwd: ROOT });
   platform = await startOneProcess();
   base = platform.url.replace('127.0.0.1', 'localhost');
   await build;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  browser = await launchChromium();
   // bypassCSP: only so the test can inject axe-core into the page (the page's own policy allows no inline script).
   context = await browser.newContext({
     viewport: { width: 1280, height: 860 },
