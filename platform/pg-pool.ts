@@ -22,3 +22,15 @@ export function createPgPool(config: pg.PoolConfig, logger: Pick<Logger, 'warn'>
   });
   return pool;
 }
+
+/** Runs `fn` with one plain client of `url`, connected for it and ended after it (scripts, tools, benchmarks). */
+export async function withPgClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => {}); // a lost connection fails the query in flight; it must not end the process
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}

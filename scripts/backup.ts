@@ -16,10 +16,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { pipeline } from 'node:stream/promises';
-import pg from 'pg';
 import { loadConfig, type Config } from '../platform/config.ts';
 import { createSecretBox } from '../platform/crypto.ts';
 import { openBlobStore, blobKeyOf } from '../platform/blob-store/index.ts';
+import { withPgClient } from '../platform/pg-pool.ts';
 import { scramVerifier } from '../subgraphs/data/services/provisioning.ts';
 
 export type ProjectRoleDef = { name: string; login: boolean; inherit: boolean; connectionLimit: number };
@@ -59,7 +59,7 @@ function run(cmd: string, args: string[]): string {
  * extensions (pgvector is created by a superuser in template1, not by Tessera's role) and schemas that exist.
  */
 async function restoreInto(config: Config, url: string, file: string, extra: string[]): Promise<void> {
-  const existing = await withClient(
+  const existing = await withPgClient(
     url,
     async (c) => new Set((await c.query<{ n: string }>('select nspname as n from pg_namespace')).rows.map((r) => r.n)),
   );
@@ -94,15 +94,6 @@ function ident(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
 
 /** The configuration and the two databases a backup is of (the projects' server is the platform's unless set). */
 function databasesOf(env: Record<string, string | undefined>) {
@@ -123,7 +114,7 @@ type ProjectRow = {
 };
 
 async function projectRows(platformUrl: string): Promise<ProjectRow[]> {
-  return await withClient(platformUrl, async (c) => {
+  return await withPgClient(platformUrl, async (c) => {
     const exists = (await c.query(`select to_regclass('data_project_roles') as t`)).rows[0].t;
     if (!exists) return [];
     return (
@@ -155,7 +146,7 @@ export async function createBackup(
       );
     const file = path.join('projects', `${r.database_name}.dump`);
     // The project's roles: its login role and every role named after it (end users, anonymous visitors...).
-    const { roles, memberships } = await withClient(projectsUrl, async (c) => {
+    const { roles, memberships } = await withPgClient(projectsUrl, async (c) => {
       const found = (
         await c.query<{ name: string; login: boolean; inherit: boolean; limit: number }>(
           `select rolname as name, rolcanlogin as login, rolinherit as inherit, rolconnlimit as limit from pg_roles where rolname = $1 or starts_with(rolname, $1 || '_') order by rolname`,
@@ -186,7 +177,7 @@ export async function createBackup(
   const blobs = openBlobStore(config);
   let count = 0;
   try {
-    const objects = await withClient(platformUrl, async (c) =>
+    const objects = await withPgClient(platformUrl, async (c) =>
       (await c.query(`select to_regclass('storage_objects') as t`)).rows[0].t
         ? (
             await c.query<{ project_id: string; id: string }>(
@@ -217,7 +208,7 @@ export async function createBackup(
   }
   const platformRole =
     new URL(platformUrl).username ||
-    (await withClient(platformUrl, async (c) => (await c.query('select current_user as u')).rows[0].u as string));
+    (await withPgClient(platformUrl, async (c) => (await c.query('select current_user as u')).rows[0].u as string));
   const manifest: Manifest = {
     format: 'tessera-backup/1',
     createdAt: new Date().toISOString(),
@@ -259,7 +250,7 @@ export async function restoreBackup(
     throw new Error(
       'the backup was made with TESSERA_INTERNAL_SECRET from the environment: set the same value to restore it',
     );
-  const current = await withClient(
+  const current = await withPgClient(
     platformUrl,
     async (c) => (await c.query('select current_user as u')).rows[0].u as string,
   );
@@ -267,7 +258,7 @@ export async function restoreBackup(
     throw new Error(
       `the platform role is "${current}", the backup's is "${manifest.platformRole}": project databases are owned by it, restore as that role`,
     );
-  const tables = await withClient(platformUrl, async (c) =>
+  const tables = await withPgClient(platformUrl, async (c) =>
     Number((await c.query(`select count(*) as n from pg_tables where schemaname = 'public'`)).rows[0].n),
   );
   if (tables > 0) throw new Error('the platform database is not empty: restore into a new, empty database');
@@ -276,7 +267,7 @@ export async function restoreBackup(
   const box = createSecretBox(secret, 'data:project-roles');
   const rows = new Map((await projectRows(platformUrl)).map((r) => [r.project_id, r]));
   const attrs = 'nosuperuser nocreatedb nocreaterole noreplication nobypassrls';
-  await withClient(projectsUrl, async (c) => {
+  await withPgClient(projectsUrl, async (c) => {
     for (const p of manifest.projects) {
       const r = rows.get(p.projectId);
       if (!r) throw new Error(`project ${p.projectId} is in the backup's files but not in data_project_roles`);
@@ -298,7 +289,7 @@ export async function restoreBackup(
   // subgraph when it starts (it aligns every project role's settings with its configuration).
   for (const p of manifest.projects) {
     const r = rows.get(p.projectId)!;
-    await withClient(projectsUrl, async (c) => {
+    await withPgClient(projectsUrl, async (c) => {
       await c.query(`create database ${ident(p.database)} template template1`);
       await c.query(`revoke connect, temporary on database ${ident(p.database)} from public`);
       await c.query(`grant connect on database ${ident(p.database)} to ${ident(r.role_name)}`);

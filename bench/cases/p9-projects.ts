@@ -15,10 +15,10 @@
 // first data call answered) p50/p99 under 16 concurrent creations, and the disk each project's database takes.
 import fs from 'node:fs';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { client, type Res } from '../../tests/support/http.ts';
 import { planTenant } from '../lib/tenant.ts';
 import { percentile } from '../lib/stats.ts';
+import { withPgClient } from '../../platform/pg-pool.ts';
 import type { BenchContext, CustomCase, CustomFigures } from './types.ts';
 
 const MB = 1e6;
@@ -65,19 +65,10 @@ async function parallel<T, R>(items: T[], limit: number, fn: (item: T, i: number
   return out;
 }
 
-async function withDb<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
 
 /** Connections open on the server (every database and role), and its limit. */
 async function connections(url: string): Promise<{ open: number; max: number; data: number }> {
-  return await withDb(url, async (c) => {
+  return await withPgClient(url, async (c) => {
     const { rows } = await c.query<{ open: string; data: string; max: string }>(
       `select count(*) as open, count(*) filter (where application_name = 'tessera-data') as data, current_setting('max_connections') as max from pg_stat_activity where backend_type = 'client backend'`,
     );
@@ -167,7 +158,7 @@ async function makeProject(base: string, token: string, i: number): Promise<Made
 /** A tenant on the enterprise plan (its limit: 1,000 projects) with `count` projects; answers their API keys and timings. */
 async function makeProjects(ctx: BenchContext, count: number): Promise<Made[]> {
   const { token } = await planTenant(ctx, 'enterprise', 'p9');
-  await withDb(ctx.databaseUrl, async (c) => {
+  await withPgClient(ctx.databaseUrl, async (c) => {
     const { rows } = await c.query<{ max_projects: number }>(`select max_projects from plans where id = 'enterprise'`);
     if (!(rows[0] && rows[0].max_projects >= count))
       throw new Error(`the enterprise plan cannot hold ${count} projects: ${JSON.stringify(rows)}`);
@@ -260,7 +251,7 @@ export const p9: CustomCase = {
       const projects = await makeProjects(ctx, count);
       const keys = projects.map((p) => p.apiKey);
       const setupSeconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const disk = await withDb(ctx.databaseUrl, async (c) => {
+      const disk = await withPgClient(ctx.databaseUrl, async (c) => {
         const { rows } = await c.query<{ mb: number }>(
           `select avg(pg_database_size(database_name))::float8 / 1e6 as mb from data_project_roles where database_name is not null`,
         );
