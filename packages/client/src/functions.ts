@@ -12,6 +12,7 @@ import type {
   ExecutionEvent,
   FunctionSecret,
   Hook,
+  QueryOf,
   ResponseOf,
   WebhookReceiver,
 } from './types.ts';
@@ -104,17 +105,8 @@ export class Functions {
 
   /** Executions, newest first, with their step logs. */
   readonly executions = {
-    list: async (
-      query: {
-        function?: string;
-        status?: string;
-        trigger?: string;
-        since?: string;
-        until?: string;
-        first?: number;
-        after?: string;
-      } = {},
-    ) => await this.#http.request<ResponseOf<'/edge/api/v1/executions', 'get'>>('GET', `${BASE}/executions`, { query }),
+    list: async (query: QueryOf<'/edge/api/v1/executions', 'get'> = {}) =>
+      await this.#http.request<ResponseOf<'/edge/api/v1/executions', 'get'>>('GET', `${BASE}/executions`, { query }),
     get: async (id: string): Promise<Execution> =>
       (await this.#http.request<{ execution: Execution }>('GET', `${BASE}/executions/${encodeURIComponent(id)}`))
         .execution,

@@ -13,6 +13,10 @@ type Success<R> = { [S in keyof R]: S extends 200 | 201 | 202 ? JsonOf<R[S]> : n
 export type ResponseOf<P extends keyof paths, M extends Method> =
   Op<P, M> extends { responses: infer R } ? Success<R> : never;
 
+/** The query parameters a path and method take. */
+export type QueryOf<P extends keyof paths, M extends Method> =
+  Op<P, M> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+
 /** The JSON body a path and method take. */
 export type BodyOf<P extends keyof paths, M extends Method> =
   Op<P, M> extends { requestBody?: infer B } ? JsonOf<NonNullable<B>> : never;
