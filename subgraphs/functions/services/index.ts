@@ -100,8 +100,8 @@ export function createFunctionsServices(deps: SubgraphDeps) {
     },
   });
   const idempotency = createIdempotency({ sql });
-  const invoke = createInvokeService({ sql, engine, idempotency });
   const receivers = createReceiverCache();
+  const invoke = createInvokeService({ sql, engine, idempotency, cache: receivers });
   const webhooks = createWebhookService({ sql, functions, engine, receivers, idempotency });
   const cron = createCronService({ sql, functions, engine, scheduler, logger });
   const hooks = createHookService({

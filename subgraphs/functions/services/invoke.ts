@@ -9,8 +9,10 @@ import { checkFunctionName } from './definitions.ts';
 import { failureError, makeInput, type Engine } from './engine.ts';
 import type { ExecutionEvent } from './executions.ts';
 import { createBatcher } from './batching.ts';
-import { toFunction, type EdgeFunction } from './functions.ts';
+import { toFunction } from './functions.ts';
 import { fingerprintOf, type HttpAnswer, type Idempotency } from './idempotency.ts';
+import type { ReceiverCache, ReceiverEntry } from './receiver-cache.ts';
+import { sealedSecretsOf } from './secrets.ts';
 import type { Sql } from './sql.ts';
 
 /** A step log line in the REST shape (the trace of a dry run). */
@@ -40,23 +42,42 @@ export function createInvokeService({
   sql,
   engine,
   idempotency,
+  cache,
 }: {
   sql: Sql;
   engine: Engine;
   idempotency: Idempotency;
+  /** The webhook receivers' cache, which keeps invoked functions too (same invalidation: `functions.changed`). */
+  cache: ReceiverCache;
 }) {
-  // Concurrent invokes look their functions up together: one query for a batch (always read fresh, never cached).
-  const lookup = createBatcher<{ projectId: string; name: string }, EdgeFunction | null>(
+  // Concurrent invokes that miss the cache look their functions up together: one query for a batch.
+  const read = createBatcher<{ projectId: string; name: string }, ReceiverEntry | null>(
     async (keys) => {
       const rows = await sql.rows(
-        'select f.* from edge_functions f join jsonb_to_recordset(?::jsonb) as k(project_id uuid, name text) on f.project_id = k.project_id and f.name = k.name',
+        `select to_jsonb(f) as function_row, ${sealedSecretsOf('f.project_id')} as sealed_secrets
+         from edge_functions f join jsonb_to_recordset(?::jsonb) as k(project_id uuid, name text) on f.project_id = k.project_id and f.name = k.name`,
         [JSON.stringify(keys.map((k) => ({ project_id: k.projectId, name: k.name })))],
       );
-      const found = new Map(rows.map((r) => [`${String(r.project_id)}/${String(r.name)}`, toFunction(r)]));
+      const found = new Map(
+        rows.map((r) => {
+          const fn = toFunction(r.function_row as Record<string, unknown>);
+          return [`${fn.projectId}/${fn.name}`, { fn, sealedSecrets: r.sealed_secrets as Record<string, string> }];
+        }),
+      );
       return keys.map((k) => found.get(`${k.projectId}/${k.name}`) ?? null);
     },
     { max: 100, inFlight: 2, retryAlone: false },
   );
+  /** The function and its project's sealed secrets: from the cache, or read (then cached); null when none has the name. */
+  const lookup = async (projectId: string, name: string): Promise<ReceiverEntry | null> => {
+    const key = cache.functionKeyOf(projectId, name);
+    const cached = await cache.get(key);
+    if (cached) return cached;
+    const generation = cache.generation();
+    const entry = await read({ projectId, name });
+    if (entry) cache.remember(key, entry, generation);
+    return entry;
+  };
 
   return {
     /**
@@ -80,9 +101,10 @@ export function createInvokeService({
       const name = checkFunctionName(args.name, 'name');
       if (args.async && args.dryRun) throw errors.validation('async', 'cannot be combined with dry_run');
       if (visitor && args.dryRun) throw visitorRefusal(visitor, 'run dry runs (their trace is for the project itself)');
-      const fn = await lookup({ projectId, name });
-      if (visitor && !fn?.public) throw visitorRefusal(visitor, 'invoke functions that are not marked public');
-      if (!fn) throw errors.notFound('function', name);
+      const found = await lookup(projectId, name);
+      if (visitor && !found?.fn.public) throw visitorRefusal(visitor, 'invoke functions that are not marked public');
+      if (!found) throw errors.notFound('function', name);
+      const { fn, sealedSecrets } = found;
       const body = args.input === undefined ? null : args.input;
       const rawBody = JSON.stringify(body);
       const input = makeInput({ body, method: 'POST', rawBody });
@@ -103,7 +125,7 @@ export function createInvokeService({
         });
       }
       if (args.dryRun) {
-        const o = await engine.execute({ fn, input, trigger: 'invoke', depth: 0, dryRun: true }, null);
+        const o = await engine.execute({ fn, input, trigger: 'invoke', depth: 0, dryRun: true, sealedSecrets }, null);
         return {
           status: 200,
           body: {
@@ -118,7 +140,14 @@ export function createInvokeService({
         };
       }
       return await idempotency.run(request, async () => {
-        const o = await engine.runSync({ fn, input, trigger: 'invoke', depth: 0, dryRun: false });
+        const o = await engine.runSync({
+          fn,
+          input,
+          trigger: 'invoke',
+          depth: 0,
+          dryRun: false,
+          sealedSecrets,
+        });
         if (o.status === 'failed') throw failureError(o);
         return { status: o.responseStatus, body: o.output, headers: { 'x-execution-id': o.executionId ?? '' } };
       });

@@ -1,6 +1,7 @@
-// What an inbound webhook needs before it can run — its receiver's function and the project's sealed secrets —
-// kept in memory by every process that receives webhooks, so a known receiver skips the lookup (one SQL
-// statement whose planning alone cost more than the data insert the function makes).
+// What an inbound webhook or an invoke needs before it can run — the function (a receiver's, or the one invoked by
+// name) and the project's sealed secrets — kept in memory by every process that serves them, so a known receiver or
+// function skips the lookup (one SQL statement whose planning alone cost more than the data insert the function
+// makes).
 //
 // Changes take effect on the very next request in every process: every change to a project's receivers,
 // functions or secrets (and its deletion) publishes `functions.changed` (platform/broadcast.ts) in the same
@@ -63,6 +64,8 @@ export function createReceiverCache(opts: { max?: number; maxBytes?: number; ttl
   let listener: Listener | undefined;
   let gen = 0;
   const keyOf = (projectId: string, slug: string) => `${projectId}/${slug}`;
+  // A space is in no slug: a function's key never meets a receiver's.
+  const functionKeyOf = (projectId: string, name: string) => `${projectId}/function ${name}`;
 
   const clear = () => {
     gen++;
@@ -86,6 +89,7 @@ export function createReceiverCache(opts: { max?: number; maxBytes?: number; ttl
 
   return {
     keyOf,
+    functionKeyOf,
     /** Listens for `functions.changed` on the database's broadcast channel. */
     async start(databaseUrl: string, logger: Logger): Promise<void> {
       attach(await startBroadcastListener({ url: databaseUrl, logger }));

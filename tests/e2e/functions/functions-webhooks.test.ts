@@ -387,4 +387,61 @@ describe('inbound webhooks (public receiver)', () => {
     expect((await call('DELETE', `${F}/functions/${otherId}`, { apiKey })).status).toBe(204);
     expectError(await hit(), 404, 'NOT_FOUND');
   });
+
+  it('invokes what the function and the secrets are at the very next request after any change (invoked functions are cached)', async () => {
+    const { call, apiKey } = w;
+    const F = '/edge/api/v1';
+    const pk = (await call('GET', `/auth/api/v1/projects/${w.projectId}`, { token: w.token })).body.project
+      .publishable_key as string;
+    expect((await call('POST', `${F}/secrets`, { apiKey, body: { name: 'SALUTE', value: 'salute-one' } })).status).toBe(
+      201,
+    );
+    const definition = (v: number, isPublic: boolean) => ({
+      name: 'cached-invoke',
+      public: isPublic,
+      steps: [
+        {
+          name: 'out',
+          kind: 'Transform',
+          expression: {
+            v,
+            salute: "{{ secrets.SALUTE == 'salute-one' ? 'one' : secrets.SALUTE == 'salute-two' ? 'two' : null }}",
+          },
+        },
+      ],
+    });
+    const made = await call('POST', `${F}/functions`, { apiKey, body: definition(1, true) });
+    expect(made.status).toBe(201);
+    const fnId = made.body.function.id as string;
+    const invoke = async (key = apiKey) => await call('POST', `${F}/invoke/cached-invoke`, { apiKey: key, body: {} });
+    // Twice each: the second answer comes from the cached function.
+    for (const key of [apiKey, apiKey, pk, pk]) expect((await invoke(key)).body).toEqual({ v: 1, salute: 'one' });
+    // A new version, no longer public: the publishable key is refused at once.
+    expect((await call('PUT', `${F}/functions/${fnId}`, { apiKey, body: definition(2, false) })).status).toBe(200);
+    expect((await invoke()).body).toEqual({ v: 2, salute: 'one' });
+    expectError(await invoke(pk), 403, 'FORBIDDEN');
+    // A replaced secret, then a deleted one (sync, dry run and async runs all see it).
+    expect((await call('POST', `${F}/secrets`, { apiKey, body: { name: 'SALUTE', value: 'salute-two' } })).status).toBe(
+      201,
+    );
+    expect((await invoke()).body).toEqual({ v: 2, salute: 'two' });
+    const dry = await call('POST', `${F}/invoke/cached-invoke?dry_run=true`, { apiKey, body: {} });
+    expect(dry.body).toMatchObject({ dry_run: true, output: { v: 2, salute: 'two' } });
+    expect((await call('DELETE', `${F}/secrets?name=SALUTE`, { apiKey })).status).toBe(204);
+    expect((await invoke()).body).toEqual({ v: 2, salute: null });
+    const queued = await call('POST', `${F}/invoke/cached-invoke?async=true`, { apiKey, body: {} });
+    expect(queued.status).toBe(202);
+    const ran = await waitFor(
+      async () => {
+        const e = await call('GET', `${F}/executions/${queued.body.execution_id as string}`, { apiKey });
+        return e.body.execution?.status === 'succeeded' ? e.body.execution : undefined;
+      },
+      { message: 'the async run' },
+    );
+    expect(ran.output).toEqual({ v: 2, salute: null });
+    // Deleted: 404 at once, also to the other project's key never having seen it.
+    expect((await call('DELETE', `${F}/functions/${fnId}`, { apiKey })).status).toBe(204);
+    expectError(await invoke(), 404, 'NOT_FOUND');
+    expectError(await invoke(w.other.apiKey), 404, 'NOT_FOUND');
+  });
 });
