@@ -94,7 +94,6 @@ function ident(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-
 /** The configuration and the two databases a backup is of (the projects' server is the platform's unless set). */
 function databasesOf(env: Record<string, string | undefined>) {
   const config = loadConfig(env);

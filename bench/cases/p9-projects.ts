@@ -65,7 +65,6 @@ async function parallel<T, R>(items: T[], limit: number, fn: (item: T, i: number
   return out;
 }
 
-
 /** Connections open on the server (every database and role), and its limit. */
 async function connections(url: string): Promise<{ open: number; max: number; data: number }> {
   return await withPgClient(url, async (c) => {
