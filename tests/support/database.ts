@@ -8,6 +8,7 @@ import pg from 'pg';
 import { startDatabase, type RunningDatabase } from '../../platform/database.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { installationDigest } from '../../subgraphs/data/services/names.ts';
+import { waitFor } from './wait-for.ts';
 
 let own: RunningDatabase | undefined;
 
@@ -58,13 +59,41 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
       const c = new pg.Client({ connectionString: base });
       await c.connect();
       try {
-        await c.query(`drop database if exists ${name} with (force)`);
+        await dropDatabase(c, name);
         await dropInstallation(c, name);
       } finally {
         await c.end();
       }
     },
   };
+}
+
+/**
+ * Drops database `name`, ending its sessions. Where the platform role is not a superuser (CI's PostgreSQL 15) it may
+ * end only its own roles' sessions: one of another role still closing (a project's role, autovacuum) makes `with
+ * (force)` fail with 42501, so the drop is tried again until those have left.
+ */
+async function dropDatabase(c: pg.Client, name: string): Promise<void> {
+  let last: unknown;
+  await waitFor(
+    async () => {
+      try {
+        await c.query(`drop database if exists ${name} with (force)`);
+        return true;
+      } catch (err) {
+        if ((err as { code?: string }).code !== '42501') throw err;
+        const { rows } = await c.query<{ who: string }>(
+          `select coalesce(usename, backend_type) || ' (' || coalesce(state, '') || ')' as who from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`,
+          [name],
+        );
+        last = `${(err as Error).message}; still connected: ${rows.map((r) => r.who).join(', ') || 'nobody'}`;
+        return false;
+      }
+    },
+    { timeoutMs: 20_000, intervalMs: 200, message: `database ${name} to be dropped` },
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}: ${String(last)}`);
+  });
 }
 
 /**
