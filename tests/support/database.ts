@@ -70,7 +70,7 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
 
 /**
  * Drops database `name`, ending its sessions. Where the platform role is not a superuser (CI's PostgreSQL 15) it may
- * end only its own roles' sessions: one of another role still closing (a project's role, autovacuum) makes `with
+ * end only its own roles' sessions: a session it may not end (an autovacuum worker, which has no role) makes `with
  * (force)` fail with 42501, so the drop is tried again until those have left.
  */
 async function dropDatabase(c: pg.Client, name: string): Promise<void> {
