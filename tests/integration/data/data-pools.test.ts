@@ -139,12 +139,15 @@ describe('the data connection budget', () => {
   }, 20_000);
 
   it('gives a session released for reset its settings back before it serves again', async () => {
+    // Every connection back at rest first: a reset still running from the test before would otherwise land while
+    // this one waits for its own, and the next connect could take that other connection.
+    const atRest = () => pools.stats().idle === pools.stats().open;
+    await waitFor(atRest, { timeoutMs: 5000, intervalMs: 5, message: 'earlier connections back at rest' });
     const c = await pools.get(A).connect();
     const pid = (await c.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
     await c.query(`select set_config('work_mem', '1GB', false), set_config('search_path', 'nowhere', false)`);
-    const idleBefore = pools.stats().idle;
     c.release('reset');
-    await waitFor(() => pools.stats().idle !== idleBefore, { timeoutMs: 5000, intervalMs: 5, message: 'the reset' });
+    await waitFor(atRest, { timeoutMs: 5000, intervalMs: 5, message: 'the reset' });
     const d = await pools.get(A).connect();
     try {
       const { rows } = await d.query<{ pid: number; work_mem: string; search_path: string }>(
