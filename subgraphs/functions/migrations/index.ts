@@ -8,6 +8,7 @@ import { FunctionsPublicMigration } from './0004-public-functions.ts';
 import { FunctionsIdempotencyMigration } from './0006-idempotency.ts';
 import { FunctionsVersionsReplayMigration } from './0007-versions-replay.ts';
 import { FunctionsEventSubscriptionsMigration } from './0008-event-subscriptions.ts';
+import { FunctionsStepLogColumnMigration } from './0009-step-log-column.ts';
 
 export const functionsMigrations: MigrationObject[] = [
   { name: '0001-functions-initial', class: FunctionsInitialMigration },
@@ -18,4 +19,5 @@ export const functionsMigrations: MigrationObject[] = [
   { name: '0006-functions-idempotency', class: FunctionsIdempotencyMigration },
   { name: '0007-functions-versions-replay', class: FunctionsVersionsReplayMigration },
   { name: '0008-functions-event-subscriptions', class: FunctionsEventSubscriptionsMigration },
+  { name: '0009-functions-step-log-column', class: FunctionsStepLogColumnMigration },
 ];

@@ -117,12 +117,14 @@ export const PAGE_MAX = 100;
 /** A batch of execution writes stays under this much JSON (a lone larger write goes alone). */
 const BATCH_MAX_BYTES = 4 * 1024 * 1024;
 
-/** The columns of a step log line, as `jsonb_to_recordset` reads them (one JSON array for many lines). */
-const EVENT_COLUMNS =
-  'execution_id uuid, seq integer, step text, kind text, type text, attempt integer, input jsonb, output jsonb, error jsonb, duration_ms double precision, at timestamptz';
-const INSERT_EVENTS = `insert into function_execution_events (execution_id, seq, step, kind, type, attempt, input, output, error, duration_ms, at)
-  select v.execution_id, v.seq, v.step, v.kind, v.type, v.attempt, v.input, v.output, v.error, v.duration_ms, v.at
-  from jsonb_to_recordset($2::jsonb) as v(${EVENT_COLUMNS}) where v.execution_id in (select id from written) order by v.execution_id, v.seq`;
+/**
+ * An execution's columns as reads answer them: all but its step log (`step_log`, one JSON array of the lines as
+ * `ExecutionEvent`s, read only by `events`), which may be large.
+ */
+const COLUMNS = `id, project_id, function_id, function_name, function_version, trigger, trigger_ref, parent_id, depth, status,
+  input, output, error, response_status, created_at, started_at, finished_at, duration_ms, replay_of, replay_from`;
+/** The same, of `function_executions e`. */
+const E_COLUMNS = COLUMNS.replace(/(\w+)/g, 'e.$1');
 
 /** A finished execution's row (record: inserted; finish: updated) in the JSON shape the batched statements read. */
 type WriteRow = {
@@ -145,71 +147,36 @@ type WriteRow = {
   duration_ms: number;
   replay_of?: string | null;
   replay_from?: string | null;
+  step_log: ExecutionEvent[];
 };
 
-// One statement writes the rows of a batch and their step logs (a data-modifying CTE, so it is atomic); both run
-// as prepared statements on the hot pool (`$1`: the rows, `$2`: the step log lines, each one JSON array).
-const RECORD = `with written as (
-  insert into function_executions (id, project_id, function_id, function_name, function_version, trigger, trigger_ref, parent_id, depth, status,
-    input, output, error, response_status, created_at, started_at, finished_at, duration_ms, replay_of, replay_from)
+// One statement writes the rows of a batch with their step logs; both run as prepared statements on the hot pool
+// (`$1`: the rows, one JSON array).
+const RECORD = `insert into function_executions (id, project_id, function_id, function_name, function_version, trigger, trigger_ref, parent_id, depth, status,
+    input, output, error, response_status, created_at, started_at, finished_at, duration_ms, replay_of, replay_from, step_log)
   select r.id, r.project_id, r.function_id, r.function_name, r.function_version, r.trigger, r.trigger_ref, r.parent_id, r.depth, r.status,
-    r.input, r.output, r.error, r.response_status, r.started_at, r.started_at, r.finished_at, r.duration_ms, r.replay_of, r.replay_from
+    r.input, r.output, r.error, r.response_status, r.started_at, r.started_at, r.finished_at, r.duration_ms, r.replay_of, r.replay_from, r.step_log
   from jsonb_to_recordset($1::jsonb) as r(id uuid, project_id uuid, function_id uuid, function_name text, function_version integer, trigger text, trigger_ref text,
     parent_id uuid, depth integer, status text, input jsonb, output jsonb, error jsonb, response_status integer, started_at timestamptz, finished_at timestamptz, duration_ms double precision,
-    replay_of uuid, replay_from text)
-  returning id
-) ${INSERT_EVENTS}`;
-const FINISH = `with written as (
-  update function_executions e set status = r.status, output = r.output, error = r.error, response_status = r.response_status, started_at = r.started_at,
-    finished_at = r.finished_at, duration_ms = r.duration_ms, function_version = r.function_version
+    replay_of uuid, replay_from text, step_log jsonb)`;
+const FINISH = `update function_executions e set status = r.status, output = r.output, error = r.error, response_status = r.response_status, started_at = r.started_at,
+    finished_at = r.finished_at, duration_ms = r.duration_ms, function_version = r.function_version, step_log = r.step_log
   from jsonb_to_recordset($1::jsonb) as r(id uuid, status text, output jsonb, error jsonb, response_status integer, started_at timestamptz, finished_at timestamptz,
-    duration_ms double precision, function_version integer)
-  where e.id = r.id
-  returning e.id
-) ${INSERT_EVENTS}`;
+    duration_ms double precision, function_version integer, step_log jsonb)
+  where e.id = r.id`;
 
 /** Creates the execution store and queries. */
 export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) {
-  // Each write is turned into JSON once, when it is handed in; a batch joins them (and stays under a few MB).
-  type Write = { row: string; events: string };
-  const toWrite = (row: WriteRow, events: ExecutionEvent[]): Write => ({
-    row: JSON.stringify(row),
-    events: events
-      .map((e) =>
-        JSON.stringify({
-          execution_id: row.id,
-          seq: e.seq,
-          step: e.step,
-          kind: e.kind,
-          type: e.type,
-          attempt: e.attempt,
-          input: e.input,
-          output: e.output,
-          error: e.error,
-          duration_ms: e.durationMs ?? null,
-          at: e.at,
-        }),
-      )
-      .join(','),
-  });
+  // Each write (its row and step log) is turned into JSON once, when it is handed in; a batch joins them (and
+  // stays under a few MB).
   const batched = (name: string, statement: string) =>
-    createBatcher<Write>(
-      async (items) =>
-        await hot.run(name, statement, [
-          `[${items.map((w) => w.row).join(',')}]`,
-          `[${items
-            .map((w) => w.events)
-            .filter(Boolean)
-            .join(',')}]`,
-        ]),
-      {
-        max: 200,
-        inFlight: 2,
-        retryAlone: true,
-        weigh: (w) => w.row.length + w.events.length,
-        maxWeight: BATCH_MAX_BYTES,
-      },
-    );
+    createBatcher<string>(async (rows) => await hot.run(name, statement, [`[${rows.join(',')}]`]), {
+      max: 200,
+      inFlight: 2,
+      retryAlone: true,
+      weigh: (row) => row.length,
+      maxWeight: BATCH_MAX_BYTES,
+    });
   const recordWrite = batched('functions.record', RECORD);
   const finishWrite = batched('functions.finish', FINISH);
 
@@ -235,6 +202,7 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
     finished_at: f.finishedAt,
     duration_ms: f.durationMs,
     function_version: f.functionVersion,
+    step_log: f.events,
   });
 
   return {
@@ -266,7 +234,7 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
       if (ids.length === 0) return [];
       const rows = await sql.rows(
         `update function_executions e set status = 'running', started_at = ? where e.id in (select (jsonb_array_elements_text(?::jsonb))::uuid) and e.status = 'queued'
-         returning e.*, (select to_jsonb(f) from edge_functions f where f.id = e.function_id) as function_row, ${sealedSecretsOf('e.project_id')} as sealed_secrets`,
+         returning ${E_COLUMNS}, (select to_jsonb(f) from edge_functions f where f.id = e.function_id) as function_row, ${sealedSecretsOf('e.project_id')} as sealed_secrets`,
         [new Date(), JSON.stringify(ids)],
       );
       return rows.map((r) => ({
@@ -278,20 +246,17 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
 
     /** Records the end of a claimed execution with its step log (one statement, batched with concurrent ones). */
     async finish(id: string, f: FinishedExecution): Promise<void> {
-      await finishWrite(toWrite({ id, ...finishedColumns(f) }, f.events));
+      await finishWrite(JSON.stringify({ id, ...finishedColumns(f) } satisfies WriteRow));
     },
 
     /** Records a synchronous execution once it is over: the row and its step log in one statement, batched with concurrent ones. */
     async record(e: NewExecution & { id: string }, f: FinishedExecution): Promise<void> {
       await recordWrite(
-        toWrite(
-          {
-            ...newColumns(e),
-            ...finishedColumns(f),
-            ...(e.replayOf ? { replay_of: e.replayOf, replay_from: e.replayFromStep ?? null } : {}),
-          },
-          f.events,
-        ),
+        JSON.stringify({
+          ...newColumns(e),
+          ...finishedColumns(f),
+          ...(e.replayOf ? { replay_of: e.replayOf, replay_from: e.replayFromStep ?? null } : {}),
+        } satisfies WriteRow),
       );
     },
 
@@ -366,32 +331,40 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
     /** One execution of the project; NOT_FOUND otherwise. */
     async get(projectId: string, id: string): Promise<Execution> {
       if (!isUuid(id)) throw errors.notFound('execution', String(id).slice(0, 100));
-      const rows = await sql.rows('select * from function_executions where id = ? and project_id = ?', [id, projectId]);
+      const rows = await sql.rows(`select ${COLUMNS} from function_executions where id = ? and project_id = ?`, [
+        id,
+        projectId,
+      ]);
       if (!rows[0]) throw errors.notFound('execution', id);
       return toExecution(rows[0]);
     },
 
     /** The raw row by id, whoever's (jobs). */
     async load(id: string): Promise<Execution | null> {
-      const rows = await sql.rows('select * from function_executions where id = ?', [id]);
+      const rows = await sql.rows(`select ${COLUMNS} from function_executions where id = ?`, [id]);
       return rows[0] ? toExecution(rows[0]) : null;
     },
 
-    /** The ordered step log of an execution of the project. */
+    /** The ordered step log of an execution of the project (empty until it has run); NOT_FOUND otherwise. */
     async events(projectId: string, id: string): Promise<ExecutionEvent[]> {
-      await this.get(projectId, id);
-      const rows = await sql.rows('select * from function_execution_events where execution_id = ? order by seq', [id]);
-      return rows.map((r) => ({
-        seq: Number(r.seq),
-        step: r.step as string,
-        kind: r.kind as string,
-        type: r.type as ExecutionEvent['type'],
-        attempt: Number(r.attempt),
-        input: r.input ?? null,
-        output: r.output ?? null,
-        error: r.error ?? null,
-        durationMs: r.duration_ms === null ? null : Number(r.duration_ms),
-        at: new Date(r.at as string),
+      if (!isUuid(id)) throw errors.notFound('execution', String(id).slice(0, 100));
+      const rows = await sql.rows('select step_log from function_executions where id = ? and project_id = ?', [
+        id,
+        projectId,
+      ]);
+      if (!rows[0]) throw errors.notFound('execution', id);
+      const lines = (rows[0].step_log ?? []) as Array<Record<string, unknown>>;
+      return lines.map((e) => ({
+        seq: Number(e.seq),
+        step: e.step as string,
+        kind: e.kind as string,
+        type: e.type as ExecutionEvent['type'],
+        attempt: Number(e.attempt),
+        input: e.input ?? null,
+        output: e.output ?? null,
+        error: e.error ?? null,
+        durationMs: e.durationMs === null || e.durationMs === undefined ? null : Number(e.durationMs),
+        at: new Date(e.at as string),
       }));
     },
 
@@ -443,7 +416,7 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
         params.push(after.createdAt, after.createdAt, after.id);
       }
       const rows = await sql.rows(
-        `select * from function_executions where ${where.join(' and ')} order by created_at desc, id desc limit ${first + 1}`,
+        `select ${COLUMNS} from function_executions where ${where.join(' and ')} order by created_at desc, id desc limit ${first + 1}`,
         params,
       );
       return timePage(rows, first, toExecution);

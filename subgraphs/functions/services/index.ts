@@ -123,11 +123,6 @@ export function createFunctionsServices(deps: SubgraphDeps) {
   const removeProject = async (projectId: string) => {
     await cron.cancelProject(projectId);
     await sql.tx(async (tx) => {
-      // Step-log lines first (they have no foreign key to cascade from their executions).
-      await tx.run(
-        'delete from function_execution_events where execution_id in (select id from function_executions where project_id = ?)',
-        [projectId],
-      );
       // Event deliveries and their attempts go with their subscriptions (foreign keys); the declared interest in platform events goes too.
       await setEventInterest({ execute: async (q, p) => await tx.run(q, p) }, INTEREST_CONSUMER, projectId, []);
       for (const table of [

@@ -774,11 +774,10 @@ describe('edge functions API', () => {
           );
           return counts.every((n) => n === 0) ? true : undefined;
         });
-        // The step logs go with their executions.
+        // The step logs go with their executions (a log is a column of its execution's row).
         expect(
           Number(
-            (await c.query('select count(*) from function_execution_events where execution_id = $1', [executionId]))
-              .rows[0].count,
+            (await c.query('select count(*) from function_executions where id = $1', [executionId])).rows[0].count,
           ),
         ).toBe(0);
         const jobs = await c.query(

@@ -116,7 +116,7 @@ describe('edge functions under concurrent load', () => {
     await db.connect();
     try {
       const { rows } = await db.query<{ n: number }>(
-        'select count(*)::int as n from function_execution_events where execution_id = any($1::uuid[])',
+        'select coalesce(sum(jsonb_array_length(step_log)), 0)::int as n from function_executions where id = any($1::uuid[])',
         [queued],
       );
       expect(rows[0]!.n).toBe(N * 4);
