@@ -4,8 +4,14 @@
 // would run SQL text the guard never saw is refused wherever it appears: the catalog functions that execute a
 // query given as text (ts_stat, ts_rewrite's query form, query_to_xml and kin, ...) and every dynamic form of
 // PL/pgSQL (EXECUTE, RETURN QUERY EXECUTE, FOR ... IN EXECUTE, OPEN ... FOR EXECUTE).
-import { parse, parsePlPgSQL } from 'libpg-query';
 import { AppError, errors } from '../../../platform/errors.ts';
+
+// PostgreSQL's parser compiled to WebAssembly: ~14 MB resident once instantiated, so it is loaded on the first
+// rawSQL call (or SQL function definition) instead of with the process; most processes never parse SQL.
+let pgQuery: Promise<typeof import('libpg-query')> | undefined;
+const loadParser = () => (pgQuery ??= import('libpg-query'));
+const parse = async (sql: string) => await (await loadParser()).parse(sql);
+const parsePlPgSQL = async (sql: string) => await (await loadParser()).parsePlPgSQL(sql);
 
 /** Statement kinds a project may run: queries, writes and DDL on its own objects. */
 const ALLOWED_STATEMENTS = new Set([
