@@ -8,7 +8,7 @@ import type { RouterClient } from '../../../platform/subgraph.ts';
 import type { Scheduler } from '../../../platform/scheduler.ts';
 import type { CompiledStep } from './definitions.ts';
 import { createBatcher } from './batching.ts';
-import type { ExecutionEvent, ExecutionService, Trigger } from './executions.ts';
+import type { Claimed, ExecutionEvent, ExecutionService, Trigger } from './executions.ts';
 import type { EdgeFunction, FunctionService } from './functions.ts';
 import type { SecretService } from './secrets.ts';
 import { StepFailure, type StepDeps, type StepRunContext } from './steps/index.ts';
@@ -28,6 +28,9 @@ export const MAX_DEPTH = 8;
 /** A step's retries wait 200 ms doubling to 5 s, ±25% (within the function's timeout). */
 const BACKOFF_BASE_MS = 200;
 const BACKOFF_MAX_MS = 5000;
+/** A job that finds some of its executions not yet released claims them again after 10, 20, 40, ... ms, up to ~300 ms. */
+const RELEASE_RETRY_MS = 10;
+const RELEASE_WAIT_MS = 160;
 
 /** What a function sees as `input`: always `{body, headers, method, query, rawBody}` (header names lower case). */
 export type FunctionInputValue = {
@@ -509,43 +512,58 @@ export function createEngine(deps: {
   /** The job: runs the queued executions it names, side by side (an execution already taken is left alone). */
   async function runQueued(data: QueuedJob): Promise<void> {
     const ids = data.executionIds ?? (data.executionId ? [data.executionId] : []);
-    const claimed = await executions.claimMany(ids);
-    // Picked up before its enqueue released the executions (still held, or released just after the claim looked):
-    // the job tries again shortly (Agenda's retry backoff) for those, once the ones it claimed have run (a claimed
-    // execution is this job's to run: nobody else will). Held for good (the enqueue failed after saving this job),
-    // they are marked failed by the sweep and never run.
-    const unclaimed = claimed.length < ids.length ? await executions.countUnclaimed(ids) : 0;
-    const results = await Promise.allSettled(
-      claimed.map(async ({ execution: e, fn, sealedSecrets }) => {
-        if (!fn) {
-          await executions.fail([e.id], { code: 'NOT_FOUND', message: `function ${e.functionName} no longer exists` });
-          return;
-        }
-        const stored = (e.input ?? {}) as Partial<FunctionInputValue>;
-        const input = makeInput({ ...stored, rawBody: JSON.stringify(stored.body ?? null) });
-        const startedAt = e.startedAt ?? new Date();
-        const outcome = await execute(
-          {
-            fn,
-            input,
-            trigger: e.trigger,
-            triggerRef: e.triggerRef,
-            parentId: e.parentId,
-            depth: e.depth,
-            dryRun: false,
-            sealedSecrets,
-            counted: true,
-          },
-          e.id,
-        );
-        const done = finished(outcome, startedAt, fn.version);
-        await executions.finish(e.id, done);
-        await reportFailure({ fn, trigger: e.trigger, triggerRef: e.triggerRef }, e.id, outcome, done);
-      }),
-    );
+    const runs: Promise<void>[] = [];
+    let left = ids;
+    // A job may be picked up before its enqueue released its executions (still held: the release is the enqueue's
+    // last statement, and the job's notification can beat it). They are claimed again shortly, a few times within
+    // RELEASE_WAIT_MS, while the ones already claimed run; still unreleased after that, the job fails and Agenda
+    // retries it later (its backoff starts at a second). Held for good (the enqueue failed after saving this job),
+    // they are marked failed by the sweep and never run. A claimed execution is this job's to run: nobody else will.
+    for (let wait = RELEASE_RETRY_MS; ; wait *= 2) {
+      const claimed = await executions.claimMany(left);
+      runs.push(...claimed.map((c) => runClaimed(c)));
+      if (claimed.length === left.length) break;
+      const taken = new Set(claimed.map((c) => c.execution.id));
+      left = left.filter((id) => !taken.has(id));
+      const unclaimed = await executions.countUnclaimed(left);
+      if (unclaimed === 0) break;
+      if (wait > RELEASE_WAIT_MS) {
+        await Promise.allSettled(runs);
+        throw new Error(`${unclaimed} execution(s) not released yet by their enqueue; retrying`);
+      }
+      await new Promise((r) => setTimeout(r, wait));
+    }
+    const results = await Promise.allSettled(runs);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
-    if (unclaimed > 0) throw new Error(`${unclaimed} execution(s) not released yet by their enqueue; retrying`);
+  }
+
+  /** Runs one claimed execution and records its end. */
+  async function runClaimed({ execution: e, fn, sealedSecrets }: Claimed): Promise<void> {
+    if (!fn) {
+      await executions.fail([e.id], { code: 'NOT_FOUND', message: `function ${e.functionName} no longer exists` });
+      return;
+    }
+    const stored = (e.input ?? {}) as Partial<FunctionInputValue>;
+    const input = makeInput({ ...stored, rawBody: JSON.stringify(stored.body ?? null) });
+    const startedAt = e.startedAt ?? new Date();
+    const outcome = await execute(
+      {
+        fn,
+        input,
+        trigger: e.trigger,
+        triggerRef: e.triggerRef,
+        parentId: e.parentId,
+        depth: e.depth,
+        dryRun: false,
+        sealedSecrets,
+        counted: true,
+      },
+      e.id,
+    );
+    const done = finished(outcome, startedAt, fn.version);
+    await executions.finish(e.id, done);
+    await reportFailure({ fn, trigger: e.trigger, triggerRef: e.triggerRef }, e.id, outcome, done);
   }
 
   /**

@@ -120,3 +120,58 @@ it('queues again an execution released long ago whose job is gone, which then ru
   expect(await status(lost)).toMatchObject({ status: 'succeeded', output: { ran: true } });
   expect((await status(recent)).status).toBe('queued');
 }, 40_000);
+
+it('runs an execution released just after its job was picked up, without failing the job for a retry', async () => {
+  // An async invoke saves its executions `held`, then their job, then releases them: the job's notification can beat
+  // the release. The job claims them again shortly instead of failing and waiting for Agenda's retry (a second).
+  const made = await sub.execute(
+    'mutation($input: EdgeFunctionInput!) { createEdgeFunction(input: $input) { id } }',
+    { input: { name: 'late-release', steps: [{ name: 'out', kind: 'Transform', expression: { ran: true } }] } },
+    ctx,
+  );
+  expect(made.errors).toBeUndefined();
+  const functionId = (made.data as { createEdgeFunction: { id: string } }).createEdgeFunction.id;
+  const id = crypto.randomUUID();
+  await client.query(
+    `insert into function_executions (id, project_id, function_id, function_name, function_version, trigger, status, input, created_at)
+     values ($1, $2, $3, 'late-release', 1, 'invoke', 'held', '{"body": {}}'::jsonb, now())`,
+    [id, projectId, functionId],
+  );
+  const { createScheduler } = await import('../../../platform/scheduler.ts');
+  const { EXECUTION_JOB } = await import('../../../subgraphs/functions/services/engine.ts');
+  const other = createScheduler({ url: db.url, name: 'test-enqueuer', logger: createLogger('silent') });
+  try {
+    await other.enqueue(EXECUTION_JOB, { executionIds: [id] });
+  } finally {
+    await other.stop();
+  }
+  const job = async () =>
+    (
+      await client.query<{ locked_at: Date | null; fail_count: number | null }>(
+        `select locked_at, fail_count from agenda_jobs where name = $1 and data->'executionIds' ? $2`,
+        [EXECUTION_JOB, id],
+      )
+    ).rows[0];
+  // The job is running (locked) and has found its execution still held.
+  await waitFor(async () => ((await job())?.locked_at ? true : undefined), {
+    timeoutMs: 10_000,
+    intervalMs: 5,
+    message: 'the job to be picked up',
+  });
+  await client.query(`update function_executions set status = 'queued' where id = $1 and status = 'held'`, [id]);
+  const failures: number[] = [];
+  await waitFor(
+    async () => {
+      const row = await job();
+      if (row?.fail_count) failures.push(row.fail_count);
+      const { rows } = await client.query<{ status: string }>('select status from function_executions where id = $1', [
+        id,
+      ]);
+      return rows[0]!.status === 'succeeded' && !row ? true : undefined;
+    },
+    { timeoutMs: 10_000, intervalMs: 10, message: 'the execution to succeed and its job to go' },
+  );
+  expect(failures).toEqual([]);
+  const { rows } = await client.query('select output from function_executions where id = $1', [id]);
+  expect(rows[0]!.output).toEqual({ ran: true });
+}, 30_000);
