@@ -9,6 +9,11 @@ import { INTERNAL_OPERATIONS, callInternal } from './internal-operations.ts';
 export type ProjectPlanLimits = { maxRequestsPerMinute: number; maxFunctionInvocationsPerMonth: number };
 
 const TTL_MS = 60_000;
+/**
+ * Projects whose limits are kept (each further one is asked once a minute while it is active). lru-cache allocates
+ * its index arrays for `max` entries up front: 100,000 cost ~3 MB per cache even when empty.
+ */
+const PLAN_LIMITS_CACHE_MAX = 10_000;
 /** How long an unanswered question counts as "no limit known" before it is asked again. */
 const FAILED_TTL_MS = 5_000;
 
@@ -21,7 +26,7 @@ export type PlanLimitsReader = {
 
 /** Creates the reader over the router (INTERNAL_OPERATIONS.projectPlanLimits). */
 export function createPlanLimitsReader(router: RouterClient): PlanLimitsReader {
-  const cache = new LRUCache<string, { limits: ProjectPlanLimits | null }>({ max: 100_000, ttl: TTL_MS });
+  const cache = new LRUCache<string, { limits: ProjectPlanLimits | null }>({ max: PLAN_LIMITS_CACHE_MAX, ttl: TTL_MS });
   const inflight = new Map<string, Promise<ProjectPlanLimits | null>>();
   const ask = async (projectId: string): Promise<ProjectPlanLimits | null> => {
     try {

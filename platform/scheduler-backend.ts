@@ -2,14 +2,21 @@
 // `agenda_jobs` table) or MongoDB (@agendajs/mongo-backend over the official `mongodb` driver, the design card's
 // production layout) when the scheduler URL is `mongodb://…` / `mongodb+srv://…` (TESSERA_SCHEDULER_URL).
 // Agenda's locking keeps each job to one run across every process either way.
+import { createRequire } from 'node:module';
 import type { AgendaBackend } from 'agenda';
 import { PostgresBackend } from '@agendajs/postgres-backend';
-import { MongoBackend } from '@agendajs/mongo-backend';
+import type { MongoBackend } from '@agendajs/mongo-backend';
 import type { Logger } from './logger.ts';
 import { trackPool, untrackPool } from './metrics.ts';
 import { createPgPool } from './pg-pool.ts';
 
 export type SchedulerBackend = { kind: 'postgresql' | 'mongodb'; backend: AgendaBackend; close: () => Promise<void> };
+
+// The MongoDB backend and its driver are loaded only for a `mongodb://` URL: the driver's BSON library alone keeps a
+// 17 MB serialization buffer from the moment it is imported, and most installs schedule on PostgreSQL.
+const require = createRequire(import.meta.url);
+const mongoBackend = () =>
+  (require('@agendajs/mongo-backend') as typeof import('@agendajs/mongo-backend')).MongoBackend;
 
 /** Whether a scheduler URL names MongoDB. */
 export function isMongoUrl(url: string): boolean {
@@ -20,7 +27,8 @@ export function isMongoUrl(url: string): boolean {
 export function createSchedulerBackend(url: string, name: string, log: Logger): SchedulerBackend {
   if (isMongoUrl(url)) {
     // The backend opens its own MongoClient on connect (driver options belong in the URL: replicaSet, tls, w...).
-    const backend = new MongoBackend({ address: url, collection: 'agendaJobs', ensureIndex: true });
+    const Backend: typeof MongoBackend = mongoBackend();
+    const backend = new Backend({ address: url, collection: 'agendaJobs', ensureIndex: true });
     return { kind: 'mongodb', backend, close: async () => await backend.disconnect().catch(() => {}) };
   }
   // Our own pool, so a connection dropped by the server (restart, admin command) is logged instead of crashing the

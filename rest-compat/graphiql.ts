@@ -1,8 +1,10 @@
 // The GraphQL explorer a browser gets at `GET /graphql`: GraphiQL rendered by @graphql-yoga/render-graphiql, whose
 // package carries the whole editor (scripts, styles, workers) inline, so the page loads nothing from a CDN and works
 // offline. It queries the router at /graphql, whose introspection carries every description of the supergraph.
+// The package is imported on the first request for the page, not with the process: its module is ~30 MB of strings
+// (the editor's code, held once as the module's source and once as the value it exports) that an API server that
+// never shows the explorer would carry for nothing.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 
 const DEFAULT_QUERY = `# Tessera's supergraph. Put a credential in the Headers tab below, for example
 #   {"X-Api-Key": "tsk_..."}  (a project's secret key; the publishable key tpk_... opens less)
@@ -14,20 +16,22 @@ query Plans {
 }
 `;
 
-let page: string | undefined;
+let page: Promise<string> | undefined;
 
-/** The page, rendered once (about 5 MB of inline editor code). */
-function graphiqlPage(): string {
-  page ??= renderGraphiQL({
-    title: 'Tessera GraphQL',
-    endpoint: '/graphql',
-    defaultQuery: DEFAULT_QUERY,
-    headers: JSON.stringify({ 'X-Api-Key': '' }, null, 2),
-    schemaDescription: true,
-    inputValueDeprecation: true,
-    isHeadersEditorEnabled: true,
-    shouldPersistHeaders: false,
-  });
+/** The page, rendered once (about 10 MB of inline editor code). */
+function graphiqlPage(): Promise<string> {
+  page ??= import('@graphql-yoga/render-graphiql').then(({ renderGraphiQL }) =>
+    renderGraphiQL({
+      title: 'Tessera GraphQL',
+      endpoint: '/graphql',
+      defaultQuery: DEFAULT_QUERY,
+      headers: JSON.stringify({ 'X-Api-Key': '' }, null, 2),
+      schemaDescription: true,
+      inputValueDeprecation: true,
+      isHeadersEditorEnabled: true,
+      shouldPersistHeaders: false,
+    }),
+  );
   return page;
 }
 
@@ -41,11 +45,12 @@ export function wantsGraphiQL(req: FastifyRequest): boolean {
 }
 
 /** Answers the explorer page. */
-export function sendGraphiQL(reply: FastifyReply): FastifyReply {
+export async function sendGraphiQL(reply: FastifyReply): Promise<FastifyReply> {
+  const html = await graphiqlPage();
   return reply
     .type('text/html; charset=utf-8')
     .header('cache-control', 'no-cache')
     .header('x-content-type-options', 'nosniff')
     .header('content-security-policy', "frame-ancestors 'none'")
-    .send(graphiqlPage());
+    .send(html);
 }
