@@ -160,11 +160,38 @@ class Timeout extends Error {}
 /** The abort reason of a run that ended (cancels what its steps left running). */
 const FINISHED = new Error('finished');
 
-/** A JSON copy (a step cannot change what another sees; only JSON is recorded). Strings, booleans and finite numbers are their own copy. */
-function clone(v: unknown): unknown {
+/**
+ * Most JSON text one value of a run may take (a step's resolved field, a step's result), and all of a run's values
+ * together. A definition could otherwise grow a value step after step (each doubling the last) until the process ran
+ * out of memory, and its step log past what one row can hold; past either limit the step fails with VALUE_TOO_LARGE.
+ */
+export const MAX_VALUE_CHARS = 8 * 1024 * 1024;
+export const MAX_RUN_VALUE_CHARS = 32 * 1024 * 1024;
+
+/** What is left of a run's value budget (MAX_RUN_VALUE_CHARS). */
+type ValueBudget = { left: number };
+
+/**
+ * A JSON copy (a step cannot change what another sees; only JSON is recorded), charged to the run's budget. Strings,
+ * booleans and finite numbers are their own copy.
+ */
+function clone(v: unknown, budget: ValueBudget, what: string): unknown {
   if (v === undefined) return null;
-  if (typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))) return v;
-  return JSON.parse(JSON.stringify(v)) as unknown;
+  if (typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))) return v;
+  const text = typeof v === 'string' ? v : JSON.stringify(v);
+  if (text === undefined) return null;
+  if (text.length > MAX_VALUE_CHARS)
+    throw new StepFailure(
+      'VALUE_TOO_LARGE',
+      `${what} is ${text.length} characters of JSON; a value may have at most ${MAX_VALUE_CHARS}`,
+    );
+  budget.left -= text.length;
+  if (budget.left < 0)
+    throw new StepFailure(
+      'VALUE_TOO_LARGE',
+      `${what} takes the run past ${MAX_RUN_VALUE_CHARS} characters of JSON across its steps' inputs and results`,
+    );
+  return typeof v === 'string' ? v : (JSON.parse(text) as unknown);
 }
 
 /** Creates the engine. `http` and `email` are the outside effects; the engine supplies `invoke` and `router`. */
@@ -225,6 +252,7 @@ export function createEngine(deps: {
       dry_run: req.dryRun,
     };
     const steps: Record<string, unknown> = {};
+    const budget: ValueBudget = { left: MAX_RUN_VALUE_CHARS };
     let stepLogger: Logger | undefined;
     const ctx: StepRunContext = {
       projectId: req.fn.projectId,
@@ -287,19 +315,21 @@ export function createEngine(deps: {
             continue;
           }
           for (const [field, template] of Object.entries(step.prepared.templates))
-            resolved[field] = clone(template.render(scope));
+            resolved[field] = clone(template.render(scope), budget, `the resolved "${field}"`);
         } catch (err) {
           const message = err instanceof TemplateError ? `${err.path}: ${err.message}` : (err as Error).message;
+          // A value past its limit, or a string the runtime cannot make (RangeError), is the definition's doing too.
+          const code = err instanceof StepFailure ? err.code : 'TEMPLATE_FAILED';
           log({
             step: name,
             kind,
             type: 'failed',
             attempt: 1,
             input: resolved,
-            error: { code: 'TEMPLATE_FAILED', message },
+            error: { code, message },
             durationMs: 0,
           });
-          failure = { code: 'TEMPLATE_FAILED', message: `step "${name}": ${message}`, step: name };
+          failure = { code, message: `step "${name}": ${message}`, step: name };
           break;
         }
         let attempt = 0;
@@ -308,7 +338,11 @@ export function createEngine(deps: {
           const t0 = performance.now();
           log({ step: name, kind, type: 'started', attempt, input: resolved });
           try {
-            const result = clone(await Promise.race([step.prepared.run(resolved, ctx), expired])) as { body: unknown };
+            const result = clone(
+              await Promise.race([step.prepared.run(resolved, ctx), expired]),
+              budget,
+              'the result',
+            ) as { body: unknown };
             const durationMs = performance.now() - t0;
             log({ step: name, kind, type: 'succeeded', attempt, output: result, durationMs });
             steps[name] = result;

@@ -303,6 +303,39 @@ describe('edge functions API', () => {
       expectError(res, 502, 'FUNCTION_FAILED', /at most 8 levels/);
     });
 
+    it('fails a run whose values grow past their limits instead of holding them (a definition doubling a string)', async () => {
+      // Each step doubles the last one's string: left alone, ~25 steps would hold gigabytes in the shared process.
+      const doubling = (n: number) =>
+        Array.from({ length: n }, (_, i) => ({
+          name: `s${i}`,
+          kind: 'Transform',
+          expression: i === 0 ? '{{ input.body.s }}' : `{{ steps.s${i - 1}.body }}{{ steps.s${i - 1}.body }}`,
+        }));
+      await w.call('POST', `${F}/functions`, { ...as(), body: { name: 'grow', steps: doubling(12) } });
+      const s = 'x'.repeat(600_000);
+      const one = await w.call('POST', `${F}/invoke/grow`, { ...as(), body: { s } });
+      // 600k, 1.2M, 2.4M, 4.8M, then 9.6M characters: past the 8 MiB a single value may take.
+      expectError(one, 502, 'FUNCTION_FAILED', /at most 8388608/);
+      expect(one.body.error.details).toMatchObject({ step: 's4', reason: 'VALUE_TOO_LARGE' });
+      // The failure is recorded, without the value that was refused.
+      const id = one.body.error.details.execution_id;
+      const events = await w.call('GET', `${F}/executions/${id}/events`, as());
+      expect(events.status).toBe(200);
+      expect(events.body.events.at(-1)).toMatchObject({ step: 's4', type: 'failed' });
+      expect(JSON.stringify(events.body).length).toBeLessThan(40_000_000);
+      // Values each within the limit, but together past the run's 32 MiB: copies of a 4.8M-character string.
+      const steps = doubling(4);
+      for (let i = 4; i < 8; i++) steps.push({ name: `s${i}`, kind: 'Transform', expression: '{{ steps.s3.body }}' });
+      await w.call('POST', `${F}/functions`, { ...as(), body: { name: 'copies', steps } });
+      const all = await w.call('POST', `${F}/invoke/copies`, { ...as(), body: { s } });
+      expectError(all, 502, 'FUNCTION_FAILED', /past 33554432 characters/);
+      expect(all.body.error.details).toMatchObject({ reason: 'VALUE_TOO_LARGE' });
+      // A run within both limits is untouched.
+      const small = await w.call('POST', `${F}/invoke/copies`, { ...as(), body: { s: 'ab' } });
+      expect(small.status).toBe(200);
+      expect(small.body).toBe('abababababababab');
+    }, 60_000);
+
     it('refuses unknown functions, bad flags and combined modes', async () => {
       expectError(await w.call('POST', `${F}/invoke/nope`, { ...as(), body: {} }), 404, 'NOT_FOUND');
       expectError(
