@@ -77,20 +77,29 @@ export async function newProject(
   const email = `dev-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
   const password = 'correct horse battery staple';
   expect201(await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password } }));
-  const login = await call('POST', '/auth/api/v1/tenant/login', { body: { email, password } });
-  const tenantToken = login.body.access_token as string;
-  const created = await call('POST', '/auth/api/v1/projects', { token: tenantToken, body: { name: 'App' } });
+  const login = async () =>
+    (await call('POST', '/auth/api/v1/tenant/login', { body: { email, password } })).body.access_token as string;
+  let tenantToken = await login();
+  // A platform started with a 1-second access token lifetime (the expiry tests) may see the token expire between
+  // two calls on a busy machine: log in again once.
+  const asTenant = async (method: string, path: string, body?: unknown) => {
+    let res = await call(method, path, { token: tenantToken, body });
+    if (res.status === 401) {
+      tenantToken = await login();
+      res = await call(method, path, { token: tenantToken, body });
+    }
+    return res;
+  };
+  const created = await asTenant('POST', '/auth/api/v1/projects', { name: 'App' });
   expect201(created);
   const project = created.body.project;
-  const clients = await call('GET', `/auth/api/v1/projects/${project.id}/oidc-clients`, { token: tenantToken });
+  const clients = await asTenant('GET', `/auth/api/v1/projects/${project.id}/oidc-clients`);
+  if (clients.status !== 200) throw new Error(`GET oidc clients: ${clients.status} ${JSON.stringify(clients.body)}`);
   const c = clients.body.oidc_clients[0];
-  const put = await call('PUT', `/auth/api/v1/projects/${project.id}/oidc-clients/${c.client_id}`, {
-    token: tenantToken,
-    body: {
-      redirect_uris: [REDIRECT_URI, 'https://app.example.com/other?x=1'],
-      ...(opts.public ? { public: true } : {}),
-      ...(opts.allowedScopes ? { allowed_scopes: opts.allowedScopes } : {}),
-    },
+  const put = await asTenant('PUT', `/auth/api/v1/projects/${project.id}/oidc-clients/${c.client_id}`, {
+    redirect_uris: [REDIRECT_URI, 'https://app.example.com/other?x=1'],
+    ...(opts.public ? { public: true } : {}),
+    ...(opts.allowedScopes ? { allowed_scopes: opts.allowedScopes } : {}),
   });
   if (put.status !== 200) throw new Error(`PUT oidc client: ${put.status} ${JSON.stringify(put.body)}`);
   return { id: project.id, apiKey: project.api_key, clientId: c.client_id, clientSecret: c.client_secret, tenantToken };
