@@ -1,6 +1,8 @@
 // The router: the composed supergraph served by @apollo/gateway inside @apollo/server, with data
 // sources that call subgraph handles (in-process executors or HTTP), plus the fast-path planner and
 // credential authentication used by the front door.
+// First: switches the gateway's data collection off before it loads (see the file).
+import './gateway-data-collection.ts';
 import { ApolloServer, HeaderMap, type GraphQLRequest } from '@apollo/server';
 import { ApolloGateway, type GraphQLDataSource } from '@apollo/gateway';
 import {
