@@ -8,10 +8,14 @@ import { ApolloGateway, type GraphQLDataSource } from '@apollo/gateway';
 import {
   GraphQLError,
   Kind,
+  getOperationAST,
+  getVariableValues,
   parse,
   validate,
+  visit,
   type DocumentNode,
   type GraphQLSchema,
+  type OperationDefinitionNode,
   type GraphQLFormattedError,
 } from 'graphql';
 import { LRUCache } from 'lru-cache';
@@ -67,6 +71,16 @@ export type Router = {
     operationName: string | null | undefined,
     variables: Record<string, unknown> | undefined,
   ) => GraphQLError[];
+  /**
+   * A `/graphql` query that one subgraph answers alone, run straight on that subgraph (the REST routes' fast path):
+   * its answer when it has no errors, otherwise null, and then the request is the gateway's. See `fastQueryOf`.
+   */
+  fastQuery: (
+    query: string,
+    operationName: string | undefined,
+    variables: Record<string, unknown> | undefined,
+    ctx: RequestContext,
+  ) => Promise<ExecutionResultJson | null>;
   stop: () => Promise<void>;
 };
 
@@ -193,11 +207,8 @@ export async function createRouter(opts: {
   };
 
   const plans = new Map<string, FastPath | null>();
-  const run = async (
-    query: string,
-    variables: Record<string, unknown>,
-    ctx: RequestContext,
-  ): Promise<ExecutionResultJson> => {
+  /** The single fetch that answers `query` alone, planned once per text; null when the gateway must run it. */
+  const fastPathOf = (query: string): FastPath | null => {
     let fast = plans.get(query);
     if (fast === undefined) {
       try {
@@ -208,13 +219,51 @@ export async function createRouter(opts: {
       if (plans.size > 5000) plans.clear();
       plans.set(query, fast);
     }
-    if (fast) {
-      const handle = handles.get(fast.subgraph)!;
-      const used = Object.fromEntries(fast.variableUsages.filter((v) => v in variables).map((v) => [v, variables[v]]));
-      return await handle.execute(fast.query, used, ctx, fast.operationName);
-    }
+    return fast;
+  };
+  const runFast = async (fast: FastPath, variables: Record<string, unknown>, ctx: RequestContext) => {
+    const handle = handles.get(fast.subgraph)!;
+    const used = Object.fromEntries(fast.variableUsages.filter((v) => v in variables).map((v) => [v, variables[v]]));
+    return await handle.execute(fast.query, used, ctx, fast.operationName);
+  };
+  const run = async (
+    query: string,
+    variables: Record<string, unknown>,
+    ctx: RequestContext,
+  ): Promise<ExecutionResultJson> => {
+    const fast = fastPathOf(query);
+    if (fast) return await runFast(fast, variables, ctx);
     if (opts.remote) return await viaRouterProcess(opts.remote, query, variables, ctx);
     return await execute(query, variables, ctx);
+  };
+
+  // `/graphql` documents the fast path may serve, by text: valid against the API schema, one query operation, no
+  // introspection field (the gateway answers those itself), planned as a single fetch. null: the gateway's.
+  type FastQuery = { operation: OperationDefinitionNode; fast: FastPath };
+  const fastQueries = new LRUCache<string, FastQuery | false>({ max: 1000 });
+  const fastQueryOf = (query: string): FastQuery | null => {
+    let known = fastQueries.get(query);
+    if (known === undefined) {
+      known = false;
+      try {
+        const doc = parse(query, { maxTokens: limits.maxTokens });
+        const operation = getOperationAST(doc);
+        let introspects = false;
+        visit(doc, {
+          Field(node) {
+            if (node.name.value.startsWith('__') && node.name.value !== '__typename') introspects = true;
+          },
+        });
+        const fast = operation?.operation === 'query' && !introspects && validate(apiSchema, doc).length === 0;
+        // Planned here, not through `plans`: callers' texts must not crowd out the REST routes' plans.
+        const path = fast ? planner.fastPathOf(query) : null;
+        if (operation && path) known = { operation, fast: path };
+      } catch {
+        known = false; // unparsable or unplannable: the gateway reports it
+      }
+      fastQueries.set(query, known);
+    }
+    return known || null;
   };
 
   // Documents that passed the limits, by text (the row budget depends on the variables: checked every time).
@@ -252,6 +301,17 @@ export async function createRouter(opts: {
     broadcastUrl: opts.broadcastUrl,
     execute,
     run,
+    async fastQuery(query, operationName, variables, ctx) {
+      const known = fastQueryOf(query);
+      if (!known || (operationName !== undefined && operationName !== known.operation.name?.value)) return null;
+      // The variables as the gateway would hand them on: coerced against the public API schema (which has none of
+      // the internal types, fields or values); a problem with them is the gateway's to answer.
+      const coerced = getVariableValues(apiSchema, known.operation.variableDefinitions ?? [], variables ?? {});
+      if (coerced.errors) return null;
+      // Anything but a clean answer (errors, or the subgraph not reached) is the gateway's to answer and shape.
+      const result = await runFast(known.fast, coerced.coerced, ctx).catch(() => null);
+      return result && !result.errors?.length ? result : null;
+    },
     validateOperation(query) {
       try {
         return validate(apiSchema, parse(query)).map((e) => e.message);
