@@ -4,6 +4,11 @@
 // First: switches the gateway's data collection off before it loads (see the file).
 import './gateway-data-collection.ts';
 import { ApolloServer, HeaderMap, type GraphQLRequest } from '@apollo/server';
+import {
+  ApolloServerPluginLandingPageDisabled,
+  ApolloServerPluginSchemaReportingDisabled,
+  ApolloServerPluginUsageReportingDisabled,
+} from '@apollo/server/plugin/disabled';
 import { ApolloGateway, type GraphQLDataSource } from '@apollo/gateway';
 import {
   GraphQLError,
@@ -157,7 +162,15 @@ export async function createRouter(opts: {
     introspection: true,
     // The limits are checked before Apollo parses (checkLimits, from serveGraphQL); the token cap stays as a second wall.
     parseOptions: { maxTokens: limits.maxTokens },
-    plugins: [operationGuard],
+    plugins: [
+      operationGuard,
+      // Nothing goes to Apollo, even with an operator's APOLLO_KEY in the environment (which would otherwise send
+      // every operation's trace to Apollo Studio), and no page that loads Apollo's Sandbox from its CDN: the front
+      // door serves GraphiQL from the package (rest-compat/graphiql.ts).
+      ApolloServerPluginUsageReportingDisabled(),
+      ApolloServerPluginSchemaReportingDisabled(),
+      ApolloServerPluginLandingPageDisabled(),
+    ],
   });
   await apollo.start();
   const credentials = await startCredentialCache(opts.broadcastUrl, opts.logger);

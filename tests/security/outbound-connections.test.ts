@@ -8,7 +8,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startProcess, stopProcess, TEST_SECRET, tmpDataDir } from '../support/platform.ts';
+import { HeaderMap } from '@apollo/server';
+import { startOneProcess, startProcess, stopProcess, TEST_SECRET, tmpDataDir } from '../support/platform.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { client } from '../support/http.ts';
 import { freePort } from '../../platform/net.ts';
@@ -64,6 +65,9 @@ describe('connections a platform opens by itself', () => {
         TESSERA_INTERNAL_SECRET: TEST_SECRET,
         LOG_LEVEL: 'warn',
         OUTBOUND_RECORD: record,
+        // An operator's Apollo Studio credentials in the environment turn no reporting on either.
+        APOLLO_KEY: 'service:tessera-test:0123456789abcdef',
+        APOLLO_GRAPH_REF: 'tessera-test@current',
       },
       `${url}/health`,
     );
@@ -79,4 +83,22 @@ describe('connections a platform opens by itself', () => {
     expect(child.exitCode ?? child.signalCode).not.toBeNull();
     expect(noted(record)).toEqual([]);
   }, 120_000);
+
+  it("gives a browser no page that loads from Apollo's CDN at the router's own /graphql (split mode's router process)", async () => {
+    // The front door answers a browser with GraphiQL from the package; the router's Apollo Server would have served
+    // its landing page, which loads Apollo Sandbox from embeddable-sandbox.cdn.apollographql.com.
+    const p = await startOneProcess();
+    try {
+      const headers = new HeaderMap([['accept', 'text/html']]);
+      const res = await p.tessera!.router.apollo.executeHTTPGraphQLRequest({
+        httpGraphQLRequest: { method: 'GET', headers, search: '', body: undefined },
+        context: async () => ({ requestId: 'browser', principal: { kind: 'anonymous' } }),
+      });
+      const body = res.body.kind === 'complete' ? res.body.string : '';
+      expect(body).not.toMatch(/apollographql\.com|<html/i);
+      expect(res.status).toBe(400);
+    } finally {
+      await p.close();
+    }
+  }, 60_000);
 });
