@@ -323,7 +323,8 @@ export async function createRouter(opts: {
       if (coerced.errors) return null;
       // Anything but a clean answer (errors, or the subgraph not reached) is the gateway's to answer and shape.
       const result = await runFast(known.fast, coerced.coerced, ctx).catch(() => null);
-      return result && !result.errors?.length ? result : null;
+      // Only `data`, as the gateway answers: a subgraph's own `extensions` are not the caller's.
+      return result && !result.errors?.length ? { data: result.data } : null;
     },
     validateOperation(query) {
       try {
