@@ -91,10 +91,13 @@ export function limitError(limit: keyof typeof SETTING & string, max: number, fo
   });
 }
 
-/** GraphQL Armor reports "… limit of N exceeded, found M."; the count is kept for the caller. */
+/**
+ * GraphQL Armor reports "… limit of N exceeded, found M."; the count is kept for the caller. M may be written with an
+ * exponent (a fragment bomb's cost: "found 3.3e+25").
+ */
 function armorReject(limit: string, max: number) {
   return (context: ValidationContext | null, err: GraphQLError) => {
-    const found = /found (\d+(?:\.\d+)?)/.exec(err.message)?.[1];
+    const found = /found (\d+(?:\.\d+)?(?:e[+-]?\d+)?)/i.exec(err.message)?.[1];
     context?.reportError(limitError(limit, max, found === undefined ? undefined : Math.ceil(Number(found))));
   };
 }

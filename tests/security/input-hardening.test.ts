@@ -438,10 +438,9 @@ describe('GraphQL operations are bounded', () => {
     return `query { ...F${n} }\n${frags.join('\n')}`;
   };
 
-  it('refuses fragment bombs, alias floods and row floods with 400 naming the limit, never blocking the event loop 50 ms', async () => {
-    // The server runs in this process: the CPU time this process spends on each request bounds how long it can
-    // have blocked the event loop (CPU time, not the loop's measured delay, which a busy CI machine inflates).
-    const cpuMs: number[] = [];
+  it('refuses fragment bombs, alias floods and row floods with 400 naming the limit', async () => {
+    // That the limits come first and are linear in the document (a bomb is never written out) is checked without a
+    // clock, by counting the work: platform/graphql-limits.test.ts and router/http.test.ts. Here: the whole path.
     const cases = [
       { query: bomb(25), limit: 'depth' },
       {
@@ -455,10 +454,7 @@ describe('GraphQL operations are bounded', () => {
       { query: `{ ${'__typename '.repeat(6000)}}`, limit: 'tokens' },
     ];
     for (const c of cases) {
-      const before = process.cpuUsage();
       const res = await gql(c.query);
-      const used = process.cpuUsage(before);
-      cpuMs.push((used.user + used.system) / 1000);
       expect({ status: res.status, code: res.body.errors[0].extensions.code }).toEqual({
         status: 400,
         code: 'GRAPHQL_LIMIT_EXCEEDED',
@@ -467,7 +463,7 @@ describe('GraphQL operations are bounded', () => {
         res.body.errors.map((e: { extensions: { details: { limit: string } } }) => e.extensions.details.limit),
       ).toContain(c.limit);
     }
-    expect(Math.max(...cpuMs)).toBeLessThan(50);
+    expect((await call('GET', '/health')).status).toBe(200);
   });
 
   it('answers a GraphQL client within the limits', async () => {
