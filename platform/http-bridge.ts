@@ -75,7 +75,12 @@ export function remoteSubgraphHttp(baseUrl: string, secret: string): Pick<Subgra
     },
     websocket(wss, authenticate) {
       wss.on('connection', (client, req) =>
-        forwardWebSocket(client, `${origin.replace(/^http/, 'ws')}${req.url ?? '/'}`, authenticate, secret),
+        forwardWebSocket(
+          client,
+          `${origin.replace(/^http/, 'ws')}${req.url ?? '/'}`,
+          (params) => authenticate(params, req),
+          secret,
+        ),
       );
     },
   };

@@ -1,6 +1,7 @@
 // The contract every subgraph fulfils, and the runtime that turns one into an executor.
 // A subgraph is a factory: nothing runs on import. The router sees only `RunningSubgraph`.
 import fs from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import {
   parse,
   validate,
@@ -67,11 +68,12 @@ export type SubgraphHttp = {
   fetch: (request: Request, ctx: RequestContext) => Promise<Response>;
   /**
    * Serves WebSockets accepted at the prefix; `authenticate` turns connection params (`x-api-key`, `authorization`)
+   * and the upgrade request (its `Origin`, checked against the credential's project's CORS rule at the front door)
    * into a context (in split mode the front door has done so and the params carry the signed context).
    */
   websocket?: (
     wss: WebSocketServer,
-    authenticate: (params: Record<string, unknown>) => Promise<RequestContext>,
+    authenticate: (params: Record<string, unknown>, request: IncomingMessage) => Promise<RequestContext>,
   ) => void;
 };
 

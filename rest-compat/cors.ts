@@ -14,6 +14,7 @@
 // Project rules are kept in memory (the tenant subgraph's internal `_corsRules`), reloaded when the broadcast
 // `cors.changed` arrives (the change's own process hears it at commit), when the broadcast connection comes back,
 // and at least every minute.
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../platform/config.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -53,6 +54,12 @@ type WithCors = FastifyRequest & { [PENDING]?: PendingState };
 export type Cors = {
   /** After the request's credential is known: allows the origin for its project, or throws ORIGIN_NOT_ALLOWED. */
   check: (req: FastifyRequest, principal: Principal) => Promise<void>;
+  /**
+   * The same rule for a WebSocket, once its `connection_init` named the credential: a browser's socket (it always
+   * sends `Origin`) from another origin runs only if the platform or the credential's project allows that origin.
+   * Throws ORIGIN_NOT_ALLOWED; the socket server then closes the socket 4403.
+   */
+  checkSocket: (request: IncomingMessage, principal: Principal) => Promise<void>;
   /** Forgets the project rules (they are reloaded on the next request that needs them). */
   invalidate: () => void;
   stop: () => Promise<void>;
@@ -70,12 +77,15 @@ function platformRuleOf(config: Config): CorsRule | undefined {
   };
 }
 
-/** Whether the page is on Tessera's own origin (its public URL, or the host the request was sent to). */
-function sameOrigin(req: FastifyRequest, origin: string, issuer: string): boolean {
+/**
+ * Whether the page is on Tessera's own origin (its public URL, or the host the request was sent to). `protocol` is the
+ * request's as the front door sees it (`http`, `https`).
+ */
+function sameOrigin(host: string | undefined, protocol: string, origin: string, issuer: string): boolean {
   if (origin === new URL(issuer).origin) return true;
   try {
     const o = new URL(origin);
-    return o.host === req.headers.host && o.protocol === `${req.protocol}:`;
+    return o.host === host && o.protocol === `${protocol}:`;
   } catch {
     return false;
   }
@@ -190,7 +200,7 @@ export async function installCors(
   // Origin, and an async hook would cost them a promise and a microtask each.
   app.addHook('onRequest', (req, reply, done) => {
     const origin = req.headers.origin;
-    if (typeof origin !== 'string' || sameOrigin(req, origin, config.issuer)) return done();
+    if (typeof origin !== 'string' || sameOrigin(req.headers.host, req.protocol, origin, config.issuer)) return done();
     crossOrigin(req, reply, origin).then((answered) => {
       if (!answered) done(); // a preflight was answered here: the request goes no further
     }, done);
@@ -264,6 +274,24 @@ export async function installCors(
       }
       pending.resolved = true;
       allowActual(pending.reply, pending.origin, [{ rule, match }]);
+    },
+    async checkSocket(request, principal) {
+      const origin = request.headers.origin;
+      if (typeof origin !== 'string') return; // not a browser: servers and apps send no Origin
+      // The socket's own scheme (TLS ends here or at a proxy that says so, as for HTTP requests with trustProxy).
+      const forwarded = config.trustProxy ? request.headers['x-forwarded-proto'] : undefined;
+      const protocol =
+        typeof forwarded === 'string'
+          ? forwarded.split(',')[0]!.trim()
+          : (request.socket as { encrypted?: boolean }).encrypted
+            ? 'https'
+            : 'http';
+      if (sameOrigin(request.headers.host, protocol, origin, config.issuer)) return;
+      if (platform && ruleAllows(platform, origin)) return;
+      const projectId = 'projectId' in principal ? principal.projectId : undefined;
+      const rule = projectId ? (await current()).projects.get(projectId) : undefined;
+      if (!rule || !ruleAllows(rule, origin))
+        throw refuse(origin, projectId ? 'are not allowed by this project' : 'are not allowed with this credential');
     },
     invalidate,
     async stop() {

@@ -3,9 +3,10 @@
 // verified context, and may stream its answer (server-sent events). WebSockets at the prefix are
 // accepted when the endpoint serves them: in one-process mode the subgraph's own socket server, in split
 // mode a forwarder to the subgraph's process (platform/http-bridge.ts remoteSubgraphHttp).
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { WebSocketServer } from 'ws';
-import type { RequestContext } from '../platform/auth.ts';
+import type { Principal, RequestContext } from '../platform/auth.ts';
 import type { SubgraphHttp } from '../platform/subgraph.ts';
 import { sendWebResponse, toWebRequest, WS_MAX_PAYLOAD } from '../platform/http-bridge.ts';
 import type { Router } from '../router/router.ts';
@@ -20,6 +21,8 @@ export function mountSubgraphHttp(
   mount: HttpMount,
   contextOf: (req: FastifyRequest) => Promise<RequestContext>,
   router: Router,
+  /** Refuses (throws) a browser's socket from an origin the credential's project does not allow (rest-compat/cors.ts). */
+  checkSocketOrigin: (request: IncomingMessage, principal: Principal) => Promise<void>,
 ): void {
   for (const url of [mount.prefix, `${mount.prefix}/*`]) {
     app.route({
@@ -33,7 +36,7 @@ export function mountSubgraphHttp(
   }
   if (!mount.websocket) return;
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD });
-  mount.websocket(wss, async (params) => {
+  mount.websocket(wss, async (params, request) => {
     const header = (name: string) => {
       const v =
         params[name] ??
@@ -48,6 +51,9 @@ export function mountSubgraphHttp(
       requestId,
       router.credentials,
     );
+    // A refusal closes the socket 4403, as a bad credential does: a page cannot use a publishable key from an origin
+    // the project did not list, over a socket any more than over HTTP.
+    await checkSocketOrigin(request, principal);
     return { requestId, principal };
   });
   app.server.on('upgrade', (req, socket, head) => {

@@ -257,7 +257,7 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
     },
   });
 
-  for (const mount of opts.mounts ?? []) mountSubgraphHttp(app, mount, contextOf, router);
+  for (const mount of opts.mounts ?? []) mountSubgraphHttp(app, mount, contextOf, router, cors.checkSocket);
 
   const rawHandlers = opts.rawHandlers ?? RAW_HANDLERS;
   for (const mod of rawHandlers) {

@@ -148,7 +148,7 @@ export function createRealtimeHttp(services: DataServices): SubgraphHttp {
           },
           onConnect: async (c) => {
             try {
-              c.extra.requestContext = await authenticate(c.connectionParams ?? {});
+              c.extra.requestContext = await authenticate(c.connectionParams ?? {}, c.extra.request);
               const p = c.extra.requestContext.principal;
               if (p.kind !== 'project' && p.kind !== 'user' && p.kind !== 'publishable') return false;
               const open = sockets.get(p.projectId) ?? 0;

@@ -268,7 +268,37 @@ describe('a web page on another origin', () => {
       { api, pk: project.pk },
     );
     expect(outcome).toBe('NETWORK_ERROR');
+    // Nor subscribe over a WebSocket, which browsers open without CORS (Tessera checks the Origin itself).
+    const socket = await other.evaluate(
+      async ({ api, pk }) => {
+        const t = (window as unknown as Win).tessera.createClient({ url: api, key: pk });
+        const sub = t.realtime.subscribe(() => {}, { table: 'notes', transport: 'ws' });
+        return await sub.ready.then(
+          () => 'subscribed',
+          (e: { code: string; message: string }) => `${e.code} ${e.message}`,
+        );
+      },
+      { api, pk: project.pk },
+    );
+    expect(socket).toBe('REALTIME_CLOSED The realtime socket closed: Forbidden');
     await other.close();
+  });
+
+  it('on an origin the project allows subscribes over a WebSocket too', async () => {
+    const got = await page.evaluate(
+      async ({ api, pk }) => {
+        const t = (window as unknown as Win).tessera.createClient({ url: api, key: pk });
+        const sub = t.realtime.subscribe(() => {}, { table: 'notes', transport: 'ws' });
+        const outcome = await sub.ready.then(
+          () => 'subscribed',
+          (e: { code: string }) => e.code,
+        );
+        sub.close();
+        return outcome;
+      },
+      { api, pk: project.pk },
+    );
+    expect(got).toBe('subscribed');
   });
 
   it('GET /graphql renders the GraphiQL explorer from Tessera alone', async () => {

@@ -6,6 +6,7 @@ import { loadConfig, ConfigError } from '../../../platform/config.ts';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 import { newProjectWithPk, type Project } from '../identity/identity-fixtures.ts';
+import { connectOutcome, wsClient } from '../data/data-support.ts';
 
 const APP = 'https://app.example.com';
 const ADMIN = 'https://admin.example.com';
@@ -268,6 +269,41 @@ describe('actual requests', () => {
     expect(rt.headers.get('access-control-allow-origin')).toBe(APP);
     expect(rt.headers.get('access-control-allow-credentials')).toBeNull();
     await rt.body?.cancel();
+  });
+});
+
+describe('realtime WebSockets', () => {
+  // A browser sends Origin on every WebSocket upgrade and CORS does not apply to sockets: without this check a page on
+  // any origin could subscribe with a project's publishable key that the project opened to its own origins only.
+  const SUB = 'subscription { dataChanges { table } }';
+  const connect = async (key: string, headers: Record<string, string>) => {
+    const ws = wsClient(platform.url, { 'x-api-key': key }, headers);
+    const outcome = await connectOutcome(ws, SUB);
+    await ws.dispose();
+    return outcome;
+  };
+  it.each([
+    ['a browser on an origin the project allows', () => a.pk, () => ({ origin: APP }), ['connected']],
+    ['a browser on an origin nobody allows', () => a.pk, () => ({ origin: EVIL }), ['closed', 4403]],
+    ["a browser on another project's origin", () => b.pk, () => ({ origin: APP }), ['closed', 4403]],
+    ['a browser on a platform-wide origin', () => b.pk, () => ({ origin: ADMIN }), ['connected']],
+    ['a page on Tessera’s own origin', () => b.pk, () => ({ origin: new URL(platform.url).origin }), ['connected']],
+    ['a server or app (no Origin)', () => b.pk, () => ({}), ['connected']],
+    ['a sandboxed page (Origin: null)', () => a.pk, () => ({ origin: 'null' }), ['closed', 4403]],
+  ] as const)('%s', async (_what, key, headers, outcome) => {
+    expect(await connect(key(), headers())).toEqual(outcome);
+  });
+
+  it('follow a changed rule at once', async () => {
+    const p = await newProjectWithPk(platform.url);
+    const origin = 'https://later.example.com';
+    expect(await connect(p.pk, { origin })).toEqual(['closed', 4403]);
+    const rule = (allowed: string[]) =>
+      call('PUT', `/auth/api/v1/projects/${p.id}/cors`, { token: p.tenantToken, body: { allowed_origins: allowed } });
+    expect((await rule([origin])).status).toBe(200);
+    expect(await connect(p.pk, { origin })).toEqual(['connected']);
+    expect((await rule([])).status).toBe(200);
+    expect(await connect(p.pk, { origin })).toEqual(['closed', 4403]);
   });
 });
 

@@ -106,12 +106,16 @@ describe('realtime over graphql-ws in split mode', () => {
     await ws.dispose();
   }, 30_000);
 
-  it('refuses connections with missing, garbage or tenant credentials', async () => {
+  it('refuses connections with missing, garbage or tenant credentials, and from origins the project does not allow', async () => {
     for (const params of [{}, { 'x-api-key': 'tsk_garbage' }, { authorization: `Bearer ${project.token}` }]) {
       const ws = wsClient(platform.url, params);
       expect(await firstOutcome(ws)).toEqual(['error', 4403]); // graphql-ws: Forbidden
       await ws.dispose();
     }
+    // A good key from a browser on an origin the project does not allow (the forwarder checks it, as the one process does).
+    const browser = wsClient(platform.url, { 'x-api-key': project.apiKey }, { origin: 'https://evil.example.net' });
+    expect(await firstOutcome(browser)).toEqual(['error', 4403]);
+    await browser.dispose();
   }, 30_000);
 
   it('has a data process that refuses WebSockets without the signed context, or with a forged one', async () => {

@@ -51,11 +51,22 @@ export async function publish(call: Call, project: DataProject, table: string): 
   if (res.status !== 200) throw new Error(`publish ${table}: ${res.status} ${JSON.stringify(res.body)}`);
 }
 
-/** A graphql-ws client of `base`'s /realtime with `connectionParams` (credentials); connects at its first subscription, never retries. */
-export function wsClient(base: string, connectionParams: Record<string, unknown>): Client {
+/**
+ * A graphql-ws client of `base`'s /realtime with `connectionParams` (credentials); connects at its first subscription,
+ * never retries. `headers` go on the upgrade request (a browser's `Origin`).
+ */
+export function wsClient(
+  base: string,
+  connectionParams: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Client {
   return createClient({
     url: `${base.replace('http', 'ws')}/realtime`,
-    webSocketImpl: WebSocket,
+    webSocketImpl: class extends WebSocket {
+      constructor(url: string, protocols?: string | string[]) {
+        super(url, protocols, { headers });
+      }
+    },
     connectionParams,
     retryAttempts: 0,
     lazy: true,
@@ -129,4 +140,16 @@ export async function realtimeSubscribers(url: string): Promise<number> {
   const m = /^tessera_realtime_subscribers(?:\{[^}]*\})? (\d+)$/m.exec(text);
   if (!m) throw new Error(`no tessera_realtime_subscribers in ${metrics.href}`);
   return Number(m[1]);
+}
+
+/**
+ * Connects `ws` (its first subscription, to `query`) and answers how the connection went: `['connected']` once the
+ * server acknowledged `connection_init`, else `['closed', code]`.
+ */
+export function connectOutcome(ws: Client, query: string): Promise<['connected'] | ['closed', number | undefined]> {
+  return new Promise((resolve) => {
+    ws.on('connected', () => resolve(['connected']));
+    ws.on('closed', (event) => resolve(['closed', (event as { code?: number }).code]));
+    ws.subscribe({ query }, { next: () => undefined, error: () => undefined, complete: () => undefined });
+  });
 }
