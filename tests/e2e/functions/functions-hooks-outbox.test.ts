@@ -7,6 +7,8 @@
 // and its role can reach neither another project's database nor the platform's.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
+import { createPgPool } from '../../../platform/pg-pool.ts';
+import { createLogger } from '../../../platform/logger.ts';
 import type { RequestContext } from '../../../platform/auth.ts';
 import { startOneProcess, TEST_SECRET, type TestPlatform } from '../../support/platform.ts';
 import { createSecretBox } from '../../../platform/crypto.ts';
@@ -118,7 +120,11 @@ async function withHandOffFailing<T>(fn: () => Promise<T>): Promise<T> {
 beforeAll(async () => {
   platform = await startOneProcess();
   call = client(platform.url);
-  admin = new pg.Pool({ connectionString: platform.tessera!.config.databaseUrl, max: 2 });
+  admin = createPgPool(
+    { connectionString: platform.tessera!.config.databaseUrl, max: 2 },
+    createLogger('warn'),
+    'test admin',
+  );
   main = await newProject(platform.url);
   other = await newProject(platform.url);
   for (const p of [main, other])
