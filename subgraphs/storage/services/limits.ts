@@ -12,6 +12,15 @@ type Sql = { execute: (sql: string, params?: unknown[]) => Promise<unknown> };
 
 export type LimitService = ReturnType<typeof createLimitService>;
 
+/**
+ * How long an upload may still be streaming: no request lasts longer than TESSERA_REQUEST_TIMEOUT_MS (a day when it
+ * is off), plus a minute. An `uploading` row older than this is one whose process died: its reservation no longer
+ * counts, and only then may the sweep remove it (a slow upload outliving TESSERA_STORAGE_PENDING_TTL is still alive).
+ */
+export function uploadLifetimeSeconds(config: Pick<Config, 'requestTimeoutMs'>): number {
+  return config.requestTimeoutMs > 0 ? Math.ceil(config.requestTimeoutMs / 1000) + 60 : 86_400;
+}
+
 /** Limits younger than this are used as they are; older ones are asked for again first. */
 const FRESH_MS = 30_000;
 
@@ -87,7 +96,7 @@ export function createLimitService({
      * so an older reservation is one whose process died: it no longer counts (the sweep removes its row).
      */
     async used(projectId: string, sql: Sql = db.em(), except?: string): Promise<number> {
-      const reservedSeconds = config.requestTimeoutMs > 0 ? Math.ceil(config.requestTimeoutMs / 1000) + 60 : 86_400;
+      const reservedSeconds = uploadLifetimeSeconds(config);
       const rows = (await sql.execute(
         `select coalesce(sum(size) filter (where status in ('pending', 'ready')), 0)
               + coalesce(sum(max_bytes) filter (where status = 'uploading' and id <> ?::uuid and created_at > now() - make_interval(secs => ?)), 0) as bytes

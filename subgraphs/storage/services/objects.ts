@@ -23,7 +23,7 @@ import {
   type Caller,
   type ListScope,
 } from './access.ts';
-import type { LimitService } from './limits.ts';
+import { uploadLifetimeSeconds, type LimitService } from './limits.ts';
 import { checkContentType, checkFirst, checkFolder, checkName, pathOf } from './names.ts';
 import { sniffedContentType } from './sniff.ts';
 import type { PolicyService } from './policies.ts';
@@ -633,15 +633,23 @@ export function createObjectService(deps: {
       await dropBlobs([obj]);
     },
 
-    /** Removes uploads never confirmed within `ttlSeconds` (and uploads whose stream died), with their bytes. */
+    /**
+     * Removes uploads never confirmed within `ttlSeconds`, and uploads whose stream died (still `uploading` past the
+     * longest a request may last: a slow upload outliving the TTL is still streaming), with their bytes.
+     */
     async sweep(ttlSeconds: number, batch = 500): Promise<number> {
+      const streamSeconds = uploadLifetimeSeconds(deps.config);
       let total = 0;
       for (;;) {
         const gone = (await db.em().execute(
           `delete from storage_objects where id in (
-             select id from storage_objects where status <> 'ready' and created_at < now() - make_interval(secs => ?) limit ?)
+             select id from storage_objects
+              where status <> 'ready'
+                and ((status = 'pending' and created_at < now() - make_interval(secs => ?))
+                  or (status = 'uploading' and created_at < now() - make_interval(secs => ?)))
+              limit ?)
            returning id, project_id`,
-          [ttlSeconds, batch],
+          [ttlSeconds, streamSeconds, batch],
         )) as { id: string; project_id: string }[];
         await dropBlobs(gone.map((g) => ({ id: g.id, projectId: g.project_id })));
         total += gone.length;

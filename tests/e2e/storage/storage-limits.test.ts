@@ -139,6 +139,31 @@ describe('limits', () => {
 });
 
 describe('unconfirmed uploads', () => {
+  it('keeps an upload still streaming past TESSERA_STORAGE_PENDING_TTL: the sweep removes only dead ones', async () => {
+    // CI found concurrent uploads on a loaded machine all refused: each took longer than the test's 2 s TTL to
+    // stream, and the sweep (every second here) deleted their `uploading` rows under them.
+    const c = await newStorageProject(p.url);
+    const slow = async function* () {
+      yield Buffer.alloc(64 * 1024, 1);
+      await new Promise((r) => setTimeout(r, 4_000)); // > TTL (2 s) + sweep interval (1 s)
+      yield Buffer.alloc(64 * 1024, 2);
+    };
+    const r = await upload(
+      p.url,
+      [
+        { name: 'confirm', value: 'true' },
+        { name: 'file', filename: 'slow.bin', body: slow },
+      ],
+      {
+        apiKey: c.apiKey,
+      },
+    );
+    expect(r.status).toBe(201);
+    expect(r.body.object).toMatchObject({ status: 'ready', size: 128 * 1024 });
+    const usage = await call('GET', `${STORAGE}/usage`, { apiKey: c.apiKey });
+    expect(usage.body.usage).toMatchObject({ objects: 1, bytes: 128 * 1024, pending_objects: 0 });
+  });
+
   it('are removed with their bytes once past TESSERA_STORAGE_PENDING_TTL, confirmed ones stay', async () => {
     const c = await newStorageProject(p.url);
     const pending = (await put(p.url, c, 'tmp', 'p.txt', 'pending', { confirm: false })).body.object.id as string;
