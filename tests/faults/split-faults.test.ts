@@ -16,7 +16,8 @@ import { createLogger } from '../../platform/logger.ts';
 import { freePort } from '../../platform/net.ts';
 import { PARENT_PID_ENV } from '../../platform/parent-watch.ts';
 import { client } from '../support/http.ts';
-import { stopProcess, TEST_SECRET } from '../support/platform.ts';
+import { SPLIT_START_HOOK_MS, stopProcess, TEST_SECRET } from '../support/platform.ts';
+import { withSplitStartLock } from '../support/start-lock.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 type Layout = {
@@ -122,26 +123,29 @@ beforeAll(async () => {
   pg = await startDatabase({ dataDir: path.join(base, 'pg'), port: pgPort, logger: createLogger('silent') });
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
-  launcher = spawn(process.execPath, [path.resolve('scripts/split.ts'), '--free-ports'], {
-    env: {
-      ...process.env,
-      NODE_OPTIONS: '',
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: pg.url,
-      TESSERA_DATA_DIR: path.join(base, 'data'),
-      TESSERA_INTERNAL_SECRET: TEST_SECRET,
-      [PARENT_PID_ENV]: String(process.pid),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  // Holding the split-start lock, as a split platform starts (tests/support/start-lock.ts).
+  await withSplitStartLock(async () => {
+    launcher = spawn(process.execPath, [path.resolve('scripts/split.ts'), '--free-ports'], {
+      env: {
+        ...process.env,
+        NODE_OPTIONS: '',
+        PORT: String(port),
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: pg.url,
+        TESSERA_DATA_DIR: path.join(base, 'data'),
+        TESSERA_INTERNAL_SECRET: TEST_SECRET,
+        [PARENT_PID_ENV]: String(process.pid),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    launcher.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    launcher.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    await until(
+      async () => (await fetch(`${url}/health`)).status === 200 && fs.existsSync(path.join(base, 'data', 'split.json')),
+      'split mode to start',
+      180_000,
+    );
   });
-  launcher.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  launcher.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  await until(
-    async () => (await fetch(`${url}/health`)).status === 200 && fs.existsSync(path.join(base, 'data', 'split.json')),
-    'split mode to start',
-    120_000,
-  );
   call = client(url);
   await call('POST', '/auth/api/v1/tenants/signup', {
     body: { email: 'faults@example.com', password: 'a long password' },
@@ -182,7 +186,7 @@ beforeAll(async () => {
       })
     ).status,
   ).toBe(201);
-}, 180_000);
+}, 180_000 + SPLIT_START_HOOK_MS);
 
 afterAll(async () => {
   if (launcher) await stopProcess(launcher);

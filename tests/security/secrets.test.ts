@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startSplit, type TestPlatform } from '../support/platform.ts';
+import { SPLIT_START_HOOK_MS, startSplit, type TestPlatform } from '../support/platform.ts';
 import { client, type Res } from '../support/http.ts';
 import { attackTable, type Attack } from './attack-table.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -161,7 +161,7 @@ beforeAll(async () => {
       201,
     );
   }
-}, 180_000);
+}, SPLIT_START_HOOK_MS);
 
 afterAll(async () => {
   await platform?.close();

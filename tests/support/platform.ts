@@ -8,6 +8,7 @@ import { freePort } from '../../platform/net.ts';
 import { PARENT_PID_ENV } from '../../platform/parent-watch.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { waitFor } from './wait-for.ts';
+import { withSplitStartLock } from './start-lock.ts';
 
 export type TestPlatform = {
   url: string;
@@ -94,22 +95,31 @@ export async function stopProcess(child: ChildProcess, timeoutMs = 20_000): Prom
   clearTimeout(timer);
 }
 
-/** Split mode: every subgraph, the router and the front door as separate processes. */
+/**
+ * The timeout of a hook that starts a split platform: the start-lock's wait (at most 240 s, seconds in practice) and
+ * the start itself (at most 180 s).
+ */
+export const SPLIT_START_HOOK_MS = 480_000;
+
+/** Split mode: every subgraph, the router and the front door as separate processes (one start at a time). */
 export async function startSplit(env: Record<string, string> = {}): Promise<TestPlatform> {
   const db = await createTestDatabase();
   const dataDir = tmpDataDir();
   const port = await freePort();
-  const child = await startProcess(
-    [path.resolve('scripts/split.ts'), '--free-ports'],
-    {
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: db.url,
-      TESSERA_DATA_DIR: dataDir,
-      TESSERA_INTERNAL_SECRET: TEST_SECRET,
-      ...env,
-    },
-    `http://127.0.0.1:${port}/health`,
+  const child = await withSplitStartLock(() =>
+    startProcess(
+      [path.resolve('scripts/split.ts'), '--free-ports'],
+      {
+        PORT: String(port),
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: db.url,
+        TESSERA_DATA_DIR: dataDir,
+        TESSERA_INTERNAL_SECRET: TEST_SECRET,
+        ...env,
+      },
+      `http://127.0.0.1:${port}/health`,
+      180_000,
+    ),
   );
   // The launcher writes its layout (ports, pids) once every process is up, just after /health answers.
   const layoutFile = path.join(dataDir, 'split.json');

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import WebSocket from 'ws';
 import type { Client } from 'graphql-ws';
-import { startSplit, type TestPlatform } from '../../support/platform.ts';
+import { SPLIT_START_HOOK_MS, startSplit, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 import { signContext } from '../../../platform/auth.ts';
 import {
@@ -52,7 +52,7 @@ beforeAll(async () => {
       ).body.rows[0].n > 0,
     { message: 'trigger' },
   );
-}, 120_000);
+}, SPLIT_START_HOOK_MS);
 
 afterAll(async () => {
   // Deleting the project drops its schema and its (cluster-wide) roles.

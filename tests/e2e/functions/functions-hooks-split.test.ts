@@ -2,7 +2,7 @@
 // its router (signed context, which also carries the hook depth), hears `hooks.changed` from another process
 // (broadcast), and the after-hook runs on the functions process's scheduler.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startSplit, type TestPlatform } from '../../support/platform.ts';
+import { SPLIT_START_HOOK_MS, startSplit, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 import { createProject, dataCall, signIn, type Call } from '../data/data-support.ts';
 import { waitFor } from '../../support/wait-for.ts';
@@ -15,7 +15,7 @@ let call: Call;
 beforeAll(async () => {
   platform = await startSplit();
   call = client(platform.url);
-}, 120_000);
+}, SPLIT_START_HOOK_MS);
 
 afterAll(async () => {
   await platform?.close();

@@ -4,7 +4,7 @@
 // idempotent invoke and replay across the processes.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import crypto from 'node:crypto';
-import { startSplit, type TestPlatform } from '../../support/platform.ts';
+import { SPLIT_START_HOOK_MS, startSplit, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 import { startReceiver, verified, type Receiver } from './event-receiver.ts';
 import { waitFor } from '../../support/wait-for.ts';
@@ -91,7 +91,7 @@ beforeAll(async () => {
   });
   expect({ status: hook.status, body: hook.body }).toMatchObject({ status: 201 });
   expect((await call('POST', '/edge/api/v1/webhooks', { apiKey, body: { function: 'receive' } })).status).toBe(201);
-}, 180_000);
+}, SPLIT_START_HOOK_MS);
 
 afterAll(async () => {
   await p?.close();

@@ -7,7 +7,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startProcess, startSplit, stopProcess, TEST_SECRET, type TestPlatform } from '../../support/platform.ts';
+import {
+  startProcess,
+  SPLIT_START_HOOK_MS,
+  startSplit,
+  stopProcess,
+  TEST_SECRET,
+  type TestPlatform,
+} from '../../support/platform.ts';
 import { ensureInstalled } from '../../../scripts/ensure-installed.ts';
 import { freePort } from '../../../platform/net.ts';
 import { signContext } from '../../../platform/auth.ts';
@@ -78,7 +85,7 @@ describe('Hive Gateway in front of the split-mode subgraphs', () => {
       },
       `${gw}/healthcheck`,
     );
-  }, 240_000);
+  }, SPLIT_START_HOOK_MS);
 
   afterAll(async () => {
     if (gateway) await stopProcess(gateway);

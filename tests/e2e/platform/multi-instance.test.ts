@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startProcess, stopProcess, TEST_SECRET } from '../../support/platform.ts';
+import { SPLIT_START_HOOK_MS, startProcess, stopProcess, TEST_SECRET } from '../../support/platform.ts';
+import { withSplitStartLock } from '../../support/start-lock.ts';
 import { createTestDatabase } from '../../support/database.ts';
 import { startS3, type TestS3 } from '../../support/s3.ts';
 import { startRoundRobin, type RoundRobin } from '../../support/round-robin.ts';
@@ -41,7 +42,7 @@ describe('two instances of every role behind round-robin proxies', () => {
       [path.resolve('main.ts'), '--role', role],
       { ...env, TESSERA_DATA_DIR: dataDir },
       `${url}${ready}`,
-      120_000,
+      180_000,
     );
     let out = '';
     const keep = (d: Buffer) => (out = (out + d.toString()).slice(-6000));
@@ -76,24 +77,27 @@ describe('two instances of every role behind round-robin proxies', () => {
       HOST: '127.0.0.1',
       ...s3.env,
     };
-    // The first instance of each subgraph one after another (a fresh database migrates), then the second ones together.
-    for (const n of names)
-      await start(`subgraph:${n}`, plan.get(`subgraph:${n}`)![0]!, {
-        ...env,
-        TESSERA_SUBGRAPH_PORT: String(plan.get(`subgraph:${n}`)![0]),
-      });
-    await Promise.all(
-      names.map((n) =>
-        start(`subgraph:${n}`, plan.get(`subgraph:${n}`)![1]!, {
+    // The first instance of each subgraph one after another (a fresh database migrates), then the second ones together;
+    // holding the split-start lock, as a split platform starts (tests/support/start-lock.ts).
+    await withSplitStartLock(async () => {
+      for (const n of names)
+        await start(`subgraph:${n}`, plan.get(`subgraph:${n}`)![0]!, {
           ...env,
-          TESSERA_SUBGRAPH_PORT: String(plan.get(`subgraph:${n}`)![1]),
-        }),
-      ),
-    );
-    await Promise.all(plan.get('router')!.map((p) => start('router', p, { ...env, TESSERA_ROUTER_PORT: String(p) })));
-    await Promise.all(plan.get('front-door')!.map((p) => start('front-door', p, { ...env, PORT: String(p) })));
+          TESSERA_SUBGRAPH_PORT: String(plan.get(`subgraph:${n}`)![0]),
+        });
+      await Promise.all(
+        names.map((n) =>
+          start(`subgraph:${n}`, plan.get(`subgraph:${n}`)![1]!, {
+            ...env,
+            TESSERA_SUBGRAPH_PORT: String(plan.get(`subgraph:${n}`)![1]),
+          }),
+        ),
+      );
+      await Promise.all(plan.get('router')!.map((p) => start('router', p, { ...env, TESSERA_ROUTER_PORT: String(p) })));
+      await Promise.all(plan.get('front-door')!.map((p) => start('front-door', p, { ...env, PORT: String(p) })));
+    });
     call = client(front);
-  }, 300_000);
+  }, 300_000 + SPLIT_START_HOOK_MS);
 
   afterAll(async () => {
     await Promise.all(instances.map((i) => stopProcess(i.child)));

@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import {
   startOneProcess,
   startProcess,
+  SPLIT_START_HOOK_MS,
   startSplit,
   stopProcess,
   TEST_SECRET,
@@ -121,7 +122,7 @@ describe('split mode, traced and measured', () => {
       TESSERA_METRICS_TOKEN: METRICS_TOKEN,
     });
     layout = JSON.parse(fs.readFileSync(path.join(p.dataDir, 'split.json'), 'utf8')) as typeof layout;
-  }, 120_000);
+  }, SPLIT_START_HOOK_MS);
   afterAll(async () => {
     await p?.close();
     await receiver?.close();

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { startSplit, type TestPlatform } from '../../support/platform.ts';
+import { SPLIT_START_HOOK_MS, startSplit, type TestPlatform } from '../../support/platform.ts';
 import { tenantScenario } from '../tenant/tenant-scenario.ts';
 import { client } from '../../support/http.ts';
 import { signContext } from '../../../platform/auth.ts';
@@ -16,7 +16,7 @@ describe('split mode (each subgraph, the router and the front door in its own pr
   beforeAll(async () => {
     p = await startSplit();
     layout = JSON.parse(fs.readFileSync(path.join(p.dataDir, 'split.json'), 'utf8')) as Layout;
-  }, 120_000);
+  }, SPLIT_START_HOOK_MS);
   afterAll(async () => {
     await p?.close();
   }, 60_000);

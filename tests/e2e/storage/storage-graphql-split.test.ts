@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startSplit, type TestPlatform } from '../../support/platform.ts';
+import { SPLIT_START_HOOK_MS, startSplit, type TestPlatform } from '../../support/platform.ts';
 import { createTestDatabase } from '../../support/database.ts';
 import { generated, newStorageProject, raiseFreePlanForLargeUploads, type StorageProject } from './storage-fixtures.ts';
 import { gqlUpload, graphqlUploads, withKey } from './storage-flows.ts';
@@ -30,7 +30,7 @@ beforeAll(async () => {
   a = await newStorageProject(p.url);
   layout = JSON.parse(fs.readFileSync(path.join(p.dataDir, 'split.json'), 'utf8')) as typeof layout;
   storageUrl = layout.subgraphs.storage!.url;
-}, 120_000);
+}, SPLIT_START_HOOK_MS);
 
 afterAll(async () => {
   await p?.close();

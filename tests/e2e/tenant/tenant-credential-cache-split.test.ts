@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { startSplit, type TestPlatform } from '../../support/platform.ts';
+import { SPLIT_START_HOOK_MS, startSplit, type TestPlatform } from '../../support/platform.ts';
 import { client, type Res } from '../../support/http.ts';
 
 type Layout = { router: { url: string } };
@@ -47,7 +47,7 @@ describe('split mode: credentials ended through another process stop working at 
     front = client(p.url);
     const layout = JSON.parse(fs.readFileSync(path.join(p.dataDir, 'split.json'), 'utf8')) as Layout;
     router = client(layout.router.url);
-  }, 120_000);
+  }, SPLIT_START_HOOK_MS);
   afterAll(async () => {
     await p?.close();
   }, 60_000);
