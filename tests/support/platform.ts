@@ -9,6 +9,7 @@ import { PARENT_PID_ENV } from '../../platform/parent-watch.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { waitFor } from './wait-for.ts';
 import { withSplitStartLock } from './start-lock.ts';
+import { portOwnedBy } from './port-owner.ts';
 
 export type TestPlatform = {
   url: string;
@@ -68,12 +69,15 @@ export async function startProcess(
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const port = Number(new URL(readyUrl).port);
   const ready = async () => {
     if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode}:\n${output.slice(-4000)}`);
-    return await fetch(readyUrl).then(
+    const answered = await fetch(readyUrl).then(
       (res) => res.status === 200,
       () => false,
     ); // not listening yet
+    // An answer from a process that is not ours (tests/support/port-owner.ts) is not our child being ready.
+    return answered && (!port || portOwnedBy(child.pid!, port));
   };
   try {
     await waitFor(ready, { timeoutMs, intervalMs: 200, message: readyUrl });

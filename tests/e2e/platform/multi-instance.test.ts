@@ -56,30 +56,31 @@ describe('two instances of every role behind round-robin proxies', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     s3 = await startS3('blobs');
-    const ports = async () => [await freePort(), await freePort()];
-    const plan = new Map<string, number[]>();
-    for (const n of names) plan.set(`subgraph:${n}`, await ports());
-    plan.set('router', await ports());
-    plan.set('front-door', await ports());
-    for (const [role, [a, b]] of plan)
-      proxies.set(role, await startRoundRobin([`http://127.0.0.1:${a}`, `http://127.0.0.1:${b}`]));
-    front = proxies.get('front-door')!.url;
-    const env = {
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: db.url,
-      TESSERA_INTERNAL_SECRET: TEST_SECRET,
-      TESSERA_MODE: 'split',
-      TESSERA_PUBLIC_URL: front,
-      TESSERA_SUBGRAPH_URLS: names.map((n) => `${n}=${proxies.get(`subgraph:${n}`)!.url}/graphql`).join(','),
-      TESSERA_ROUTER_URL: proxies.get('router')!.url,
-      TESSERA_SUBGRAPH_HOST: '127.0.0.1',
-      TESSERA_ROUTER_HOST: '127.0.0.1',
-      HOST: '127.0.0.1',
-      ...s3.env,
-    };
-    // The first instance of each subgraph one after another (a fresh database migrates), then the second ones together;
-    // holding the split-start lock, as a split platform starts (tests/support/start-lock.ts).
+    // Holding the split-start lock (tests/support/start-lock.ts) from choosing the ports to the last start: the other
+    // worker starts no split platform meanwhile, whose processes could take a port chosen here before its instance listens.
     await withSplitStartLock(async () => {
+      const ports = async () => [await freePort(), await freePort()];
+      const plan = new Map<string, number[]>();
+      for (const n of names) plan.set(`subgraph:${n}`, await ports());
+      plan.set('router', await ports());
+      plan.set('front-door', await ports());
+      for (const [role, [a, b]] of plan)
+        proxies.set(role, await startRoundRobin([`http://127.0.0.1:${a}`, `http://127.0.0.1:${b}`]));
+      front = proxies.get('front-door')!.url;
+      const env = {
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: db.url,
+        TESSERA_INTERNAL_SECRET: TEST_SECRET,
+        TESSERA_MODE: 'split',
+        TESSERA_PUBLIC_URL: front,
+        TESSERA_SUBGRAPH_URLS: names.map((n) => `${n}=${proxies.get(`subgraph:${n}`)!.url}/graphql`).join(','),
+        TESSERA_ROUTER_URL: proxies.get('router')!.url,
+        TESSERA_SUBGRAPH_HOST: '127.0.0.1',
+        TESSERA_ROUTER_HOST: '127.0.0.1',
+        HOST: '127.0.0.1',
+        ...s3.env,
+      };
+      // The first instance of each subgraph one after another (a fresh database migrates), then the second ones together.
       for (const n of names)
         await start(`subgraph:${n}`, plan.get(`subgraph:${n}`)![0]!, {
           ...env,
