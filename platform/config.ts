@@ -330,6 +330,13 @@ export const CONFIG_SCHEMA = {
     description:
       'GraphQL: most rows one operation may ask the data API for, summed over its actions and aliases (a find counts its `limit`, default 100; writes and SQL count 1000).',
   },
+  graphqlJit: {
+    env: 'TESSERA_GRAPHQL_JIT',
+    default: 'true',
+    parse: bool,
+    description:
+      'GraphQL: compile an operation run more than once (graphql-jit) instead of interpreting it on every run; `false` interprets every operation (graphql-js).',
+  },
   trustProxy: {
     env: 'TESSERA_TRUST_PROXY',
     default: 'false',

@@ -21,6 +21,7 @@ import {
   limitRules,
   operationRows,
   parseLimited,
+  rowChecksOf,
   type GraphQLLimits,
 } from './graphql-limits.ts';
 
@@ -149,5 +150,22 @@ describe('GraphQL limits', () => {
       details: { limit: 'rows', found: 20_000 },
     });
     expect(checkRows(schema, parse('{ __typename }'), undefined, {}, limits)).toBeUndefined();
+  });
+
+  it('prepare the row check once per document, counting again only when a variable sets a page size', () => {
+    const tight: GraphQLLimits = { ...limits, maxRows: 500 };
+    const fixed = rowChecksOf(
+      schema,
+      parse('query A { dataFind(table: "t", limit: 600) { rows } } query B { __typename }'),
+      tight,
+    );
+    expect(fixed('A', {})?.extensions).toMatchObject({ details: { limit: 'rows', found: 600 } });
+    expect(fixed('A', { anything: 1 })?.extensions).toMatchObject({ details: { found: 600 } });
+    expect(fixed('B', {})).toBeUndefined();
+    // The page size comes from the variables: each call counts with its own.
+    const byVariable = rowChecksOf(schema, parse('query($l: Int) { dataFind(table: "t", limit: $l) { rows } }'), tight);
+    expect(byVariable(undefined, { l: 10 })).toBeUndefined();
+    expect(byVariable(undefined, { l: 900 })?.extensions).toMatchObject({ details: { found: 900 } });
+    expect(byVariable(undefined, {})).toBeUndefined(); // the default page (100)
   });
 });

@@ -161,7 +161,12 @@ const DEFAULT_PAGE = 100;
 const UNPAGED_ROWS = 1000;
 
 /** How many rows a root field may answer: 0 when its result carries no rows. */
-function rowsOf(field: FieldNode, def: GraphQLField<unknown, unknown>, variables: Record<string, unknown>): number {
+function rowsOf(
+  field: FieldNode,
+  def: GraphQLField<unknown, unknown>,
+  variables: Record<string, unknown>,
+  onVariable?: () => void,
+): number {
   const type = getNamedType(def.type);
   if (!isObjectType(type)) return 0;
   const fields = type.getFields();
@@ -170,6 +175,7 @@ function rowsOf(field: FieldNode, def: GraphQLField<unknown, unknown>, variables
   const argDef = def.args.find((a) => ROW_ARGUMENTS.includes(a.name));
   if (!argDef) return UNPAGED_ROWS;
   const node = field.arguments?.find((a) => a.name.value === argDef.name);
+  if (node && node.value.kind !== Kind.INT) onVariable?.();
   const value = node ? valueFromAST(node.value, argDef.type, variables) : argDef.defaultValue;
   if (typeof value !== 'number' || !Number.isFinite(value)) return DEFAULT_PAGE;
   return Math.max(1, Math.min(Math.trunc(value), UNPAGED_ROWS));
@@ -184,6 +190,7 @@ export function operationRows(
   document: DocumentNode,
   operationName: string | null | undefined,
   variables: Record<string, unknown> = {},
+  onVariable?: () => void,
 ): number | undefined {
   const operations = document.definitions.filter(
     (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
@@ -213,7 +220,7 @@ export function operationRows(
     for (const sel of set.selections) {
       if (sel.kind === Kind.FIELD) {
         const def = fieldsOf[sel.name.value];
-        if (def) total += rowsOf(sel, def, variables);
+        if (def) total += rowsOf(sel, def, variables, onVariable);
       } else if (sel.kind === Kind.INLINE_FRAGMENT) {
         total += count(sel.selectionSet, seen);
       } else {
@@ -243,4 +250,38 @@ export function checkRows(
 ): GraphQLError | undefined {
   const rows = operationRows(schema, document, operationName, variables ?? {});
   return rows !== undefined && rows > limits.maxRows ? limitError('rows', limits.maxRows, rows) : undefined;
+}
+
+export type RowCheck = (
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> | undefined,
+) => GraphQLError | undefined;
+
+/**
+ * `checkRows` for a document whose limits passed, prepared once per operation name: when no page size is given by
+ * a variable (most operations, every one without a row-returning field), its rows are counted once and never again.
+ */
+export function rowChecksOf(schema: GraphQLSchema, document: DocumentNode, limits: GraphQLLimits): RowCheck {
+  const byName = new Map<string, ReturnType<typeof rowCheckOf>>();
+  return (operationName, variables) => {
+    let check = byName.get(operationName ?? '');
+    if (!check) {
+      check = rowCheckOf(schema, document, operationName, limits);
+      if (byName.size < 10) byName.set(operationName ?? '', check);
+    }
+    return check(variables);
+  };
+}
+
+function rowCheckOf(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  limits: GraphQLLimits,
+): (variables: Record<string, unknown> | undefined) => GraphQLError | undefined {
+  let byVariables = false;
+  const rows = operationRows(schema, document, operationName, {}, () => (byVariables = true));
+  if (byVariables) return (variables) => checkRows(schema, document, operationName, variables, limits);
+  const over = rows !== undefined && rows > limits.maxRows;
+  return () => (over ? limitError('rows', limits.maxRows, rows) : undefined);
 }

@@ -5,7 +5,6 @@ import type { IncomingMessage } from 'node:http';
 import {
   parse,
   validate,
-  execute,
   specifiedRules,
   type DocumentNode,
   type GraphQLSchema,
@@ -21,7 +20,15 @@ import type { Logger } from './logger.ts';
 import type { RequestContext } from './auth.ts';
 import { openSubgraphDatabase, type SubgraphDatabase } from './database.ts';
 import { toGraphQLError } from './errors.ts';
-import { checkRows, graphqlLimitsOf, limitRules, parseLimited, subgraphLimitsOf } from './graphql-limits.ts';
+import { createExecutor, newCompilation, type Compilation } from './graphql-execution.ts';
+import {
+  graphqlLimitsOf,
+  limitRules,
+  parseLimited,
+  rowChecksOf,
+  subgraphLimitsOf,
+  type RowCheck,
+} from './graphql-limits.ts';
 import {
   adminRefusal,
   adminScopesOf,
@@ -196,7 +203,14 @@ export async function startSubgraph<S>(
   // Parsing and validating is most of the cost of a small operation: cache by the document's text, with
   // the admin scopes its root fields need (platform/admin-scopes.ts), so the check costs nothing per request.
   // `unpublishable`: the first root field the publishable key may not run.
-  type Prepared = { doc: DocumentNode; admin: AdminScope[]; unpublishable?: string };
+  type Prepared = {
+    doc: DocumentNode;
+    admin: AdminScope[];
+    unpublishable?: string;
+    rows: RowCheck;
+    /** What the executor knows about it (platform/graphql-execution.ts: compiled or interpreted). */
+    compilation: Compilation;
+  };
   const documents = new LRUCache<string, Prepared | GraphQLFormattedError[]>({ max: 500 });
   const prepare = (query: string): Prepared | GraphQLFormattedError[] => {
     let doc = documents.get(query);
@@ -210,13 +224,21 @@ export async function startSubgraph<S>(
       doc =
         problems.length > 0
           ? problems.map((e) => toGraphQLError(e).toJSON())
-          : { doc: parsed, admin: adminScopesOf(parsed), unpublishable: publishableBlocked(rootFieldsOf(parsed)) };
+          : {
+              doc: parsed,
+              admin: adminScopesOf(parsed),
+              unpublishable: publishableBlocked(rootFieldsOf(parsed)),
+              rows: rowChecksOf(schema, parsed, limits),
+              compilation: newCompilation(),
+            };
     } catch (err) {
       doc = [toGraphQLError(err).toJSON()];
     }
     documents.set(query, doc);
     return doc;
   };
+
+  const executor = createExecutor(schema, { jit: opts.config.graphqlJit });
 
   const http = def.http ? { prefix: def.http.prefix, ...def.http.create(services) } : undefined;
 
@@ -228,7 +250,7 @@ export async function startSubgraph<S>(
     async execute(query, variables, ctx, operationName) {
       const prepared = prepare(query);
       if (Array.isArray(prepared)) return { errors: prepared };
-      const overRows = checkRows(schema, prepared.doc, operationName, variables, limits);
+      const overRows = prepared.rows(operationName, variables);
       if (overRows) return { data: null, errors: [overRows.toJSON()] };
       // The publishable key runs only what a visitor may (platform/admin-scopes.ts PUBLISHABLE_FIELDS).
       if (prepared.unpublishable && ctx.principal.kind === 'publishable') {
@@ -246,8 +268,7 @@ export async function startSubgraph<S>(
       Object.defineProperty(contextValue, 'logger', { get: loggerOf, enumerable: true });
       // A principal that may not run every admin operation stays reachable for the checks a root field cannot make
       // (requireAdminScope); the secret key and the platform itself, most calls, need no context for it.
-      const run = () =>
-        execute({ schema, document: prepared.doc, variableValues: variables ?? {}, contextValue, operationName });
+      const run = () => executor.run(prepared.doc, prepared.compilation, operationName, variables ?? {}, contextValue);
       const result = await (holdsEveryAdminScope(ctx.principal) ? run() : currentPrincipal.run(ctx.principal, run));
       if (!result.errors) return { data: result.data as Record<string, unknown> };
       return {

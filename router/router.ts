@@ -25,7 +25,8 @@ import {
 } from 'graphql';
 import { LRUCache } from 'lru-cache';
 import {
-  checkRows,
+  rowChecksOf,
+  type RowCheck,
   isTokenLimitError,
   limitError,
   limitRules,
@@ -236,7 +237,8 @@ export async function createRouter(opts: {
   };
   const runFast = async (fast: FastPath, variables: Record<string, unknown>, ctx: RequestContext) => {
     const handle = handles.get(fast.subgraph)!;
-    const used = Object.fromEntries(fast.variableUsages.filter((v) => v in variables).map((v) => [v, variables[v]]));
+    const used: Record<string, unknown> = {};
+    for (const v of fast.variableUsages) if (v in variables) used[v] = variables[v];
     return await handle.execute(fast.query, used, ctx, fast.operationName);
   };
   const run = async (
@@ -279,15 +281,17 @@ export async function createRouter(opts: {
     return known || null;
   };
 
-  // Documents that passed the limits, by text (the row budget depends on the variables: checked every time).
-  const accepted = new LRUCache<string, DocumentNode>({ max: 1000 });
+  // Documents that passed the limits, by text, with their row check (counted again only when a variable sets a page size).
+  type Accepted = { doc: DocumentNode; rows: RowCheck };
+  const accepted = new LRUCache<string, Accepted>({ max: 1000 });
   const checkLimits = (
     query: string,
     operationName: string | null | undefined,
     variables: Record<string, unknown> | undefined,
   ): GraphQLError[] => {
-    let doc = accepted.get(query);
-    if (!doc) {
+    let known = accepted.get(query);
+    if (!known) {
+      let doc: DocumentNode;
       try {
         doc = parseLimited(query, limits);
       } catch (err) {
@@ -298,9 +302,10 @@ export async function createRouter(opts: {
       }
       const problems = validate(apiSchema, doc, limitRules(limits));
       if (problems.length > 0) return [...problems];
-      accepted.set(query, doc);
+      known = { doc, rows: rowChecksOf(apiSchema, doc, limits) };
+      accepted.set(query, known);
     }
-    const rows = checkRows(apiSchema, doc, operationName, variables, limits);
+    const rows = known.rows(operationName, variables);
     return rows ? [rows] : [];
   };
 

@@ -1,0 +1,106 @@
+// How a subgraph runs a document it has parsed and validated: interpreted by graphql-js, or compiled by graphql-jit.
+// graphql-js walks the document on every run (coercing its variables, collecting its fields, resolving each); for the
+// platform's own small operations (the front door's /token, the router's credential checks, the REST routes'
+// documents) that walk was most of their GraphQL cost (bench/RESULTS.md, session 10). graphql-jit compiles a document
+// once into a function that does the same against the same schema and resolvers.
+// A document is compiled when it runs the second time (`JIT_AFTER_RUNS`): compiling costs more than one run, and a
+// caller sending a document once (or many documents once each) pays no more than interpretation. Compiling is bounded
+// like validation is: only documents within the GraphQL limits (platform/graphql-limits.ts) get here. A document
+// graphql-jit declines stays interpreted. `TESSERA_GRAPHQL_JIT=false` interprets every document.
+// Where the two differ, graphql-js's behaviour is kept (platform/graphql-execution.test.ts runs the same documents
+// through both):
+// - graphql-jit reads a literal once, without the variables: a variable inside a list or object literal (a JSON
+//   argument such as `where: { id: $id }`) would be lost. Such a document is never compiled.
+// - its messages for variables that do not coerce are worded differently, and the REST layer names the field from
+//   graphql-js's wording. A compiled run refused that way (nothing ran: no `data`) is answered by graphql-js.
+import { Kind, visit, BREAK, execute, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+
+const isPromise = (v: unknown): v is Promise<unknown> => typeof (v as { then?: unknown } | null)?.then === 'function';
+
+/** The run of a document at which it is compiled. */
+export const JIT_AFTER_RUNS = 2;
+/** Operations of one document kept compiled (a document names few operations; a caller may name many). */
+const MAX_OPERATIONS = 10;
+
+/** What the executor knows about one document: kept by the caller beside the parsed document (its cache entry). */
+export type Compilation = {
+  runs: number;
+  byOperation: Map<string, CompiledQuery | null>;
+  /** Whether the document may be compiled at all (decided at its first compiling). */
+  compilable?: boolean;
+};
+
+export const newCompilation = (): Compilation => ({ runs: 0, byOperation: new Map() });
+
+/** Whether a variable is used inside a list or object literal (which graphql-jit reads without the variables). */
+function variableInLiteral(document: DocumentNode): boolean {
+  let found = false;
+  let depth = 0; // list and object literals entered
+  const enter = () => void depth++;
+  const leave = () => void depth--;
+  visit(document, {
+    ListValue: { enter, leave },
+    ObjectValue: { enter, leave },
+    Variable(node, _key, parent) {
+      // A variable's own definition (`$id: ID`) is not a use.
+      if (depth > 0 && (parent as { kind?: string } | undefined)?.kind !== Kind.VARIABLE_DEFINITION) {
+        found = true;
+        return BREAK;
+      }
+      return undefined;
+    },
+  });
+  return found;
+}
+
+export type Executor = {
+  /** Runs `operationName` of `document` (parsed and validated against the executor's schema). */
+  run(
+    document: DocumentNode,
+    compilation: Compilation,
+    operationName: string | null | undefined,
+    variables: Record<string, unknown>,
+    contextValue: unknown,
+  ): Promise<ExecutionResult> | ExecutionResult;
+  /** Whether the operation runs compiled from now on (for tests). */
+  isCompiled(compilation: Compilation, operationName: string | null | undefined): boolean;
+};
+
+export function createExecutor(schema: GraphQLSchema, opts: { jit: boolean }): Executor {
+  const compiledOf = (
+    document: DocumentNode,
+    compilation: Compilation,
+    operationName: string | null | undefined,
+  ): CompiledQuery | null => {
+    const key = operationName ?? '';
+    const known = compilation.byOperation.get(key);
+    if (known !== undefined) return known;
+    if (!opts.jit || ++compilation.runs < JIT_AFTER_RUNS) return null;
+    if (compilation.byOperation.size >= MAX_OPERATIONS) return null; // never compiled again and again
+    compilation.compilable ??= !variableInLiteral(document);
+    let compiled: CompiledQuery | null = null;
+    if (compilation.compilable)
+      try {
+        const made = compileQuery(schema, document, operationName ?? undefined);
+        compiled = isCompiledQuery(made) ? made : null;
+      } catch {
+        compiled = null; // graphql-jit declined it: graphql-js runs it (and reports what is wrong with it)
+      }
+    compilation.byOperation.set(key, compiled);
+    return compiled;
+  };
+
+  return {
+    run(document, compilation, operationName, variables, contextValue) {
+      const interpret = () => execute({ schema, document, variableValues: variables, contextValue, operationName });
+      const compiled = compiledOf(document, compilation, operationName);
+      if (!compiled) return interpret();
+      const result = compiled.query(undefined, contextValue, variables);
+      // Refused before anything ran (its variables): graphql-js words the answer.
+      if (!isPromise(result) && result.data === undefined && result.errors) return interpret();
+      return result;
+    },
+    isCompiled: (compilation, operationName) => !!compilation.byOperation.get(operationName ?? ''),
+  };
+}
