@@ -132,6 +132,9 @@ const json = (r: ExecutionResult) =>
     JSON.stringify({ data: r.data, errors: r.errors?.map((e) => ({ ...e.toJSON(), code: e.extensions?.code })) }),
   );
 
+/** graphql-jit's date marker (public in its source): a string starting with it becomes code in a compiled document. */
+const DATE_MARKER = '__MAGIC_DATE__33a9e76d_02e0_4128_8e92_3530ad3da74d';
+
 describe('the subgraph executor', () => {
   it('answers every document the same interpreted (graphql-js) and compiled (graphql-jit)', async () => {
     const interpreted = createExecutor(schema, { jit: false });
@@ -180,5 +183,36 @@ describe('the subgraph executor', () => {
       named: [{ name: 'Ada' }, { name: 'R2' }],
     });
     expect(executor.isCompiled(compilation, 'O14')).toBe(false);
+  });
+
+  it("never compiles a document holding one of graphql-jit's markers (it would run part of the string as code)", async () => {
+    const executor = createExecutor(schema, { jit: true });
+    const interpreted = createExecutor(schema, { jit: false });
+    const global = globalThis as { pwned?: number };
+    const attacks = [
+      `{ fails(message: ${JSON.stringify(`${DATE_MARKER}0),a:(globalThis.pwned=42),b:(0`)}) }`,
+      `{ fails(message: ${JSON.stringify(`x${DATE_MARKER}0),a:(globalThis.pwned=43),b:(0`)}) }`,
+      // Escaped in the document: the parsed value holds the marker.
+      `{ fails(message: "\\u005F_MAGIC_DATE__33a9e76d_02e0_4128_8e92_3530ad3da74d0),a:(globalThis.pwned=44),b:(0") }`,
+      `{ fails(message: """${DATE_MARKER}0),a:(globalThis.pwned=45),b:(0""") }`,
+      `{ echo(grant: { grantType: "x" }, json: { ${DATE_MARKER}1: __MAGIC_NAN__ }) { json } }`,
+    ];
+    for (const query of attacks) {
+      const doc = parse(query);
+      expect(validate(schema, doc)).toEqual([]);
+      const compilation = newCompilation();
+      const expected = json(await interpreted.run(doc, newCompilation(), undefined, {}, {}));
+      for (let run = 0; run < JIT_AFTER_RUNS + 1; run++) {
+        expect(json(await executor.run(doc, compilation, undefined, {}, {}))).toEqual(expected);
+      }
+      expect(executor.isCompiled(compilation, undefined)).toBe(false);
+    }
+    expect(global.pwned).toBeUndefined();
+    // The same document without the marker is compiled.
+    const plain = parse('{ fails(message: "0),a:(globalThis.pwned=46),b:(0") }');
+    const compilation = newCompilation();
+    for (let run = 0; run < JIT_AFTER_RUNS; run++) await executor.run(plain, compilation, undefined, {}, {});
+    expect(executor.isCompiled(compilation, undefined)).toBe(true);
+    expect(global.pwned).toBeUndefined();
   });
 });

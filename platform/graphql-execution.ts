@@ -11,6 +11,8 @@
 // through both):
 // - graphql-jit reads a literal once, without the variables: a variable inside a list or object literal (a JSON
 //   argument such as `where: { id: $id }`) would be lost. Such a document is never compiled.
+// - graphql-jit 0.8.9 runs part of a string literal as code when it starts with one of its internal markers
+//   (`compilable` below): a document holding a marker anywhere is never compiled.
 // - its messages for variables that do not coerce are worded differently, and the REST layer names the field from
 //   graphql-js's wording. A compiled run refused that way (nothing ran: no `data`) is answered by graphql-js.
 import { Kind, visit, BREAK, execute, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
@@ -20,6 +22,8 @@ const isPromise = (v: unknown): v is Promise<unknown> => typeof (v as { then?: u
 
 /** The run of a document at which it is compiled. */
 export const JIT_AFTER_RUNS = 2;
+/** What every internal marker of graphql-jit starts with (see `compilable`). */
+const JIT_MARKER = '__MAGIC_';
 /** Operations of one document kept compiled (a document names few operations; a caller may name many). */
 const MAX_OPERATIONS = 10;
 
@@ -33,25 +37,50 @@ export type Compilation = {
 
 export const newCompilation = (): Compilation => ({ runs: 0, byOperation: new Map() });
 
-/** Whether a variable is used inside a list or object literal (which graphql-jit reads without the variables). */
-function variableInLiteral(document: DocumentNode): boolean {
-  let found = false;
+/**
+ * Whether graphql-jit may compile `document`: false when it would run it wrongly or run text of it as code.
+ * - A variable inside a list or object literal: graphql-jit reads literals once, without the variables.
+ * - A string or name holding one of graphql-jit's internal markers (`__MAGIC_DATE__<uuid>`, `__MAGIC_NAN__<uuid>`...).
+ *   It writes literal arguments into the generated function as JSON and then turns each quoted marker back into
+ *   `new Date(...)`, `NaN` or `Infinity` with a regular expression: a string starting with the date marker puts
+ *   what follows it into the function's code unquoted. Tried on graphql-jit 0.8.9 with
+ *   `echo(m: "__MAGIC_DATE__<uuid>0),a:(globalThis.pwned=42),b:(0")`: the code ran. The markers are public, so no
+ *   such document is ever compiled (tests/security/input-hardening.test.ts sends one).
+ */
+export function compilable(document: DocumentNode): boolean {
+  let ok = true;
   let depth = 0; // list and object literals entered
   const enter = () => void depth++;
   const leave = () => void depth--;
+  const marked = (text: string) => text.includes(JIT_MARKER);
   visit(document, {
     ListValue: { enter, leave },
     ObjectValue: { enter, leave },
     Variable(node, _key, parent) {
       // A variable's own definition (`$id: ID`) is not a use.
       if (depth > 0 && (parent as { kind?: string } | undefined)?.kind !== Kind.VARIABLE_DEFINITION) {
-        found = true;
+        ok = false;
         return BREAK;
       }
       return undefined;
     },
+    StringValue(node) {
+      if (!marked(node.value)) return undefined;
+      ok = false;
+      return BREAK;
+    },
+    EnumValue(node) {
+      if (!marked(node.value)) return undefined;
+      ok = false;
+      return BREAK;
+    },
+    Name(node) {
+      if (!marked(node.value)) return undefined;
+      ok = false;
+      return BREAK;
+    },
   });
-  return found;
+  return ok;
 }
 
 export type Executor = {
@@ -78,7 +107,7 @@ export function createExecutor(schema: GraphQLSchema, opts: { jit: boolean }): E
     if (known !== undefined) return known;
     if (!opts.jit || ++compilation.runs < JIT_AFTER_RUNS) return null;
     if (compilation.byOperation.size >= MAX_OPERATIONS) return null; // never compiled again and again
-    compilation.compilable ??= !variableInLiteral(document);
+    compilation.compilable ??= compilable(document);
     let compiled: CompiledQuery | null = null;
     if (compilation.compilable)
       try {

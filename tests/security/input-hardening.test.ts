@@ -466,6 +466,23 @@ describe('GraphQL operations are bounded', () => {
     expect((await call('GET', '/health')).status).toBe(200);
   });
 
+  it('never runs text of a document as code (graphql-jit compiles documents run again)', async () => {
+    // graphql-jit 0.8.9 writes literal arguments into the function it compiles and turns a string starting with its
+    // (public) date marker back into `new Date(...)` unquoted: this document would exit the platform once compiled.
+    const marker = '__MAGIC_DATE__33a9e76d_02e0_4128_8e92_3530ad3da74d';
+    const table = `${marker}0),a:(globalThis.process.exit(9)),b:(0`;
+    const query = `{ dataFind(table: ${JSON.stringify(table)}) { rows } }`;
+    const answers = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await gql(query);
+      answers.push({ status: res.status, code: res.body.errors?.[0]?.extensions?.code });
+    }
+    expect(answers[0]!.status).toBeGreaterThanOrEqual(400);
+    expect(answers[0]!.status).toBeLessThan(500);
+    expect(answers).toEqual([answers[0], answers[0], answers[0]]);
+    expect((await call('GET', '/health')).status).toBe(200);
+  });
+
   it('answers a GraphQL client within the limits', async () => {
     const res = await gql(
       `{ ${Array.from({ length: 5 }, (_, i) => `a${i}: dataFind(table: "notes", limit: 1000) { rows }`).join(' ')} }`,
