@@ -196,6 +196,10 @@ describe('the subgraph executor', () => {
       `{ fails(message: "\\u005F_MAGIC_DATE__33a9e76d_02e0_4128_8e92_3530ad3da74d0),a:(globalThis.pwned=44),b:(0") }`,
       `{ fails(message: """${DATE_MARKER}0),a:(globalThis.pwned=45),b:(0""") }`,
       `{ echo(grant: { grantType: "x" }, json: { ${DATE_MARKER}1: __MAGIC_NAN__ }) { json } }`,
+      // A `__proto__` key written into the function's object literal would set a prototype instead of holding data.
+      '{ echo(grant: { grantType: "x" }, json: { __proto__: { polluted: 1 }, kept: 2 }) { json } }',
+      'query($g: JSON = { __proto__: { polluted: 1 } }) { echo(grant: { grantType: "x" }, json: $g) { json } }',
+      '{ __proto__: named { name } n: named { name } }',
     ];
     for (const query of attacks) {
       const doc = parse(query);

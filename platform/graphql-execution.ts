@@ -12,7 +12,8 @@
 // - graphql-jit reads a literal once, without the variables: a variable inside a list or object literal (a JSON
 //   argument such as `where: { id: $id }`) would be lost. Such a document is never compiled.
 // - graphql-jit 0.8.9 runs part of a string literal as code when it starts with one of its internal markers
-//   (`compilable` below): a document holding a marker anywhere is never compiled.
+//   (`compilable` below): a document holding a marker anywhere is never compiled. Nor is one naming `__proto__`
+//   (an alias, a key of an object literal), which its generated object literals would take for a prototype.
 // - its messages for variables that do not coerce are worded differently, and the REST layer names the field from
 //   graphql-js's wording. A compiled run refused that way (nothing ran: no `data`) is answered by graphql-js.
 import { Kind, visit, BREAK, execute, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
@@ -75,7 +76,9 @@ export function compilable(document: DocumentNode): boolean {
       return BREAK;
     },
     Name(node) {
-      if (!marked(node.value)) return undefined;
+      // `__proto__` (an alias, an object literal's key) written into the function's object literals would set a
+      // prototype instead of naming data.
+      if (!marked(node.value) && node.value !== '__proto__') return undefined;
       ok = false;
       return BREAK;
     },
