@@ -351,9 +351,10 @@ describe('signals and locks with the guard out of the way: NOTIFY and advisory l
     const fresh = await createProject(call, await signIn(call), 'while locked');
     const first = await dataCall(call, fresh.apiKey)('rawSQL', { sql: 'select 1 as one' });
     expect(first.status).toBe(200);
-    expect(Date.now() - started).toBeLessThan(5000);
+    // Held up, it would wait for the lock until the test's timeout; the bound leaves room for a loaded CI machine.
+    expect(Date.now() - started).toBeLessThan(15_000);
     await bypass('select pg_advisory_unlock_all()');
-  });
+  }, 30_000);
 });
 
 describe('limits a project cannot lift', () => {
@@ -371,7 +372,7 @@ describe('limits a project cannot lift', () => {
     let started = Date.now();
     let slow = await rawSql('select pg_sleep(30)');
     expect(slow.status).toBe(408);
-    expect(Date.now() - started).toBeLessThan(STATEMENT_TIMEOUT_MS + 3000);
+    expect(Date.now() - started).toBeLessThan(STATEMENT_TIMEOUT_MS + 8000); // far below the 30 s asked for
     // A find on a view calling it lifts it on a pooled connection without any rawSQL: the pool cancels past the timeout.
     for (let i = 0; i < 3; i++) expect((await dataA('find', { table: 'lifted' })).status).toBe(200);
     expect(
@@ -385,18 +386,19 @@ describe('limits a project cannot lift', () => {
     started = Date.now();
     slow = await dataA('find', { table: 'sleepy' });
     expect(slow.status).toBe(408);
-    expect(Date.now() - started).toBeLessThan(STATEMENT_TIMEOUT_MS + 4000);
+    expect(Date.now() - started).toBeLessThan(STATEMENT_TIMEOUT_MS + 8000);
     await bIntact();
-  }, 30_000);
+  }, 60_000);
 
   it('a busy project waits a bounded time for a connection, then gets 503 with Retry-After; its neighbour is served meanwhile', async () => {
-    const slow = Array.from({ length: 8 }, async () => await rawSql('select pg_sleep(1)'));
+    // Each holds its connection 1.5 s (under the 2 s statement timeout), five times the 300 ms wait.
+    const slow = Array.from({ length: 8 }, async () => await rawSql('select pg_sleep(1.5)'));
     await waitFor(
       async () =>
         // As A's own role: the platform role may not read another role's query text (PostgreSQL 15, no superuser).
         (
           await rawA.query<{ n: number }>(
-            `select count(*)::int as n from pg_stat_activity where query = 'select pg_sleep(1)' and state = 'active'`,
+            `select count(*)::int as n from pg_stat_activity where query = 'select pg_sleep(1.5)' and state = 'active'`,
           )
         ).rows[0]!.n > 0,
       { intervalMs: 10, message: 'the busy project holding its connections' },
@@ -408,7 +410,7 @@ describe('limits a project cannot lift', () => {
     expect(busy.length).toBeGreaterThan(0);
     expect(busy[0]!.body.error.code).toBe('SERVICE_UNAVAILABLE');
     expect(busy[0]!.headers.get('retry-after')).toBeTruthy();
-    expect(answers.every((r) => r.status === 200 || r.status === 503)).toBe(true);
+    expect(answers.map((r) => r.status).filter((s) => s !== 200 && s !== 503)).toEqual([]);
   }, 30_000);
 
   it('rows returned are bounded: rawSQL past TESSERA_DATA_MAX_ROWS is rolled back with a 413 naming the limit', async () => {

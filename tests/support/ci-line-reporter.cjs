@@ -1,9 +1,38 @@
 // Prints one summary line — `tests: N passed, N failed[, N skipped]` — as the very
 // last stdout output (written synchronously at process exit, so it also survives
 // --forceExit). Suites that fail to run count as failures. If
-// TESSERA_TEST_SUMMARY_FILE is set, appends {passed, failed, skipped} as a JSON line.
+// TESSERA_TEST_SUMMARY_FILE is set, appends {passed, failed, skipped, failures} as a JSON line, where
+// failures names each failed test (file › title) with the first lines of its message, so that .ci/run
+// can repeat them at the end of its output, next to the line a reader of the log's tail sees.
 'use strict';
 const fs = require('node:fs');
+const { stripVTControlCharacters } = require('node:util');
+
+const MESSAGE_LINES = 6;
+
+/** Each failed test, or suite that failed to run, as `file › title: first lines of the message`. */
+function failuresOf(results) {
+  const out = [];
+  for (const file of results.testResults) {
+    const rel = file.testFilePath.replace(process.cwd() + '/', '');
+    if (file.testExecError) out.push(`${rel}: ${brief(file.testExecError.message)}`);
+    for (const t of file.testResults ?? []) {
+      if (t.status !== 'failed') continue;
+      out.push(`${rel} › ${t.fullName}: ${brief(t.failureMessages.join('\n'))}`);
+    }
+  }
+  return out;
+}
+
+function brief(message) {
+  return stripVTControlCharacters(message)
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim() && !/^\s+at /.test(l))
+    .slice(0, MESSAGE_LINES)
+    .join(' | ')
+    .slice(0, 1000);
+}
 
 class CiLineReporter {
   onRunComplete(_testContexts, results) {
@@ -14,7 +43,7 @@ class CiLineReporter {
 
     const summaryFile = process.env.TESSERA_TEST_SUMMARY_FILE;
     if (summaryFile) {
-      fs.appendFileSync(summaryFile, JSON.stringify({ passed, failed, skipped }) + '\n');
+      fs.appendFileSync(summaryFile, JSON.stringify({ passed, failed, skipped, failures: failuresOf(results) }) + '\n');
     }
 
     process.once('exit', () => {
