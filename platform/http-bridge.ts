@@ -175,7 +175,12 @@ function forwardWebSocket(
     clearTimeout(timer);
     if (upstream && upstream.readyState !== WebSocket.CLOSED) upstream.terminate();
   });
-  client.on('error', () => client.terminate());
+  // ws has already started the close with the error's code (1009 for a message over WS_MAX_PAYLOAD) and destroys the
+  // socket if the caller does not answer it; terminating here could reset the socket before that frame is read.
+  client.on('error', () => {
+    clearTimeout(timer);
+    if (upstream && upstream.readyState !== WebSocket.CLOSED) upstream.terminate();
+  });
 }
 
 /** True for a GraphQL multipart request (https://github.com/jaydenseric/graphql-multipart-request-spec). */

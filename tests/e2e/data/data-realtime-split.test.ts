@@ -118,6 +118,31 @@ describe('realtime over graphql-ws in split mode', () => {
     await browser.dispose();
   }, 30_000);
 
+  it('closes a socket sending a message over 1 MiB with 1009, before or after authentication, and its forwarded connection with it', async () => {
+    const subscribersBefore = await realtimeSubscribers(dataUrl);
+    const closeCode = (messages: object[]) =>
+      new Promise<number>((resolve, reject) => {
+        const socket = new WebSocket(`${platform.url.replace(/^http/, 'ws')}/realtime`, 'graphql-transport-ws');
+        socket.on('open', () => {
+          for (const m of messages) socket.send(JSON.stringify(m));
+        });
+        socket.on('close', (code) => resolve(code));
+        socket.on('error', reject);
+      });
+    const junk = 'x'.repeat(1_500_000);
+    expect(await closeCode([{ type: 'connection_init', payload: { junk } }])).toBe(1009);
+    const init = { type: 'connection_init', payload: { 'x-api-key': project.apiKey } };
+    const subscribe = (query: string) => ({ id: '1', type: 'subscribe', payload: { query } });
+    expect(await closeCode([init, subscribe(`${SUBSCRIPTION} # ${junk}`)])).toBe(1009);
+    await waitFor(async () => (await realtimeSubscribers(dataUrl)) === subscribersBefore, {
+      message: 'no subscription left behind',
+    });
+    // The front door still serves sockets.
+    const ws = wsClient(platform.url, { 'x-api-key': 'tsk_garbage' });
+    expect(await firstOutcome(ws)).toEqual(['error', 4403]);
+    await ws.dispose();
+  }, 30_000);
+
   it('has a data process that refuses WebSockets without the signed context, or with a forged one', async () => {
     const url = `${dataUrl.replace(/^http/, 'ws').replace(/\/graphql$/, '')}/realtime`;
     const statusOf = (headers: Record<string, string>) =>
