@@ -5,7 +5,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import processRequest from 'graphql-upload/processRequest.mjs';
-import WebSocket, { type RawData } from 'ws';
+import WebSocket, { WebSocketServer, type RawData } from 'ws';
 import { INTERNAL_CONTEXT_HEADER, signContext, type RequestContext } from './auth.ts';
 import { AppError } from './errors.ts';
 import type { SubgraphHttp } from './subgraph.ts';
@@ -108,6 +108,24 @@ const INIT_TIMEOUT_MS = 10_000;
 export const WS_MAX_PAYLOAD = 1024 * 1024;
 
 /**
+ * The server side of a caller's socket. A protocol fault of the caller (a message over WS_MAX_PAYLOAD, a bad frame:
+ * ws's `WS_ERR_*` codes) has already closed the socket with its code (1009, 1002...) when ws reports it as an
+ * `'error'`; that report is not passed on, because graphql-ws prints every socket error with its stack: any anonymous
+ * caller could fill the logs with one junk frame per connection.
+ */
+class CallerSocket extends WebSocket {
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'error' && /^WS_ERR_/.test(String((args[0] as { code?: unknown } | undefined)?.code))) return true;
+    return super.emit(event, ...args);
+  }
+}
+
+/** The WebSocket server for callers' upgrades (the front door's and each subgraph server's): bounded messages, quiet faults. */
+export function callerWebSocketServer(): WebSocketServer {
+  return new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD, WebSocket: CallerSocket });
+}
+
+/**
  * Forwards one graphql-ws (graphql-transport-ws) connection to a subgraph's server. The caller's first
  * message must be `connection_init`; its params are authenticated here, and the subgraph gets the signed
  * context instead of the caller's credentials: on the upgrade (`x-tessera-context`, or it refuses the
@@ -175,8 +193,9 @@ function forwardWebSocket(
     clearTimeout(timer);
     if (upstream && upstream.readyState !== WebSocket.CLOSED) upstream.terminate();
   });
-  // ws has already started the close with the error's code (1009 for a message over WS_MAX_PAYLOAD) and destroys the
-  // socket if the caller does not answer it; terminating here could reset the socket before that frame is read.
+  // ws has already started the close with the error's code and destroys the socket if the caller does not answer it;
+  // terminating here could reset the socket before that frame is read. (A caller's protocol fault, such as a message
+  // over WS_MAX_PAYLOAD, is not even reported: CallerSocket; its 'close' follows.)
   client.on('error', () => {
     clearTimeout(timer);
     if (upstream && upstream.readyState !== WebSocket.CLOSED) upstream.terminate();

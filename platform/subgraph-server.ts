@@ -1,7 +1,6 @@
 // Split mode: one subgraph as its own HTTP server. It answers only calls carrying the router's signed
 // context; anything else is refused with 401.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
-import { WebSocketServer } from 'ws';
 import { INTERNAL_CONTEXT_HEADER, verifyContext, type RequestContext } from './auth.ts';
 import type { RunningSubgraph } from './subgraph.ts';
 import type { Logger } from './logger.ts';
@@ -10,7 +9,7 @@ import {
   readMultipartRequest,
   sendWebResponse,
   toWebRequest,
-  WS_MAX_PAYLOAD,
+  callerWebSocketServer,
 } from './http-bridge.ts';
 import { shapeError } from './errors.ts';
 import type { Config } from './config.ts';
@@ -160,7 +159,7 @@ function serveWebSockets(
   serve: NonNullable<RunningSubgraph['http']>['websocket'] & {},
   secret: string,
 ): void {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD });
+  const wss = callerWebSocketServer();
   serve(
     wss,
     async (params): Promise<RequestContext> =>

@@ -5,10 +5,9 @@
 // mode a forwarder to the subgraph's process (platform/http-bridge.ts remoteSubgraphHttp).
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { WebSocketServer } from 'ws';
 import type { Principal, RequestContext } from '../platform/auth.ts';
 import type { SubgraphHttp } from '../platform/subgraph.ts';
-import { sendWebResponse, toWebRequest, WS_MAX_PAYLOAD } from '../platform/http-bridge.ts';
+import { callerWebSocketServer, sendWebResponse, toWebRequest } from '../platform/http-bridge.ts';
 import type { Router } from '../router/router.ts';
 import { authenticate, credentialsOf } from '../router/authenticate.ts';
 
@@ -35,7 +34,7 @@ export function mountSubgraphHttp(
     });
   }
   if (!mount.websocket) return;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD });
+  const wss = callerWebSocketServer();
   mount.websocket(wss, async (params, request) => {
     const header = (name: string) => {
       const v =

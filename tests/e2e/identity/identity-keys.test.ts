@@ -72,7 +72,8 @@ describe('signing keys', () => {
         const t = await clientToken();
         return decodeProtectedHeader(t).kid === k2 && t;
       },
-      { timeoutMs: 5_500, intervalMs: 200, message: 'tokens signed with the new key' },
+      // One refresh (every 5 s) and its query; under the 10 s grace, so that the refusal below is still due.
+      { timeoutMs: 7_500, intervalMs: 200, message: 'tokens signed with the new key' },
     );
 
     // Retiring a key that other instances may still sign with is refused for a short grace period.
