@@ -94,7 +94,7 @@ describe('database hooks in split mode', () => {
         const r = await data('insert', { table: 'orders', values: { sku: `big${i++}`, qty: 500 } });
         return r.status !== 201 && r;
       },
-      { timeoutMs: 5_000, intervalMs: 100, message: 'the data process to hear of the new hooks' },
+      { timeoutMs: 15_000, intervalMs: 100, message: 'the data process to hear of the new hooks' },
     );
     expect({
       status: refused.status,
@@ -121,7 +121,7 @@ describe('database hooks in split mode', () => {
     expect((await call('DELETE', `${F}/hooks?id=${before.id}`, { apiKey })).status).toBe(204);
     await waitFor(
       async () => (await data('insert', { table: 'orders', values: { sku: 'big-ok', qty: 500 } })).status === 201,
-      { message: 'hook removed', timeoutMs: 5_000 },
+      { message: 'hook removed', timeoutMs: 15_000 },
     );
     expect((await data('find', { table: 'orders', where: { sku: 'big-ok' } })).body.rows).toHaveLength(1);
   }, 90_000);

@@ -477,7 +477,7 @@ describe('end-user tokens at the router', () => {
         const s = (await call('GET', '/userinfo', { token: login.body.access_token })).status;
         return s !== 200 && s;
       },
-      { timeoutMs: 5_000, intervalMs: 100, message: 'the token to stop working' },
+      { timeoutMs: 15_000, intervalMs: 100, message: 'the token to stop working' },
     );
     expect(status).toBe(401);
   });

@@ -121,7 +121,7 @@ describe('cron with two instances', () => {
       const tickJobs = async () =>
         Number((await c.query("select count(*) from agenda_jobs where name = 'functions.cron.tick'")).rows[0].count);
       await waitFor(async () => (await tickJobs()) === 0, {
-        timeoutMs: 5000,
+        timeoutMs: 15_000,
         message: 'no functions.cron.tick job left',
       });
     } finally {

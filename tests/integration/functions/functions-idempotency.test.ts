@@ -47,7 +47,7 @@ const req = (key: string, body = 'b', leaseMs = 60_000) => ({
 const claimed = async (key: string) =>
   void (await waitFor(
     async () => Boolean((await client.query('select 1 from function_idempotency where key = $1', [key])).rowCount),
-    { timeoutMs: 2_000, intervalMs: 10, message: `a claim for ${key}` },
+    { timeoutMs: 10_000, intervalMs: 10, message: `a claim for ${key}` },
   ));
 const codeOf = async (p: Promise<unknown>) =>
   await p.then(

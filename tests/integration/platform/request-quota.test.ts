@@ -56,7 +56,7 @@ describe('the request quota across processes', () => {
     expect(refused(a, projectId)).toBe(true);
     // The other process hears of it within about a second, and then refuses the project's very first request.
     await waitFor(() => b.used(projectId) >= LIMIT, {
-      timeoutMs: 5_000,
+      timeoutMs: 10_000,
       intervalMs: 100,
       message: 'the other process to hear of the spent minute',
     });
