@@ -36,6 +36,20 @@ export function createSchedulerBackend(url: string, name: string, log: Logger): 
   const pool = createPgPool({ connectionString: url }, log, 'scheduler');
   trackPool(`scheduler:${name}`, pool);
   const backend = new PostgresBackend({ pool });
+  // The backend creates its table, indexes and trigger at connect (IF NOT EXISTS / OR REPLACE), which is not safe
+  // against another process doing the same at the same moment (a duplicate pg_type row, "tuple concurrently updated"):
+  // subgraphs and replicas that start side by side take turns under a session advisory lock.
+  const connect = backend.connect.bind(backend);
+  backend.connect = async () => {
+    const lock = await pool.connect();
+    try {
+      await lock.query('select pg_advisory_lock(hashtext($1))', ['tessera_scheduler_ddl']);
+      await connect();
+    } finally {
+      await lock.query('select pg_advisory_unlock(hashtext($1))', ['tessera_scheduler_ddl']).catch(() => {});
+      lock.release();
+    }
+  };
   return {
     kind: 'postgresql',
     backend,

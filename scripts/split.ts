@@ -97,11 +97,13 @@ async function main(): Promise<void> {
   // Started by a supervisor (a test harness): stop everything when it is gone.
   watchParent(() => void stopAll(0));
   try {
-    // Subgraphs one after another: their migrations must not race on a fresh database.
-    for (const [i, e] of entries.entries()) {
-      const child = start(`subgraph:${e.name}`);
-      await waitFor(urls[i]!.split('=')[1]!.replace(/\/graphql$/, '/readyz'), child);
-    }
+    // Subgraphs side by side: what they create at start-up is serialised in the database itself (migrations, the
+    // event tables and the scheduler's table each under an advisory lock), as for replicas starting at once.
+    await Promise.all(
+      entries.map((e, i) =>
+        waitFor(urls[i]!.split('=')[1]!.replace(/\/graphql$/, '/readyz'), start(`subgraph:${e.name}`)),
+      ),
+    );
     const router = start('router');
     await waitFor(`http://127.0.0.1:${routerPort}/readyz`, router);
     const front = start('front-door');
