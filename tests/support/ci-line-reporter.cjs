@@ -3,7 +3,8 @@
 // --forceExit). Suites that fail to run count as failures. If
 // TESSERA_TEST_SUMMARY_FILE is set, appends {passed, failed, skipped, failures} as a JSON line, where
 // failures names each failed test (file › title) with the first lines of its message, so that .ci/run
-// can repeat them at the end of its output, next to the line a reader of the log's tail sees.
+// can repeat them at the end of its output, next to the line a reader of the log's tail sees, and files names each
+// test file with its duration (CI prints the slowest).
 'use strict';
 const fs = require('node:fs');
 const { stripVTControlCharacters } = require('node:util');
@@ -22,6 +23,14 @@ function failuresOf(results) {
     }
   }
   return out;
+}
+
+/** Each test file with its wall time in seconds (start to end, hooks included), for CI's "slowest files" list. */
+function durationsOf(results) {
+  return results.testResults.map((file) => ({
+    file: file.testFilePath.replace(process.cwd() + '/', ''),
+    seconds: Math.round((file.perfStats.end - file.perfStats.start) / 100) / 10,
+  }));
 }
 
 function brief(message) {
@@ -43,7 +52,10 @@ class CiLineReporter {
 
     const summaryFile = process.env.TESSERA_TEST_SUMMARY_FILE;
     if (summaryFile) {
-      fs.appendFileSync(summaryFile, JSON.stringify({ passed, failed, skipped, failures: failuresOf(results) }) + '\n');
+      fs.appendFileSync(
+        summaryFile,
+        JSON.stringify({ passed, failed, skipped, failures: failuresOf(results), files: durationsOf(results) }) + '\n',
+      );
     }
 
     process.once('exit', () => {

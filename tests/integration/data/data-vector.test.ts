@@ -1,19 +1,14 @@
 // The pgvector path of vectorSearch, on PGlite with pglite-pgvector (the embedded server has no pgvector):
 // the data API's own catalog and SQL builder, an HNSW index detected as such, and HNSW results
-// compared with exact ones on a small set (recall). Then, on a real server that has pgvector (CI's
-// PostgreSQL 15, where .ci/run builds it and creates it in template1), the data API end to end answers
-// "method": "hnsw".
+// compared with exact ones on a small set (recall). On a real server with pgvector, end to end:
+// tests/e2e/data/data-vector-pgvector.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { createCatalog } from '../../../subgraphs/data/services/catalog.ts';
 import { buildVectorSearch, HNSW_INDEX_SQL, PGVECTOR_OPCLASSES } from '../../../subgraphs/data/services/builder.ts';
-import pgClient from 'pg';
-import { serverUrl } from '../../support/database.ts';
-import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
-import { client } from '../../support/http.ts';
-import { createProject, dataCall, dropLeftoverRoles, signIn } from '../../e2e/data/data-support.ts';
+import { vectorSet } from '../../support/vector-set.ts';
 
 const SCHEMA = 'p_0123456789abcdef0123456789abcdef';
 const DIM = 16;
@@ -23,18 +18,7 @@ const K = 10;
 let db: PGlite;
 const catalog = createCatalog();
 
-/** A small deterministic generator, so the set is the same on every run. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32 - 0.5;
-  };
-}
-
-const rnd = random(42);
-const vectors = Array.from({ length: N }, () => Array.from({ length: DIM }, () => Number(rnd().toFixed(4))));
-const queries = Array.from({ length: 12 }, () => Array.from({ length: DIM }, () => Number(rnd().toFixed(4))));
+const { vectors, queries } = vectorSet(N, DIM);
 
 beforeAll(async () => {
   db = await PGlite.create({ extensions: { vector } });
@@ -95,67 +79,5 @@ describe('vectorSearch on pgvector', () => {
     const recall = found / (queries.length * K);
     expect(recall).toBeGreaterThanOrEqual(0.9);
     await db.exec('reset enable_seqscan');
-  }, 60_000);
-});
-
-/** Whether the test server ships pgvector (`pg_available_extensions`). */
-async function serverHasPgvector(): Promise<boolean> {
-  const c = new pgClient.Client({ connectionString: await serverUrl() });
-  await c.connect();
-  try {
-    return ((await c.query(`select 1 from pg_available_extensions where name = 'vector'`)).rowCount ?? 0) > 0;
-  } finally {
-    await c.end();
-  }
-}
-
-describe('vectorSearch on a real server with pgvector', () => {
-  let platform: TestPlatform | undefined;
-  let available = false;
-
-  beforeAll(async () => {
-    available = await serverHasPgvector();
-    // CI's external run (PostgreSQL 15) must have it: .ci/run builds pgvector and creates it in template1.
-    if (!available && process.env.TESSERA_TEST_TARGET === 'external')
-      throw new Error('the external test server has no pgvector: .ci/run should have installed it');
-    if (available) platform = await startOneProcess();
-  }, 90_000);
-
-  afterAll(async () => {
-    const url = platform?.tessera?.config.databaseUrl;
-    await platform?.close();
-    if (url) await dropLeftoverRoles(url);
-  }, 60_000);
-
-  it('answers "method": "hnsw" once the column has an HNSW index, with the exact scan\'s neighbours', async () => {
-    if (!available) return; // the embedded server ships no pgvector: covered by the PGlite tests above
-    const call = client(platform!.url);
-    const project = await createProject(call, await signIn(call), 'vectors');
-    const data = dataCall(call, project.apiKey);
-    expect(
-      (await data('rawSQL', { sql: `create table docs (id int primary key, embedding vector(${DIM}) not null)` }))
-        .status,
-    ).toBe(200);
-    const inserted = await data('insert', {
-      table: 'docs',
-      values: vectors.slice(0, 100).map((v, id) => ({ id, embedding: v })),
-    });
-    expect(inserted.status).toBe(201);
-    // The same search before and after the index exists.
-    const search = () =>
-      data('vectorSearch', { table: 'docs', column: 'embedding', vector: queries[0], k: 5, select: ['id'] });
-    const exact = await search();
-    expect(exact.status).toBe(200);
-    expect(exact.body.method).toBe('exact');
-    expect(
-      (await data('rawSQL', { sql: 'create index on docs using hnsw (embedding vector_cosine_ops)' })).status,
-    ).toBe(200);
-    const viaIndex = await search();
-    expect(viaIndex.status).toBe(200);
-    expect(viaIndex.body.method).toBe('hnsw');
-    expect(viaIndex.body.rows.length).toBe(5);
-    // 100 rows: HNSW finds (nearly) the exact neighbours.
-    const ids = (r: { id: number }[]) => r.map((x) => x.id);
-    expect(ids(viaIndex.body.rows).filter((id) => ids(exact.body.rows).includes(id)).length).toBeGreaterThanOrEqual(4);
   }, 60_000);
 });
