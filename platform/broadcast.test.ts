@@ -16,7 +16,7 @@ import {
 configureBroadcasts('test-internal-secret-0123456789abcdefghij');
 
 async function until(check: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 5000;
+  const end = Date.now() + 15_000;
   while (!check()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
@@ -135,7 +135,7 @@ describe('platform broadcasts (LISTEN/NOTIFY to every process)', () => {
     await b.sync();
     expect(seen).toEqual(['still']);
     await b.stop();
-    const end = Date.now() + 5000;
+    const end = Date.now() + 15_000;
     while ((await listens()) !== 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
     expect(await listens()).toBe(0);
   });

@@ -60,7 +60,7 @@ describe('platform events (transactional outbox)', () => {
 
     // New events wake the consumers (LISTEN/NOTIFY), and nothing is delivered twice.
     await publishEvent(exec, 'project.created', { projectId: 'b', tenantId: 't', name: 'B' });
-    await waitFor(() => seenA.length >= 3, { timeoutMs: 2500, message: 'the new event' });
+    await waitFor(() => seenA.length >= 3, { timeoutMs: 15_000, message: 'the new event' });
     expect(seenA).toEqual(['created:a', 'deleted:a', 'created:b']);
     await a.stop();
     await b.stop();
@@ -101,7 +101,7 @@ describe('platform events (transactional outbox)', () => {
     await c.drain();
     seen.length = 0;
     const waitUntil = async (cond: () => boolean, what: string) =>
-      await waitFor(cond, { timeoutMs: 5000, message: what });
+      await waitFor(cond, { timeoutMs: 15_000, message: what });
     const kill = () =>
       client.query(
         `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'tessera-events-resilient' and datname = current_database()`,

@@ -48,6 +48,6 @@ describe('watchParent', () => {
     await new Promise((r) => setTimeout(r, 300)); // six checks of its parent: proves it stays while the supervisor lives
     expect(alive(grandchild)).toBe(true);
     sup.kill('SIGKILL');
-    await waitFor(() => !alive(grandchild), { timeoutMs: 5000, message: 'the grandchild to end' });
+    await waitFor(() => !alive(grandchild), { timeoutMs: 15_000, message: 'the grandchild to end' });
   });
 });

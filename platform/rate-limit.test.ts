@@ -124,7 +124,7 @@ describe('createLimitSharing over the platform broadcasts', () => {
             return true;
           }
         },
-        { timeoutMs: 5000, intervalMs: 10, message: 'the shared failures to refuse the account' },
+        { timeoutMs: 15_000, intervalMs: 10, message: 'the shared failures to refuse the account' },
       );
       // Another limiter (another scope) is not affected.
       other.check('account:ann');

@@ -2,6 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import crypto from 'node:crypto';
 import { SignJWT, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify, type JWK } from 'jose';
 import { createTestDatabase } from '../tests/support/database.ts';
+import { waitFor } from '../tests/support/wait-for.ts';
 import { createSecretBox } from './crypto.ts';
 import { openSubgraphDatabase, type SubgraphDatabase } from './database.ts';
 import { createLogger } from './logger.ts';
@@ -265,14 +266,18 @@ describe('the signing key ring (platform/signing-keys.ts)', () => {
     const second = await keys.rotate();
     expect(decodeProtectedHeader(await keys.sign({ iss: ISSUER, exp }, 'JWT')).kid).toBe(second);
     expect((await keys.verify(first, { issuer: ISSUER })).kid).toBe(decodeProtectedHeader(first).kid);
+    const rotatedFrom = Date.now();
     const third = await keys.rotate();
+    const rotatedBy = Date.now();
     const after = await rows('ring_plain');
     expect(after.map((r) => [r.kid, r.status])).toEqual([
       [decodeProtectedHeader(first).kid, 'retired'],
       [second, 'previous'],
       [third, 'current'],
     ]);
-    expect(Math.abs((after[0].retired_at as Date).getTime() - Date.now())).toBeLessThan(10_000);
+    // Stamped during the rotation (one clock: the server runs on this machine; 5 ms for PostgreSQL's rounding).
+    expect((after[0].retired_at as Date).getTime()).toBeGreaterThanOrEqual(rotatedFrom - 5);
+    expect((after[0].retired_at as Date).getTime()).toBeLessThanOrEqual(rotatedBy + 5);
     expect(after[1].demoted_at).toBeNull();
     await expect(keys.verify(first, { issuer: ISSUER })).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
   });
@@ -281,7 +286,9 @@ describe('the signing key ring (platform/signing-keys.ts)', () => {
     const keys = ring('ring_demoted', { keepPreviousForMs: 60_000 });
     await keys.ensureCurrent();
     const a = (await rows('ring_demoted'))[0].kid;
+    const rotatedFrom = Date.now();
     const b = await keys.rotate();
+    const rotatedBy = Date.now();
     const c = await keys.rotate();
     let now = await rows('ring_demoted');
     expect(now.map((r) => [r.kid, r.status])).toEqual([
@@ -289,7 +296,8 @@ describe('the signing key ring (platform/signing-keys.ts)', () => {
       [b, 'previous'],
       [c, 'current'],
     ]);
-    expect(Math.abs((now[0].demoted_at as Date).getTime() - Date.now())).toBeLessThan(10_000);
+    expect((now[0].demoted_at as Date).getTime()).toBeGreaterThanOrEqual(rotatedFrom - 5);
+    expect((now[0].demoted_at as Date).getTime()).toBeLessThanOrEqual(rotatedBy + 5);
     await db.em().execute(`update ring_demoted set demoted_at = now() - interval '2 minutes' where kid = ?`, [a]);
     const d = await keys.rotate();
     now = await rows('ring_demoted');
@@ -313,8 +321,11 @@ describe('the signing key ring (platform/signing-keys.ts)', () => {
     // Within reloadMinIntervalMs an unknown kid does not re-read; a stale cache does.
     await expect(a.verify(byB, { issuer: ISSUER })).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
     expect(decodeProtectedHeader(await a.sign({ iss: ISSUER, exp }, 'JWT')).kid).toBe(oldKid);
-    await new Promise((r) => setTimeout(r, 400));
-    expect((await a.verify(byB, { issuer: ISSUER })).kid).toBe(newKid);
+    // Once its cache is older than refreshMs (300 ms), the next use re-reads it.
+    const verified = await waitFor(() => a.verify(byB, { issuer: ISSUER }).catch(() => undefined), {
+      message: "A's cache to be re-read",
+    });
+    expect(verified.kid).toBe(newKid);
     const signed = await a.sign({ iss: ISSUER, exp, n: 1 }, 'JWT');
     expect(decodeProtectedHeader(signed).kid).toBe(newKid);
     expect(decodeJwt(signed).n).toBe(1);

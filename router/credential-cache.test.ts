@@ -136,20 +136,24 @@ describe('credential cache', () => {
 
   it('serves a token no longer than its own expiry, and entries no longer than the TTL', async () => {
     const l = testListener();
-    const cache = createCredentialCache(l as never, { ttlMs: 1000 });
+    // The cache's clock is the test's: time moves only when the test says so.
+    let clock = 1_700_000_000_000;
+    const cache = createCredentialCache(l as never, { ttlMs: 1000, now: () => clock });
     const expired = cache.keyOf({ bearer: 'expired' });
-    cache.remember(expired, S, cache.generation(), Date.now() - 1);
+    cache.remember(expired, S, cache.generation(), clock - 1);
     expect(await cache.get(expired)).toBeUndefined();
-    const start = Date.now();
     const soon = cache.keyOf({ bearer: 'soon' });
-    cache.remember(soon, S, cache.generation(), start + 100);
+    cache.remember(soon, S, cache.generation(), clock + 100);
     const key = cache.keyOf({ apiKey: 'tsk_a' });
     cache.remember(key, A, cache.generation());
     expect(await cache.get(soon)).toEqual(S);
-    await new Promise((r) => setTimeout(r, 250));
+    clock += 99;
+    expect(await cache.get(soon)).toEqual(S);
+    clock += 2;
     expect(await cache.get(soon)).toBeUndefined();
-    if (Date.now() - start < 900) expect(await cache.get(key)).toEqual(A); // (a very busy machine may have slept past the TTL)
-    await new Promise((r) => setTimeout(r, 1000));
+    clock += 898;
+    expect(await cache.get(key)).toEqual(A);
+    clock += 2;
     expect(await cache.get(key)).toBeUndefined();
   });
 

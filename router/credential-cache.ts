@@ -44,11 +44,14 @@ export type CredentialCache = {
 /** Creates the cache; without a listener (no database URL) it caches nothing. */
 export function createCredentialCache(
   listener: Pick<BroadcastListener, 'on' | 'onReset' | 'listening' | 'sync' | 'stop'> | undefined,
-  opts: { max?: number; ttlMs?: number } = {},
+  opts: { max?: number; ttlMs?: number; now?: () => number } = {},
 ): CredentialCache {
+  // `now` (milliseconds since the epoch): a test's clock, so that expiry is tested without waiting.
+  const now = opts.now ?? Date.now;
   const entries = new LRUCache<string, CachedPrincipal>({
     max: opts.max ?? CREDENTIAL_CACHE_MAX,
     ttl: opts.ttlMs ?? CREDENTIAL_CACHE_TTL_MS,
+    ...(opts.now ? { perf: { now: opts.now }, ttlResolution: 0 } : {}),
   });
   let gen = 0;
   const trusted = () => listener !== undefined && listener.listening();
@@ -96,7 +99,7 @@ export function createCredentialCache(
     remember: (key, principal, generation, expiresAt) => {
       if (!trusted() || generation !== gen) return;
       const ttl =
-        expiresAt === undefined ? undefined : Math.min(opts.ttlMs ?? CREDENTIAL_CACHE_TTL_MS, expiresAt - Date.now());
+        expiresAt === undefined ? undefined : Math.min(opts.ttlMs ?? CREDENTIAL_CACHE_TTL_MS, expiresAt - now());
       if (ttl !== undefined && ttl <= 0) return;
       entries.set(key, principal, ttl === undefined ? undefined : { ttl });
     },

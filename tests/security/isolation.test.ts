@@ -347,12 +347,10 @@ describe('signals and locks with the guard out of the way: NOTIFY and advisory l
   it("a session-level advisory lock on the platform's provisioning lock name does not hold up anyone's project creation", async () => {
     await bypass(`select pg_advisory_lock(hashtext('tessera_data_provisioning'))`);
     await bypass(`select pg_advisory_lock(hashtext('tessera_data_template'))`);
-    const started = Date.now();
+    // Held up, the creation would wait for these locks until they are released, after it (this test's timeout).
     const fresh = await createProject(call, await signIn(call), 'while locked');
     const first = await dataCall(call, fresh.apiKey)('rawSQL', { sql: 'select 1 as one' });
     expect(first.status).toBe(200);
-    // Held up, it would wait for the lock until the test's timeout; the bound leaves room for a loaded CI machine.
-    expect(Date.now() - started).toBeLessThan(15_000);
     await bypass('select pg_advisory_unlock_all()');
   }, 30_000);
 });
@@ -369,10 +367,9 @@ describe('limits a project cannot lift', () => {
     expect((await bypass('create view lifted as select lift() as t')).status).toBe(200);
     // rawSQL may call the project's own functions; its session is reset afterwards.
     expect((await rawSql('select lift()')).status).toBe(200);
-    let started = Date.now();
+    // 408 is the answer to a statement cancelled at the timeout (pg_sleep(30) left alone would answer 200).
     let slow = await rawSql('select pg_sleep(30)');
     expect(slow.status).toBe(408);
-    expect(Date.now() - started).toBeLessThan(STATEMENT_TIMEOUT_MS + 8000); // far below the 30 s asked for
     // A find on a view calling it lifts it on a pooled connection without any rawSQL: the pool cancels past the timeout.
     for (let i = 0; i < 3; i++) expect((await dataA('find', { table: 'lifted' })).status).toBe(200);
     expect(
@@ -383,10 +380,8 @@ describe('limits a project cannot lift', () => {
       ).status,
     ).toBe(200);
     expect((await bypass('create view sleepy as select sleep30() as s')).status).toBe(200);
-    started = Date.now();
     slow = await dataA('find', { table: 'sleepy' });
     expect(slow.status).toBe(408);
-    expect(Date.now() - started).toBeLessThan(STATEMENT_TIMEOUT_MS + 8000);
     await bIntact();
   }, 60_000);
 

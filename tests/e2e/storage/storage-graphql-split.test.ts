@@ -47,7 +47,6 @@ describe('GraphQL uploads in split mode', () => {
       (await gqlUpload(`${p.url}/graphql`, generated(8 * MB), { folder: 'split-gql-warm' }, withKey(a), 'warm.bin'))
         .body.errors,
     ).toBeUndefined();
-    await new Promise((r) => setTimeout(r, 500)); // let the warm-up's garbage settle: no event marks it
     const baseline = pids.map(rssOf);
     const peak = [...baseline];
     const sampler = setInterval(() => pids.forEach((pid, i) => (peak[i] = Math.max(peak[i]!, rssOf(pid)))), 25);

@@ -143,9 +143,22 @@ describe('unconfirmed uploads', () => {
     // CI found concurrent uploads on a loaded machine all refused: each took longer than the test's 2 s TTL to
     // stream, and the sweep (every second here) deleted their `uploading` rows under them.
     const c = await newStorageProject(p.url);
+    // The upload streams its second half only once a sweep has removed a dead upload made after this one started (so
+    // that sweep ran past the TTL of both): by order, not by a clock.
     const slow = async function* () {
       yield Buffer.alloc(64 * 1024, 1);
-      await new Promise((r) => setTimeout(r, 4_000)); // > TTL (2 s) + sweep interval (1 s)
+      // Streaming into the blob store's partial folder: its row was made before (the sweep's target).
+      const partial = path.join(p.dataDir, 'blobs', '.partial');
+      await waitFor(() => fs.existsSync(partial) && fs.readdirSync(partial).length > 0, {
+        message: 'the slow upload to be under way',
+      });
+      const dead = (await put(p.url, c, 'tmp', 'dead.txt', 'pending', { confirm: false })).body.object.id as string;
+      const blob = path.join(p.dataDir, 'blobs', c.id, dead);
+      await waitFor(() => !fs.existsSync(blob), {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+        message: 'a sweep past the TTL',
+      });
       yield Buffer.alloc(64 * 1024, 2);
     };
     const r = await upload(

@@ -76,7 +76,6 @@ it('uploads 200 MB while the platform process grows by at most ~16 MB, and store
     (await upload(url, [{ name: 'file', filename: 'warm.bin', body: generated(32 * MB) }], { apiKey: project.apiKey }))
       .status,
   ).toBe(201);
-  await new Promise((r) => setTimeout(r, 500)); // let the warm-up's garbage settle: no event marks it
   const baseline = rssOf(child.pid!);
   let peak = baseline;
   const sampler = setInterval(() => (peak = Math.max(peak, rssOf(child.pid!))), 25);

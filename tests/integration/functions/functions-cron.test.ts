@@ -34,7 +34,7 @@ describe('cron with two instances', () => {
         )
       ).rows[0].n as number;
     await waitFor(async () => (await others()) === 0, {
-      timeoutMs: 5000,
+      timeoutMs: 15_000,
       intervalMs: 100,
       message: 'the pools to close',
     }).catch(() => undefined); // drop() reports what is left
