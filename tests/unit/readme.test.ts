@@ -16,6 +16,13 @@ describe('the README', () => {
 
   it('gives the quickstart test command that CI runs', () => {
     expect(readme).toMatch(/^npm test\s/m);
-    expect(fs.readFileSync(new URL('../../.ci/run', import.meta.url), 'utf8')).toMatch(/npm test/);
+    expect(fs.readFileSync(new URL('../../.ci/run', import.meta.url), 'utf8')).toMatch(/cmd=\(npm test\)/);
+  });
+
+  it('names the quick tier for the edit-test loop, which package.json runs', () => {
+    expect(readme).toContain('`npm run test:quick`');
+    const scripts = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).scripts;
+    expect(scripts['test:quick']).toMatch(/TESSERA_TEST_TIER=quick .*jest/);
+    expect(scripts['test:server']).toMatch(/TESSERA_TEST_TIER=server .*jest/);
   });
 });
