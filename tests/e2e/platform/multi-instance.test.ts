@@ -80,12 +80,16 @@ describe('two instances of every role behind round-robin proxies', () => {
         HOST: '127.0.0.1',
         ...s3.env,
       };
-      // The first instance of each subgraph one after another (a fresh database migrates), then the second ones together.
-      for (const n of names)
-        await start(`subgraph:${n}`, plan.get(`subgraph:${n}`)![0]!, {
-          ...env,
-          TESSERA_SUBGRAPH_PORT: String(plan.get(`subgraph:${n}`)![0]),
-        });
+      // The first instance of each subgraph together, on a fresh database (migrations and start-up DDL take advisory
+      // locks), then the second ones together.
+      await Promise.all(
+        names.map((n) =>
+          start(`subgraph:${n}`, plan.get(`subgraph:${n}`)![0]!, {
+            ...env,
+            TESSERA_SUBGRAPH_PORT: String(plan.get(`subgraph:${n}`)![0]),
+          }),
+        ),
+      );
       await Promise.all(
         names.map((n) =>
           start(`subgraph:${n}`, plan.get(`subgraph:${n}`)![1]!, {
