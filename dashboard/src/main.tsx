@@ -2,16 +2,19 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { isTesseraError } from '@tessera/client';
+import { isTesseraError, SESSION_ERROR_CODES } from '@tessera/client';
 import { Router } from 'wouter';
 import { App } from './app.tsx';
 import { ConfirmProvider, ToastProvider } from './ui/index.tsx';
 import { endSession, platform, useSession } from './lib/session.ts';
 import './ui/ui.css';
 
-/** A 401 left after the client tried to refresh the tenant's session: the session is over, back to sign-in. */
+/**
+ * A 401 about the token left after the client tried to refresh the tenant's session: the session is over, back to
+ * sign-in. Any other 401 (a wrong TOTP code or password) is the answer to show, and the session goes on.
+ */
 function onError(err: unknown): void {
-  if (platform.tenant.session && isTesseraError(err) && err.status === 401 && err.code !== 'MFA_REQUIRED') {
+  if (platform.tenant.session && isTesseraError(err) && err.status === 401 && SESSION_ERROR_CODES.has(err.code)) {
     endSession('Your session ended. Sign in again to continue.');
   }
 }

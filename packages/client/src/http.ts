@@ -113,11 +113,6 @@ export class Http {
       });
     }
     const requestId = res.headers.get('x-request-id') ?? undefined;
-    if (res.status === 401 && headers.authorization && !retried && this.onUnauthorized && !isStream(body)) {
-      await res.body?.cancel();
-      if (await this.onUnauthorized()) return await this.call<T>(method, path, opts, true);
-      throw errorOf(401, { error: { code: 'INVALID_TOKEN', message: 'The session ended: sign in again' } }, requestId);
-    }
     if (opts.stream && res.ok) return { data: res as T, status: res.status, headers: res.headers, requestId };
     const text = await res.text();
     let parsed: unknown = text;
@@ -128,9 +123,37 @@ export class Http {
         // not JSON after all: keep the text
       }
     }
+    // Only a 401 about the token itself is worth a refresh: a wrong TOTP code or password (INVALID_MFA_CODE,
+    // INVALID_CREDENTIALS, MFA_REQUIRED) is the caller's answer, and must not rotate the session or end it.
+    if (
+      res.status === 401 &&
+      headers.authorization &&
+      !retried &&
+      this.onUnauthorized &&
+      !isStream(body) &&
+      isSessionError(parsed)
+    ) {
+      if (await this.onUnauthorized()) return await this.call<T>(method, path, opts, true);
+      throw errorOf(401, { error: { code: 'INVALID_TOKEN', message: 'The session ended: sign in again' } }, requestId);
+    }
     if (!res.ok) throw errorOf(res.status, parsed, requestId);
     return { data: (text === '' ? undefined : parsed) as T, status: res.status, headers: res.headers, requestId };
   }
+}
+
+/** The codes of a 401 that mean the bearer token itself is no good (expired, revoked, unknown, missing). */
+export const SESSION_ERROR_CODES: ReadonlySet<string> = new Set(['INVALID_TOKEN', 'UNAUTHENTICATED']);
+
+/** Whether a 401's body says the token is no good (a body without a code is taken as such, as before). */
+function isSessionError(body: unknown): boolean {
+  const error = (body as { error?: unknown } | null)?.error;
+  const code =
+    typeof error === 'object' && error !== null
+      ? (error as { code?: unknown }).code
+      : typeof error === 'string'
+        ? error
+        : undefined;
+  return typeof code !== 'string' || SESSION_ERROR_CODES.has(code) || code === 'invalid_token';
 }
 
 function isStream(body: unknown): boolean {

@@ -23,7 +23,7 @@ export type { InvokeResult, FunctionInput } from './functions.ts';
 export type { AdminUser } from './admin.ts';
 export type { Row, Where, OrderBy, Aggregate, WriteResult, SqlResult, DatabaseShape } from './data.ts';
 export type * from './types.ts';
-export { Http } from './http.ts';
+export { Http, SESSION_ERROR_CODES } from './http.ts';
 
 export { VERSION } from './version.ts';
 

@@ -38,13 +38,28 @@ export class TenantApi {
     });
     return this.session;
   }
+  /**
+   * A new pair from the refresh token (rotated: the old one stops working). Concurrent calls with the same token share
+   * one request: a page that makes two calls at once when the access token has expired refreshes once, never twice
+   * (the second would present a rotated token, which the server takes for theft and answers by ending the session).
+   */
   async refresh(refreshToken = this.session?.refresh_token): Promise<TenantSession> {
-    this.session = await this.#http.request<TenantSession>('POST', `${BASE}/tenant/refresh`, {
-      body: { refresh_token: refreshToken },
-      anonymous: true,
-    });
-    return this.session;
+    const key = refreshToken ?? '';
+    let flight = this.#refreshing.get(key);
+    if (!flight) {
+      flight = this.#http
+        .request<TenantSession>('POST', `${BASE}/tenant/refresh`, {
+          body: { refresh_token: refreshToken },
+          anonymous: true,
+        })
+        .then((session) => (this.session = session))
+        .finally(() => this.#refreshing.delete(key));
+      this.#refreshing.set(key, flight);
+    }
+    return await flight;
   }
+  /** The refresh under way for each refresh token. */
+  readonly #refreshing = new Map<string, Promise<TenantSession>>();
   async logout(): Promise<void> {
     await this.#http.request('POST', `${BASE}/tenant/logout`);
     this.session = undefined;

@@ -148,6 +148,55 @@ describe('tenant management', () => {
     await rejects(t.tenant.me(), 'UNAUTHENTICATED', 401);
     await rejects(createClient({ url: base, accessToken: token }).tenant.me(), 'INVALID_TOKEN', 401);
   });
+
+  it('refreshes an expired tenant session once for calls made at the same time, and the session goes on', async () => {
+    // Counts the refresh requests that leave the client (the server would give a second one the same pair within its
+    // reuse interval: the client must not need that).
+    let refreshRequests = 0;
+    const t = createClient({
+      url: base,
+      fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+        if (String(input).endsWith('/auth/api/v1/tenant/refresh')) refreshRequests++;
+        return await fetch(input, init);
+      },
+    });
+    const mail = `flight-${Date.now()}@example.com`;
+    await t.tenant.signup({ email: mail, password });
+    await t.tenant.login({ email: mail, password });
+    const first = t.tenant.session!.refresh_token;
+    // The access token is no good any more (as when it expired): every call of the page answers 401 at once.
+    t.tenant.session = { ...t.tenant.session!, access_token: 'expired.not.valid' };
+    const [me, projects, again] = await Promise.all([t.tenant.me(), t.tenant.projects.list(), t.tenant.me()]);
+    expect(me.email).toBe(mail);
+    expect(projects).toEqual([]);
+    expect(again.email).toBe(mail);
+    // Three callers awaited one refresh.
+    expect(refreshRequests).toBe(1);
+    expect(t.tenant.session!.refresh_token).not.toBe(first);
+    expect((await t.tenant.me()).email).toBe(mail);
+    expect((await createClient({ url: base }).tenant.refresh(t.tenant.session!.refresh_token)).refresh_token).toMatch(
+      /^tsr_/,
+    );
+  });
+
+  it('keeps the session on a 401 that is not about the token (a wrong TOTP code while turning MFA on)', async () => {
+    const t = createClient({ url: base });
+    const mail = `wrong-code-${Date.now()}@example.com`;
+    await t.tenant.signup({ email: mail, password });
+    await t.tenant.login({ email: mail, password });
+    const session = t.tenant.session!;
+    let refreshed = 0;
+    const refresh = t.tenant.refresh.bind(t.tenant);
+    t.tenant.refresh = async (token?: string) => {
+      refreshed++;
+      return await refresh(token);
+    };
+    await t.tenant.mfa.enroll();
+    await rejects(t.tenant.mfa.verify('000000'), 'INVALID_MFA_CODE', 401);
+    expect(refreshed).toBe(0);
+    expect(t.tenant.session).toEqual(session);
+    expect((await t.tenant.me()).email).toBe(mail);
+  });
 });
 
 describe('the data API', () => {

@@ -469,6 +469,15 @@ describe('the dashboard, end to end in chromium', () => {
     await checkPage('14-account-mfa');
     await page.getByRole('button', { name: 'Reveal Secret' }).click();
     mfaSecret = (await main().getByTestId('secret-Secret').textContent())!;
+    // A mistyped code is an answer to show, not the end of the session (its 401 is INVALID_MFA_CODE, not a token
+    // error): the set-up stays on screen and the next code turns MFA on.
+    const wrong = (Number((await nextCode(mfaSecret)).slice(0, 6)) + 1) % 1_000_000;
+    await page.getByLabel('Code from the app').fill(String(wrong).padStart(6, '0'));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await shown(main().getByText(/wrong or already used/));
+    await shown(main().getByRole('img', { name: 'QR code for your authenticator app' }));
+    expect(await page.getByRole('heading', { name: 'Sign in to Tessera' }).count()).toBe(0);
+    await page.getByLabel('Code from the app').fill('');
     // Three codes in a row, each of a later time step (a step is used once): nextCode hands out the current and the
     // next step at once (both still good after one step boundary), and waits for the clock only for the third.
     mfaCodes.push(await nextCode(mfaSecret));

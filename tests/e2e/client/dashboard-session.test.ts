@@ -1,0 +1,100 @@
+// The dashboard keeps a developer signed in (issue 26): with 5-second access tokens, two tabs browse every page of a
+// project, reload and make their calls at once through several token lifetimes, and neither is ever signed out. The
+// access token is refreshed ahead of its expiry, one refresh at a time across the tabs (a tab takes the session
+// another tab already refreshed), so no refresh token is ever presented twice and the server never revokes the
+// session. Debian's chromium, headless (tests/support/browser.ts).
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Browser, Page } from 'playwright-core';
+import { createClient } from '../../../packages/client/src/index.ts';
+import { launchChromium, requireChromium } from '../../support/browser.ts';
+import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import { waitFor } from '../../support/wait-for.ts';
+
+const password = 'correct horse battery staple';
+const AREAS = ['settings', 'auth', 'database', 'storage', 'functions'];
+
+let platform: TestPlatform;
+let browser: Browser;
+let email: string;
+let projectId: string;
+
+beforeAll(async () => {
+  requireChromium();
+  platform = await startOneProcess({ TESSERA_ACCESS_TOKEN_TTL: '5' });
+  const c = createClient({ url: platform.url });
+  email = `tabs-${Date.now()}@example.com`;
+  await c.tenant.signup({ email, password });
+  await c.tenant.login({ email, password });
+  projectId = (await c.tenant.projects.create('Tabs')).id;
+  browser = await launchChromium();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await platform?.close();
+}, 60_000);
+
+/** Whether the page shows the sign-in form (the session ended). */
+const signedOut = async (page: Page) =>
+  (await page.getByRole('heading', { name: 'Sign in to Tessera' }).count()) > 0 ||
+  (await page.getByText('Your session ended').count()) > 0;
+
+describe('a dashboard session with short-lived access tokens', () => {
+  it('stays signed in across two tabs browsing every page through several token lifetimes', async () => {
+    const context = await browser.newContext();
+    const refreshes: number[] = [];
+    context.on('response', (res) => {
+      if (res.url().endsWith('/auth/api/v1/tenant/refresh')) refreshes.push(res.status());
+    });
+    const first = await context.newPage();
+    await first.goto(`${platform.url}/dashboard/`);
+    await first.getByLabel('E-mail').fill(email);
+    await first.getByLabel('Password').fill(password);
+    await first.getByRole('button', { name: 'Sign in' }).click();
+    await first.getByRole('heading', { name: 'Projects' }).first().waitFor({ state: 'visible' });
+    const second = await context.newPage();
+    const tabs = [first, second];
+
+    // Browse until the tabs together have refreshed at least four times (three 5-second lifetimes and more),
+    // both tabs at once on every step, reloading now and then.
+    for (let step = 0; refreshes.length < 4 || step < AREAS.length * 2; step++) {
+      if (step > 200) throw new Error(`only ${refreshes.length} refreshes after ${step} steps`);
+      const area = AREAS[step % AREAS.length]!;
+      await Promise.all(
+        tabs.map(async (tab, i) => {
+          const to = `${platform.url}/dashboard/p/${projectId}/${AREAS[(step + i * 2) % AREAS.length]}`;
+          if (step % 4 === 3) await tab.reload();
+          else await tab.goto(to);
+          await tab.waitForLoadState('networkidle');
+        }),
+      );
+      for (const tab of tabs)
+        expect({ step, area, signedOut: await signedOut(tab) }).toEqual({ step, area, signedOut: false });
+      // The account page and the project list (tenant-token calls) too.
+      if (step % 5 === 4) {
+        await Promise.all([first.goto(`${platform.url}/dashboard/account`), second.goto(`${platform.url}/dashboard/`)]);
+        await Promise.all(tabs.map((t) => t.waitForLoadState('networkidle')));
+      }
+    }
+    // Every refresh was answered with a new pair: none presented a rotated token, none revoked the session.
+    expect(refreshes.filter((s) => s !== 200)).toEqual([]);
+    // The session both tabs share is still good on the server.
+    const stored = JSON.parse((await first.evaluate(() => localStorage.getItem('tessera.dashboard.session')))!) as {
+      access_token: string;
+      refresh_token: string;
+    };
+    const me = await waitFor(async () => {
+      const res = await fetch(`${platform.url}/auth/api/v1/tenant`, {
+        headers: { authorization: `Bearer ${stored.access_token}` },
+      });
+      return res.status === 200 || res.status === 401 ? res.status : undefined;
+    });
+    // (The stored access token may just have expired: the refresh token then still works.)
+    if (me === 401)
+      expect((await createClient({ url: platform.url }).tenant.refresh(stored.refresh_token)).refresh_token).toMatch(
+        /^tsr_/,
+      );
+    for (const tab of tabs) expect(await signedOut(tab)).toBe(false);
+    await context.close();
+  }, 240_000);
+});
