@@ -60,6 +60,9 @@ export async function rotateRefreshToken<T>(
     returning: string;
     where?: string;
     params?: unknown[];
+    /** More columns to set in the same statement (`, a = ?, b = ?`), with their `setParams`. */
+    set?: string;
+    setParams?: unknown[];
   },
 ): Promise<T | undefined> {
   const rows = await em.execute<T[]>(
@@ -67,10 +70,16 @@ export async function rotateRefreshToken<T>(
         set refresh_token_hash = ?,
             rotated_refresh_token_hashes = (array_prepend(refresh_token_hash, rotated_refresh_token_hashes))[1:${ROTATED_KEPT}],
             last_refreshed_at = now(),
-            expires_at = ?
+            expires_at = ? ${opts.set ?? ''}
       where refresh_token_hash = ? ${opts.where ?? ''} and revoked_at is null and expires_at > now()
       returning ${opts.returning}`,
-    [sha256Hex(opts.nextToken), refreshExpiry(opts.ttlSeconds), opts.oldHash, ...(opts.params ?? [])],
+    [
+      sha256Hex(opts.nextToken),
+      refreshExpiry(opts.ttlSeconds),
+      ...(opts.setParams ?? []),
+      opts.oldHash,
+      ...(opts.params ?? []),
+    ],
   );
   return rows[0];
 }

@@ -13,8 +13,13 @@ export type Harness = {
   subgraph: RunningSubgraph;
   databaseUrl: string;
   config: Config;
-  /** Runs an operation as `principal` (anonymous by default). */
-  run: (query: string, variables?: Record<string, unknown>, principal?: Principal) => Promise<ExecutionResultJson>;
+  /** Runs an operation as `principal` (anonymous by default), from the client address `ip` when given. */
+  run: (
+    query: string,
+    variables?: Record<string, unknown>,
+    principal?: Principal,
+    ip?: string,
+  ) => Promise<ExecutionResultJson>;
   /** Runs an operation and returns its data; throws with the errors otherwise. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- results are checked by expect(), not by types
   data: <T = Record<string, any>>(
@@ -58,8 +63,8 @@ export async function startTenantHarness(): Promise<Harness> {
   const config = loadConfig({ TESSERA_INTERNAL_SECRET: 'x'.repeat(40), TESSERA_DATA_DIR: os.tmpdir() });
   const subgraph = await startSubgraph(tenantSubgraph, { config, databaseUrl: db.url, logger: createLogger('silent') });
 
-  const run: Harness['run'] = async (query, variables, principal = ANONYMOUS) => {
-    const ctx: RequestContext = { requestId: `test-${++counter}`, principal };
+  const run: Harness['run'] = async (query, variables, principal = ANONYMOUS, ip) => {
+    const ctx: RequestContext = { requestId: `test-${++counter}`, principal, ...(ip ? { ip } : {}) };
     return await subgraph.execute(query, variables, ctx);
   };
   const data: Harness['data'] = async (query, variables, principal) => {

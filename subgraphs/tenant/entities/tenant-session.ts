@@ -9,6 +9,12 @@ export const TenantSessionEntity = defineEntity({
     id: p.uuid().primary(),
     tenantId: p.uuid(),
     ...refreshSessionProperties(),
+    /** SHA-256 of the refresh token the session was last rotated from (its reuse interval). */
+    refreshedFromHash: p.text().nullable(),
+    /** The client address of that rotation. */
+    refreshedIp: p.text().nullable(),
+    /** The current refresh token, sealed under the internal secret and the token it was rotated from. */
+    successorSealed: p.text().nullable(),
   },
 });
 

@@ -4,10 +4,12 @@ import { TenantInitialMigration } from './0001-initial.ts';
 import { TenantOidcClientPublicMigration } from './0002-oidc-client-public.ts';
 import { TenantOidcClientScopesMigration } from './0003-oidc-client-scopes.ts';
 import { TenantPublishableKeyCorsMigration } from './0004-publishable-key-cors.ts';
+import { TenantSessionRefreshReuseMigration } from './0005-session-refresh-reuse.ts';
 
 export const tenantMigrations: MigrationObject[] = [
   { name: '0001-tenant-initial', class: TenantInitialMigration },
   { name: '0002-tenant-oidc-client-public', class: TenantOidcClientPublicMigration },
   { name: '0003-tenant-oidc-client-scopes', class: TenantOidcClientScopesMigration },
   { name: '0004-tenant-publishable-key-cors', class: TenantPublishableKeyCorsMigration },
+  { name: '0005-tenant-session-refresh-reuse', class: TenantSessionRefreshReuseMigration },
 ];

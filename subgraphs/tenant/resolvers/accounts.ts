@@ -24,7 +24,7 @@ export const accountMutations = {
     ctx: TenantContext,
   ) => await ctx.services.sessions.login(input, ctx.ip),
   refreshSession: async (_: unknown, { refreshToken }: { refreshToken: string }, ctx: TenantContext) =>
-    await ctx.services.sessions.refresh(refreshToken),
+    await ctx.services.sessions.refresh(refreshToken, ctx.ip),
   logout: async (_: unknown, __: unknown, ctx: TenantContext) => {
     const { tenantId, sessionId } = requireTenant(ctx);
     await ctx.services.sessions.logout(tenantId, sessionId);

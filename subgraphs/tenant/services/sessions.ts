@@ -5,7 +5,7 @@ import { errors } from '../../../platform/errors.ts';
 import { TenantSessionEntity } from '../entities/index.ts';
 import { toTenantView, type AccountService, type TenantView } from './accounts.ts';
 import type { ServiceDeps } from './context.ts';
-import { randomToken, sha256Hex } from '../../../platform/crypto.ts';
+import { createSecretBox, randomToken, sha256Hex } from '../../../platform/crypto.ts';
 import type { MfaService } from './mfa.ts';
 import type { SigningKeyService } from './signing-keys.ts';
 import { isUuid } from '../../../platform/ids.ts';
@@ -13,6 +13,12 @@ import { newRefreshSession, revokeReusedSessions, rotateRefreshToken } from '../
 import { credentialChangeCommitted, publishCredentialChange } from './credentials.ts';
 
 const REFRESH_PREFIX = 'tsr_';
+/**
+ * Seconds after a rotation during which the token rotated away, presented again from the same client address, gets
+ * the same new refresh token (and a fresh access token) instead of ending the session: GoTrue's refresh-token reuse
+ * interval (10 s there too). Two tabs or two calls of one page refreshing at once are not a theft.
+ */
+export const REFRESH_REUSE_INTERVAL_SECONDS = 10;
 
 export type SessionPayload = {
   accessToken: string;
@@ -37,6 +43,37 @@ export function createSessionService({ db, config, logger, accounts, mfa, signin
     return { accessToken: token, refreshToken, tokenType: 'Bearer', expiresIn, tenant };
   }
 
+  /** The box the successor of `refreshToken` is sealed in: the internal secret and that token are both needed. */
+  const successorBox = (refreshToken: string) =>
+    createSecretBox(`${config.internalSecret}:${refreshToken}`, 'tenant:refresh-successor');
+
+  /**
+   * Within the reuse interval, from the same client address (when both are known), the token the session was just
+   * rotated from gets the session's current refresh token again, with a new access token; otherwise nothing.
+   */
+  async function presentedAgain(refreshToken: string, oldHash: string, ip: string | undefined) {
+    const [row] = await db
+      .em()
+      .execute<{ id: string; tenant_id: string; refreshed_ip: string | null; successor_sealed: string | null }[]>(
+        `select id, tenant_id, refreshed_ip, successor_sealed from tenant_sessions
+        where refreshed_from_hash = ? and last_refreshed_at > now() - make_interval(secs => ?)
+          and revoked_at is null and expires_at > now()`,
+        [oldHash, REFRESH_REUSE_INTERVAL_SECONDS],
+      );
+    if (!row?.successor_sealed) return undefined;
+    if (row.refreshed_ip && ip && row.refreshed_ip !== ip) return undefined;
+    let successor: string;
+    try {
+      successor = successorBox(refreshToken).decrypt(row.successor_sealed);
+    } catch {
+      return undefined;
+    }
+    const tenant = await accounts.get(row.tenant_id);
+    if (!tenant) return undefined;
+    logger.info({ sessionId: row.id }, 'refresh token presented again within the reuse interval: same pair');
+    return await issue(tenant, row.id, successor);
+  }
+
   return {
     /** Password (and TOTP code when MFA is on) for a new session. */
     async login(
@@ -58,10 +95,11 @@ export function createSessionService({ db, config, logger, accounts, mfa, signin
     },
 
     /**
-     * Trades a refresh token for a new pair. The swap is one conditional UPDATE, so of two requests
-     * with the same token only one wins; presenting an already rotated token revokes the session.
+     * Trades a refresh token for a new pair. The swap is one conditional UPDATE, so of two requests with the same token
+     * only one wins; the other, within the reuse interval and from the same address, gets the same new pair.
+     * Presenting an already rotated token otherwise revokes the session.
      */
-    async refresh(refreshToken: unknown): Promise<SessionPayload> {
+    async refresh(refreshToken: unknown, ip?: string): Promise<SessionPayload> {
       if (typeof refreshToken !== 'string' || !refreshToken.startsWith(REFRESH_PREFIX)) throw errors.invalidToken();
       const oldHash = sha256Hex(refreshToken);
       const next = randomToken(REFRESH_PREFIX);
@@ -72,8 +110,12 @@ export function createSessionService({ db, config, logger, accounts, mfa, signin
         nextToken: next,
         ttlSeconds: config.refreshTokenTtl,
         returning: 'id, tenant_id',
+        set: ', refreshed_from_hash = ?, refreshed_ip = ?, successor_sealed = ?',
+        setParams: [oldHash, ip ?? null, successorBox(refreshToken).encrypt(next)],
       });
       if (!row) {
+        const again = await presentedAgain(refreshToken, oldHash, ip);
+        if (again) return again;
         const reused = await em.transactional(async (tx) => {
           const ids = await revokeReusedSessions(tx, 'tenant_sessions', oldHash);
           if (ids.length > 0) await publishCredentialChange(tx, { sessionIds: ids });

@@ -11,6 +11,8 @@ import {
   type Harness,
 } from '../../../subgraphs/tenant/testing.ts';
 import { withOtherInstance } from './tenant-fixtures.ts';
+import pg from 'pg';
+import { REFRESH_REUSE_INTERVAL_SECONDS } from '../../../subgraphs/tenant/services/sessions.ts';
 
 const ME = 'query { me { id email name mfaEnabled plan { id name } } }';
 const REFRESH =
@@ -21,6 +23,20 @@ const VERIFY = 'mutation($code: String!) { mfaVerify(code: $code) { mfaEnabled }
 const DISABLE = 'mutation($code: String!) { mfaDisable(code: $code) { mfaEnabled } }';
 
 let h: Harness;
+
+/** Moves the session's last rotation past the refresh-token reuse interval (REFRESH_REUSE_INTERVAL_SECONDS). */
+async function agePastReuseInterval(t: { principal: unknown }): Promise<void> {
+  const c = new pg.Client({ connectionString: h.databaseUrl });
+  await c.connect();
+  try {
+    await c.query(`update tenant_sessions set last_refreshed_at = now() - make_interval(secs => $2) where id = $1`, [
+      (t.principal as { sessionId: string }).sessionId,
+      REFRESH_REUSE_INTERVAL_SECONDS + 1,
+    ]);
+  } finally {
+    await c.end();
+  }
+}
 
 beforeAll(async () => {
   h = await startTenantHarness();
@@ -151,9 +167,48 @@ describe('sessions', () => {
     expect(second.refreshToken).not.toBe(first.refreshToken);
   });
 
-  it('revokes the whole session when a rotated refresh token is presented again', async () => {
+  it('gives a rotated refresh token presented again within the reuse interval the same new pair (two tabs at once)', async () => {
     const t = await h.newTenant();
     const { refreshSession: next } = await h.data(REFRESH, { t: t.refreshToken });
+    const { refreshSession: again } = await h.data(REFRESH, { t: t.refreshToken });
+    expect(again.refreshToken).toBe(next.refreshToken);
+    expect((await h.authenticate({ token: again.accessToken })).data?._authenticate).toMatchObject({
+      tenantId: t.tenantId,
+    });
+    // The session goes on: the pair rotates as usual.
+    const { refreshSession: third } = await h.data(REFRESH, { t: next.refreshToken });
+    expect(third.refreshToken).not.toBe(next.refreshToken);
+    expect((await h.authenticate({ token: next.accessToken })).data?._authenticate).toBeTruthy();
+  });
+
+  it('gives two refreshes with one token at the same moment one new pair', async () => {
+    const t = await h.newTenant();
+    const [a, b] = await Promise.all([h.data(REFRESH, { t: t.refreshToken }), h.data(REFRESH, { t: t.refreshToken })]);
+    expect(a.refreshSession.refreshToken).toBe(b.refreshSession.refreshToken);
+    expect(await h.code(REFRESH, { t: a.refreshSession.refreshToken })).toBeUndefined();
+  });
+
+  it('revokes the session when the token is presented again from another client address, even within the interval', async () => {
+    const t = await h.newTenant();
+    const { refreshSession: next } = await h.data(REFRESH, { t: t.refreshToken }, undefined);
+    await h.run(REFRESH, { t: next.refreshToken }, undefined, '203.0.113.1');
+    const stolen = await h.run(REFRESH, { t: next.refreshToken }, undefined, '198.51.100.7');
+    expect(stolen.errors?.[0]?.extensions?.code).toBe('INVALID_TOKEN');
+    expect((await h.authenticate({ token: next.accessToken })).errors?.[0]?.extensions?.code).toBe('INVALID_TOKEN');
+  });
+
+  it('gives the grace to the token just rotated away only: an older one ends the session', async () => {
+    const t = await h.newTenant();
+    const { refreshSession: b } = await h.data(REFRESH, { t: t.refreshToken });
+    await h.data(REFRESH, { t: b.refreshToken });
+    expect(await h.code(REFRESH, { t: t.refreshToken })).toBe('INVALID_TOKEN');
+    expect(await h.code(REFRESH, { t: b.refreshToken })).toBe('INVALID_TOKEN');
+  });
+
+  it('revokes the whole session when a rotated refresh token is presented again after the reuse interval', async () => {
+    const t = await h.newTenant();
+    const { refreshSession: next } = await h.data(REFRESH, { t: t.refreshToken });
+    await agePastReuseInterval(t);
     const reuse = await h.run(REFRESH, { t: t.refreshToken });
     expect(reuse.errors?.[0]?.extensions?.code).toBe('INVALID_TOKEN');
     // The legitimate holder's tokens die with the session.

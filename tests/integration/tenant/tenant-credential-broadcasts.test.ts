@@ -86,9 +86,12 @@ describe('credentials.changed', () => {
 
   it('is announced for the session revoked because a rotated refresh token came back', async () => {
     const t = await h.newTenant();
-    await h.data(REFRESH, { t: t.refreshToken });
+    await h.run(REFRESH, { t: t.refreshToken }, undefined, '203.0.113.1');
     expect(await announced()).toEqual([]);
-    expect(await h.code(REFRESH, { t: t.refreshToken })).toBe('INVALID_TOKEN');
+    // From another address: the reuse interval's same pair is only for the client that rotated it.
+    expect((await h.run(REFRESH, { t: t.refreshToken }, undefined, '198.51.100.7')).errors?.[0]?.extensions?.code).toBe(
+      'INVALID_TOKEN',
+    );
     expect(await announced()).toEqual([{ sessionIds: [(t.principal as { sessionId: string }).sessionId] }]);
   });
 
