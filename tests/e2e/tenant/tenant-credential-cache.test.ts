@@ -105,7 +105,7 @@ describe('cached credentials stop working on the very next request once ended (o
     );
     // The rotated refresh token presented again after the reuse interval (within it, from the same address, it would get
     // the same new pair: two tabs refreshing at once): the session is revoked.
-    await agePastReuseInterval(p.tessera!.config.databaseUrl);
+    await agePastReuseInterval(p.tessera!.config.databaseUrl!);
     expectRefused(
       await call('POST', '/auth/api/v1/tenant/refresh', { body: { refresh_token: s.refresh } }),
       'INVALID_TOKEN',
