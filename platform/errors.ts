@@ -16,6 +16,9 @@ export const ERROR_TABLE = {
   INVALID_API_KEY: { status: 401, expose: true, message: 'The API key is invalid' },
   MFA_REQUIRED: { status: 401, expose: true, message: 'A TOTP code is required' },
   INVALID_MFA_CODE: { status: 401, expose: true, message: 'The TOTP code is wrong or already used' },
+  // A mailed link's token (a developer's password reset or e-mail change) that is unknown, expired or used: a 400, not
+  // a 401, since it says nothing about the caller's own session.
+  INVALID_LINK: { status: 400, expose: true, message: 'The link is invalid, expired or already used' },
   FORBIDDEN: { status: 403, expose: true, message: 'This credential may not do that' },
   // CORS: a browser request with a credential of a project that does not allow the page's origin (rest-compat/cors.ts).
   ORIGIN_NOT_ALLOWED: { status: 403, expose: true, message: 'This origin may not call with this credential' },

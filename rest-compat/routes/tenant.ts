@@ -5,7 +5,9 @@ import type { RouteRow } from '../route-types.ts';
 const TAG = 'Tenant management';
 
 const PLAN_SUMMARY = 'plan { id name }';
-const TENANT = `id email name mfa_enabled: mfaEnabled ${PLAN_SUMMARY} created_at: createdAt`;
+const TENANT = `id email name mfa_enabled: mfaEnabled recovery_codes_remaining: recoveryCodesRemaining ${PLAN_SUMMARY} created_at: createdAt`;
+const TENANT_SESSION = 'id created_at: createdAt last_used_at: lastUsedAt expires_at: expiresAt ip current';
+const REAUTH = '`current_password`, or `totp_code` when MFA is on';
 const PROJECT_LISTED = `id name api_key_prefix: apiKeyPrefix publishable_key_prefix: publishableKeyPrefix ${PLAN_SUMMARY} created_at: createdAt updated_at: updatedAt`;
 const PROJECT = `id name api_key: apiKey api_key_prefix: apiKeyPrefix publishable_key: publishableKey publishable_key_prefix: publishableKeyPrefix ${PLAN_SUMMARY}
   created_at: createdAt updated_at: updatedAt`;
@@ -41,7 +43,8 @@ export const tenantRoutes: RouteRow[] = [
     method: 'POST',
     path: '/auth/api/v1/tenant/login',
     summary: 'Sign in; the response carries tokens',
-    description: 'Body `{email, password, totp_code?}`. With MFA on and no code: 401 MFA_REQUIRED.',
+    description:
+      'Body `{email, password, totp_code?, recovery_code?}`. With MFA on and no code: 401 MFA_REQUIRED; a wrong or used code: 401 INVALID_MFA_CODE. `recovery_code` (one of the codes shown when MFA was turned on, each usable once) stands in for a lost authenticator.',
     tag: TAG,
     auth: 'none',
     operation: `mutation TenantLogin($input: LoginInput!) { login(input: $input) { ${SESSION} } }`,
@@ -93,10 +96,12 @@ export const tenantRoutes: RouteRow[] = [
     method: 'POST',
     path: '/auth/api/v1/tenant/mfa/verify',
     summary: 'Activate MFA',
-    description: 'Body `{code}`: a current code from the enrolled secret.',
+    description:
+      'Body `{code}`: a current code from the enrolled secret. Answers `{mfa_enabled, recovery_codes}`: ten recovery codes, shown this once.',
     tag: TAG,
     auth: 'tenant',
-    operation: 'mutation TenantMfaVerify($code: String!) { mfaVerify(code: $code) { mfa_enabled: mfaEnabled } }',
+    operation:
+      'mutation TenantMfaVerify($code: String!) { mfaVerify(code: $code) { mfa_enabled: mfaEnabled recovery_codes: recoveryCodes } }',
     status: 200,
     variables: { code: 'body.code' },
     unwrap: true,
@@ -106,12 +111,144 @@ export const tenantRoutes: RouteRow[] = [
     method: 'POST',
     path: '/auth/api/v1/tenant/mfa/disable',
     summary: 'Disable MFA',
-    description: 'Body `{code}`: a current, unused code.',
+    description:
+      'Body `{code}`: a current, unused TOTP code, or an unused recovery code when the authenticator is lost. The recovery codes go too.',
     tag: TAG,
     auth: 'tenant',
     operation: 'mutation TenantMfaDisable($code: String!) { mfaDisable(code: $code) { mfa_enabled: mfaEnabled } }',
     status: 200,
     variables: { code: 'body.code' },
+    unwrap: true,
+  },
+  {
+    id: 'tenant.mfa.recoveryCodes.regenerate',
+    method: 'POST',
+    path: '/auth/api/v1/tenant/mfa/recovery-codes',
+    summary: 'Replace the MFA recovery codes',
+    description:
+      'Body `{code}`: a current TOTP code. Answers `{recovery_codes}`: ten new codes, shown this once; the previous ones stop working. 409 MFA_NOT_ENABLED without MFA.',
+    tag: TAG,
+    auth: 'tenant',
+    operation:
+      'mutation TenantRecoveryCodes($code: String!) { regenerateRecoveryCodes(code: $code) { recovery_codes: recoveryCodes } }',
+    status: 200,
+    variables: { code: 'body.code' },
+    unwrap: true,
+  },
+  {
+    id: 'tenant.password.forgot',
+    method: 'POST',
+    path: '/auth/api/v1/tenant/password/forgot',
+    summary: 'Mail a password reset link',
+    description:
+      'Body `{email}`. Always 202 `{"accepted": true}`, whether the address has an account or not; the mail carries a link (and token) that works once, for 1 hour. Every request counts: 429 RATE_LIMITED with Retry-After past 5 per address or 30 per client address in 15 minutes.',
+    tag: TAG,
+    auth: 'none',
+    operation: 'mutation TenantPasswordForgot($email: String!) { accepted: requestPasswordReset(email: $email) }',
+    status: 202,
+    variables: { email: 'body.email' },
+  },
+  {
+    id: 'tenant.password.reset',
+    method: 'POST',
+    path: '/auth/api/v1/tenant/password/reset',
+    summary: 'Set a new password with a reset token',
+    description:
+      'Body `{token, new_password}`. Every session of the account ends (sign in again; with MFA on, a TOTP or recovery code is still needed). 400 INVALID_LINK for an unknown, expired or used token.',
+    tag: TAG,
+    auth: 'none',
+    operation: 'mutation TenantPasswordReset($input: ResetPasswordInput!) { resetPassword(input: $input) }',
+    status: 204,
+    variables: { input: 'body' },
+  },
+  {
+    id: 'tenant.password.change',
+    method: 'POST',
+    path: '/auth/api/v1/tenant/password',
+    summary: 'Change the password',
+    description: `Body \`{new_password}\` with ${REAUTH}. The account's other sessions end; this one stays. 400 VALIDATION_FAILED (field \`current_password\`) for a wrong password.`,
+    tag: TAG,
+    auth: 'tenant',
+    operation: 'mutation TenantPasswordChange($input: ChangePasswordInput!) { changePassword(input: $input) }',
+    status: 204,
+    variables: { input: 'body' },
+  },
+  {
+    id: 'tenant.email.change',
+    method: 'POST',
+    path: '/auth/api/v1/tenant/email',
+    summary: 'Change the e-mail address (mails a confirmation link)',
+    description: `Body \`{new_email}\` with ${REAUTH}. Always 202 \`{"accepted": true}\`: the new address gets a link valid for 24 hours, and the account's address changes when it is opened (POST /auth/api/v1/tenant/email/confirm). When the new address already has an account, that address is told instead.`,
+    tag: TAG,
+    auth: 'tenant',
+    operation: 'mutation TenantEmailChange($input: EmailChangeInput!) { accepted: requestEmailChange(input: $input) }',
+    status: 202,
+    variables: { input: 'body' },
+  },
+  {
+    id: 'tenant.email.confirm',
+    method: 'POST',
+    path: '/auth/api/v1/tenant/email/confirm',
+    summary: 'Confirm a new e-mail address',
+    description:
+      'Body `{token}` from the confirmation mail; no credential needed (the token is the proof). Answers `{tenant}`; the old address is told. 400 INVALID_LINK for an unknown, expired or used token, 409 EMAIL_TAKEN if another account took the address meanwhile.',
+    tag: TAG,
+    auth: 'none',
+    operation: `mutation TenantEmailConfirm($token: String!) { tenant: confirmEmailChange(token: $token) { ${TENANT} } }`,
+    status: 200,
+    variables: { token: 'body.token' },
+  },
+  {
+    id: 'tenant.session.list',
+    method: 'GET',
+    path: '/auth/api/v1/tenant/sessions',
+    summary: "The account's live sessions",
+    description: "Most recently used first; `current` marks the caller's own.",
+    tag: TAG,
+    auth: 'tenant',
+    operation: `query TenantSessions { sessions { ${TENANT_SESSION} } }`,
+    status: 200,
+    variables: {},
+  },
+  {
+    id: 'tenant.session.revoke',
+    method: 'DELETE',
+    path: '/auth/api/v1/tenant/sessions/:id',
+    summary: 'End one session',
+    description:
+      "Its refresh and access tokens stop working at once. 404 for an unknown id or another account's session.",
+    tag: TAG,
+    auth: 'tenant',
+    operation: 'mutation TenantSessionRevoke($id: ID!) { revokeSession(id: $id) }',
+    status: 204,
+    variables: { id: 'params.id' },
+  },
+  {
+    id: 'tenant.session.revokeAll',
+    method: 'POST',
+    path: '/auth/api/v1/tenant/sessions/revoke',
+    summary: 'Sign out everywhere',
+    description:
+      'Body `{keep_current?}`: ends every session of the account (with `keep_current: true`, every other one). Answers `{revoked}`, how many ended.',
+    tag: TAG,
+    auth: 'tenant',
+    operation:
+      'mutation TenantSessionsRevoke($keepCurrent: Boolean) { revoked: revokeSessions(keepCurrent: $keepCurrent) }',
+    status: 200,
+    variables: { keepCurrent: 'body.keep_current' },
+  },
+  {
+    id: 'tenant.account.delete',
+    method: 'POST',
+    path: '/auth/api/v1/tenant/delete',
+    summary: 'Delete the account and every project it owns',
+    description: `Body \`{confirm}\` (the account's e-mail address, typed out) with ${REAUTH}. Every project of the account is deleted first, as DELETE /auth/api/v1/projects/:id does (its database, files, functions, end-users and keys), then the account and its sessions. There is no undo. Answers \`{deleted_projects}\`.`,
+    tag: TAG,
+    auth: 'tenant',
+    operation:
+      'mutation TenantAccountDelete($input: DeleteAccountInput!) { deleteAccount(input: $input) { deleted_projects: deletedProjects } }',
+    status: 200,
+    variables: { input: 'body' },
     unwrap: true,
   },
   {

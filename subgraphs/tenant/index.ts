@@ -1,7 +1,8 @@
-// The tenant subgraph: developer accounts, sessions, MFA, plans and projects. A definition only:
+// The tenant subgraph: developer accounts (and their recovery), sessions, MFA, plans and projects. A definition only:
 // the platform's startSubgraph opens its database, runs its migrations and serves it.
 import { defineSubgraph } from '../../platform/subgraph.ts';
 import { tenantEntities } from './entities/index.ts';
+import { tenantJobs } from './jobs/index.ts';
 import { tenantMigrations } from './migrations/index.ts';
 import { tenantResolvers } from './resolvers/index.ts';
 import { createTenantServices, type TenantServices } from './services/index.ts';
@@ -13,6 +14,7 @@ export const tenantSubgraph = defineSubgraph<TenantServices>({
   migrations: tenantMigrations,
   createServices: createTenantServices,
   resolvers: tenantResolvers,
+  jobs: tenantJobs,
   // Creates the first signing key, so the first sign-in does not pay for it.
   start: async (services) => {
     await services.signingKeys.ensureCurrent();
@@ -24,5 +26,6 @@ export const tenantSubgraph = defineSubgraph<TenantServices>({
   stop: async (services) => {
     await services.oidcClients.stop();
     await services.limitSharing.stop();
+    services.mail.close();
   },
 });

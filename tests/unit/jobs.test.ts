@@ -38,7 +38,7 @@ const withJobs = fs
 
 describe('every subgraph declares its jobs the same way', () => {
   it('finds the subgraphs with jobs', () => {
-    expect(withJobs.map((d) => d.name).sort()).toEqual(['data', 'functions', 'identity', 'storage']);
+    expect(withJobs.map((d) => d.name).sort()).toEqual(['data', 'functions', 'identity', 'storage', 'tenant']);
   });
 
   for (const dir of withJobs) {

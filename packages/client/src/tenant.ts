@@ -11,7 +11,15 @@ import type {
   Publication,
   Tenant,
   TenantSession,
+  TenantSessionInfo,
 } from './types.ts';
+
+/** Re-authentication for a sensitive change: the current password, or a TOTP code when MFA is on. */
+export type Reauth = { currentPassword?: string; totpCode?: string };
+const reauthBody = (r: Reauth) => ({
+  ...(r.currentPassword !== undefined ? { current_password: r.currentPassword } : {}),
+  ...(r.totpCode !== undefined ? { totp_code: r.totpCode } : {}),
+});
 
 const BASE = '/auth/api/v1';
 const p = (id: string) => `${BASE}/projects/${encodeURIComponent(id)}`;
@@ -30,10 +38,23 @@ export class TenantApi {
       await this.#http.request<{ tenant: Tenant }>('POST', `${BASE}/tenants/signup`, { body: input, anonymous: true })
     ).tenant;
   }
-  /** Signs in (with `totpCode` when MFA is on; without it the error's code is MFA_REQUIRED). */
-  async login(input: { email: string; password: string; totpCode?: string }): Promise<TenantSession> {
+  /**
+   * Signs in (with `totpCode` when MFA is on — without it the error's code is MFA_REQUIRED — or, for a lost
+   * authenticator, one of the account's `recoveryCode`s).
+   */
+  async login(input: {
+    email: string;
+    password: string;
+    totpCode?: string;
+    recoveryCode?: string;
+  }): Promise<TenantSession> {
     this.session = await this.#http.request<TenantSession>('POST', `${BASE}/tenant/login`, {
-      body: { email: input.email, password: input.password, ...(input.totpCode ? { totp_code: input.totpCode } : {}) },
+      body: {
+        email: input.email,
+        password: input.password,
+        ...(input.totpCode ? { totp_code: input.totpCode } : {}),
+        ...(input.recoveryCode ? { recovery_code: input.recoveryCode } : {}),
+      },
       anonymous: true,
     });
     return this.session;
@@ -70,11 +91,82 @@ export class TenantApi {
   readonly mfa = {
     enroll: async () =>
       await this.#http.request<{ secret: string; otpauth_url: string }>('POST', `${BASE}/tenant/mfa/enroll`),
+    /** Turns MFA on; answers the ten recovery codes, shown this once. */
     verify: async (code: string) =>
-      await this.#http.request<{ mfa_enabled: boolean }>('POST', `${BASE}/tenant/mfa/verify`, { body: { code } }),
+      await this.#http.request<{ mfa_enabled: boolean; recovery_codes: string[] }>(
+        'POST',
+        `${BASE}/tenant/mfa/verify`,
+        { body: { code } },
+      ),
+    /** Turns MFA off with a TOTP code or an unused recovery code. */
     disable: async (code: string) =>
       await this.#http.request<{ mfa_enabled: boolean }>('POST', `${BASE}/tenant/mfa/disable`, { body: { code } }),
+    /** Ten new recovery codes (the old ones stop working); needs a TOTP code. */
+    regenerateRecoveryCodes: async (code: string): Promise<string[]> =>
+      (
+        await this.#http.request<{ recovery_codes: string[] }>('POST', `${BASE}/tenant/mfa/recovery-codes`, {
+          body: { code },
+        })
+      ).recovery_codes,
   };
+
+  /** Forgot password, reset, password and e-mail changes. */
+  readonly password = {
+    /** Mails a reset link; the answer is the same whether the address has an account or not. */
+    forgot: async (email: string): Promise<void> =>
+      void (await this.#http.request('POST', `${BASE}/tenant/password/forgot`, { body: { email }, anonymous: true })),
+    /** Sets a new password with the token of the reset mail; every session of the account ends. */
+    reset: async (token: string, newPassword: string): Promise<void> =>
+      void (await this.#http.request('POST', `${BASE}/tenant/password/reset`, {
+        body: { token, new_password: newPassword },
+        anonymous: true,
+      })),
+    /** Changes the password (current password, or a TOTP code with MFA on); the other sessions end. */
+    change: async (newPassword: string, reauth: Reauth): Promise<void> =>
+      void (await this.#http.request('POST', `${BASE}/tenant/password`, {
+        body: { new_password: newPassword, ...reauthBody(reauth) },
+      })),
+  };
+
+  readonly email = {
+    /** Mails a confirmation link to `newEmail`; the address changes when it is opened. */
+    change: async (newEmail: string, reauth: Reauth): Promise<void> =>
+      void (await this.#http.request('POST', `${BASE}/tenant/email`, {
+        body: { new_email: newEmail, ...reauthBody(reauth) },
+      })),
+    /** Confirms a new address with the token of its mail (no session needed). */
+    confirm: async (token: string): Promise<Tenant> =>
+      (
+        await this.#http.request<{ tenant: Tenant }>('POST', `${BASE}/tenant/email/confirm`, {
+          body: { token },
+          anonymous: true,
+        })
+      ).tenant,
+  };
+
+  /** The account's sessions: list, end one, sign out everywhere. */
+  readonly sessions = {
+    list: async (): Promise<TenantSessionInfo[]> =>
+      (await this.#http.request<{ sessions: TenantSessionInfo[] }>('GET', `${BASE}/tenant/sessions`)).sessions,
+    revoke: async (id: string): Promise<void> =>
+      void (await this.#http.request('DELETE', `${BASE}/tenant/sessions/${encodeURIComponent(id)}`)),
+    /** Ends every session (or every other one with `keepCurrent`); answers how many ended. */
+    revokeAll: async (opts: { keepCurrent?: boolean } = {}): Promise<number> =>
+      (
+        await this.#http.request<{ revoked: number }>('POST', `${BASE}/tenant/sessions/revoke`, {
+          body: { keep_current: opts.keepCurrent ?? false },
+        })
+      ).revoked,
+  };
+
+  /** Deletes the account and every project it owns (no undo); `confirm` is the account's e-mail address. */
+  async deleteAccount(confirm: string, reauth: Reauth): Promise<{ deleted_projects: string[] }> {
+    const out = await this.#http.request<{ deleted_projects: string[] }>('POST', `${BASE}/tenant/delete`, {
+      body: { confirm, ...reauthBody(reauth) },
+    });
+    this.session = undefined;
+    return out;
+  }
 
   async plans(): Promise<Plan[]> {
     return (await this.#http.request<{ plans: Plan[] }>('GET', `${BASE}/plans`, { anonymous: true })).plans;

@@ -45,6 +45,8 @@ export type EmailConfig = NonNullable<ResponseOf<'/edge/api/v1/email-config', 'g
 
 /** Tokens from the tenant's login or refresh. */
 export type TenantSession = ResponseOf<'/auth/api/v1/tenant/login', 'post'>;
+/** One live sign-in of the developer account, as `tenant.sessions.list()` shows it. */
+export type TenantSessionInfo = ResponseOf<'/auth/api/v1/tenant/sessions', 'get'>['sessions'][number];
 
 /** Tokens from /token (RFC 6749). */
 export type TokenSet = {

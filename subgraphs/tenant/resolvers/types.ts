@@ -2,6 +2,7 @@
 import { AppError } from '../../../platform/errors.ts';
 import type { Plan, Project, ProjectOidcClient, ProjectPublication } from '../entities/index.ts';
 import type { TenantView } from '../services/accounts.ts';
+import type { TenantSessionView } from '../services/account-lifecycle.ts';
 import type { ResolvedOidcClient } from '../services/oidc-clients.ts';
 import type { ProjectCorsView } from '../services/cors.ts';
 import { assertOwner, assertReader, type TenantContext } from './context.ts';
@@ -12,6 +13,13 @@ export const typeResolvers = {
   Tenant: {
     plan: async (t: TenantView, _: unknown, ctx: TenantContext) => await ctx.services.plans.get(t.planId),
     createdAt: (t: TenantView) => iso(t.createdAt),
+    recoveryCodesRemaining: async (t: TenantView, _: unknown, ctx: TenantContext) =>
+      t.mfaEnabled ? await ctx.services.lifecycle.recoveryCodesRemaining(t.id) : 0,
+  },
+  TenantSession: {
+    createdAt: (s: TenantSessionView) => iso(s.createdAt),
+    lastUsedAt: (s: TenantSessionView) => iso(s.lastUsedAt),
+    expiresAt: (s: TenantSessionView) => iso(s.expiresAt),
   },
   Plan: {
     __resolveReference: async (ref: { id: string }, ctx: TenantContext) => {

@@ -13,16 +13,24 @@ import { createFailureLimiter, createLimitSharing } from '../../../platform/rate
 import { publishBroadcast } from '../../../platform/broadcast.ts';
 import { createSessionService } from './sessions.ts';
 import { createSigningKeyService } from './signing-keys.ts';
+import { createAccountLifecycleService, type AccountMailKind } from './account-lifecycle.ts';
+import { createMailQueue } from '../../../platform/mail.ts';
+import { schedulerOf } from '../../../platform/jobs.ts';
+import { TENANT_MAIL_JOB } from '../jobs/send-mail.ts';
 
 /** Failed sign-ins and MFA codes allowed per account (and per address) in 15 minutes. */
 export const SIGN_IN_FAILURES_PER_ACCOUNT = 10;
 export const SIGN_IN_FAILURES_PER_ADDRESS = 50;
 const WINDOW_MS = 15 * 60_000;
+/** Password-reset and e-mail-change mails per address (and per client address) in 15 minutes: the end-users' limits. */
+export const ACCOUNT_MAILS_PER_ACCOUNT = 5;
+export const ACCOUNT_MAILS_PER_ADDRESS = 30;
 
 export type TenantServices = Awaited<ReturnType<typeof createTenantServices>>;
 
 /** Builds every service of the tenant subgraph from the platform's dependencies. */
-export async function createTenantServices({ config, db, logger, databaseUrl }: SubgraphDeps) {
+export async function createTenantServices(deps: SubgraphDeps) {
+  const { config, db, logger, databaseUrl } = deps;
   if (!config.internalSecret)
     throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the tenant subgraph cannot seal secrets');
   const box = createSecretBox(config.internalSecret);
@@ -55,14 +63,60 @@ export async function createTenantServices({ config, db, logger, databaseUrl }: 
     windowMs: 60 * 60_000,
     share: limitSharing.scope('tenant.signup.address'),
   });
+  // Reset and e-mail-change mails: every request counts (each may send a mail).
+  const mailAccountLimiter = createFailureLimiter({
+    limit: ACCOUNT_MAILS_PER_ACCOUNT,
+    windowMs: WINDOW_MS,
+    share: limitSharing.scope('tenant.mail.account'),
+  });
+  const mailAddressLimiter = createFailureLimiter({
+    limit: ACCOUNT_MAILS_PER_ADDRESS,
+    windowMs: WINDOW_MS,
+    share: limitSharing.scope('tenant.mail.address'),
+  });
+  const mailLimiter = {
+    check: (key: string) => (key.startsWith('ip:') ? mailAddressLimiter : mailAccountLimiter).check(key),
+    fail: (key: string) => (key.startsWith('ip:') ? mailAddressLimiter : mailAccountLimiter).fail(key),
+  };
+  const mail = createMailQueue<AccountMailKind>({
+    config,
+    logger,
+    box: createSecretBox(config.internalSecret, 'tenant:mail'),
+    // Read when the first mail is queued: a second services instance in tests has none and sends no mail.
+    scheduler: () => schedulerOf(deps, 'tenant'),
+    job: TENANT_MAIL_JOB,
+  });
   const plans = createPlanService({ db });
   const accounts = await createAccountService({ db, limiter, signupLimiter });
   const mfa = createMfaService({ db, box, limiter });
   const signingKeys = createSigningKeyService({ db, box, config });
-  const sessions = createSessionService({ db, config, logger, accounts, mfa, signingKeys });
   const projects = createProjectService({ db, box, plans });
   const oidcClients = createOidcClientService({ db, box, logger, projects, databaseUrl });
   const publications = createPublicationService({ db, projects });
   const cors = createCorsService({ db, projects });
-  return { plans, accounts, mfa, signingKeys, sessions, projects, oidcClients, publications, cors, limitSharing };
+  const lifecycle = createAccountLifecycleService({
+    db,
+    config,
+    logger,
+    mfa,
+    projects,
+    mail,
+    signInLimiter: limiter,
+    mailLimiter,
+  });
+  const sessions = createSessionService({ db, config, logger, accounts, mfa, signingKeys, lifecycle });
+  return {
+    plans,
+    accounts,
+    mfa,
+    signingKeys,
+    sessions,
+    projects,
+    oidcClients,
+    publications,
+    cors,
+    limitSharing,
+    mail,
+    lifecycle,
+  };
 }

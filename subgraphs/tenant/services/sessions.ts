@@ -7,6 +7,7 @@ import { toTenantView, type AccountService, type TenantView } from './accounts.t
 import type { ServiceDeps } from './context.ts';
 import { createSecretBox, randomToken, sha256Hex } from '../../../platform/crypto.ts';
 import type { MfaService } from './mfa.ts';
+import type { AccountLifecycleService } from './account-lifecycle.ts';
 import type { SigningKeyService } from './signing-keys.ts';
 import { isUuid } from '../../../platform/ids.ts';
 import { newRefreshSession, revokeReusedSessions, rotateRefreshToken } from '../../../platform/refresh-sessions.ts';
@@ -34,10 +35,11 @@ type Deps = Pick<ServiceDeps, 'db' | 'config' | 'logger'> & {
   accounts: AccountService;
   mfa: MfaService;
   signingKeys: SigningKeyService;
+  lifecycle: Pick<AccountLifecycleService, 'useRecoveryCode'>;
 };
 
 /** Creates the session service. */
-export function createSessionService({ db, config, logger, accounts, mfa, signingKeys }: Deps) {
+export function createSessionService({ db, config, logger, accounts, mfa, signingKeys, lifecycle }: Deps) {
   async function issue(tenant: TenantView, sessionId: string, refreshToken: string): Promise<SessionPayload> {
     const { token, expiresIn } = await signingKeys.sign({ tenantId: tenant.id, sessionId });
     return { accessToken: token, refreshToken, tokenType: 'Bearer', expiresIn, tenant };
@@ -75,13 +77,19 @@ export function createSessionService({ db, config, logger, accounts, mfa, signin
   }
 
   return {
-    /** Password (and TOTP code when MFA is on) for a new session. */
+    /** Password (and, when MFA is on, a TOTP code or one of the account's recovery codes) for a new session. */
     async login(
-      input: { email: unknown; password: unknown; totpCode?: unknown },
+      input: { email: unknown; password: unknown; totpCode?: unknown; recoveryCode?: unknown },
       ip?: string,
     ): Promise<SessionPayload> {
       const tenant = await accounts.verifyCredentials(input.email, input.password, ip);
-      await mfa.checkSignIn(tenant, input.totpCode);
+      const useRecovery =
+        tenant.mfaEnabled &&
+        (input.totpCode === undefined || input.totpCode === null || input.totpCode === '') &&
+        typeof input.recoveryCode === 'string' &&
+        input.recoveryCode !== '';
+      if (useRecovery) await lifecycle.useRecoveryCode(tenant, input.recoveryCode);
+      else await mfa.checkSignIn(tenant, input.totpCode);
       accounts.signedIn(tenant);
       const refreshToken = randomToken(REFRESH_PREFIX);
       const em = db.em();

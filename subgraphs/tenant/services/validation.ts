@@ -33,11 +33,10 @@ export function normalizeEmail(value: unknown): string {
 }
 
 /** A new password: 8 to 1024 characters. */
-export function checkPassword(value: unknown): string {
+export function checkPassword(value: unknown, field = 'password'): string {
   const password = typeof value === 'string' ? value : '';
-  if (password.length < PASSWORD_MIN)
-    throw errors.validation('password', `must be at least ${PASSWORD_MIN} characters`);
-  if (password.length > PASSWORD_MAX) throw errors.validation('password', `must be at most ${PASSWORD_MAX} characters`);
+  if (password.length < PASSWORD_MIN) throw errors.validation(field, `must be at least ${PASSWORD_MIN} characters`);
+  if (password.length > PASSWORD_MAX) throw errors.validation(field, `must be at most ${PASSWORD_MAX} characters`);
   return password;
 }
 

@@ -84,6 +84,7 @@ describe('tenant REST bodies', () => {
         email,
         name: 'Rest',
         mfa_enabled: false,
+        recovery_codes_remaining: 0,
         plan: { id: 'free', name: 'Free' },
         created_at: expect.any(String),
       },
@@ -126,7 +127,13 @@ describe('tenant REST bodies', () => {
     await awayFromStepBoundary();
     expect(
       await rest('POST', '/auth/api/v1/tenant/mfa/verify', { as, body: { code: await totp(enroll.body.secret, -1) } }),
-    ).toEqual({ status: 200, body: { mfa_enabled: true } });
+    ).toEqual({
+      status: 200,
+      body: {
+        mfa_enabled: true,
+        recovery_codes: expect.arrayContaining([expect.stringMatching(/^[a-z2-9]{5}-[a-z2-9]{5}$/)]),
+      },
+    });
     const noCode = await rest('POST', '/auth/api/v1/tenant/login', { body: { email, password } });
     expect(noCode).toMatchObject({ status: 401, body: { error: { code: 'MFA_REQUIRED' } } });
     const withCode = await rest('POST', '/auth/api/v1/tenant/login', {

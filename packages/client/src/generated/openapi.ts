@@ -575,6 +575,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/api/v1/tenant/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete the account and every project it owns
+         * @description Body `{confirm}` (the account's e-mail address, typed out) with `current_password`, or `totp_code` when MFA is on. Every project of the account is deleted first, as DELETE /auth/api/v1/projects/:id does (its database, files, functions, end-users and keys), then the account and its sessions. There is no undo. Answers `{deleted_projects}`.
+         */
+        post: operations["tenant.account.delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/api/v1/tenant/email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the e-mail address (mails a confirmation link)
+         * @description Body `{new_email}` with `current_password`, or `totp_code` when MFA is on. Always 202 `{"accepted": true}`: the new address gets a link valid for 24 hours, and the account's address changes when it is opened (POST /auth/api/v1/tenant/email/confirm). When the new address already has an account, that address is told instead.
+         */
+        post: operations["tenant.email.change"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/api/v1/tenant/email/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm a new e-mail address
+         * @description Body `{token}` from the confirmation mail; no credential needed (the token is the proof). Answers `{tenant}`; the old address is told. 400 INVALID_LINK for an unknown, expired or used token, 409 EMAIL_TAKEN if another account took the address meanwhile.
+         */
+        post: operations["tenant.email.confirm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/api/v1/tenant/login": {
         parameters: {
             query?: never;
@@ -586,7 +646,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in; the response carries tokens
-         * @description Body `{email, password, totp_code?}`. With MFA on and no code: 401 MFA_REQUIRED.
+         * @description Body `{email, password, totp_code?, recovery_code?}`. With MFA on and no code: 401 MFA_REQUIRED; a wrong or used code: 401 INVALID_MFA_CODE. `recovery_code` (one of the codes shown when MFA was turned on, each usable once) stands in for a lost authenticator.
          */
         post: operations["tenant.session.login"];
         delete?: never;
@@ -626,7 +686,7 @@ export interface paths {
         put?: never;
         /**
          * Disable MFA
-         * @description Body `{code}`: a current, unused code.
+         * @description Body `{code}`: a current, unused TOTP code, or an unused recovery code when the authenticator is lost. The recovery codes go too.
          */
         post: operations["tenant.mfa.disable"];
         delete?: never;
@@ -655,6 +715,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/api/v1/tenant/mfa/recovery-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the MFA recovery codes
+         * @description Body `{code}`: a current TOTP code. Answers `{recovery_codes}`: ten new codes, shown this once; the previous ones stop working. 409 MFA_NOT_ENABLED without MFA.
+         */
+        post: operations["tenant.mfa.recoveryCodes.regenerate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/api/v1/tenant/mfa/verify": {
         parameters: {
             query?: never;
@@ -666,9 +746,69 @@ export interface paths {
         put?: never;
         /**
          * Activate MFA
-         * @description Body `{code}`: a current code from the enrolled secret.
+         * @description Body `{code}`: a current code from the enrolled secret. Answers `{mfa_enabled, recovery_codes}`: ten recovery codes, shown this once.
          */
         post: operations["tenant.mfa.verify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/api/v1/tenant/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the password
+         * @description Body `{new_password}` with `current_password`, or `totp_code` when MFA is on. The account's other sessions end; this one stays. 400 VALIDATION_FAILED (field `current_password`) for a wrong password.
+         */
+        post: operations["tenant.password.change"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/api/v1/tenant/password/forgot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail a password reset link
+         * @description Body `{email}`. Always 202 `{"accepted": true}`, whether the address has an account or not; the mail carries a link (and token) that works once, for 1 hour. Every request counts: 429 RATE_LIMITED with Retry-After past 5 per address or 30 per client address in 15 minutes.
+         */
+        post: operations["tenant.password.forgot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/api/v1/tenant/password/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with a reset token
+         * @description Body `{token, new_password}`. Every session of the account ends (sign in again; with MFA on, a TOTP or recovery code is still needed). 400 INVALID_LINK for an unknown, expired or used token.
+         */
+        post: operations["tenant.password.reset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -689,6 +829,66 @@ export interface paths {
          * @description Body `{refresh_token}`. The old refresh token stops working; presenting it again revokes the session.
          */
         post: operations["tenant.session.refresh"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/api/v1/tenant/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's live sessions
+         * @description Most recently used first; `current` marks the caller's own.
+         */
+        get: operations["tenant.session.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/api/v1/tenant/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one session
+         * @description Its refresh and access tokens stop working at once. 404 for an unknown id or another account's session.
+         */
+        delete: operations["tenant.session.revoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/api/v1/tenant/sessions/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out everywhere
+         * @description Body `{keep_current?}`: ends every session of the account (with `keep_current: true`, every other one). Answers `{revoked}`, how many ended.
+         */
+        post: operations["tenant.session.revokeAll"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1976,7 +2176,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "GRAPHQL_PARSE_FAILED" | "GRAPHQL_VALIDATION_FAILED" | "BAD_USER_INPUT" | "GRAPHQL_LIMIT_EXCEEDED" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "INVALID_API_KEY" | "MFA_REQUIRED" | "INVALID_MFA_CODE" | "FORBIDDEN" | "ORIGIN_NOT_ALLOWED" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "QUERY_TIMEOUT" | "CONFLICT" | "HOOK_DEPTH_EXCEEDED" | "EMAIL_TAKEN" | "MFA_NOT_ENROLLED" | "MFA_ALREADY_ENABLED" | "MFA_NOT_ENABLED" | "PLAN_LIMIT_REACHED" | "EMAIL_NOT_CONFIGURED" | "PAYLOAD_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "HOOK_REJECTED" | "FUNCTION_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "SERVICE_INTERRUPTED" | "FUNCTION_TIMEOUT";
+                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "GRAPHQL_PARSE_FAILED" | "GRAPHQL_VALIDATION_FAILED" | "BAD_USER_INPUT" | "GRAPHQL_LIMIT_EXCEEDED" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "INVALID_API_KEY" | "MFA_REQUIRED" | "INVALID_MFA_CODE" | "INVALID_LINK" | "FORBIDDEN" | "ORIGIN_NOT_ALLOWED" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "QUERY_TIMEOUT" | "CONFLICT" | "HOOK_DEPTH_EXCEEDED" | "EMAIL_TAKEN" | "MFA_NOT_ENROLLED" | "MFA_ALREADY_ENABLED" | "MFA_NOT_ENABLED" | "PLAN_LIMIT_REACHED" | "EMAIL_NOT_CONFIGURED" | "PAYLOAD_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "HOOK_REJECTED" | "FUNCTION_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "SERVICE_INTERRUPTED" | "FUNCTION_TIMEOUT";
                 details?: Record<string, never>;
                 message: string;
                 request_id: string;
@@ -1984,7 +2184,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description Error (BAD_REQUEST, VALIDATION_FAILED, GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED, BAD_USER_INPUT, GRAPHQL_LIMIT_EXCEEDED, HOOK_REJECTED) */
+        /** @description Error (BAD_REQUEST, VALIDATION_FAILED, GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED, BAD_USER_INPUT, GRAPHQL_LIMIT_EXCEEDED, INVALID_LINK, HOOK_REJECTED) */
         E400: {
             headers: {
                 [name: string]: unknown;
@@ -4141,6 +4341,8 @@ export interface operations {
                                 /** @description Display name. */
                                 name: string;
                             };
+                            /** @description How many unused MFA recovery codes the account has (0 without MFA). */
+                            recovery_codes_remaining: number;
                         } | null;
                     };
                 };
@@ -4150,6 +4352,157 @@ export interface operations {
             403: components["responses"]["E403"];
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "tenant.account.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The account's e-mail address, typed out. */
+                    confirm: string;
+                    /** @description The current password. */
+                    current_password?: string;
+                    /** @description A current TOTP code (MFA on), in place of the current password. */
+                    totp_code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The ids of the projects deleted with the account. */
+                        deleted_projects: string[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "tenant.email.change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The current password. */
+                    current_password?: string;
+                    /** @description The new sign-in address. */
+                    new_email: string;
+                    /** @description A current TOTP code (MFA on), in place of the current password. */
+                    totp_code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Mails a confirmation link (valid 24 hours) to a new address; the account's address changes when it is opened
+                         *     (confirmEmailChange). Needs the current password or, with MFA on, a TOTP code.
+                         */
+                        accepted: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "tenant.email.confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Makes the address of an e-mail change mail the account's sign-in address. Public (the token is the proof); the old address is told. */
+                        tenant: {
+                            /** @description When the account was created (ISO 8601). */
+                            created_at: string;
+                            /** @description The sign-in e-mail address, lower case. */
+                            email: string;
+                            /** @description The account's id (a UUID). */
+                            id: string;
+                            /** @description Whether sign-in needs a TOTP code. */
+                            mfa_enabled: boolean;
+                            /** @description Display name. */
+                            name: string;
+                            /** @description The plan the account is on. */
+                            plan: {
+                                /** @description The plan's id. */
+                                id: string;
+                                /** @description Display name. */
+                                name: string;
+                            };
+                            /** @description How many unused MFA recovery codes the account has (0 without MFA). */
+                            recovery_codes_remaining: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -4169,7 +4522,9 @@ export interface operations {
                     email: string;
                     /** @description Password. */
                     password: string;
-                    /** @description Current 6-digit TOTP code, required when MFA is on. */
+                    /** @description With MFA on and no authenticator at hand: one unused recovery code (`xxxxx-xxxxx`) in place of the TOTP code. */
+                    recovery_code?: string;
+                    /** @description Current 6-digit TOTP code, required when MFA is on (or a recovery code). */
                     totp_code?: string;
                 };
             };
@@ -4207,6 +4562,8 @@ export interface operations {
                                 /** @description Display name. */
                                 name: string;
                             };
+                            /** @description How many unused MFA recovery codes the account has (0 without MFA). */
+                            recovery_codes_remaining: number;
                         };
                         /** @description Always `Bearer`. */
                         token_type: string;
@@ -4325,6 +4682,46 @@ export interface operations {
             503: components["responses"]["E503"];
         };
     };
+    "tenant.mfa.recoveryCodes.regenerate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Ten codes, each usable once in place of a TOTP code; the previous codes no longer work. Shown this once. */
+                        recovery_codes: string[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
     "tenant.mfa.verify": {
         parameters: {
             query?: never;
@@ -4349,12 +4746,135 @@ export interface operations {
                     "application/json": {
                         /** @description Whether sign-in now needs a TOTP code. */
                         mfa_enabled: boolean;
+                        /**
+                         * @description When MFA was just turned on (mfaVerify): ten recovery codes, each usable once in place of a TOTP code (sign-in,
+                         *     turning MFA off). Shown this once and stored hashed: keep them somewhere safe. Null otherwise.
+                         */
+                        recovery_codes?: string[] | null;
                     };
                 };
             };
             400: components["responses"]["E400"];
             401: components["responses"]["E401"];
             403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "tenant.password.change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The current password. */
+                    current_password?: string;
+                    /** @description The new password, at least 8 characters. */
+                    new_password: string;
+                    /** @description A current TOTP code (MFA on), in place of the current password. */
+                    totp_code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done, no content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "tenant.password.forgot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Mails a one-time link (valid 1 hour) to reset the password of the account with this address. Public. Answers
+                         *     true whether or not the address has an account; every request counts against the address and the client address
+                         *     (RATE_LIMITED past 5 per address or 30 per client address in 15 minutes).
+                         */
+                        accepted: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "tenant.password.reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The new password, at least 8 characters. */
+                    new_password: string;
+                    /** @description The token of the reset mail (`tar_...`). */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done, no content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["E400"];
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
@@ -4412,6 +4932,8 @@ export interface operations {
                                 /** @description Display name. */
                                 name: string;
                             };
+                            /** @description How many unused MFA recovery codes the account has (0 without MFA). */
+                            recovery_codes_remaining: number;
                         };
                         /** @description Always `Bearer`. */
                         token_type: string;
@@ -4419,6 +4941,119 @@ export interface operations {
                 };
             };
             400: components["responses"]["E400"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "tenant.session.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The signed-in account's live sessions (one per sign-in), most recently used first. Needs a tenant access token. */
+                        sessions: {
+                            /** @description When the account signed in (ISO 8601). */
+                            created_at: string;
+                            /** @description Whether this is the caller's own session. */
+                            current: boolean;
+                            /** @description When the session ends unless refreshed (ISO 8601). */
+                            expires_at: string;
+                            /** @description The session's id (the access tokens' `sid`). */
+                            id: string;
+                            /** @description The client address it signed in from, when known. */
+                            ip?: string | null;
+                            /** @description When the session was last refreshed, or created (ISO 8601). */
+                            last_used_at: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "tenant.session.revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done, no content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "tenant.session.revokeAll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    keep_current?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Signs out everywhere: ends every session of the account, or every other one with keepCurrent. Answers how many ended. */
+                        revoked: number;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
@@ -4475,6 +5110,8 @@ export interface operations {
                                 /** @description Display name. */
                                 name: string;
                             };
+                            /** @description How many unused MFA recovery codes the account has (0 without MFA). */
+                            recovery_codes_remaining: number;
                         };
                     };
                 };
