@@ -10,6 +10,7 @@ import path from 'node:path';
 import { generate } from 'otplib';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
+import { nextCode } from '../../support/totp.ts';
 
 const CLI = new URL('../../../packages/client/src/cli/main.ts', import.meta.url).pathname;
 
@@ -19,6 +20,9 @@ let configDir: string;
 const email = `cli-${Date.now()}@example.com`;
 const password = 'correct horse battery staple';
 let mfaSecret = '';
+/** The recovery codes shown when MFA was turned on, and the last TOTP code used. */
+let recoveryCodes: string[] = [];
+let lastTotp = '';
 
 type Run = { code: number; stdout: string; stderr: string; json: () => any }; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -48,10 +52,12 @@ beforeAll(async () => {
   const login = await call('POST', '/auth/api/v1/tenant/login', { body: { email, password } });
   const token = login.body.access_token as string;
   mfaSecret = (await call('POST', '/auth/api/v1/tenant/mfa/enroll', { token })).body.secret;
-  await call('POST', '/auth/api/v1/tenant/mfa/verify', {
-    token,
-    body: { code: await generate({ secret: mfaSecret }) },
-  });
+  recoveryCodes = (
+    await call('POST', '/auth/api/v1/tenant/mfa/verify', {
+      token,
+      body: { code: await generate({ secret: mfaSecret }) },
+    })
+  ).body.recovery_codes;
 }, 60_000);
 
 afterAll(async () => {
@@ -84,17 +90,8 @@ describe('tessera', () => {
     expect(wrong.code).toBe(3);
     expect(wrong.stderr).toMatch(/INVALID_CREDENTIALS/);
     expect(wrong.stderr).toMatch(/request /);
-    const ok = await tessera(
-      [
-        'login',
-        '--email',
-        email,
-        '--password-stdin',
-        '--totp',
-        await generate({ secret: mfaSecret, epoch: Math.floor(Date.now() / 1000) + 30 }),
-      ],
-      { input: password },
-    );
+    lastTotp = await generate({ secret: mfaSecret, epoch: Math.floor(Date.now() / 1000) + 30 });
+    const ok = await tessera(['login', '--email', email, '--password-stdin', '--totp', lastTotp], { input: password });
     expect([ok.code, ok.stderr]).toEqual([0, '']);
     expect(ok.stdout).toContain(`Logged in to ${platform.url} as ${email}`);
     const file = path.join(configDir, 'credentials.json');
@@ -303,4 +300,75 @@ describe('tessera', () => {
     expect((await client(platform.url)('GET', '/auth/api/v1/tenant', { token })).status).toBe(401);
     expect((await tessera(['whoami'])).code).toBe(3);
   });
+
+  it('recovers and manages the account: recovery-code login, new codes, password change, sessions, deletion', async () => {
+    const login = await tessera([
+      'login',
+      '--email',
+      email,
+      '--password',
+      password,
+      '--recovery-code',
+      recoveryCodes[0]!,
+    ]);
+    expect([login.code, login.stderr]).toEqual([0, '']);
+    // A recovery code works once.
+    const again = await tessera([
+      'login',
+      '--email',
+      email,
+      '--password',
+      password,
+      '--recovery-code',
+      recoveryCodes[0]!,
+    ]);
+    expect(again.code).toBe(3);
+    expect(again.stderr).toMatch(/INVALID_MFA_CODE/);
+
+    const sessions = (await tessera(['account', 'sessions', '--json'])).json() as { current: boolean }[];
+    expect(sessions.filter((s) => s.current)).toHaveLength(1);
+    const totp = await nextCode(mfaSecret, lastTotp);
+    const codes = await tessera(['account', 'recovery-codes', '--totp', totp, '--json']);
+    expect(codes.code).toBe(0);
+    const fresh = codes.json().recovery_codes as string[];
+    expect(fresh).toHaveLength(10);
+    expect(
+      (await tessera(['login', '--email', email, '--password', password, '--recovery-code', recoveryCodes[1]!])).code,
+    ).toBe(3);
+
+    const wrong = await tessera([
+      'account',
+      'password',
+      'change',
+      '--password',
+      'not it at all',
+      '--new-password',
+      'x',
+    ]);
+    expect(wrong.code).toBe(7);
+    expect(wrong.stderr).toMatch(/new_password|current_password/);
+    const changed = await tessera([
+      'account',
+      'password',
+      'change',
+      '--password',
+      password,
+      '--new-password',
+      'a new cli password',
+    ]);
+    expect([changed.code, changed.stderr]).toEqual([0, '']);
+    expect((await tessera(['account', 'sessions', 'revoke-all', '--keep-current', '--json'])).json()).toEqual({
+      revoked: expect.any(Number),
+    });
+    expect((await tessera(['account', 'password', 'forgot', email])).code).toBe(0);
+    expect((await tessera(['account', 'delete', '--password', 'a new cli password'])).code).toBe(2); // needs --yes
+    const deleted = await tessera(['account', 'delete', '--password', 'a new cli password', '--yes', '--json']);
+    expect([deleted.code, deleted.stderr]).toEqual([0, '']);
+    expect(deleted.json()).toMatchObject({ deleted: email, deleted_projects: expect.any(Array) });
+    expect((await tessera(['whoami'])).code).toBe(3);
+    expect(
+      (await tessera(['login', '--email', email, '--password', 'a new cli password', '--recovery-code', fresh[0]!]))
+        .code,
+    ).toBe(3);
+  }, 90_000);
 });

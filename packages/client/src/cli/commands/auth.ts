@@ -7,7 +7,9 @@ import { CliError, EXIT } from '../output.ts';
 export const login: Command = {
   name: 'login',
   summary: 'Sign in to a Tessera account (credentials kept in your config folder, mode 0600)',
-  usage: ['login [--url URL] [--email EMAIL] [--password PASSWORD | --password-stdin] [--totp CODE]'],
+  usage: [
+    'login [--url URL] [--email EMAIL] [--password PASSWORD | --password-stdin] [--totp CODE | --recovery-code CODE]',
+  ],
   async run(ctx) {
     const url = ctx.url();
     const email = flag(ctx, 'email') ?? ctx.env.TESSERA_EMAIL ?? (await ask(ctx, 'E-mail: '));
@@ -16,11 +18,12 @@ export const login: Command = {
     password ??= await ask(ctx, 'Password: ', true);
     const client = createClient({ url });
     let totpCode = flag(ctx, 'totp');
+    const recoveryCode = flag(ctx, 'recovery-code');
     let session;
     try {
-      session = await client.tenant.login({ email, password, totpCode });
+      session = await client.tenant.login({ email, password, totpCode, recoveryCode });
     } catch (err) {
-      if (!isTesseraError(err, 'MFA_REQUIRED') || totpCode) throw err;
+      if (!isTesseraError(err, 'MFA_REQUIRED') || totpCode || recoveryCode) throw err;
       totpCode = await ask(ctx, 'TOTP code: ').catch(() => {
         throw new CliError('This account has MFA on: pass --totp <code>', EXIT.AUTH);
       });
