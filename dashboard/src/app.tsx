@@ -6,7 +6,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, Route, Switch, useLocation } from 'wouter';
 import { platform, endSession, useSession } from './lib/session.ts';
 import { Button, ErrorBox, Loading } from './ui/index.tsx';
-import { SignIn, SignUp } from './pages/sign-in.tsx';
+import { ConfirmEmail, ForgotPassword, ResetPassword, SignIn, SignUp } from './pages/sign-in.tsx';
 import { projectOf, samePageIn } from './lib/routes.ts';
 // The home page loads with the shell (it is the first screen after signing in); the rest load on demand.
 import Projects from './pages/projects.tsx';
@@ -26,6 +26,15 @@ export function App() {
         <Route path="/sign-up">
           <SignUp />
         </Route>
+        <Route path="/forgot-password">
+          <ForgotPassword />
+        </Route>
+        <Route path="/reset-password">
+          <ResetPassword />
+        </Route>
+        <Route path="/confirm-email">
+          <ConfirmEmail />
+        </Route>
         <Route>
           <SignIn />
         </Route>
@@ -42,6 +51,10 @@ export function App() {
           </Route>
           <Route path="/account">
             <Account />
+          </Route>
+          {/* A new address is confirmed from its mail whether or not this browser is signed in. */}
+          <Route path="/confirm-email">
+            <ConfirmEmail />
           </Route>
           <Route path={/^\/p\/[^/]+(?:\/.*)?$/}>
             <ProjectArea />
@@ -81,6 +94,10 @@ const NAV: { group: string; items: { href: string; label: string }[] }[] = [
 
 function Shell({ children }: { children: ReactNode }) {
   const [location, navigate] = useLocation();
+  // Signing in or up at /sign-in or /sign-up lands on the projects: the address follows the page.
+  useEffect(() => {
+    if (/^\/(?:sign-in|sign-up)\/?$/i.test(location)) navigate('/', { replace: true });
+  }, [location, navigate]);
   const [menuOpen, setMenuOpen] = useState(false);
   const current = projectOf(location);
   const projects = useQuery({ queryKey: ['projects'], queryFn: () => platform.tenant.projects.list() });

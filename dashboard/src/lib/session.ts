@@ -116,6 +116,20 @@ export function endSession(reason?: string): void {
   save(undefined);
 }
 
+/**
+ * Runs `fn`, which ends the session itself when it succeeds (deleting the account), with `reason` as why it ended;
+ * the reason is forgotten when `fn` fails.
+ */
+export async function endingSession<T>(reason: string, fn: () => Promise<T>): Promise<T> {
+  endedBecause = reason;
+  try {
+    return await fn();
+  } catch (err) {
+    endedBecause = undefined;
+    throw err;
+  }
+}
+
 /** Why the previous session ended, once. */
 export function takeEndReason(): string | undefined {
   const r = endedBecause;

@@ -483,8 +483,11 @@ describe('the dashboard, end to end in chromium', () => {
     mfaCodes.push(await nextCode(mfaSecret));
     await page.getByLabel('Code from the app').fill(mfaCodes.at(-1)!);
     await page.getByRole('button', { name: 'Turn on' }).click();
+    // The recovery codes, shown once.
+    await count(main().getByRole('list', { name: 'Your recovery codes' }).getByRole('listitem'), 10);
+    await page.getByRole('button', { name: 'I saved them' }).click();
     await shown(main().getByText('On', { exact: true }));
-    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('banner').getByRole('button', { name: 'Sign out' }).click();
     await shown(page.getByRole('heading', { name: 'Sign in to Tessera' }));
     await page.getByLabel('E-mail').fill(tenant.email);
     await page.getByLabel('Password').fill(tenant.password);
@@ -500,7 +503,7 @@ describe('the dashboard, end to end in chromium', () => {
   it('turns MFA off with a code, after asking', async () => {
     await page.getByRole('banner').getByRole('link', { name: 'Account' }).click();
     mfaCodes.push(await nextCode(mfaSecret, mfaCodes.at(-1)));
-    await page.getByLabel('Code to turn it off').fill(mfaCodes.at(-1)!);
+    await page.getByLabel('Code from the app, or a recovery code').fill(mfaCodes.at(-1)!);
     await page.getByRole('button', { name: 'Turn off two-factor authentication' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Turn off' }).click();
     await shown(main().getByText('Off', { exact: true }));
