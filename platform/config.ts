@@ -415,7 +415,7 @@ export const CONFIG_SCHEMA = {
     default: '',
     parse: optionalUrl(['smtp:', 'smtps:']),
     description:
-      "Platform SMTP server for the identity provider's own e-mails (`smtp://user:pass@host:587`, `smtps://` for TLS); functions send only through their project's own settings. Empty: those mails are logged at info level instead of sent.",
+      "Platform SMTP server for the platform's own e-mails: end-users' password resets and verifications, developers' account mails (`smtp://user:pass@host:587`, `smtps://` for TLS); functions send only through their project's own settings. Empty: those mails are logged at info level instead of sent.",
   },
   mailFrom: {
     env: 'TESSERA_MAIL_FROM',
