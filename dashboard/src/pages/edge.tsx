@@ -9,6 +9,7 @@ import { useProjectCtx } from '../lib/project-context.ts';
 import { json, when } from '../lib/format.ts';
 import { useFunctions } from './functions.tsx';
 import { useJsonText } from '../lib/json-text.ts';
+import { listTables } from '../lib/tables.ts';
 import {
   Badge,
   Button,
@@ -69,6 +70,34 @@ function FunctionSelect({ value, onChange }: { value: string; onChange: (v: stri
   );
 }
 
+/**
+ * A select of the project's tables (read as the database page reads them, and cached under the same key), with a
+ * link to create one when there is none: a hook on a table that does not exist would never fire (the API refuses it).
+ */
+export function TableSelect({ value, onChange }: { value: string; onChange: (v: string) => void }) {
+  const { api, base, project } = useProjectCtx();
+  const tables = useQuery({ queryKey: ['tables', project.id], queryFn: () => listTables(api) });
+  if (tables.error) return <ErrorBox error={tables.error} title="Could not read the project's tables" />;
+  if (tables.data && tables.data.length === 0)
+    return (
+      <p className="muted">
+        No table yet: <Link href={`${base}/database/new`}>create one</Link> first.
+      </p>
+    );
+  return (
+    <SelectField
+      label="Table"
+      required
+      value={value}
+      onChange={(e) => onChange(e.target.value)}
+      options={[
+        { value: '', label: tables.isPending ? 'Loading tables…' : 'Choose a table…' },
+        ...(tables.data ?? []).map((t) => t.name),
+      ]}
+    />
+  );
+}
+
 /** The delete button of a hook, receiver, cron job or template, asking first. */
 function Delete({ what, onConfirm }: { what: string; onConfirm: () => void }) {
   return <DeleteButton what={what} body={<p>It stops at once; this cannot be undone.</p>} onConfirm={onConfirm} />;
@@ -83,7 +112,7 @@ function Hooks() {
   const hooks = useListResource({
     key: ['hooks', project.id],
     collection: api.functions.hooks,
-    input: () => ({ table: table.trim(), timing, events, function: fn }),
+    input: () => ({ table, timing, events, function: fn }),
     onCreated: () => setTable(''),
     created: 'Hook created',
     deleted: 'Hook deleted',
@@ -103,7 +132,7 @@ function Hooks() {
       fields={
         <>
           <div className="row">
-            <TextField label="Table" required value={table} onChange={(e) => setTable(e.target.value)} />
+            <TableSelect value={table} onChange={setTable} />
             <SelectField
               label="Timing"
               value={timing}

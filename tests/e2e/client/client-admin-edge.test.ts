@@ -78,6 +78,8 @@ describe('client.admin.users', () => {
 
 describe('client.functions edge collections', () => {
   beforeAll(async () => {
+    // A hook needs its table in the project database.
+    await api.data.sql('create table orders (id serial primary key)');
     await api.functions.create({
       name: 'echo',
       steps: [{ name: 'out', kind: 'Transform', expression: '{{ input.body }}', return: true }],
