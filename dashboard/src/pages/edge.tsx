@@ -33,6 +33,7 @@ import {
 import { ListResourceSections, ListSection, QueryView, useAction, useListResource } from '../ui/data.tsx';
 
 const Chart = lazy(() => import('../ui/chart.tsx').then((m) => ({ default: m.Chart })));
+const BarChart = lazy(() => import('../ui/chart.tsx').then((m) => ({ default: m.BarChart })));
 
 export default function Edge({ tab }: { tab: string }) {
   switch (tab) {
@@ -406,9 +407,10 @@ function Email() {
 function TemplateEditor({ template, onDone }: { template?: EmailTemplate; onDone: () => void }) {
   const { api, project } = useProjectCtx();
   const [name, setName] = useState(template?.name ?? '');
-  const [subject, setSubject] = useState(template?.subject ?? 'Hello {{ name }}');
-  const [html, setHtml] = useState(template?.html ?? '<p>Hello {{ name }}!</p>');
-  const [text, setText] = useState(template?.text ?? 'Hello {{ name }}!');
+  // A new template starts empty (the examples are placeholders, so typing never appends to them).
+  const [subject, setSubject] = useState(template?.subject ?? '');
+  const [html, setHtml] = useState(template?.html ?? '');
+  const [text, setText] = useState(template?.text ?? '');
   const [vars, setVars] = useState('{\n  "name": "Ada"\n}');
   const key = ['email-templates', project.id];
   const save = useAction({
@@ -440,11 +442,35 @@ function TemplateEditor({ template, onDone }: { template?: EmailTemplate; onDone
     >
       <Form onSubmit={() => save.mutate()}>
         <div className="row">
-          <TextField label="Template name" required value={name} onChange={(e) => setName(e.target.value)} />
-          <TextField label="Subject" required value={subject} onChange={(e) => setSubject(e.target.value)} />
+          <TextField
+            label="Template name"
+            required
+            placeholder="welcome"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+          />
+          <TextField
+            label="Subject"
+            required
+            placeholder="Hello {{ name }}"
+            value={subject}
+            onChange={(e) => setSubject(e.target.value)}
+          />
         </div>
-        <CodeArea label="HTML body" rows={6} value={html} onChange={(e) => setHtml(e.target.value)} />
-        <TextArea label="Text body" rows={4} value={text} onChange={(e) => setText(e.target.value)} />
+        <CodeArea
+          label="HTML body"
+          rows={6}
+          placeholder="<p>Hello {{ name }}!</p>"
+          value={html}
+          onChange={(e) => setHtml(e.target.value)}
+        />
+        <TextArea
+          label="Text body"
+          rows={4}
+          placeholder="Hello {{ name }}!"
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+        />
         <Button type="submit" variant="primary" busy={save.isPending}>
           Save template
         </Button>
@@ -605,7 +631,6 @@ function Stats() {
     [hours, since],
   );
   const fns = stats.data?.functions ?? [];
-  const idx = useMemo(() => fns.map((_, i) => i), [fns]);
   const names = useMemo(() => fns.map((f) => f.function), [fns]);
   const outcome = useMemo(
     () => [
@@ -658,10 +683,10 @@ function Stats() {
         {fns.length > 0 && (
           <div className="grid-2">
             <Section title="Success and failure">
-              <Chart title="Runs by outcome, per function" x={idx} xLabels={names} series={outcome} bars />
+              <BarChart title="Runs by outcome, per function" categories={names} series={outcome} />
             </Section>
             <Section title="Duration">
-              <Chart title="Duration p50 and p95, per function" x={idx} xLabels={names} series={latency} bars />
+              <BarChart title="Duration p50 and p95, per function" categories={names} series={latency} unit=" ms" />
             </Section>
           </div>
         )}

@@ -375,7 +375,7 @@ function Executions() {
                 </td>
                 <td>{x.trigger}</td>
                 <td>
-                  <StatusBadge status={x.status} />
+                  <StatusBadge status={x.status} responseStatus={x.response_status} />
                 </td>
                 <td className="num">
                   {x.duration_ms === null || x.duration_ms === undefined ? '—' : `${x.duration_ms} ms`}
@@ -396,7 +396,13 @@ function Executions() {
   );
 }
 
-export function StatusBadge({ status }: { status: string }) {
+/**
+ * A run's or a step's status. A run that ended normally but answered an error status (a function's own
+ * `{"error", "status": 400}`) is shown by that status, not as succeeded: "client error 400", "server error 502".
+ */
+export function StatusBadge({ status, responseStatus }: { status: string; responseStatus?: number | null }) {
+  if (status === 'succeeded' && typeof responseStatus === 'number' && responseStatus >= 400)
+    return <Badge tone="bad">{`${responseStatus >= 500 ? 'server error' : 'client error'} ${responseStatus}`}</Badge>;
   const tone = status === 'succeeded' ? 'good' : status === 'failed' ? 'bad' : 'warn';
   return <Badge tone={tone}>{status}</Badge>;
 }
@@ -422,7 +428,10 @@ function ExecutionDetail({ id }: { id: string }) {
     >
       {(x) => (
         <>
-          <Section title={`Execution of ${x.function}`} actions={<StatusBadge status={x.status} />}>
+          <Section
+            title={`Execution of ${x.function}`}
+            actions={<StatusBadge status={x.status} responseStatus={x.response_status} />}
+          >
             <dl className="props">
               <dt>Execution id</dt>
               <dd>
