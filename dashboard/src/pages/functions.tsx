@@ -28,6 +28,7 @@ import {
 import { CursorPager, ListSection, QueryView, useAction, useCursors } from '../ui/data.tsx';
 
 const Edge = lazy(() => import('./edge.tsx'));
+const Secrets = lazy(() => import('./functions-secrets.tsx'));
 
 export default function Functions() {
   const { base, project } = useProjectCtx();
@@ -50,6 +51,7 @@ export default function Functions() {
         { path: 'webhooks', label: 'Webhooks', page: <Edge tab="webhooks" /> },
         { path: 'cron', label: 'Cron jobs', page: <Edge tab="cron" /> },
         { path: 'email', label: 'E-mail', page: <Edge tab="email" /> },
+        { path: 'secrets', label: 'Secrets', page: <Secrets /> },
         { path: 'stats', label: 'Stats', page: <Edge tab="stats" /> },
       ]}
     />

@@ -91,6 +91,12 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: str
 }
 const matches = (v: string, m: string | RegExp) => (typeof m === 'string' ? v.includes(m) : m.test(v));
 const shown = async (l: Locator) => void (await l.first().waitFor({ state: 'visible' }));
+const gone = async (l: Locator) =>
+  void (await until(
+    () => l.count().then(async (n) => n === 0 || !(await l.first().isVisible())),
+    Boolean,
+    `${l} to disappear`,
+  ));
 const contains = async (l: Locator, m: string | RegExp) =>
   void (await until(
     () => l.first().innerText(),
@@ -224,6 +230,58 @@ describe('database hooks in the console', () => {
     expect(hooks.body.hooks).toEqual([
       expect.objectContaining({ table: 'orders', timing: 'after', function: 'audit' }),
     ]);
+  });
+});
+
+describe('function secrets in the console', () => {
+  it('creates a secret whose value is never shown again, rotates it and deletes it after asking', async () => {
+    await open('/functions/secrets');
+    await shown(main().getByText('No secrets'));
+    await page.getByLabel('Secret name').fill('STRIPE_KEY');
+    await page.getByLabel('Value', { exact: true }).fill('sk_live_first_value');
+    await page.getByRole('button', { name: 'Save secret' }).click();
+    const table = main().getByRole('table');
+    await contains(table, 'STRIPE_KEY');
+    // The value is nowhere on the page, and the fields are empty again.
+    expect(await page.content()).not.toContain('sk_live_first_value');
+    expect(await page.getByLabel('Value', { exact: true }).inputValue()).toBe('');
+    // A function reads it (its output shows secrets redacted, so the function compares).
+    expect(
+      (
+        await api('POST', '/edge/api/v1/functions', {
+          name: 'check-secret',
+          steps: [
+            { name: 's', kind: 'Transform', expression: { same: '{{ safeEqual(secrets.STRIPE_KEY, input.body.v) }}' } },
+          ],
+        })
+      ).status,
+    ).toBe(201);
+    const check = async (v: string) => (await api('POST', '/edge/api/v1/invoke/check-secret', { v })).body;
+    expect(await check('sk_live_first_value')).toEqual({ same: true });
+    // The same name again is pointed at rotating instead.
+    await page.getByLabel('Secret name').fill('STRIPE_KEY');
+    await contains(main(), 'A secret of this name exists');
+    await page.getByLabel('Secret name').fill('');
+    await checkPage('fn-02-secrets');
+    await page.getByRole('button', { name: 'Rotate STRIPE_KEY' }).click();
+    await page.getByLabel('New value of STRIPE_KEY').fill('sk_live_second_value');
+    await page.getByRole('button', { name: 'Save new value' }).click();
+    await contains(page.locator('.toasts'), 'STRIPE_KEY rotated');
+    expect(await page.content()).not.toContain('sk_live_second_value');
+    expect([await check('sk_live_first_value'), await check('sk_live_second_value')]).toEqual([
+      { same: false },
+      { same: true },
+    ]);
+    await page.getByRole('button', { name: 'Delete secret STRIPE_KEY' }).click();
+    const dialog = page.getByRole('dialog');
+    await contains(dialog, 'Delete secret STRIPE_KEY?');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await gone(dialog);
+    await contains(table, 'STRIPE_KEY');
+    await page.getByRole('button', { name: 'Delete secret STRIPE_KEY' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete', exact: true }).click();
+    await shown(main().getByText('No secrets'));
+    expect((await api('GET', '/edge/api/v1/secrets')).body.secrets).toEqual([]);
   });
 });
 
