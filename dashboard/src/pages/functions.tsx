@@ -29,6 +29,7 @@ import { CursorPager, ListSection, QueryView, useAction, useCursors } from '../u
 
 const Edge = lazy(() => import('./edge.tsx'));
 const Secrets = lazy(() => import('./functions-secrets.tsx'));
+const Events = lazy(() => import('./functions-events.tsx'));
 
 export default function Functions() {
   const { base, project } = useProjectCtx();
@@ -42,6 +43,7 @@ export default function Functions() {
         { path: 'new', page: () => <FunctionEditor /> },
         { path: 'f/:id', page: (p) => <FunctionPage id={decodeURIComponent(p.id ?? '')} /> },
         { path: 'executions/:id', page: (p) => <ExecutionDetail id={decodeURIComponent(p.id ?? '')} /> },
+        { path: 'events/:id', page: (p) => <Events id={decodeURIComponent(p.id ?? '')} /> },
       ]}
       tabs={[
         { path: 'list', label: 'Functions', also: ['f', 'new'], page: <FunctionList /> },
@@ -52,6 +54,7 @@ export default function Functions() {
         { path: 'cron', label: 'Cron jobs', page: <Edge tab="cron" /> },
         { path: 'email', label: 'E-mail', page: <Edge tab="email" /> },
         { path: 'secrets', label: 'Secrets', page: <Secrets /> },
+        { path: 'events', label: 'Events', page: <Events /> },
         { path: 'stats', label: 'Stats', page: <Edge tab="stats" /> },
       ]}
     />

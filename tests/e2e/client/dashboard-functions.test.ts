@@ -15,6 +15,7 @@ import { launchChromium, requireChromium } from '../../support/browser.ts';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import type { Res } from '../../support/http.ts';
+import { Webhook } from 'standardwebhooks';
 import { startReceiver, type Receiver } from '../functions/event-receiver.ts';
 
 jest.setTimeout(60_000);
@@ -117,7 +118,11 @@ beforeAll(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   const build = promisify(execFile)(process.execPath, [path.join(ROOT, 'dashboard/build.ts')], { cwd: ROOT });
   // Event deliveries go to a receiver on loopback, which outbound HTTP refuses unless the operator allows it.
-  platform = await startOneProcess({ TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true' });
+  // Automatic retries of a failed delivery wait long enough not to race the redelivery the test asks for.
+  platform = await startOneProcess({
+    TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true',
+    TESSERA_EVENT_RETRY_BASE_MS: '600000',
+  });
   base = platform.url.replace('127.0.0.1', 'localhost');
   receiver = await startReceiver();
   await build;
@@ -282,6 +287,107 @@ describe('function secrets in the console', () => {
     await page.getByRole('dialog').getByRole('button', { name: 'Delete', exact: true }).click();
     await shown(main().getByText('No secrets'));
     expect((await api('GET', '/edge/api/v1/secrets')).body.secrets).toEqual([]);
+  });
+});
+
+describe('outbound event subscriptions in the console', () => {
+  let secret = '';
+  const hook = () => `${receiver.url}/hook`;
+  const deliveries = () => main().getByRole('table', { name: 'Deliveries' }).locator('tbody tr:not(.detail-row)');
+
+  it('creates a subscription to row events of a chosen table, showing its signing secret once', async () => {
+    await open('/functions/events');
+    await shown(main().getByText('No event subscriptions'));
+    await page.getByLabel('Endpoint URL').fill(hook());
+    await page.getByLabel('Description').fill('Orders to the warehouse');
+    await main().getByRole('checkbox', { name: 'row.inserted' }).check();
+    await main()
+      .getByRole('group', { name: 'Tables whose rows are watched' })
+      .getByRole('checkbox', { name: 'orders' })
+      .check();
+    await page.getByRole('button', { name: 'Create subscription' }).click();
+    const value = main().getByTestId('value-Signing secret');
+    await shown(value);
+    secret = (await value.innerText()).trim();
+    expect(secret).toMatch(/^whsec_/);
+    await checkPage('fn-03-events');
+    await page.getByRole('button', { name: 'Done, I have copied it' }).click();
+    await gone(value);
+    expect(await page.content()).not.toContain(secret);
+    const listed = await api('GET', '/edge/api/v1/event-subscriptions');
+    expect(listed.body.event_subscriptions).toEqual([
+      expect.objectContaining({
+        url: hook(),
+        events: ['row.inserted'],
+        tables: ['orders'],
+        enabled: true,
+        secret: null,
+      }),
+    ]);
+    // A row written to the table is delivered, signed with that secret.
+    expect((await api('POST', '/v1/insert', { table: 'orders', values: { sku: 'A-1' } })).status).toBe(201);
+    const [got] = await receiver.waitFor('/hook', 1);
+    const event = new Webhook(secret).verify(got!.body, got!.headers) as { type: string; data: unknown };
+    expect(event.type).toBe('row.inserted');
+  });
+
+  it('sends a test, shows each delivery with its status and response, and redelivers a failed one', async () => {
+    await page.getByRole('button', { name: 'Send test' }).click();
+    await contains(page.locator('.toasts'), 'Test event queued');
+    await receiver.waitFor('/hook', 2);
+    await page.getByRole('link', { name: `Delivery log of ${hook()}` }).click();
+    await shown(main().getByRole('heading', { name: `Deliveries to ${hook()}` }));
+    await count(deliveries(), 2);
+    const test = deliveries().filter({ hasText: 'subscription.test' });
+    await contains(test, 'succeeded');
+    await contains(test, '200');
+    await test.getByRole('button', { name: /^Show/ }).click();
+    await contains(main().getByTestId('delivery-detail'), '{"ok":true}');
+    await checkPage('fn-04-deliveries');
+    await test.getByRole('button', { name: /^Hide/ }).click();
+    // The endpoint fails: the delivery shows the 500 and what it answered; once it is back, a redelivery succeeds.
+    receiver.answer('/hook', { status: 500, body: '{"error":"warehouse down"}' });
+    await main().getByRole('button', { name: 'Send test' }).click();
+    await count(deliveries(), 3);
+    const failed = deliveries().first();
+    await contains(failed, '500');
+    await contains(failed, 'pending');
+    await failed.getByRole('button', { name: /^Show/ }).click();
+    await contains(main().getByTestId('delivery-detail'), 'warehouse down');
+    receiver.answer('/hook', { status: 200, body: '{"ok":"again"}' });
+    await failed.getByRole('button', { name: /^Redeliver/ }).click();
+    await contains(failed, 'succeeded');
+    await contains(failed, '200');
+    await contains(main().getByTestId('delivery-detail'), '{"ok":"again"}');
+    // Filtering by status.
+    await main().getByRole('combobox', { name: 'Status' }).selectOption('succeeded');
+    await count(deliveries(), 3);
+    await main().getByRole('combobox', { name: 'Status' }).selectOption('dead');
+    await shown(main().getByText('No deliveries'));
+  });
+
+  it('rotates the secret after asking (shown once), and disables and enables the subscription', async () => {
+    await page.getByRole('link', { name: '← Event subscriptions' }).click();
+    await page.getByRole('button', { name: `Rotate secret of ${hook()}` }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate secret' }).click();
+    const value = main().getByTestId('value-Signing secret');
+    await shown(value);
+    const rotated = (await value.innerText()).trim();
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(secret);
+    await page.getByRole('button', { name: 'Done, I have copied it' }).click();
+    await gone(value);
+    await page.getByRole('button', { name: 'Disable', exact: true }).click();
+    await shown(main().locator('.badge', { hasText: 'disabled' }));
+    expect((await api('GET', '/edge/api/v1/event-subscriptions')).body.event_subscriptions[0].enabled).toBe(false);
+    await page.getByRole('button', { name: 'Enable', exact: true }).click();
+    await shown(main().locator('.badge', { hasText: 'enabled' }));
+    expect((await api('GET', '/edge/api/v1/event-subscriptions')).body.event_subscriptions[0].enabled).toBe(true);
+    // The next delivery is signed with the new secret.
+    const before = receiver.at('/hook').length;
+    await page.getByRole('button', { name: 'Send test' }).click();
+    const all = await receiver.waitFor('/hook', before + 1);
+    expect(() => new Webhook(rotated).verify(all[before]!.body, all[before]!.headers)).not.toThrow();
   });
 });
 
