@@ -185,6 +185,7 @@ export const functionsRoutes: RouteRow[] = [
     summary: 'Create a database hook',
     description:
       'Body `{table, timing: "before" | "after", events: ["insert", "update", "delete"], function}` (function by name). ' +
+      "The table must exist in the project's database: an unknown table is 400 VALIDATION_FAILED naming it (`details.table`). " +
       'The function gets `input.body = {event, table, timing, row, where, user_id}`. A before-hook runs inside the data API write: ' +
       'an output `{"error", "status"}` refuses it with that status (HOOK_REJECTED), `{"row": {...}}` replaces the row written. ' +
       'An after-hook runs after commit through the scheduler, once per row, retried until it succeeds (at least once).',

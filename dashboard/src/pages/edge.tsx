@@ -9,6 +9,7 @@ import { useProjectCtx } from '../lib/project-context.ts';
 import { json, when } from '../lib/format.ts';
 import { useFunctions } from './functions.tsx';
 import { useJsonText } from '../lib/json-text.ts';
+import { listTables } from '../lib/tables.ts';
 import {
   Badge,
   Button,
@@ -32,6 +33,7 @@ import {
 import { ListResourceSections, ListSection, QueryView, useAction, useListResource } from '../ui/data.tsx';
 
 const Chart = lazy(() => import('../ui/chart.tsx').then((m) => ({ default: m.Chart })));
+const BarChart = lazy(() => import('../ui/chart.tsx').then((m) => ({ default: m.BarChart })));
 
 export default function Edge({ tab }: { tab: string }) {
   switch (tab) {
@@ -69,6 +71,34 @@ function FunctionSelect({ value, onChange }: { value: string; onChange: (v: stri
   );
 }
 
+/**
+ * A select of the project's tables (read as the database page reads them, and cached under the same key), with a
+ * link to create one when there is none: a hook on a table that does not exist would never fire (the API refuses it).
+ */
+export function TableSelect({ value, onChange }: { value: string; onChange: (v: string) => void }) {
+  const { api, base, project } = useProjectCtx();
+  const tables = useQuery({ queryKey: ['tables', project.id], queryFn: () => listTables(api) });
+  if (tables.error) return <ErrorBox error={tables.error} title="Could not read the project's tables" />;
+  if (tables.data && tables.data.length === 0)
+    return (
+      <p className="muted">
+        No table yet: <Link href={`${base}/database/new`}>create one</Link> first.
+      </p>
+    );
+  return (
+    <SelectField
+      label="Table"
+      required
+      value={value}
+      onChange={(e) => onChange(e.target.value)}
+      options={[
+        { value: '', label: tables.isPending ? 'Loading tables…' : 'Choose a table…' },
+        ...(tables.data ?? []).map((t) => t.name),
+      ]}
+    />
+  );
+}
+
 /** The delete button of a hook, receiver, cron job or template, asking first. */
 function Delete({ what, onConfirm }: { what: string; onConfirm: () => void }) {
   return <DeleteButton what={what} body={<p>It stops at once; this cannot be undone.</p>} onConfirm={onConfirm} />;
@@ -83,7 +113,7 @@ function Hooks() {
   const hooks = useListResource({
     key: ['hooks', project.id],
     collection: api.functions.hooks,
-    input: () => ({ table: table.trim(), timing, events, function: fn }),
+    input: () => ({ table, timing, events, function: fn }),
     onCreated: () => setTable(''),
     created: 'Hook created',
     deleted: 'Hook deleted',
@@ -103,7 +133,7 @@ function Hooks() {
       fields={
         <>
           <div className="row">
-            <TextField label="Table" required value={table} onChange={(e) => setTable(e.target.value)} />
+            <TableSelect value={table} onChange={setTable} />
             <SelectField
               label="Timing"
               value={timing}
@@ -377,9 +407,10 @@ function Email() {
 function TemplateEditor({ template, onDone }: { template?: EmailTemplate; onDone: () => void }) {
   const { api, project } = useProjectCtx();
   const [name, setName] = useState(template?.name ?? '');
-  const [subject, setSubject] = useState(template?.subject ?? 'Hello {{ name }}');
-  const [html, setHtml] = useState(template?.html ?? '<p>Hello {{ name }}!</p>');
-  const [text, setText] = useState(template?.text ?? 'Hello {{ name }}!');
+  // A new template starts empty (the examples are placeholders, so typing never appends to them).
+  const [subject, setSubject] = useState(template?.subject ?? '');
+  const [html, setHtml] = useState(template?.html ?? '');
+  const [text, setText] = useState(template?.text ?? '');
   const [vars, setVars] = useState('{\n  "name": "Ada"\n}');
   const key = ['email-templates', project.id];
   const save = useAction({
@@ -411,11 +442,35 @@ function TemplateEditor({ template, onDone }: { template?: EmailTemplate; onDone
     >
       <Form onSubmit={() => save.mutate()}>
         <div className="row">
-          <TextField label="Template name" required value={name} onChange={(e) => setName(e.target.value)} />
-          <TextField label="Subject" required value={subject} onChange={(e) => setSubject(e.target.value)} />
+          <TextField
+            label="Template name"
+            required
+            placeholder="welcome"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+          />
+          <TextField
+            label="Subject"
+            required
+            placeholder="Hello {{ name }}"
+            value={subject}
+            onChange={(e) => setSubject(e.target.value)}
+          />
         </div>
-        <CodeArea label="HTML body" rows={6} value={html} onChange={(e) => setHtml(e.target.value)} />
-        <TextArea label="Text body" rows={4} value={text} onChange={(e) => setText(e.target.value)} />
+        <CodeArea
+          label="HTML body"
+          rows={6}
+          placeholder="<p>Hello {{ name }}!</p>"
+          value={html}
+          onChange={(e) => setHtml(e.target.value)}
+        />
+        <TextArea
+          label="Text body"
+          rows={4}
+          placeholder="Hello {{ name }}!"
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+        />
         <Button type="submit" variant="primary" busy={save.isPending}>
           Save template
         </Button>
@@ -576,7 +631,6 @@ function Stats() {
     [hours, since],
   );
   const fns = stats.data?.functions ?? [];
-  const idx = useMemo(() => fns.map((_, i) => i), [fns]);
   const names = useMemo(() => fns.map((f) => f.function), [fns]);
   const outcome = useMemo(
     () => [
@@ -629,10 +683,10 @@ function Stats() {
         {fns.length > 0 && (
           <div className="grid-2">
             <Section title="Success and failure">
-              <Chart title="Runs by outcome, per function" x={idx} xLabels={names} series={outcome} bars />
+              <BarChart title="Runs by outcome, per function" categories={names} series={outcome} />
             </Section>
             <Section title="Duration">
-              <Chart title="Duration p50 and p95, per function" x={idx} xLabels={names} series={latency} bars />
+              <BarChart title="Duration p50 and p95, per function" categories={names} series={latency} unit=" ms" />
             </Section>
           </div>
         )}

@@ -1,10 +1,10 @@
 // Edge functions: the list, the editor (JSON with schema validation, errors on their lines), invoking with input
 // (sync, async, dry run), executions with filters and one execution as a timeline of its steps. Hooks, webhook
 // receivers, cron jobs, e-mail and stats are in ./edge.tsx.
-import { lazy, useMemo, useState } from 'react';
+import { lazy, Suspense, useMemo, useState } from 'react';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useLocation } from 'wouter';
-import { isTesseraError, type EdgeFunction, type InvokeResult } from '@tessera/client';
+import { isTesseraError, type EdgeFunction, type ExecutionEvent, type InvokeResult } from '@tessera/client';
 import { useProjectCtx } from '../lib/project-context.ts';
 import { json, when } from '../lib/format.ts';
 import { checkDefinitionText, lineOfPath, NEW_FUNCTION, type Issue } from '../lib/function-schema.ts';
@@ -21,6 +21,7 @@ import {
   Empty,
   ErrorBox,
   Form,
+  Loading,
   Section,
   SelectField,
   TextField,
@@ -28,6 +29,10 @@ import {
 import { CursorPager, ListSection, QueryView, useAction, useCursors } from '../ui/data.tsx';
 
 const Edge = lazy(() => import('./edge.tsx'));
+const Secrets = lazy(() => import('./functions-secrets.tsx'));
+const Events = lazy(() => import('./functions-events.tsx'));
+const ReplayAndCompare = lazy(() => import('./functions-diff.tsx'));
+const ExecutionDiffView = lazy(() => import('./functions-diff.tsx').then((m) => ({ default: m.ExecutionDiffView })));
 
 export default function Functions() {
   const { base, project } = useProjectCtx();
@@ -40,7 +45,14 @@ export default function Functions() {
       routes={[
         { path: 'new', page: () => <FunctionEditor /> },
         { path: 'f/:id', page: (p) => <FunctionPage id={decodeURIComponent(p.id ?? '')} /> },
+        {
+          path: 'executions/:id/diff/:other',
+          page: (p) => (
+            <ExecutionDiffView id={decodeURIComponent(p.id ?? '')} other={decodeURIComponent(p.other ?? '')} />
+          ),
+        },
         { path: 'executions/:id', page: (p) => <ExecutionDetail id={decodeURIComponent(p.id ?? '')} /> },
+        { path: 'events/:id', page: (p) => <Events id={decodeURIComponent(p.id ?? '')} /> },
       ]}
       tabs={[
         { path: 'list', label: 'Functions', also: ['f', 'new'], page: <FunctionList /> },
@@ -50,6 +62,8 @@ export default function Functions() {
         { path: 'webhooks', label: 'Webhooks', page: <Edge tab="webhooks" /> },
         { path: 'cron', label: 'Cron jobs', page: <Edge tab="cron" /> },
         { path: 'email', label: 'E-mail', page: <Edge tab="email" /> },
+        { path: 'secrets', label: 'Secrets', page: <Secrets /> },
+        { path: 'events', label: 'Events', page: <Events /> },
         { path: 'stats', label: 'Stats', page: <Edge tab="stats" /> },
       ]}
     />
@@ -267,7 +281,9 @@ function Invoke({ fn }: { fn: EdgeFunction }) {
           <Link href={`${base}/functions/executions/${encodeURIComponent(failedId)}`}>Open the execution timeline</Link>
         </p>
       )}
-      {result && (
+      {result && mode === 'dry' && isDryRun(result.data) ? (
+        <DryRun run={result.data} />
+      ) : result ? (
         <div className="stack" aria-live="polite">
           <p>
             Status <Badge tone={result.status < 300 ? 'good' : 'bad'}>{result.status}</Badge>
@@ -284,13 +300,45 @@ function Invoke({ fn }: { fn: EdgeFunction }) {
           <h3>Output</h3>
           <pre data-testid="invoke-output">{json(result.data)}</pre>
         </div>
-      )}
+      ) : null}
     </Section>
   );
 }
 
+/** What `?dry_run=true` answers: the run's outcome and its step trace (nothing was sent, written or recorded). */
+type DryRunResult = {
+  dry_run: true;
+  status: string;
+  output: unknown;
+  response_status?: number | null;
+  error: unknown;
+  trace: ExecutionEvent[];
+};
+const isDryRun = (v: unknown): v is DryRunResult =>
+  typeof v === 'object' &&
+  v !== null &&
+  (v as DryRunResult).dry_run === true &&
+  Array.isArray((v as DryRunResult).trace);
+
+/** A dry run as the execution view shows a run: its outcome, its output, then the timeline of its steps. */
+function DryRun({ run }: { run: DryRunResult }) {
+  return (
+    <div className="stack" aria-live="polite" data-testid="dry-run">
+      <p>
+        Dry run <StatusBadge status={run.status} responseStatus={run.response_status} />{' '}
+        <span className="muted">nothing was sent, written or recorded</span>
+      </p>
+      {run.error ? <pre className="field-error">{json(run.error)}</pre> : null}
+      <h3>Output</h3>
+      <pre data-testid="invoke-output">{json(run.output)}</pre>
+      <h3>Timeline</h3>
+      <StepTimeline steps={run.trace} label="Steps of the dry run" />
+    </div>
+  );
+}
+
 const STATUSES = ['', 'queued', 'running', 'succeeded', 'failed'];
-const TRIGGERS = ['', 'invoke', 'webhook', 'cron', 'hook', 'function'];
+const TRIGGERS = ['', 'invoke', 'webhook', 'cron', 'hook', 'function', 'replay'];
 
 function Executions() {
   const { api, project, base } = useProjectCtx();
@@ -375,7 +423,7 @@ function Executions() {
                 </td>
                 <td>{x.trigger}</td>
                 <td>
-                  <StatusBadge status={x.status} />
+                  <StatusBadge status={x.status} responseStatus={x.response_status} />
                 </td>
                 <td className="num">
                   {x.duration_ms === null || x.duration_ms === undefined ? '—' : `${x.duration_ms} ms`}
@@ -396,7 +444,13 @@ function Executions() {
   );
 }
 
-export function StatusBadge({ status }: { status: string }) {
+/**
+ * A run's or a step's status. A run that ended normally but answered an error status (a function's own
+ * `{"error", "status": 400}`) is shown by that status, not as succeeded: "client error 400", "server error 502".
+ */
+export function StatusBadge({ status, responseStatus }: { status: string; responseStatus?: number | null }) {
+  if (status === 'succeeded' && typeof responseStatus === 'number' && responseStatus >= 400)
+    return <Badge tone="bad">{`${responseStatus >= 500 ? 'server error' : 'client error'} ${responseStatus}`}</Badge>;
   const tone = status === 'succeeded' ? 'good' : status === 'failed' ? 'bad' : 'warn';
   return <Badge tone={tone}>{status}</Badge>;
 }
@@ -422,7 +476,10 @@ function ExecutionDetail({ id }: { id: string }) {
     >
       {(x) => (
         <>
-          <Section title={`Execution of ${x.function}`} actions={<StatusBadge status={x.status} />}>
+          <Section
+            title={`Execution of ${x.function}`}
+            actions={<StatusBadge status={x.status} responseStatus={x.response_status} />}
+          >
             <dl className="props">
               <dt>Execution id</dt>
               <dd>
@@ -478,37 +535,45 @@ function ExecutionDetail({ id }: { id: string }) {
             loading="Loading the steps"
             empty={<Empty title="No steps recorded yet">A queued execution records its steps when it runs.</Empty>}
           >
-            {(steps) => (
-              <ol className="timeline" aria-label="Steps">
-                {steps.map((e) => (
-                  <li key={e.seq} className={e.type === 'failed' ? 'failed' : undefined}>
-                    <strong>{e.step}</strong> <Badge>{e.kind}</Badge> <StatusBadge status={e.type} />
-                    {e.attempt > 1 && <Badge tone="warn">attempt {e.attempt}</Badge>}
-                    <span className="muted">
-                      {' '}
-                      {when(e.at)}
-                      {e.duration_ms !== null && e.duration_ms !== undefined ? ` · ${e.duration_ms} ms` : ''}
-                    </span>
-                    {e.input !== undefined && e.input !== null && (
-                      <details>
-                        <summary>Input</summary>
-                        <pre>{json(e.input)}</pre>
-                      </details>
-                    )}
-                    {e.output !== undefined && e.output !== null && (
-                      <details open>
-                        <summary>Output</summary>
-                        <pre>{json(e.output)}</pre>
-                      </details>
-                    )}
-                    {e.error ? <pre className="field-error">{json(e.error)}</pre> : null}
-                  </li>
-                ))}
-              </ol>
-            )}
+            {(steps) => <StepTimeline steps={steps} label="Steps" />}
           </ListSection>
+          <Suspense fallback={<Loading what="Loading replay" />}>
+            <ReplayAndCompare execution={x} steps={[...new Set((events.data ?? []).map((e) => e.step))]} />
+          </Suspense>
         </>
       )}
     </QueryView>
+  );
+}
+
+/** The steps of a run in order (an execution's step log, or a dry run's trace): what each was given and gave. */
+export function StepTimeline({ steps, label }: { steps: ExecutionEvent[]; label: string }) {
+  return (
+    <ol className="timeline" aria-label={label}>
+      {steps.map((e) => (
+        <li key={e.seq} className={e.type === 'failed' ? 'failed' : undefined}>
+          <strong>{e.step}</strong> <Badge>{e.kind}</Badge> <StatusBadge status={e.type} />
+          {e.attempt > 1 && <Badge tone="warn">attempt {e.attempt}</Badge>}
+          <span className="muted">
+            {' '}
+            {when(e.at)}
+            {e.duration_ms !== null && e.duration_ms !== undefined ? ` · ${e.duration_ms} ms` : ''}
+          </span>
+          {e.input !== undefined && e.input !== null && (
+            <details>
+              <summary>Input</summary>
+              <pre>{json(e.input)}</pre>
+            </details>
+          )}
+          {e.output !== undefined && e.output !== null && (
+            <details open>
+              <summary>Output</summary>
+              <pre>{json(e.output)}</pre>
+            </details>
+          )}
+          {e.error ? <pre className="field-error">{json(e.error)}</pre> : null}
+        </li>
+      ))}
+    </ol>
   );
 }

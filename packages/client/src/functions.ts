@@ -1,6 +1,7 @@
 // Edge functions: invoke (sync, async, dry run) with any project key or end-user token (the publishable key and
 // end-users only functions marked public), and, with the secret key, definitions, secrets, executions, hooks,
-// webhook receivers, cron jobs, e-mail templates and SMTP settings.
+// webhook receivers, cron jobs, e-mail templates and SMTP settings, replay and diff of executions, and outbound
+// event subscriptions with their delivery logs.
 import type { Http } from './http.ts';
 import type {
   BodyOf,
@@ -8,7 +9,11 @@ import type {
   EdgeFunction,
   EmailConfig,
   EmailTemplate,
+  EventDelivery,
+  EventDeliveryDetail,
+  EventSubscription,
   Execution,
+  ExecutionDiff,
   ExecutionEvent,
   FunctionSecret,
   Hook,
@@ -117,6 +122,26 @@ export class Functions {
           `${BASE}/executions/${encodeURIComponent(id)}/events`,
         )
       ).events,
+    /**
+     * Re-runs a finished execution from `from_step` (default: where it failed, else the first step), reusing the
+     * results it recorded for the earlier steps; answers the new execution (`trigger: "replay"`, `replay_of`).
+     */
+    replay: async (id: string, opts: BodyOf<'/edge/api/v1/executions/{id}/replay', 'post'> = {}): Promise<Execution> =>
+      (
+        await this.#http.request<{ execution: Execution }>(
+          'POST',
+          `${BASE}/executions/${encodeURIComponent(id)}/replay`,
+          { body: opts ?? {} },
+        )
+      ).execution,
+    /** What changed from execution `id` to `other`: input, output, status, error, duration, and step by step. */
+    diff: async (id: string, other: string): Promise<ExecutionDiff> =>
+      (
+        await this.#http.request<{ diff: ExecutionDiff }>(
+          'GET',
+          `${BASE}/executions/${encodeURIComponent(id)}/diff/${encodeURIComponent(other)}`,
+        )
+      ).diff,
     stats: async (query: { since?: string; until?: string } = {}) =>
       await this.#http.request<ResponseOf<'/edge/api/v1/stats', 'get'>>('GET', `${BASE}/stats`, { query }),
   };
@@ -182,6 +207,82 @@ export class Functions {
           { body: { variables } },
         )
       ).preview,
+  };
+
+  /**
+   * Outbound event subscriptions: URLs that get the project's events signed the Standard Webhooks way, with their
+   * delivery logs. The signing `secret` is answered only by `create` and `rotateSecret`.
+   */
+  readonly eventSubscriptions = {
+    list: async (): Promise<EventSubscription[]> =>
+      (await this.#http.request<{ event_subscriptions: EventSubscription[] }>('GET', `${BASE}/event-subscriptions`))
+        .event_subscriptions,
+    get: async (id: string): Promise<EventSubscription> =>
+      (
+        await this.#http.request<{ event_subscription: EventSubscription }>(
+          'GET',
+          `${BASE}/event-subscriptions/${encodeURIComponent(id)}`,
+        )
+      ).event_subscription,
+    create: async (sub: BodyOf<'/edge/api/v1/event-subscriptions', 'post'>): Promise<EventSubscription> =>
+      (
+        await this.#http.request<{ event_subscription: EventSubscription }>('POST', `${BASE}/event-subscriptions`, {
+          body: sub,
+        })
+      ).event_subscription,
+    update: async (
+      id: string,
+      change: BodyOf<'/edge/api/v1/event-subscriptions/{id}', 'put'>,
+    ): Promise<EventSubscription> =>
+      (
+        await this.#http.request<{ event_subscription: EventSubscription }>(
+          'PUT',
+          `${BASE}/event-subscriptions/${encodeURIComponent(id)}`,
+          { body: change },
+        )
+      ).event_subscription,
+    remove: async (id: string): Promise<void> =>
+      void (await this.#http.request('DELETE', `${BASE}/event-subscriptions/${encodeURIComponent(id)}`)),
+    /** A new signing secret (yours, or a random one), answered once. */
+    rotateSecret: async (id: string, secret?: string): Promise<EventSubscription> =>
+      (
+        await this.#http.request<{ event_subscription: EventSubscription }>(
+          'POST',
+          `${BASE}/event-subscriptions/${encodeURIComponent(id)}/rotate-secret`,
+          { body: secret === undefined ? {} : { secret } },
+        )
+      ).event_subscription,
+    /** Queues a `subscription.test` event to this subscription only; answers its delivery. */
+    test: async (id: string): Promise<EventDelivery> =>
+      (
+        await this.#http.request<{ delivery: EventDelivery }>(
+          'POST',
+          `${BASE}/event-subscriptions/${encodeURIComponent(id)}/test`,
+        )
+      ).delivery,
+    /** The delivery log, newest first. */
+    deliveries: async (id: string, query: QueryOf<'/edge/api/v1/event-subscriptions/{id}/deliveries', 'get'> = {}) =>
+      await this.#http.request<ResponseOf<'/edge/api/v1/event-subscriptions/{id}/deliveries', 'get'>>(
+        'GET',
+        `${BASE}/event-subscriptions/${encodeURIComponent(id)}/deliveries`,
+        { query },
+      ),
+    /** One delivery with every attempt. */
+    delivery: async (id: string, deliveryId: string): Promise<EventDeliveryDetail> =>
+      (
+        await this.#http.request<{ delivery: EventDeliveryDetail }>(
+          'GET',
+          `${BASE}/event-subscriptions/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(deliveryId)}`,
+        )
+      ).delivery,
+    /** Attempts a delivery again now (same `webhook-id`). */
+    redeliver: async (id: string, deliveryId: string): Promise<EventDelivery> =>
+      (
+        await this.#http.request<{ delivery: EventDelivery }>(
+          'POST',
+          `${BASE}/event-subscriptions/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(deliveryId)}/redeliver`,
+        )
+      ).delivery,
   };
 
   /** The project's SMTP settings (the password is stored encrypted and never answered). */

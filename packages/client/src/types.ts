@@ -42,6 +42,15 @@ export type WebhookReceiver = ResponseOf<'/edge/api/v1/webhooks', 'get'>['webhoo
 export type CronJob = ResponseOf<'/edge/api/v1/cron', 'get'>['cron_jobs'][number];
 export type EmailTemplate = ResponseOf<'/edge/api/v1/email-templates', 'get'>['email_templates'][number];
 export type EmailConfig = NonNullable<ResponseOf<'/edge/api/v1/email-config', 'get'>['email_config']>;
+export type EventSubscription = ResponseOf<'/edge/api/v1/event-subscriptions', 'get'>['event_subscriptions'][number];
+export type EventDelivery = ResponseOf<'/edge/api/v1/event-subscriptions/{id}/deliveries', 'get'>['deliveries'][number];
+/** One delivery with every attempt. */
+export type EventDeliveryDetail = ResponseOf<
+  '/edge/api/v1/event-subscriptions/{id}/deliveries/{delivery_id}',
+  'get'
+>['delivery'];
+/** What changed between two executions, overall and step by step. */
+export type ExecutionDiff = ResponseOf<'/edge/api/v1/executions/{id}/diff/{other}', 'get'>['diff'];
 
 /** Tokens from the tenant's login or refresh. */
 export type TenantSession = ResponseOf<'/auth/api/v1/tenant/login', 'post'>;

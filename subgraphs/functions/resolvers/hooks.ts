@@ -34,7 +34,7 @@ export const hookQueries = {
 
 export const hookMutations = {
   createFunctionHook: async (_: unknown, { input }: { input: HookInput }, ctx: Ctx) =>
-    await ctx.services.hooks.create(requireProject(ctx).projectId, input),
+    await ctx.services.hooks.create({ ...requireProject(ctx), requestId: ctx.requestId }, input),
   deleteFunctionHook: async (_: unknown, { id }: { id: string }, ctx: Ctx) => {
     await ctx.services.hooks.remove(requireProject(ctx).projectId, id);
     return true;

@@ -16,7 +16,7 @@ import { AppError, errors } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import type { Scheduler } from '../../../platform/scheduler.ts';
 import type { RouterClient } from '../../../platform/subgraph.ts';
-import { INTERNAL_OPERATIONS, callInternal } from '../../../platform/internal-operations.ts';
+import { DATABASE_STEP_OPERATIONS, INTERNAL_OPERATIONS, callInternal } from '../../../platform/internal-operations.ts';
 import { checkFunctionName } from './definitions.ts';
 import { failureError, makeInput, responseStatusOf, type Engine, type RunOutcome } from './engine.ts';
 import type { FunctionService } from './functions.ts';
@@ -89,6 +89,32 @@ function checkTable(value: unknown): string {
   if (typeof value !== 'string' || !TABLE_NAME.test(value))
     throw errors.validation('table', 'must be a table name: a letter or _, then letters, digits, _ or $ (at most 63)');
   return value;
+}
+
+/**
+ * Whether the project's own database has `table` (a table, view or foreign table of its schema, as the data API
+ * serves them). The question goes to the data API as the project itself (what a Database step does), so it is
+ * answered by the caller's database alone: another project's tables cannot be seen from here.
+ */
+async function tableExists(
+  router: RouterClient,
+  caller: { projectId: string; tenantId: string; requestId: string },
+  table: string,
+) {
+  const answer = await callInternal(
+    router,
+    DATABASE_STEP_OPERATIONS.rawSQL!,
+    {
+      sql: 'select 1 as found from information_schema.tables where table_schema = current_schema() and table_name = $1',
+      params: [table],
+    },
+    {
+      requestId: caller.requestId,
+      principal: { kind: 'project', projectId: caller.projectId, tenantId: caller.tenantId },
+    },
+  );
+  const rows = (answer?.result as { rows?: unknown[] } | null)?.rows;
+  return Array.isArray(rows) && rows.length > 0;
 }
 
 function checkTiming(value: unknown): HookTiming {
@@ -203,11 +229,15 @@ export function createHookService(deps: {
   return {
     changed,
 
-    /** Registers a hook; the function must exist in the project. */
+    /**
+     * Registers a hook; the table must exist in the project's database (a hook on a table that is not there would
+     * never fire) and the function in the project.
+     */
     async create(
-      projectId: string,
+      caller: { projectId: string; tenantId: string; requestId: string },
       input: { table?: unknown; timing?: unknown; events?: unknown; function?: unknown },
     ): Promise<Hook> {
+      const { projectId } = caller;
       const table = checkTable(input.table);
       const timing = checkTiming(input.timing);
       const events = checkEvents(input.events);
@@ -216,6 +246,11 @@ export function createHookService(deps: {
       const name = checkFunctionName(input.function, 'function');
       const fn = await functions.findByName(projectId, name);
       if (!fn) throw errors.validation('function', `no function named "${name}" in this project`);
+      if (!(await tableExists(router, caller, table)))
+        throw new AppError('VALIDATION_FAILED', `table: no table named "${table}" in this project's database`, {
+          field: 'table',
+          table,
+        });
       const id = crypto.randomUUID();
       await sql.tx(async (tx) => {
         const [count] = await tx.rows<{ n: number }>(

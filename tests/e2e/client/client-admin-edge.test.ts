@@ -1,10 +1,11 @@
 // The client package's end-user admin API (client.admin.users) and edge collections (functions.hooks, webhooks,
-// cron, emailTemplates, emailConfig), which the dashboard uses, against a live Tessera: each call does what the REST
+// cron, emailTemplates, emailConfig, eventSubscriptions, executions.replay/diff), which the dashboard uses, against a live Tessera: each call does what the REST
 // row says, unknown ids and bad bodies are typed errors, another project's key and the publishable key are refused.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createClient, TesseraError, type TesseraClient } from '../../../packages/client/src/index.ts';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { newProject, type Project } from '../identity/identity-fixtures.ts';
+import { waitFor } from '../../support/wait-for.ts';
 
 let platform: TestPlatform;
 let project: Project;
@@ -78,6 +79,8 @@ describe('client.admin.users', () => {
 
 describe('client.functions edge collections', () => {
   beforeAll(async () => {
+    // A hook needs its table in the project database.
+    await api.data.sql('create table orders (id serial primary key)');
     await api.functions.create({
       name: 'echo',
       steps: [{ name: 'out', kind: 'Transform', expression: '{{ input.body }}', return: true }],
@@ -159,5 +162,67 @@ describe('client.functions edge collections', () => {
     expect(await api.functions.emailConfig.get()).toBeNull();
     // With no settings there is nothing to test.
     await rejects(api.functions.emailConfig.test('someone@example.com'), 'NOT_FOUND', 404);
+  });
+});
+
+describe('client.functions event subscriptions, replay and diff', () => {
+  it('creates a subscription (secret once), updates, rotates, tests, reads and redelivers its deliveries, deletes', async () => {
+    // A name that does not resolve (RFC 2606 .invalid): the delivery fails and stays in the log with its error.
+    const sub = await api.functions.eventSubscriptions.create({
+      url: 'https://hooks.tessera.invalid/hook',
+      events: ['user.registered'],
+    });
+    expect(sub.secret).toMatch(/^whsec_/);
+    expect(await api.functions.eventSubscriptions.list()).toEqual([{ ...sub, secret: null }]);
+    expect((await api.functions.eventSubscriptions.get(sub.id)).secret).toBeNull();
+    expect((await api.functions.eventSubscriptions.update(sub.id, { enabled: false })).enabled).toBe(false);
+    expect((await api.functions.eventSubscriptions.update(sub.id, { enabled: true })).enabled).toBe(true);
+    const rotated = await api.functions.eventSubscriptions.rotateSecret(sub.id);
+    expect(rotated.secret).toMatch(/^whsec_/);
+    expect(rotated.secret).not.toBe(sub.secret);
+    const queued = await api.functions.eventSubscriptions.test(sub.id);
+    expect(queued).toMatchObject({ subscription_id: sub.id, event: 'subscription.test' });
+    const tried = await waitFor(
+      async () => {
+        const d = await api.functions.eventSubscriptions.delivery(sub.id, queued.id);
+        return d.attempts >= 1 && d.status !== 'delivering' && d;
+      },
+      { message: 'the test delivery attempted' },
+    );
+    expect(tried.attempt_log).toHaveLength(tried.attempts);
+    expect(tried.last_error).toBeTruthy();
+    const page = await api.functions.eventSubscriptions.deliveries(sub.id, { first: 10 });
+    expect(page.deliveries.map((d) => d.id)).toEqual([queued.id]);
+    expect((await api.functions.eventSubscriptions.deliveries(sub.id, { status: 'succeeded' })).deliveries).toEqual([]);
+    expect((await api.functions.eventSubscriptions.redeliver(sub.id, queued.id)).id).toBe(queued.id);
+    // Another project sees none of it.
+    await rejects(other.functions.eventSubscriptions.get(sub.id), 'NOT_FOUND', 404);
+    await rejects(other.functions.eventSubscriptions.redeliver(sub.id, queued.id), 'NOT_FOUND', 404);
+    await rejects(
+      api.functions.eventSubscriptions.create({ url: 'not a url', events: ['user.registered'] }),
+      'VALIDATION_FAILED',
+      400,
+    );
+    await api.functions.eventSubscriptions.remove(sub.id);
+    expect(await api.functions.eventSubscriptions.list()).toEqual([]);
+  });
+
+  it('replays an execution from a step and diffs it with the original', async () => {
+    await api.functions.create({
+      name: 'twice',
+      steps: [
+        { name: 'double', kind: 'Transform', expression: { n: '{{ input.body.n * 2 }}' } },
+        { name: 'say', kind: 'Transform', expression: { said: 'n={{ input.body.n }}' } },
+      ],
+    });
+    const run = await api.functions.invoke('twice', { n: 1 });
+    const replay = await api.functions.executions.replay(run.executionId!, { from_step: 'say', input: { n: 4 } });
+    expect(replay).toMatchObject({ replay_of: run.executionId, replay_from_step: 'say', status: 'succeeded' });
+    expect(replay.output).toEqual({ said: 'n=4' });
+    const diff = await api.functions.executions.diff(run.executionId!, replay.id);
+    expect(diff.output).toEqual({ changed: true, from: { said: 'n=1' }, to: { said: 'n=4' } });
+    expect(diff.steps.map((s) => s.step)).toEqual(['double', 'say']);
+    await rejects(other.functions.executions.replay(run.executionId!), 'NOT_FOUND', 404);
+    await rejects(other.functions.executions.diff(run.executionId!, replay.id), 'NOT_FOUND', 404);
   });
 });

@@ -148,8 +148,37 @@ describe('database hooks', () => {
       expect((await w.call('GET', `${F}/hooks`, as())).body.hooks).toEqual([]);
     });
 
+    it('refuses a table that is not in the project database with 400 naming it, and another project sees only its own tables', async () => {
+      const unknown = await w.call('POST', `${F}/hooks`, {
+        ...as(),
+        body: { table: 'no_such_table', timing: 'after', events: ['insert'], function: 'audit-order' },
+      });
+      expectError(unknown, 400, 'VALIDATION_FAILED', /^table: no table named "no_such_table"/);
+      expect(unknown.body.error.details).toEqual({ field: 'table', table: 'no_such_table' });
+      // The other project's database has no `audit` table (this one has): the answer there is the one a table that
+      // exists nowhere gets, so no project learns another's table names through it.
+      await w.call('POST', `${F}/functions`, {
+        ...as(w.other.apiKey),
+        body: { name: 'audit-order', steps: [{ name: 'n', kind: 'Transform', expression: '{{ input.body }}' }] },
+      });
+      const foreign = await w.call('POST', `${F}/hooks`, {
+        ...as(w.other.apiKey),
+        body: { table: 'audit', timing: 'after', events: ['insert'], function: 'audit-order' },
+      });
+      expectError(foreign, 400, 'VALIDATION_FAILED', /^table: no table named "audit"/);
+      expect(foreign.body.error.details).toEqual({ field: 'table', table: 'audit' });
+      // Its own `orders` table is accepted.
+      const own = await w.call('POST', `${F}/hooks`, {
+        ...as(w.other.apiKey),
+        body: { table: 'orders', timing: 'after', events: ['insert'], function: 'audit-order' },
+      });
+      expect(own.status).toBe(201);
+      expect((await w.call('DELETE', `${F}/hooks?id=${own.body.hook.id}`, as(w.other.apiKey))).status).toBe(204);
+      expect((await w.call('GET', `${F}/hooks`, as())).body.hooks).toEqual([]);
+    });
+
     it('answers 404 for an unknown id or a hook of another project, and 400 without an id', async () => {
-      const mine = await hook({ table: 'nothing_here', timing: 'before', events: ['update'], function: 'check-order' });
+      const mine = await hook({ table: 'orders', timing: 'before', events: ['update'], function: 'check-order' });
       expectError(await w.call('DELETE', `${F}/hooks?id=${mine.id}`, as(w.other.apiKey)), 404, 'NOT_FOUND');
       expectError(await w.call('DELETE', `${F}/hooks?id=${UNKNOWN}`, as()), 404, 'NOT_FOUND');
       expectError(await w.call('DELETE', `${F}/hooks?id=not-a-uuid`, as()), 404, 'NOT_FOUND');

@@ -1403,7 +1403,7 @@ export interface paths {
         put?: never;
         /**
          * Create a database hook
-         * @description Body `{table, timing: "before" | "after", events: ["insert", "update", "delete"], function}` (function by name). The function gets `input.body = {event, table, timing, row, where, user_id}`. A before-hook runs inside the data API write: an output `{"error", "status"}` refuses it with that status (HOOK_REJECTED), `{"row": {...}}` replaces the row written. An after-hook runs after commit through the scheduler, once per row, retried until it succeeds (at least once).
+         * @description Body `{table, timing: "before" | "after", events: ["insert", "update", "delete"], function}` (function by name). The table must exist in the project's database: an unknown table is 400 VALIDATION_FAILED naming it (`details.table`). The function gets `input.body = {event, table, timing, row, where, user_id}`. A before-hook runs inside the data API write: an output `{"error", "status"}` refuses it with that status (HOOK_REJECTED), `{"row": {...}}` replaces the row written. An after-hook runs after commit through the scheduler, once per row, retried until it succeeds (at least once).
          */
         post: operations["functions.hook.create"];
         /**
@@ -7582,7 +7582,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Creates a database hook: a function run before or after the data API writes to a table. */
+                        /** @description Creates a database hook: a function run before or after the data API writes to a table. The table must exist in the project's database (else VALIDATION_FAILED naming it). */
                         hook: {
                             /** @description When the hook was created (ISO 8601); hooks of a table run in this order. */
                             created_at: string;
