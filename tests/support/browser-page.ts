@@ -30,6 +30,22 @@ const matches = (v: string, m: string | RegExp) => (typeof m === 'string' ? v.in
 /** Waits until the locator is visible. */
 export const shown = async (l: Locator) => void (await l.first().waitFor({ state: 'visible' }));
 
+/** Waits until no element of the locator is visible. */
+export const gone = async (l: Locator) =>
+  void (await until(
+    () => l.count().then(async (n) => n === 0 || !(await l.first().isVisible())),
+    Boolean,
+    `${l} to disappear`,
+  ));
+
+/** Waits until the (first) element's text is exactly `m` (or matches the expression). */
+export const textIs = async (l: Locator, m: string | RegExp) =>
+  void (await until(
+    () => l.first().innerText(),
+    (v) => (typeof m === 'string' ? v.trim() === m : m.test(v.trim())),
+    `${l} to read ${m}`,
+  ));
+
 /** Waits until the (first) element's text contains `m`. */
 export const contains = async (l: Locator, m: string | RegExp) =>
   void (await until(

@@ -9,19 +9,17 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium, requireChromium } from '../../support/browser.ts';
+import { axe, contains, count, gone, shown, textIs, until } from '../../support/browser-page.ts';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
-import { waitFor } from '../../support/wait-for.ts';
 import { nextCode } from '../../support/totp.ts';
 
 jest.setTimeout(60_000);
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const ARTIFACTS = path.join(ROOT, 'tests/artifacts/dashboard');
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let platform: TestPlatform;
 let base: string;
@@ -53,80 +51,15 @@ async function shot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
-/** axe-core on the page: the serious and critical violations (WCAG 2 A and AA rules). */
-async function axe(): Promise<{ id: string; impact: string; nodes: string[] }[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: AXE });
-  const result = await page.evaluate(async () => {
-    const r = await (
-      window as unknown as {
-        axe: {
-          run: (
-            ctx: Document,
-            opts: unknown,
-          ) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }>;
-        };
-      }
-    ).axe.run(document, {
-      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
-    });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) }));
-  });
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
-
 /** Screenshot and accessibility scan of a main page. */
 async function checkPage(name: string): Promise<void> {
   await page.waitForLoadState('networkidle');
   await count(page.locator('.loading'), 0);
   await shot(name);
-  expect({ page: name, violations: await axe() }).toEqual({ page: name, violations: [] });
+  expect({ page: name, violations: await axe(page) }).toEqual({ page: name, violations: [] });
 }
 
 const main = () => page.locator('main');
-
-/** Polls `read` until `ok` holds (playwright-core has no web-first assertions; this is their small equivalent). */
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
-  let last: T | undefined;
-  const seen = async () => {
-    last = await read().catch(() => last); // not there yet
-    return last !== undefined && ok(last) ? { value: last } : undefined;
-  };
-  const found = await waitFor(seen, { timeoutMs, intervalMs: 100, message: what }).catch((e: Error) => {
-    throw new Error(`${e.message}; last seen: ${JSON.stringify(last)}`);
-  });
-  return found.value;
-}
-const matches = (v: string, m: string | RegExp) => (typeof m === 'string' ? v.includes(m) : m.test(v));
-/** Waits until the locator is visible. */
-const shown = async (l: Locator) => void (await l.first().waitFor({ state: 'visible' }));
-/** Waits until no element of the locator is visible. */
-const gone = async (l: Locator) =>
-  void (await until(
-    () => l.count().then(async (n) => n === 0 || !(await l.first().isVisible())),
-    Boolean,
-    `${l} to disappear`,
-  ));
-/** Waits until the (first) element's text contains `m`. */
-const contains = async (l: Locator, m: string | RegExp) =>
-  void (await until(
-    () => l.first().innerText(),
-    (v) => matches(v, m),
-    `${l} to contain ${m}`,
-  ));
-/** Waits until the (first) element's text is exactly `m` (or matches the expression). */
-const textIs = async (l: Locator, m: string | RegExp) =>
-  void (await until(
-    () => l.first().innerText(),
-    (v) => (typeof m === 'string' ? v.trim() === m : m.test(v.trim())),
-    `${l} to read ${m}`,
-  ));
-/** Waits until the locator has `n` elements. */
-const count = async (l: Locator, n: number) =>
-  void (await until(
-    () => l.count(),
-    (c) => c === n,
-    `${n} of ${l}`,
-  ));
 
 beforeAll(async () => {
   requireChromium();
