@@ -26,6 +26,7 @@ import {
   useConfirm,
 } from '../ui/index.tsx';
 import { QueryView, useAction } from '../ui/data.tsx';
+import { NewPasswordFields } from './sign-in.tsx';
 
 type Me = {
   id: string;
@@ -190,24 +191,7 @@ function PasswordSection({ me }: { me: Me }) {
     <Section title="Password">
       <Form className="stack narrow" aria-label="Change password" onSubmit={() => change.mutate()}>
         {proof.fields}
-        <TextField
-          label="New password"
-          type="password"
-          autoComplete="new-password"
-          required
-          minLength={8}
-          hint="At least 8 characters."
-          value={next}
-          onChange={(e) => setNext(e.target.value)}
-        />
-        <TextField
-          label="New password again"
-          type="password"
-          autoComplete="new-password"
-          required
-          value={again}
-          onChange={(e) => setAgain(e.target.value)}
-        />
+        <NewPasswordFields password={next} setPassword={setNext} again={again} setAgain={setAgain} />
         <ErrorBox error={change.error} title="Could not change the password" />
         <div>
           <Button type="submit" busy={change.isPending}>

@@ -187,6 +187,37 @@ export function SignUp() {
   );
 }
 
+/** A new password typed twice (the page checks that the two agree before sending). */
+export function NewPasswordFields(p: {
+  password: string;
+  setPassword: (v: string) => void;
+  again: string;
+  setAgain: (v: string) => void;
+}) {
+  return (
+    <>
+      <TextField
+        label="New password"
+        type="password"
+        autoComplete="new-password"
+        required
+        minLength={8}
+        hint="At least 8 characters."
+        value={p.password}
+        onChange={(e) => p.setPassword(e.target.value)}
+      />
+      <TextField
+        label="New password again"
+        type="password"
+        autoComplete="new-password"
+        required
+        value={p.again}
+        onChange={(e) => p.setAgain(e.target.value)}
+      />
+    </>
+  );
+}
+
 /** Asks for a reset link; the answer is the same whether the address has an account or not. */
 export function ForgotPassword() {
   const [email, setEmail] = useState('');
@@ -258,24 +289,7 @@ export function ResetPassword() {
         <p role="alert">This page needs the link from the reset mail. Ask for a new one.</p>
       ) : (
         <>
-          <TextField
-            label="New password"
-            type="password"
-            autoComplete="new-password"
-            required
-            minLength={8}
-            hint="At least 8 characters."
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-          />
-          <TextField
-            label="New password again"
-            type="password"
-            autoComplete="new-password"
-            required
-            value={again}
-            onChange={(e) => setAgain(e.target.value)}
-          />
+          <NewPasswordFields password={password} setPassword={setPassword} again={again} setAgain={setAgain} />
           {reset.error ? <ErrorBox error={reset.error} title="Could not change the password" /> : null}
           <Button type="submit" variant="primary" busy={reset.isPending}>
             Set new password
