@@ -79,7 +79,7 @@ export const DATA_ACTIONS = {
     field: 'dataRawSql',
     mutation: true,
     args: { sql: 'String!', params: 'JSON' },
-    selection: 'rows rowCount fields',
+    selection: 'rows rowCount fields statements { index line command rowCount }',
   },
   transaction: { field: 'dataTransaction', mutation: true, args: { operations: 'JSON!' }, selection: 'results' },
 } as const satisfies Record<string, DataAction>;

@@ -74,7 +74,7 @@ export const dataRoutes: RouteRow[] = [
   row(
     'rawSQL',
     'Parameterized SQL',
-    "Body `{sql, params?}` → `{rows, rowCount, fields}`. One statement on the project's own schema, as its own role; project API key only.",
+    "Body `{sql, params?}` → `{rows, rowCount, fields, statements: [{index, line, command, rowCount}]}`. One statement with `$1` placeholders, or a script of several statements (no params) run as one transaction: all or nothing; a failing statement is named in the error (`statement N (line L)`, `details.statement`, `details.position`) and nothing of the script is kept. Each statement is checked alone: the project's own schema, as its own role. Project API key only (or a client token with admin:sql).",
   ),
   {
     id: 'data.publication.list',

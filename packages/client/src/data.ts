@@ -15,7 +15,14 @@ export type OrderBy = string | Record<string, 'asc' | 'desc'> | (string | Record
 export type Aggregate = { fn: 'count' | 'sum' | 'avg' | 'min' | 'max'; column?: string; as: string };
 
 export type WriteResult<R> = { count: number; rows: R[] };
-export type SqlResult = { rows: Row[]; rowCount: number | null; fields: { name: string; dataTypeID?: number }[] };
+/** What each statement of a rawSQL call did (a script answers one per statement). */
+export type SqlStatement = { index: number; line: number; command: string | null; rowCount: number | null };
+export type SqlResult = {
+  rows: Row[];
+  rowCount: number | null;
+  fields: { name: string; type?: string }[];
+  statements: SqlStatement[];
+};
 
 /** The actions, bodies as documented (`POST /v1/<action>`). */
 export class DataActions {
@@ -76,7 +83,10 @@ export class DataActions {
   transaction(operations: ({ action: string } & Record<string, unknown>)[]) {
     return this.action<{ results: unknown[] }>('transaction', { operations });
   }
-  /** One parameterized SQL statement (the secret key, or a client granted `admin:sql`). */
+  /**
+   * One parameterized SQL statement, or a script of several (no params) run as one transaction: all or nothing (the
+   * secret key, or a client granted `admin:sql`). `statements` says what each did.
+   */
   sql(sql: string, params: unknown[] = []) {
     return this.action<SqlResult>('rawSQL', { sql, params });
   }

@@ -28,10 +28,10 @@ import type { Catalog, TableMeta } from './catalog.ts';
 import type { HookOutbox } from './hook-outbox.ts';
 import type { AfterWrite, DataHooks, HookContext, HookEvent } from './hooks.ts';
 import { forEndUser, mapPgError } from './pg-errors.ts';
-import type { Db, ProjectClient, ProjectPool, ProjectPools } from './pools.ts';
+import type { Db, LimitedResult, ProjectClient, ProjectPool, ProjectPools } from './pools.ts';
 import type { ProjectRole, Provisioning } from './provisioning.ts';
 import type { Realtime } from './realtime.ts';
-import { checkRawSql } from './sql-guard.ts';
+import { checkSqlScript, type ScriptStatement } from './sql-guard.ts';
 import { ident } from './names.ts';
 import { bindValue, isPlainObject, Params } from './where.ts';
 import type { Change } from './realtime.ts';
@@ -367,7 +367,10 @@ export function createActions(deps: {
     },
     async rawSQL(s: Session, body: Body) {
       requireAdminScope('admin:sql'); // (platform/admin-scopes.ts) end users, and client tokens without admin:sql, are refused: also inside a transaction
-      const guard = await checkRawSql(body.sql, s.caller.role.schemaName);
+      const statements = await checkSqlScript(body.sql, s.caller.role.schemaName);
+      if (statements.length > 1) return await script(s, statements, body.params);
+      const guard = statements[0]!;
+      if ((body.sql as string).length > 100_000) throw errors.validation('sql', 'at most 100000 characters');
       const params = body.params ?? [];
       if (!Array.isArray(params)) throw errors.validation('params', 'expected an array of values');
       if (params.length > 10_000) throw errors.validation('params', 'at most 10000 values');
@@ -375,11 +378,7 @@ export function createActions(deps: {
       s.dirty = true;
       s.sent = true;
       const sql = body.sql as string;
-      let res: {
-        rows: Record<string, unknown>[];
-        rowCount: number | null;
-        fields: { name: string; dataTypeID: number }[];
-      };
+      let res: LimitedResult;
       try {
         if (s.client) res = await s.client.readLimited(sql, params, limits);
         else res = await alone(s.autocommit!, sql, params, guard.transactional);
@@ -388,12 +387,82 @@ export function createActions(deps: {
       }
       if (guard.ddl) s.ddl = true;
       catalog.invalidate(s.caller.role.schemaName); // later operations of a transaction see its own changes
-      const fields = (res.fields ?? []).map((f) => ({
-        name: f.name,
-        type: TYPE_NAMES[f.dataTypeID] ?? String(f.dataTypeID),
-      }));
-      return { rows: res.rows, rowCount: res.rowCount ?? res.rows.length, fields };
+      return {
+        rows: res.rows,
+        rowCount: res.rowCount ?? res.rows.length,
+        fields: fieldsOf(res),
+        statements: [{ index: 0, line: guard.line, command: res.command ?? null, rowCount: res.rowCount ?? null }],
+      };
     },
+  };
+
+  const fieldsOf = (res: LimitedResult) =>
+    (res.fields ?? []).map((f) => ({ name: f.name, type: TYPE_NAMES[f.dataTypeID] ?? String(f.dataTypeID) }));
+
+  /**
+   * A script of several statements: one transaction, each statement through the row-limited cursor in order; the
+   * answer is the last statement's rows with every statement's command tag and row count. A failing statement rolls
+   * everything back and is named (1-based, with its line; `details.statement` is 0-based, `details.position` the
+   * character offset in the script).
+   */
+  const script = async (s: Session, statements: ScriptStatement[], params: unknown) => {
+    if (params !== undefined && params !== null && !(Array.isArray(params) && params.length === 0))
+      throw errors.validation('params', 'a script of several statements takes no parameters: send one statement');
+    const stuck = statements.findIndex((st) => !st.transactional);
+    if (stuck >= 0)
+      throw errors.validation(
+        'sql',
+        `statement ${stuck + 1} (line ${statements[stuck]!.line}) cannot run inside a transaction (VACUUM, CREATE INDEX CONCURRENTLY): send it alone`,
+      );
+    s.catalogChanged = true;
+    s.dirty = true;
+    s.sent = true;
+    const runAll = async (client: ProjectClient) => {
+      const done: { index: number; line: number; command: string | null; rowCount: number | null }[] = [];
+      let last: LimitedResult | undefined;
+      for (const [i, st] of statements.entries()) {
+        try {
+          last = await client.readLimited(st.sql, [], limits);
+        } catch (err) {
+          const mapped = mapPgError(err);
+          if (!(mapped instanceof AppError)) throw mapped;
+          throw new AppError(mapped.code, `statement ${i + 1} (line ${st.line}): ${mapped.message}`, {
+            ...mapped.details,
+            statement: i,
+            line: st.line,
+            position: st.offset,
+          });
+        }
+        done.push({ index: i, line: st.line, command: last.command ?? null, rowCount: last.rowCount ?? null });
+      }
+      return { last: last!, done };
+    };
+    let out: Awaited<ReturnType<typeof runAll>>;
+    if (s.client) out = await runAll(s.client);
+    else {
+      const client = await s.autocommit!.connect();
+      let broken = false;
+      try {
+        await client.query('begin');
+        out = await runAll(client);
+        await client.query('commit');
+      } catch (err) {
+        await client.query('rollback').catch(() => {
+          broken = true;
+        });
+        throw err;
+      } finally {
+        client.release(broken ? true : 'reset');
+      }
+    }
+    if (statements.some((st) => st.ddl)) s.ddl = true;
+    catalog.invalidate(s.caller.role.schemaName);
+    return {
+      rows: out.last.rows,
+      rowCount: out.last.rowCount ?? out.last.rows.length,
+      fields: fieldsOf(out.last),
+      statements: out.done,
+    };
   };
 
   /**
@@ -407,7 +476,7 @@ export function createActions(deps: {
     try {
       if (!transactional) {
         const r = await client.query(sql, params);
-        return { rows: r.rows ?? [], rowCount: r.rowCount, fields: r.fields ?? [] };
+        return { rows: r.rows ?? [], rowCount: r.rowCount, command: r.command ?? null, fields: r.fields ?? [] };
       }
       await client.query('begin');
       const r = await client.readLimited(sql, params, limits);

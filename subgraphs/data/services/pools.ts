@@ -59,6 +59,8 @@ export type ResultLimits = { maxRows: number; maxBytes: number };
 export type LimitedResult = {
   rows: Record<string, unknown>[];
   rowCount: number | null;
+  /** The statement's command tag (`SELECT`, `INSERT`, `CREATE`, ...). */
+  command?: string | null;
   fields: { name: string; dataTypeID: number }[];
 };
 
@@ -284,7 +286,12 @@ export function createProjectPools(opts: {
     }
     // A SELECT's command tag counts the rows of its last fetch only; a write's counts them all.
     const rowCount = !result || result.command === 'SELECT' ? rows.length : result.rowCount;
-    return { rows, rowCount, fields: (result?.fields ?? []) as LimitedResult['fields'] };
+    return {
+      rows,
+      rowCount,
+      command: result?.command ?? null,
+      fields: (result?.fields ?? []) as LimitedResult['fields'],
+    };
   };
 
   /**

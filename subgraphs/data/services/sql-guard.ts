@@ -1,5 +1,6 @@
-// rawSQL is parsed (libpg-query, PostgreSQL's own parser) before it runs, and refused unless it is one
-// statement of an allowed kind touching only the project's own schema. This is a second wall: the statement runs
+// rawSQL is parsed (libpg-query, PostgreSQL's own parser) before it runs, and refused unless each statement is of an
+// allowed kind touching only the project's own schema (a script of several statements is checked statement by
+// statement exactly as each would be alone, and runs as one transaction: see actions.ts). This is a second wall: the statement runs
 // as the project's own role in the project's own database, which reaches nothing else anyway (DESIGN §6). What
 // would run SQL text the guard never saw is refused wherever it appears: the catalog functions that execute a
 // query given as text (ts_stat, ts_rewrite's query form, query_to_xml and kin, ...) and every dynamic form of
@@ -114,6 +115,12 @@ const TRUSTED_LANGUAGES = new Set(['sql', 'plpgsql']);
  */
 export type GuardResult = { statement: string; ddl: boolean; transactional: boolean };
 
+/** One statement of a script: its text, where it starts (character offset and 1-based line), and its check. */
+export type ScriptStatement = GuardResult & { sql: string; offset: number; line: number };
+
+/** Most statements one script may hold. */
+export const MAX_SCRIPT_STATEMENTS = 1000;
+
 type Json = Record<string, unknown>;
 
 function refuse(reason: string): never {
@@ -139,11 +146,14 @@ function namesOf(o: unknown): string[] {
 /** Checks one parsed tree; `schema` is the project's schema. */
 async function checkTree(tree: unknown, schema: string, source: string): Promise<void> {
   const pending: Promise<void>[] = [];
-  const checkQualified = (names: string[], what: string, allowCatalog = false) => {
+  const checkQualified = (names: string[], what: string, allowCatalog = false, allowBuiltins = false) => {
     if (names.length < 2) return;
     const ns = names[names.length - 2]!.toLowerCase();
     if (ns === schema) return;
     if (allowCatalog && (ns === 'pg_catalog' || ns === 'information_schema')) return;
+    // The built-ins a role may call unqualified anyway (the parser itself writes `extract(...)`, `overlay(...)`,
+    // `normalize(...)` as pg_catalog.*): qualifying them reaches nothing more. The refused list below still applies.
+    if (allowBuiltins && ns === 'pg_catalog') return;
     refuse(`${what} "${names.join('.')}" is outside the project's schema`);
   };
   const visit = (node: unknown, key?: string): void => {
@@ -168,7 +178,7 @@ async function checkTree(tree: unknown, schema: string, source: string): Promise
       }
       case 'FuncCall': {
         const names = strings(obj.funcname);
-        checkQualified(names, 'function');
+        checkQualified(names, 'function', false, true);
         const fn = names[names.length - 1] ?? '';
         if (REFUSED_FUNCTION.test(fn)) refuse(`function ${fn}() is not allowed`);
         break;
@@ -288,7 +298,7 @@ async function checkFunction(fn: Json, schema: string, source: string): Promise<
   if (body === undefined) return; // SQL-standard body (BEGIN ATOMIC): already part of the checked tree
   if (language === 'sql') {
     const tree = await parse(body).catch((err: Error) => refuse(`the function body does not parse: ${err.message}`));
-    await checkStatements(tree, schema, body, true);
+    await checkStatements(tree, schema, body);
     return;
   }
   const pl = await parsePlPgSQL(source).catch((err: Error) =>
@@ -318,47 +328,85 @@ async function checkFunction(fn: Json, schema: string, source: string): Promise<
     const tree = await parse(q).catch((err: Error) =>
       refuse(`a statement of the function does not parse: ${err.message}`),
     );
-    await checkStatements(tree, schema, q, true);
+    await checkStatements(tree, schema, q);
   }
 }
 
-async function checkStatements(
-  tree: unknown,
-  schema: string,
-  source: string,
-  inFunction: boolean,
-): Promise<GuardResult> {
+/** Checks every statement of a parsed tree (a function's body). */
+async function checkStatements(tree: unknown, schema: string, source: string): Promise<GuardResult> {
   const stmts = ((tree as Json).stmts as Json[] | undefined) ?? [];
   if (stmts.length === 0) throw errors.validation('sql', 'expected one SQL statement');
-  if (stmts.length > 1 && !inFunction) refuse('send one statement at a time (use the transaction action for several)');
   let first = '';
   let transactional = true;
   for (const s of stmts) {
-    const stmt = s.stmt as Json;
-    const kind = Object.keys(stmt)[0]!;
-    first ||= kind;
-    if (kind === 'VacuumStmt' || (kind === 'IndexStmt' && (stmt.IndexStmt as Json).concurrent === true))
-      transactional = false;
-    if (!ALLOWED_STATEMENTS.has(kind)) refuse(`${kind.replace(/Stmt$/, '')} statements are not allowed`);
-    if (kind === 'ExplainStmt') {
-      const inner = ((stmt.ExplainStmt as Json).query as Json) ?? {};
-      const innerKind = Object.keys(inner)[0] ?? '';
-      if (!ALLOWED_STATEMENTS.has(innerKind)) refuse(`EXPLAIN of ${innerKind} is not allowed`);
-    }
-    await checkTree(stmt, schema, source);
+    const one = await checkStatement(s, schema, source);
+    first ||= one.statement;
+    transactional &&= one.transactional;
   }
   return { statement: first, ddl: DDL.has(first), transactional };
 }
 
-/** Parses and checks one rawSQL statement for the project whose schema is `schema`. */
-export async function checkRawSql(sql: unknown, schema: string): Promise<GuardResult> {
+/** Checks one parsed statement (`{stmt, stmt_location?, stmt_len?}`). */
+async function checkStatement(s: Json, schema: string, source: string): Promise<GuardResult> {
+  const stmt = s.stmt as Json;
+  const kind = Object.keys(stmt)[0]!;
+  const transactional = !(
+    kind === 'VacuumStmt' ||
+    (kind === 'IndexStmt' && (stmt.IndexStmt as Json).concurrent === true)
+  );
+  if (!ALLOWED_STATEMENTS.has(kind)) refuse(`${kind.replace(/Stmt$/, '')} statements are not allowed`);
+  if (kind === 'ExplainStmt') {
+    const inner = ((stmt.ExplainStmt as Json).query as Json) ?? {};
+    const innerKind = Object.keys(inner)[0] ?? '';
+    if (!ALLOWED_STATEMENTS.has(innerKind)) refuse(`EXPLAIN of ${innerKind} is not allowed`);
+  }
+  await checkTree(stmt, schema, source);
+  return { statement: kind, ddl: DDL.has(kind), transactional };
+}
+
+async function parseSql(sql: unknown): Promise<{ tree: unknown; sql: string }> {
   if (typeof sql !== 'string' || sql.trim() === '') throw errors.validation('sql', 'expected a SQL statement');
-  if (sql.length > 100_000) throw errors.validation('sql', 'at most 100000 characters');
-  let tree: unknown;
+  if (sql.length > 1_000_000) throw errors.validation('sql', 'at most 1000000 characters');
   try {
-    tree = await parse(sql);
+    return { tree: await parse(sql), sql };
   } catch (err) {
     throw errors.badRequest(`sql: ${(err as Error).message}`, { field: 'sql' });
   }
-  return await checkStatements(tree, schema.toLowerCase(), sql, false);
+}
+
+/**
+ * Parses `sql` and splits it into its statements, each checked exactly as checkRawSql checks a single one; a refusal
+ * names the statement (1-based) and its line. One statement gives a script of one.
+ */
+export async function checkSqlScript(sql: unknown, schema: string): Promise<ScriptStatement[]> {
+  const parsed = await parseSql(sql);
+  const stmts = ((parsed.tree as Json).stmts as Json[] | undefined) ?? [];
+  if (stmts.length === 0) throw errors.validation('sql', 'expected at least one SQL statement');
+  if (stmts.length > MAX_SCRIPT_STATEMENTS)
+    throw errors.validation('sql', `at most ${MAX_SCRIPT_STATEMENTS} statements in one script`);
+  // libpg-query reports locations in bytes of the UTF-8 text.
+  const bytes = Buffer.from(parsed.sql, 'utf8');
+  const out: ScriptStatement[] = [];
+  for (const [i, s] of stmts.entries()) {
+    const start = Number(s.stmt_location ?? 0);
+    const len = s.stmt_len === undefined || Number(s.stmt_len) === 0 ? bytes.length - start : Number(s.stmt_len);
+    const text = bytes.subarray(start, start + len).toString('utf8');
+    const before = bytes.subarray(0, start).toString('utf8');
+    const lead = /^\s*/.exec(text)![0];
+    const offset = before.length + lead.length;
+    const line = (parsed.sql.slice(0, offset).match(/\n/g)?.length ?? 0) + 1;
+    try {
+      const checked = await checkStatement(s, schema.toLowerCase(), parsed.sql);
+      out.push({ ...checked, sql: text.trim(), offset, line });
+    } catch (err) {
+      if (stmts.length > 1 && err instanceof AppError)
+        throw new AppError(err.code, `statement ${i + 1} (line ${line}): ${err.message}`, {
+          ...err.details,
+          statement: i,
+          line,
+        });
+      throw err;
+    }
+  }
+  return out;
 }

@@ -262,6 +262,24 @@ describe('tessera', () => {
     const refused = await tessera(['db', 'sql', '-'], { input: 'select * from nope' });
     expect(refused.code).toBe(5);
     expect((await tessera(['db', 'sql', path.join(dir, 'missing.sql')])).code).toBe(2);
+    // A schema file of several statements runs as one transaction (issue 27): each statement's tag, then the rows.
+    const script = path.join(dir, 'seed.sql');
+    fs.writeFileSync(
+      script,
+      "create table tags (name text primary key);\ninsert into tags values ('a'), ('b');\nselect count(*)::int as n from tags;\n",
+    );
+    const ran = await tessera(['db', 'sql', script]);
+    expect([ran.code, ran.stderr]).toEqual([0, '']);
+    expect(ran.stdout).toMatch(/^CREATE\nINSERT 2\nSELECT 1\nN\s*\n2\n\(1 rows\)/);
+    // A failing statement keeps nothing of the script, and says which one failed.
+    fs.writeFileSync(script, "create table kept_not (id int);\ninsert into kept_not values ('x');\n");
+    const failed = await tessera(['db', 'sql', script]);
+    expect(failed.code).toBe(7);
+    expect(failed.stderr).toMatch(/statement 2 \(line 2\)/);
+    const none = await tessera(['db', 'sql', '-', '--json'], {
+      input: "select count(*)::int as n from information_schema.tables where table_name = 'kept_not'",
+    });
+    expect(none.json().rows).toEqual([{ n: 0 }]);
     const types = await tessera(['gen', 'types']);
     expect(types.stdout).toContain('export type Database = {');
     expect(types.stdout).toMatch(

@@ -281,7 +281,7 @@ export interface paths {
         put?: never;
         /**
          * Parameterized SQL
-         * @description Body `{sql, params?}` → `{rows, rowCount, fields}`. One statement on the project's own schema, as its own role; project API key only.
+         * @description Body `{sql, params?}` → `{rows, rowCount, fields, statements: [{index, line, command, rowCount}]}`. One statement with `$1` placeholders, or a script of several statements (no params) run as one transaction: all or nothing; a failing statement is named in the error (`statement N (line L)`, `details.statement`, `details.position`) and nothing of the script is kept. Each statement is checked alone: the project's own schema, as its own role. Project API key only (or a client token with admin:sql).
          */
         post: operations["data.rawSQL"];
         delete?: never;
@@ -3286,12 +3286,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The result columns: `[{name, type}]`. */
+                        /** @description The result columns: `[{name, type}]` (of the last statement of a script). */
                         fields: unknown;
-                        /** @description Rows returned or affected. */
+                        /** @description Rows returned or affected (by the last statement of a script). */
                         rowCount: number;
-                        /** @description Rows returned by the statement. */
+                        /** @description Rows returned by the statement (the last statement of a script). */
                         rows: unknown;
+                        /** @description Each statement that ran, in order, with its command tag and row count. */
+                        statements: {
+                            /** @description PostgreSQL's command tag: `SELECT`, `INSERT`, `CREATE`, ... */
+                            command?: string | null;
+                            /** @description Its place in the script, from 0. */
+                            index: number;
+                            /** @description The line of the script it starts on, from 1. */
+                            line: number;
+                            /** @description Rows returned or affected. */
+                            rowCount?: number | null;
+                        }[];
                     };
                 };
             };

@@ -1,11 +1,12 @@
-// `tessera db sql <file|->` (one parameterized statement) and `tessera gen types` (TypeScript types of the tables).
+// `tessera db sql <file|->` (one parameterized statement, or a script of several run as one transaction) and `tessera gen types` (TypeScript types of the tables).
 import fs from 'node:fs';
 import { arg, flag, json, type Command } from '../command.ts';
 import { CliError, table } from '../output.ts';
 
 export const db: Command = {
   name: 'db',
-  summary: "Run SQL on the project's database (one statement, with the secret key)",
+  summary:
+    "Run SQL on the project's database with the secret key: one statement (with --params), or a whole script as one transaction",
   usage: ['db sql <file|-> [--params JSON]'],
   async run(ctx, args) {
     const sub = args[0];
@@ -16,15 +17,18 @@ export const db: Command = {
     if (sql === undefined) throw new CliError(`No such file: ${source} (give a file, or - to read stdin)`);
     const params = flag(ctx, 'params') === undefined ? [] : json(flag(ctx, 'params')!, '--params');
     if (!Array.isArray(params)) throw new CliError('--params takes a JSON array');
-    const r = await (await ctx.project()).data.sql(sql.trim().replace(/;\s*$/, ''), params);
-    ctx.out.result(r, () =>
+    const r = await (await ctx.project()).data.sql(sql, params);
+    const last =
       r.fields.length > 0
         ? `${table(
             r.rows,
             r.fields.map((f) => f.name),
           )}\n(${r.rows.length} rows)`
-        : `OK (${r.rowCount ?? 0} rows)`,
-    );
+        : `OK (${r.rowCount ?? 0} rows)`;
+    // A script: what each statement did (psql's command tags), then the last statement's rows.
+    const steps =
+      (r.statements ?? []).length > 1 ? r.statements.map((s) => `${s.command ?? 'OK'} ${s.rowCount ?? ''}`.trim()) : [];
+    ctx.out.result(r, () => [...steps, last].join('\n'));
   },
 };
 
