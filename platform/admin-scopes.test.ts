@@ -49,6 +49,7 @@ const NOT_ADMIN = new Set([
   'rotateOidcClientSecret',
   'regeneratePublishableKey',
   'setProjectCors',
+  'projectRequests',
   // identity: end-users' own operations
   'endUser',
   'userInfo',

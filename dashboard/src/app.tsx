@@ -67,7 +67,13 @@ function NotFound() {
 }
 
 const NAV: { group: string; items: { href: string; label: string }[] }[] = [
-  { group: 'Project', items: [{ href: '/settings', label: 'Settings' }] },
+  {
+    group: 'Project',
+    items: [
+      { href: '/settings', label: 'Settings' },
+      { href: '/requests', label: 'Requests' },
+    ],
+  },
   {
     group: 'Build',
     items: [

@@ -13,6 +13,7 @@ const TABS: Record<string, string[]> = {
   storage: ['files', 'policies', 'usage'],
   functions: ['list', 'executions', 'hooks', 'webhooks', 'cron', 'email', 'stats'],
   auth: [],
+  requests: [],
 };
 
 /** Where the same page is in another project: the area and its tab stay, one item's page goes up to its list. */

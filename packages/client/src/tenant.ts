@@ -8,7 +8,9 @@ import type {
   Project,
   ProjectCors,
   ProjectListed,
+  LoggedRequest,
   Publication,
+  RequestLogQuery,
   Tenant,
   TenantSession,
 } from './types.ts';
@@ -112,6 +114,17 @@ export class TenantApi {
       (await this.#http.request<{ cors: ProjectCors }>('GET', `${p(id)}/cors`)).cors,
     setCors: async (id: string, rule: BodyOf<'/auth/api/v1/projects/{id}/cors', 'put'>): Promise<ProjectCors> =>
       (await this.#http.request<{ cors: ProjectCors }>('PUT', `${p(id)}/cors`, { body: rule })).cors,
+    /**
+     * One page of the project's request log, newest first: filter by `status` (`2xx`...`5xx`), `route` (text it
+     * contains) and `credential` (kind); pass the answer's `next_cursor` as `after` for the next page.
+     */
+    requests: async (
+      id: string,
+      query: RequestLogQuery = {},
+    ): Promise<{ requests: LoggedRequest[]; next_cursor: string | null }> =>
+      await this.#http.request<{ requests: LoggedRequest[]; next_cursor: string | null }>('GET', `${p(id)}/requests`, {
+        query,
+      }),
     publications: async (id: string): Promise<Publication[]> =>
       (await this.#http.request<{ publications: Publication[] }>('GET', `${p(id)}/publications`)).publications,
     setPublication: async (id: string, table: string, enabled: boolean): Promise<Publication> =>

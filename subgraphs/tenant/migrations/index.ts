@@ -5,6 +5,7 @@ import { TenantOidcClientPublicMigration } from './0002-oidc-client-public.ts';
 import { TenantOidcClientScopesMigration } from './0003-oidc-client-scopes.ts';
 import { TenantPublishableKeyCorsMigration } from './0004-publishable-key-cors.ts';
 import { TenantSessionRefreshReuseMigration } from './0005-session-refresh-reuse.ts';
+import { TenantRequestLogBrandingMigration } from './0007-request-log-branding.ts';
 
 export const tenantMigrations: MigrationObject[] = [
   { name: '0001-tenant-initial', class: TenantInitialMigration },
@@ -12,4 +13,5 @@ export const tenantMigrations: MigrationObject[] = [
   { name: '0003-tenant-oidc-client-scopes', class: TenantOidcClientScopesMigration },
   { name: '0004-tenant-publishable-key-cors', class: TenantPublishableKeyCorsMigration },
   { name: '0005-tenant-session-refresh-reuse', class: TenantSessionRefreshReuseMigration },
+  { name: '0007-tenant-request-log-branding', class: TenantRequestLogBrandingMigration },
 ];

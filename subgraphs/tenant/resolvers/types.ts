@@ -4,6 +4,7 @@ import type { Plan, Project, ProjectOidcClient, ProjectPublication } from '../en
 import type { TenantView } from '../services/accounts.ts';
 import type { ResolvedOidcClient } from '../services/oidc-clients.ts';
 import type { ProjectCorsView } from '../services/cors.ts';
+import type { LoggedRequest } from '../services/request-log.ts';
 import { assertOwner, assertReader, type TenantContext } from './context.ts';
 
 const iso = (d: Date) => d.toISOString();
@@ -57,6 +58,9 @@ export const typeResolvers = {
       assertOwner(ctx, p);
       return await ctx.services.oidcClients.list(p.id);
     },
+  },
+  LoggedRequest: {
+    at: (r: LoggedRequest) => iso(r.createdAt),
   },
   ProjectCors: {
     updatedAt: (c: ProjectCorsView) => (c.updatedAt ? iso(c.updatedAt) : null),

@@ -9,6 +9,7 @@ import { createPlanService } from './plans.ts';
 import { createProjectService } from './projects.ts';
 import { createPublicationService } from './publications.ts';
 import { createCorsService } from './cors.ts';
+import { createRequestLogService } from './request-log.ts';
 import { createFailureLimiter, createLimitSharing } from '../../../platform/rate-limit.ts';
 import { publishBroadcast } from '../../../platform/broadcast.ts';
 import { createSessionService } from './sessions.ts';
@@ -64,5 +65,18 @@ export async function createTenantServices({ config, db, logger, databaseUrl }: 
   const oidcClients = createOidcClientService({ db, box, logger, projects, databaseUrl });
   const publications = createPublicationService({ db, projects });
   const cors = createCorsService({ db, projects });
-  return { plans, accounts, mfa, signingKeys, sessions, projects, oidcClients, publications, cors, limitSharing };
+  const requestLog = createRequestLogService({ db });
+  return {
+    plans,
+    accounts,
+    mfa,
+    signingKeys,
+    sessions,
+    projects,
+    oidcClients,
+    publications,
+    cors,
+    requestLog,
+    limitSharing,
+  };
 }

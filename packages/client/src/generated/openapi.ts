@@ -558,6 +558,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/api/v1/projects/{id}/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's recent requests (request log)
+         * @description Newest first: time, method, route template, status, latency, request id and the kind of credential (`secret_key`, `publishable_key`, `client_token`, `user_token`, `tenant_token`, `anonymous`); never a body, header, key or token. The newest `TESSERA_REQUEST_LOG_ROWS` (default 1,000) rows per project are kept; rows appear about a second after the request. Query `status` (`2xx`, `3xx`, `4xx`, `5xx`), `route` (text the route contains), `credential`, `first` (1-200, default 50) and `after` (the `next_cursor` of the previous page). The owning tenant only: the project's own keys are refused (403).
+         */
+        get: operations["tenant.project.requests.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/api/v1/tenant": {
         parameters: {
             query?: never;
@@ -4101,6 +4121,65 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "tenant.project.requests.list": {
+        parameters: {
+            query?: {
+                after?: string;
+                credential?: string;
+                first?: number;
+                route?: string;
+                status?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Pass as `after` for the next page; null on the last page. */
+                        next_cursor?: string | null;
+                        /** @description The requests of this page, newest first. */
+                        requests: {
+                            /** @description When the request ended (ISO 8601). */
+                            at: string;
+                            /**
+                             * @description The kind of credential it came with: `secret_key`, `publishable_key`, `client_token` (a client_credentials token),
+                             *     `user_token` (an end-user access token), `tenant_token` or `anonymous`.
+                             */
+                            credential: string;
+                            /** @description How long the front door took to answer, in milliseconds. */
+                            duration_ms: number;
+                            /** @description The HTTP method. */
+                            method: string;
+                            /** @description The request id (the `X-Request-Id` answered, and `request_id` of an error). */
+                            request_id: string;
+                            /** @description The route template that served it (`/storage/api/v1/objects/:id`), never the raw path or query string; `unmatched` for no route. */
+                            route: string;
+                            /** @description The HTTP status of the answer. */
+                            status: number;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];

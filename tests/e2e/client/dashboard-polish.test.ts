@@ -1,0 +1,192 @@
+// Issue 26 in a real browser (Debian's chromium through playwright-core): the project's Requests page (the request
+// log, filtered), and the console defects of the issue, each with the check that failed before its fix. Each new page is
+// saved as a screenshot (tests/artifacts/dashboard) and scanned with axe-core: no serious or critical violation.
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { promisify } from 'node:util';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { launchChromium, requireChromium } from '../../support/browser.ts';
+import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import { client } from '../../support/http.ts';
+import { waitFor } from '../../support/wait-for.ts';
+
+jest.setTimeout(60_000);
+
+const ROOT = new URL('../../../', import.meta.url).pathname;
+const ARTIFACTS = path.join(ROOT, 'tests/artifacts/dashboard');
+const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+let platform: TestPlatform;
+let base: string;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let call: ReturnType<typeof client>;
+const consoleErrors: string[] = [];
+const tenant = { email: `polish-${Date.now()}@example.com`, password: 'a long enough password 1' };
+let token = '';
+let projectId = '';
+let apiKey = '';
+let publishableKey = '';
+
+async function shot(name: string): Promise<void> {
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** axe-core on the page: the serious and critical violations (WCAG 2 A and AA rules). */
+async function axe(): Promise<{ id: string; impact: string; nodes: string[] }[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: AXE });
+  const result = await page.evaluate(async () => {
+    const r = await (
+      window as unknown as {
+        axe: {
+          run: (
+            ctx: Document,
+            opts: unknown,
+          ) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }>;
+        };
+      }
+    ).axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) }));
+  });
+  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/** Screenshot and accessibility scan of a page once it has loaded. */
+async function checkPage(name: string): Promise<void> {
+  await page.waitForLoadState('networkidle');
+  await count(page.locator('.loading'), 0);
+  await shot(name);
+  expect({ page: name, violations: await axe() }).toEqual({ page: name, violations: [] });
+}
+
+const main = () => page.locator('main');
+
+/** Polls `read` until `ok` holds. */
+async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string): Promise<T> {
+  let last: T | undefined;
+  const found = await waitFor(
+    async () => {
+      last = await read().catch(() => last); // not there yet
+      return last !== undefined && ok(last) ? { value: last } : undefined;
+    },
+    { intervalMs: 100, message: what },
+  ).catch((e: Error) => {
+    throw new Error(`${e.message}; last seen: ${JSON.stringify(last)}`);
+  });
+  return found.value;
+}
+const shown = async (l: Locator) => void (await l.first().waitFor({ state: 'visible' }));
+const count = async (l: Locator, n: number) =>
+  void (await until(
+    () => l.count(),
+    (c) => c === n,
+    `${n} of ${l}`,
+  ));
+/** The texts of every element of the locator, once `ok` holds for them. */
+const textsOf = async (l: Locator, ok: (texts: string[]) => boolean, what: string) =>
+  await until(() => l.allInnerTexts(), ok, what);
+
+beforeAll(async () => {
+  requireChromium();
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const build = promisify(execFile)(process.execPath, [path.join(ROOT, 'dashboard/build.ts')], { cwd: ROOT });
+  platform = await startOneProcess();
+  base = platform.url.replace('127.0.0.1', 'localhost');
+  call = client(platform.url);
+  await call('POST', '/auth/api/v1/tenants/signup', { body: tenant });
+  token = (await call('POST', '/auth/api/v1/tenant/login', { body: tenant })).body.access_token;
+  const created = await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Polish' } });
+  projectId = created.body.project.id;
+  apiKey = created.body.project.api_key;
+  publishableKey = created.body.project.publishable_key;
+  await build;
+  browser = await launchChromium();
+  // bypassCSP: only so the test can inject axe-core (the page's own policy allows no inline script).
+  context = await browser.newContext({ viewport: { width: 1280, height: 860 }, bypassCSP: true });
+  page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(m.text());
+  });
+  page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
+  await page.goto(`${base}/dashboard/`);
+  await page.getByLabel('E-mail').fill(tenant.email);
+  await page.getByLabel('Password', { exact: true }).fill(tenant.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await shown(page.getByRole('heading', { name: 'Projects' }));
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await platform?.close();
+});
+
+describe('the Requests page', () => {
+  it("lists the project's requests with route, status, latency, request id and credential", async () => {
+    const made = [
+      await call('GET', '/storage/api/v1/storage/policies', { apiKey }),
+      await call('POST', '/register', { apiKey: publishableKey, body: { email: 'not-an-address' } }),
+      await call('POST', `/webhooks/${projectId}/no-such-receiver`, { body: {} }),
+    ];
+    expect(made.map((r) => r.status)).toEqual([200, 400, 404]);
+    await page.goto(`${base}/dashboard/p/${projectId}/settings`);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Requests' }).click();
+    await page.waitForURL(/\/p\/[^/]+\/requests$/);
+    await shown(page.getByRole('heading', { name: 'Requests', level: 1 }));
+    // Rows are written about a second after the request: refresh until the last one is there.
+    const last = made[2]!.headers.get('x-request-id')!;
+    await until(
+      async () => {
+        if ((await main().getByText(last).count()) === 0) await page.getByRole('button', { name: 'Refresh' }).click();
+        return await main().getByText(last).count();
+      },
+      (n) => n > 0,
+      'the webhook request in the table',
+    );
+    const table = main().getByRole('table', { name: 'Requests' });
+    for (const r of made) await shown(table.getByText(r.headers.get('x-request-id')!));
+    const webhookRow = table.getByRole('row').filter({ hasText: last });
+    await shown(webhookRow.getByText('/webhooks/:project_id/:slug'));
+    await shown(webhookRow.getByText('404'));
+    await shown(webhookRow.getByText('Anonymous'));
+    await shown(
+      table
+        .getByRole('row')
+        .filter({ hasText: made[0]!.headers.get('x-request-id')! })
+        .getByText('Secret key'),
+    );
+    await checkPage('polish-01-requests');
+  });
+
+  it('filters by status class, credential and route text', async () => {
+    const statuses = () => main().getByRole('table', { name: 'Requests' }).locator('tbody .badge');
+    await page.getByLabel('Status').selectOption('4xx');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    const four = await textsOf(
+      statuses(),
+      (t) => t.length >= 2 && t.every((s) => /^4\d\d$/.test(s.trim())),
+      'only 4xx statuses',
+    );
+    expect(four.length).toBeGreaterThanOrEqual(2);
+    await page.getByLabel('Credential').selectOption('publishable_key');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await textsOf(statuses(), (t) => t.length === 1 && t[0]!.trim() === '400', 'the one 4xx of the publishable key');
+    await page.getByLabel('Status').selectOption('');
+    await page.getByLabel('Credential').selectOption('');
+    await page.getByLabel('Route contains').fill('webhooks');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await textsOf(
+      main().getByRole('table', { name: 'Requests' }).locator('tbody .route'),
+      (t) => t.length === 1 && t[0] === '/webhooks/:project_id/:slug',
+      'only the webhook route',
+    );
+    await page.getByLabel('Route contains').fill('nothing-like-this');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await shown(main().getByText('No requests match'));
+    expect(consoleErrors).toEqual([]);
+  });
+});
