@@ -50,6 +50,7 @@ const NOT_ADMIN = new Set([
   'regeneratePublishableKey',
   'setProjectCors',
   'projectRequests',
+  'setProjectBranding',
   // identity: end-users' own operations
   'endUser',
   'userInfo',

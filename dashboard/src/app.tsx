@@ -72,6 +72,7 @@ const NAV: { group: string; items: { href: string; label: string }[] }[] = [
     items: [
       { href: '/settings', label: 'Settings' },
       { href: '/requests', label: 'Requests' },
+      { href: '/branding', label: 'Branding' },
     ],
   },
   {

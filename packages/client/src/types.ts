@@ -30,6 +30,8 @@ export type Plan = ResponseOf<'/auth/api/v1/plans', 'get'>['plans'][number];
 export type OidcClient = ResponseOf<'/auth/api/v1/projects/{id}/oidc-clients', 'get'>['oidc_clients'][number];
 export type ProjectCors = ResponseOf<'/auth/api/v1/projects/{id}/cors', 'get'>['cors'];
 export type Publication = ResponseOf<'/auth/api/v1/projects/{id}/publications', 'get'>['publications'][number];
+/** How the hosted sign-in pages present a project. */
+export type ProjectBranding = ResponseOf<'/auth/api/v1/projects/{id}/branding', 'get'>['branding'];
 /** One request of a project's request log. */
 export type LoggedRequest = ResponseOf<'/auth/api/v1/projects/{id}/requests', 'get'>['requests'][number];
 /** The filters and paging of the request log. */

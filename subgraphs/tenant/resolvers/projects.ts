@@ -45,6 +45,11 @@ export const projectMutations = {
     await ctx.services.projects.regeneratePublishableKey(requireTenant(ctx).tenantId, id),
   setProjectCors: async (_: unknown, args: { projectId: string; input: Record<string, unknown> }, ctx: TenantContext) =>
     await ctx.services.cors.set(requireTenant(ctx).tenantId, args.projectId, args.input),
+  setProjectBranding: async (
+    _: unknown,
+    args: { projectId: string; input: Record<string, unknown> },
+    ctx: TenantContext,
+  ) => await ctx.services.branding.set(requireTenant(ctx).tenantId, args.projectId, args.input),
   setPublication: async (
     _: unknown,
     args: { projectId: string; input: { table: string; enabled: boolean } },

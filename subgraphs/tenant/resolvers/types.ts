@@ -54,6 +54,10 @@ export const typeResolvers = {
       assertReader(ctx, p);
       return await ctx.services.publications.list(p.id);
     },
+    branding: async (p: Project, _: unknown, ctx: TenantContext) => {
+      assertOwner(ctx, p);
+      return await ctx.services.branding.get(p.id);
+    },
     oidcClients: async (p: Project, _: unknown, ctx: TenantContext) => {
       assertOwner(ctx, p);
       return await ctx.services.oidcClients.list(p.id);

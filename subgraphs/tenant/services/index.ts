@@ -10,6 +10,7 @@ import { createProjectService } from './projects.ts';
 import { createPublicationService } from './publications.ts';
 import { createCorsService } from './cors.ts';
 import { createRequestLogService } from './request-log.ts';
+import { createBrandingService } from './branding.ts';
 import { createFailureLimiter, createLimitSharing } from '../../../platform/rate-limit.ts';
 import { publishBroadcast } from '../../../platform/broadcast.ts';
 import { createSessionService } from './sessions.ts';
@@ -66,6 +67,7 @@ export async function createTenantServices({ config, db, logger, databaseUrl }: 
   const publications = createPublicationService({ db, projects });
   const cors = createCorsService({ db, projects });
   const requestLog = createRequestLogService({ db });
+  const branding = createBrandingService({ db, projects });
   return {
     plans,
     accounts,
@@ -77,6 +79,7 @@ export async function createTenantServices({ config, db, logger, databaseUrl }: 
     publications,
     cors,
     requestLog,
+    branding,
     limitSharing,
   };
 }

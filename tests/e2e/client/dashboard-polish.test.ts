@@ -190,3 +190,129 @@ describe('the Requests page', () => {
     expect(consoleErrors).toEqual([]);
   });
 });
+
+describe('branding and the hosted sign-in page', () => {
+  const REDIRECT = 'https://app.example.com/callback';
+  const HOSTILE = `Acme "</title><script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">`;
+  // A 1x1 PNG, served for the logo's https address (the machine has no network; the route answers instead).
+  const PNG = Buffer.from(
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+    'base64',
+  );
+  let clientId = '';
+  let authorizeUrl = '';
+
+  beforeAll(async () => {
+    const clients = await call('GET', `/auth/api/v1/projects/${projectId}/oidc-clients`, { token });
+    clientId = clients.body.oidc_clients[0].client_id;
+    await call('PUT', `/auth/api/v1/projects/${projectId}/oidc-clients/${clientId}`, {
+      token,
+      body: { redirect_uris: [REDIRECT] },
+    });
+    const q = new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      scope: 'openid email',
+      state: 'st-9',
+    });
+    authorizeUrl = `${base}/authorize?${q}`;
+  });
+
+  it('sets the logo and colour in the console, refusing a colour that is not #rrggbb', async () => {
+    await page.goto(`${base}/dashboard/p/${projectId}/settings`);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Branding' }).click();
+    await page.waitForURL(/\/p\/[^/]+\/branding$/);
+    await shown(page.getByRole('heading', { name: 'Branding', level: 1 }));
+    await page.getByLabel('Brand colour').fill('green');
+    await shown(main().getByText('Write the colour as #rrggbb'));
+    await page.getByLabel('Logo URL').fill('https://cdn.example.com/logo.png');
+    await page.getByLabel('Brand colour').fill('#0b6e4f');
+    await page.getByRole('button', { name: 'Save branding' }).click();
+    await shown(page.getByText('Branding saved'));
+    const read = await call('GET', `/auth/api/v1/projects/${projectId}/branding`, { token });
+    expect(read.body.branding).toMatchObject({ logo_url: 'https://cdn.example.com/logo.png', brand_color: '#0b6e4f' });
+    await checkPage('polish-02-branding');
+  });
+
+  it("shows the project's name, logo and colour; a hostile name stays text, under the page's own strict CSP", async () => {
+    expect((await call('PUT', `/auth/api/v1/projects/${projectId}`, { token, body: { name: HOSTILE } })).status).toBe(
+      200,
+    );
+    // A context that keeps the page's CSP (the main one bypasses it for axe).
+    const strict = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    try {
+      await strict.route('https://cdn.example.com/**', (r) => r.fulfill({ contentType: 'image/png', body: PNG }));
+      await strict.route('https://app.example.com/**', (r) => r.fulfill({ contentType: 'text/plain', body: 'ok' }));
+      const hosted = await strict.newPage();
+      const dialogs: string[] = [];
+      hosted.on('dialog', (d) => {
+        dialogs.push(d.message());
+        void d.dismiss();
+      });
+      const res = await hosted.goto(authorizeUrl);
+      const csp = res!.headers()['content-security-policy']!;
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).toContain('img-src https://cdn.example.com;');
+      expect(csp).not.toContain('script-src');
+      await shown(hosted.getByRole('heading', { name: `Sign in to ${HOSTILE}` }));
+      expect(await hosted.title()).toBe(`Sign in to ${HOSTILE}`);
+      const state = await hosted.evaluate(() => ({
+        pwned: (window as unknown as { __pwned?: number }).__pwned ?? null,
+        scripts: document.scripts.length,
+        images: [...document.images].map((i) => ({ src: i.src, alt: i.alt, loaded: i.naturalWidth > 0 })),
+        button: getComputedStyle(document.querySelector('button.primary')!).backgroundColor,
+      }));
+      expect(state).toEqual({
+        pwned: null,
+        scripts: 0,
+        images: [{ src: 'https://cdn.example.com/logo.png', alt: HOSTILE, loaded: true }],
+        button: 'rgb(11, 110, 79)',
+      });
+      expect(dialogs).toEqual([]);
+
+      // "Sign up": a new end-user, then back to the client with a code.
+      await hosted.getByRole('link', { name: 'Sign up' }).click();
+      await shown(hosted.getByRole('heading', { name: `Sign up to ${HOSTILE}` }));
+      await hosted.getByLabel('E-mail').fill(`hosted-${Date.now()}@example.com`);
+      await hosted.getByLabel('Password').fill('a brand new password 9');
+      await hosted.getByRole('button', { name: 'Create account' }).click();
+      await hosted.waitForURL((u) => u.href.startsWith(REDIRECT));
+      await shown(hosted.getByText('ok'));
+      const url = new URL(hosted.url());
+      expect({ state: url.searchParams.get('state'), code: !!url.searchParams.get('code') }).toEqual({
+        state: 'st-9',
+        code: true,
+      });
+
+      // "Forgot password?": the page asks for the address and answers the same whoever it is.
+      await hosted.goto(authorizeUrl);
+      await hosted.getByRole('link', { name: 'Forgot password?' }).click();
+      await shown(hosted.getByRole('heading', { name: 'Forgot your password?' }));
+      await hosted.getByLabel('E-mail').fill('someone@example.com');
+      await hosted.getByRole('button', { name: 'Send the link' }).click();
+      await shown(hosted.getByRole('heading', { name: 'Check your e-mail' }));
+      await shown(hosted.getByText('If an account exists for someone@example.com'));
+      await hosted.getByRole('link', { name: 'Back to sign in' }).click();
+      await shown(hosted.getByRole('heading', { name: `Sign in to ${HOSTILE}` }));
+      expect(dialogs).toEqual([]);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('the hosted pages pass axe', async () => {
+    await context.route('https://cdn.example.com/**', (r) => r.fulfill({ contentType: 'image/png', body: PNG }));
+    await call('PUT', `/auth/api/v1/projects/${projectId}`, { token, body: { name: 'Polish' } });
+    await page.goto(authorizeUrl);
+    await shown(page.getByRole('heading', { name: 'Sign in to Polish' }));
+    await checkPage('polish-03-hosted-sign-in');
+    await page.getByRole('link', { name: 'Sign up' }).click();
+    await shown(page.getByRole('heading', { name: 'Sign up to Polish' }));
+    await checkPage('polish-04-hosted-sign-up');
+    await page.goto(authorizeUrl);
+    await page.getByRole('link', { name: 'Forgot password?' }).click();
+    await shown(page.getByRole('heading', { name: 'Forgot your password?' }));
+    await checkPage('polish-05-hosted-forgot-password');
+  });
+});
