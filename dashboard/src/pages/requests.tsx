@@ -88,6 +88,7 @@ export default function Requests() {
               value={draft.route}
               maxLength={200}
               placeholder="/storage"
+              hint="Part of the route template, e.g. /storage or :id."
               onChange={(e) => setDraft({ ...draft, route: e.target.value })}
             />
             <SelectField

@@ -316,3 +316,190 @@ describe('branding and the hosted sign-in page', () => {
     await checkPage('polish-05-hosted-forgot-password');
   });
 });
+
+describe('defects of issue 26, each checked the way it showed', () => {
+  let functionId = '';
+  let userId = '';
+  let executionId = '';
+
+  beforeAll(async () => {
+    // Content on every page, long where it can be (a long table name, file name, function name and route).
+    const sql = await call('POST', '/v1/rawSQL', {
+      apiKey,
+      body: {
+        sql: 'create table a_rather_long_table_name_for_narrow_screens (id serial primary key, title text, body text, created_at timestamptz default now())',
+      },
+    });
+    expect(sql.status).toBe(200);
+    await call('POST', '/v1/insert', {
+      apiKey,
+      body: {
+        table: 'a_rather_long_table_name_for_narrow_screens',
+        values: { title: 'A title', body: 'x'.repeat(300) },
+      },
+    });
+    const formData = new FormData();
+    formData.set('folder', 'invoices/2026');
+    formData.set('confirm', 'true');
+    formData.set('file', new Blob(['hello']), 'a-long-file-name-that-keeps-going-and-going.txt');
+    const up = await fetch(`${platform.url}/storage/api/v1/storage/upload`, {
+      method: 'POST',
+      headers: { 'x-api-key': apiKey },
+      body: formData,
+    });
+    expect(up.status).toBe(201);
+    const fn = await call('POST', '/edge/api/v1/functions', {
+      apiKey,
+      body: {
+        name: 'compute-a-long-function-name',
+        slug: 'compute-a-long-function-name',
+        steps: [{ name: 'answer', kind: 'Transform', expression: { ok: true, echo: '{{ input.body }}' } }],
+      },
+    });
+    expect(fn.status).toBe(201);
+    functionId = fn.body.function.id;
+    const run = await call('POST', '/edge/api/v1/invoke/compute-a-long-function-name', { apiKey, body: { a: 1 } });
+    executionId = run.headers.get('x-execution-id') ?? '';
+    expect(executionId).not.toBe('');
+    const user = await call('POST', '/register', {
+      apiKey,
+      body: { email: `a-rather-long-address-${Date.now()}@example.com`, password: 'a long enough password' },
+    });
+    userId = user.body.user.id;
+    await page.setViewportSize({ width: 1280, height: 860 });
+  });
+
+  it('the storage folder tree shows SVG icons, never an emoji (which renders as a box on Linux)', async () => {
+    await page.goto(`${base}/dashboard/p/${projectId}/storage/files`);
+    const tree = main().getByRole('list', { name: 'Folder tree' });
+    await shown(tree.getByRole('button', { name: 'invoices' }));
+    const buttons = await tree.getByRole('button').evaluateAll((els) =>
+      els.map((el) => ({
+        text: el.textContent ?? '',
+        svg: el.querySelector('svg[aria-hidden="true"]') !== null,
+      })),
+    );
+    expect(buttons.length).toBeGreaterThanOrEqual(3);
+    for (const b of buttons)
+      expect({ ...b, emoji: /\p{Extended_Pictographic}/u.test(b.text) }).toEqual({ ...b, emoji: false, svg: true });
+    // No emoji anywhere in the page's text either.
+    expect(/\p{Extended_Pictographic}/u.test(await main().innerText())).toBe(false);
+    await checkPage('polish-06-storage-icons');
+  });
+
+  /**
+   * In every one-row form of the page: the labels of the fields on its first line level, their controls level, and a
+   * button on that line level with the controls (not with a hint below one of them).
+   */
+  const misaligned = async () =>
+    await page.evaluate(() => {
+      const out: string[] = [];
+      for (const row of document.querySelectorAll('main .row')) {
+        const fields = [...row.children].filter((c) => c.classList.contains('field'));
+        if (fields.length === 0) continue;
+        const box = (el: Element) => el.getBoundingClientRect();
+        // Items on the first line: their boxes overlap the first field's vertically (a wrapped row starts a new line).
+        const first = box(fields[0]!);
+        const onLine = (el: Element) => box(el).top < first.bottom && box(el).bottom > first.top;
+        const line = fields.filter(onLine);
+        const labels = line.map((f) => Math.round(box(f.querySelector(':scope > label')!).top));
+        const controls = line.map((f) => f.querySelector(':scope > input, :scope > select, :scope > textarea')!);
+        const tops = controls.map((c) => Math.round(box(c).top));
+        const controlBottom = Math.round(box(controls[0]!).bottom);
+        const buttons = [...row.children].filter((c) => c.tagName === 'BUTTON' && onLine(c));
+        const name = (fields[0]!.querySelector('label')?.textContent ?? '?').trim();
+        const spread = (xs: number[]) => Math.max(...xs) - Math.min(...xs);
+        if (spread(labels) > 1) out.push(`${name}: labels at ${labels.join(', ')}`);
+        if (spread(tops) > 1) out.push(`${name}: controls at ${tops.join(', ')}`);
+        for (const b of buttons) {
+          const bottom = Math.round(box(b).bottom);
+          if (Math.abs(bottom - controlBottom) > 2)
+            out.push(`${name}: button bottom ${bottom}, control bottom ${controlBottom}`);
+        }
+      }
+      return out;
+    });
+
+  it('labels, fields and buttons of a one-row form stay aligned when a field has a hint', async () => {
+    await page.goto(`${base}/dashboard/p/${projectId}/storage/files`);
+    await shown(main().getByLabel('New folder'));
+    expect({ page: 'storage', problems: await misaligned() }).toEqual({ page: 'storage', problems: [] });
+    await page.goto(`${base}/dashboard/p/${projectId}/requests`);
+    await shown(main().getByLabel('Route contains'));
+    await shot('polish-08-requests-form');
+    expect({ page: 'requests', problems: await misaligned() }).toEqual({ page: 'requests', problems: [] });
+  });
+
+  it('no main page scrolls sideways at 390 px', async () => {
+    const pages = [
+      '/',
+      '/account',
+      ...['general', 'keys', 'oidc', 'cors', 'plan'].map((t) => `/p/${projectId}/settings/${t}`),
+      `/p/${projectId}/auth`,
+      `/p/${projectId}/auth/users/${userId}`,
+      ...['tables', 'sql', 'policies', 'new'].map((t) => `/p/${projectId}/database/${t}`),
+      `/p/${projectId}/database/tables/a_rather_long_table_name_for_narrow_screens`,
+      ...['files', 'policies', 'usage'].map((t) => `/p/${projectId}/storage/${t}`),
+      ...['list', 'new', 'executions', 'hooks', 'webhooks', 'cron', 'email', 'stats'].map(
+        (t) => `/p/${projectId}/functions/${t}`,
+      ),
+      `/p/${projectId}/functions/f/${functionId}`,
+      ...(executionId ? [`/p/${projectId}/functions/executions/${executionId}`] : []),
+      `/p/${projectId}/requests`,
+      `/p/${projectId}/branding`,
+    ];
+    await page.setViewportSize({ width: 390, height: 800 });
+    const wide: { page: string; scrollWidth: number; innerWidth: number; widest: string }[] = [];
+    try {
+      for (const address of pages) {
+        await page.goto(`${base}/dashboard${address}`);
+        await page.waitForLoadState('networkidle');
+        await count(page.locator('.loading'), 0);
+        const m = await page.evaluate(() => {
+          const root = document.scrollingElement!;
+          // The outermost elements reaching past the right edge outside any scroller: what to fix.
+          const clipped = (el: Element) => {
+            for (let a = el.parentElement; a; a = a.parentElement)
+              if (getComputedStyle(a).overflowX !== 'visible') return true;
+            return false;
+          };
+          const past = [...document.querySelectorAll('body *')].filter(
+            (el) => el.getBoundingClientRect().right > window.innerWidth + 0.5 && !clipped(el),
+          );
+          const outer = past.filter((el) => !past.some((o) => o !== el && o.contains(el)));
+          const widest = outer
+            .slice(0, 3)
+            .map(
+              (el) =>
+                `${el.tagName.toLowerCase()}${[...el.classList].map((c) => `.${c}`).join('')}(${(el.textContent ?? '').slice(0, 30)})`,
+            )
+            .join(' | ');
+          return { scrollWidth: root.scrollWidth, innerWidth: window.innerWidth, widest };
+        });
+        if (m.scrollWidth > m.innerWidth) wide.push({ page: address, ...m });
+        if (address.endsWith('/requests')) await shot('polish-07-requests-390');
+      }
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
+    expect(wide).toEqual([]);
+  });
+
+  it('the signed-out pages do not scroll sideways at 390 px either', async () => {
+    const fresh = await browser.newContext({ viewport: { width: 390, height: 800 } });
+    try {
+      const p = await fresh.newPage();
+      for (const address of ['/dashboard/', '/dashboard/sign-up', '/']) {
+        await p.goto(`${base}${address}`);
+        await p.waitForLoadState('networkidle');
+        const m = await p.evaluate(() => ({
+          scrollWidth: document.scrollingElement!.scrollWidth,
+          innerWidth: window.innerWidth,
+        }));
+        expect({ address, wide: m.scrollWidth > m.innerWidth }).toEqual({ address, wide: false });
+      }
+    } finally {
+      await fresh.close();
+    }
+  });
+});
