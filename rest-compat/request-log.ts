@@ -196,12 +196,16 @@ export function startRequestLog(
     await writing;
   }
 
+  let stopped = false;
   const timer = setInterval(() => void flush(), opts.flushEveryMs ?? FLUSH_EVERY_MS);
   timer.unref();
   return {
     flush,
     dropped: () => dropped,
+    /** Writes what is held and closes the pool; later calls do nothing. */
     stop: async () => {
+      if (stopped) return;
+      stopped = true;
       clearInterval(timer);
       await flush();
       await pool.end();
