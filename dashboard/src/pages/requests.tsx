@@ -1,6 +1,7 @@
 // A project's request log (/p/<id>/requests): its recent requests, newest first, filtered by status class, route text
-// and credential kind, a page at a time. Read with the tenant's token (the project's keys may not read it).
+// and credential kind (kept in the address), a page at a time. Read with the tenant's token (the project's keys may not read it).
 import { useState } from 'react';
+import { useLocation, useSearch } from 'wouter';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import type { LoggedRequest } from '@tessera/client';
 import { platform } from '../lib/session.ts';
@@ -42,10 +43,22 @@ type Filter = { status: string; route: string; credential: string };
 
 const toneOf = (status: number) => (status >= 500 ? 'bad' : status >= 400 ? 'warn' : 'good');
 
+/** The filter in the address (`?status=4xx&route=/storage&credential=secret_key`), so a filtered view can be shared. */
+function filterOf(search: string): Filter {
+  const q = new URLSearchParams(search);
+  return { status: q.get('status') ?? '', route: q.get('route') ?? '', credential: q.get('credential') ?? '' };
+}
+
 export default function Requests() {
+  const search = useSearch();
+  // A new filter (a submitted form, the browser's back button) is a new view: its form and its pages start afresh.
+  return <RequestLog key={search} filter={filterOf(search)} />;
+}
+
+function RequestLog({ filter }: { filter: Filter }) {
   const { project } = useProjectCtx();
-  const [draft, setDraft] = useState<Filter>({ status: '', route: '', credential: '' });
-  const [filter, setFilter] = useState<Filter>(draft);
+  const [location, navigate] = useLocation();
+  const [draft, setDraft] = useState<Filter>(filter);
   const pages = useCursors();
   const query = useQuery({
     queryKey: ['project', project.id, 'requests', filter, pages.after],
@@ -60,8 +73,11 @@ export default function Requests() {
     placeholderData: keepPreviousData,
   });
   const apply = () => {
-    setFilter(draft);
-    pages.reset();
+    const q = new URLSearchParams();
+    if (draft.status) q.set('status', draft.status);
+    if (draft.route.trim()) q.set('route', draft.route.trim());
+    if (draft.credential) q.set('credential', draft.credential);
+    navigate(q.size ? `${location}?${q}` : location);
   };
   return (
     <>

@@ -172,6 +172,15 @@ describe('the Requests page', () => {
       'only 4xx statuses',
     );
     expect(four.length).toBeGreaterThanOrEqual(2);
+    // The filter is in the address: a reload (or a shared link) shows the same view.
+    expect(new URL(page.url()).searchParams.get('status')).toBe('4xx');
+    await page.reload();
+    await textsOf(
+      statuses(),
+      (t) => t.length === four.length && t.every((x) => /^4\d\d$/.test(x.trim())),
+      'the 4xx view again',
+    );
+    expect(await page.getByLabel('Status').inputValue()).toBe('4xx');
     await page.getByLabel('Credential').selectOption('publishable_key');
     await page.getByRole('button', { name: 'Filter' }).click();
     await textsOf(statuses(), (t) => t.length === 1 && t[0]!.trim() === '400', 'the one 4xx of the publishable key');
