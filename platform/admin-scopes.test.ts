@@ -59,6 +59,8 @@ const NOT_ADMIN = new Set([
   'rotateOidcClientSecret',
   'regeneratePublishableKey',
   'setProjectCors',
+  'projectRequests',
+  'setProjectBranding',
   // identity: end-users' own operations
   'endUser',
   'userInfo',

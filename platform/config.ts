@@ -191,6 +191,13 @@ export const CONFIG_SCHEMA = {
     description:
       'One info-level log line per HTTP request (method, route, status, duration, request id, project) from every process.',
   },
+  requestLogRows: {
+    env: 'TESSERA_REQUEST_LOG_ROWS',
+    default: '1000',
+    parse: int(0, 100000),
+    description:
+      "The request log: how many of each project's newest requests are kept (older ones are pruned as new ones are written); 0 records none.",
+  },
   metricsToken: {
     env: 'TESSERA_METRICS_TOKEN',
     default: '',

@@ -47,6 +47,14 @@ function op<V, R>(def: Omit<InternalOperation<V, R>, 'types'>): InternalOperatio
 }
 
 type Json = unknown;
+/** A project's branding of the hosted end-user pages. */
+export type ProjectBrandingFacts = {
+  projectName: string;
+  logoUrl: string | null;
+  brandColor: string | null;
+  hostedSignUp: boolean;
+  hostedPasswordReset: boolean;
+};
 /** What the tenant subgraph vouches for about an OIDC client. */
 export type OidcClientFacts = {
   clientId: string;
@@ -139,6 +147,16 @@ export const INTERNAL_OPERATIONS = {
     runsAs: 'internal',
     description:
       'An OIDC client by id, and whether the secret given (if any) is its secret; null for an unknown client.',
+  }),
+  projectBranding: op<{ projectId: string }, { _projectBranding: ProjectBrandingFacts | null }>({
+    name: 'ProjectBranding',
+    document: `query ProjectBranding($projectId: ID!) {
+  _projectBranding(projectId: $projectId) { projectName logoUrl brandColor hostedSignUp hostedPasswordReset }
+}`,
+    subgraph: 'tenant',
+    callers: ['front door'],
+    runsAs: 'internal',
+    description: 'How a project presents itself on the hosted end-user pages (null: no such project).',
   }),
   projectPlanLimits: op<
     { projectId: string },
@@ -410,6 +428,27 @@ export const INTERNAL_OPERATIONS = {
     callers: ['front door'],
     runsAs: 'anonymous',
     description: 'The page behind a reset mail: sets the new password.',
+  }),
+  hostedSignUp: op<
+    { input: { email: string; password: string; name: string | null } },
+    { registerEndUser: { id: string } }
+  >({
+    name: 'IdentityHostedSignUp',
+    document: 'mutation IdentityHostedSignUp($input: RegisterEndUserInput!) { registerEndUser(input: $input) { id } }',
+    subgraph: 'identity',
+    callers: ['front door'],
+    runsAs: 'caller',
+    description:
+      "The hosted sign-up page: registers an end-user as the project's publishable key would (the page acts for the client's project).",
+  }),
+  hostedPasswordReset: op<{ email: string }, { requestEndUserPasswordReset: boolean }>({
+    name: 'IdentityHostedPasswordReset',
+    document: 'mutation IdentityHostedPasswordReset($email: String!) { requestEndUserPasswordReset(email: $email) }',
+    subgraph: 'identity',
+    callers: ['front door'],
+    runsAs: 'caller',
+    description:
+      "The hosted forgot-password page: mails a reset link as the project's publishable key would (always true: no enumeration).",
   }),
   verifyConfirm: op<{ token: unknown }, { confirmEndUserEmailVerification: boolean }>({
     name: 'IdentityVerifyConfirm',

@@ -37,6 +37,7 @@ import { renderDocsPage } from './docs-page.ts';
 import { RAW_HANDLERS, type RawHandlerModule } from './handlers/index.ts';
 import { mountSubgraphHttp, type HttpMount } from './mounts.ts';
 import { lazyRequestLogger } from './request-logger.ts';
+import { notePrincipal, startRequestLog } from './request-log.ts';
 import { noteProject, observeHttp } from '../platform/http-observe.ts';
 import { installCors } from './cors.ts';
 import { sendGraphiQL, wantsGraphiQL } from './graphiql.ts';
@@ -144,6 +145,9 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
 
   // Metrics and the access log of every request; GET /metrics.
   observeHttp(app, { config, logger });
+  // The per-project request log (rest-compat/request-log.ts): rows kept in memory, written to the platform database in batches.
+  const requestLog = startRequestLog(app, { url: opts.broadcastUrl, keep: config.requestLogRows, logger });
+  app.addHook('onClose', async () => await requestLog.stop());
   // A callback hook, not an async one: no promise and no extra microtask turn per request.
   app.addHook('onRequest', (req, reply, done) => {
     void reply.header('x-request-id', req.id);
@@ -189,6 +193,7 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
       String(req.id),
       router.credentials,
     );
+    notePrincipal(req, principal);
     await cors.check(req, principal);
     const over = quota.hit(principal);
     if (over) await over;

@@ -80,7 +80,14 @@ function NotFound() {
 }
 
 const NAV: { group: string; items: { href: string; label: string }[] }[] = [
-  { group: 'Project', items: [{ href: '/settings', label: 'Settings' }] },
+  {
+    group: 'Project',
+    items: [
+      { href: '/settings', label: 'Settings' },
+      { href: '/requests', label: 'Requests' },
+      { href: '/branding', label: 'Branding' },
+    ],
+  },
   {
     group: 'Build',
     items: [

@@ -20,6 +20,9 @@ const PLAN = `id name description price_cents_per_month: priceCentsPerMonth limi
 }`;
 const SESSION = `access_token: accessToken refresh_token: refreshToken token_type: tokenType expires_in: expiresIn tenant { ${TENANT} }`;
 const PUBLICATION = 'table enabled updated_at: updatedAt';
+const BRANDING =
+  'project_name: projectName logo_url: logoUrl brand_color: brandColor hosted_sign_up: hostedSignUp hosted_password_reset: hostedPasswordReset';
+const LOGGED_REQUEST = 'at method route status duration_ms: durationMs request_id: requestId credential';
 const OIDC_CLIENT =
   'client_id: clientId client_secret: clientSecret name redirect_uris: redirectUris grant_types: grantTypes allowed_scopes: allowedScopes public created_at: createdAt';
 
@@ -377,6 +380,64 @@ export const tenantRoutes: RouteRow[] = [
     operation: `mutation TenantProjectCorsSet($id: ID!, $input: ProjectCorsInput!) { cors: setProjectCors(projectId: $id, input: $input) { ${CORS} } }`,
     status: 200,
     variables: { id: 'params.id', input: 'body' },
+  },
+  {
+    id: 'tenant.project.branding.get',
+    method: 'GET',
+    path: '/auth/api/v1/projects/:id/branding',
+    summary: "The project's branding of the hosted sign-in pages",
+    description:
+      "How the identity provider's hosted end-user pages (`/authorize`, `/authorize/sign-up`, `/authorize/forgot-password`) present the project: " +
+      'its name, `logo_url`, `brand_color`, and whether they offer sign-up (`hosted_sign_up`) and password reset (`hosted_password_reset`).',
+    tag: TAG,
+    auth: 'tenant',
+    operation: `query TenantProjectBrandingGet($id: ID!) { project(id: $id) { branding { ${BRANDING} } } }`,
+    status: 200,
+    variables: { id: 'params.id' },
+    unwrap: true,
+  },
+  {
+    id: 'tenant.project.branding.set',
+    method: 'PUT',
+    path: '/auth/api/v1/projects/:id/branding',
+    summary: "Change the project's branding of the hosted sign-in pages",
+    description:
+      'Body `{logo_url?, brand_color?, hosted_sign_up?, hosted_password_reset?}`; omitted fields stay. `logo_url`: an absolute https:// URL ' +
+      '(at most 2,048 characters, no user name or password), `brand_color`: `#rrggbb`; null or "" removes either. The name shown is the project\'s.',
+    tag: TAG,
+    auth: 'tenant',
+    operation: `mutation TenantProjectBrandingSet($id: ID!, $input: ProjectBrandingInput!) { branding: setProjectBranding(projectId: $id, input: $input) { ${BRANDING} } }`,
+    status: 200,
+    variables: { id: 'params.id', input: 'body' },
+  },
+  {
+    id: 'tenant.project.requests.list',
+    method: 'GET',
+    path: '/auth/api/v1/projects/:id/requests',
+    summary: "The project's recent requests (request log)",
+    description:
+      'Newest first: time, method, route template, status, latency, request id and the kind of credential (`secret_key`, `publishable_key`, ' +
+      '`client_token`, `user_token`, `tenant_token`, `anonymous`); never a body, header, key or token. The newest `TESSERA_REQUEST_LOG_ROWS` ' +
+      '(default 1,000) rows per project are kept; rows appear about a second after the request. Query `status` (`2xx`, `3xx`, `4xx`, `5xx`), ' +
+      '`route` (text the route contains), `credential`, `first` (1-200, default 50) and `after` (the `next_cursor` of the previous page). ' +
+      "The owning tenant only: the project's own keys are refused (403).",
+    tag: TAG,
+    auth: 'tenant',
+    operation: `query TenantProjectRequests($id: ID!, $first: Int, $after: String, $status: String, $route: String, $credential: String) {
+      projectRequests(projectId: $id, first: $first, after: $after, status: $status, route: $route, credential: $credential) {
+        requests: items { ${LOGGED_REQUEST} } next_cursor: nextCursor
+      }
+    }`,
+    status: 200,
+    variables: {
+      id: 'params.id',
+      first: 'query.first',
+      after: 'query.after',
+      status: 'query.status',
+      route: 'query.route',
+      credential: 'query.credential',
+    },
+    unwrap: true,
   },
   {
     id: 'tenant.publication.list',

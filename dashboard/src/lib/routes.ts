@@ -13,6 +13,8 @@ const TABS: Record<string, string[]> = {
   storage: ['files', 'policies', 'usage'],
   functions: ['list', 'executions', 'hooks', 'webhooks', 'cron', 'email', 'stats'],
   auth: [],
+  requests: [],
+  branding: [],
 };
 
 /** Where the same page is in another project: the area and its tab stay, one item's page goes up to its list. */

@@ -1,4 +1,4 @@
-// A project's pages: /p/<id>/settings, /auth, /database, /storage, /functions. The project and its client are
+// A project's pages: /p/<id>/settings, /auth, /database, /storage, /functions, /requests, /branding. The project and its client are
 // loaded once here and handed down.
 import { lazy, Suspense } from 'react';
 import { Route, Switch, useLocation, Redirect } from 'wouter';
@@ -14,6 +14,8 @@ const AREAS = [
   ['database', lazy(() => import('./database.tsx'))],
   ['storage', lazy(() => import('./storage.tsx'))],
   ['functions', lazy(() => import('./functions.tsx'))],
+  ['requests', lazy(() => import('./requests.tsx'))],
+  ['branding', lazy(() => import('./branding.tsx'))],
 ] as const;
 
 export default function ProjectArea() {

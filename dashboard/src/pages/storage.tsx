@@ -21,6 +21,7 @@ import {
   SelectField,
   TextField,
 } from '../ui/index.tsx';
+import { FolderIcon, FolderOpenIcon } from '../ui/icons.tsx';
 import { ListResourceSections, QueryView, useAction, useListResource } from '../ui/data.tsx';
 
 export default function Storage() {
@@ -70,7 +71,7 @@ function Tree({ node, selected, onSelect }: { node: TreeNode; selected: string; 
         aria-current={selected === node.path ? 'true' : undefined}
         onClick={() => onSelect(node.path)}
       >
-        📁 {node.name}
+        {selected === node.path ? <FolderOpenIcon /> : <FolderIcon />} {node.name}
       </button>
       {node.children.length > 0 && (
         <ul className="tree">

@@ -6,9 +6,12 @@ import type {
   OidcClient,
   Plan,
   Project,
+  ProjectBranding,
   ProjectCors,
   ProjectListed,
+  LoggedRequest,
   Publication,
+  RequestLogQuery,
   Tenant,
   TenantSession,
   TenantSessionInfo,
@@ -204,6 +207,26 @@ export class TenantApi {
       (await this.#http.request<{ cors: ProjectCors }>('GET', `${p(id)}/cors`)).cors,
     setCors: async (id: string, rule: BodyOf<'/auth/api/v1/projects/{id}/cors', 'put'>): Promise<ProjectCors> =>
       (await this.#http.request<{ cors: ProjectCors }>('PUT', `${p(id)}/cors`, { body: rule })).cors,
+    /** How the hosted sign-in pages (`/authorize`) present the project. */
+    branding: async (id: string): Promise<ProjectBranding> =>
+      (await this.#http.request<{ branding: ProjectBranding }>('GET', `${p(id)}/branding`)).branding,
+    /** Changes the branding (omitted fields stay; null or '' removes the logo or the colour). */
+    setBranding: async (
+      id: string,
+      change: BodyOf<'/auth/api/v1/projects/{id}/branding', 'put'>,
+    ): Promise<ProjectBranding> =>
+      (await this.#http.request<{ branding: ProjectBranding }>('PUT', `${p(id)}/branding`, { body: change })).branding,
+    /**
+     * One page of the project's request log, newest first: filter by `status` (`2xx`...`5xx`), `route` (text it
+     * contains) and `credential` (kind); pass the answer's `next_cursor` as `after` for the next page.
+     */
+    requests: async (
+      id: string,
+      query: RequestLogQuery = {},
+    ): Promise<{ requests: LoggedRequest[]; next_cursor: string | null }> =>
+      await this.#http.request<{ requests: LoggedRequest[]; next_cursor: string | null }>('GET', `${p(id)}/requests`, {
+        query,
+      }),
     publications: async (id: string): Promise<Publication[]> =>
       (await this.#http.request<{ publications: Publication[] }>('GET', `${p(id)}/publications`)).publications,
     setPublication: async (id: string, table: string, enabled: boolean): Promise<Publication> =>

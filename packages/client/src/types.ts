@@ -30,6 +30,12 @@ export type Plan = ResponseOf<'/auth/api/v1/plans', 'get'>['plans'][number];
 export type OidcClient = ResponseOf<'/auth/api/v1/projects/{id}/oidc-clients', 'get'>['oidc_clients'][number];
 export type ProjectCors = ResponseOf<'/auth/api/v1/projects/{id}/cors', 'get'>['cors'];
 export type Publication = ResponseOf<'/auth/api/v1/projects/{id}/publications', 'get'>['publications'][number];
+/** How the hosted sign-in pages present a project. */
+export type ProjectBranding = ResponseOf<'/auth/api/v1/projects/{id}/branding', 'get'>['branding'];
+/** One request of a project's request log. */
+export type LoggedRequest = ResponseOf<'/auth/api/v1/projects/{id}/requests', 'get'>['requests'][number];
+/** The filters and paging of the request log. */
+export type RequestLogQuery = QueryOf<'/auth/api/v1/projects/{id}/requests', 'get'>;
 export type EndUser = ResponseOf<'/register', 'post'>['user'];
 export type StorageObject = ResponseOf<'/storage/api/v1/storage/objects/{id}', 'get'>['object'];
 export type StoragePolicy = ResponseOf<'/storage/api/v1/storage/policies', 'get'>['policies'][number];

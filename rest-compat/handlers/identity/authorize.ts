@@ -18,6 +18,7 @@ import {
   type Params,
 } from './oauth.ts';
 import { errorPage, signInPage } from './pages.ts';
+import { brandingOf } from './branding.ts';
 
 /** The parameters of an authorization request, from the query (GET) or the hosted page's form (POST). */
 const REQUEST_PARAMS = [
@@ -33,7 +34,7 @@ const REQUEST_PARAMS = [
 ];
 
 /** Where errors and codes go back to: the registered redirect URI, with `iss` (RFC 9207) and `state`. */
-function redirectTo(
+export function redirectTo(
   reply: FastifyReply,
   deps: RawHandlerDeps,
   redirectUri: string,
@@ -47,7 +48,7 @@ function redirectTo(
   return noStore(reply).redirect(url.toString(), 302);
 }
 
-type CheckedRequest = {
+export type CheckedRequest = {
   client: ClientFacts;
   redirectUri: string;
   state?: string;
@@ -60,7 +61,7 @@ type CheckedRequest = {
  * on a page, never redirected to; everything else is checked by the identity domain and sent back to
  * the client as `error=...`. Returns null when the answer has been sent.
  */
-async function checkAuthorizationRequest(
+export async function checkAuthorizationRequest(
   deps: RawHandlerDeps,
   req: FastifyRequest,
   reply: FastifyReply,
@@ -140,7 +141,7 @@ async function authorizeGet(deps: RawHandlerDeps, req: FastifyRequest, reply: Fa
       error: 'invalid_request',
       error_description: `Parameter ${repeated} is repeated`,
     });
-  return signInPage(reply, { request: checked.request });
+  return signInPage(reply, { request: checked.request, brand: await brandingOf(deps, req, checked.client.projectId) });
 }
 
 async function authorizePost(deps: RawHandlerDeps, req: FastifyRequest, reply: FastifyReply) {
@@ -152,8 +153,15 @@ async function authorizePost(deps: RawHandlerDeps, req: FastifyRequest, reply: F
   if (params.get('action') === 'cancel')
     return back({ error: 'access_denied', error_description: 'The user cancelled the sign-in' });
   const email = params.get('email');
-  const again = (status: number, error: string, askTotp = false) =>
-    signInPage(reply, { status, request: checked.request, email, error, askTotp });
+  const again = async (status: number, error: string, askTotp = false) =>
+    signInPage(reply, {
+      status,
+      request: checked.request,
+      email,
+      error,
+      askTotp,
+      brand: await brandingOf(deps, req, checked.client.projectId),
+    });
   if (!email || !params.get('password')) return again(400, 'Enter your e-mail address and password.');
   const input = {
     ...checked.input,

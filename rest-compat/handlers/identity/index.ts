@@ -11,6 +11,7 @@ import type { RawHandlerDeps, RawHandlerModule } from '../types.ts';
 import { authorize } from './authorize.ts';
 import { discovery } from './discovery.ts';
 import { emailLinks } from './email-links.ts';
+import { hostedAccounts } from './hosted-accounts.ts';
 import { introspection } from './introspection.ts';
 import { logout } from './logout.ts';
 import { OAuthFailure, invalidRequest, sendOAuthError, type EndpointGroup } from './oauth.ts';
@@ -24,6 +25,7 @@ export { CLAIMS_SUPPORTED, SCOPES_SUPPORTED, discoveryDocument } from './discove
 const GROUPS: readonly EndpointGroup[] = [
   discovery,
   authorize,
+  hostedAccounts,
   tokenEndpoint,
   userinfoEndpoint,
   introspection,

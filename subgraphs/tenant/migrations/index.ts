@@ -6,6 +6,7 @@ import { TenantOidcClientScopesMigration } from './0003-oidc-client-scopes.ts';
 import { TenantPublishableKeyCorsMigration } from './0004-publishable-key-cors.ts';
 import { TenantSessionRefreshReuseMigration } from './0005-session-refresh-reuse.ts';
 import { TenantAccountLifecycleMigration } from './0006-account-lifecycle.ts';
+import { TenantRequestLogBrandingMigration } from './0007-request-log-branding.ts';
 
 export const tenantMigrations: MigrationObject[] = [
   { name: '0001-tenant-initial', class: TenantInitialMigration },
@@ -14,4 +15,5 @@ export const tenantMigrations: MigrationObject[] = [
   { name: '0004-tenant-publishable-key-cors', class: TenantPublishableKeyCorsMigration },
   { name: '0005-tenant-session-refresh-reuse', class: TenantSessionRefreshReuseMigration },
   { name: '0006-tenant-account-lifecycle', class: TenantAccountLifecycleMigration },
+  { name: '0007-tenant-request-log-branding', class: TenantRequestLogBrandingMigration },
 ];

@@ -33,6 +33,10 @@ export const internalQueries = {
     const project = await ctx.services.projects.load(projectId);
     return project ? await ctx.services.plans.ofTenant(project.tenantId) : null;
   },
+  _projectBranding: async (_: unknown, { projectId }: { projectId: string }, ctx: TenantContext) => {
+    requireInternal(ctx);
+    return await ctx.services.branding.get(projectId);
+  },
   _oidcClient: async (_: unknown, args: { clientId: string; clientSecret?: string | null }, ctx: TenantContext) => {
     requireInternal(ctx);
     return await ctx.services.oidcClients.resolve(args.clientId, args.clientSecret);

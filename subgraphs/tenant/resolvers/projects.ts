@@ -2,6 +2,7 @@
 import { errors } from '../../../platform/errors.ts';
 import type { TenantContext } from './context.ts';
 import { requireProject, requireTenant } from './context.ts';
+import type { RequestLogFilter } from '../services/request-log.ts';
 
 type Id = { id: string };
 
@@ -18,6 +19,11 @@ export const projectQueries = {
       return project;
     }
     return await ctx.services.projects.getOwned(requireTenant(ctx).tenantId, id);
+  },
+  /** The owning tenant's view of its project's traffic; not the project's keys (a leaked key must not read who else calls). */
+  projectRequests: async (_: unknown, args: RequestLogFilter & { projectId: string }, ctx: TenantContext) => {
+    const project = await ctx.services.projects.getOwned(requireTenant(ctx).tenantId, args.projectId);
+    return await ctx.services.requestLog.list(project.id, args);
   },
   /** The API key's own project: the same publications as the tenant routes (one source of truth). */
   projectPublications: async (_: unknown, _args: unknown, ctx: TenantContext) =>
@@ -39,6 +45,11 @@ export const projectMutations = {
     await ctx.services.projects.regeneratePublishableKey(requireTenant(ctx).tenantId, id),
   setProjectCors: async (_: unknown, args: { projectId: string; input: Record<string, unknown> }, ctx: TenantContext) =>
     await ctx.services.cors.set(requireTenant(ctx).tenantId, args.projectId, args.input),
+  setProjectBranding: async (
+    _: unknown,
+    args: { projectId: string; input: Record<string, unknown> },
+    ctx: TenantContext,
+  ) => await ctx.services.branding.set(requireTenant(ctx).tenantId, args.projectId, args.input),
   setPublication: async (
     _: unknown,
     args: { projectId: string; input: { table: string; enabled: boolean } },

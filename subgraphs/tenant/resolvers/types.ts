@@ -5,6 +5,7 @@ import type { TenantView } from '../services/accounts.ts';
 import type { TenantSessionView } from '../services/account-lifecycle.ts';
 import type { ResolvedOidcClient } from '../services/oidc-clients.ts';
 import type { ProjectCorsView } from '../services/cors.ts';
+import type { LoggedRequest } from '../services/request-log.ts';
 import { assertOwner, assertReader, type TenantContext } from './context.ts';
 
 const iso = (d: Date) => d.toISOString();
@@ -61,10 +62,17 @@ export const typeResolvers = {
       assertReader(ctx, p);
       return await ctx.services.publications.list(p.id);
     },
+    branding: async (p: Project, _: unknown, ctx: TenantContext) => {
+      assertOwner(ctx, p);
+      return await ctx.services.branding.get(p.id);
+    },
     oidcClients: async (p: Project, _: unknown, ctx: TenantContext) => {
       assertOwner(ctx, p);
       return await ctx.services.oidcClients.list(p.id);
     },
+  },
+  LoggedRequest: {
+    at: (r: LoggedRequest) => iso(r.createdAt),
   },
   ProjectCors: {
     updatedAt: (c: ProjectCorsView) => (c.updatedAt ? iso(c.updatedAt) : null),

@@ -9,6 +9,8 @@ import { createPlanService } from './plans.ts';
 import { createProjectService } from './projects.ts';
 import { createPublicationService } from './publications.ts';
 import { createCorsService } from './cors.ts';
+import { createRequestLogService } from './request-log.ts';
+import { createBrandingService } from './branding.ts';
 import { createFailureLimiter, createLimitSharing } from '../../../platform/rate-limit.ts';
 import { publishBroadcast } from '../../../platform/broadcast.ts';
 import { createSessionService } from './sessions.ts';
@@ -105,6 +107,8 @@ export async function createTenantServices(deps: SubgraphDeps) {
     mailLimiter,
   });
   const sessions = createSessionService({ db, config, logger, accounts, mfa, signingKeys, lifecycle });
+  const requestLog = createRequestLogService({ db });
+  const branding = createBrandingService({ db, projects });
   return {
     plans,
     accounts,
@@ -115,8 +119,10 @@ export async function createTenantServices(deps: SubgraphDeps) {
     oidcClients,
     publications,
     cors,
-    limitSharing,
     mail,
     lifecycle,
+    requestLog,
+    branding,
+    limitSharing,
   };
 }

@@ -413,6 +413,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/api/v1/projects/{id}/branding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's branding of the hosted sign-in pages
+         * @description How the identity provider's hosted end-user pages (`/authorize`, `/authorize/sign-up`, `/authorize/forgot-password`) present the project: its name, `logo_url`, `brand_color`, and whether they offer sign-up (`hosted_sign_up`) and password reset (`hosted_password_reset`).
+         */
+        get: operations["tenant.project.branding.get"];
+        /**
+         * Change the project's branding of the hosted sign-in pages
+         * @description Body `{logo_url?, brand_color?, hosted_sign_up?, hosted_password_reset?}`; omitted fields stay. `logo_url`: an absolute https:// URL (at most 2,048 characters, no user name or password), `brand_color`: `#rrggbb`; null or "" removes either. The name shown is the project's.
+         */
+        put: operations["tenant.project.branding.set"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/api/v1/projects/{id}/cors": {
         parameters: {
             query?: never;
@@ -552,6 +576,26 @@ export interface paths {
          * @description The publishable key (`tpk_...`) is what web pages and apps send as `X-Api-Key`; the old one is refused from the next request on.
          */
         post: operations["tenant.project.publishableKey.regenerate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/api/v1/projects/{id}/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's recent requests (request log)
+         * @description Newest first: time, method, route template, status, latency, request id and the kind of credential (`secret_key`, `publishable_key`, `client_token`, `user_token`, `tenant_token`, `anonymous`); never a body, header, key or token. The newest `TESSERA_REQUEST_LOG_ROWS` (default 1,000) rows per project are kept; rows appear about a second after the request. Query `status` (`2xx`, `3xx`, `4xx`, `5xx`), `route` (text the route contains), `credential`, `first` (1-200, default 50) and `after` (the `next_cursor` of the previous page). The owning tenant only: the project's own keys are refused (403).
+         */
+        get: operations["tenant.project.requests.list"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -930,6 +974,54 @@ export interface paths {
         put?: never;
         /** Sign-in form submission */
         post: operations["identity.authorize.submit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/authorize/forgot-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Hosted forgot-password page of an authorization request
+         * @description The authorization request of /authorize (response_type, client_id, redirect_uri, scope, state, ...), carried from its page. Shown when the project offers password reset (its branding's `hosted_password_reset`); 404 page otherwise.
+         */
+        get: operations["identity.authorize.forgotPassword"];
+        put?: never;
+        /**
+         * Hosted forgot-password form submission
+         * @description Mails a reset link (to /password/reset/confirm) when the address has an account in the project; the same page either way (no enumeration). The limits of POST /password/reset/request apply.
+         */
+        post: operations["identity.authorize.forgotPassword.submit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/authorize/sign-up": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Hosted sign-up page of an authorization request
+         * @description The authorization request of /authorize (response_type, client_id, redirect_uri, scope, state, ...), carried from its page. Shown when the project offers sign-up (its branding's `hosted_sign_up`); 404 page otherwise.
+         */
+        get: operations["identity.authorize.signUp"];
+        put?: never;
+        /**
+         * Hosted sign-up form submission
+         * @description Registers the end-user in the client's project (the rules and limits of POST /register with the publishable key), then finishes the authorization: 302 back to redirect_uri with code, state and iss.
+         */
+        post: operations["identity.authorize.signUp.submit"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3804,6 +3896,113 @@ export interface operations {
             503: components["responses"]["E503"];
         };
     };
+    "tenant.project.branding.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description How the project presents itself on the hosted end-user pages (`/authorize`). Readable by the owning tenant. */
+                        branding: {
+                            /** @description The colour of the pages' buttons and links, `#rrggbb`, or null for the default. */
+                            brand_color?: string | null;
+                            /** @description Whether the sign-in page links to the hosted forgot-password page (a reset link by e-mail). */
+                            hosted_password_reset: boolean;
+                            /** @description Whether the sign-in page links to the hosted sign-up page (end-users may register themselves there). */
+                            hosted_sign_up: boolean;
+                            /** @description An https:// URL of the logo shown above the form, or null for none. */
+                            logo_url?: string | null;
+                            /** @description The project's name, shown as the pages' heading (change it by renaming the project). */
+                            project_name: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "tenant.project.branding.set": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A colour written `#rrggbb`; null or empty goes back to the default. */
+                    brand_color?: string;
+                    /** @description Offer password reset on the hosted pages. */
+                    hosted_password_reset?: boolean;
+                    /** @description Offer sign-up on the hosted pages. */
+                    hosted_sign_up?: boolean;
+                    /** @description An absolute https:// URL (at most 2,048 characters, no user name or password); null or empty removes the logo. */
+                    logo_url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Changes how the project presents itself on the identity provider's hosted end-user pages (`/authorize`, sign-up,
+                         *     forgot password): logo, brand colour, and whether they offer sign-up and password reset. Omitted fields stay.
+                         */
+                        branding: {
+                            /** @description The colour of the pages' buttons and links, `#rrggbb`, or null for the default. */
+                            brand_color?: string | null;
+                            /** @description Whether the sign-in page links to the hosted forgot-password page (a reset link by e-mail). */
+                            hosted_password_reset: boolean;
+                            /** @description Whether the sign-in page links to the hosted sign-up page (end-users may register themselves there). */
+                            hosted_sign_up: boolean;
+                            /** @description An https:// URL of the logo shown above the form, or null for none. */
+                            logo_url?: string | null;
+                            /** @description The project's name, shown as the pages' heading (change it by renaming the project). */
+                            project_name: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
     "tenant.project.cors.get": {
         parameters: {
             query?: never;
@@ -4312,6 +4511,65 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "tenant.project.requests.list": {
+        parameters: {
+            query?: {
+                after?: string;
+                credential?: string;
+                first?: number;
+                route?: string;
+                status?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Pass as `after` for the next page; null on the last page. */
+                        next_cursor?: string | null;
+                        /** @description The requests of this page, newest first. */
+                        requests: {
+                            /** @description When the request ended (ISO 8601). */
+                            at: string;
+                            /**
+                             * @description The kind of credential it came with: `secret_key`, `publishable_key`, `client_token` (a client_credentials token),
+                             *     `user_token` (an end-user access token), `tenant_token` or `anonymous`.
+                             */
+                            credential: string;
+                            /** @description How long the front door took to answer, in milliseconds. */
+                            duration_ms: number;
+                            /** @description The HTTP method. */
+                            method: string;
+                            /** @description The request id (the `X-Request-Id` answered, and `request_id` of an error). */
+                            request_id: string;
+                            /** @description The route template that served it (`/storage/api/v1/objects/:id`), never the raw path or query string; `unmatched` for no route. */
+                            route: string;
+                            /** @description The HTTP status of the answer. */
+                            status: number;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -5204,6 +5462,163 @@ export interface operations {
             };
             /** @description The form again, with the problem */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "identity.authorize.forgotPassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML form asking for the e-mail address */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description HTML page: unknown client or unregistered redirect_uri */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description HTML page: the project does not offer password reset */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "identity.authorize.forgotPassword.submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description E-mail */
+                    email?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description HTML page: check your e-mail */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The form again, with the problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The form again: too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "identity.authorize.signUp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML sign-up form with the project name, logo and colour */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description HTML page: unknown client or unregistered redirect_uri */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description HTML page: the project does not offer sign-up */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "identity.authorize.signUp.submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description E-mail */
+                    email?: string;
+                    /** @description Name (optional) */
+                    name?: string;
+                    /** @description Password (8+ characters) */
+                    password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Back to redirect_uri with code, state and iss */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The form again, with the problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The form again: the e-mail address is registered */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
