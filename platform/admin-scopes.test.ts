@@ -47,6 +47,8 @@ const NOT_ADMIN = new Set([
   'setProjectPublication',
   'updateOidcClient',
   'rotateOidcClientSecret',
+  'createOidcClient',
+  'deleteOidcClient',
   'regeneratePublishableKey',
   'setProjectCors',
   // identity: end-users' own operations

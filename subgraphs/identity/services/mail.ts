@@ -1,4 +1,4 @@
-// E-mails of the identity provider (password reset, e-mail verification). A mail is queued as the job
+// E-mails of the identity provider (password reset, e-mail verification, invitations). A mail is queued as the job
 // `identity.mail.send` (jobs/send-mail.ts; its content sealed, since it carries a single-use token) and sent over
 // SMTP by whichever instance picks the job up. Where it is sent from: `transportFor(projectId)` is the seam for
 // the functions domain's per-project SMTP configuration; until that exists every project uses the
@@ -20,7 +20,7 @@ export type MailMessage = {
   to: string;
   subject: string;
   text: string;
-  kind: 'password_reset' | 'email_verification';
+  kind: 'password_reset' | 'email_verification' | 'invitation';
 };
 
 /** Where a project's mail goes out; `null` means: no SMTP server, log it. */

@@ -22,7 +22,7 @@ const WINDOW_MS = 15 * 60_000;
 export type TenantServices = Awaited<ReturnType<typeof createTenantServices>>;
 
 /** Builds every service of the tenant subgraph from the platform's dependencies. */
-export async function createTenantServices({ config, db, logger, databaseUrl }: SubgraphDeps) {
+export async function createTenantServices({ config, db, logger, databaseUrl, router }: SubgraphDeps) {
   if (!config.internalSecret)
     throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the tenant subgraph cannot seal secrets');
   const box = createSecretBox(config.internalSecret);
@@ -62,7 +62,7 @@ export async function createTenantServices({ config, db, logger, databaseUrl }: 
   const sessions = createSessionService({ db, config, logger, accounts, mfa, signingKeys });
   const projects = createProjectService({ db, box, plans });
   const oidcClients = createOidcClientService({ db, box, logger, projects, databaseUrl });
-  const publications = createPublicationService({ db, projects });
+  const publications = createPublicationService({ db, projects, router });
   const cors = createCorsService({ db, projects });
   return { plans, accounts, mfa, signingKeys, sessions, projects, oidcClients, publications, cors, limitSharing };
 }
