@@ -162,6 +162,18 @@ const adminUserRoutes: RouteRow[] = [
     variables: { input: 'body' },
   }),
   adminRow({
+    id: 'identity.admin.user.invitation.resend',
+    method: 'POST',
+    path: '/admin/users/:id/invite',
+    summary: "Send an end-user's invitation again",
+    description:
+      'A new link to choose a password (once, 7 days; an earlier link keeps working until a password is chosen or it expires), for a user whose invitation expired or got lost. ' +
+      '204; 404 for an unknown user; 429 RATE_LIMITED like invitations.',
+    operation: 'mutation IdentityAdminUserInvitationResend($id: ID!) { resendProjectEndUserInvitation(id: $id) }',
+    status: 204,
+    variables: { id: 'params.id' },
+  }),
+  adminRow({
     id: 'identity.admin.user.list',
     method: 'GET',
     path: '/admin/users',

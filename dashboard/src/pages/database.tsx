@@ -140,7 +140,7 @@ function StaleSwitches({ names, busy, turnOff }: { names: string[]; busy: boolea
             <Button
               className="btn-small"
               busy={busy}
-              aria-label={`Turn realtime off for ${n}`}
+              aria-label={`Turn off realtime for ${n}`}
               onClick={() => turnOff(n)}
             >
               Turn off

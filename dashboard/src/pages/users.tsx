@@ -1,6 +1,6 @@
 // The project's end-users (the admin API under the project's secret key): search and paging, adding a user with a
 // password or inviting one by e-mail, and one user's detail with roles and app metadata, disable/enable, end sessions,
-// reset MFA, send a password reset, delete.
+// reset MFA, send a password reset or the invitation again, delete.
 import { useState } from 'react';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, Route, Switch, useLocation } from 'wouter';
@@ -214,6 +214,10 @@ function UserDetail({ id }: { id: string }) {
     run: (email: string) => api.auth.requestPasswordReset(email),
     done: 'Password reset e-mail sent',
   });
+  const invite = useAction({
+    run: () => api.admin.users.resendInvitation(id),
+    done: 'Invitation sent again',
+  });
   const remove = useAction({
     run: () => api.admin.users.remove(id),
     done: 'User deleted',
@@ -239,6 +243,18 @@ function UserDetail({ id }: { id: string }) {
     <>
       <BackLink href={`${base}/auth`}>← All users</BackLink>
       <PageHeader title={u.email}>
+        {!u.email_verified && (
+          <ConfirmButton
+            ask={ask(
+              'Send the invitation again?',
+              `A new link to choose a password goes to ${u.email} (it works once, for 7 days).`,
+              'Send invitation',
+            )}
+            onConfirm={() => invite.mutate()}
+          >
+            Resend invitation
+          </ConfirmButton>
+        )}
         <ConfirmButton
           ask={ask('Send a password reset e-mail?', `A reset link goes to ${u.email}.`, 'Send e-mail')}
           onConfirm={() => reset.mutate(u.email)}
@@ -290,7 +306,9 @@ function UserDetail({ id }: { id: string }) {
         </ConfirmButton>
       </PageHeader>
       <ErrorBox
-        error={disable.error ?? enable.error ?? revoke.error ?? resetMfa.error ?? reset.error ?? remove.error}
+        error={
+          disable.error ?? enable.error ?? revoke.error ?? resetMfa.error ?? reset.error ?? invite.error ?? remove.error
+        }
       />
       <div className="grid-2">
         <Section title="Profile">

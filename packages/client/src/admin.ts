@@ -23,6 +23,8 @@ export class Admin {
     /** Adds a user without a password and mails an invitation with a link to choose one (works once, for 7 days). */
     invite: async (user: BodyOf<'/admin/users/invite', 'post'>): Promise<AdminUser> =>
       (await this.#http.request<{ user: AdminUser }>('POST', `${BASE}/invite`, { body: user })).user,
+    /** Mails the user's invitation again (a new set-password link, once, 7 days). */
+    resendInvitation: async (id: string): Promise<void> => void (await this.#http.request('POST', `${u(id)}/invite`)),
     /** One page of users: `search` (e-mail or name), `role`, `disabled`, `first`, `after` (the previous page's next_cursor). */
     list: async (query: { search?: string; role?: string; disabled?: boolean; first?: number; after?: string } = {}) =>
       await this.#http.request<ResponseOf<'/admin/users', 'get'>>('GET', BASE, { query }),

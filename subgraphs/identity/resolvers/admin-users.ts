@@ -19,6 +19,10 @@ export const adminUserQueries = {
 export const adminUserMutations = {
   createProjectEndUser: async (_: unknown, { input }: { input: AdminNewUser }, ctx: IdentityContext) =>
     await ctx.services.adminUsers.create(requireProject(ctx).projectId, input),
+  resendProjectEndUserInvitation: async (_: unknown, { id }: Id, ctx: IdentityContext) => {
+    await ctx.services.adminUsers.resendInvitation(requireProject(ctx).projectId, id);
+    return true;
+  },
   inviteProjectEndUser: async (_: unknown, { input }: { input: AdminNewUser }, ctx: IdentityContext) =>
     await ctx.services.adminUsers.invite(requireProject(ctx).projectId, input),
   updateProjectEndUser: async (

@@ -92,6 +92,16 @@ export function createAdminUserService({
       return made;
     },
 
+    /**
+     * Mails the invitation again (a new link; an earlier one keeps working until a password is chosen or it expires),
+     * for a user whose link expired or got lost. Limited like invitations.
+     */
+    async resendInvitation(projectId: string, id: unknown): Promise<void> {
+      const user = await owned(projectId, id);
+      limiters.invite.hit([`account:${projectId}:${user.email}`, `ip:project:${projectId}`]);
+      await recovery.sendInvitation(user);
+    },
+
     /** One page of the project's users, newest first; `search` matches the e-mail or the name (case-insensitive). */
     async list(
       projectId: string,

@@ -278,9 +278,18 @@ describe('the project console: OIDC clients, users, realtime tables', () => {
     await toast('Invitation sent to invited@example.com');
     await contains(main().getByRole('table'), 'invited@example.com');
     await checkPage('31-auth-users-add');
+    const first = await mailbox.waitFor('invited@example.com', /invited/);
+    expect(first.text).toContain('You have been invited to create an account');
+    const linkOf = (text: string) => /(http\S+\/password\/reset\/confirm\?token=(tpr_[A-Za-z0-9_-]+))/.exec(text)!;
+    // The invitation again, from the user's page (asking first): a second mail with a new link.
+    await main().getByRole('link', { name: 'invited@example.com' }).click();
+    await page.getByRole('button', { name: 'Resend invitation' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Send invitation' }).click();
+    await toast('Invitation sent again');
+    await checkPage('32-auth-user-invited');
     const mail = await mailbox.waitFor('invited@example.com', /invited/);
-    expect(mail.text).toContain('You have been invited to create an account');
-    const link = /(http\S+\/password\/reset\/confirm\?token=tpr_[A-Za-z0-9_-]+)/.exec(mail.text)![1]!;
+    expect(linkOf(mail.text)[2]).not.toBe(linkOf(first.text)[2]);
+    const link = linkOf(mail.text)[1]!;
     // The end-user opens the link and chooses a password on the hosted page.
     const invitee = await browser.newPage();
     await invitee.goto(link);
@@ -290,6 +299,15 @@ describe('the project console: OIDC clients, users, realtime tables', () => {
     await invitee.close();
     const users = (await asProject('GET', '/admin/users?search=invited')).body.users;
     expect(users).toEqual([expect.objectContaining({ email: 'invited@example.com', email_verified: true })]);
+    // Choosing the password used up the first link too.
+    const stale = await client(platform.url)('POST', '/password/reset/confirm', {
+      body: { token: linkOf(first.text)[2], new_password: 'yet another password' },
+    });
+    expect(stale.status).toBe(401);
+    // Once the address is confirmed, the user's page no longer offers the invitation.
+    await page.reload();
+    await shown(main().getByText('verified', { exact: true }));
+    await count(page.getByRole('button', { name: 'Resend invitation' }), 0);
   });
 
   it("offers realtime switches for the project's tables only, and turns one on", async () => {
@@ -309,17 +327,17 @@ describe('the project console: OIDC clients, users, realtime tables', () => {
     expect(pubs).toEqual([expect.objectContaining({ table: 'orders', enabled: true })]);
     // No free-text table name anywhere: the switches are the table list's.
     await count(main().getByRole('checkbox', { name: /^Stream changes of/ }), 2);
-    await checkPage('32-database-realtime');
+    await checkPage('34-database-realtime');
   });
 
   it('offers to turn off a switch left on for a table dropped by SQL', async () => {
     expect((await asProject('POST', '/v1/rawSQL', { sql: 'drop table orders' })).status).toBe(200);
     await page.reload();
     await count(main().getByRole('checkbox', { name: /^Stream changes of/ }), 1);
-    await checkPage('33-database-realtime-dropped-table');
-    await page.getByRole('button', { name: 'Turn realtime off for orders' }).click();
+    await checkPage('35-database-realtime-dropped-table');
+    await page.getByRole('button', { name: 'Turn off realtime for orders' }).click();
     await toast('Realtime off for orders');
-    await gone(page.getByRole('button', { name: 'Turn realtime off for orders' }));
+    await gone(page.getByRole('button', { name: 'Turn off realtime for orders' }));
     const pubs = (await asTenant('GET', `/auth/api/v1/projects/${projectId}/publications`)).body.publications;
     expect(pubs).toEqual([expect.objectContaining({ table: 'orders', enabled: false })]);
     // It cannot be turned on again while the table is gone.

@@ -267,6 +267,28 @@ describe('adding and inviting users through the admin API', () => {
     expect(again).toMatchObject({ status: 401, body: { error: { code: 'INVALID_TOKEN' } } });
   });
 
+  it("sends the invitation again with a new link; an unknown or another project's user is 404", async () => {
+    const email = `again-${Date.now()}@example.com`;
+    const invited = await admin('POST', '/admin/users/invite', { email });
+    const first = await env.mailbox.waitFor(email, /invited/);
+    expect((await admin('POST', `/admin/users/${invited.body.user.id}/invite`)).status).toBe(204);
+    const second = await env.mailbox.waitFor(email, /invited/);
+    const tokenIn = (m: { text: string }) => /token=(tpr_[A-Za-z0-9_-]+)/.exec(m.text)![1];
+    expect(tokenIn(second)).not.toBe(tokenIn(first));
+    expect((await admin('POST', '/admin/users/00000000-0000-4000-8000-000000000000/invite')).status).toBe(404);
+    expect((await admin('POST', '/admin/users/not-an-id/invite')).status).toBe(404);
+    const other = await newProject(env.base);
+    expect((await call('POST', `/admin/users/${invited.body.user.id}/invite`, { apiKey: other.apiKey })).status).toBe(
+      404,
+    );
+    // Counted with invitations: the third to this address in the hour is the last.
+    expect((await admin('POST', `/admin/users/${invited.body.user.id}/invite`)).status).toBe(204);
+    expect(await admin('POST', `/admin/users/${invited.body.user.id}/invite`)).toMatchObject({
+      status: 429,
+      body: { error: { code: 'RATE_LIMITED' } },
+    });
+  });
+
   it('refuses an invitation with a password, to a registered address, and past 3 invitations to one address', async () => {
     const email = `twice-${Date.now()}@example.com`;
     expect(await admin('POST', '/admin/users/invite', { email, password: 'a long password' })).toMatchObject({

@@ -110,6 +110,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/users/{id}/invite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an end-user's invitation again
+         * @description End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403. A new link to choose a password (once, 7 days; an earlier link keeps working until a password is chosen or it expires), for a user whose invitation expired or got lost. 204; 404 for an unknown user; 429 RATE_LIMITED like invitations.
+         */
+        post: operations["identity.admin.user.invitation.resend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/users/{id}/reset-mfa": {
         parameters: {
             query?: never;
@@ -2752,6 +2772,35 @@ export interface operations {
                         };
                     };
                 };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "identity.admin.user.invitation.resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done, no content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["E400"];
             401: components["responses"]["E401"];
