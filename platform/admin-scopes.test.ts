@@ -57,6 +57,8 @@ const NOT_ADMIN = new Set([
   'setProjectPublication',
   'updateOidcClient',
   'rotateOidcClientSecret',
+  'createOidcClient',
+  'deleteOidcClient',
   'regeneratePublishableKey',
   'setProjectCors',
   'projectRequests',

@@ -85,8 +85,11 @@ export const ADMIN_SCOPES = {
   },
   'admin:users': {
     operations:
-      'the end-user admin API (`/admin/users`: list, search, get, update app metadata and roles, disable, enable, delete, revoke sessions, reset MFA)',
+      'the end-user admin API (`/admin/users`: add, invite (and again), list, search, get, update app metadata and roles, disable, enable, delete, revoke sessions, reset MFA)',
     fields: [
+      'createProjectEndUser',
+      'inviteProjectEndUser',
+      'resendProjectEndUserInvitation',
       'projectEndUsers',
       'projectEndUser',
       'updateProjectEndUser',

@@ -29,6 +29,8 @@ export type PlatformEvents = {
   'project.created': { projectId: string; tenantId: string; name: string };
   'project.deleted': { projectId: string; tenantId: string };
   'publication.changed': { projectId: string; table: string; enabled: boolean };
+  /** An OIDC client was deleted: the identity provider ends its sessions, codes and client tokens. */
+  'oidc-client.deleted': { projectId: string; clientId: string };
   // Published only where an interest is declared (publishEventIfWanted).
   'identity.user.registered': {
     projectId: string;

@@ -195,6 +195,16 @@ export const INTERNAL_OPERATIONS = {
     },
   ),
 
+  // ── The project database, asked by tenant management ─────────────────────────────────────────────────────────
+  projectTables: op<{ projectId: string }, { _projectTables: string[] }>({
+    name: 'TenantProjectTables',
+    document: 'query TenantProjectTables($projectId: ID!) { _projectTables(projectId: $projectId) }',
+    subgraph: 'data',
+    callers: ['tenant'],
+    runsAs: 'internal',
+    description: "The tables of a project's database: a realtime switch is turned on only for one of them.",
+  }),
+
   // ── Database hooks (data ↔ functions) ───────────────────────────────────────────────────────────────────────
   hookTriggers: op<{ projectId: string }, { _hookTriggers: HookTriggerRow[] }>({
     name: 'DataHookTriggers',

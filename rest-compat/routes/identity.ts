@@ -137,6 +137,43 @@ const adminRow = (r: Omit<RouteRow, 'tag' | 'auth'>): RouteRow => ({
 
 const adminUserRoutes: RouteRow[] = [
   adminRow({
+    id: 'identity.admin.user.create',
+    method: 'POST',
+    path: '/admin/users',
+    summary: 'Add an end-user with a password',
+    description:
+      'Body `{email, password, email_verified?, name?, given_name?, ...}` (the profile claims of /register). `email_verified` (default false) says whether the project vouches for the address. ' +
+      '→ 201 `{user}`; 409 EMAIL_TAKEN when the address is registered in the project; 400 naming the field.',
+    operation: `mutation IdentityAdminUserCreate($input: CreateProjectEndUserInput!) { user: createProjectEndUser(input: $input) { ${ADMIN_USER} } }`,
+    status: 201,
+    variables: { input: 'body' },
+  }),
+  adminRow({
+    id: 'identity.admin.user.invite',
+    method: 'POST',
+    path: '/admin/users/invite',
+    summary: 'Invite an end-user by e-mail',
+    description:
+      'Body `{email, email_verified?, name?, ...}`: the user is created without a password and gets a mail (an invitation) with a link to choose one: ' +
+      'the password-reset page, `/password/reset/confirm`, with a token that works once and for 7 days; choosing the password also confirms the address. ' +
+      '→ 201 `{user}`; 409 EMAIL_TAKEN; 429 RATE_LIMITED past 3 invitations per address or 200 per project in an hour.',
+    operation: `mutation IdentityAdminUserInvite($input: InviteProjectEndUserInput!) { user: inviteProjectEndUser(input: $input) { ${ADMIN_USER} } }`,
+    status: 201,
+    variables: { input: 'body' },
+  }),
+  adminRow({
+    id: 'identity.admin.user.invitation.resend',
+    method: 'POST',
+    path: '/admin/users/:id/invite',
+    summary: "Send an end-user's invitation again",
+    description:
+      'A new link to choose a password (once, 7 days; an earlier link keeps working until a password is chosen or it expires), for a user whose invitation expired or got lost. ' +
+      '204; 404 for an unknown user; 429 RATE_LIMITED like invitations.',
+    operation: 'mutation IdentityAdminUserInvitationResend($id: ID!) { resendProjectEndUserInvitation(id: $id) }',
+    status: 204,
+    variables: { id: 'params.id' },
+  }),
+  adminRow({
     id: 'identity.admin.user.list',
     method: 'GET',
     path: '/admin/users',

@@ -24,7 +24,9 @@ const BRANDING =
   'project_name: projectName logo_url: logoUrl brand_color: brandColor hosted_sign_up: hostedSignUp hosted_password_reset: hostedPasswordReset';
 const LOGGED_REQUEST = 'at method route status duration_ms: durationMs request_id: requestId credential';
 const OIDC_CLIENT =
-  'client_id: clientId client_secret: clientSecret name redirect_uris: redirectUris grant_types: grantTypes allowed_scopes: allowedScopes public created_at: createdAt';
+  'client_id: clientId client_secret: clientSecret name redirect_uris: redirectUris grant_types: grantTypes allowed_scopes: allowedScopes public default created_at: createdAt';
+const GRANT_TYPES_DOC =
+  '`grant_types` among `password`, `authorization_code`, `client_credentials`, `refresh_token` (a public client cannot have `client_credentials`)';
 
 export const tenantRoutes: RouteRow[] = [
   {
@@ -479,12 +481,32 @@ export const tenantRoutes: RouteRow[] = [
     unwrap: true,
   },
   {
+    id: 'tenant.oidcClient.create',
+    method: 'POST',
+    path: '/auth/api/v1/projects/:id/oidc-clients',
+    summary: 'Add an OIDC client to a project',
+    description:
+      'Body `{name, redirect_uris?, grant_types?, allowed_scopes?, public?}`. ' +
+      GRANT_TYPES_DOC +
+      '; default all four (without `client_credentials` for a public client). `allowed_scopes` default `openid profile email phone offline_access role:*`. ' +
+      'Answers the client with its `client_secret`. 400 VALIDATION_FAILED naming the field; 409 PLAN_LIMIT_REACHED past 20 clients per project.',
+    tag: TAG,
+    auth: 'tenant',
+    operation: `mutation TenantOidcClientCreate($projectId: ID!, $input: CreateOidcClientInput!) {
+      oidc_client: createOidcClient(projectId: $projectId, input: $input) { ${OIDC_CLIENT} }
+    }`,
+    status: 201,
+    variables: { projectId: 'params.id', input: 'body' },
+  },
+  {
     id: 'tenant.oidcClient.update',
     method: 'PUT',
     path: '/auth/api/v1/projects/:id/oidc-clients/:client_id',
-    summary: 'Rename an OIDC client or replace its redirect URIs or allowed scopes',
+    summary: 'Change an OIDC client: name, redirect URIs, grant types, allowed scopes, public or confidential',
     description:
-      'Body `{name?, redirect_uris?, public?, allowed_scopes?}`; redirect URIs are absolute http(s) URLs without fragments. A public client (browser or native app) authenticates with client_id alone and must use PKCE. ' +
+      'Body `{name?, redirect_uris?, grant_types?, public?, allowed_scopes?}`; omitted fields stay, and the result is checked as at creation. ' +
+      GRANT_TYPES_DOC +
+      '. Redirect URIs are absolute http(s) URLs without fragments. A public client (browser or native app) authenticates with client_id alone and must use PKCE. ' +
       '`allowed_scopes` replaces the scopes the client may be issued (anything else asked of /token is `invalid_scope`): e.g. `openid`, `orders:read`, `role:*` (role scopes, only for roles assigned to the end-user), admin scopes (`admin`, `admin:sql`, `admin:functions`, `admin:secrets`, `admin:email`, `admin:storage`, `admin:users`; not for public clients).',
     tag: TAG,
     auth: 'tenant',
@@ -506,6 +528,21 @@ export const tenantRoutes: RouteRow[] = [
       oidc_client: rotateOidcClientSecret(projectId: $projectId, clientId: $clientId) { ${OIDC_CLIENT} }
     }`,
     status: 200,
+    variables: { projectId: 'params.id', clientId: 'params.client_id' },
+  },
+  {
+    id: 'tenant.oidcClient.delete',
+    method: 'DELETE',
+    path: '/auth/api/v1/projects/:id/oidc-clients/:client_id',
+    summary: 'Delete an OIDC client',
+    description:
+      "Any client may go, the default one too, but not the project's last (409 CONFLICT). Its secret stops working at once; its end-user sessions end and the access tokens issued to it are refused.",
+    tag: TAG,
+    auth: 'tenant',
+    operation: `mutation TenantOidcClientDelete($projectId: ID!, $clientId: String!) {
+      deleteOidcClient(projectId: $projectId, clientId: $clientId)
+    }`,
+    status: 204,
     variables: { projectId: 'params.id', clientId: 'params.client_id' },
   },
   {

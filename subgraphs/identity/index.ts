@@ -18,6 +18,8 @@ export const identitySubgraph = defineSubgraph<IdentityServices>({
   jobs: identityJobs,
   events: (services) => ({
     'project.deleted': async (event) => await services.projectDeleted(event.payload.projectId),
+    'oidc-client.deleted': async (event) =>
+      await services.oidcClientDeleted(event.payload.projectId, event.payload.clientId),
   }),
   // The first signing key, so the first token does not pay for it; the broadcasts its caches follow (the mail queue's
   // job starts just after, by the platform).

@@ -5,7 +5,12 @@ import { generate } from 'otplib';
 import type { Principal, RequestContext } from '../../platform/auth.ts';
 import { loadConfig, type Config } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
-import { startSubgraph, type ExecutionResultJson, type RunningSubgraph } from '../../platform/subgraph.ts';
+import {
+  startSubgraph,
+  type ExecutionResultJson,
+  type RouterClient,
+  type RunningSubgraph,
+} from '../../platform/subgraph.ts';
 import { createTestDatabase, stopOwnServer } from '../../tests/support/database.ts';
 import { tenantSubgraph } from './index.ts';
 
@@ -31,6 +36,12 @@ export type Harness = {
   code: (query: string, variables?: Record<string, unknown>, principal?: Principal) => Promise<string | undefined>;
   /** The router's check of a credential, as the internal principal. */
   authenticate: (credential: { apiKey?: string; token?: string }) => Promise<ExecutionResultJson>;
+  /**
+   * The tables each project's database has, as the data domain would answer `_projectTables` (the tenant subgraph asks
+   * it before turning a realtime switch on). This harness has no data domain: the test says which tables exist; the
+   * real answer is checked end to end (tests/e2e/tenant/tenant-scenario.ts, tests/e2e/data/data-realtime.test.ts).
+   */
+  projectTables: Map<string, string[]>;
   /** Signs up and logs in a fresh tenant; returns its tokens and its principal. */
   newTenant: (email?: string) => Promise<SignedIn>;
   close: () => Promise<void>;
@@ -61,7 +72,20 @@ let counter = 0;
 export async function startTenantHarness(): Promise<Harness> {
   const db = await createTestDatabase();
   const config = loadConfig({ TESSERA_INTERNAL_SECRET: 'x'.repeat(40), TESSERA_DATA_DIR: os.tmpdir() });
-  const subgraph = await startSubgraph(tenantSubgraph, { config, databaseUrl: db.url, logger: createLogger('silent') });
+  const projectTables = new Map<string, string[]>();
+  // Only the operation the tenant subgraph asks of another domain is answered; anything else is a test's mistake.
+  const router: RouterClient = {
+    run: async (query, variables) => {
+      if (!query.includes('TenantProjectTables')) throw new Error(`the tenant harness has no router for: ${query}`);
+      return { data: { _projectTables: projectTables.get(variables.projectId as string) ?? [] } };
+    },
+  };
+  const subgraph = await startSubgraph(tenantSubgraph, {
+    config,
+    databaseUrl: db.url,
+    logger: createLogger('silent'),
+    router,
+  });
 
   const run: Harness['run'] = async (query, variables, principal = ANONYMOUS, ip) => {
     const ctx: RequestContext = { requestId: `test-${++counter}`, principal, ...(ip ? { ip } : {}) };
@@ -102,6 +126,7 @@ export async function startTenantHarness(): Promise<Harness> {
     data,
     code,
     authenticate,
+    projectTables,
     newTenant,
     async close() {
       await subgraph.close();

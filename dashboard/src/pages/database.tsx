@@ -1,4 +1,5 @@
-// The project database: tables (with realtime switches), the table browser (paging, sort, filter, inline edit,
+// The project database: tables (with realtime switches, offered for the project's tables only, and a way to turn off
+// one left on for a dropped table), the table browser (paging, sort, filter, inline edit,
 // insert, delete), the create-table form, the SQL editor (rawSQL with parameters) and the RLS policies.
 import { useState, type KeyboardEvent } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
@@ -90,30 +91,64 @@ function Tables() {
       }
     >
       {(list) => (
-        <DataTable columns={['Table', 'Columns', 'Realtime']}>
-          {list.map((t) => (
-            <tr key={t.name}>
-              <td>
-                <Link href={`${base}/database/tables/${encodeURIComponent(t.name)}`}>{t.name}</Link>
-              </td>
-              <td className="num">{t.columns}</td>
-              <td>
-                <Check
-                  label={
-                    <span>
-                      Stream changes<span className="sr-only-label"> of {t.name}</span>
-                    </span>
-                  }
-                  checked={enabled.has(t.name)}
-                  disabled={toggle.isPending || pubs.isPending}
-                  onChange={(e) => toggle.mutate({ table: t.name, enabled: e.target.checked })}
-                />
-              </td>
-            </tr>
-          ))}
-        </DataTable>
+        <>
+          <DataTable columns={['Table', 'Columns', 'Realtime']}>
+            {list.map((t) => (
+              <tr key={t.name}>
+                <td>
+                  <Link href={`${base}/database/tables/${encodeURIComponent(t.name)}`}>{t.name}</Link>
+                </td>
+                <td className="num">{t.columns}</td>
+                <td>
+                  <Check
+                    label={
+                      <span>
+                        Stream changes<span className="sr-only-label"> of {t.name}</span>
+                      </span>
+                    }
+                    checked={enabled.has(t.name)}
+                    disabled={toggle.isPending || pubs.isPending}
+                    onChange={(e) => toggle.mutate({ table: t.name, enabled: e.target.checked })}
+                  />
+                </td>
+              </tr>
+            ))}
+          </DataTable>
+          <StaleSwitches
+            names={[...enabled].filter((n) => !list.some((t) => t.name === n))}
+            busy={toggle.isPending}
+            turnOff={(table) => toggle.mutate({ table, enabled: false })}
+          />
+        </>
       )}
     </ListSection>
+  );
+}
+
+/** Realtime switches left on for tables that no longer exist (dropped by SQL): each can be turned off. */
+function StaleSwitches({ names, busy, turnOff }: { names: string[]; busy: boolean; turnOff: (t: string) => void }) {
+  if (names.length === 0) return null;
+  return (
+    <div className="notice">
+      <p>
+        Realtime is still on for tables that no longer exist. It is turned on again only for a table the database has.
+      </p>
+      <ul>
+        {names.map((n) => (
+          <li key={n}>
+            <code>{n}</code>{' '}
+            <Button
+              className="btn-small"
+              busy={busy}
+              aria-label={`Turn off realtime for ${n}`}
+              onClick={() => turnOff(n)}
+            >
+              Turn off
+            </Button>
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
 

@@ -11,9 +11,11 @@ import {
   Badge,
   Button,
   Check,
+  CheckGroup,
   ConfirmButton,
   CopyField,
   DataTable,
+  DeleteButton,
   Empty,
   ErrorBox,
   Form,
@@ -139,96 +141,240 @@ function Keys() {
   );
 }
 
+/** The grant types /token knows, and what each is for (the add and edit forms offer them). */
+const GRANT_TYPES = ['authorization_code', 'refresh_token', 'password', 'client_credentials'] as const;
+const DEFAULT_SCOPES = 'openid profile email phone offline_access role:*';
+const MAX_CLIENTS = 20;
+const words = (s: string) => s.split(/\s+/).filter(Boolean);
+
 function OidcClients() {
   const { project } = useProjectCtx();
   const list = useQuery({ queryKey: ['oidc', project.id], queryFn: () => platform.tenant.clients.list(project.id) });
+  // The secret of a client just made or rotated: shown in full, once, until the page is left.
+  const [fresh, setFresh] = useState<{ clientId: string; secret: string } | null>(null);
+  const [adding, setAdding] = useState(false);
+  const count = list.data?.length ?? 0;
   return (
-    <QueryView
-      query={list}
-      loading="Loading OIDC clients"
-      empty={
-        <Empty title="No OIDC clients">Every project is made with one; if it is gone, create the project again.</Empty>
-      }
-    >
-      {(clients) => clients.map((c) => <OidcClientCard key={c.client_id} client={c} />)}
-    </QueryView>
+    <>
+      <QueryView
+        query={list}
+        loading="Loading OIDC clients"
+        empty={
+          <Empty title="No OIDC clients">
+            Every project is made with one; if it is gone, create the project again.
+          </Empty>
+        }
+      >
+        {(clients) =>
+          clients.map((c) => (
+            <OidcClientCard
+              key={c.client_id}
+              client={c}
+              last={clients.length === 1}
+              fresh={fresh?.clientId === c.client_id ? fresh.secret : undefined}
+              onSecret={(secret) => setFresh({ clientId: c.client_id, secret })}
+            />
+          ))
+        }
+      </QueryView>
+      {adding ? (
+        <AddOidcClient
+          onDone={(c) => {
+            setAdding(false);
+            if (!c.public) setFresh({ clientId: c.client_id, secret: c.client_secret });
+          }}
+          onCancel={() => setAdding(false)}
+        />
+      ) : (
+        <div className="actions">
+          <Button variant="primary" disabled={count >= MAX_CLIENTS} onClick={() => setAdding(true)}>
+            Add client
+          </Button>
+          <span className="muted">
+            {count} of {MAX_CLIENTS} clients. Add one per app: a web app, a mobile app, a server.
+          </span>
+        </div>
+      )}
+    </>
   );
 }
 
-function OidcClientCard({ client }: { client: OidcClient }) {
+/** The fields a client is made or edited with. */
+function useClientForm(initial: {
+  name: string;
+  redirect_uris: string[];
+  grant_types: string[];
+  allowed_scopes: string[];
+  public: boolean;
+}) {
+  const [name, setName] = useState(initial.name);
+  const [redirects, setRedirects] = useState(initial.redirect_uris.join('\n'));
+  const [grants, setGrants] = useState<string[]>(initial.grant_types);
+  const [scopes, setScopes] = useState(initial.allowed_scopes.join(' '));
+  const [isPublic, setPublic] = useState(initial.public);
+  const body = () => ({
+    name,
+    redirect_uris: lines(redirects),
+    grant_types: GRANT_TYPES.filter((g) => grants.includes(g)),
+    allowed_scopes: words(scopes),
+    public: isPublic,
+  });
+  const fields = (
+    <>
+      <TextField label="Client name" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
+      <Check
+        label="Public client (a browser or mobile app: no secret, PKCE required, no client_credentials)"
+        checked={isPublic}
+        onChange={(e) => {
+          setPublic(e.target.checked);
+          if (e.target.checked) setGrants((g) => g.filter((x) => x !== 'client_credentials'));
+        }}
+      />
+      <CheckGroup legend="Grant types" options={GRANT_TYPES} value={grants} onChange={setGrants} />
+      <TextArea
+        label="Redirect URIs"
+        hint="One absolute http(s) URL a line (authorization_code sends the browser back there)."
+        value={redirects}
+        onChange={(e) => setRedirects(e.target.value)}
+      />
+      <TextField
+        label="Allowed scopes"
+        hint="Separated by spaces: openid profile email, role:<name>, admin scopes."
+        value={scopes}
+        onChange={(e) => setScopes(e.target.value)}
+      />
+    </>
+  );
+  return { body, fields };
+}
+
+function AddOidcClient({ onDone, onCancel }: { onDone: (c: OidcClient) => void; onCancel: () => void }) {
   const { project } = useProjectCtx();
-  const [redirects, setRedirects] = useState(client.redirect_uris.join('\n'));
-  const [scopes, setScopes] = useState(client.allowed_scopes.join(' '));
-  const [isPublic, setPublic] = useState(client.public);
+  const form = useClientForm({
+    name: '',
+    redirect_uris: [],
+    grant_types: ['authorization_code', 'refresh_token'],
+    allowed_scopes: words(DEFAULT_SCOPES),
+    public: false,
+  });
+  const create = useAction({
+    run: () => platform.tenant.clients.create(project.id, form.body()),
+    done: (c) => `OIDC client ${c.name} added`,
+    invalidate: [['oidc', project.id]],
+    then: (c) => onDone(c),
+  });
+  return (
+    <FormSection
+      title="Add an OIDC client"
+      submit="Add client"
+      action={create}
+      failed="Could not add the client"
+      onSubmit={() => create.mutate()}
+      after={
+        <Button variant="ghost" onClick={onCancel}>
+          Cancel
+        </Button>
+      }
+    >
+      {form.fields}
+    </FormSection>
+  );
+}
+
+function OidcClientCard({
+  client,
+  last,
+  fresh,
+  onSecret,
+}: {
+  client: OidcClient;
+  last: boolean;
+  fresh?: string;
+  onSecret: (secret: string) => void;
+}) {
+  const { project } = useProjectCtx();
+  const form = useClientForm(client);
   const save = useAction({
-    run: () =>
-      platform.tenant.clients.update(project.id, client.client_id, {
-        redirect_uris: lines(redirects),
-        allowed_scopes: scopes.split(/\s+/).filter(Boolean),
-        public: isPublic,
-      }),
+    run: () => platform.tenant.clients.update(project.id, client.client_id, form.body()),
     done: 'OIDC client saved',
     invalidate: [['oidc', project.id]],
   });
   const rotate = useAction({
     run: () => platform.tenant.clients.rotateSecret(project.id, client.client_id),
+    onSuccess: (c) => onSecret(c.client_secret),
     done: 'New client secret made; the old one no longer works',
+    invalidate: [['oidc', project.id]],
+  });
+  const remove = useAction({
+    run: () => platform.tenant.clients.remove(project.id, client.client_id),
+    done: `OIDC client ${client.name} deleted`,
     invalidate: [['oidc', project.id]],
   });
   return (
     <Section
       title={client.name}
-      actions={<Badge tone={client.public ? 'warn' : 'good'}>{client.public ? 'Public (PKCE)' : 'Confidential'}</Badge>}
+      actions={
+        <>
+          {client.default && <Badge>Default</Badge>}
+          <Badge tone={client.public ? 'warn' : 'good'}>{client.public ? 'Public (PKCE)' : 'Confidential'}</Badge>
+          {!last && (
+            <DeleteButton
+              what={`client ${client.name}`}
+              busy={remove.isPending}
+              body={
+                <p>
+                  Its secret stops working at once, its users&apos; sessions end and the tokens issued to it are
+                  refused. Apps using <code>{client.client_id}</code> can no longer sign anyone in.
+                </p>
+              }
+              action="Delete client"
+              onConfirm={() => remove.mutate()}
+            />
+          )}
+        </>
+      }
     >
       <CopyField label="Client id" value={client.client_id} />
-      {client.client_secret ? (
-        <Secret label="Client secret" value={client.client_secret} />
-      ) : (
+      {client.public ? (
         <p className="muted">A public client has no secret.</p>
+      ) : (
+        <>
+          {fresh && (
+            <div className="notice" role="status">
+              <p>
+                <strong>New client secret.</strong> Copy it now and keep it on your server; afterwards it stays hidden
+                here until revealed.
+              </p>
+              <CopyField label="New client secret" value={fresh} />
+            </div>
+          )}
+          <Secret label="Client secret" value={client.client_secret} />
+        </>
       )}
-      <div className="actions">
-        <ConfirmButton
-          variant="danger"
-          busy={rotate.isPending}
-          ask={{
-            title: 'Rotate the client secret?',
-            body: <p>The current secret stops working at once.</p>,
-            action: 'Rotate secret',
-          }}
-          onConfirm={() => rotate.mutate()}
-        >
-          Rotate secret
-        </ConfirmButton>
-      </div>
-      <p className="muted">
-        Grant types:{' '}
-        {client.grant_types.map((g) => (
-          <Badge key={g}>{g}</Badge>
-        ))}
-      </p>
+      {!client.public && (
+        <div className="actions">
+          <ConfirmButton
+            variant="danger"
+            busy={rotate.isPending}
+            ask={{
+              title: 'Rotate the client secret?',
+              body: <p>The current secret stops working at once.</p>,
+              action: 'Rotate secret',
+            }}
+            onConfirm={() => rotate.mutate()}
+          >
+            Rotate secret
+          </ConfirmButton>
+        </div>
+      )}
       <Form onSubmit={() => save.mutate()}>
-        <TextArea
-          label="Redirect URIs"
-          hint="One absolute http(s) URL a line."
-          value={redirects}
-          onChange={(e) => setRedirects(e.target.value)}
-        />
-        <TextField
-          label="Allowed scopes"
-          hint="Separated by spaces: openid profile email, role:<name>, admin scopes."
-          value={scopes}
-          onChange={(e) => setScopes(e.target.value)}
-        />
-        <Check
-          label="Public client (no secret, PKCE required)"
-          checked={isPublic}
-          onChange={(e) => setPublic(e.target.checked)}
-        />
+        {form.fields}
         <Button type="submit" variant="primary" busy={save.isPending}>
           Save client
         </Button>
       </Form>
-      <ErrorBox error={save.error ?? rotate.error} />
+      <ErrorBox error={save.error ?? rotate.error ?? remove.error} />
+      {last && <p className="muted">A project keeps at least one client: add another before deleting this one.</p>}
     </Section>
   );
 }

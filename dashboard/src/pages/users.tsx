@@ -1,5 +1,6 @@
-// The project's end-users (the admin API under the project's secret key): search and paging, and one user's detail
-// with roles and app metadata, disable/enable, end sessions, reset MFA, send a password reset, delete.
+// The project's end-users (the admin API under the project's secret key): search and paging, adding a user with a
+// password or inviting one by e-mail, and one user's detail with roles and app metadata, disable/enable, end sessions,
+// reset MFA, send a password reset or the invitation again, delete.
 import { useState } from 'react';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, Route, Switch, useLocation } from 'wouter';
@@ -11,6 +12,7 @@ import {
   BackLink,
   Badge,
   Button,
+  Check,
   CodeArea,
   ConfirmButton,
   DataTable,
@@ -82,7 +84,7 @@ function UserList() {
           ) : (
             <Empty title="No users yet">
               Users appear here once they sign up through your app (POST /register with the publishable key, or the
-              hosted sign-in page).
+              hosted sign-in page), or when you add or invite them below.
             </Empty>
           )
         }
@@ -107,7 +109,83 @@ function UserList() {
           </>
         )}
       </ListSection>
+      <AddUser />
     </>
+  );
+}
+
+/** Adds a user: by invitation (a mail with a link to choose a password) or with a password given here. */
+function AddUser() {
+  const { api, project } = useProjectCtx();
+  const [email, setEmail] = useState('');
+  const [name, setName] = useState('');
+  const [invite, setInvite] = useState(true);
+  const [password, setPassword] = useState('');
+  const [verified, setVerified] = useState(false);
+  const add = useAction({
+    run: () => {
+      const profile = name.trim() ? { name: name.trim() } : {};
+      return invite
+        ? api.admin.users.invite({ email, ...profile })
+        : api.admin.users.create({ email, password, email_verified: verified, ...profile });
+    },
+    onSuccess: () => {
+      setEmail('');
+      setName('');
+      setPassword('');
+      setVerified(false);
+    },
+    done: (u) => (invite ? `Invitation sent to ${u.email}` : `User ${u.email} added`),
+    invalidate: [['users', project.id]],
+  });
+  return (
+    <FormSection
+      title="Add a user"
+      intro={
+        <p className="muted">
+          An invited user gets an e-mail with a link to choose a password (it works once, for 7 days); choosing it also
+          confirms the address. Or set a password here and hand it over yourself.
+        </p>
+      }
+      submit={invite ? 'Send invitation' : 'Add user'}
+      action={add}
+      failed={invite ? 'Could not send the invitation' : 'Could not add the user'}
+      onSubmit={() => add.mutate()}
+    >
+      <TextField
+        label="E-mail"
+        type="email"
+        autoComplete="off"
+        required
+        value={email}
+        onChange={(e) => setEmail(e.target.value)}
+      />
+      <TextField label="Name (optional)" autoComplete="off" value={name} onChange={(e) => setName(e.target.value)} />
+      <Check
+        label="Invite by e-mail (the user chooses a password)"
+        checked={invite}
+        onChange={(e) => setInvite(e.target.checked)}
+      />
+      {!invite && (
+        <>
+          <TextField
+            label="Password"
+            type="password"
+            autoComplete="new-password"
+            minLength={8}
+            required
+            hint="At least 8 characters, not the e-mail address."
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+          <Check
+            label="The e-mail address is confirmed"
+            checked={verified}
+            onChange={(e) => setVerified(e.target.checked)}
+          />
+        </>
+      )}
+    </FormSection>
   );
 }
 
@@ -136,6 +214,10 @@ function UserDetail({ id }: { id: string }) {
     run: (email: string) => api.auth.requestPasswordReset(email),
     done: 'Password reset e-mail sent',
   });
+  const invite = useAction({
+    run: () => api.admin.users.resendInvitation(id),
+    done: 'Invitation sent again',
+  });
   const remove = useAction({
     run: () => api.admin.users.remove(id),
     done: 'User deleted',
@@ -161,6 +243,18 @@ function UserDetail({ id }: { id: string }) {
     <>
       <BackLink href={`${base}/auth`}>← All users</BackLink>
       <PageHeader title={u.email}>
+        {!u.email_verified && (
+          <ConfirmButton
+            ask={ask(
+              'Send the invitation again?',
+              `A new link to choose a password goes to ${u.email} (it works once, for 7 days).`,
+              'Send invitation',
+            )}
+            onConfirm={() => invite.mutate()}
+          >
+            Resend invitation
+          </ConfirmButton>
+        )}
         <ConfirmButton
           ask={ask('Send a password reset e-mail?', `A reset link goes to ${u.email}.`, 'Send e-mail')}
           onConfirm={() => reset.mutate(u.email)}
@@ -212,7 +306,9 @@ function UserDetail({ id }: { id: string }) {
         </ConfirmButton>
       </PageHeader>
       <ErrorBox
-        error={disable.error ?? enable.error ?? revoke.error ?? resetMfa.error ?? reset.error ?? remove.error}
+        error={
+          disable.error ?? enable.error ?? revoke.error ?? resetMfa.error ?? reset.error ?? invite.error ?? remove.error
+        }
       />
       <div className="grid-2">
         <Section title="Profile">

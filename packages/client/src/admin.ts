@@ -1,6 +1,6 @@
 // The end-user admin API of a project (`/admin/users`): needs the secret key (or a token granted an admin scope).
-// What a project's dashboard or back office does: list and search users, read one, change roles and app metadata,
-// disable and enable, end every session, reset MFA, delete.
+// What a project's dashboard or back office does: add users or invite them by e-mail, list and search users, read one,
+// change roles and app metadata, disable and enable, end every session, reset MFA, delete.
 import type { Http } from './http.ts';
 import type { BodyOf, ResponseOf } from './types.ts';
 
@@ -17,6 +17,14 @@ export class Admin {
   }
 
   readonly users = {
+    /** Adds a user with a password (`email_verified`: whether the project vouches for the address). */
+    create: async (user: BodyOf<'/admin/users', 'post'>): Promise<AdminUser> =>
+      (await this.#http.request<{ user: AdminUser }>('POST', BASE, { body: user })).user,
+    /** Adds a user without a password and mails an invitation with a link to choose one (works once, for 7 days). */
+    invite: async (user: BodyOf<'/admin/users/invite', 'post'>): Promise<AdminUser> =>
+      (await this.#http.request<{ user: AdminUser }>('POST', `${BASE}/invite`, { body: user })).user,
+    /** Mails the user's invitation again (a new set-password link, once, 7 days). */
+    resendInvitation: async (id: string): Promise<void> => void (await this.#http.request('POST', `${u(id)}/invite`)),
     /** One page of users: `search` (e-mail or name), `role`, `disabled`, `first`, `after` (the previous page's next_cursor). */
     list: async (query: { search?: string; role?: string; disabled?: boolean; first?: number; after?: string } = {}) =>
       await this.#http.request<ResponseOf<'/admin/users', 'get'>>('GET', BASE, { query }),

@@ -240,6 +240,19 @@ export class TenantApi {
   readonly clients = {
     list: async (projectId: string): Promise<OidcClient[]> =>
       (await this.#http.request<{ oidc_clients: OidcClient[] }>('GET', `${p(projectId)}/oidc-clients`)).oidc_clients,
+    /** A new client (with its secret); at most 20 per project. */
+    create: async (
+      projectId: string,
+      client: BodyOf<'/auth/api/v1/projects/{id}/oidc-clients', 'post'>,
+    ): Promise<OidcClient> =>
+      (
+        await this.#http.request<{ oidc_client: OidcClient }>('POST', `${p(projectId)}/oidc-clients`, {
+          body: client,
+        })
+      ).oidc_client,
+    /** Deletes a client (not the project's last): its secret and the tokens issued to it stop working. */
+    remove: async (projectId: string, clientId: string): Promise<void> =>
+      void (await this.#http.request('DELETE', `${p(projectId)}/oidc-clients/${encodeURIComponent(clientId)}`)),
     update: async (
       projectId: string,
       clientId: string,

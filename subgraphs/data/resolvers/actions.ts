@@ -18,6 +18,10 @@ export const actionResolvers = {
     dataFindOne: action('findOne'),
     dataAggregate: action('aggregate'),
     dataVectorSearch: action('vectorSearch'),
+    _projectTables: async (_: unknown, { projectId }: { projectId: string }, ctx: Ctx) => {
+      if (ctx.principal.kind !== 'internal') throw errors.forbidden('Internal operation');
+      return await ctx.services.tableNames(projectId);
+    },
   },
   Mutation: {
     dataInsert: action('insert'),

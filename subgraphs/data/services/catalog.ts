@@ -130,6 +130,11 @@ export function createCatalog(opts: { databaseUrl?: string; logger?: Logger } = 
     },
     /** Whether the schema's tables are known here without asking the server (tests). */
     cached: (schema: string): boolean => cache.has(schema),
+    /** The names of the schema's tables (ordinary and partitioned; not views), as the server has them now. */
+    async tableNames(db: Db, schema: string): Promise<string[]> {
+      bump(schema); // asked rarely (a switch turned on), and a table may just have been made: read it afresh
+      return [...(await load(db, schema)).values()].filter((t) => t.kind === 'r' || t.kind === 'p').map((t) => t.name);
+    },
     /** The table, or NOT_FOUND naming it. */
     async table(db: Db, schema: string, name: unknown, field = 'table'): Promise<TableMeta> {
       if (typeof name !== 'string' || name === '') throw errors.validation(field, 'expected a table name');

@@ -123,6 +123,11 @@ export async function createDataServices({ config, logger, databaseUrl, router }
       await provisioning.drop(projectId);
       log.info({ project: projectId }, 'data: project database dropped');
     },
+    /** The tables of a project's database (the tenant subgraph's realtime switch asks; `_projectTables`). */
+    async tableNames(projectId: string): Promise<string[]> {
+      const role = await provisioning.ensure(projectId);
+      return await catalog.tableNames(pools.get(role), role.schemaName);
+    },
     /** `publication.changed`: the table's change trigger on or off. */
     async onPublicationChanged(projectId: string, table: string, enabled: boolean): Promise<void> {
       const role = await provisioning.ensure(projectId).catch(ignoreDeleted);

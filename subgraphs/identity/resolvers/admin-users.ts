@@ -2,6 +2,7 @@
 // key, or a client token granted `admin:users`); here only the project it acts on.
 import type { IdentityContext } from './context.ts';
 import { requireProject } from './context.ts';
+import type { AdminNewUser } from '../services/admin-users.ts';
 
 type Id = { id: string };
 
@@ -16,6 +17,14 @@ export const adminUserQueries = {
 };
 
 export const adminUserMutations = {
+  createProjectEndUser: async (_: unknown, { input }: { input: AdminNewUser }, ctx: IdentityContext) =>
+    await ctx.services.adminUsers.create(requireProject(ctx).projectId, input),
+  resendProjectEndUserInvitation: async (_: unknown, { id }: Id, ctx: IdentityContext) => {
+    await ctx.services.adminUsers.resendInvitation(requireProject(ctx).projectId, id);
+    return true;
+  },
+  inviteProjectEndUser: async (_: unknown, { input }: { input: AdminNewUser }, ctx: IdentityContext) =>
+    await ctx.services.adminUsers.invite(requireProject(ctx).projectId, input),
   updateProjectEndUser: async (
     _: unknown,
     { id, input }: Id & { input: { appMetadata?: unknown; roles?: unknown } },

@@ -1,12 +1,17 @@
 // The end-user admin API of a project (its secret API key, or a client token granted `admin:users`; the
-// executor checks that, platform/admin-scopes.ts): list and search, read, set app metadata and roles,
-// disable and enable, delete, end sessions, reset MFA. Users of other projects are NOT_FOUND, like unknown ones.
+// executor checks that, platform/admin-scopes.ts): add a user with a password or invite one by e-mail, list and
+// search, read, set app metadata and roles, disable and enable, delete, end sessions, reset MFA. Users of other
+// projects are NOT_FOUND, like unknown ones.
 import { errors } from '../../../platform/errors.ts';
 import { EndUserEntity, type EndUser } from '../entities/index.ts';
 import type { ServiceDeps } from './context.ts';
 import { toEndUserView, type EndUserView } from './users.ts';
 import { decodeTimeCursor, timePage } from '../../../platform/cursor.ts';
 import { isUuid } from '../../../platform/ids.ts';
+import type { Limiters } from './limits.ts';
+import type { RecoveryService } from './recovery.ts';
+import type { UserService } from './users.ts';
+import { checkPassword, checkProfile, normalizeEmail } from './validation.ts';
 
 const ROLE_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
 export const ROLES_MAX = 50;
@@ -37,7 +42,15 @@ export function checkAppMetadata(value: unknown): Record<string, unknown> {
 
 export type AdminUserService = ReturnType<typeof createAdminUserService>;
 
-export function createAdminUserService({ db }: Pick<ServiceDeps, 'db'>) {
+/** A new user as the admin API gives it: `email`, profile claims (`name`, ...), `emailVerified`, and a password or not. */
+export type AdminNewUser = Record<string, unknown> & { email?: unknown; password?: unknown; emailVerified?: unknown };
+
+export function createAdminUserService({
+  db,
+  users,
+  recovery,
+  limiters,
+}: Pick<ServiceDeps, 'db'> & { users: UserService; recovery: RecoveryService; limiters: Limiters }) {
   /** The user of the project, or NOT_FOUND (also for another project's user and for malformed ids). */
   async function owned(projectId: string, id: unknown): Promise<EndUser> {
     const user = isUuid(id) ? await db.em().findOne(EndUserEntity, { id, projectId }) : null;
@@ -51,7 +64,44 @@ export function createAdminUserService({ db }: Pick<ServiceDeps, 'db'>) {
     return toEndUserView(await owned(projectId, user.id));
   }
 
+  /** The e-mail, profile and verified flag of a new user (each refused by name). */
+  function newUser(input: AdminNewUser) {
+    const email = normalizeEmail(input.email);
+    if (input.emailVerified !== undefined && input.emailVerified !== null && typeof input.emailVerified !== 'boolean')
+      throw errors.validation('email_verified', 'must be true or false');
+    return { email, profile: checkProfile(input), emailVerified: input.emailVerified === true };
+  }
+
   return {
+    /** Adds a user with a password (`email_verified` as the project says: it vouches for the address, or not). */
+    async create(projectId: string, input: AdminNewUser): Promise<EndUserView> {
+      const user = newUser(input);
+      const password = checkPassword(input.password, user.email);
+      return await users.insert(projectId, { ...user, password });
+    },
+
+    /**
+     * Adds a user without a password and mails an invitation: a link to choose one (single use, 7 days), which also
+     * confirms the address. Rate limited per invited address and per project (each sends a mail).
+     */
+    async invite(projectId: string, input: AdminNewUser): Promise<EndUserView> {
+      const user = newUser(input);
+      limiters.invite.hit([`account:${projectId}:${user.email}`, `ip:project:${projectId}`]);
+      const made = await users.insert(projectId, { ...user, password: null });
+      await recovery.sendInvitation(made);
+      return made;
+    },
+
+    /**
+     * Mails the invitation again (a new link; an earlier one keeps working until a password is chosen or it expires),
+     * for a user whose link expired or got lost. Limited like invitations.
+     */
+    async resendInvitation(projectId: string, id: unknown): Promise<void> {
+      const user = await owned(projectId, id);
+      limiters.invite.hit([`account:${projectId}:${user.email}`, `ip:project:${projectId}`]);
+      await recovery.sendInvitation(user);
+    },
+
     /** One page of the project's users, newest first; `search` matches the e-mail or the name (case-insensitive). */
     async list(
       projectId: string,

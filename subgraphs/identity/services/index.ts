@@ -48,7 +48,7 @@ export async function createIdentityServices(deps: SubgraphDeps) {
   const grants = createGrantService({ db, logger, users, mfa, tokens });
   const mail = createMailService({ config, logger, box, scheduler });
   const recovery = createRecoveryService({ db, config, users, tokens, mail, limiters });
-  const adminUsers = createAdminUserService({ db });
+  const adminUsers = createAdminUserService({ db, users, recovery, limiters });
   const issuer = {
     /** The issuer is the platform's public address (read at call time: it is set after listen when PORT=0). */
     issuerOf: () => config.issuer,
@@ -64,6 +64,29 @@ export async function createIdentityServices(deps: SubgraphDeps) {
       );
       await em.execute('delete from identity_authorization_codes where project_id = ?', [projectId]);
       await em.execute('delete from identity_users where project_id = ?', [projectId]);
+      await publishBroadcast(em, 'access-tokens.changed', { projectId });
+    });
+    announceLocally('access-tokens.changed', { projectId });
+  }
+
+  /**
+   * A deleted OIDC client: its sessions end, its codes go, and its client_credentials tokens are refused from now on
+   * (its secret already failed: the tenant subgraph's `oidc-clients.changed`). Idempotent (events come at least once).
+   */
+  async function oidcClientDeleted(projectId: string, clientId: string): Promise<void> {
+    await db.em().transactional(async (em) => {
+      await em.execute(
+        'insert into identity_deleted_clients (client_id, project_id, deleted_at) values (?, ?, now()) on conflict do nothing',
+        [clientId, projectId],
+      );
+      await em.execute('delete from identity_authorization_codes where client_id = ? and project_id = ?', [
+        clientId,
+        projectId,
+      ]);
+      await em.execute(
+        `update identity_sessions set revoked_at = now(), revoked_reason = 'client_deleted' where client_id = ? and project_id = ? and revoked_at is null`,
+        [clientId, projectId],
+      );
       await publishBroadcast(em, 'access-tokens.changed', { projectId });
     });
     announceLocally('access-tokens.changed', { projectId });
@@ -114,6 +137,7 @@ export async function createIdentityServices(deps: SubgraphDeps) {
     issuer,
     scheduler,
     projectDeleted,
+    oidcClientDeleted,
     broadcasts,
   };
 }

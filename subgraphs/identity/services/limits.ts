@@ -10,6 +10,11 @@ export const LIMITS = {
   register: { account: 5, address: 30, windowMs: 15 * 60_000 },
   /** Password reset and verification mail requests per e-mail / per address. */
   mail: { account: 5, address: 30, windowMs: 15 * 60_000 },
+  /**
+   * Invitations (admin API) per invited address and per project (the second counter, keys `ip:project:<id>`): each
+   * sends a mail through the platform's SMTP to an address the caller chose.
+   */
+  invite: { account: 3, address: 200, windowMs: 60 * 60_000 },
   /** Wrong TOTP codes per account. */
   mfa: { account: 10, address: 50, windowMs: 15 * 60_000 },
 };
@@ -50,7 +55,13 @@ function pair(
   };
 }
 
-export type Limiters = { signIn: KeyedLimiter; register: KeyedLimiter; mail: KeyedLimiter; mfa: KeyedLimiter };
+export type Limiters = {
+  signIn: KeyedLimiter;
+  register: KeyedLimiter;
+  mail: KeyedLimiter;
+  mfa: KeyedLimiter;
+  invite: KeyedLimiter;
+};
 
 /** The identity limiters; with `sharing`, counted together with every other identity process. */
 export function createLimiters(sharing?: LimitSharing): Limiters {
@@ -58,6 +69,7 @@ export function createLimiters(sharing?: LimitSharing): Limiters {
     signIn: pair('signIn', LIMITS.signIn, sharing),
     register: pair('register', LIMITS.register, sharing),
     mail: pair('mail', LIMITS.mail, sharing),
+    invite: pair('invite', LIMITS.invite, sharing),
     mfa: pair('mfa', LIMITS.mfa, sharing),
   };
 }

@@ -1,4 +1,4 @@
-// E-mails of the identity provider (password reset, e-mail verification): the platform's mail queue
+// E-mails of the identity provider (password reset, e-mail verification, invitations): the platform's mail queue
 // (platform/mail.ts) under this subgraph's job `identity.mail.send` (jobs/send-mail.ts). Until per-project SMTP
 // settings reach the identity provider every project's mails go through the platform's server.
 import {
@@ -16,7 +16,7 @@ export type { QueuedMail } from '../../../platform/mail.ts';
 
 export const MAIL_JOB = 'identity.mail.send';
 
-type Kind = 'password_reset' | 'email_verification';
+type Kind = 'password_reset' | 'email_verification' | 'invitation';
 
 /** An end-user's mail: always about a project. */
 export type IdentityMailMessage = MailMessage<Kind> & { projectId: string };

@@ -1,5 +1,6 @@
-// Password reset, e-mail verification and password change. Reset and verification tokens are random,
-// stored hashed, single use and expiring; requests answer the same whether the e-mail is known or not.
+// Password reset, e-mail verification, invitations and password change. Reset and verification tokens are random,
+// stored hashed, single use and expiring; requests answer the same whether the e-mail is known or not. An invitation
+// is a password-reset token that lives longer (7 days), mailed as an invitation: its link opens the same page.
 import { errors } from '../../../platform/errors.ts';
 import { randomToken, sha256Hex } from '../../../platform/crypto.ts';
 import { EndUserEntity } from '../entities/index.ts';
@@ -14,6 +15,7 @@ const RESET_PREFIX = 'tpr_';
 const VERIFY_PREFIX = 'tev_';
 const RESET_TTL_MS = 60 * 60_000;
 const VERIFY_TTL_MS = 24 * 60 * 60_000;
+export const INVITE_TTL_MS = 7 * 24 * 60 * 60_000;
 
 type Purpose = 'password_reset' | 'email_verification';
 
@@ -27,9 +29,12 @@ type Deps = Pick<ServiceDeps, 'db' | 'config'> & {
 export type RecoveryService = ReturnType<typeof createRecoveryService>;
 
 export function createRecoveryService({ db, config, users, tokens, mail, limiters }: Deps) {
-  async function newToken(purpose: Purpose, user: { id: string; projectId: string; email: string }): Promise<string> {
+  async function newToken(
+    purpose: Purpose,
+    user: { id: string; projectId: string; email: string },
+    ttl = purpose === 'password_reset' ? RESET_TTL_MS : VERIFY_TTL_MS,
+  ): Promise<string> {
     const token = randomToken(purpose === 'password_reset' ? RESET_PREFIX : VERIFY_PREFIX);
-    const ttl = purpose === 'password_reset' ? RESET_TTL_MS : VERIFY_TTL_MS;
     await db
       .em()
       .execute(
@@ -92,6 +97,21 @@ export function createRecoveryService({ db, config, users, tokens, mail, limiter
         kind: 'password_reset',
         subject: 'Reset your password',
         text: `Someone asked to reset the password of this account. To choose a new password, open this link:\n\n${config.issuer}/password/reset/confirm?token=${token}\n\nOr send this token with your new password to /password/reset/confirm: ${token}\n\nThe link works once and for 1 hour. If you did not ask for it, ignore this mail.\n`,
+      });
+    },
+
+    /**
+     * Mails an invitation to a user made without a password (the admin API): a link to choose one, working once and
+     * for 7 days. Choosing the password also confirms the address (confirmPasswordReset).
+     */
+    async sendInvitation(user: { id: string; projectId: string; email: string }): Promise<void> {
+      const token = await newToken('password_reset', user, INVITE_TTL_MS);
+      await mail.queue({
+        projectId: user.projectId,
+        to: user.email,
+        kind: 'invitation',
+        subject: 'You are invited: choose your password',
+        text: `You have been invited to create an account with this e-mail address (${user.email}). To accept the invitation, choose your password by opening this link:\n\n${config.issuer}/password/reset/confirm?token=${token}\n\nOr send this token with your new password to /password/reset/confirm: ${token}\n\nThe link works once and for 7 days. If you did not expect this invitation, ignore this mail.\n`,
       });
     },
 

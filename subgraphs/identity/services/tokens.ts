@@ -161,6 +161,7 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
         key_status: string | null;
         revoked: boolean;
         project_deleted: boolean;
+        client_deleted: boolean;
         session_ok: boolean | null;
         roles: string[] | null;
       }[]
@@ -168,6 +169,7 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
       `select (select status from identity_signing_keys where kid = ?) as key_status,
               exists (select 1 from identity_revoked_tokens where jti = ?) as revoked,
               exists (select 1 from identity_deleted_projects where project_id = ?) as project_deleted,
+              exists (select 1 from identity_deleted_clients where client_id = ?) as client_deleted,
               s.ok as session_ok, s.roles
          from (select 1) as one
          left join lateral (select s.revoked_at is null and u.disabled_at is null as ok, u.roles
@@ -176,11 +178,18 @@ export function createTokenService({ db, config, logger, keys, cache }: Deps) {
         kid,
         p.jti,
         p.project_id,
+        p.client_id,
         sid ?? '00000000-0000-0000-0000-000000000000',
         typ === 'user' ? p.sub : '00000000-0000-0000-0000-000000000000',
       ],
     );
-    if (!row || (row.key_status !== 'current' && row.key_status !== 'previous') || row.revoked || row.project_deleted)
+    if (
+      !row ||
+      (row.key_status !== 'current' && row.key_status !== 'previous') ||
+      row.revoked ||
+      row.project_deleted ||
+      row.client_deleted
+    )
       throw errors.invalidToken();
     if (typ === 'user' && row.session_ok !== true) throw errors.invalidToken();
     if (typ === 'client') cache.remember(since, p.jti as string, p.project_id as string, kid);

@@ -62,6 +62,55 @@ export type UserService = Awaited<ReturnType<typeof createUserService>>;
 export async function createUserService({ db, limiters }: Pick<ServiceDeps, 'db'> & { limiters: Limiters }) {
   const dummyHash = await dummyPasswordHash();
 
+  /**
+   * Stores a new end-user (the input checked by the caller); EMAIL_TAKEN when the address is registered. Without a
+   * password (an invitation) the account gets a random one nobody knows: it signs in once a password is chosen.
+   */
+  async function insert(
+    projectId: string,
+    input: { email: string; password: string | null; profile: Record<string, string>; emailVerified: boolean },
+  ): Promise<EndUserView> {
+    const { email, profile, emailVerified } = input;
+    if (await db.em().count(EndUserEntity, { projectId, email })) throw new AppError('EMAIL_TAKEN');
+    const now = new Date();
+    const passwordHash = await hashPassword(input.password ?? crypto.randomBytes(32).toString('base64url'));
+    try {
+      const user = await db.em().transactional(async (em) => {
+        const made = em.create(EndUserEntity, {
+          id: crypto.randomUUID(),
+          projectId,
+          email,
+          emailVerified,
+          passwordHash,
+          profile,
+          mfaEnabled: false,
+          mfaSecret: null,
+          mfaPendingSecret: null,
+          mfaLastTimeStep: null,
+          roles: [],
+          appMetadata: {},
+          disabledAt: null,
+          createdAt: now,
+          updatedAt: now,
+        });
+        await em.flush();
+        // For the project's outbound event subscriptions (user.registered), when it has any: committed with the user.
+        await publishEventIfWanted(em, 'identity.user.registered', {
+          projectId,
+          userId: made.id,
+          email,
+          emailVerified,
+          createdAt: now.toISOString(),
+        });
+        return made;
+      });
+      return toEndUserView(user);
+    } catch (err) {
+      if (err instanceof UniqueConstraintViolationException) throw new AppError('EMAIL_TAKEN');
+      throw err;
+    }
+  }
+
   return {
     /** Registers an end-user of `projectId`; EMAIL_TAKEN (409, nothing more) when the address is registered. */
     async register(projectId: string, input: Record<string, unknown>, ip?: string): Promise<EndUserView> {
@@ -69,45 +118,10 @@ export async function createUserService({ db, limiters }: Pick<ServiceDeps, 'db'
       limiters.register.hit([`account:${projectId}:${email}`, ...(ip ? [`ip:${ip}`] : [])]);
       const password = checkPassword(input.password, email);
       const profile = checkProfile(input);
-      if (await db.em().count(EndUserEntity, { projectId, email })) throw new AppError('EMAIL_TAKEN');
-      const now = new Date();
-      const passwordHash = await hashPassword(password);
-      try {
-        const user = await db.em().transactional(async (em) => {
-          const made = em.create(EndUserEntity, {
-            id: crypto.randomUUID(),
-            projectId,
-            email,
-            emailVerified: false,
-            passwordHash,
-            profile,
-            mfaEnabled: false,
-            mfaSecret: null,
-            mfaPendingSecret: null,
-            mfaLastTimeStep: null,
-            roles: [],
-            appMetadata: {},
-            disabledAt: null,
-            createdAt: now,
-            updatedAt: now,
-          });
-          await em.flush();
-          // For the project's outbound event subscriptions (user.registered), when it has any: committed with the user.
-          await publishEventIfWanted(em, 'identity.user.registered', {
-            projectId,
-            userId: made.id,
-            email,
-            emailVerified: false,
-            createdAt: now.toISOString(),
-          });
-          return made;
-        });
-        return toEndUserView(user);
-      } catch (err) {
-        if (err instanceof UniqueConstraintViolationException) throw new AppError('EMAIL_TAKEN');
-        throw err;
-      }
+      return await insert(projectId, { email, password, profile, emailVerified: false });
     },
+
+    insert,
 
     /**
      * The user of `projectId` whose e-mail and password match. Unknown address and wrong password fail

@@ -3,6 +3,7 @@ import { errors } from '../../../platform/errors.ts';
 import type { TenantContext } from './context.ts';
 import { requireProject, requireTenant } from './context.ts';
 import type { RequestLogFilter } from '../services/request-log.ts';
+import type { ClientInput } from '../services/oidc-clients.ts';
 
 type Id = { id: string };
 
@@ -54,24 +55,26 @@ export const projectMutations = {
     _: unknown,
     args: { projectId: string; input: { table: string; enabled: boolean } },
     ctx: TenantContext,
-  ) => await ctx.services.publications.set(requireTenant(ctx).tenantId, args.projectId, args.input),
+  ) => await ctx.services.publications.set(requireTenant(ctx).tenantId, args.projectId, args.input, ctx.requestId),
   setProjectPublication: async (
     _: unknown,
     args: { input: { table: string; enabled: boolean } },
     ctx: TenantContext,
   ) => {
     const p = requireProject(ctx);
-    return await ctx.services.publications.set(p.tenantId, p.projectId, args.input);
+    return await ctx.services.publications.set(p.tenantId, p.projectId, args.input, ctx.requestId);
   },
+  createOidcClient: async (_: unknown, args: { projectId: string; input: ClientInput }, ctx: TenantContext) =>
+    await ctx.services.oidcClients.create(requireTenant(ctx).tenantId, args.projectId, args.input),
   updateOidcClient: async (
     _: unknown,
-    args: {
-      projectId: string;
-      clientId: string;
-      input: { name?: string | null; redirectUris?: string[] | null; public?: boolean | null };
-    },
+    args: { projectId: string; clientId: string; input: ClientInput },
     ctx: TenantContext,
   ) => await ctx.services.oidcClients.update(requireTenant(ctx).tenantId, args.projectId, args.clientId, args.input),
+  deleteOidcClient: async (_: unknown, args: { projectId: string; clientId: string }, ctx: TenantContext) => {
+    await ctx.services.oidcClients.remove(requireTenant(ctx).tenantId, args.projectId, args.clientId);
+    return true;
+  },
   rotateOidcClientSecret: async (_: unknown, args: { projectId: string; clientId: string }, ctx: TenantContext) =>
     await ctx.services.oidcClients.rotateSecret(requireTenant(ctx).tenantId, args.projectId, args.clientId),
 };

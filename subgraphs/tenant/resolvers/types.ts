@@ -85,6 +85,7 @@ export const typeResolvers = {
     // Reached only through owner-checked paths (Project.oidcClients and the owner's mutations).
     clientSecret: (c: ProjectOidcClient, _: unknown, ctx: TenantContext) => ctx.services.oidcClients.revealSecret(c),
     public: (c: ProjectOidcClient) => c.isPublic,
+    default: (c: ProjectOidcClient) => c.isDefault,
     createdAt: (c: ProjectOidcClient) => iso(c.createdAt),
   },
   InternalOidcClient: {

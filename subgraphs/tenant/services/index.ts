@@ -32,7 +32,7 @@ export type TenantServices = Awaited<ReturnType<typeof createTenantServices>>;
 
 /** Builds every service of the tenant subgraph from the platform's dependencies. */
 export async function createTenantServices(deps: SubgraphDeps) {
-  const { config, db, logger, databaseUrl } = deps;
+  const { config, db, logger, databaseUrl, router } = deps;
   if (!config.internalSecret)
     throw errors.unavailable('TESSERA_INTERNAL_SECRET is not set: the tenant subgraph cannot seal secrets');
   const box = createSecretBox(config.internalSecret);
@@ -94,7 +94,7 @@ export async function createTenantServices(deps: SubgraphDeps) {
   const signingKeys = createSigningKeyService({ db, box, config });
   const projects = createProjectService({ db, box, plans });
   const oidcClients = createOidcClientService({ db, box, logger, projects, databaseUrl });
-  const publications = createPublicationService({ db, projects });
+  const publications = createPublicationService({ db, projects, router });
   const cors = createCorsService({ db, projects });
   const lifecycle = createAccountLifecycleService({
     db,

@@ -7,7 +7,11 @@
 // broadcast sent in the same transaction (the identity subgraph's own client cache hears it too). Nothing
 // is trusted while the broadcast connection is down, a reconnection empties the cache, and nothing is kept
 // longer than a minute. Until `start()` listens for broadcasts, nothing is cached.
-import { errors } from '../../../platform/errors.ts';
+// A project has up to MAX_OIDC_CLIENTS_PER_PROJECT clients and never fewer than one (DESIGN §5): any client may be
+// deleted, the one made with the project too, except the last. A deleted client's secret stops working at once (the
+// broadcast above) and the identity provider ends what it issued to it (the platform event `oidc-client.deleted`).
+import { AppError, errors } from '../../../platform/errors.ts';
+import { publishEvent } from '../../../platform/events.ts';
 import {
   announceLocally,
   publishBroadcast,
@@ -23,6 +27,10 @@ import { checkAllowedScopes, checkName, checkRedirectUris } from './validation.t
 import { isAdminScope } from '../../../platform/admin-scopes.ts';
 
 export const DEFAULT_GRANT_TYPES = ['password', 'authorization_code', 'client_credentials', 'refresh_token'];
+/** The grant types /token knows (the seed's four); a client may use any non-empty subset. */
+export const GRANT_TYPES: readonly string[] = DEFAULT_GRANT_TYPES;
+/** Clients per project (not a plan limit: every plan gets the same; enough for web, mobile, server and tests apps). */
+export const MAX_OIDC_CLIENTS_PER_PROJECT = 20;
 /** Scopes a new client may be issued: the OpenID Connect ones and role scopes. API and admin scopes are granted by the tenant. */
 export const DEFAULT_ALLOWED_SCOPES = ['openid', 'profile', 'email', 'phone', 'offline_access', 'role:*'];
 const CLIENT_ID_PREFIX = 'tsc_';
@@ -35,22 +43,75 @@ function newSecret(box: ServiceDeps['box']) {
   return { clientSecretSealed: box.encrypt(secret), clientSecretHash: sha256Hex(secret) };
 }
 
+/** A list of grant types among GRANT_TYPES: non-empty, no duplicates (VALIDATION_FAILED naming the field otherwise). */
+export function checkGrantTypes(field: string, value: unknown): string[] {
+  if (!Array.isArray(value) || value.length === 0)
+    throw errors.validation(field, `must be a non-empty list among ${GRANT_TYPES.join(', ')}`);
+  const out: string[] = [];
+  for (const [i, g] of value.entries()) {
+    if (typeof g !== 'string' || !GRANT_TYPES.includes(g))
+      throw errors.validation(`${field}[${i}]`, `is not a grant type; grant types are ${GRANT_TYPES.join(', ')}`);
+    if (!out.includes(g)) out.push(g);
+  }
+  return out;
+}
+
+/** What a client's settings may be, checked the same at creation and at every update. */
+type Settings = Pick<ProjectOidcClient, 'name' | 'redirectUris' | 'grantTypes' | 'allowedScopes' | 'isPublic'>;
+
+/** The fields of `input` that are given, each checked on its own (VALIDATION_FAILED naming the field). */
+function checkSettings(input: ClientInput): Partial<Settings> {
+  const out: Partial<Settings> = {};
+  const given = (v: unknown) => v !== undefined && v !== null;
+  if (given(input.public)) {
+    if (typeof input.public !== 'boolean') throw errors.validation('public', 'must be true or false');
+    out.isPublic = input.public;
+  }
+  if (given(input.name)) out.name = checkName('name', input.name);
+  if (given(input.redirectUris)) out.redirectUris = checkRedirectUris('redirectUris', input.redirectUris);
+  if (given(input.grantTypes)) out.grantTypes = checkGrantTypes('grantTypes', input.grantTypes);
+  if (given(input.allowedScopes)) out.allowedScopes = checkAllowedScopes('allowedScopes', input.allowedScopes);
+  return out;
+}
+
+/** The rules between fields, on the settings the client would have. */
+function checkCombination(s: Settings): void {
+  // A public client has no secret to prove itself with: client_credentials would hand tokens to anyone.
+  if (s.isPublic && s.grantTypes.includes('client_credentials'))
+    throw errors.validation('grantTypes', 'a public client cannot use client_credentials (it has no secret)');
+  // Admin scopes are only ever issued to client_credentials, which a public client cannot use.
+  if (s.isPublic && s.allowedScopes.some(isAdminScope))
+    throw errors.validation(
+      'allowedScopes',
+      'a public client cannot be granted admin scopes (they are issued only with client_credentials)',
+    );
+}
+
+/** A client's settings as the tenant gives them (GraphQL input; REST bodies arrive here the same). */
+export type ClientInput = {
+  name?: unknown;
+  redirectUris?: unknown;
+  grantTypes?: unknown;
+  allowedScopes?: unknown;
+  public?: unknown;
+};
+
 /** Creates (persists on the next flush of `em`) a new client with every grant type and no redirect URI. */
 export function newOidcClient(
   em: SqlEm,
   box: ServiceDeps['box'],
-  opts: { projectId: string; name: string; isDefault: boolean; now: Date },
+  opts: { projectId: string; name: string; isDefault: boolean; now: Date; settings?: Partial<Settings> },
 ): ProjectOidcClient {
   return em.create(ProjectOidcClientEntity, {
     clientId: randomToken(CLIENT_ID_PREFIX, 18),
     projectId: opts.projectId,
     name: opts.name,
     ...newSecret(box),
-    redirectUris: [],
-    grantTypes: [...DEFAULT_GRANT_TYPES],
-    allowedScopes: [...DEFAULT_ALLOWED_SCOPES],
+    redirectUris: opts.settings?.redirectUris ?? [],
+    grantTypes: opts.settings?.grantTypes ?? [...DEFAULT_GRANT_TYPES],
+    allowedScopes: opts.settings?.allowedScopes ?? [...DEFAULT_ALLOWED_SCOPES],
     isDefault: opts.isDefault,
-    isPublic: false,
+    isPublic: opts.settings?.isPublic ?? false,
     createdAt: opts.now,
     updatedAt: opts.now,
   });
@@ -179,32 +240,89 @@ export function createOidcClientService({
         .find(ProjectOidcClientEntity, { projectId }, { orderBy: [{ createdAt: 'asc' }, { clientId: 'asc' }] });
     },
 
-    /** Renames a client and/or replaces its redirect URIs, its allowed scopes or whether it is public. */
+    /**
+     * A new client: `name` required; grant types default to all four (`client_credentials` left out for a public
+     * client), scopes to DEFAULT_ALLOWED_SCOPES. PLAN_LIMIT_REACHED past MAX_OIDC_CLIENTS_PER_PROJECT.
+     */
+    async create(tenantId: string, projectId: string, input: ClientInput): Promise<ProjectOidcClient> {
+      if (input.name === undefined || input.name === null) throw errors.validation('name', 'is required');
+      const given = checkSettings(input);
+      const isPublic = given.isPublic ?? false;
+      const settings: Settings = {
+        name: given.name!,
+        isPublic,
+        redirectUris: given.redirectUris ?? [],
+        grantTypes: given.grantTypes ?? DEFAULT_GRANT_TYPES.filter((g) => !isPublic || g !== 'client_credentials'),
+        allowedScopes: given.allowedScopes ?? [...DEFAULT_ALLOWED_SCOPES],
+      };
+      checkCombination(settings);
+      const project = await projects.getOwned(tenantId, projectId);
+      return await db.em().transactional(async (em) => {
+        // Locking the project row serialises concurrent creates, so the count below cannot go stale.
+        await em.execute('select id from projects where id = ? for update', [project.id]);
+        const count = await em.count(ProjectOidcClientEntity, { projectId: project.id });
+        if (count >= MAX_OIDC_CLIENTS_PER_PROJECT)
+          throw new AppError(
+            'PLAN_LIMIT_REACHED',
+            `A project may have at most ${MAX_OIDC_CLIENTS_PER_PROJECT} OIDC clients`,
+            { limit: 'max_oidc_clients', max: MAX_OIDC_CLIENTS_PER_PROJECT },
+          );
+        const client = newOidcClient(em, box, {
+          projectId: project.id,
+          name: settings.name,
+          isDefault: false,
+          now: new Date(),
+          settings,
+        });
+        await em.flush();
+        return client;
+      });
+    },
+
+    /**
+     * Changes a client's name, redirect URIs, grant types, allowed scopes or whether it is public; omitted fields
+     * stay. Checked as at creation, on the settings the client would have.
+     */
     async update(
       tenantId: string,
       projectId: string,
       clientId: string,
-      input: { name?: unknown; redirectUris?: unknown; public?: unknown; allowedScopes?: unknown },
+      input: ClientInput,
     ): Promise<ProjectOidcClient> {
-      const change: Partial<Pick<ProjectOidcClient, 'name' | 'redirectUris' | 'isPublic' | 'allowedScopes'>> = {};
-      if (input.public !== undefined && input.public !== null) {
-        if (typeof input.public !== 'boolean') throw errors.validation('public', 'must be true or false');
-        change.isPublic = input.public;
-      }
-      if (input.name !== undefined && input.name !== null) change.name = checkName('name', input.name);
-      if (input.redirectUris !== undefined && input.redirectUris !== null)
-        change.redirectUris = checkRedirectUris('redirectUris', input.redirectUris);
-      if (input.allowedScopes !== undefined && input.allowedScopes !== null)
-        change.allowedScopes = checkAllowedScopes('allowedScopes', input.allowedScopes);
+      const change = checkSettings(input);
       const client = await getOwned(tenantId, projectId, clientId);
-      // Admin scopes are only ever issued to client_credentials, which a public client cannot use.
-      if ((change.isPublic ?? client.isPublic) && (change.allowedScopes ?? client.allowedScopes).some(isAdminScope)) {
-        throw errors.validation(
-          'allowedScopes',
-          'a public client cannot be granted admin scopes (they are issued only with client_credentials)',
-        );
-      }
+      // Made public with no grant types given: it loses client_credentials (it has no secret to use it with),
+      // as a public client made at creation has it left out. Given explicitly with it: refused below.
+      if (change.isPublic === true && !client.isPublic && change.grantTypes === undefined)
+        change.grantTypes = client.grantTypes.filter((g) => g !== 'client_credentials');
+      if (change.grantTypes?.length === 0)
+        throw errors.validation('grantTypes', 'a public client needs a grant type other than client_credentials');
+      checkCombination({ ...client, ...change });
       return await changeClient(client.clientId, change);
+    },
+
+    /**
+     * Deletes a client (the default one too) unless it is the project's last: its secret stops working at once in
+     * every process, and the identity provider ends its sessions, codes and tokens (`oidc-client.deleted`).
+     */
+    async remove(tenantId: string, projectId: string, clientId: string): Promise<void> {
+      const client = await getOwned(tenantId, projectId, clientId);
+      const change = { clientIds: [client.clientId] };
+      await db.em().transactional(async (em) => {
+        await em.execute('select id from projects where id = ? for update', [client.projectId]);
+        const count = await em.count(ProjectOidcClientEntity, { projectId: client.projectId });
+        if (count <= 1)
+          throw errors.conflict('A project keeps at least one OIDC client: create another before deleting this one', {
+            resource: 'oidc_client',
+            id: client.clientId,
+          });
+        const deleted = await em.nativeDelete(ProjectOidcClientEntity, { clientId: client.clientId });
+        if (deleted === 0) throw errors.notFound('oidc_client', client.clientId);
+        await announceOidcClientChange(em, change);
+        await publishEvent(em, 'oidc-client.deleted', { projectId: client.projectId, clientId: client.clientId });
+      });
+      cache.drop(change);
+      oidcClientChangeCommitted(change);
     },
 
     /** Gives the client a new secret; the old one stops working at once. */

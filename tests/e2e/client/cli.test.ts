@@ -139,6 +139,36 @@ describe('tessera', () => {
     expect(
       (await tessera(['clients', 'rotate-secret', clients[0].client_id, '--yes', '--json'])).json().client_secret,
     ).toMatch(/^tss_/);
+    // More clients: create with grant types and scopes, change them, delete (asks first, like every deletion).
+    const worker = await tessera([
+      'clients',
+      'create',
+      'Worker',
+      '--grant-types',
+      'client_credentials',
+      '--scopes',
+      'admin:sql',
+      '--json',
+    ]);
+    expect(worker.code).toBe(0);
+    expect(worker.json()).toMatchObject({
+      name: 'Worker',
+      grant_types: ['client_credentials'],
+      allowed_scopes: ['admin:sql'],
+    });
+    const workerId = worker.json().client_id as string;
+    const bad = await tessera(['clients', 'update', workerId, '--grant-types', 'implicit']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('grantTypes[0]');
+    expect(
+      (
+        await tessera(['clients', 'update', workerId, '--grant-types', 'client_credentials,refresh_token', '--json'])
+      ).json().grant_types,
+    ).toEqual(['client_credentials', 'refresh_token']);
+    expect((await tessera(['clients', 'list'])).stdout).toContain('client_credentials,refresh_token');
+    expect((await tessera(['clients', 'delete', workerId])).code).toBe(2); // no terminal to confirm on: needs --yes
+    expect((await tessera(['clients', 'delete', workerId, '--yes'])).code).toBe(0);
+    expect((await tessera(['clients', 'list', '--json'])).json()).toHaveLength(1);
   });
 
   it('deploys a folder of JSON and YAML function definitions with a progress bar, invokes, lists and deletes', async () => {

@@ -63,6 +63,27 @@ describe('client.admin.users', () => {
     await rejects(api.admin.users.get(bob.id), 'NOT_FOUND', 404);
   });
 
+  it('adds a user with a password and invites another by e-mail', async () => {
+    const added = await api.admin.users.create({
+      email: 'dee@example.com',
+      password: 'a long enough password',
+      name: 'Dee',
+    });
+    expect(added).toMatchObject({ email: 'dee@example.com', name: 'Dee', email_verified: false });
+    const invited = await api.admin.users.invite({ email: 'eve@example.com', email_verified: true });
+    expect(invited).toMatchObject({ email: 'eve@example.com', email_verified: true });
+    await rejects(
+      api.admin.users.create({ email: 'dee@example.com', password: 'another long password' }),
+      'EMAIL_TAKEN',
+      409,
+    );
+    await rejects(api.admin.users.invite({ email: 'not an address' }), 'VALIDATION_FAILED', 400);
+    expect(
+      await publishable.admin.users.invite({ email: 'fay@example.com' }).catch((e: TesseraError) => e),
+    ).toMatchObject({ status: 403 });
+    expect((await api.admin.users.list({ search: 'fay' })).users).toEqual([]);
+  });
+
   it('refuses unknown ids, bad bodies, another project and the publishable key', async () => {
     const ada = (await api.admin.users.list({ search: 'ada' })).users[0]!;
     await rejects(api.admin.users.get('00000000-0000-4000-8000-000000000000'), 'NOT_FOUND', 404);

@@ -113,6 +113,9 @@ describe('tenant management', () => {
       await admin.tenant.projects.setCors(other.id, { allowed_origins: ['https://app.example.com'] }),
     ).toMatchObject({ allowed_origins: ['https://app.example.com'] });
     expect((await admin.tenant.projects.cors(other.id)).allowed_origins).toEqual(['https://app.example.com']);
+    // Realtime only for a table the project's database has.
+    await rejects(admin.tenant.projects.setPublication(other.id, 'things', true), 'VALIDATION_FAILED', 400);
+    await createClient({ url: base, key: rk.api_key }).data.sql('create table things (id int primary key)');
     expect(await admin.tenant.projects.setPublication(other.id, 'things', true)).toMatchObject({
       table: 'things',
       enabled: true,
@@ -121,6 +124,25 @@ describe('tenant management', () => {
     const [c] = await admin.tenant.clients.list(other.id);
     const rotated = await admin.tenant.clients.rotateSecret(other.id, c!.client_id);
     expect(rotated.client_secret).not.toBe(c!.client_secret);
+    // Several OIDC clients: add one, change its grant types, delete it.
+    const spa = await admin.tenant.clients.create(other.id, {
+      name: 'SPA',
+      public: true,
+      redirect_uris: ['https://app.example.com/cb'],
+    });
+    expect(spa).toMatchObject({ name: 'SPA', public: true, default: false });
+    expect(spa.grant_types).not.toContain('client_credentials');
+    expect(
+      (await admin.tenant.clients.update(other.id, spa.client_id, { grant_types: ['authorization_code'] })).grant_types,
+    ).toEqual(['authorization_code']);
+    await rejects(
+      admin.tenant.clients.update(other.id, spa.client_id, { grant_types: ['client_credentials'] }),
+      'VALIDATION_FAILED',
+      400,
+    );
+    await admin.tenant.clients.remove(other.id, spa.client_id);
+    expect((await admin.tenant.clients.list(other.id)).map((x) => x.client_id)).toEqual([c!.client_id]);
+    await rejects(admin.tenant.clients.remove(other.id, c!.client_id), 'CONFLICT', 409);
     await admin.tenant.projects.remove(other.id);
     await rejects(admin.tenant.projects.get(other.id), 'NOT_FOUND', 404);
     await rejects(

@@ -177,12 +177,24 @@ describe('realtime over SSE', () => {
     for (const s of [mine, all, other]) s.close();
   }, 30_000);
 
-  it('starts streaming a table published before it existed once it is created', async () => {
+  it('refuses to publish a table that does not exist (400 naming it); a published table dropped and made again streams again', async () => {
+    const refused = await call('POST', '/v1/publication', {
+      apiKey: a.apiKey,
+      body: { table: 'later', enabled: true },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: expect.stringContaining('"later"'),
+    });
+    expect((await dataA('rawSQL', { sql: 'create table later (id int primary key)' })).status).toBe(200);
     expect(
       (await call('POST', '/v1/publication', { apiKey: a.apiKey, body: { table: 'later', enabled: true } })).status,
     ).toBe(200);
-    // Whichever comes first, the switch or the table, the trigger follows (the switch on an existing table, the
-    // catalog sync after the DDL on a published name).
+    await waitFor(async () => (await triggerCount('later')) > 0, { message: 'trigger on the table' });
+    // Dropped with its trigger and made again while the switch stays on: the catalog sync after the DDL puts the
+    // trigger back.
+    expect((await dataA('rawSQL', { sql: 'drop table later' })).status).toBe(200);
     expect((await dataA('rawSQL', { sql: 'create table later (id int primary key)' })).status).toBe(200);
     await waitFor(async () => (await triggerCount('later')) > 0, { message: 'trigger on the new table' });
     const sub = await subscribeSse({ 'x-api-key': a.apiKey }, 'later');

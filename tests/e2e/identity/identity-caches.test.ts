@@ -8,7 +8,15 @@ import pg from 'pg';
 import { publishBroadcastNow } from '../../../platform/broadcast.ts';
 import { sha256Hex } from '../../../platform/crypto.ts';
 import { client } from '../../support/http.ts';
-import { newProject, postForm, REDIRECT_URI, startIdentityPlatform, type Project } from './identity-fixtures.ts';
+import {
+  newProject,
+  passwordGrant,
+  postForm,
+  REDIRECT_URI,
+  registerUser,
+  startIdentityPlatform,
+  type Project,
+} from './identity-fixtures.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
 let env: Awaited<ReturnType<typeof startIdentityPlatform>>;
@@ -95,6 +103,54 @@ describe('a change made through this instance takes effect at once', () => {
     // The identity subgraph learns of the deletion from the project.deleted event (outbox), then refuses the
     // project's tokens everywhere; a remembered token must not outlive that (the cache keeps them a minute).
     await waitFor(async () => (await asBearer(token)) === 401);
+  });
+
+  it('refuses a deleted client at once, and its sessions and tokens once the identity provider has heard of it; other clients keep working', async () => {
+    const p = await newProject(base);
+    const made = await client(base)('POST', `/auth/api/v1/projects/${p.id}/oidc-clients`, {
+      token: p.tenantToken,
+      body: { name: 'Second' },
+    });
+    expect(made.status).toBe(201);
+    const second = {
+      ...p,
+      clientId: made.body.oidc_client.client_id,
+      clientSecret: made.body.oidc_client.client_secret,
+    };
+    const clientToken = await tokenOf(second);
+    const user = await registerUser(base, p);
+    const signedIn = await passwordGrant(base, second, user);
+    expect(signedIn.status).toBe(200);
+    const { access_token: userToken, refresh_token: refreshToken } = signedIn.body as Record<string, string>;
+    const keptToken = await tokenOf(p);
+    for (let i = 0; i < 3; i++) {
+      expect((await introspect(second, second.clientSecret, clientToken)).body.active).toBe(true);
+      expect(await asBearer(clientToken)).toBe(200);
+      expect(await asBearer(userToken)).toBe(200);
+    }
+
+    const deleted = await client(base)('DELETE', `/auth/api/v1/projects/${p.id}/oidc-clients/${second.clientId}`, {
+      token: p.tenantToken,
+    });
+    expect(deleted.status).toBe(204);
+    const refused = await issue(second, second.clientSecret);
+    expect(refused.status).toBe(401);
+    expect(refused.body.error).toBe('invalid_client');
+    const refresh = await postForm(
+      base,
+      '/token',
+      { grant_type: 'refresh_token', refresh_token: refreshToken! },
+      { basic: [second.clientId, second.clientSecret] },
+    );
+    expect(refresh.status).toBe(401);
+    // The identity subgraph hears of the deletion from the oidc-client.deleted event (outbox): then the client's
+    // sessions are ended and its client tokens refused, remembered ones included.
+    await waitFor(async () => (await asBearer(clientToken)) === 401 && (await asBearer(userToken)) === 401);
+    expect((await introspect(p, p.clientSecret, userToken)).body).toEqual({ active: false });
+    // The project's other client and its tokens are untouched.
+    expect(await asBearer(keptToken)).toBe(200);
+    expect((await issue(p, p.clientSecret)).status).toBe(200);
+    expect((await passwordGrant(base, p, user)).status).toBe(200);
   });
 
   it('makes a client public or confidential at once (no secret accepted only while it is public)', async () => {

@@ -241,6 +241,8 @@ describe('tenant routes refuse bad input with the documented 4xx, never a 500', 
       ['POST', '/auth/api/v1/projects/:id/regenerate-key', undefined],
       ['GET', '/auth/api/v1/projects/:id/publications', undefined],
       ['POST', '/auth/api/v1/projects/:id/publications', { table: 'orders', enabled: true }],
+      ['GET', '/auth/api/v1/projects/:id/oidc-clients', undefined],
+      ['POST', '/auth/api/v1/projects/:id/oidc-clients', { name: 'Stolen' }],
     ];
     it.each(foreign)("%s %s: another tenant's project is 404", async (method, path, body) => {
       expectError(await call(method, path.replace(':id', projectId), { token: otherToken, body }), 404, 'NOT_FOUND');
@@ -275,6 +277,43 @@ describe('tenant routes refuse bad input with the documented 4xx, never a 500', 
         'VALIDATION_FAILED',
         /table/,
       ));
+  });
+
+  describe('OIDC clients', () => {
+    const path = () => `/auth/api/v1/projects/${projectId}/oidc-clients`;
+    it('needs a name', async () =>
+      expectError(await call('POST', path(), { token, body: { public: true } }), 400, 'BAD_USER_INPUT', /name/));
+    it('refuses an unknown grant type, naming it', async () =>
+      expectError(
+        await call('POST', path(), { token, body: { name: 'x', grant_types: ['password', 'implicit'] } }),
+        400,
+        'VALIDATION_FAILED',
+        /grantTypes\[1\]/,
+      ));
+    it("answers another tenant's client, under the other tenant's project or the caller's own, as 404", async () => {
+      const before = (await call('GET', path(), { token })).body.oidc_clients[0];
+      const theirs = before.client_id as string;
+      const own = (await call('POST', '/auth/api/v1/projects', { token: otherToken, body: { name: 'Theirs' } })).body
+        .project.id as string;
+      for (const [pid, method, suffix, body] of [
+        [projectId, 'PUT', '', { name: 'Stolen' }],
+        [projectId, 'DELETE', '', undefined],
+        [projectId, 'POST', '/rotate-secret', undefined],
+        [own, 'PUT', '', { name: 'Stolen' }],
+        [own, 'DELETE', '', undefined],
+        [own, 'POST', '/rotate-secret', undefined],
+      ] as const)
+        expectError(
+          await call(method, `/auth/api/v1/projects/${pid}/oidc-clients/${theirs}${suffix}`, {
+            token: otherToken,
+            body,
+          }),
+          404,
+          'NOT_FOUND',
+        );
+      // Not renamed, not deleted, its secret not rotated.
+      expect((await call('GET', path(), { token })).body.oidc_clients).toContainEqual(before);
+    });
   });
 
   it('answers 404 for an unknown path', async () => {

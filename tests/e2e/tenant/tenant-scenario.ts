@@ -77,7 +77,18 @@ export async function tenantScenario(base: string): Promise<void> {
   });
   expect(newKey.status).toBe(200);
 
-  // Publications.
+  // Publications: only for a table the project's database has (the tenant subgraph asks the data domain).
+  const unknown = await call('POST', `/auth/api/v1/projects/${project.id}/publications`, {
+    token,
+    body: { table: 'orders', enabled: true },
+  });
+  expect(unknown.status).toBe(400);
+  expect(unknown.body.error).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('"orders"') });
+  const ordersTable = await call('POST', '/v1/rawSQL', {
+    apiKey: regen.body.project.api_key,
+    body: { sql: 'create table orders (id serial primary key)' },
+  });
+  expect(ordersTable.status).toBe(200);
   const toggled = await call('POST', `/auth/api/v1/projects/${project.id}/publications`, {
     token,
     body: { table: 'orders', enabled: true },

@@ -221,6 +221,7 @@ describe('API keys', () => {
 describe('publications', () => {
   it('toggles realtime for a table and lists the settings', async () => {
     const p = await createProject(owner, 'Realtime');
+    h.projectTables.set(p.id, ['orders', 'customers']);
     expect((await h.data(PUBLICATIONS, { id: p.id }, owner.principal)).project.publications).toEqual([]);
     const on = (await h.data(SET_PUBLICATION, { id: p.id, table: 'orders', enabled: true }, owner.principal))
       .setPublication;
@@ -237,8 +238,35 @@ describe('publications', () => {
     await h.data(DELETE, { id: p.id }, owner.principal);
   });
 
+  it("refuses to turn realtime on for a table the project's database does not have, naming it", async () => {
+    const p = await createProject(owner, 'Unknown table');
+    h.projectTables.set(p.id, ['orders']);
+    const result = await h.run(SET_PUBLICATION, { id: p.id, table: 'ordres', enabled: true }, owner.principal);
+    expect(result.errors?.[0]?.message).toContain('"ordres"');
+    expect(result.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: { field: 'table' } });
+    // Turning off a switch that never existed is refused the same; one whose table went away may be turned off.
+    expect(
+      (await h.run(SET_PUBLICATION, { id: p.id, table: 'ordres', enabled: false }, owner.principal)).errors?.[0]
+        ?.extensions?.code,
+    ).toBe('VALIDATION_FAILED');
+    await h.data(SET_PUBLICATION, { id: p.id, table: 'orders', enabled: true }, owner.principal);
+    h.projectTables.set(p.id, []);
+    const off = (await h.data(SET_PUBLICATION, { id: p.id, table: 'orders', enabled: false }, owner.principal))
+      .setPublication;
+    expect(off).toMatchObject({ table: 'orders', enabled: false });
+    expect(
+      (await h.run(SET_PUBLICATION, { id: p.id, table: 'orders', enabled: true }, owner.principal)).errors?.[0]
+        ?.extensions?.code,
+    ).toBe('VALIDATION_FAILED');
+    expect((await h.data(PUBLICATIONS, { id: p.id }, owner.principal)).project.publications).toEqual([
+      expect.objectContaining({ table: 'orders', enabled: false }),
+    ]);
+    await h.data(DELETE, { id: p.id }, owner.principal);
+  });
+
   it('refuses table names that are not plain SQL identifiers', async () => {
     const p = await createProject(owner, 'Identifiers');
+    h.projectTables.set(p.id, [`_${'x'.repeat(62)}`]);
     for (const table of ['public.orders', '1orders', 'orders;drop', 'x'.repeat(64), '', 'or ders', '"orders"']) {
       const result = await h.run(SET_PUBLICATION, { id: p.id, table, enabled: true }, owner.principal);
       expect(result.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: { field: 'table' } });

@@ -185,6 +185,7 @@ describe('tenant REST bodies', () => {
     expect(regenerated.status).toBe(200);
     expect(regenerated.body.project.api_key).not.toBe(created.body.project.api_key);
 
+    h.projectTables.set(id, ['orders']);
     expect(
       await rest('POST', `/auth/api/v1/projects/${id}/publications`, { as, body: { table: 'orders', enabled: true } }),
     ).toEqual({
@@ -209,6 +210,7 @@ describe('tenant REST bodies', () => {
             grant_types: ['password', 'authorization_code', 'client_credentials', 'refresh_token'],
             allowed_scopes: ['openid', 'profile', 'email', 'phone', 'offline_access', 'role:*'],
             public: false,
+            default: true,
             created_at: expect.any(String),
           },
         ],
@@ -244,6 +246,53 @@ describe('tenant REST bodies', () => {
     const rotated = await rest('POST', `/auth/api/v1/projects/${id}/oidc-clients/${clientId}/rotate-secret`, { as });
     expect(rotated.status).toBe(200);
     expect(rotated.body.oidc_client.client_secret).not.toBe(clients.body.oidc_clients[0].client_secret);
+
+    const added = await rest('POST', `/auth/api/v1/projects/${id}/oidc-clients`, {
+      as,
+      body: { name: 'Worker', grant_types: ['client_credentials'], allowed_scopes: ['admin:sql'] },
+    });
+    expect(added).toEqual({
+      status: 201,
+      body: {
+        oidc_client: {
+          client_id: expect.stringMatching(/^tsc_/),
+          client_secret: expect.stringMatching(/^tss_/),
+          name: 'Worker',
+          redirect_uris: [],
+          grant_types: ['client_credentials'],
+          allowed_scopes: ['admin:sql'],
+          public: false,
+          default: false,
+          created_at: expect.any(String),
+        },
+      },
+    });
+    expect(
+      await rest('PUT', `/auth/api/v1/projects/${id}/oidc-clients/${added.body.oidc_client.client_id}`, {
+        as,
+        body: { grant_types: ['client_credentials', 'implicit'] },
+      }),
+    ).toMatchObject({
+      status: 400,
+      body: { error: { code: 'VALIDATION_FAILED', message: expect.stringContaining('grantTypes[1]') } },
+    });
+    expect(
+      await rest('POST', `/auth/api/v1/projects/${id}/oidc-clients`, {
+        as,
+        body: { name: 'SPA', public: true, grant_types: ['client_credentials'] },
+      }),
+    ).toMatchObject({
+      status: 400,
+      body: { error: { code: 'VALIDATION_FAILED', message: expect.stringContaining('grantTypes') } },
+    });
+    expect(
+      await rest('DELETE', `/auth/api/v1/projects/${id}/oidc-clients/${added.body.oidc_client.client_id}`, { as }),
+    ).toEqual({ status: 204, body: undefined });
+    expect((await rest('GET', `/auth/api/v1/projects/${id}/oidc-clients`, { as })).body.oidc_clients).toHaveLength(1);
+    expect(await rest('DELETE', `/auth/api/v1/projects/${id}/oidc-clients/${clientId}`, { as })).toMatchObject({
+      status: 409,
+      body: { error: { code: 'CONFLICT' } },
+    });
 
     const plans = await rest('GET', '/auth/api/v1/plans');
     expect(plans.status).toBe(200);

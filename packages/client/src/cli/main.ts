@@ -44,6 +44,7 @@ const OPTIONS = {
   'redirect-uri': { type: 'string', multiple: true },
   public: { type: 'string' },
   scopes: { type: 'string' },
+  'grant-types': { type: 'string' },
   name: { type: 'string' },
   data: { type: 'string' },
   'data-file': { type: 'string' },

@@ -31,7 +31,11 @@ export interface paths {
          */
         get: operations["identity.admin.user.list"];
         put?: never;
-        post?: never;
+        /**
+         * Add an end-user with a password
+         * @description End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403. Body `{email, password, email_verified?, name?, given_name?, ...}` (the profile claims of /register). `email_verified` (default false) says whether the project vouches for the address. → 201 `{user}`; 409 EMAIL_TAKEN when the address is registered in the project; 400 naming the field.
+         */
+        post: operations["identity.admin.user.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -106,6 +110,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/users/{id}/invite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an end-user's invitation again
+         * @description End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403. A new link to choose a password (once, 7 days; an earlier link keeps working until a password is chosen or it expires), for a user whose invitation expired or got lost. 204; 404 for an unknown user; 429 RATE_LIMITED like invitations.
+         */
+        post: operations["identity.admin.user.invitation.resend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/users/{id}/reset-mfa": {
         parameters: {
             query?: never;
@@ -140,6 +164,26 @@ export interface paths {
          * @description End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403. Access and refresh tokens of every session stop working at once; the user may sign in again. → `{revoked_sessions: n}`.
          */
         post: operations["identity.admin.user.sessions.revoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/invite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invite an end-user by e-mail
+         * @description End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403. Body `{email, email_verified?, name?, ...}`: the user is created without a password and gets a mail (an invitation) with a link to choose one: the password-reset page, `/password/reset/confirm`, with a token that works once and for 7 days; choosing the password also confirms the address. → 201 `{user}`; 409 EMAIL_TAKEN; 429 RATE_LIMITED past 3 invitations per address or 200 per project in an hour.
+         */
+        post: operations["identity.admin.user.invite"];
         delete?: never;
         options?: never;
         head?: never;
@@ -471,7 +515,11 @@ export interface paths {
         /** List the project's OIDC clients with their secrets */
         get: operations["tenant.oidcClient.list"];
         put?: never;
-        post?: never;
+        /**
+         * Add an OIDC client to a project
+         * @description Body `{name, redirect_uris?, grant_types?, allowed_scopes?, public?}`. `grant_types` among `password`, `authorization_code`, `client_credentials`, `refresh_token` (a public client cannot have `client_credentials`); default all four (without `client_credentials` for a public client). `allowed_scopes` default `openid profile email phone offline_access role:*`. Answers the client with its `client_secret`. 400 VALIDATION_FAILED naming the field; 409 PLAN_LIMIT_REACHED past 20 clients per project.
+         */
+        post: operations["tenant.oidcClient.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -487,12 +535,16 @@ export interface paths {
         };
         get?: never;
         /**
-         * Rename an OIDC client or replace its redirect URIs or allowed scopes
-         * @description Body `{name?, redirect_uris?, public?, allowed_scopes?}`; redirect URIs are absolute http(s) URLs without fragments. A public client (browser or native app) authenticates with client_id alone and must use PKCE. `allowed_scopes` replaces the scopes the client may be issued (anything else asked of /token is `invalid_scope`): e.g. `openid`, `orders:read`, `role:*` (role scopes, only for roles assigned to the end-user), admin scopes (`admin`, `admin:sql`, `admin:functions`, `admin:secrets`, `admin:email`, `admin:storage`, `admin:users`; not for public clients).
+         * Change an OIDC client: name, redirect URIs, grant types, allowed scopes, public or confidential
+         * @description Body `{name?, redirect_uris?, grant_types?, public?, allowed_scopes?}`; omitted fields stay, and the result is checked as at creation. `grant_types` among `password`, `authorization_code`, `client_credentials`, `refresh_token` (a public client cannot have `client_credentials`). Redirect URIs are absolute http(s) URLs without fragments. A public client (browser or native app) authenticates with client_id alone and must use PKCE. `allowed_scopes` replaces the scopes the client may be issued (anything else asked of /token is `invalid_scope`): e.g. `openid`, `orders:read`, `role:*` (role scopes, only for roles assigned to the end-user), admin scopes (`admin`, `admin:sql`, `admin:functions`, `admin:secrets`, `admin:email`, `admin:storage`, `admin:users`; not for public clients).
          */
         put: operations["tenant.oidcClient.update"];
         post?: never;
-        delete?: never;
+        /**
+         * Delete an OIDC client
+         * @description Any client may go, the default one too, but not the project's last (409 CONFLICT). Its secret stops working at once; its end-user sessions end and the access tokens issued to it are refused.
+         */
+        delete: operations["tenant.oidcClient.delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2530,6 +2582,126 @@ export interface operations {
             503: components["responses"]["E503"];
         };
     };
+    "identity.admin.user.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Birthday, YYYY-MM-DD or YYYY. */
+                    birthdate?: string;
+                    /** @description E-mail address; stored lower case. */
+                    email: string;
+                    /** @description Whether the address counts as confirmed (default false: the user may be asked to verify it). */
+                    email_verified?: boolean;
+                    /** @description Family name. */
+                    family_name?: string;
+                    /** @description Gender. */
+                    gender?: string;
+                    /** @description Given name. */
+                    given_name?: string;
+                    /** @description BCP 47 locale. */
+                    locale?: string;
+                    /** @description Middle name. */
+                    middle_name?: string;
+                    /** @description Full name. */
+                    name?: string;
+                    /** @description Casual name. */
+                    nickname?: string;
+                    /** @description Password: 8 to 1024 characters, not the e-mail, not one repeated character. */
+                    password: string;
+                    /** @description Phone number. */
+                    phone_number?: string;
+                    /** @description Profile picture URL (http or https). */
+                    picture?: string;
+                    /** @description Preferred username. */
+                    preferred_username?: string;
+                    /** @description Web page URL (http or https). */
+                    website?: string;
+                    /** @description IANA time zone. */
+                    zoneinfo?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description End-user admin API: adds a user with a password (EMAIL_TAKEN when the address is registered in the project). */
+                        user: {
+                            /** @description The project's own data about the user (admin API); the user cannot change it. */
+                            app_metadata: unknown;
+                            /** @description Birthday, YYYY-MM-DD or YYYY. */
+                            birthdate?: string | null;
+                            /** @description When the user registered (ISO 8601). */
+                            created_at: string;
+                            /** @description Whether the project disabled the account (no sign-in). */
+                            disabled: boolean;
+                            /** @description When the account was disabled (ISO 8601), or null. */
+                            disabled_at?: string | null;
+                            /** @description E-mail address, lower case; unique in the project. */
+                            email: string;
+                            /** @description Whether the user proved the address (e-mail verification or password reset). */
+                            email_verified: boolean;
+                            /** @description Family name. */
+                            family_name?: string | null;
+                            /** @description Gender. */
+                            gender?: string | null;
+                            /** @description Given name. */
+                            given_name?: string | null;
+                            /** @description The user's id (a UUID); the `sub` of its tokens. */
+                            id: string;
+                            /** @description BCP 47 locale. */
+                            locale?: string | null;
+                            /** @description Whether sign-in needs a TOTP code. */
+                            mfa_enabled: boolean;
+                            /** @description Middle name. */
+                            middle_name?: string | null;
+                            /** @description Full name. */
+                            name?: string | null;
+                            /** @description Casual name. */
+                            nickname?: string | null;
+                            /** @description Phone number. */
+                            phone_number?: string | null;
+                            /** @description Profile picture URL. */
+                            picture?: string | null;
+                            /** @description Preferred username. */
+                            preferred_username?: string | null;
+                            /** @description The project the user belongs to. */
+                            project_id: string;
+                            /** @description Roles the project assigned (admin API); `role:<name>` scopes are issued only for these. */
+                            roles: string[];
+                            /** @description When the user last changed (ISO 8601). */
+                            updated_at: string;
+                            /** @description Web page URL. */
+                            website?: string | null;
+                            /** @description IANA time zone. */
+                            zoneinfo?: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
     "identity.admin.user.get": {
         parameters: {
             query?: never;
@@ -2904,6 +3076,35 @@ export interface operations {
             503: components["responses"]["E503"];
         };
     };
+    "identity.admin.user.invitation.resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done, no content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
     "identity.admin.user.mfa.reset": {
         parameters: {
             query?: never;
@@ -3016,6 +3217,127 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "identity.admin.user.invite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Birthday, YYYY-MM-DD or YYYY. */
+                    birthdate?: string;
+                    /** @description E-mail address the invitation goes to; stored lower case. */
+                    email: string;
+                    /** @description Whether the address counts as confirmed before the invitation is accepted (default false; accepting confirms it). */
+                    email_verified?: boolean;
+                    /** @description Family name. */
+                    family_name?: string;
+                    /** @description Gender. */
+                    gender?: string;
+                    /** @description Given name. */
+                    given_name?: string;
+                    /** @description BCP 47 locale. */
+                    locale?: string;
+                    /** @description Middle name. */
+                    middle_name?: string;
+                    /** @description Full name. */
+                    name?: string;
+                    /** @description Casual name. */
+                    nickname?: string;
+                    /** @description Phone number. */
+                    phone_number?: string;
+                    /** @description Profile picture URL (http or https). */
+                    picture?: string;
+                    /** @description Preferred username. */
+                    preferred_username?: string;
+                    /** @description Web page URL (http or https). */
+                    website?: string;
+                    /** @description IANA time zone. */
+                    zoneinfo?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description End-user admin API: adds a user without a password and mails an invitation with a link to choose one (single use,
+                         *     7 days; choosing it also confirms the address). Rate limited per invited address and per project.
+                         */
+                        user: {
+                            /** @description The project's own data about the user (admin API); the user cannot change it. */
+                            app_metadata: unknown;
+                            /** @description Birthday, YYYY-MM-DD or YYYY. */
+                            birthdate?: string | null;
+                            /** @description When the user registered (ISO 8601). */
+                            created_at: string;
+                            /** @description Whether the project disabled the account (no sign-in). */
+                            disabled: boolean;
+                            /** @description When the account was disabled (ISO 8601), or null. */
+                            disabled_at?: string | null;
+                            /** @description E-mail address, lower case; unique in the project. */
+                            email: string;
+                            /** @description Whether the user proved the address (e-mail verification or password reset). */
+                            email_verified: boolean;
+                            /** @description Family name. */
+                            family_name?: string | null;
+                            /** @description Gender. */
+                            gender?: string | null;
+                            /** @description Given name. */
+                            given_name?: string | null;
+                            /** @description The user's id (a UUID); the `sub` of its tokens. */
+                            id: string;
+                            /** @description BCP 47 locale. */
+                            locale?: string | null;
+                            /** @description Whether sign-in needs a TOTP code. */
+                            mfa_enabled: boolean;
+                            /** @description Middle name. */
+                            middle_name?: string | null;
+                            /** @description Full name. */
+                            name?: string | null;
+                            /** @description Casual name. */
+                            nickname?: string | null;
+                            /** @description Phone number. */
+                            phone_number?: string | null;
+                            /** @description Profile picture URL. */
+                            picture?: string | null;
+                            /** @description Preferred username. */
+                            preferred_username?: string | null;
+                            /** @description The project the user belongs to. */
+                            project_id: string;
+                            /** @description Roles the project assigned (admin API); `role:<name>` scopes are issued only for these. */
+                            roles: string[];
+                            /** @description When the user last changed (ISO 8601). */
+                            updated_at: string;
+                            /** @description Web page URL. */
+                            website?: string | null;
+                            /** @description IANA time zone. */
+                            zoneinfo?: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -4151,6 +4473,8 @@ export interface operations {
                             client_secret: string;
                             /** @description When the client was created (ISO 8601). */
                             created_at: string;
+                            /** @description Whether this is the client made with the project. */
+                            default: boolean;
                             /** @description Grant types the client may use at /token. */
                             grant_types: string[];
                             /** @description Display name. */
@@ -4173,12 +4497,11 @@ export interface operations {
             503: components["responses"]["E503"];
         };
     };
-    "tenant.oidcClient.update": {
+    "tenant.oidcClient.create": {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                client_id: string;
                 id: string;
             };
             cookie?: never;
@@ -4186,26 +4509,31 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Scopes the client may be issued (replaces the whole list): scope tokens, `role:*` or `role:<name>`, admin scopes. */
+                    /** @description Scopes the client may be issued (default: openid profile email phone offline_access role:*); admin scopes not for public clients. */
                     allowed_scopes?: string[];
+                    /** @description Grant types among password, authorization_code, client_credentials, refresh_token (default: all four; a public client cannot have client_credentials). */
+                    grant_types?: string[];
                     /** @description Display name, 1 to 100 characters. */
-                    name?: string;
-                    /** @description Whether the client is public (no secret; PKCE required). */
+                    name: string;
+                    /** @description Whether the client is public: a browser or native app, no secret, PKCE required (default false). */
                     public?: boolean;
-                    /** @description Absolute http(s) URLs without fragments; replaces the whole list. */
+                    /** @description Absolute http(s) URLs without fragments, at most 20 (default none). */
                     redirect_uris?: string[];
                 };
             };
         };
         responses: {
             /** @description Success */
-            200: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Renames an OIDC client and/or replaces its redirect URIs. */
+                        /**
+                         * @description Adds an OIDC client to a project (at most 20 per project: PLAN_LIMIT_REACHED past that). Grant types default to all
+                         *     four (without client_credentials for a public client), allowed scopes to the OpenID Connect ones and `role:*`.
+                         */
                         oidc_client: {
                             /**
                              * @description Scopes the client may be issued; a request for any other is refused (`invalid_scope`). `role:*` allows role
@@ -4219,6 +4547,8 @@ export interface operations {
                             client_secret: string;
                             /** @description When the client was created (ISO 8601). */
                             created_at: string;
+                            /** @description Whether this is the client made with the project. */
+                            default: boolean;
                             /** @description Grant types the client may use at /token. */
                             grant_types: string[];
                             /** @description Display name. */
@@ -4239,6 +4569,111 @@ export interface operations {
             409: components["responses"]["E409"];
             413: components["responses"]["E413"];
             415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "tenant.oidcClient.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                client_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Scopes the client may be issued (replaces the whole list): scope tokens, `role:*` or `role:<name>`, admin scopes. */
+                    allowed_scopes?: string[];
+                    /** @description Grant types among password, authorization_code, client_credentials, refresh_token (replaces the whole list; not empty). */
+                    grant_types?: string[];
+                    /** @description Display name, 1 to 100 characters. */
+                    name?: string;
+                    /** @description Whether the client is public (no secret; PKCE required). */
+                    public?: boolean;
+                    /** @description Absolute http(s) URLs without fragments; replaces the whole list. */
+                    redirect_uris?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Changes an OIDC client's name, redirect URIs, grant types, allowed scopes or whether it is public (checked as at creation). */
+                        oidc_client: {
+                            /**
+                             * @description Scopes the client may be issued; a request for any other is refused (`invalid_scope`). `role:*` allows role
+                             *     scopes (each only for a role the project assigned to the end-user); admin scopes (`admin`, `admin:sql`, ...)
+                             *     open admin operations to the client's client_credentials tokens.
+                             */
+                            allowed_scopes: string[];
+                            /** @description The client_id. */
+                            client_id: string;
+                            /** @description The client_secret. */
+                            client_secret: string;
+                            /** @description When the client was created (ISO 8601). */
+                            created_at: string;
+                            /** @description Whether this is the client made with the project. */
+                            default: boolean;
+                            /** @description Grant types the client may use at /token. */
+                            grant_types: string[];
+                            /** @description Display name. */
+                            name: string;
+                            /** @description Whether the client is public (a browser or native app): no secret, PKCE required, no client_credentials. */
+                            public: boolean;
+                            /** @description Where the authorization endpoint may send the browser back to. */
+                            redirect_uris: string[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "tenant.oidcClient.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                client_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done, no content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -4277,6 +4712,8 @@ export interface operations {
                             client_secret: string;
                             /** @description When the client was created (ISO 8601). */
                             created_at: string;
+                            /** @description Whether this is the client made with the project. */
+                            default: boolean;
                             /** @description Grant types the client may use at /token. */
                             grant_types: string[];
                             /** @description Display name. */

@@ -83,8 +83,10 @@ export const clients: Command = {
   summary: "The project's OIDC clients (client_id, secret, redirect URIs, scopes)",
   usage: [
     'clients list [--project ID]',
-    'clients update <client_id> [--redirect-uri URI]... [--public true|false] [--scopes s1,s2] [--name NAME]',
+    'clients create <name> [--redirect-uri URI]... [--public true|false] [--grant-types g1,g2] [--scopes s1,s2]',
+    'clients update <client_id> [--redirect-uri URI]... [--public true|false] [--grant-types g1,g2] [--scopes s1,s2] [--name NAME]',
     'clients rotate-secret <client_id> [--yes]',
+    'clients delete <client_id> [--yes]',
   ],
   async run(ctx, args) {
     const api = ctx.tenant().tenant;
@@ -94,30 +96,23 @@ export const clients: Command = {
       const list = await api.clients.list(id);
       ctx.out.result(list, () =>
         table(
-          list.map((c) => ({ ...c, redirect_uris: c.redirect_uris.join(' ') })),
-          ['client_id', 'name', 'public', 'redirect_uris'],
+          list.map((c) => ({ ...c, grant_types: c.grant_types.join(','), redirect_uris: c.redirect_uris.join(' ') })),
+          ['client_id', 'name', 'public', 'grant_types', 'redirect_uris'],
         ),
+      );
+    } else if (sub === 'create') {
+      const c = await api.clients.create(id, { name: arg(args, 1, 'name'), ...settingsOf(ctx) } as never);
+      ctx.out.result(
+        c,
+        `Created client ${c.name}\n  client_id:     ${c.client_id}\n  client_secret: ${c.public ? '(public client: none)' : c.client_secret}`,
       );
     } else if (sub === 'update') {
       const clientId = arg(args, 1, 'client_id');
-      const change: Record<string, unknown> = {};
-      const uris = ctx.flags['redirect-uri'];
-      if (uris !== undefined) change.redirect_uris = Array.isArray(uris) ? uris : [uris];
-      const pub = flag(ctx, 'public');
-      if (pub !== undefined) {
-        if (pub !== 'true' && pub !== 'false') throw new CliError('--public takes true or false');
-        change.public = pub === 'true';
-      }
-      const scopes = flag(ctx, 'scopes');
-      if (scopes !== undefined)
-        change.allowed_scopes = scopes
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean);
+      const change = settingsOf(ctx);
       const name = flag(ctx, 'name');
       if (name !== undefined) change.name = name;
       if (Object.keys(change).length === 0)
-        throw new CliError('Nothing to change: give --redirect-uri, --public, --scopes or --name');
+        throw new CliError('Nothing to change: give --redirect-uri, --public, --grant-types, --scopes or --name');
       const c = await api.clients.update(id, clientId, change as never);
       ctx.out.result(c, `Updated client ${c.client_id}`);
     } else if (sub === 'rotate-secret') {
@@ -125,6 +120,34 @@ export const clients: Command = {
       await confirm(ctx, `Replace the secret of client ${clientId} (the old one stops working at once)`);
       const c = await api.clients.rotateSecret(id, clientId);
       ctx.out.result(c, `New client secret: ${c.client_secret}`);
+    } else if (sub === 'delete') {
+      const clientId = arg(args, 1, 'client_id');
+      await confirm(ctx, `Delete client ${clientId} (its secret and the tokens issued to it stop working)`);
+      await api.clients.remove(id, clientId);
+      ctx.out.result({ deleted: clientId }, `Deleted client ${clientId}`);
     } else throw new CliError(`Unknown: clients ${sub}`, EXIT.USAGE);
   },
 };
+
+const list = (s: string) =>
+  s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+
+/** The client settings given as flags (REST body names). */
+function settingsOf(ctx: Parameters<Command['run']>[0]): Record<string, unknown> {
+  const change: Record<string, unknown> = {};
+  const uris = ctx.flags['redirect-uri'];
+  if (uris !== undefined) change.redirect_uris = Array.isArray(uris) ? uris : [uris];
+  const pub = flag(ctx, 'public');
+  if (pub !== undefined) {
+    if (pub !== 'true' && pub !== 'false') throw new CliError('--public takes true or false');
+    change.public = pub === 'true';
+  }
+  const grants = flag(ctx, 'grant-types');
+  if (grants !== undefined) change.grant_types = list(grants);
+  const scopes = flag(ctx, 'scopes');
+  if (scopes !== undefined) change.allowed_scopes = list(scopes);
+  return change;
+}
