@@ -195,14 +195,15 @@ export const INTERNAL_OPERATIONS = {
     },
   ),
 
-  // ── The project database, asked by tenant management ─────────────────────────────────────────────────────────
+  // ── The project database, asked by tenant management and the functions domain ─────────────────────────────────────────────────────────
   projectTables: op<{ projectId: string }, { _projectTables: string[] }>({
     name: 'TenantProjectTables',
     document: 'query TenantProjectTables($projectId: ID!) { _projectTables(projectId: $projectId) }',
     subgraph: 'data',
-    callers: ['tenant'],
+    callers: ['tenant', 'functions'],
     runsAs: 'internal',
-    description: "The tables of a project's database: a realtime switch is turned on only for one of them.",
+    description:
+      "The tables of a project's database: a realtime switch is turned on, and a database hook made, only for one of them.",
   }),
 
   // ── Database hooks (data ↔ functions) ───────────────────────────────────────────────────────────────────────

@@ -123,7 +123,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
       await provisioning.drop(projectId);
       log.info({ project: projectId }, 'data: project database dropped');
     },
-    /** The tables of a project's database (the tenant subgraph's realtime switch asks; `_projectTables`). */
+    /** The tables of a project's database (the realtime switch and database hooks ask; `_projectTables`). */
     async tableNames(projectId: string): Promise<string[]> {
       const role = await provisioning.ensure(projectId);
       return await catalog.tableNames(pools.get(role), role.schemaName);

@@ -16,7 +16,7 @@ import { AppError, errors } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import type { Scheduler } from '../../../platform/scheduler.ts';
 import type { RouterClient } from '../../../platform/subgraph.ts';
-import { DATABASE_STEP_OPERATIONS, INTERNAL_OPERATIONS, callInternal } from '../../../platform/internal-operations.ts';
+import { INTERNAL_OPERATIONS, callInternal } from '../../../platform/internal-operations.ts';
 import { checkFunctionName } from './definitions.ts';
 import { failureError, makeInput, responseStatusOf, type Engine, type RunOutcome } from './engine.ts';
 import type { FunctionService } from './functions.ts';
@@ -92,29 +92,22 @@ function checkTable(value: unknown): string {
 }
 
 /**
- * Whether the project's own database has `table` (a table, view or foreign table of its schema, as the data API
- * serves them). The question goes to the data API as the project itself (what a Database step does), so it is
- * answered by the caller's database alone: another project's tables cannot be seen from here.
+ * Whether the project's own database has `table`, as the data domain lists the tables of that project's database
+ * (`_projectTables`, the same question the realtime switch asks): only the caller's own project is asked about, so
+ * another project's tables cannot be seen from here.
  */
 async function tableExists(
   router: RouterClient,
   caller: { projectId: string; tenantId: string; requestId: string },
   table: string,
 ) {
-  const answer = await callInternal(
+  const { _projectTables: tables } = await callInternal(
     router,
-    DATABASE_STEP_OPERATIONS.rawSQL!,
-    {
-      sql: 'select 1 as found from information_schema.tables where table_schema = current_schema() and table_name = $1',
-      params: [table],
-    },
-    {
-      requestId: caller.requestId,
-      principal: { kind: 'project', projectId: caller.projectId, tenantId: caller.tenantId },
-    },
+    INTERNAL_OPERATIONS.projectTables,
+    { projectId: caller.projectId },
+    { requestId: caller.requestId, principal: { kind: 'internal' } },
   );
-  const rows = (answer?.result as { rows?: unknown[] } | null)?.rows;
-  return Array.isArray(rows) && rows.length > 0;
+  return tables.includes(table);
 }
 
 function checkTiming(value: unknown): HookTiming {
