@@ -50,6 +50,15 @@ const report = {
   },
 };
 
+const all = {
+  type: 'object',
+  properties: {
+    status: { type: 'string', enum: ['ok', 'degraded'] },
+    gateway: { type: 'string' },
+    services: { type: 'object', additionalProperties: report },
+  },
+};
+
 /** OpenAPI path items of the health endpoints. */
 export const HEALTH_OPENAPI: Record<string, Record<string, Record<string, unknown>>> = {
   '/metrics': {
@@ -58,10 +67,15 @@ export const HEALTH_OPENAPI: Record<string, Record<string, Record<string, unknow
       summary:
         'Prometheus metrics of this process (text format 0.0.4); with TESSERA_METRICS_TOKEN set, only for `Authorization: Bearer <token>`',
       tags: ['Health'],
+      description:
+        'Counters and histograms of HTTP requests, GraphQL operations, pools and jobs for Prometheus to scrape. Public unless the operator sets TESSERA_METRICS_TOKEN.',
       security: [],
       responses: {
         '200': { description: 'Metrics', content: { 'text/plain': { schema: { type: 'string' } } } },
-        '401': { description: 'TESSERA_METRICS_TOKEN is set and the request does not carry it' },
+        '401': {
+          description: 'TESSERA_METRICS_TOKEN is set and the request does not carry it',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        },
       },
     },
   },
@@ -71,6 +85,7 @@ export const HEALTH_OPENAPI: Record<string, Record<string, Record<string, unknow
       summary:
         'Liveness of this process (200 while it serves HTTP, whatever the state of databases and other processes)',
       tags: ['Health'],
+      description: "For a process supervisor's liveness probe: it never asks a database. Public.",
       security: [],
       responses: {
         '200': {
@@ -89,24 +104,22 @@ export const HEALTH_OPENAPI: Record<string, Record<string, Record<string, unknow
       operationId: 'health.all',
       summary: 'Aggregated health of every service and its database (503 when any is down)',
       tags: ['Health'],
+      description:
+        "Each service by its name (auth: tenant management, idp: identity provider, core: data API, storage, edge: functions) with its state and its database's. Public.",
       security: [],
       responses: {
         '200': {
           description: 'All up',
           content: {
             'application/json': {
-              schema: {
-                type: 'object',
-                properties: {
-                  status: { type: 'string', enum: ['ok', 'degraded'] },
-                  gateway: { type: 'string' },
-                  services: { type: 'object', additionalProperties: report },
-                },
-              },
+              schema: all,
             },
           },
         },
-        '503': { description: 'A service is down (same body, status "degraded")' },
+        '503': {
+          description: 'A service is down (same body, status "degraded")',
+          content: { 'application/json': { schema: all } },
+        },
       },
     },
   },
@@ -117,11 +130,12 @@ export const HEALTH_OPENAPI: Record<string, Record<string, Record<string, unknow
         get: {
           operationId: `health.${service}`,
           summary: `Readiness of the ${subgraph} service and its database (503 when down)`,
+          description: `For a load balancer's readiness probe of the \`${service}\` service (the ${subgraph} domain). Public.`,
           tags: ['Health'],
           security: [],
           responses: {
             '200': { description: 'Ready', content: { 'application/json': { schema: report } } },
-            '503': { description: 'Down' },
+            '503': { description: 'Down', content: { 'application/json': { schema: report } } },
           },
         },
       },

@@ -35,7 +35,7 @@ export const API_VERSION = (
 /** Every error status an answer of the platform can carry, described once under `components.responses`. */
 const ERROR_STATUSES = [400, 401, 403, 404, 408, 409, 413, 415, 416, 422, 429, 500, 502, 503, 504] as const;
 
-/** Statuses a domain's rows give beyond the ones every row can (see `errorStatusesOf`). */
+/** Statuses a domain's rows give beyond the ones their class of route can (see `errorStatusesOf`). */
 const DOMAIN_STATUSES: Record<string, number[]> = {
   // unique violations, hooks refusing a write (their own status, e.g. 422), failing (502) or timing out, row limits
   'Data API': [409, 413, 422, 502, 504],
@@ -44,21 +44,73 @@ const DOMAIN_STATUSES: Record<string, number[]> = {
   'Edge functions': [409, 422, 502, 504],
 };
 
+/** What each error status means on any route, before the error table's codes that give it. */
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad input: a field is missing, unknown or of the wrong type, or the body is not valid JSON',
+  401: 'No valid credential: the route needs one, or one that was sent (on any route, public ones too) is wrong, expired or revoked',
+  403: 'Refused: the credential may not do this (wrong kind, another project, a missing scope or policy), or the browser origin is not allowed',
+  404: 'Not found: no such resource for this caller, or no such route',
+  408: 'The request took longer than the edge allows',
+  409: 'Conflict with the current state (a unique value taken, a run still in progress)',
+  413: 'The body is larger than allowed',
+  415: 'The body is of a content type this route does not take',
+  429: "Too many requests: a rate limit or the plan's request quota; `Retry-After` says when to try again",
+  500: 'Internal error (masked; the request id finds it in the logs)',
+  503: 'A service is not available or the platform is shedding load; `Retry-After` says when to try again',
+};
+
+/** Methods whose requests may carry a body: the front door parses (and may refuse) one on each. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
 /**
- * The error statuses a row can answer: bad input (400), unknown ids (404), the edge's time-out (408), the plan's
- * request quota (429), an internal error (500) and a service away (503) everywhere; 401 and 403 with credentials;
- * 413 and 415 for a body; 409 for changes; and what its domain adds.
+ * The error statuses a row can answer, decided by the same facts the front door acts on (rest-compat/server.ts):
+ * bad input (400), unknown ids (404), the edge's time-out (408), the plan's request quota (429), an internal error
+ * (500) and a service away (503) everywhere; 401 everywhere too, since every route checks a credential that is sent
+ * (a bad or expired one is refused, also on public rows), and 403 everywhere since a browser origin the project does
+ * not allow is refused before any route runs (and a credential of the wrong kind on the others); 413 and 415 on every
+ * method that carries a body; 409 for changes; what the row's domain adds and what the row itself declares.
  */
 export function errorStatusesOf(row: RouteRow): number[] {
-  const out = new Set<number>([400, 404, 408, 429, 500, 503]);
-  if (row.auth !== 'none') [401, 403].forEach((s) => out.add(s));
-  const hasBody = Object.values(row.variables).some((v) =>
-    v.split('|').some((s) => s === 'body' || s === 'json' || s.startsWith('body.')),
-  );
-  if (hasBody) [413, 415].forEach((s) => out.add(s));
+  const out = new Set<number>([400, 401, 403, 404, 408, 429, 500, 503]);
+  if (BODY_METHODS.has(row.method)) [413, 415].forEach((s) => out.add(s));
   if (row.operation.trimStart().startsWith('mutation')) out.add(409);
   for (const s of DOMAIN_STATUSES[row.tag] ?? []) out.add(s);
+  for (const s of row.errors ?? []) out.add(s);
   return [...out].sort((a, b) => a - b);
+}
+
+/** The tags of the document, each with its description (a tag used by an operation and missing here is an error). */
+export const TAGS: Record<string, string> = {
+  'Tenant management':
+    'Developer accounts (tenants), their sessions and MFA, projects, API keys, OIDC clients, members, plans and the request log.',
+  'Identity provider':
+    "The OpenID Connect provider of each project's end-users: discovery, keys, tokens, the hosted sign-in pages and the end-user account API.",
+  'Data API':
+    "The project's Postgres database: one `POST /v1/<action>` per data action (the older `/api/v1/<action>` spelling is an undocumented alias), and realtime publications.",
+  Storage: 'Files in folders: streamed uploads and downloads, metadata, folders, usage and access policies.',
+  'Edge functions':
+    'Functions of ordered steps, their invocations, secrets, webhooks, cron jobs, hooks, e-mail, executions and statistics.',
+  Health: 'Liveness and readiness of the platform and each of its services, and metrics.',
+  Documents: 'The API documents themselves: this OpenAPI document, its reference page and the GraphQL endpoint.',
+};
+
+/** Who may call a row, said in its operation's description. */
+const AUTH_TEXT: Record<RouteRow['auth'], string> = {
+  none: 'Public: no credential needed (one that is sent is still checked).',
+  optional:
+    'Public or with a credential: visitors reach what the policies open to them; an API key or a token decides the rest.',
+  tenant: 'Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).',
+  project: "Needs the project's API key (`X-Api-Key`) or an end-user access token.",
+  user: 'Needs an end-user access token (`Authorization: Bearer`, from `/token`).',
+  any: 'Needs a credential: `X-Api-Key` or `Authorization: Bearer`.',
+};
+
+/** The security requirement of a row's auth: `{}` in the list means the call may also come with no credential. */
+function securityOf(auth: RouteRow['auth']): Json[] {
+  if (auth === 'none') return [];
+  if (auth === 'tenant' || auth === 'user') return [{ bearerAuth: [] }];
+  if (auth === 'optional') return [{}, { apiKey: [] }, { bearerAuth: [] }];
+  return [{ apiKey: [] }, { bearerAuth: [] }];
 }
 
 const SCALARS: Record<string, Json> = {
@@ -70,7 +122,9 @@ const SCALARS: Record<string, Json> = {
   DateTime: { type: 'string', format: 'date-time' },
 };
 
+/** `s` or null; a schema that already takes any value (a JSON scalar) stays as it is, not an `anyOf` with an empty arm. */
 function nullable(s: Json): Json {
+  if (Object.keys(s).filter((k) => k !== 'description').length === 0) return s;
   return { anyOf: [s, { type: 'null' }] };
 }
 
@@ -210,21 +264,37 @@ export function buildOpenApi(rows: readonly RouteRow[], schema: GraphQLSchema, _
           ? { description: 'Done, no content' }
           : { description: 'Success', content: { 'application/json': { schema: responseSchema } } },
     };
+    for (const [status, other] of Object.entries(row.otherSuccess ?? {}))
+      responses[status] = {
+        description: other.description,
+        content: { 'application/json': { schema: other.schema ?? { description: 'Any JSON value' } } },
+      };
     for (const status of errorStatusesOf(row))
-      responses[String(status)] = { $ref: `#/components/responses/E${status}` };
+      responses[String(status)] =
+        row.response === 'http' && status !== 401 && status !== 403
+          ? {
+              description: `Error (${status}): the error body of components/schemas/Error, or the operation's own answer with this status`,
+              content: { 'application/json': { schema: { description: 'Any JSON value' } } },
+            }
+          : { $ref: `#/components/responses/E${status}` };
+    // The operation's own answer chooses its status (a function's `{"error", "status"}` result): any other status.
+    if (row.response === 'http')
+      responses.default = {
+        description: "The operation's own answer, with the status it chose (any JSON)",
+        content: { 'application/json': { schema: { description: 'Any JSON value' } } },
+      };
 
     const oaPath = row.path.replace(/:([A-Za-z_]+)/g, '{$1}');
     paths[oaPath] ??= {};
     paths[oaPath][row.method.toLowerCase()] = {
       operationId: row.id,
       summary: row.summary,
-      ...(row.description ? { description: row.description } : {}),
+      description: `${row.description ?? `${row.summary}.`}\n\n${AUTH_TEXT[row.auth]}`,
       tags: [row.tag],
       ...(parameters.length ? { parameters } : {}),
       ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
       responses,
-      security:
-        row.auth === 'none' ? [] : row.auth === 'tenant' ? [{ bearerAuth: [] }] : [{ apiKey: [] }, { bearerAuth: [] }],
+      security: securityOf(row.auth),
       'x-graphql-operation': row.operation.trim(),
     };
   }
@@ -236,7 +306,7 @@ export function buildOpenApi(rows: readonly RouteRow[], schema: GraphQLSchema, _
   for (const status of ERROR_STATUSES) {
     errorResponses[`E${status}`] = {
       // 422 is also what functions and hooks typically choose for their own `{"error", "status"}` answers.
-      description: `Error (${[...(byStatus.get(status) ?? []), ...(status === 422 || !byStatus.has(status) ? ['a function or hook answering this status'] : [])].join(', ')})`,
+      description: `${STATUS_TEXT[status] ?? 'Error'} (${[...(byStatus.get(status) ?? []), ...(status === 422 || !byStatus.has(status) ? ['a function or hook answering this status'] : [])].join(', ')})`,
       content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
     };
   }
@@ -268,6 +338,23 @@ export function buildOpenApi(rows: readonly RouteRow[], schema: GraphQLSchema, _
         },
       },
       schemas: {
+        GraphQLResponse: {
+          type: 'object',
+          description:
+            'A GraphQL-over-HTTP response: `data`, and `errors` each with `extensions.code` and `extensions.http.status`',
+          properties: {
+            data: { anyOf: [{ type: 'object' }, { type: 'null' }] },
+            errors: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['message'],
+                properties: { message: { type: 'string' }, extensions: { type: 'object' } },
+              },
+            },
+            extensions: { type: 'object' },
+          },
+        },
         Error: {
           type: 'object',
           required: ['error'],
@@ -304,7 +391,7 @@ export function assembleOpenApi(
 ): Json {
   const openapi = buildOpenApi(rows, schema, config);
   const paths = openapi.paths as Record<string, Record<string, unknown>>;
-  for (const items of handlers) {
+  for (const items of [...handlers, DOCUMENTS_OPENAPI]) {
     for (const [path, item] of Object.entries(items)) {
       for (const operation of Object.values(item)) {
         const responses = (operation.responses ??= {}) as Json;
@@ -313,5 +400,123 @@ export function assembleOpenApi(
       paths[path] = { ...paths[path], ...item };
     }
   }
+  const used = new Set(
+    Object.values(paths).flatMap((item) => Object.values(item).flatMap((o) => (o as { tags?: string[] }).tags ?? [])),
+  );
+  const missing = [...used].filter((t) => !TAGS[t]);
+  if (missing.length > 0) throw new Error(`OpenAPI tags without a description in TAGS: ${missing.join(', ')}`);
+  openapi.tags = Object.entries(TAGS)
+    .filter(([name]) => used.has(name))
+    .map(([name, description]) => ({ name, description }));
   return openapi;
+}
+
+/** The documents the front door serves about itself (rest-compat/server.ts): this one, its page and /graphql. */
+const DOCUMENTS_OPENAPI: PathItems = {
+  '/openapi.json': {
+    get: {
+      operationId: 'docs.openapi',
+      summary: 'This OpenAPI document',
+      description: 'The REST API as OpenAPI 3.1, generated from the route table and the supergraph. Public.',
+      tags: ['Documents'],
+      security: [],
+      responses: {
+        200: { description: 'The document', content: { 'application/json': { schema: { type: 'object' } } } },
+      },
+    },
+  },
+  '/docs': {
+    get: {
+      operationId: 'docs.page',
+      summary: 'The API reference page',
+      description: 'A readable HTML page of this document. Public.',
+      tags: ['Documents'],
+      security: [],
+      responses: { 200: { description: 'The page', content: { 'text/html': { schema: { type: 'string' } } } } },
+    },
+  },
+  '/graphql': {
+    get: {
+      operationId: 'graphql.get',
+      summary: 'GraphQL over GET (queries only)',
+      description:
+        "Query string `query`, `variables` (JSON), `operationName`. Apollo's CSRF prevention answers 400 unless the request carries `Apollo-Require-Preflight: true` (or any non-empty `X-Apollo-Operation-Name`, or a `Content-Type` other than a form's): see docs/architecture.md. A browser that asks for `text/html` gets the GraphiQL explorer. Credentials as on every route: `X-Api-Key` or `Authorization: Bearer`.",
+      tags: ['Documents'],
+      security: [{}, { apiKey: [] }, { bearerAuth: [] }],
+      parameters: [
+        { name: 'query', in: 'query', required: false, schema: { type: 'string' } },
+        { name: 'variables', in: 'query', required: false, schema: { type: 'string' } },
+        { name: 'operationName', in: 'query', required: false, schema: { type: 'string' } },
+        {
+          name: 'Apollo-Require-Preflight',
+          in: 'header',
+          required: false,
+          description: 'Any non-empty value lets a GET through the CSRF prevention',
+          schema: { type: 'string' },
+        },
+      ],
+      responses: {
+        200: {
+          description: 'A GraphQL response (its `errors` may say what failed), or the explorer page',
+          content: {
+            'application/json': { schema: { $ref: '#/components/schemas/GraphQLResponse' } },
+            'application/graphql-response+json': { schema: { $ref: '#/components/schemas/GraphQLResponse' } },
+            'text/html': { schema: { type: 'string' } },
+          },
+        },
+        ...graphqlErrors([400, 401, 403, 404]),
+      },
+    },
+    post: {
+      operationId: 'graphql.post',
+      summary: 'GraphQL over POST',
+      description:
+        'Body `{query, variables?, operationName?}` as JSON, or a multipart request (uploads; it needs `Apollo-Require-Preflight: true`). The full supergraph; subscriptions are served at `/realtime`.',
+      tags: ['Documents'],
+      security: [{}, { apiKey: [] }, { bearerAuth: [] }],
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['query'],
+              properties: {
+                query: { type: 'string' },
+                variables: { type: 'object' },
+                operationName: { type: 'string' },
+              },
+            },
+          },
+          'multipart/form-data': { schema: { type: 'object' } },
+        },
+      },
+      responses: {
+        200: {
+          description: 'A GraphQL response',
+          content: {
+            'application/json': { schema: { $ref: '#/components/schemas/GraphQLResponse' } },
+            'application/graphql-response+json': { schema: { $ref: '#/components/schemas/GraphQLResponse' } },
+          },
+        },
+        ...graphqlErrors([400, 401, 403, 404, 409, 413, 415]),
+      },
+    },
+  },
+};
+
+/** GraphQL's own error answers: `{errors: [...]}` with the highest status of its errors. */
+function graphqlErrors(statuses: number[]): Json {
+  return Object.fromEntries(
+    statuses.map((s) => [
+      String(s),
+      {
+        description: `${STATUS_TEXT[s] ?? 'Error'}, as a GraphQL response`,
+        content: {
+          'application/json': { schema: { $ref: '#/components/schemas/GraphQLResponse' } },
+          'application/graphql-response+json': { schema: { $ref: '#/components/schemas/GraphQLResponse' } },
+        },
+      },
+    ]),
+  );
 }

@@ -14,8 +14,13 @@ type OneSource = 'body' | 'json' | `body.${string}` | `params.${string}` | `quer
 /** `json`: the whole JSON body exactly as sent (any JSON value). `a|b`: the first of the two that is present. */
 export type VariableSource = OneSource | `${OneSource}|${OneSource}`;
 
-/** Who may call: `none` (public), `tenant` (tenant bearer token), `project` (X-Api-Key or end-user token), `any` credential. */
-export type RouteAuth = 'none' | 'tenant' | 'project' | 'user' | 'any';
+/**
+ * Who may call: `none` (public), `optional` (public, but a credential sent decides what the caller may do: storage
+ * rows whose folders' policies open them to visitors), `tenant` (tenant bearer token), `project` (X-Api-Key or
+ * end-user token), `user` (end-user token), `any` credential. Every route checks a credential that is sent, so any
+ * route answers 401 to a bad one (rest-compat/openapi.ts documents it).
+ */
+export type RouteAuth = 'none' | 'optional' | 'tenant' | 'project' | 'user' | 'any';
 
 export type RouteRow = {
   /** Dotted operation id, reused as OpenAPI operationId and in logs. */
@@ -39,6 +44,14 @@ export type RouteRow = {
    * function's own `{"error": ..., "status": 401}` result); `status` above is only the documented default.
    */
   response?: 'http';
-  /** Extra OpenAPI query parameters documented but not passed as variables (rare). */
+  /** The operation's longer description (OpenAPI `description`). */
   description?: string;
+  /**
+   * Other success answers than `status`, with what each carries: e.g. 202 `{execution_id, status}` of an async invoke.
+   * Documented in /openapi.json beside `status`; the contract test (tests/e2e/platform/contract.test.ts) holds the
+   * server to them.
+   */
+  otherSuccess?: Record<number, { description: string; schema?: Record<string, unknown> }>;
+  /** Error statuses the row's domain gives beyond those its class of route can (rest-compat/openapi.ts errorStatusesOf). */
+  errors?: number[];
 };

@@ -81,6 +81,7 @@ export function prepareRoutes(router: Router, routes: readonly RouteRow[]): Prep
 function allowed(row: RouteRow, p: Principal): boolean {
   switch (row.auth) {
     case 'none':
+    case 'optional':
       return true;
     case 'tenant':
       return p.kind === 'tenant';
@@ -96,6 +97,7 @@ function allowed(row: RouteRow, p: Principal): boolean {
 
 const AUTH_HINT: Record<RouteRow['auth'], string> = {
   none: '',
+  optional: '',
   tenant: 'a tenant access token is required (Authorization: Bearer <access_token> from /auth/api/v1/tenant/login)',
   project: 'a project API key (X-Api-Key) or an end-user access token is required',
   user: 'an end-user access token is required (Authorization: Bearer <access_token> from /token)',
@@ -138,8 +140,10 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
     },
-    // The seed's data API lives at /v1/*; the data service's own paths are /api/v1/*.
-    rewriteUrl: (req) => (req.url?.startsWith('/v1/') || req.url === '/v1' ? `/api${req.url}` : (req.url ?? '/')),
+    // The data API's one public path is /v1/* (the route table's rows); /api/v1/*, the data service's own older
+    // spelling, stays an undocumented alias of it.
+    rewriteUrl: (req) =>
+      req.url?.startsWith('/api/v1/') || req.url === '/api/v1' ? req.url.slice(4) : (req.url ?? '/'),
     routerOptions: { ...edgeServerOptions(config).routerOptions, ignoreTrailingSlash: true },
   });
 

@@ -122,6 +122,10 @@ export const functionsHandlers: RawHandlerModule = {
             '409': { $ref: '#/components/responses/E409' },
             '422': { $ref: '#/components/responses/E422' },
             '429': { $ref: '#/components/responses/E429' },
+            default: {
+              description: 'The function\'s own answer, with the status it chose (an `{"error", "status"}` result)',
+              content: { 'application/json': { schema: {} } },
+            },
           },
         },
       },

@@ -228,6 +228,9 @@ async function sendDownload(
   return reply.code(200).header('content-length', String(size)).send(stream);
 }
 
+/** A download's bytes: any media type (the object's own). */
+const BYTES = { '*/*': { schema: { type: 'string', format: 'binary' } } };
+
 const errorRefs = (codes: string[]) =>
   Object.fromEntries(codes.map((c) => [c, { $ref: `#/components/responses/E${c}` }]));
 
@@ -294,11 +297,15 @@ export const storageHandlers: RawHandlerModule = {
           },
         },
         responses: {
-          '201': { description: 'The object `{"object": {...}}`' },
-          ...errorRefs(['400', '401', '403', '404', '500']),
-          '409': { description: 'CONFLICT' },
-          '413': { description: 'PAYLOAD_TOO_LARGE or QUOTA_EXCEEDED' },
-          '415': { description: 'UNSUPPORTED_MEDIA_TYPE' },
+          '201': {
+            description: 'The object `{"object": {...}}`',
+            content: {
+              'application/json': {
+                schema: { type: 'object', required: ['object'], properties: { object: { type: 'object' } } },
+              },
+            },
+          },
+          ...errorRefs(['400', '401', '403', '404', '409', '413', '415', '500']),
         },
       },
     },
@@ -312,11 +319,10 @@ export const storageHandlers: RawHandlerModule = {
         tags: [TAG],
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
         responses: {
-          '200': { description: 'The bytes' },
-          '206': { description: 'The requested range' },
+          '200': { description: 'The bytes, with the content type stored for the object', content: BYTES },
+          '206': { description: 'The requested range', content: BYTES },
           '304': { description: 'Not modified' },
-          ...errorRefs(['400', '401', '403', '404', '500']),
-          '416': { description: 'RANGE_NOT_SATISFIABLE' },
+          ...errorRefs(['400', '401', '403', '404', '416', '500']),
         },
       },
     },

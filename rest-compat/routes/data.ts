@@ -1,5 +1,5 @@
-// REST rows of the data API (`POST /v1/<action>`, served as `/api/v1/<action>`; the front door rewrites
-// /v1/* to /api/v1/*) and the project's realtime publications. The actions' rows are generated from the table of
+// REST rows of the data API (`POST /v1/<action>`, its one documented path; the front door rewrites the old
+// /api/v1/* spelling to /v1/*) and the project's realtime publications. The actions' rows are generated from the table of
 // data actions (platform/data-actions.ts): body fields pass through one by one as the action's arguments
 // (`body.<field>`), so column names inside `where`, `values` or `set` are never renamed.
 import { DATA_ACTIONS, dataActionDocument, type DataActionName } from '../../platform/data-actions.ts';
@@ -17,7 +17,7 @@ function row(action: DataActionName, summary: string, description: string, statu
   return {
     id: `data.${action}`,
     method: 'POST',
-    path: `/api/v1/${action}`,
+    path: `/v1/${action}`,
     summary,
     description,
     tag: TAG,
@@ -79,7 +79,7 @@ export const dataRoutes: RouteRow[] = [
   {
     id: 'data.publication.list',
     method: 'GET',
-    path: '/api/v1/publication',
+    path: '/v1/publication',
     summary: 'Realtime publications of the project',
     description: 'The same switches as `/auth/api/v1/projects/:id/publications`, for the project API key.',
     tag: TAG,
@@ -91,7 +91,7 @@ export const dataRoutes: RouteRow[] = [
   {
     id: 'data.publication.set',
     method: 'POST',
-    path: '/api/v1/publication',
+    path: '/v1/publication',
     summary: 'Toggle realtime for a table',
     description: 'Body `{table, enabled}`. Changes of an enabled table stream to subscribers of `/realtime`.',
     tag: TAG,

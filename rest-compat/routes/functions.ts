@@ -107,6 +107,16 @@ export const functionsRoutes: RouteRow[] = [
       idempotencyKey: 'header.idempotency-key',
     },
     response: 'http',
+    otherSuccess: {
+      202: {
+        description: 'Queued (`?async=true`): the scheduler runs it; `X-Execution-Id` names the execution',
+        schema: {
+          type: 'object',
+          required: ['execution_id', 'status'],
+          properties: { execution_id: { type: 'string' }, status: { type: 'string', enum: ['queued'] } },
+        },
+      },
+    },
   }),
   row({
     id: 'functions.secret.list',

@@ -1,6 +1,7 @@
 // REST rows of storage (`/storage/api/v1/storage`): every JSON row of the seed's Storage table. The byte
 // paths (upload, download) are hand-written handlers in ../handlers/storage.ts. Rows that end-users and
-// anonymous callers may reach (by policy) are `auth: 'none'`: the storage subgraph decides.
+// anonymous callers may reach (by policy) are `auth: 'optional'`: public, and a credential sent (checked, 401 when bad)
+// decides with the policies what the caller may do (the storage subgraph decides).
 import type { RouteRow } from '../route-types.ts';
 // The object's REST shape, shared with the upload handler's operation (platform/internal-operations.ts).
 import { STORAGE_OBJECT_REST as STORAGE_OBJECT } from '../../platform/internal-operations.ts';
@@ -19,7 +20,7 @@ export const storageRoutes: RouteRow[] = [
     description:
       'Body `{id}`. The pending object becomes `ready` (listed, downloadable). Confirming a ready object answers it unchanged. Needs `write` on its folder.',
     tag: TAG,
-    auth: 'none',
+    auth: 'optional',
     operation: `mutation StorageUploadConfirm($id: ID!) { object: confirmStorageUpload(id: $id) { ${STORAGE_OBJECT} } }`,
     status: 200,
     variables: { id: 'body.id' },
@@ -32,7 +33,7 @@ export const storageRoutes: RouteRow[] = [
     description:
       'Query: `folder` (only objects directly in it; `recursive=true` adds subfolders), `prefix` (name prefix), `sort` (`name`, `created_at`, `updated_at`, `size`; `-` for descending), `first` (1-1000, default 100), `after` (`next_cursor`), `status=pending` (API key only), `project_id` (anonymous callers). Needs `list`; callers limited by policies see only what the policies cover.',
     tag: TAG,
-    auth: 'none',
+    auth: 'optional',
     operation: `query StorageObjectList($projectId: ID, $folder: String, $recursive: Boolean, $prefix: String, $status: String, $sort: String, $first: Int, $after: String) {
       storageObjects(projectId: $projectId, folder: $folder, recursive: $recursive, prefix: $prefix, status: $status, sort: $sort, first: $first, after: $after) {
         objects: items { ${STORAGE_OBJECT} } next_cursor: nextCursor
@@ -58,7 +59,7 @@ export const storageRoutes: RouteRow[] = [
     summary: "An object's metadata",
     description: 'Needs `read` on its folder.',
     tag: TAG,
-    auth: 'none',
+    auth: 'optional',
     operation: `query StorageObjectGet($id: ID!) { object: storageObject(id: $id) { ${STORAGE_OBJECT} } }`,
     status: 200,
     variables: { id: 'params.id' },
@@ -70,7 +71,7 @@ export const storageRoutes: RouteRow[] = [
     summary: 'Delete a file',
     description: 'Removes the object and its bytes. Deleting it again answers 404. Needs `delete` on its folder.',
     tag: TAG,
-    auth: 'none',
+    auth: 'optional',
     operation: 'mutation StorageObjectDelete($id: ID!) { deleteStorageObject(id: $id) }',
     status: 204,
     variables: { id: 'params.id' },
@@ -83,7 +84,7 @@ export const storageRoutes: RouteRow[] = [
     description:
       'Folders holding ready objects, by name, with the count and bytes of the objects directly in each. Query: `prefix`, `first`, `after`, `project_id` (anonymous callers). Needs `list`.',
     tag: TAG,
-    auth: 'none',
+    auth: 'optional',
     operation: `query StorageFolderList($projectId: ID, $prefix: String, $first: Int, $after: String) {
       storageFolders(projectId: $projectId, prefix: $prefix, first: $first, after: $after) { folders: items { ${FOLDER} } next_cursor: nextCursor }
     }`,

@@ -45,7 +45,10 @@ describe('the table of data actions', () => {
     const type = getNamedType(fieldOf(a)!.type);
     expect(isObjectType(type)).toBe(true);
     // Top-level fields (a sub-selection's braces and their contents left out).
-    for (const f of a.selection.replace(/\{[^}]*\}/g, ' ').trim().split(/\s+/))
+    for (const f of a.selection
+      .replace(/\{[^}]*\}/g, ' ')
+      .trim()
+      .split(/\s+/))
       expect({ field: f, exists: f in (type as GraphQLObjectType).getFields() }).toEqual({ field: f, exists: true });
   });
 
@@ -60,7 +63,7 @@ describe('the table of data actions', () => {
     for (const [name, a] of actions) {
       const row = dataRoutes.find((r) => r.id === `data.${name}`);
       expect(row).toBeDefined();
-      expect(row!.path).toBe(`/api/v1/${name}`);
+      expect(row!.path).toBe(`/v1/${name}`);
       expect(Object.entries(row!.variables)).toEqual(Object.keys(a.args).map((f) => [f, `body.${f}`]));
       expect(row!.operation).toBe(dataActionDocument(a, `Data${a.field.slice(4)}`));
     }

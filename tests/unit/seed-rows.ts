@@ -1,5 +1,5 @@
 // Every method and path of the seed's endpoint tables (shared/seed), as they appear in /openapi.json:
-// `:name` parameters as `{name}`, the data API's `/v1/*` as the `/api/v1/*` it is rewritten to.
+// `:name` parameters as `{name}`; the data API at its public `/v1/*`.
 export const SEED_ENDPOINTS: string[] = [
   // Tenant management
   'POST /auth/api/v1/tenants/signup',
@@ -35,10 +35,10 @@ export const SEED_ENDPOINTS: string[] = [
   'POST /email/verify/confirm',
   // Data API
   ...['find', 'findOne', 'insert', 'update', 'delete', 'aggregate', 'transaction', 'vectorSearch', 'rawSQL'].map(
-    (a) => `POST /api/v1/${a}`,
+    (a) => `POST /v1/${a}`,
   ),
-  'GET /api/v1/publication',
-  'POST /api/v1/publication',
+  'GET /v1/publication',
+  'POST /v1/publication',
   // Storage
   'POST /storage/api/v1/storage/upload',
   'POST /storage/api/v1/storage/upload/confirm',

@@ -15,6 +15,8 @@ import {
   strictParams,
   type ClientFacts,
   type EndpointGroup,
+  html,
+  redirect,
   type Params,
 } from './oauth.ts';
 import { errorPage, signInPage } from './pages.ts';
@@ -213,12 +215,14 @@ export const authorize: EndpointGroup = {
         description:
           'response_type=code, client_id, redirect_uri (exact match), scope, state, nonce, code_challenge + code_challenge_method=S256 (required for public clients), prompt.',
         responses: {
-          200: { description: 'HTML sign-in form' },
-          302: { description: 'Back to redirect_uri with error (RFC 6749 §4.1.2.1)' },
-          400: { description: 'HTML page: unknown client or unregistered redirect_uri' },
+          200: html('HTML sign-in form'),
+          302: redirect('Back to redirect_uri with error (RFC 6749 §4.1.2.1)'),
+          400: html('HTML page: unknown client or unregistered redirect_uri'),
         },
       }),
       post: op('identity.authorize.submit', 'Sign-in form submission', {
+        description:
+          "The hosted sign-in form's POST (the authorization request's parameters ride along as hidden fields): a right password (and TOTP code when MFA is on) finishes the authorization with a redirect; otherwise the form comes back with the problem.",
         requestBody: form({
           email: 'E-mail',
           password: 'Password',
@@ -226,8 +230,9 @@ export const authorize: EndpointGroup = {
           action: '`sign_in` or `cancel`',
         }),
         responses: {
-          302: { description: 'Back to redirect_uri with code, state and iss' },
-          401: { description: 'The form again, with the problem' },
+          302: redirect('Back to redirect_uri with code, state and iss'),
+          400: html('HTML page: unknown client or unregistered redirect_uri'),
+          401: html('The form again, with the problem'),
         },
       }),
     },

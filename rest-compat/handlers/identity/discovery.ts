@@ -70,10 +70,31 @@ export const discovery: EndpointGroup = {
   },
   openapi: {
     '/.well-known/openid-configuration': {
-      get: op('identity.discovery', 'OIDC discovery', { responses: { 200: json('The provider metadata') } }),
+      get: op('identity.discovery', 'OIDC discovery', {
+        description:
+          'The OpenID Provider metadata (issuer, every endpoint that exists, grant types, scopes, signing algorithms). Public.',
+        responses: { 200: json('The provider metadata') },
+      }),
     },
     '/jwks.json': {
-      get: op('identity.jwks', 'Public signing keys', { responses: { 200: json('JWK set `{"keys": [...]}`') } }),
+      get: op('identity.jwks', 'Public signing keys', {
+        description:
+          'The public keys (JWK set, by `kid`) that sign access and ID tokens, the current and the previous ones during a rotation. Public, cacheable for 60 s.',
+        responses: {
+          200: {
+            description: 'JWK set `{"keys": [...]}`',
+            content: {
+              'application/jwk-set+json': {
+                schema: {
+                  type: 'object',
+                  required: ['keys'],
+                  properties: { keys: { type: 'array', items: { type: 'object' } } },
+                },
+              },
+            },
+          },
+        },
+      }),
     },
   },
 };

@@ -10,7 +10,7 @@ import {
   type InternalOperation,
 } from '../../../platform/internal-operations.ts';
 import type { RawHandlerDeps } from '../types.ts';
-import { json, op, type EndpointGroup } from './oauth.ts';
+import { html, json, op, type EndpointGroup } from './oauth.ts';
 import { errorPage, resetPasswordPage, verifyEmailPage } from './pages.ts';
 
 const wantsHtml = (req: FastifyRequest) =>
@@ -89,25 +89,32 @@ export const emailLinks: EndpointGroup = {
   openapi: {
     '/password/reset/confirm': {
       get: op('identity.password.reset.page', 'The page behind the reset link (query token)', {
-        responses: { 200: { description: 'HTML form' } },
+        description:
+          'The form a reset e-mail links to: it asks for the new password and posts it with the token. Public.',
+        responses: { 200: html('HTML form'), 400: html('HTML page: the link has no token') },
       }),
       post: op('identity.password.reset.confirm', 'Confirm a password reset', {
         description:
           'JSON `{token, new_password}` → 204; the page form answers HTML. Every session of the user is revoked.',
         responses: {
           204: { description: 'Password changed' },
-          401: json('INVALID_TOKEN'),
-          400: json('VALIDATION_FAILED'),
+          400: { $ref: '#/components/responses/E400' },
+          401: { $ref: '#/components/responses/E401' },
         },
       }),
     },
     '/email/verify/confirm': {
       get: op('identity.email.verify.page', 'The page behind the verification link (query token)', {
-        responses: { 200: { description: 'HTML form' } },
+        description: 'The page a verification e-mail links to: one button posts the token. Public.',
+        responses: { 200: html('HTML form'), 400: html('HTML page: the link has no token') },
       }),
       post: op('identity.email.verify.confirm', 'Confirm e-mail verification', {
         description: 'JSON `{token}` → `{"email_verified": true}`; the page form answers HTML.',
-        responses: { 200: json('`{"email_verified": true}`'), 401: json('INVALID_TOKEN') },
+        responses: {
+          200: json('`{"email_verified": true}`'),
+          400: { $ref: '#/components/responses/E400' },
+          401: { $ref: '#/components/responses/E401' },
+        },
       }),
     },
   },

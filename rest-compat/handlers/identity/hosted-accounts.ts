@@ -11,7 +11,16 @@ import { INTERNAL_OPERATIONS, callInternal, isAnswerError } from '../../../platf
 import type { RawHandlerDeps } from '../types.ts';
 import { checkAuthorizationRequest, redirectTo, type CheckedRequest } from './authorize.ts';
 import { brandingOf } from './branding.ts';
-import { form, internalContext, oauthFailureOf, op, strictParams, type EndpointGroup } from './oauth.ts';
+import {
+  form,
+  html,
+  internalContext,
+  oauthFailureOf,
+  op,
+  redirect,
+  strictParams,
+  type EndpointGroup,
+} from './oauth.ts';
 import { errorPage, forgotPasswordPage, signUpPage, type Brand } from './pages.ts';
 
 type Page = 'sign-up' | 'forgot-password';
@@ -160,9 +169,9 @@ export const hostedAccounts: EndpointGroup = {
       get: op('identity.authorize.signUp', 'Hosted sign-up page of an authorization request', {
         description: `${REQUEST_QUERY} Shown when the project offers sign-up (its branding's \`hosted_sign_up\`); 404 page otherwise.`,
         responses: {
-          200: { description: 'HTML sign-up form with the project name, logo and colour' },
-          400: { description: 'HTML page: unknown client or unregistered redirect_uri' },
-          404: { description: 'HTML page: the project does not offer sign-up' },
+          200: html('HTML sign-up form with the project name, logo and colour'),
+          400: html('HTML page: unknown client or unregistered redirect_uri'),
+          404: html('HTML page: the project does not offer sign-up'),
         },
       }),
       post: op('identity.authorize.signUp.submit', 'Hosted sign-up form submission', {
@@ -170,9 +179,9 @@ export const hostedAccounts: EndpointGroup = {
           "Registers the end-user in the client's project (the rules and limits of POST /register with the publishable key), then finishes the authorization: 302 back to redirect_uri with code, state and iss.",
         requestBody: form({ email: 'E-mail', password: 'Password (8+ characters)', name: 'Name (optional)' }),
         responses: {
-          302: { description: 'Back to redirect_uri with code, state and iss' },
-          400: { description: 'The form again, with the problem' },
-          409: { description: 'The form again: the e-mail address is registered' },
+          302: redirect('Back to redirect_uri with code, state and iss'),
+          400: html('The form again, with the problem'),
+          409: html('The form again: the e-mail address is registered'),
         },
       }),
     },
@@ -180,9 +189,9 @@ export const hostedAccounts: EndpointGroup = {
       get: op('identity.authorize.forgotPassword', 'Hosted forgot-password page of an authorization request', {
         description: `${REQUEST_QUERY} Shown when the project offers password reset (its branding's \`hosted_password_reset\`); 404 page otherwise.`,
         responses: {
-          200: { description: 'HTML form asking for the e-mail address' },
-          400: { description: 'HTML page: unknown client or unregistered redirect_uri' },
-          404: { description: 'HTML page: the project does not offer password reset' },
+          200: html('HTML form asking for the e-mail address'),
+          400: html('HTML page: unknown client or unregistered redirect_uri'),
+          404: html('HTML page: the project does not offer password reset'),
         },
       }),
       post: op('identity.authorize.forgotPassword.submit', 'Hosted forgot-password form submission', {
@@ -190,9 +199,9 @@ export const hostedAccounts: EndpointGroup = {
           'Mails a reset link (to /password/reset/confirm) when the address has an account in the project; the same page either way (no enumeration). The limits of POST /password/reset/request apply.',
         requestBody: form({ email: 'E-mail' }),
         responses: {
-          200: { description: 'HTML page: check your e-mail' },
-          400: { description: 'The form again, with the problem' },
-          429: { description: 'The form again: too many requests' },
+          200: html('HTML page: check your e-mail'),
+          400: html('The form again, with the problem'),
+          429: html('The form again: too many requests'),
         },
       }),
     },

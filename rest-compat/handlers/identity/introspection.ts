@@ -56,12 +56,16 @@ export const introspection: EndpointGroup = {
   openapi: {
     '/introspect': {
       post: op('identity.introspect', 'Inspect a token (RFC 7662)', {
+        description:
+          "Whether a token of the client's project is active (not expired, revoked or signed out) and its claims. The client authenticates (client_secret_basic or client_secret_post).",
         requestBody: form({ token: 'The token', token_type_hint: 'access_token or refresh_token' }, ['token']),
         responses: { 200: json('`{active, ...}`'), 401: oauthErrorResponse },
       }),
     },
     '/revocation': {
       post: op('identity.revocation', 'Revoke a token (RFC 7009)', {
+        description:
+          'Revokes an access or refresh token of the client (a refresh token revokes its whole family). The client authenticates; an unknown token answers 200 too.',
         requestBody: form({ token: 'The token', token_type_hint: 'access_token or refresh_token' }, ['token']),
         responses: { 200: { description: 'Revoked (also for unknown tokens)' }, 401: oauthErrorResponse },
       }),

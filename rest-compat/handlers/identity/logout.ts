@@ -3,7 +3,17 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { INTERNAL_OPERATIONS } from '../../../platform/internal-operations.ts';
 import type { RawHandlerDeps } from '../types.ts';
-import { OAuthFailure, callOAuth, lookupClient, noStore, op, strictParams, type EndpointGroup } from './oauth.ts';
+import {
+  OAuthFailure,
+  callOAuth,
+  html,
+  lookupClient,
+  noStore,
+  op,
+  redirect,
+  strictParams,
+  type EndpointGroup,
+} from './oauth.ts';
 import { errorPage, signedOutPage } from './pages.ts';
 
 async function endSession(deps: RawHandlerDeps, req: FastifyRequest, reply: FastifyReply) {
@@ -44,8 +54,8 @@ export const logout: EndpointGroup = {
         description:
           'id_token_hint, post_logout_redirect_uri (a registered redirect URI of the client), state, client_id.',
         responses: {
-          200: { description: 'HTML: signed out' },
-          302: { description: 'Back to post_logout_redirect_uri' },
+          200: html('HTML: signed out'),
+          302: redirect('Back to post_logout_redirect_uri'),
         },
       }),
     },

@@ -218,6 +218,16 @@ export const json = (description: string) => ({
   description,
   content: { 'application/json': { schema: { type: 'object' } } },
 });
+/** An HTML page (the hosted sign-in pages, the mail links' forms). */
+export const html = (description: string) => ({
+  description,
+  content: { 'text/html': { schema: { type: 'string' } } },
+});
+/** A redirect: the `Location` header says where. */
+export const redirect = (description: string) => ({
+  description,
+  headers: { Location: { description: 'Where the browser goes next', schema: { type: 'string' } } },
+});
 export const oauthErrorResponse = json('RFC 6749 error `{"error", "error_description"}`');
 // The wire endpoints authenticate clients in their own ways (form fields, Basic, PKCE) or not at all; /userinfo takes an end-user token.
 export const op = (operationId: string, summary: string, extra: Record<string, unknown> = {}) => ({

@@ -57,10 +57,13 @@ export const userinfoEndpoint: EndpointGroup = {
   openapi: {
     '/userinfo': {
       get: op('identity.userinfo', 'Current user profile (OIDC claims)', {
+        description:
+          'The claims of the end-user an access token from /token was issued to, as its scopes allow (openid, profile, email, roles).',
         ...BEARER,
         responses: { 200: json('Claims'), 401: json('RFC 6750 error') },
       }),
       post: op('identity.userinfo.post', 'Current user profile (OIDC claims)', {
+        description: 'The same as GET /userinfo, for clients that POST (OIDC Core 5.3.1).',
         ...BEARER,
         responses: { 200: json('Claims'), 401: json('RFC 6750 error') },
       }),

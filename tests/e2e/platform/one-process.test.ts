@@ -60,10 +60,11 @@ describe('one-process mode', () => {
     expect(bad.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
   });
 
-  it('rewrites /v1/* to /api/v1/* (data API paths)', async () => {
+  it('serves the data API at /v1/* and keeps /api/v1/* as an alias of it', async () => {
     const call = client(p.url);
-    const r = await call('POST', '/v1/nothing-here', { body: {} });
+    const r = await call('POST', '/api/v1/nothing-here', { body: {} });
     expect(r.status).toBe(404);
-    expect(r.body.error.message).toContain('/api/v1/nothing-here');
+    expect(r.body.error.message).toContain('/v1/nothing-here');
+    expect((await call('POST', '/api/v1/find', { body: { table: 'x' } })).status).toBe(401);
   });
 });

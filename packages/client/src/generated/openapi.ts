@@ -8,7 +8,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OIDC discovery */
+        /**
+         * OIDC discovery
+         * @description The OpenID Provider metadata (issuer, every endpoint that exists, grant types, scopes, signing algorithms). Public.
+         */
         get: operations["identity.discovery"];
         put?: never;
         post?: never;
@@ -28,12 +31,16 @@ export interface paths {
         /**
          * List and search the project's end-users
          * @description End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403. Newest first. Query `search` (part of the e-mail or name, case-insensitive), `role` (only users holding it), `disabled` (true or false), `first` (1-100, default 20) and `after` (the `next_cursor` of the previous page) → `{users, next_cursor}`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         get: operations["identity.admin.user.list"];
         put?: never;
         /**
          * Add an end-user with a password
          * @description End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403. Body `{email, password, email_verified?, name?, given_name?, ...}` (the profile claims of /register). `email_verified` (default false) says whether the project vouches for the address. → 201 `{user}`; 409 EMAIL_TAKEN when the address is registered in the project; 400 naming the field.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["identity.admin.user.create"];
         delete?: never;
@@ -52,6 +59,8 @@ export interface paths {
         /**
          * One end-user of the project
          * @description End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403. → `{user}` with `roles`, `app_metadata`, `disabled`. Users of other projects are 404.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         get: operations["identity.admin.user.get"];
         put?: never;
@@ -59,6 +68,8 @@ export interface paths {
         /**
          * Delete an end-user
          * @description End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403. With its sessions, codes and reset tokens; its tokens stop working at once. 204; 404 when unknown.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         delete: operations["identity.admin.user.delete"];
         options?: never;
@@ -66,6 +77,8 @@ export interface paths {
         /**
          * Set an end-user's app metadata and roles
          * @description End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403. Body `{app_metadata?, roles?}`: `app_metadata` a JSON object (at most 16 KiB) replacing the old one; `roles` role names (1-64 of letters, digits, `_ . : -`; at most 50) replacing the old list. Roles are the only source of `role:<name>` scopes (storage policies, RLS through `request.scopes`); a role taken away is gone from the user's tokens at once. → `{user}`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         patch: operations["identity.admin.user.update"];
         trace?: never;
@@ -82,6 +95,8 @@ export interface paths {
         /**
          * Disable an end-user
          * @description End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403. Sign-in is refused (`invalid_grant`, "This account is disabled") and every session ends at once: its access and refresh tokens stop working. → `{user}`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["identity.admin.user.disable"];
         delete?: never;
@@ -102,6 +117,8 @@ export interface paths {
         /**
          * Enable a disabled end-user
          * @description End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403. The user may sign in again; sessions ended by the disable stay ended. → `{user}`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["identity.admin.user.enable"];
         delete?: never;
@@ -122,6 +139,8 @@ export interface paths {
         /**
          * Send an end-user's invitation again
          * @description End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403. A new link to choose a password (once, 7 days; an earlier link keeps working until a password is chosen or it expires), for a user whose invitation expired or got lost. 204; 404 for an unknown user; 429 RATE_LIMITED like invitations.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["identity.admin.user.invitation.resend"];
         delete?: never;
@@ -142,6 +161,8 @@ export interface paths {
         /**
          * Reset an end-user's TOTP MFA
          * @description End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403. MFA is turned off and its secret forgotten (the user may enroll again); sessions are left alone. → `{user}`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["identity.admin.user.mfa.reset"];
         delete?: never;
@@ -162,6 +183,8 @@ export interface paths {
         /**
          * End every session of an end-user
          * @description End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403. Access and refresh tokens of every session stop working at once; the user may sign in again. → `{revoked_sessions: n}`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["identity.admin.user.sessions.revoke"];
         delete?: never;
@@ -182,212 +205,10 @@ export interface paths {
         /**
          * Invite an end-user by e-mail
          * @description End-user admin API: needs the project secret API key (X-Api-Key) or a client_credentials token granted `admin:users` (or `admin`); end-user tokens get 403. Body `{email, email_verified?, name?, ...}`: the user is created without a password and gets a mail (an invitation) with a link to choose one: the password-reset page, `/password/reset/confirm`, with a token that works once and for 7 days; choosing the password also confirms the address. → 201 `{user}`; 409 EMAIL_TAKEN; 429 RATE_LIMITED past 3 invitations per address or 200 per project in an hour.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["identity.admin.user.invite"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/aggregate": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * COUNT, SUM, AVG, MIN, MAX with GROUP BY
-         * @description Body `{table, aggregates: [{fn, column?, as?}], groupBy?, where?, having?, orderBy?, limit?}` → `{rows}`.
-         */
-        post: operations["data.aggregate"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/delete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Delete matching rows
-         * @description Body `{table, where, returning?, all?}` → `{count, rows}`. Without a where: 400 unless `all: true`.
-         */
-        post: operations["data.delete"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/find": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Select rows
-         * @description Body `{table, select?, where?, orderBy?, limit?, offset?}` → `{rows}`. limit 1-1000, default 100. A `where` is an object: a plain value means equality; operators eq ne gt gte lt lte in nin like ilike isNull contains; and, or, not combine.
-         */
-        post: operations["data.find"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/findOne": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * The first matching row
-         * @description Body `{table, select?, where?, orderBy?}` → `{row}` (null when nothing matches).
-         */
-        post: operations["data.findOne"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/insert": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Insert rows
-         * @description Body `{table, values, returning?}`: `values` is a row object or an array of up to 1000. 201 `{count, rows}`; 409 on a unique violation.
-         */
-        post: operations["data.insert"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/publication": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Realtime publications of the project
-         * @description The same switches as `/auth/api/v1/projects/:id/publications`, for the project API key.
-         */
-        get: operations["data.publication.list"];
-        put?: never;
-        /**
-         * Toggle realtime for a table
-         * @description Body `{table, enabled}`. Changes of an enabled table stream to subscribers of `/realtime`.
-         */
-        post: operations["data.publication.set"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/rawSQL": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Parameterized SQL
-         * @description Body `{sql, params?}` → `{rows, rowCount, fields, statements: [{index, line, command, rowCount}]}`. One statement with `$1` placeholders, or a script of several statements (no params) run as one transaction: all or nothing; a failing statement is named in the error (`statement N (line L)`, `details.statement`, `details.position`) and nothing of the script is kept. Each statement is checked alone: the project's own schema, as its own role. Project API key only (or a client token with admin:sql).
-         */
-        post: operations["data.rawSQL"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/transaction": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Several actions atomically
-         * @description Body `{operations: [{action, table, ...}]}` → `{results}`. All or nothing; an error names the failing operation (`details.operation`).
-         */
-        post: operations["data.transaction"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/update": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Update matching rows
-         * @description Body `{table, where, set, returning?, all?}` → `{count, rows}`. Without a where: 400 unless `all: true`.
-         */
-        post: operations["data.update"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/vectorSearch": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Nearest neighbours of a vector
-         * @description Body `{table, column, vector, k?, metric?, where?, select?}` → `{rows (with _distance), method: "hnsw" | "exact"}`.
-         */
-        post: operations["data.vectorSearch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -401,7 +222,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List plans */
+        /**
+         * List plans
+         * @description List plans.
+         *
+         *     Public: no credential needed (one that is sent is still checked).
+         */
         get: operations["tenant.plan.list"];
         put?: never;
         post?: never;
@@ -421,12 +247,16 @@ export interface paths {
         /**
          * List projects
          * @description Oldest first. Query `first` (1-100, default 20) and `after` (the `next_cursor` of the previous page).
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         get: operations["tenant.project.list"];
         put?: never;
         /**
          * Create project
          * @description Body `{name}`. Answers the project with its `api_key`. 409 PLAN_LIMIT_REACHED past the plan's project count.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         post: operations["tenant.project.create"];
         delete?: never;
@@ -442,15 +272,27 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a project with its API key */
+        /**
+         * Get a project with its API key
+         * @description Get a project with its API key.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
+         */
         get: operations["tenant.project.get"];
         /**
          * Rename project
          * @description Body `{name}`.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         put: operations["tenant.project.rename"];
         post?: never;
-        /** Delete project */
+        /**
+         * Delete project
+         * @description Delete project.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
+         */
         delete: operations["tenant.project.delete"];
         options?: never;
         head?: never;
@@ -467,11 +309,15 @@ export interface paths {
         /**
          * The project's branding of the hosted sign-in pages
          * @description How the identity provider's hosted end-user pages (`/authorize`, `/authorize/sign-up`, `/authorize/forgot-password`) present the project: its name, `logo_url`, `brand_color`, and whether they offer sign-up (`hosted_sign_up`) and password reset (`hosted_password_reset`).
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         get: operations["tenant.project.branding.get"];
         /**
          * Change the project's branding of the hosted sign-in pages
          * @description Body `{logo_url?, brand_color?, hosted_sign_up?, hosted_password_reset?}`; omitted fields stay. `logo_url`: an absolute https:// URL (at most 2,048 characters, no user name or password), `brand_color`: `#rrggbb`; null or "" removes either. The name shown is the project's.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         put: operations["tenant.project.branding.set"];
         post?: never;
@@ -491,11 +337,15 @@ export interface paths {
         /**
          * The project's CORS rule
          * @description Which web origins may call the project from a browser. `allowed_origins` empty: no rule (only `TESSERA_CORS_ORIGINS` applies).
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         get: operations["tenant.project.cors.get"];
         /**
          * Replace the project's CORS rule
          * @description Body `{allowed_origins, allowed_methods?, allowed_headers?, exposed_headers?, max_age?, allow_credentials?}`: exact origins (`https://app.example.com`) or `*`; `allow_credentials` is refused with `*`. An empty `allowed_origins` removes the rule. Takes effect at once on every front door.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         put: operations["tenant.project.cors.set"];
         post?: never;
@@ -512,12 +362,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the project's OIDC clients with their secrets */
+        /**
+         * List the project's OIDC clients with their secrets
+         * @description List the project's OIDC clients with their secrets.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
+         */
         get: operations["tenant.oidcClient.list"];
         put?: never;
         /**
          * Add an OIDC client to a project
          * @description Body `{name, redirect_uris?, grant_types?, allowed_scopes?, public?}`. `grant_types` among `password`, `authorization_code`, `client_credentials`, `refresh_token` (a public client cannot have `client_credentials`); default all four (without `client_credentials` for a public client). `allowed_scopes` default `openid profile email phone offline_access role:*`. Answers the client with its `client_secret`. 400 VALIDATION_FAILED naming the field; 409 PLAN_LIMIT_REACHED past 20 clients per project.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         post: operations["tenant.oidcClient.create"];
         delete?: never;
@@ -537,12 +394,16 @@ export interface paths {
         /**
          * Change an OIDC client: name, redirect URIs, grant types, allowed scopes, public or confidential
          * @description Body `{name?, redirect_uris?, grant_types?, public?, allowed_scopes?}`; omitted fields stay, and the result is checked as at creation. `grant_types` among `password`, `authorization_code`, `client_credentials`, `refresh_token` (a public client cannot have `client_credentials`). Redirect URIs are absolute http(s) URLs without fragments. A public client (browser or native app) authenticates with client_id alone and must use PKCE. `allowed_scopes` replaces the scopes the client may be issued (anything else asked of /token is `invalid_scope`): e.g. `openid`, `orders:read`, `role:*` (role scopes, only for roles assigned to the end-user), admin scopes (`admin`, `admin:sql`, `admin:functions`, `admin:secrets`, `admin:email`, `admin:storage`, `admin:users`; not for public clients).
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         put: operations["tenant.oidcClient.update"];
         post?: never;
         /**
          * Delete an OIDC client
          * @description Any client may go, the default one too, but not the project's last (409 CONFLICT). Its secret stops working at once; its end-user sessions end and the access tokens issued to it are refused.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         delete: operations["tenant.oidcClient.delete"];
         options?: never;
@@ -562,6 +423,8 @@ export interface paths {
         /**
          * Give an OIDC client a new secret
          * @description The old secret stops working at once.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         post: operations["tenant.oidcClient.secret.rotate"];
         delete?: never;
@@ -580,12 +443,16 @@ export interface paths {
         /**
          * List tables with realtime enabled
          * @description Every table with a realtime setting, with its `enabled` switch.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         get: operations["tenant.publication.list"];
         put?: never;
         /**
          * Toggle realtime for a table
          * @description Body `{table, enabled}`; `table` is a plain table name (no schema), at most 63 characters.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         post: operations["tenant.publication.set"];
         delete?: never;
@@ -606,6 +473,8 @@ export interface paths {
         /**
          * Regenerate the project API key
          * @description The old key is refused from the next request on.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         post: operations["tenant.project.key.regenerate"];
         delete?: never;
@@ -626,6 +495,8 @@ export interface paths {
         /**
          * Regenerate the publishable key
          * @description The publishable key (`tpk_...`) is what web pages and apps send as `X-Api-Key`; the old one is refused from the next request on.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         post: operations["tenant.project.publishableKey.regenerate"];
         delete?: never;
@@ -644,6 +515,8 @@ export interface paths {
         /**
          * The project's recent requests (request log)
          * @description Newest first: time, method, route template, status, latency, request id and the kind of credential (`secret_key`, `publishable_key`, `client_token`, `user_token`, `tenant_token`, `anonymous`); never a body, header, key or token. The newest `TESSERA_REQUEST_LOG_ROWS` (default 1,000) rows per project are kept; rows appear about a second after the request. Query `status` (`2xx`, `3xx`, `4xx`, `5xx`), `route` (text the route contains), `credential`, `first` (1-200, default 50) and `after` (the `next_cursor` of the previous page). The owning tenant only: the project's own keys are refused (403).
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         get: operations["tenant.project.requests.list"];
         put?: never;
@@ -661,7 +534,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in developer account */
+        /**
+         * The signed-in developer account
+         * @description The signed-in developer account.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
+         */
         get: operations["tenant.account.get"];
         put?: never;
         post?: never;
@@ -683,6 +561,8 @@ export interface paths {
         /**
          * Delete the account and every project it owns
          * @description Body `{confirm}` (the account's e-mail address, typed out) with `current_password`, or `totp_code` when MFA is on. Every project of the account is deleted first, as DELETE /auth/api/v1/projects/:id does (its database, files, functions, end-users and keys), then the account and its sessions. There is no undo. Answers `{deleted_projects}`.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         post: operations["tenant.account.delete"];
         delete?: never;
@@ -703,6 +583,8 @@ export interface paths {
         /**
          * Change the e-mail address (mails a confirmation link)
          * @description Body `{new_email}` with `current_password`, or `totp_code` when MFA is on. Always 202 `{"accepted": true}`: the new address gets a link valid for 24 hours, and the account's address changes when it is opened (POST /auth/api/v1/tenant/email/confirm). When the new address already has an account, that address is told instead.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         post: operations["tenant.email.change"];
         delete?: never;
@@ -723,6 +605,8 @@ export interface paths {
         /**
          * Confirm a new e-mail address
          * @description Body `{token}` from the confirmation mail; no credential needed (the token is the proof). Answers `{tenant}`; the old address is told. 400 INVALID_LINK for an unknown, expired or used token, 409 EMAIL_TAKEN if another account took the address meanwhile.
+         *
+         *     Public: no credential needed (one that is sent is still checked).
          */
         post: operations["tenant.email.confirm"];
         delete?: never;
@@ -743,6 +627,8 @@ export interface paths {
         /**
          * Sign in; the response carries tokens
          * @description Body `{email, password, totp_code?, recovery_code?}`. With MFA on and no code: 401 MFA_REQUIRED; a wrong or used code: 401 INVALID_MFA_CODE. `recovery_code` (one of the codes shown when MFA was turned on, each usable once) stands in for a lost authenticator.
+         *
+         *     Public: no credential needed (one that is sent is still checked).
          */
         post: operations["tenant.session.login"];
         delete?: never;
@@ -763,6 +649,8 @@ export interface paths {
         /**
          * Sign out
          * @description Revokes the caller's session: its access and refresh tokens stop working at once.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         post: operations["tenant.session.logout"];
         delete?: never;
@@ -783,6 +671,8 @@ export interface paths {
         /**
          * Disable MFA
          * @description Body `{code}`: a current, unused TOTP code, or an unused recovery code when the authenticator is lost. The recovery codes go too.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         post: operations["tenant.mfa.disable"];
         delete?: never;
@@ -803,6 +693,8 @@ export interface paths {
         /**
          * Enroll TOTP MFA
          * @description Returns `{secret, otpauth_url}`; MFA is on only after /mfa/verify.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         post: operations["tenant.mfa.enroll"];
         delete?: never;
@@ -823,6 +715,8 @@ export interface paths {
         /**
          * Replace the MFA recovery codes
          * @description Body `{code}`: a current TOTP code. Answers `{recovery_codes}`: ten new codes, shown this once; the previous ones stop working. 409 MFA_NOT_ENABLED without MFA.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         post: operations["tenant.mfa.recoveryCodes.regenerate"];
         delete?: never;
@@ -843,6 +737,8 @@ export interface paths {
         /**
          * Activate MFA
          * @description Body `{code}`: a current code from the enrolled secret. Answers `{mfa_enabled, recovery_codes}`: ten recovery codes, shown this once.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         post: operations["tenant.mfa.verify"];
         delete?: never;
@@ -863,6 +759,8 @@ export interface paths {
         /**
          * Change the password
          * @description Body `{new_password}` with `current_password`, or `totp_code` when MFA is on. The account's other sessions end; this one stays. 400 VALIDATION_FAILED (field `current_password`) for a wrong password.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         post: operations["tenant.password.change"];
         delete?: never;
@@ -883,6 +781,8 @@ export interface paths {
         /**
          * Mail a password reset link
          * @description Body `{email}`. Always 202 `{"accepted": true}`, whether the address has an account or not; the mail carries a link (and token) that works once, for 1 hour. Every request counts: 429 RATE_LIMITED with Retry-After past 5 per address or 30 per client address in 15 minutes.
+         *
+         *     Public: no credential needed (one that is sent is still checked).
          */
         post: operations["tenant.password.forgot"];
         delete?: never;
@@ -903,6 +803,8 @@ export interface paths {
         /**
          * Set a new password with a reset token
          * @description Body `{token, new_password}`. Every session of the account ends (sign in again; with MFA on, a TOTP or recovery code is still needed). 400 INVALID_LINK for an unknown, expired or used token.
+         *
+         *     Public: no credential needed (one that is sent is still checked).
          */
         post: operations["tenant.password.reset"];
         delete?: never;
@@ -923,6 +825,8 @@ export interface paths {
         /**
          * Trade a refresh token for new tokens
          * @description Body `{refresh_token}`. The old refresh token stops working; presenting it again revokes the session.
+         *
+         *     Public: no credential needed (one that is sent is still checked).
          */
         post: operations["tenant.session.refresh"];
         delete?: never;
@@ -941,6 +845,8 @@ export interface paths {
         /**
          * The account's live sessions
          * @description Most recently used first; `current` marks the caller's own.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         get: operations["tenant.session.list"];
         put?: never;
@@ -964,6 +870,8 @@ export interface paths {
         /**
          * End one session
          * @description Its refresh and access tokens stop working at once. 404 for an unknown id or another account's session.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         delete: operations["tenant.session.revoke"];
         options?: never;
@@ -983,6 +891,8 @@ export interface paths {
         /**
          * Sign out everywhere
          * @description Body `{keep_current?}`: ends every session of the account (with `keep_current: true`, every other one). Answers `{revoked}`, how many ended.
+         *
+         *     Needs a tenant access token (`Authorization: Bearer`, from `/auth/api/v1/tenant/login`).
          */
         post: operations["tenant.session.revokeAll"];
         delete?: never;
@@ -1003,6 +913,8 @@ export interface paths {
         /**
          * Create a developer account
          * @description Body `{email, password, name?}`; the password needs at least 8 characters. 409 EMAIL_TAKEN when the address is registered.
+         *
+         *     Public: no credential needed (one that is sent is still checked).
          */
         post: operations["tenant.account.signup"];
         delete?: never;
@@ -1024,7 +936,10 @@ export interface paths {
          */
         get: operations["identity.authorize"];
         put?: never;
-        /** Sign-in form submission */
+        /**
+         * Sign-in form submission
+         * @description The hosted sign-in form's POST (the authorization request's parameters ride along as hidden fields): a right password (and TOTP code when MFA is on) finishes the authorization with a redirect; otherwise the form comes back with the problem.
+         */
         post: operations["identity.authorize.submit"];
         delete?: never;
         options?: never;
@@ -1080,6 +995,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The API reference page
+         * @description A readable HTML page of this document. Public.
+         */
+        get: operations["docs.page"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/edge/api/v1/cron": {
         parameters: {
             query?: never;
@@ -1090,17 +1025,23 @@ export interface paths {
         /**
          * List cron jobs
          * @description Each with its next run times (`next_runs`).
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         get: operations["functions.cron.list"];
         put?: never;
         /**
          * Create a cron job
          * @description Body `{name, schedule, timezone?, function, input?, enabled?}`: a cron expression (5 fields, or 6 with seconds first) in an IANA time zone (default UTC); `input` is the run's `input.body`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["functions.cron.create"];
         /**
          * Delete a cron job
          * @description The id as `?id=` or in the body `{id}`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         delete: operations["functions.cron.delete"];
         options?: never;
@@ -1119,6 +1060,8 @@ export interface paths {
         /**
          * Change a cron job
          * @description Body: any of `{name, schedule, timezone, function, input, enabled}`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         put: operations["functions.cron.update"];
         post?: never;
@@ -1138,15 +1081,24 @@ export interface paths {
         /**
          * The project's SMTP settings
          * @description `{"email_config": null}` when the platform default is used. The password is never returned.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         get: operations["functions.emailConfig.get"];
         put?: never;
         /**
          * Set the SMTP settings
          * @description Body `{host, port?, secure?, user?, password?, from}`; the password is stored encrypted (left out: the stored one stays).
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["functions.emailConfig.set"];
-        /** Delete the SMTP settings */
+        /**
+         * Delete the SMTP settings
+         * @description Delete the SMTP settings.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
         delete: operations["functions.emailConfig.delete"];
         options?: never;
         head?: never;
@@ -1165,6 +1117,8 @@ export interface paths {
         /**
          * Send a test e-mail
          * @description Body `{to}`. Sent at once; 502 UPSTREAM_FAILED with the SMTP error when the server refuses.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["functions.emailConfig.test"];
         delete?: never;
@@ -1180,21 +1134,32 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List e-mail templates */
+        /**
+         * List e-mail templates
+         * @description List e-mail templates.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
         get: operations["functions.emailTemplate.list"];
         /**
          * Change an e-mail template
          * @description The id as `?id=` or in the body; body: any of `{name, subject, html, text}`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         put: operations["functions.emailTemplate.update"];
         /**
          * Create an e-mail template
          * @description Body `{name, subject, html?, text?}` with `{{ variable }}` placeholders (HTML-escaped in `html`).
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["functions.emailTemplate.create"];
         /**
          * Delete an e-mail template
          * @description The id as `?id=` or in the body `{id}`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         delete: operations["functions.emailTemplate.delete"];
         options?: never;
@@ -1209,7 +1174,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an e-mail template */
+        /**
+         * Get an e-mail template
+         * @description Get an e-mail template.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
         get: operations["functions.emailTemplate.get"];
         put?: never;
         post?: never;
@@ -1231,6 +1201,8 @@ export interface paths {
         /**
          * Render an e-mail template
          * @description Body `{variables}`; sends nothing. Answers `{subject, html, text}`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["functions.emailTemplate.preview"];
         delete?: never;
@@ -1249,17 +1221,23 @@ export interface paths {
         /**
          * List outbound event subscriptions
          * @description Oldest first. Secrets are not shown (only by create and rotate-secret).
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         get: operations["functions.eventSubscription.list"];
         put?: never;
         /**
          * Subscribe a URL to events
          * @description Body `{url, events, tables?, description?, enabled?, secret?}`. Events: `row.inserted`, `row.updated`, `row.deleted` (on `tables`), `user.registered`, `user.signed_in`, `storage.object.created`, `storage.object.deleted`, `execution.failed`. Each event is POSTed as `{type, timestamp, data}` signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64>`), retried with exponential backoff and jitter for up to a day, then dead-lettered. The answer carries the signing `secret` (`whsec_...`), shown again only by rotate-secret.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["functions.eventSubscription.create"];
         /**
          * Delete an event subscription (id in the query or body)
          * @description The id as `?id=` or in the body `{id}`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         delete: operations["functions.eventSubscription.deleteByQuery"];
         options?: never;
@@ -1274,17 +1252,26 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an event subscription */
+        /**
+         * Get an event subscription
+         * @description Get an event subscription.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
         get: operations["functions.eventSubscription.get"];
         /**
          * Change an event subscription
          * @description Body: any of `{url, events, tables, description, enabled}` (the secret changes only by rotate-secret). Disabling dead-letters its pending deliveries.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         put: operations["functions.eventSubscription.update"];
         post?: never;
         /**
          * Delete an event subscription
          * @description Its delivery log goes with it; deliveries not yet made are dropped.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         delete: operations["functions.eventSubscription.delete"];
         options?: never;
@@ -1302,6 +1289,8 @@ export interface paths {
         /**
          * A subscription's delivery log
          * @description Newest first. Query `status` (pending, delivering, succeeded, dead), `event`, `first` (1-100, default 20), `after`. Each delivery: status, attempts, the last attempt's status code, latency, error and response excerpt.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         get: operations["functions.eventDelivery.list"];
         put?: never;
@@ -1319,7 +1308,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One delivery with every attempt */
+        /**
+         * One delivery with every attempt
+         * @description One delivery with every attempt.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
         get: operations["functions.eventDelivery.get"];
         put?: never;
         post?: never;
@@ -1341,6 +1335,8 @@ export interface paths {
         /**
          * Deliver an event again
          * @description A dead, succeeded or pending delivery is attempted again now, with a new retry window (same `webhook-id`). 409 while an attempt is under way.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["functions.eventDelivery.redeliver"];
         delete?: never;
@@ -1361,6 +1357,8 @@ export interface paths {
         /**
          * Rotate a subscription's signing secret
          * @description Body (optional) `{secret}`: your own `whsec_...` (base64 of 24 to 64 bytes); default a new random one. The answer carries it, once.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["functions.eventSubscription.rotateSecret"];
         delete?: never;
@@ -1381,6 +1379,8 @@ export interface paths {
         /**
          * Send a test event to a subscription
          * @description Queues a `subscription.test` event for this subscription only; answers its delivery (follow it in the delivery log).
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["functions.eventSubscription.test"];
         delete?: never;
@@ -1399,6 +1399,8 @@ export interface paths {
         /**
          * List executions
          * @description Newest first. Query `function`, `status`, `trigger`, `since`, `until` (ISO 8601), `first` (1-100, default 20), `after`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         get: operations["functions.execution.list"];
         put?: never;
@@ -1416,7 +1418,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Execution detail */
+        /**
+         * Execution detail
+         * @description Execution detail.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
         get: operations["functions.execution.get"];
         put?: never;
         post?: never;
@@ -1436,6 +1443,8 @@ export interface paths {
         /**
          * What changed between two executions
          * @description Input, output, status, error and duration of `:id` (from) and `:other` (to), each `{changed, from, to}` (durations `{from, to, delta_ms}`), then step by step: each step's summary in both (`status`, `attempts`, resolved `input`, `output`, `error`, `duration_ms`; null where it did not run) and what changed.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         get: operations["functions.execution.diff"];
         put?: never;
@@ -1453,7 +1462,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Step-by-step log of an execution */
+        /**
+         * Step-by-step log of an execution
+         * @description Step-by-step log of an execution.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
         get: operations["functions.execution.events"];
         put?: never;
         post?: never;
@@ -1475,6 +1489,8 @@ export interface paths {
         /**
          * Replay an execution from a step
          * @description Body (all optional) `{from_step?, input?, use_current_definition?}`. Re-runs the finished execution from `from_step` (default: the step it failed at, else the first) with the results it recorded for the earlier steps, which are not run again (their step-log lines say `reused`); runs the version it ran (or the current one), with the recorded input or `input` as `input.body`, and secrets as they are now. Answers the new execution (`trigger: "replay"`, `replay_of`), which may itself have failed. 409 while the execution runs, when a step before `from_step` has no recorded result, or when the version it ran was not kept.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["functions.execution.replay"];
         delete?: never;
@@ -1493,12 +1509,16 @@ export interface paths {
         /**
          * List functions
          * @description By name. Query `first` (1-100, default 50) and `after` (the `next_cursor` of the previous page).
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         get: operations["functions.function.list"];
         put?: never;
         /**
          * Create a function
          * @description Body `{name, slug?, description?, steps: [...], timeout_ms?, retries?}`. Steps are `{name, kind, when?, return?, retries?, ...}` of kinds Transform, HTTP, Email, Invoke. Errors name the step and the field: 400 `details: {step, field}`. 409 when the name or slug is taken.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["functions.function.create"];
         delete?: never;
@@ -1514,17 +1534,26 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a function */
+        /**
+         * Get a function
+         * @description Get a function.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
         get: operations["functions.function.get"];
         /**
          * Update a function
          * @description Body as for create (the whole definition). The version goes up by one.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         put: operations["functions.function.update"];
         post?: never;
         /**
          * Delete a function
          * @description Its webhook receivers and cron jobs go with it.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         delete: operations["functions.function.delete"];
         options?: never;
@@ -1542,17 +1571,23 @@ export interface paths {
         /**
          * List database hooks
          * @description By table, in the order they run.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         get: operations["functions.hook.list"];
         put?: never;
         /**
          * Create a database hook
          * @description Body `{table, timing: "before" | "after", events: ["insert", "update", "delete"], function}` (function by name). The table must exist in the project's database: an unknown table is 400 VALIDATION_FAILED naming it (`details.table`). The function gets `input.body = {event, table, timing, row, where, user_id}`. A before-hook runs inside the data API write: an output `{"error", "status"}` refuses it with that status (HOOK_REJECTED), `{"row": {...}}` replaces the row written. An after-hook runs after commit through the scheduler, once per row, retried until it succeeds (at least once).
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["functions.hook.create"];
         /**
          * Delete a database hook
          * @description The id as `?id=` or in the body `{id}`. Takes effect on the next write.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         delete: operations["functions.hook.delete"];
         options?: never;
@@ -1572,6 +1607,8 @@ export interface paths {
         /**
          * Invoke a function
          * @description The JSON body is the function's `input.body`. Sync: the final step's output (an `{"error", "status"}` result answers with that status). `?async=true`: 202 `{execution_id, status}`. `?dry_run=true`: no side effects, `{dry_run, status, output, error, trace}`. The `X-Execution-Id` header names the execution. An `Idempotency-Key` header (sync and async) runs the request once: the same key and body within 24 hours answers the first answer with `X-Idempotent-Replay: true`, 409 while the first still runs, 422 `IDEMPOTENCY_KEY_REUSED` for another body; a failed run stores nothing.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["functions.invoke"];
         delete?: never;
@@ -1590,17 +1627,23 @@ export interface paths {
         /**
          * List the project's secret names
          * @description Values are never returned.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         get: operations["functions.secret.list"];
         put?: never;
         /**
          * Create or replace a secret
          * @description Body `{name, value}`; used in templates as `{{secrets.NAME}}`. Stored encrypted.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["functions.secret.set"];
         /**
          * Delete a secret
          * @description The name as `?name=` or in the body `{name}`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         delete: operations["functions.secret.delete"];
         options?: never;
@@ -1618,6 +1661,8 @@ export interface paths {
         /**
          * Execution statistics
          * @description Counts by status and p50/p95 duration per function. Query `since`, `until` (ISO 8601; default the last 24 hours).
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         get: operations["functions.stats"];
         put?: never;
@@ -1635,17 +1680,26 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List inbound webhook receivers */
+        /**
+         * List inbound webhook receivers
+         * @description List inbound webhook receivers.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
         get: operations["functions.webhook.list"];
         put?: never;
         /**
          * Create an inbound webhook receiver
          * @description Body `{slug?, function, description?}` (function by name; the slug defaults to the function's). Public URL: `POST /webhooks/<project_id>/<slug>`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["functions.webhook.create"];
         /**
          * Delete an inbound webhook receiver
          * @description The id as `?id=` or in the body `{id}`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         delete: operations["functions.webhook.delete"];
         options?: never;
@@ -1680,7 +1734,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The page behind the verification link (query token) */
+        /**
+         * The page behind the verification link (query token)
+         * @description The page a verification e-mail links to: one button posts the token. Public.
+         */
         get: operations["identity.email.verify.page"];
         put?: never;
         /**
@@ -1706,8 +1763,34 @@ export interface paths {
         /**
          * Request e-mail verification
          * @description With an end-user access token: mails the signed-in user (no body). With the project API key: body `{email}`. Always 202 `{"accepted": true}`.
+         *
+         *     Needs a credential: `X-Api-Key` or `Authorization: Bearer`.
          */
         post: operations["identity.email.verify.request"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/graphql": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * GraphQL over GET (queries only)
+         * @description Query string `query`, `variables` (JSON), `operationName`. Apollo's CSRF prevention answers 400 unless the request carries `Apollo-Require-Preflight: true` (or any non-empty `X-Apollo-Operation-Name`, or a `Content-Type` other than a form's): see docs/architecture.md. A browser that asks for `text/html` gets the GraphiQL explorer. Credentials as on every route: `X-Api-Key` or `Authorization: Bearer`.
+         */
+        get: operations["graphql.get"];
+        put?: never;
+        /**
+         * GraphQL over POST
+         * @description Body `{query, variables?, operationName?}` as JSON, or a multipart request (uploads; it needs `Apollo-Require-Preflight: true`). The full supergraph; subscriptions are served at `/realtime`.
+         */
+        post: operations["graphql.post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1721,7 +1804,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Aggregated health of every service and its database (503 when any is down) */
+        /**
+         * Aggregated health of every service and its database (503 when any is down)
+         * @description Each service by its name (auth: tenant management, idp: identity provider, core: data API, storage, edge: functions) with its state and its database's. Public.
+         */
         get: operations["health.all"];
         put?: never;
         post?: never;
@@ -1738,7 +1824,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness of the tenant service and its database (503 when down) */
+        /**
+         * Readiness of the tenant service and its database (503 when down)
+         * @description For a load balancer's readiness probe of the `auth` service (the tenant domain). Public.
+         */
         get: operations["health.auth"];
         put?: never;
         post?: never;
@@ -1755,7 +1844,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness of the data service and its database (503 when down) */
+        /**
+         * Readiness of the data service and its database (503 when down)
+         * @description For a load balancer's readiness probe of the `core` service (the data domain). Public.
+         */
         get: operations["health.core"];
         put?: never;
         post?: never;
@@ -1772,7 +1864,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness of the functions service and its database (503 when down) */
+        /**
+         * Readiness of the functions service and its database (503 when down)
+         * @description For a load balancer's readiness probe of the `edge` service (the functions domain). Public.
+         */
         get: operations["health.edge"];
         put?: never;
         post?: never;
@@ -1789,7 +1884,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness of the identity service and its database (503 when down) */
+        /**
+         * Readiness of the identity service and its database (503 when down)
+         * @description For a load balancer's readiness probe of the `idp` service (the identity domain). Public.
+         */
         get: operations["health.idp"];
         put?: never;
         post?: never;
@@ -1806,7 +1904,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness of the storage service and its database (503 when down) */
+        /**
+         * Readiness of the storage service and its database (503 when down)
+         * @description For a load balancer's readiness probe of the `storage` service (the storage domain). Public.
+         */
         get: operations["health.storage"];
         put?: never;
         post?: never;
@@ -1825,7 +1926,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Inspect a token (RFC 7662) */
+        /**
+         * Inspect a token (RFC 7662)
+         * @description Whether a token of the client's project is active (not expired, revoked or signed out) and its claims. The client authenticates (client_secret_basic or client_secret_post).
+         */
         post: operations["identity.introspect"];
         delete?: never;
         options?: never;
@@ -1840,7 +1944,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Public signing keys */
+        /**
+         * Public signing keys
+         * @description The public keys (JWK set, by `kid`) that sign access and ID tokens, the current and the previous ones during a rotation. Public, cacheable for 60 s.
+         */
         get: operations["identity.jwks"];
         put?: never;
         post?: never;
@@ -1857,7 +1964,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness of this process (200 while it serves HTTP, whatever the state of databases and other processes) */
+        /**
+         * Liveness of this process (200 while it serves HTTP, whatever the state of databases and other processes)
+         * @description For a process supervisor's liveness probe: it never asks a database. Public.
+         */
         get: operations["health.live"];
         put?: never;
         post?: never;
@@ -1883,6 +1993,8 @@ export interface paths {
         /**
          * Revoke the session and its refresh token
          * @description Needs the end-user access token of the session. Its access tokens and refresh token stop working at once. (GET /logout is the OIDC end_session_endpoint.)
+         *
+         *     Needs an end-user access token (`Authorization: Bearer`, from `/token`).
          */
         post: operations["identity.session.logout"];
         delete?: never;
@@ -1898,7 +2010,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics of this process (text format 0.0.4); with TESSERA_METRICS_TOKEN set, only for `Authorization: Bearer <token>` */
+        /**
+         * Prometheus metrics of this process (text format 0.0.4); with TESSERA_METRICS_TOKEN set, only for `Authorization: Bearer <token>`
+         * @description Counters and histograms of HTTP requests, GraphQL operations, pools and jobs for Prometheus to scrape. Public unless the operator sets TESSERA_METRICS_TOKEN.
+         */
         get: operations["health.metrics"];
         put?: never;
         post?: never;
@@ -1920,6 +2035,8 @@ export interface paths {
         /**
          * Disable MFA (end-user)
          * @description Body `{code}`: a current, unused code.
+         *
+         *     Needs an end-user access token (`Authorization: Bearer`, from `/token`).
          */
         post: operations["identity.mfa.disable"];
         delete?: never;
@@ -1940,6 +2057,8 @@ export interface paths {
         /**
          * Enroll TOTP MFA (end-user)
          * @description Needs an end-user access token. Returns `{secret, otpauth_url}`; MFA is on only after /mfa/verify.
+         *
+         *     Needs an end-user access token (`Authorization: Bearer`, from `/token`).
          */
         post: operations["identity.mfa.enroll"];
         delete?: never;
@@ -1960,8 +2079,30 @@ export interface paths {
         /**
          * Activate MFA (end-user)
          * @description Body `{code}`: a current code from the enrolled secret. From then on the password grant and the sign-in page need `totp_code`.
+         *
+         *     Needs an end-user access token (`Authorization: Bearer`, from `/token`).
          */
         post: operations["identity.mfa.verify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This OpenAPI document
+         * @description The REST API as OpenAPI 3.1, generated from the route table and the supergraph. Public.
+         */
+        get: operations["docs.openapi"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1980,6 +2121,8 @@ export interface paths {
         /**
          * Change password (authenticated end-user)
          * @description Body `{current_password, new_password}`. Every other session of the user is revoked; this one stays.
+         *
+         *     Needs an end-user access token (`Authorization: Bearer`, from `/token`).
          */
         post: operations["identity.password.change"];
         delete?: never;
@@ -1995,7 +2138,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The page behind the reset link (query token) */
+        /**
+         * The page behind the reset link (query token)
+         * @description The form a reset e-mail links to: it asks for the new password and posts it with the token. Public.
+         */
         get: operations["identity.password.reset.page"];
         put?: never;
         /**
@@ -2021,6 +2167,8 @@ export interface paths {
         /**
          * Request a password reset e-mail
          * @description Needs the project API key. Body `{email}`. Always 202 `{"accepted": true}`, whether the address is registered or not; the mail carries a single-use token valid for 1 hour. 429 with Retry-After past the rate limit.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["identity.password.reset.request"];
         delete?: never;
@@ -2041,6 +2189,8 @@ export interface paths {
         /**
          * Register a new end-user
          * @description Needs the project API key (X-Api-Key). Body `{email, password, name?, given_name?, family_name?, middle_name?, nickname?, preferred_username?, picture?, website?, gender?, birthdate?, zoneinfo?, locale?, phone_number?}`. Password: 8 to 1024 characters, not the e-mail, not one repeated character. 409 EMAIL_TAKEN when the address is registered in the project. The e-mail starts unverified. 429 with Retry-After past the rate limit.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["identity.user.register"];
         delete?: never;
@@ -2058,7 +2208,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Revoke a token (RFC 7009) */
+        /**
+         * Revoke a token (RFC 7009)
+         * @description Revokes an access or refresh token of the client (a refresh token revokes its whole family). The client authenticates; an unknown token answers 200 too.
+         */
         post: operations["identity.revocation"];
         delete?: never;
         options?: never;
@@ -2096,6 +2249,8 @@ export interface paths {
         /**
          * List folders
          * @description Folders holding ready objects, by name, with the count and bytes of the objects directly in each. Query: `prefix`, `first`, `after`, `project_id` (anonymous callers). Needs `list`.
+         *
+         *     Public or with a credential: visitors reach what the policies open to them; an API key or a token decides the rest.
          */
         get: operations["storage.folder.list"];
         put?: never;
@@ -2116,6 +2271,8 @@ export interface paths {
         /**
          * List objects
          * @description Query: `folder` (only objects directly in it; `recursive=true` adds subfolders), `prefix` (name prefix), `sort` (`name`, `created_at`, `updated_at`, `size`; `-` for descending), `first` (1-1000, default 100), `after` (`next_cursor`), `status=pending` (API key only), `project_id` (anonymous callers). Needs `list`; callers limited by policies see only what the policies cover.
+         *
+         *     Public or with a credential: visitors reach what the policies open to them; an API key or a token decides the rest.
          */
         get: operations["storage.object.list"];
         put?: never;
@@ -2136,6 +2293,8 @@ export interface paths {
         /**
          * An object's metadata
          * @description Needs `read` on its folder.
+         *
+         *     Public or with a credential: visitors reach what the policies open to them; an API key or a token decides the rest.
          */
         get: operations["storage.object.get"];
         put?: never;
@@ -2143,6 +2302,8 @@ export interface paths {
         /**
          * Delete a file
          * @description Removes the object and its bytes. Deleting it again answers 404. Needs `delete` on its folder.
+         *
+         *     Public or with a credential: visitors reach what the policies open to them; an API key or a token decides the rest.
          */
         delete: operations["storage.object.delete"];
         options?: never;
@@ -2160,17 +2321,23 @@ export interface paths {
         /**
          * List ACL policies
          * @description Oldest first; query `first` and `after`. Needs the project API key.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         get: operations["storage.policy.list"];
         put?: never;
         /**
          * Create an ACL policy
          * @description Body `{name, folder, operations: ["read"|"write"|"delete"|"list"], principal: "public"|"authenticated"|"owner"|"role:<name>", content_types?}`. The policy covers the folder and its subfolders (`""`: all). Needs the project API key.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["storage.policy.create"];
         /**
          * Delete an ACL policy
          * @description The id as `?id=` or in the JSON body `{id}`. Needs the project API key.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         delete: operations["storage.policy.delete"];
         options?: never;
@@ -2188,7 +2355,12 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete an ACL policy (id in the path) */
+        /**
+         * Delete an ACL policy (id in the path)
+         * @description Delete an ACL policy (id in the path).
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
         delete: operations["storage.policy.deleteById"];
         options?: never;
         head?: never;
@@ -2227,6 +2399,8 @@ export interface paths {
         /**
          * Confirm an upload
          * @description Body `{id}`. The pending object becomes `ready` (listed, downloadable). Confirming a ready object answers it unchanged. Needs `write` on its folder.
+         *
+         *     Public or with a credential: visitors reach what the policies open to them; an API key or a token decides the rest.
          */
         post: operations["storage.upload.confirm"];
         delete?: never;
@@ -2245,6 +2419,8 @@ export interface paths {
         /**
          * Storage usage statistics
          * @description Objects and bytes (ready and pending), per folder, against the plan's quota. Needs the project API key.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         get: operations["storage.usage.get"];
         put?: never;
@@ -2282,11 +2458,243 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Current user profile (OIDC claims) */
+        /**
+         * Current user profile (OIDC claims)
+         * @description The claims of the end-user an access token from /token was issued to, as its scopes allow (openid, profile, email, roles).
+         */
         get: operations["identity.userinfo"];
         put?: never;
-        /** Current user profile (OIDC claims) */
+        /**
+         * Current user profile (OIDC claims)
+         * @description The same as GET /userinfo, for clients that POST (OIDC Core 5.3.1).
+         */
         post: operations["identity.userinfo.post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/aggregate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * COUNT, SUM, AVG, MIN, MAX with GROUP BY
+         * @description Body `{table, aggregates: [{fn, column?, as?}], groupBy?, where?, having?, orderBy?, limit?}` → `{rows}`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
+        post: operations["data.aggregate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete matching rows
+         * @description Body `{table, where, returning?, all?}` → `{count, rows}`. Without a where: 400 unless `all: true`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
+        post: operations["data.delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/find": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Select rows
+         * @description Body `{table, select?, where?, orderBy?, limit?, offset?}` → `{rows}`. limit 1-1000, default 100. A `where` is an object: a plain value means equality; operators eq ne gt gte lt lte in nin like ilike isNull contains; and, or, not combine.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
+        post: operations["data.find"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/findOne": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The first matching row
+         * @description Body `{table, select?, where?, orderBy?}` → `{row}` (null when nothing matches).
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
+        post: operations["data.findOne"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/insert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Insert rows
+         * @description Body `{table, values, returning?}`: `values` is a row object or an array of up to 1000. 201 `{count, rows}`; 409 on a unique violation.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
+        post: operations["data.insert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/publication": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Realtime publications of the project
+         * @description The same switches as `/auth/api/v1/projects/:id/publications`, for the project API key.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
+        get: operations["data.publication.list"];
+        put?: never;
+        /**
+         * Toggle realtime for a table
+         * @description Body `{table, enabled}`. Changes of an enabled table stream to subscribers of `/realtime`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
+        post: operations["data.publication.set"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rawSQL": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Parameterized SQL
+         * @description Body `{sql, params?}` → `{rows, rowCount, fields, statements: [{index, line, command, rowCount}]}`. One statement with `$1` placeholders, or a script of several statements (no params) run as one transaction: all or nothing; a failing statement is named in the error (`statement N (line L)`, `details.statement`, `details.position`) and nothing of the script is kept. Each statement is checked alone: the project's own schema, as its own role. Project API key only (or a client token with admin:sql).
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
+        post: operations["data.rawSQL"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/transaction": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Several actions atomically
+         * @description Body `{operations: [{action, table, ...}]}` → `{results}`. All or nothing; an error names the failing operation (`details.operation`).
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
+        post: operations["data.transaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Update matching rows
+         * @description Body `{table, where, set, returning?, all?}` → `{count, rows}`. Without a where: 400 unless `all: true`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
+        post: operations["data.update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vectorSearch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Nearest neighbours of a vector
+         * @description Body `{table, column, vector, k?, metric?, where?, select?}` → `{rows (with _distance), method: "hnsw" | "exact"}`.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
+        post: operations["data.vectorSearch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2326,9 +2734,18 @@ export interface components {
                 request_id: string;
             };
         };
+        /** @description A GraphQL-over-HTTP response: `data`, and `errors` each with `extensions.code` and `extensions.http.status` */
+        GraphQLResponse: {
+            data?: Record<string, never> | null;
+            errors?: {
+                extensions?: Record<string, never>;
+                message: string;
+            }[];
+            extensions?: Record<string, never>;
+        };
     };
     responses: {
-        /** @description Error (BAD_REQUEST, VALIDATION_FAILED, GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED, BAD_USER_INPUT, GRAPHQL_LIMIT_EXCEEDED, INVALID_LINK, HOOK_REJECTED) */
+        /** @description Bad input: a field is missing, unknown or of the wrong type, or the body is not valid JSON (BAD_REQUEST, VALIDATION_FAILED, GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED, BAD_USER_INPUT, GRAPHQL_LIMIT_EXCEEDED, INVALID_LINK, HOOK_REJECTED) */
         E400: {
             headers: {
                 [name: string]: unknown;
@@ -2337,7 +2754,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Error (UNAUTHENTICATED, INVALID_CREDENTIALS, INVALID_TOKEN, INVALID_API_KEY, MFA_REQUIRED, INVALID_MFA_CODE) */
+        /** @description No valid credential: the route needs one, or one that was sent (on any route, public ones too) is wrong, expired or revoked (UNAUTHENTICATED, INVALID_CREDENTIALS, INVALID_TOKEN, INVALID_API_KEY, MFA_REQUIRED, INVALID_MFA_CODE) */
         E401: {
             headers: {
                 [name: string]: unknown;
@@ -2346,7 +2763,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Error (FORBIDDEN, ORIGIN_NOT_ALLOWED) */
+        /** @description Refused: the credential may not do this (wrong kind, another project, a missing scope or policy), or the browser origin is not allowed (FORBIDDEN, ORIGIN_NOT_ALLOWED) */
         E403: {
             headers: {
                 [name: string]: unknown;
@@ -2355,7 +2772,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Error (NOT_FOUND, ROUTE_NOT_FOUND) */
+        /** @description Not found: no such resource for this caller, or no such route (NOT_FOUND, ROUTE_NOT_FOUND) */
         E404: {
             headers: {
                 [name: string]: unknown;
@@ -2364,7 +2781,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Error (REQUEST_TIMEOUT, QUERY_TIMEOUT) */
+        /** @description The request took longer than the edge allows (REQUEST_TIMEOUT, QUERY_TIMEOUT) */
         E408: {
             headers: {
                 [name: string]: unknown;
@@ -2373,7 +2790,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Error (CONFLICT, HOOK_DEPTH_EXCEEDED, EMAIL_TAKEN, MFA_NOT_ENROLLED, MFA_ALREADY_ENABLED, MFA_NOT_ENABLED, PLAN_LIMIT_REACHED, EMAIL_NOT_CONFIGURED) */
+        /** @description Conflict with the current state (a unique value taken, a run still in progress) (CONFLICT, HOOK_DEPTH_EXCEEDED, EMAIL_TAKEN, MFA_NOT_ENROLLED, MFA_ALREADY_ENABLED, MFA_NOT_ENABLED, PLAN_LIMIT_REACHED, EMAIL_NOT_CONFIGURED) */
         E409: {
             headers: {
                 [name: string]: unknown;
@@ -2382,7 +2799,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Error (PAYLOAD_TOO_LARGE, QUOTA_EXCEEDED) */
+        /** @description The body is larger than allowed (PAYLOAD_TOO_LARGE, QUOTA_EXCEEDED) */
         E413: {
             headers: {
                 [name: string]: unknown;
@@ -2391,7 +2808,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Error (UNSUPPORTED_MEDIA_TYPE) */
+        /** @description The body is of a content type this route does not take (UNSUPPORTED_MEDIA_TYPE) */
         E415: {
             headers: {
                 [name: string]: unknown;
@@ -2418,7 +2835,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Error (RATE_LIMITED) */
+        /** @description Too many requests: a rate limit or the plan's request quota; `Retry-After` says when to try again (RATE_LIMITED) */
         E429: {
             headers: {
                 [name: string]: unknown;
@@ -2427,7 +2844,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Error (INTERNAL) */
+        /** @description Internal error (masked; the request id finds it in the logs) (INTERNAL) */
         E500: {
             headers: {
                 [name: string]: unknown;
@@ -2445,7 +2862,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Error (SERVICE_UNAVAILABLE) */
+        /** @description A service is not available or the platform is shedding load; `Retry-After` says when to try again (SERVICE_UNAVAILABLE) */
         E503: {
             headers: {
                 [name: string]: unknown;
@@ -2808,6 +3225,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -2988,6 +3407,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -3071,6 +3492,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -3100,6 +3523,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -3183,6 +3608,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -3217,6 +3644,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -3343,542 +3772,6 @@ export interface operations {
             503: components["responses"]["E503"];
         };
     };
-    "data.aggregate": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    aggregates: unknown;
-                    groupBy?: string[];
-                    having?: unknown;
-                    limit?: number;
-                    orderBy?: unknown;
-                    table: string;
-                    where?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description The rows, keyed by column name. */
-                        rows: unknown;
-                    };
-                };
-            };
-            400: components["responses"]["E400"];
-            401: components["responses"]["E401"];
-            403: components["responses"]["E403"];
-            404: components["responses"]["E404"];
-            408: components["responses"]["E408"];
-            409: components["responses"]["E409"];
-            413: components["responses"]["E413"];
-            415: components["responses"]["E415"];
-            422: components["responses"]["E422"];
-            429: components["responses"]["E429"];
-            500: components["responses"]["E500"];
-            502: components["responses"]["E502"];
-            503: components["responses"]["E503"];
-            504: components["responses"]["E504"];
-        };
-    };
-    "data.delete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    all?: boolean;
-                    returning?: unknown;
-                    table: string;
-                    where?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Rows written. */
-                        count: number;
-                        /** @description The written rows (the `returning` columns). */
-                        rows: unknown;
-                    };
-                };
-            };
-            400: components["responses"]["E400"];
-            401: components["responses"]["E401"];
-            403: components["responses"]["E403"];
-            404: components["responses"]["E404"];
-            408: components["responses"]["E408"];
-            409: components["responses"]["E409"];
-            413: components["responses"]["E413"];
-            415: components["responses"]["E415"];
-            422: components["responses"]["E422"];
-            429: components["responses"]["E429"];
-            500: components["responses"]["E500"];
-            502: components["responses"]["E502"];
-            503: components["responses"]["E503"];
-            504: components["responses"]["E504"];
-        };
-    };
-    "data.find": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    limit?: number;
-                    offset?: number;
-                    orderBy?: unknown;
-                    select?: string[];
-                    table: string;
-                    where?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description The rows, keyed by column name. */
-                        rows: unknown;
-                    };
-                };
-            };
-            400: components["responses"]["E400"];
-            401: components["responses"]["E401"];
-            403: components["responses"]["E403"];
-            404: components["responses"]["E404"];
-            408: components["responses"]["E408"];
-            409: components["responses"]["E409"];
-            413: components["responses"]["E413"];
-            415: components["responses"]["E415"];
-            422: components["responses"]["E422"];
-            429: components["responses"]["E429"];
-            500: components["responses"]["E500"];
-            502: components["responses"]["E502"];
-            503: components["responses"]["E503"];
-            504: components["responses"]["E504"];
-        };
-    };
-    "data.findOne": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    orderBy?: unknown;
-                    select?: string[];
-                    table: string;
-                    where?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description The row, or null when nothing matched. */
-                        row?: unknown | null;
-                    };
-                };
-            };
-            400: components["responses"]["E400"];
-            401: components["responses"]["E401"];
-            403: components["responses"]["E403"];
-            404: components["responses"]["E404"];
-            408: components["responses"]["E408"];
-            409: components["responses"]["E409"];
-            413: components["responses"]["E413"];
-            415: components["responses"]["E415"];
-            422: components["responses"]["E422"];
-            429: components["responses"]["E429"];
-            500: components["responses"]["E500"];
-            502: components["responses"]["E502"];
-            503: components["responses"]["E503"];
-            504: components["responses"]["E504"];
-        };
-    };
-    "data.insert": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    returning?: unknown;
-                    table: string;
-                    values: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Success */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Rows written. */
-                        count: number;
-                        /** @description The written rows (the `returning` columns). */
-                        rows: unknown;
-                    };
-                };
-            };
-            400: components["responses"]["E400"];
-            401: components["responses"]["E401"];
-            403: components["responses"]["E403"];
-            404: components["responses"]["E404"];
-            408: components["responses"]["E408"];
-            409: components["responses"]["E409"];
-            413: components["responses"]["E413"];
-            415: components["responses"]["E415"];
-            422: components["responses"]["E422"];
-            429: components["responses"]["E429"];
-            500: components["responses"]["E500"];
-            502: components["responses"]["E502"];
-            503: components["responses"]["E503"];
-            504: components["responses"]["E504"];
-        };
-    };
-    "data.publication.list": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description The realtime switches of the calling project's tables. Needs the project API key (`X-Api-Key`). */
-                        publications: {
-                            /** @description Whether changes to the table stream to subscribers. */
-                            enabled: boolean;
-                            /** @description The table's name in the project database. */
-                            table: string;
-                            /** @description When the switch last changed (ISO 8601). */
-                            updated_at: string;
-                        }[];
-                    };
-                };
-            };
-            400: components["responses"]["E400"];
-            401: components["responses"]["E401"];
-            403: components["responses"]["E403"];
-            404: components["responses"]["E404"];
-            408: components["responses"]["E408"];
-            409: components["responses"]["E409"];
-            413: components["responses"]["E413"];
-            422: components["responses"]["E422"];
-            429: components["responses"]["E429"];
-            500: components["responses"]["E500"];
-            502: components["responses"]["E502"];
-            503: components["responses"]["E503"];
-            504: components["responses"]["E504"];
-        };
-    };
-    "data.publication.set": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description Whether changes should stream. */
-                    enabled: boolean;
-                    /** @description A plain table name (no schema), at most 63 characters. */
-                    table: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Turns realtime on or off for one table of the calling project. Needs the project API key (`X-Api-Key`). */
-                        publication: {
-                            /** @description Whether changes to the table stream to subscribers. */
-                            enabled: boolean;
-                            /** @description The table's name in the project database. */
-                            table: string;
-                            /** @description When the switch last changed (ISO 8601). */
-                            updated_at: string;
-                        };
-                    };
-                };
-            };
-            400: components["responses"]["E400"];
-            401: components["responses"]["E401"];
-            403: components["responses"]["E403"];
-            404: components["responses"]["E404"];
-            408: components["responses"]["E408"];
-            409: components["responses"]["E409"];
-            413: components["responses"]["E413"];
-            415: components["responses"]["E415"];
-            422: components["responses"]["E422"];
-            429: components["responses"]["E429"];
-            500: components["responses"]["E500"];
-            502: components["responses"]["E502"];
-            503: components["responses"]["E503"];
-            504: components["responses"]["E504"];
-        };
-    };
-    "data.rawSQL": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    params?: unknown;
-                    sql: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description The result columns: `[{name, type}]` (of the last statement of a script). */
-                        fields: unknown;
-                        /** @description Rows returned or affected (by the last statement of a script). */
-                        rowCount: number;
-                        /** @description Rows returned by the statement (the last statement of a script). */
-                        rows: unknown;
-                        /** @description Each statement that ran, in order, with its command tag and row count. */
-                        statements: {
-                            /** @description PostgreSQL's command tag: `SELECT`, `INSERT`, `CREATE`, ... */
-                            command?: string | null;
-                            /** @description Its place in the script, from 0. */
-                            index: number;
-                            /** @description The line of the script it starts on, from 1. */
-                            line: number;
-                            /** @description Rows returned or affected. */
-                            rowCount?: number | null;
-                        }[];
-                    };
-                };
-            };
-            400: components["responses"]["E400"];
-            401: components["responses"]["E401"];
-            403: components["responses"]["E403"];
-            404: components["responses"]["E404"];
-            408: components["responses"]["E408"];
-            409: components["responses"]["E409"];
-            413: components["responses"]["E413"];
-            415: components["responses"]["E415"];
-            422: components["responses"]["E422"];
-            429: components["responses"]["E429"];
-            500: components["responses"]["E500"];
-            502: components["responses"]["E502"];
-            503: components["responses"]["E503"];
-            504: components["responses"]["E504"];
-        };
-    };
-    "data.transaction": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    operations: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One result per operation, shaped as that action's own response. */
-                        results: unknown;
-                    };
-                };
-            };
-            400: components["responses"]["E400"];
-            401: components["responses"]["E401"];
-            403: components["responses"]["E403"];
-            404: components["responses"]["E404"];
-            408: components["responses"]["E408"];
-            409: components["responses"]["E409"];
-            413: components["responses"]["E413"];
-            415: components["responses"]["E415"];
-            422: components["responses"]["E422"];
-            429: components["responses"]["E429"];
-            500: components["responses"]["E500"];
-            502: components["responses"]["E502"];
-            503: components["responses"]["E503"];
-            504: components["responses"]["E504"];
-        };
-    };
-    "data.update": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    all?: boolean;
-                    returning?: unknown;
-                    set: unknown;
-                    table: string;
-                    where?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Rows written. */
-                        count: number;
-                        /** @description The written rows (the `returning` columns). */
-                        rows: unknown;
-                    };
-                };
-            };
-            400: components["responses"]["E400"];
-            401: components["responses"]["E401"];
-            403: components["responses"]["E403"];
-            404: components["responses"]["E404"];
-            408: components["responses"]["E408"];
-            409: components["responses"]["E409"];
-            413: components["responses"]["E413"];
-            415: components["responses"]["E415"];
-            422: components["responses"]["E422"];
-            429: components["responses"]["E429"];
-            500: components["responses"]["E500"];
-            502: components["responses"]["E502"];
-            503: components["responses"]["E503"];
-            504: components["responses"]["E504"];
-        };
-    };
-    "data.vectorSearch": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    column: string;
-                    k?: number;
-                    metric?: string;
-                    select?: string[];
-                    table: string;
-                    vector: number[];
-                    where?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description `hnsw` (approximate, pgvector index) or `exact` (a full scan). */
-                        method: string;
-                        /** @description The rows, nearest first. */
-                        rows: unknown;
-                    };
-                };
-            };
-            400: components["responses"]["E400"];
-            401: components["responses"]["E401"];
-            403: components["responses"]["E403"];
-            404: components["responses"]["E404"];
-            408: components["responses"]["E408"];
-            409: components["responses"]["E409"];
-            413: components["responses"]["E413"];
-            415: components["responses"]["E415"];
-            422: components["responses"]["E422"];
-            429: components["responses"]["E429"];
-            500: components["responses"]["E500"];
-            502: components["responses"]["E502"];
-            503: components["responses"]["E503"];
-            504: components["responses"]["E504"];
-        };
-    };
     "tenant.plan.list": {
         parameters: {
             query?: never;
@@ -3925,6 +3818,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             429: components["responses"]["E429"];
@@ -4213,6 +4108,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -4674,6 +4571,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -4732,6 +4631,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -4886,6 +4787,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -4948,6 +4851,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -5204,6 +5109,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
@@ -5277,6 +5184,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
@@ -5309,6 +5218,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -5383,6 +5294,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -5545,6 +5458,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
@@ -5581,6 +5496,8 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
@@ -5647,6 +5564,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
@@ -5725,6 +5644,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -5823,6 +5744,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
@@ -5847,11 +5770,15 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
             /** @description Back to redirect_uri with error (RFC 6749 §4.1.2.1) */
             302: {
                 headers: {
+                    /** @description Where the browser goes next */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5861,7 +5788,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
@@ -5893,16 +5822,29 @@ export interface operations {
             /** @description Back to redirect_uri with code, state and iss */
             302: {
                 headers: {
+                    /** @description Where the browser goes next */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description HTML page: unknown client or unregistered redirect_uri */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
             };
             /** @description The form again, with the problem */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
@@ -5923,21 +5865,27 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
             /** @description HTML page: unknown client or unregistered redirect_uri */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
             /** @description HTML page: the project does not offer password reset */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
@@ -5965,21 +5913,27 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
             /** @description The form again, with the problem */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
             /** @description The form again: too many requests */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -5999,21 +5953,27 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
             /** @description HTML page: unknown client or unregistered redirect_uri */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
             /** @description HTML page: the project does not offer sign-up */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
@@ -6043,6 +6003,8 @@ export interface operations {
             /** @description Back to redirect_uri with code, state and iss */
             302: {
                 headers: {
+                    /** @description Where the browser goes next */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6052,14 +6014,41 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
             /** @description The form again: the e-mail address is registered */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
+            };
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "docs.page": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
             };
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
@@ -6093,7 +6082,7 @@ export interface operations {
                             /** @description The job's id. */
                             id: string;
                             /** @description The payload, the run's `input.body`. */
-                            input?: unknown | null;
+                            input?: unknown;
                             /** @description When the job last ran (ISO 8601). */
                             last_run_at?: string | null;
                             /** @description Unique name in the project. */
@@ -6168,7 +6157,7 @@ export interface operations {
                             /** @description The job's id. */
                             id: string;
                             /** @description The payload, the run's `input.body`. */
-                            input?: unknown | null;
+                            input?: unknown;
                             /** @description When the job last ran (ISO 8601). */
                             last_run_at?: string | null;
                             /** @description Unique name in the project. */
@@ -6287,7 +6276,7 @@ export interface operations {
                             /** @description The job's id. */
                             id: string;
                             /** @description The payload, the run's `input.body`. */
-                            input?: unknown | null;
+                            input?: unknown;
                             /** @description When the job last ran (ISO 8601). */
                             last_run_at?: string | null;
                             /** @description Unique name in the project. */
@@ -6461,6 +6450,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             422: components["responses"]["E422"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
@@ -7179,6 +7170,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             422: components["responses"]["E422"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
@@ -7407,6 +7400,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             422: components["responses"]["E422"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
@@ -7539,6 +7534,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             422: components["responses"]["E422"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
@@ -7578,7 +7575,7 @@ export interface operations {
                             /** @description Run time in milliseconds. */
                             duration_ms?: number | null;
                             /** @description The error `{code, message, step}` of a failed run. */
-                            error?: unknown | null;
+                            error?: unknown;
                             /** @description When it finished (ISO 8601). */
                             finished_at?: string | null;
                             /** @description The function's name. */
@@ -7588,9 +7585,9 @@ export interface operations {
                             /** @description The execution's id. */
                             id: string;
                             /** @description The input `{body, headers, method, query}`. */
-                            input?: unknown | null;
+                            input?: unknown;
                             /** @description The output (the final step's output). */
-                            output?: unknown | null;
+                            output?: unknown;
                             /** @description The execution of the function that started this one, if any. */
                             parent_id?: string | null;
                             /** @description The step a replay started from (the steps before it reused the replayed execution's results). */
@@ -7652,7 +7649,7 @@ export interface operations {
                             /** @description Run time in milliseconds. */
                             duration_ms?: number | null;
                             /** @description The error `{code, message, step}` of a failed run. */
-                            error?: unknown | null;
+                            error?: unknown;
                             /** @description When it finished (ISO 8601). */
                             finished_at?: string | null;
                             /** @description The function's name. */
@@ -7662,9 +7659,9 @@ export interface operations {
                             /** @description The execution's id. */
                             id: string;
                             /** @description The input `{body, headers, method, query}`. */
-                            input?: unknown | null;
+                            input?: unknown;
                             /** @description The output (the final step's output). */
-                            output?: unknown | null;
+                            output?: unknown;
                             /** @description The execution of the function that started this one, if any. */
                             parent_id?: string | null;
                             /** @description The step a replay started from (the steps before it reused the replayed execution's results). */
@@ -7737,9 +7734,9 @@ export interface operations {
                                 /** @description Whether the values differ (object keys in any order). */
                                 changed: boolean;
                                 /** @description The value in the execution compared from. */
-                                from?: unknown | null;
+                                from?: unknown;
                                 /** @description The value in the execution compared to. */
-                                to?: unknown | null;
+                                to?: unknown;
                             };
                             /** @description The execution compared from. */
                             from: {
@@ -7767,27 +7764,27 @@ export interface operations {
                                 /** @description Whether the values differ (object keys in any order). */
                                 changed: boolean;
                                 /** @description The value in the execution compared from. */
-                                from?: unknown | null;
+                                from?: unknown;
                                 /** @description The value in the execution compared to. */
-                                to?: unknown | null;
+                                to?: unknown;
                             };
                             /** @description The outputs. */
                             output: {
                                 /** @description Whether the values differ (object keys in any order). */
                                 changed: boolean;
                                 /** @description The value in the execution compared from. */
-                                from?: unknown | null;
+                                from?: unknown;
                                 /** @description The value in the execution compared to. */
-                                to?: unknown | null;
+                                to?: unknown;
                             };
                             /** @description The statuses. */
                             status: {
                                 /** @description Whether the values differ (object keys in any order). */
                                 changed: boolean;
                                 /** @description The value in the execution compared from. */
-                                from?: unknown | null;
+                                from?: unknown;
                                 /** @description The value in the execution compared to. */
-                                to?: unknown | null;
+                                to?: unknown;
                             };
                             /** @description Step by step, in the order the steps ran (a step only one of them ran has a null side). */
                             steps: {
@@ -7807,13 +7804,13 @@ export interface operations {
                                     /** @description Time spent in it, all attempts together (ms). */
                                     duration_ms?: number | null;
                                     /** @description Its error (failed). */
-                                    error?: unknown | null;
+                                    error?: unknown;
                                     /** @description The resolved input of its last attempt. */
-                                    input?: unknown | null;
+                                    input?: unknown;
                                     /** @description The step's kind. */
                                     kind: string;
                                     /** @description Its result `{body, ...}` (succeeded or reused). */
-                                    output?: unknown | null;
+                                    output?: unknown;
                                     /** @description succeeded, failed, skipped, reused (taken from the replayed execution), or interrupted (started, never ended). */
                                     status: string;
                                 } | null;
@@ -7822,27 +7819,27 @@ export interface operations {
                                     /** @description Whether the values differ (object keys in any order). */
                                     changed: boolean;
                                     /** @description The value in the execution compared from. */
-                                    from?: unknown | null;
+                                    from?: unknown;
                                     /** @description The value in the execution compared to. */
-                                    to?: unknown | null;
+                                    to?: unknown;
                                 };
                                 /** @description Its result. */
                                 output: {
                                     /** @description Whether the values differ (object keys in any order). */
                                     changed: boolean;
                                     /** @description The value in the execution compared from. */
-                                    from?: unknown | null;
+                                    from?: unknown;
                                     /** @description The value in the execution compared to. */
-                                    to?: unknown | null;
+                                    to?: unknown;
                                 };
                                 /** @description Its status. */
                                 status: {
                                     /** @description Whether the values differ (object keys in any order). */
                                     changed: boolean;
                                     /** @description The value in the execution compared from. */
-                                    from?: unknown | null;
+                                    from?: unknown;
                                     /** @description The value in the execution compared to. */
-                                    to?: unknown | null;
+                                    to?: unknown;
                                 };
                                 /** @description The step's name. */
                                 step: string;
@@ -7853,13 +7850,13 @@ export interface operations {
                                     /** @description Time spent in it, all attempts together (ms). */
                                     duration_ms?: number | null;
                                     /** @description Its error (failed). */
-                                    error?: unknown | null;
+                                    error?: unknown;
                                     /** @description The resolved input of its last attempt. */
-                                    input?: unknown | null;
+                                    input?: unknown;
                                     /** @description The step's kind. */
                                     kind: string;
                                     /** @description Its result `{body, ...}` (succeeded or reused). */
-                                    output?: unknown | null;
+                                    output?: unknown;
                                     /** @description succeeded, failed, skipped, reused (taken from the replayed execution), or interrupted (started, never ended). */
                                     status: string;
                                 } | null;
@@ -7930,13 +7927,13 @@ export interface operations {
                             /** @description Duration in milliseconds (on succeeded and failed). */
                             duration_ms?: number | null;
                             /** @description The error (on failed). */
-                            error?: unknown | null;
+                            error?: unknown;
                             /** @description The step's resolved fields (on started). */
-                            input?: unknown | null;
+                            input?: unknown;
                             /** @description The step's kind. */
                             kind: string;
                             /** @description The step's result (on succeeded). */
-                            output?: unknown | null;
+                            output?: unknown;
                             /** @description Order in the log, from 1. */
                             seq: number;
                             /** @description The step's name. */
@@ -8004,7 +8001,7 @@ export interface operations {
                             /** @description Run time in milliseconds. */
                             duration_ms?: number | null;
                             /** @description The error `{code, message, step}` of a failed run. */
-                            error?: unknown | null;
+                            error?: unknown;
                             /** @description When it finished (ISO 8601). */
                             finished_at?: string | null;
                             /** @description The function's name. */
@@ -8014,9 +8011,9 @@ export interface operations {
                             /** @description The execution's id. */
                             id: string;
                             /** @description The input `{body, headers, method, query}`. */
-                            input?: unknown | null;
+                            input?: unknown;
                             /** @description The output (the final step's output). */
-                            output?: unknown | null;
+                            output?: unknown;
                             /** @description The execution of the function that started this one, if any. */
                             parent_id?: string | null;
                             /** @description The step a replay started from (the steps before it reused the replayed execution's results). */
@@ -8360,6 +8357,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             422: components["responses"]["E422"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
@@ -8548,20 +8547,138 @@ export interface operations {
                     "application/json": unknown;
                 };
             };
-            400: components["responses"]["E400"];
+            /** @description Queued (`?async=true`): the scheduler runs it; `X-Execution-Id` names the execution */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        execution_id: string;
+                        /** @enum {string} */
+                        status: "queued";
+                    };
+                };
+            };
+            /** @description Error (400): the error body of components/schemas/Error, or the operation's own answer with this status */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
             401: components["responses"]["E401"];
             403: components["responses"]["E403"];
-            404: components["responses"]["E404"];
-            408: components["responses"]["E408"];
-            409: components["responses"]["E409"];
-            413: components["responses"]["E413"];
-            415: components["responses"]["E415"];
-            422: components["responses"]["E422"];
-            429: components["responses"]["E429"];
-            500: components["responses"]["E500"];
-            502: components["responses"]["E502"];
-            503: components["responses"]["E503"];
-            504: components["responses"]["E504"];
+            /** @description Error (404): the error body of components/schemas/Error, or the operation's own answer with this status */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Error (408): the error body of components/schemas/Error, or the operation's own answer with this status */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Error (409): the error body of components/schemas/Error, or the operation's own answer with this status */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Error (413): the error body of components/schemas/Error, or the operation's own answer with this status */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Error (415): the error body of components/schemas/Error, or the operation's own answer with this status */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Error (422): the error body of components/schemas/Error, or the operation's own answer with this status */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Error (429): the error body of components/schemas/Error, or the operation's own answer with this status */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Error (500): the error body of components/schemas/Error, or the operation's own answer with this status */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Error (502): the error body of components/schemas/Error, or the operation's own answer with this status */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Error (503): the error body of components/schemas/Error, or the operation's own answer with this status */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Error (504): the error body of components/schemas/Error, or the operation's own answer with this status */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description The operation's own answer, with the status it chose (any JSON) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
         };
     };
     "functions.secret.list": {
@@ -8940,6 +9057,15 @@ export interface operations {
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
+            /** @description The function's own answer, with the status it chose (an `{"error", "status"}` result) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
         };
     };
     "identity.email.verify.page": {
@@ -8956,7 +9082,18 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description HTML page: the link has no token */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
             };
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
@@ -8981,15 +9118,8 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
-            /** @description INVALID_TOKEN */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": Record<string, never>;
-                };
-            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -9035,6 +9165,181 @@ export interface operations {
             503: components["responses"]["E503"];
         };
     };
+    "graphql.get": {
+        parameters: {
+            query?: {
+                operationName?: string;
+                query?: string;
+                variables?: string;
+            };
+            header?: {
+                /** @description Any non-empty value lets a GET through the CSRF prevention */
+                "Apollo-Require-Preflight"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A GraphQL response (its `errors` may say what failed), or the explorer page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                    "text/html": string;
+                };
+            };
+            /** @description Bad input: a field is missing, unknown or of the wrong type, or the body is not valid JSON, as a GraphQL response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            /** @description No valid credential: the route needs one, or one that was sent (on any route, public ones too) is wrong, expired or revoked, as a GraphQL response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            /** @description Refused: the credential may not do this (wrong kind, another project, a missing scope or policy), or the browser origin is not allowed, as a GraphQL response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            /** @description Not found: no such resource for this caller, or no such route, as a GraphQL response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "graphql.post": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    operationName?: string;
+                    query: string;
+                    variables?: Record<string, never>;
+                };
+                "multipart/form-data": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description A GraphQL response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            /** @description Bad input: a field is missing, unknown or of the wrong type, or the body is not valid JSON, as a GraphQL response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            /** @description No valid credential: the route needs one, or one that was sent (on any route, public ones too) is wrong, expired or revoked, as a GraphQL response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            /** @description Refused: the credential may not do this (wrong kind, another project, a missing scope or policy), or the browser origin is not allowed, as a GraphQL response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            /** @description Not found: no such resource for this caller, or no such route, as a GraphQL response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            /** @description Conflict with the current state (a unique value taken, a run still in progress), as a GraphQL response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            /** @description The body is larger than allowed, as a GraphQL response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            /** @description The body is of a content type this route does not take, as a GraphQL response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
     "health.all": {
         parameters: {
             query?: never;
@@ -9075,7 +9380,24 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        gateway?: string;
+                        services?: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                database?: "ok" | "down";
+                                detail?: string;
+                                service?: string;
+                                /** @enum {string} */
+                                status?: "ok" | "down";
+                                subgraph?: string;
+                            };
+                        };
+                        /** @enum {string} */
+                        status?: "ok" | "degraded";
+                    };
+                };
             };
         };
     };
@@ -9112,7 +9434,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        database?: "ok" | "down";
+                        detail?: string;
+                        service?: string;
+                        /** @enum {string} */
+                        status?: "ok" | "down";
+                        subgraph?: string;
+                    };
+                };
             };
         };
     };
@@ -9149,7 +9481,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        database?: "ok" | "down";
+                        detail?: string;
+                        service?: string;
+                        /** @enum {string} */
+                        status?: "ok" | "down";
+                        subgraph?: string;
+                    };
+                };
             };
         };
     };
@@ -9186,7 +9528,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        database?: "ok" | "down";
+                        detail?: string;
+                        service?: string;
+                        /** @enum {string} */
+                        status?: "ok" | "down";
+                        subgraph?: string;
+                    };
+                };
             };
         };
     };
@@ -9223,7 +9575,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        database?: "ok" | "down";
+                        detail?: string;
+                        service?: string;
+                        /** @enum {string} */
+                        status?: "ok" | "down";
+                        subgraph?: string;
+                    };
+                };
             };
         };
     };
@@ -9260,7 +9622,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        database?: "ok" | "down";
+                        detail?: string;
+                        service?: string;
+                        /** @enum {string} */
+                        status?: "ok" | "down";
+                        subgraph?: string;
+                    };
+                };
             };
         };
     };
@@ -9320,7 +9692,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/jwk-set+json": {
+                        keys: Record<string, never>[];
+                    };
                 };
             };
             429: components["responses"]["E429"];
@@ -9368,11 +9742,15 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
             /** @description Back to post_logout_redirect_uri */
             302: {
                 headers: {
+                    /** @description Where the browser goes next */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9404,6 +9782,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -9432,7 +9812,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
@@ -9508,6 +9890,8 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -9548,6 +9932,29 @@ export interface operations {
             409: components["responses"]["E409"];
             413: components["responses"]["E413"];
             415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "docs.openapi": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -9605,7 +10012,18 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description HTML page: the link has no token */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
             };
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
@@ -9628,24 +10046,8 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": Record<string, never>;
-                };
-            };
-            /** @description INVALID_TOKEN */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": Record<string, never>;
-                };
-            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -9851,19 +10253,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The bytes */
+            /** @description The bytes, with the content type stored for the object */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "*/*": string;
+                };
             };
             /** @description The requested range */
             206: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "*/*": string;
+                };
             };
             /** @description Not modified */
             304: {
@@ -9876,13 +10282,7 @@ export interface operations {
             401: components["responses"]["E401"];
             403: components["responses"]["E403"];
             404: components["responses"]["E404"];
-            /** @description RANGE_NOT_SATISFIABLE */
-            416: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            416: components["responses"]["E416"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -9924,6 +10324,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
@@ -9999,6 +10401,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
@@ -10065,6 +10469,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
@@ -10095,6 +10501,8 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
@@ -10323,33 +10731,19 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        object: Record<string, never>;
+                    };
+                };
             };
             400: components["responses"]["E400"];
             401: components["responses"]["E401"];
             403: components["responses"]["E403"];
             404: components["responses"]["E404"];
-            /** @description CONFLICT */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description PAYLOAD_TOO_LARGE or QUOTA_EXCEEDED */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description UNSUPPORTED_MEDIA_TYPE */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -10414,6 +10808,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
@@ -10616,6 +11012,542 @@ export interface operations {
             503: components["responses"]["E503"];
         };
     };
+    "data.aggregate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    aggregates: unknown;
+                    groupBy?: string[];
+                    having?: unknown;
+                    limit?: number;
+                    orderBy?: unknown;
+                    table: string;
+                    where?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The rows, keyed by column name. */
+                        rows: unknown;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "data.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    all?: boolean;
+                    returning?: unknown;
+                    table: string;
+                    where?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Rows written. */
+                        count: number;
+                        /** @description The written rows (the `returning` columns). */
+                        rows: unknown;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "data.find": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    limit?: number;
+                    offset?: number;
+                    orderBy?: unknown;
+                    select?: string[];
+                    table: string;
+                    where?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The rows, keyed by column name. */
+                        rows: unknown;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "data.findOne": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    orderBy?: unknown;
+                    select?: string[];
+                    table: string;
+                    where?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The row, or null when nothing matched. */
+                        row?: unknown;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "data.insert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    returning?: unknown;
+                    table: string;
+                    values: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Rows written. */
+                        count: number;
+                        /** @description The written rows (the `returning` columns). */
+                        rows: unknown;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "data.publication.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The realtime switches of the calling project's tables. Needs the project API key (`X-Api-Key`). */
+                        publications: {
+                            /** @description Whether changes to the table stream to subscribers. */
+                            enabled: boolean;
+                            /** @description The table's name in the project database. */
+                            table: string;
+                            /** @description When the switch last changed (ISO 8601). */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "data.publication.set": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Whether changes should stream. */
+                    enabled: boolean;
+                    /** @description A plain table name (no schema), at most 63 characters. */
+                    table: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Turns realtime on or off for one table of the calling project. Needs the project API key (`X-Api-Key`). */
+                        publication: {
+                            /** @description Whether changes to the table stream to subscribers. */
+                            enabled: boolean;
+                            /** @description The table's name in the project database. */
+                            table: string;
+                            /** @description When the switch last changed (ISO 8601). */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "data.rawSQL": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    params?: unknown;
+                    sql: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The result columns: `[{name, type}]` (of the last statement of a script). */
+                        fields: unknown;
+                        /** @description Rows returned or affected (by the last statement of a script). */
+                        rowCount: number;
+                        /** @description Rows returned by the statement (the last statement of a script). */
+                        rows: unknown;
+                        /** @description Each statement that ran, in order, with its command tag and row count. */
+                        statements: {
+                            /** @description PostgreSQL's command tag: `SELECT`, `INSERT`, `CREATE`, ... */
+                            command?: string | null;
+                            /** @description Its place in the script, from 0. */
+                            index: number;
+                            /** @description The line of the script it starts on, from 1. */
+                            line: number;
+                            /** @description Rows returned or affected. */
+                            rowCount?: number | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "data.transaction": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    operations: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One result per operation, shaped as that action's own response. */
+                        results: unknown;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "data.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    all?: boolean;
+                    returning?: unknown;
+                    set: unknown;
+                    table: string;
+                    where?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Rows written. */
+                        count: number;
+                        /** @description The written rows (the `returning` columns). */
+                        rows: unknown;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "data.vectorSearch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    column: string;
+                    k?: number;
+                    metric?: string;
+                    select?: string[];
+                    table: string;
+                    vector: number[];
+                    where?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description `hnsw` (approximate, pgvector index) or `exact` (a full scan). */
+                        method: string;
+                        /** @description The rows, nearest first. */
+                        rows: unknown;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
     "functions.webhook.receive": {
         parameters: {
             query?: never;
@@ -10649,6 +11581,15 @@ export interface operations {
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
+            /** @description The function's own answer, with the status it chose (an `{"error", "status"}` result) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
         };
     };
 }
