@@ -277,12 +277,14 @@ export function buildOpenApi(rows: readonly RouteRow[], schema: GraphQLSchema, _
               content: { 'application/json': { schema: { description: 'Any JSON value' } } },
             }
           : { $ref: `#/components/responses/E${status}` };
-    // The operation's own answer chooses its status (a function's `{"error", "status"}` result): any other status.
+    // The operation's own answer may choose an error status of its own (a function's `{"error", "status"}` result,
+    // 400-599): any other 4xx or 5xx. Its successes stay the ones listed (200, and 202 of an async invoke).
     if (row.response === 'http')
-      responses.default = {
-        description: "The operation's own answer, with the status it chose (any JSON)",
-        content: { 'application/json': { schema: { description: 'Any JSON value' } } },
-      };
+      for (const range of ['4XX', '5XX'])
+        responses[range] = {
+          description: `The operation's own error answer, with the ${range} status it chose (any JSON, e.g. \`{"error": "INVALID_SIGNATURE", "status": 401}\`)`,
+          content: { 'application/json': { schema: { description: 'Any JSON value' } } },
+        };
 
     const oaPath = row.path.replace(/:([A-Za-z_]+)/g, '{$1}');
     paths[oaPath] ??= {};

@@ -122,10 +122,15 @@ export const functionsHandlers: RawHandlerModule = {
             '409': { $ref: '#/components/responses/E409' },
             '422': { $ref: '#/components/responses/E422' },
             '429': { $ref: '#/components/responses/E429' },
-            default: {
-              description: 'The function\'s own answer, with the status it chose (an `{"error", "status"}` result)',
-              content: { 'application/json': { schema: {} } },
-            },
+            ...Object.fromEntries(
+              ['4XX', '5XX'].map((range) => [
+                range,
+                {
+                  description: `The function's own error answer, with the ${range} status it chose (an \`{"error", "status"}\` result)`,
+                  content: { 'application/json': { schema: {} } },
+                },
+              ]),
+            ),
           },
         },
       },

@@ -52,8 +52,9 @@ function check(method: string, path: string, a: Answer, why: string): void {
   const op = opOf(method, path);
   (seen.get(op.operationId) ?? seen.set(op.operationId, new Set()).get(op.operationId)!).add(a.status);
   const where = `${method} ${path} (${why}) answered ${a.status} ${a.type || '(no content type)'}`;
-  const response = (deref(op.responses[String(a.status)] ?? op.responses.default) ?? undefined) as
-    { content?: Record<string, { schema?: unknown }> } | undefined;
+  const response = (deref(
+    op.responses[String(a.status)] ?? op.responses[`${String(a.status)[0]}XX`] ?? op.responses.default,
+  ) ?? undefined) as { content?: Record<string, { schema?: unknown }> } | undefined;
   if (!response) return void problems.push(`${where}: status not documented (${a.text.slice(0, 200)})`);
   const content = response.content;
   if (!content) {

@@ -8538,6 +8538,24 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The operation's own error answer, with the 4XX status it chose (any JSON, e.g. `{"error": "INVALID_SIGNATURE", "status": 401}`) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description The operation's own error answer, with the 5XX status it chose (any JSON, e.g. `{"error": "INVALID_SIGNATURE", "status": 401}`) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
             /** @description Success */
             200: {
                 headers: {
@@ -8663,15 +8681,6 @@ export interface operations {
             };
             /** @description Error (504): the error body of components/schemas/Error, or the operation's own answer with this status */
             504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description The operation's own answer, with the status it chose (any JSON) */
-            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9042,6 +9051,24 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The function's own error answer, with the 4XX status it chose (an `{"error", "status"}` result) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description The function's own error answer, with the 5XX status it chose (an `{"error", "status"}` result) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
             /** @description The function's output */
             200: {
                 headers: {
@@ -9057,15 +9084,6 @@ export interface operations {
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
-            /** @description The function's own answer, with the status it chose (an `{"error", "status"}` result) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
         };
     };
     "identity.email.verify.page": {
@@ -11566,6 +11584,24 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The function's own error answer, with the 4XX status it chose (an `{"error", "status"}` result) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description The function's own error answer, with the 5XX status it chose (an `{"error", "status"}` result) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
             /** @description The function's output */
             200: {
                 headers: {
@@ -11581,15 +11617,6 @@ export interface operations {
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
-            /** @description The function's own answer, with the status it chose (an `{"error", "status"}` result) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
         };
     };
 }
