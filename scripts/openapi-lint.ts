@@ -28,8 +28,10 @@ export async function lintOpenApi(doc: Record<string, unknown> = openApiDocument
 }
 
 /** Spectral's CLI over the document with the repository's ruleset: its report lines, empty when clean. */
-export function spectralLint(doc: Record<string, unknown> = openApiDocument()): { ok: boolean; report: string } {
-  const bin = path.join(ROOT, 'node_modules', '.bin', 'spectral');
+export function spectralLint(
+  doc: Record<string, unknown> = openApiDocument(),
+  bin = path.join(ROOT, 'node_modules', '.bin', 'spectral'),
+): { ok: boolean; report: string } {
   if (!fs.existsSync(bin))
     return {
       ok: false,

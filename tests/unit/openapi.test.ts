@@ -3,7 +3,7 @@
 // package's generated types are what the document gives today.
 import fs from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { lintOpenApi } from '../../scripts/openapi-lint.ts';
+import { lintOpenApi, spectralLint } from '../../scripts/openapi-lint.ts';
 import { openApiDocument } from '../../scripts/openapi.ts';
 import { CLIENT_TYPES_FILE, clientTypes } from '../../scripts/client-types.ts';
 import { ROUTE_TABLE } from '../../rest-compat/route-table.ts';
@@ -22,6 +22,34 @@ describe('the OpenAPI document', () => {
     const problems = await lintOpenApi(doc as unknown as Record<string, unknown>);
     expect(problems.map((p) => `${p.severity} ${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`)).toEqual([]);
   }, 60_000);
+
+  it("passes Spectral's spectral:oas rules (.spectral.yaml) with no warning", () => {
+    const r = spectralLint(doc as unknown as Record<string, unknown>);
+    expect({ ok: r.ok, report: r.ok ? '' : r.report }).toEqual({ ok: true, report: '' });
+  }, 60_000);
+
+  it('defines every tag it uses, with a description, and describes every operation', () => {
+    const tags = (doc as unknown as { tags: { name: string; description: string }[] }).tags;
+    const used = new Set<string>();
+    for (const item of Object.values(doc.paths))
+      for (const op of Object.values(item) as unknown as {
+        tags?: string[];
+        description?: string;
+        operationId: string;
+      }[]) {
+        op.tags?.forEach((t) => used.add(t));
+        expect([op.operationId, (op.description ?? '').length > 0]).toEqual([op.operationId, true]);
+      }
+    expect(tags.map((t) => t.name).sort()).toEqual([...used].sort());
+    for (const t of tags) expect(t.description.length).toBeGreaterThan(10);
+  });
+
+  it('documents the data API at /v1/<action> only, and the 202 of an async invoke', () => {
+    const paths = Object.keys(doc.paths);
+    expect(paths.filter((p) => p.startsWith('/api/v1/'))).toEqual([]);
+    expect(paths).toContain('/v1/find');
+    expect(doc.paths['/edge/api/v1/invoke/{name}']!.post!.responses).toHaveProperty('202');
+  });
 
   it('documents every route of the table with its success and every error status it can give', () => {
     for (const row of ROUTE_TABLE) {

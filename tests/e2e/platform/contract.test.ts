@@ -9,6 +9,8 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { Validator } from '@cfworker/json-schema';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { waitFor } from '../../support/wait-for.ts';
+import { nextCode } from '../../support/totp.ts';
+import { startMailbox, tokenOf } from '../identity/identity-fixtures.ts';
 
 type Json = Record<string, unknown>;
 type Operation = {
@@ -133,9 +135,16 @@ let tenant: string;
 let otherTenant: string;
 let apiKey: string;
 let projectId: string;
+let mailbox: Awaited<ReturnType<typeof startMailbox>>;
+/** The project's default OIDC client, an end-user's access token and two executions, from the first success calls. */
+let client: { client_id: string; client_secret: string };
+let userToken: string;
+const executions: string[] = [];
 
 beforeAll(async () => {
-  p = await startOneProcess();
+  mailbox = await startMailbox();
+  // The project's own SMTP server (the e-mail config's test) is the loopback mailbox: the operator allows it here.
+  p = await startOneProcess({ TESSERA_SMTP_URL: mailbox.url, TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true' });
   doc = (await (await fetch(`${p.url}/openapi.json`)).json()) as typeof doc;
   for (const [path, item] of Object.entries(doc.paths))
     for (const [method, op] of Object.entries(item)) ops.push({ method: method.toUpperCase(), path, op });
@@ -171,6 +180,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await p?.close();
+  await mailbox?.close();
 });
 
 /** The credential of the kind an operation asks for, and one of another kind. */
@@ -258,7 +268,7 @@ describe('the contract walk: every operation of /openapi.json, every answer chec
     await call('GET', '/auth/api/v1/projects/{id}/publications', { id: projectId }, t, 'success');
     await call('GET', '/auth/api/v1/projects/{id}/requests', { id: projectId }, t, 'success');
     const clients = await call('GET', '/auth/api/v1/projects/{id}/oidc-clients', { id: projectId }, t, 'success');
-    const client = (clients.body as { oidc_clients: { client_id: string; client_secret: string }[] }).oidc_clients[0]!;
+    client = (clients.body as { oidc_clients: { client_id: string; client_secret: string }[] }).oidc_clients[0]!;
     await call('GET', '/auth/api/v1/tenant/sessions', {}, t, 'success');
     await call('GET', '/auth/api/v1/plans', {}, {}, 'success');
     expect(
@@ -439,7 +449,7 @@ describe('the contract walk: every operation of /openapi.json, every answer chec
       'success',
     );
     expect(token.status).toBe(200);
-    const userToken = (token.body as { access_token: string }).access_token;
+    userToken = (token.body as { access_token: string }).access_token;
     await call('GET', '/userinfo', {}, { token: userToken }, 'success');
     expect((await call('GET', '/admin/users', {}, { token: userToken }, 'an end-user on an admin route')).status).toBe(
       403,
@@ -470,6 +480,369 @@ describe('the contract walk: every operation of /openapi.json, every answer chec
     await call('POST', '/graphql', {}, { body: { query: '{ plans { id } }' } }, 'success');
     expect(problems).toEqual([]);
   }, 120_000);
+
+  it('answers the success of every other operation, each as documented', async () => {
+    const k = { apiKey };
+    const t = { token: tenant };
+    const ok = async (method: string, path: string, params: Record<string, string>, opts: CallOpts) => {
+      const a = await call(method, path, params, opts, 'success');
+      if (a.status >= 400)
+        problems.push(`${method} ${path} (success call) answered ${a.status}: ${a.text.slice(0, 300)}`);
+      return a.body as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    };
+    const form = (fields: Record<string, string>) => ({
+      type: 'application/x-www-form-urlencoded',
+      raw: new URLSearchParams(fields).toString(),
+    });
+    const P = '/auth/api/v1/projects/{id}';
+    const id = { id: projectId };
+
+    // Tenant management: a project's settings and OIDC clients, a spare project's keys and deletion
+    await ok('PUT', P, id, { ...t, body: { name: 'Contract project' } });
+    await ok('PUT', `${P}/cors`, id, { ...t, body: { allowed_origins: ['https://app.example.com'] } });
+    await ok('PUT', `${P}/branding`, id, {
+      ...t,
+      body: { brand_color: '#123456', hosted_sign_up: true, hosted_password_reset: true },
+    });
+    await ok('POST', `${P}/publications`, id, { ...t, body: { table: 'items', enabled: false } });
+    const redirect = 'https://app.example.com/callback';
+    const web = (await ok('POST', `${P}/oidc-clients`, id, { ...t, body: { name: 'Web', redirect_uris: [redirect] } }))
+      .oidc_client as { client_id: string; client_secret: string };
+    const spareClient = (await ok('POST', `${P}/oidc-clients`, id, { ...t, body: { name: 'Spare' } })).oidc_client;
+    const c = { id: projectId, client_id: spareClient.client_id as string };
+    await ok('PUT', `${P}/oidc-clients/{client_id}`, c, { ...t, body: { name: 'Spare client' } });
+    await ok('POST', `${P}/oidc-clients/{client_id}/rotate-secret`, c, t);
+    await ok('DELETE', `${P}/oidc-clients/{client_id}`, c, t);
+    const spare = (await ok('POST', '/auth/api/v1/projects', {}, { ...t, body: { name: 'Spare' } })).project;
+    await ok('POST', `${P}/regenerate-key`, { id: spare.id }, t);
+    await ok('POST', `${P}/regenerate-publishable-key`, { id: spare.id }, t);
+    await ok('DELETE', P, { id: spare.id }, t);
+
+    // A tenant account's whole life: sessions, refresh, MFA, password and e-mail changes, reset, deletion
+    const email = 'life@example.com';
+    const pw = 'a long password';
+    await ok('POST', '/auth/api/v1/tenants/signup', {}, { body: { email, password: pw } });
+    const login = async (password = pw) =>
+      (await ok('POST', '/auth/api/v1/tenant/login', {}, { body: { email, password } })) as {
+        access_token: string;
+        refresh_token: string;
+      };
+    const first = await login();
+    const second = await login();
+    const me = { token: first.access_token };
+    await ok('POST', '/auth/api/v1/tenant/refresh', {}, { body: { refresh_token: second.refresh_token } });
+    const sessions = (await ok('GET', '/auth/api/v1/tenant/sessions', {}, me)).sessions as {
+      id: string;
+      current: boolean;
+    }[];
+    const other = sessions.find((x) => !x.current)!;
+    await ok('DELETE', '/auth/api/v1/tenant/sessions/{id}', { id: other.id }, me);
+    await ok('POST', '/auth/api/v1/tenant/logout', {}, { token: (await login()).access_token });
+    await login();
+    await ok('POST', '/auth/api/v1/tenant/sessions/revoke', {}, { ...me, body: { keep_current: true } });
+    const mfa = await ok('POST', '/auth/api/v1/tenant/mfa/enroll', {}, me);
+    let code = await nextCode(mfa.secret);
+    await ok('POST', '/auth/api/v1/tenant/mfa/verify', {}, { ...me, body: { code } });
+    code = await nextCode(mfa.secret, code);
+    await ok('POST', '/auth/api/v1/tenant/mfa/recovery-codes', {}, { ...me, body: { code } });
+    code = await nextCode(mfa.secret, code);
+    await ok('POST', '/auth/api/v1/tenant/mfa/disable', {}, { ...me, body: { code } });
+    await ok(
+      'POST',
+      '/auth/api/v1/tenant/password',
+      {},
+      { ...me, body: { current_password: pw, new_password: 'another long password' } },
+    );
+    await ok(
+      'POST',
+      '/auth/api/v1/tenant/email',
+      {},
+      { ...me, body: { new_email: 'life2@example.com', current_password: 'another long password' } },
+    );
+    const changeMail = await mailbox.waitFor('life2@example.com', /token=/);
+    await ok('POST', '/auth/api/v1/tenant/email/confirm', {}, { body: { token: tokenOf(changeMail) } });
+    await ok('POST', '/auth/api/v1/tenant/password/forgot', {}, { body: { email: 'life2@example.com' } });
+    const resetMail = await mailbox.waitFor('life2@example.com', /token=/);
+    await ok(
+      'POST',
+      '/auth/api/v1/tenant/password/reset',
+      {},
+      { body: { token: tokenOf(resetMail), new_password: pw } },
+    );
+    const last = (
+      await ok('POST', '/auth/api/v1/tenant/login', {}, { body: { email: 'life2@example.com', password: pw } })
+    ).access_token as string;
+    await ok(
+      'POST',
+      '/auth/api/v1/tenant/delete',
+      {},
+      { token: last, body: { confirm: 'life2@example.com', current_password: pw } },
+    );
+
+    // Data: a vector search (an exact scan over real[])
+    await ok(
+      'POST',
+      '/v1/rawSQL',
+      {},
+      { ...k, body: { sql: 'create table docs (id serial primary key, embedding real[])' } },
+    );
+    await ok(
+      'POST',
+      '/v1/insert',
+      {},
+      { ...k, body: { table: 'docs', values: [{ embedding: [1, 0, 0] }, { embedding: [0, 1, 0] }] } },
+    );
+    await ok(
+      'POST',
+      '/v1/vectorSearch',
+      {},
+      { ...k, body: { table: 'docs', column: 'embedding', vector: [1, 0.1, 0], k: 1 } },
+    );
+
+    // Storage policies
+    const policy = { name: 'public docs', folder: 'public', operations: ['read'], principal: 'public' };
+    const p1 = (await ok('POST', '/storage/api/v1/storage/policies', {}, { ...k, body: policy })).policy;
+    await ok('DELETE', '/storage/api/v1/storage/policies/{id}', { id: p1.id }, k);
+    const p2 = (await ok('POST', '/storage/api/v1/storage/policies', {}, { ...k, body: policy })).policy;
+    await ok('DELETE', '/storage/api/v1/storage/policies', {}, { ...k, query: `id=${p2.id}` });
+
+    // Edge functions: a function's life, secrets, webhooks and their public receivers, hooks, cron, e-mail, executions,
+    // event subscriptions and their deliveries
+    const E = '/edge/api/v1';
+    const echo = {
+      name: 'echo',
+      steps: [{ name: 'echo', kind: 'Transform', expression: '{{ input.body }}', return: true }],
+    };
+    const fn = (
+      await ok(
+        'POST',
+        `${E}/functions`,
+        {},
+        {
+          ...k,
+          body: {
+            name: 'echo',
+            steps: [{ name: 'echo', kind: 'Transform', expression: '{{ input.body }}', return: true }],
+          },
+        },
+      )
+    ).function;
+    await ok('GET', `${E}/functions/{id}`, { id: fn.id }, k);
+    await ok('PUT', `${E}/functions/{id}`, { id: fn.id }, { ...k, body: { ...echo, description: 'Echoes' } });
+    await ok('POST', `${E}/secrets`, {}, { ...k, body: { name: 'TOKEN', value: 'shh' } });
+    await ok('DELETE', `${E}/secrets`, {}, { ...k, query: 'name=TOKEN' });
+    const hook = (await ok('POST', `${E}/webhooks`, {}, { ...k, body: { function: 'echo', slug: 'echo' } })).webhook;
+    await ok('POST', '/webhooks/{project_id}/{slug}', { project_id: projectId, slug: 'echo' }, { body: { a: 1 } });
+    await ok('POST', '/edge/webhooks/{project_id}/{slug}', { project_id: projectId, slug: 'echo' }, { body: { a: 2 } });
+    await ok('DELETE', `${E}/webhooks`, {}, { ...k, query: `id=${hook.id}` });
+    const dbHook = (
+      await ok(
+        'POST',
+        `${E}/hooks`,
+        {},
+        {
+          ...k,
+          body: { table: 'items', timing: 'after', events: ['insert'], function: 'echo' },
+        },
+      )
+    ).hook;
+    await ok('DELETE', `${E}/hooks`, {}, { ...k, query: `id=${dbHook.id}` });
+    const cron = (
+      await ok(
+        'POST',
+        `${E}/cron`,
+        {},
+        {
+          ...k,
+          body: { name: 'yearly', schedule: '0 0 1 1 *', function: 'echo', enabled: false },
+        },
+      )
+    ).cron_job;
+    await ok('PUT', `${E}/cron/{id}`, { id: cron.id }, { ...k, body: { schedule: '0 0 2 1 *' } });
+    await ok('DELETE', `${E}/cron`, {}, { ...k, query: `id=${cron.id}` });
+    const tpl = (
+      await ok(
+        'POST',
+        `${E}/email-templates`,
+        {},
+        {
+          ...k,
+          body: { name: 'welcome', subject: 'Hi {{ name }}', text: 'Hello {{ name }}' },
+        },
+      )
+    ).email_template;
+    await ok('GET', `${E}/email-templates/{id}`, { id: tpl.id }, k);
+    await ok(
+      'PUT',
+      `${E}/email-templates`,
+      {},
+      {
+        ...k,
+        query: `id=${tpl.id}`,
+        body: {
+          name: 'welcome',
+          subject: 'Hello {{ name }}',
+          text: 'Hello {{ name }}',
+          html: '<p>Hello {{ name }}</p>',
+        },
+      },
+    );
+    await ok(
+      'POST',
+      `${E}/email-templates/{id}/preview`,
+      { id: tpl.id },
+      { ...k, body: { variables: { name: 'Ada' } } },
+    );
+    await ok('DELETE', `${E}/email-templates`, {}, { ...k, query: `id=${tpl.id}` });
+    await ok(
+      'POST',
+      `${E}/email-config`,
+      {},
+      {
+        ...k,
+        body: { host: '127.0.0.1', port: Number(new URL(mailbox.url).port), from: 'app@example.com' },
+      },
+    );
+    await ok('POST', '/edge/api/v1/email-config/test', {}, { ...k, body: { to: 'someone@example.com' } });
+    await ok('DELETE', `${E}/email-config`, {}, k);
+    await ok('POST', `${E}/invoke/{name}`, { name: 'echo' }, { ...k, body: { n: 1 } });
+    const list = (await ok('GET', `${E}/executions`, {}, k)).executions as { id: string }[];
+    executions.push(...list.map((x) => x.id));
+    await ok('GET', `${E}/executions/{id}/events`, { id: executions[0]! }, k);
+    await ok('GET', `${E}/executions/{id}/diff/{other}`, { id: executions[0]!, other: executions[1]! }, k);
+    await ok('POST', `${E}/executions/{id}/replay`, { id: executions[0]! }, { ...k, body: {} });
+    const sub = {
+      url: 'https://hooks.example.com/tessera',
+      events: ['row.inserted'],
+      tables: ['items'],
+    };
+    const s1 = (await ok('POST', `${E}/event-subscriptions`, {}, { ...k, body: sub })).event_subscription;
+    const S = `${E}/event-subscriptions/{id}`;
+    await ok('GET', S, { id: s1.id }, k);
+    await ok('PUT', S, { id: s1.id }, { ...k, body: { description: 'Orders' } });
+    await ok('POST', `${S}/rotate-secret`, { id: s1.id }, k);
+    const delivery = (await ok('POST', `${S}/test`, { id: s1.id }, k)).delivery;
+    await ok('GET', `${S}/deliveries`, { id: s1.id }, k);
+    await ok('GET', `${S}/deliveries/{delivery_id}`, { id: s1.id, delivery_id: delivery.id }, k);
+    // A delivery being attempted answers 409 (documented, checked): redeliver once its attempt has ended.
+    await waitFor(
+      async () =>
+        (
+          await call(
+            'POST',
+            `${S}/deliveries/{delivery_id}/redeliver`,
+            { id: s1.id, delivery_id: delivery.id },
+            k,
+            'success',
+          )
+        ).status < 400,
+      { message: 'a redelivery once the first attempt ended' },
+    );
+    await ok('DELETE', S, { id: s1.id }, k);
+    const s2 = (await ok('POST', `${E}/event-subscriptions`, {}, { ...k, body: sub })).event_subscription;
+    await ok('DELETE', `${E}/event-subscriptions`, {}, { ...k, query: `id=${s2.id}` });
+    await ok('DELETE', `${E}/functions/{id}`, { id: fn.id }, k);
+
+    // Identity provider: the admin API, an end-user's MFA, password and e-mail flows, token introspection and
+    // revocation, the hosted pages, sign-out
+    const user = (
+      await ok(
+        'POST',
+        '/admin/users',
+        {},
+        { ...k, body: { email: 'admin-made@example.com', password: 'a long enough password' } },
+      )
+    ).user;
+    const U = '/admin/users/{id}';
+    await ok('GET', U, { id: user.id }, k);
+    await ok('PATCH', U, { id: user.id }, { ...k, body: { roles: ['editor'] } });
+    await ok('POST', `${U}/disable`, { id: user.id }, k);
+    await ok('POST', `${U}/enable`, { id: user.id }, k);
+    await ok('POST', `${U}/revoke-sessions`, { id: user.id }, k);
+    await ok('POST', `${U}/reset-mfa`, { id: user.id }, k);
+    await ok('DELETE', U, { id: user.id }, k);
+    const invited = (await ok('POST', '/admin/users/invite', {}, { ...k, body: { email: 'invited@example.com' } }))
+      .user;
+    await ok('POST', `${U}/invite`, { id: invited.id }, k);
+    const u = { token: userToken };
+    await ok('POST', '/userinfo', {}, u);
+    const umfa = await ok('POST', '/mfa/enroll', {}, u);
+    let ucode = await nextCode(umfa.secret);
+    await ok('POST', '/mfa/verify', {}, { ...u, body: { code: ucode } });
+    ucode = await nextCode(umfa.secret, ucode);
+    await ok('POST', '/mfa/disable', {}, { ...u, body: { code: ucode } });
+    await ok('POST', '/email/verify/request', {}, u);
+    const verify = tokenOf(await mailbox.waitFor('user@example.com', /token=/));
+    await ok('GET', '/email/verify/confirm', {}, { query: `token=${verify}` });
+    await ok('POST', '/email/verify/confirm', {}, { body: { token: verify } });
+    await ok('POST', '/password/reset/request', {}, { ...k, body: { email: 'user@example.com' } });
+    const reset = tokenOf(await mailbox.waitFor('user@example.com', /token=/));
+    await ok('POST', '/password/reset/confirm', {}, { body: { token: reset, new_password: 'a new long password' } });
+    const grant = async (password = 'a new long password') =>
+      (await ok(
+        'POST',
+        '/token',
+        {},
+        form({
+          grant_type: 'password',
+          username: 'user@example.com',
+          password,
+          client_id: client.client_id,
+          client_secret: client.client_secret,
+          scope: 'openid email',
+        }),
+      )) as { access_token: string };
+    const fresh = await grant();
+    await ok(
+      'POST',
+      '/password/change',
+      {},
+      {
+        token: fresh.access_token,
+        body: { current_password: 'a new long password', new_password: 'a new long password 2' },
+      },
+    );
+    const basic = { client_id: client.client_id, client_secret: client.client_secret };
+    await ok('POST', '/introspect', {}, form({ token: fresh.access_token, ...basic }));
+    await ok('POST', '/revocation', {}, form({ token: fresh.access_token, ...basic }));
+    const auth = `response_type=code&client_id=${web.client_id}&redirect_uri=${encodeURIComponent(redirect)}&scope=openid&state=s`;
+    const page = await call('GET', '/authorize', {}, { query: auth }, 'success');
+    const hidden = Object.fromEntries(
+      [...page.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [
+        m[1]!,
+        m[2]!.replace(/&amp;/g, '&'),
+      ]),
+    );
+    await ok(
+      'POST',
+      '/authorize',
+      {},
+      form({ ...hidden, email: 'user@example.com', password: 'a new long password 2', action: 'sign_in' }),
+    );
+    await ok('GET', '/authorize/sign-up', {}, { query: auth });
+    await ok(
+      'POST',
+      '/authorize/sign-up',
+      {},
+      form({ ...hidden, email: 'signed-up@example.com', password: 'a long enough password' }),
+    );
+    await ok('GET', '/authorize/forgot-password', {}, { query: auth });
+    await ok('POST', '/authorize/forgot-password', {}, form({ ...hidden, email: 'user@example.com' }));
+    await ok('GET', '/logout', {}, {});
+    await ok('POST', '/logout', {}, { token: (await grant('a new long password 2')).access_token });
+    await ok('GET', '/metrics', {}, {});
+    await ok('GET', '/openapi.json', {}, {});
+    for (const svc of ['auth', 'idp', 'core', 'storage', 'edge']) await ok('GET', `/health/${svc}/readyz`, {}, {});
+    expect(problems).toEqual([]);
+  }, 120_000);
+
+  it('answered a success (2xx, or the redirect of a hosted form) for every operation', () => {
+    const without = ops
+      .filter(({ op }) => ![...(seen.get(op.operationId) ?? [])].some((s) => s >= 200 && s < 400))
+      .map(({ op }) => op.operationId)
+      .sort();
+    expect(without).toEqual([]);
+  });
 
   it('called every operation of the document', () => {
     const missing = ops.filter(({ op }) => !seen.has(op.operationId)).map(({ method, path }) => `${method} ${path}`);
