@@ -16,6 +16,7 @@ import {
   type ClientFacts,
   type EndpointGroup,
   html,
+  htmlOrOAuthError,
   redirect,
   type Params,
 } from './oauth.ts';
@@ -231,8 +232,9 @@ export const authorize: EndpointGroup = {
         }),
         responses: {
           302: redirect('Back to redirect_uri with code, state and iss'),
-          400: html('HTML page: unknown client or unregistered redirect_uri'),
+          400: htmlOrOAuthError('The form again, or a page: unknown client or unregistered redirect_uri'),
           401: html('The form again, with the problem'),
+          429: html('The form again: too many attempts (`Retry-After`)'),
         },
       }),
     },

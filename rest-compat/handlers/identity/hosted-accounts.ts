@@ -14,6 +14,7 @@ import { brandingOf } from './branding.ts';
 import {
   form,
   html,
+  htmlOrOAuthError,
   internalContext,
   oauthFailureOf,
   op,
@@ -180,8 +181,9 @@ export const hostedAccounts: EndpointGroup = {
         requestBody: form({ email: 'E-mail', password: 'Password (8+ characters)', name: 'Name (optional)' }),
         responses: {
           302: redirect('Back to redirect_uri with code, state and iss'),
-          400: html('The form again, with the problem'),
+          400: htmlOrOAuthError('The form again, with the problem'),
           409: html('The form again: the e-mail address is registered'),
+          429: html('The form again: too many attempts (`Retry-After`)'),
         },
       }),
     },
@@ -200,7 +202,7 @@ export const hostedAccounts: EndpointGroup = {
         requestBody: form({ email: 'E-mail' }),
         responses: {
           200: html('HTML page: check your e-mail'),
-          400: html('The form again, with the problem'),
+          400: htmlOrOAuthError('The form again, with the problem'),
           429: html('The form again: too many requests'),
         },
       }),

@@ -59,7 +59,7 @@ export const introspection: EndpointGroup = {
         description:
           "Whether a token of the client's project is active (not expired, revoked or signed out) and its claims. The client authenticates (client_secret_basic or client_secret_post).",
         requestBody: form({ token: 'The token', token_type_hint: 'access_token or refresh_token' }, ['token']),
-        responses: { 200: json('`{active, ...}`'), 401: oauthErrorResponse },
+        responses: { 200: json('`{active, ...}`'), 400: oauthErrorResponse, 401: oauthErrorResponse },
       }),
     },
     '/revocation': {
@@ -67,7 +67,11 @@ export const introspection: EndpointGroup = {
         description:
           'Revokes an access or refresh token of the client (a refresh token revokes its whole family). The client authenticates; an unknown token answers 200 too.',
         requestBody: form({ token: 'The token', token_type_hint: 'access_token or refresh_token' }, ['token']),
-        responses: { 200: { description: 'Revoked (also for unknown tokens)' }, 401: oauthErrorResponse },
+        responses: {
+          200: { description: 'Revoked (also for unknown tokens)' },
+          400: oauthErrorResponse,
+          401: oauthErrorResponse,
+        },
       }),
     },
   },

@@ -228,7 +228,21 @@ export const redirect = (description: string) => ({
   description,
   headers: { Location: { description: 'Where the browser goes next', schema: { type: 'string' } } },
 });
-export const oauthErrorResponse = json('RFC 6749 error `{"error", "error_description"}`');
+/** The RFC 6749 error body, `{"error", "error_description"}`. */
+const OAUTH_ERROR = {
+  type: 'object',
+  required: ['error'],
+  properties: { error: { type: 'string' }, error_description: { type: 'string' } },
+};
+export const oauthErrorResponse = {
+  description: 'RFC 6749 error `{"error", "error_description"}`',
+  content: { 'application/json': { schema: OAUTH_ERROR } },
+};
+/** A hosted form's refusal: the page again, or (a body that is no form at all) the RFC 6749 error. */
+export const htmlOrOAuthError = (description: string) => ({
+  description: `${description}; a body that is not form parameters (a repeated field, JSON) gets the RFC 6749 error`,
+  content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: OAUTH_ERROR } },
+});
 // The wire endpoints authenticate clients in their own ways (form fields, Basic, PKCE) or not at all; /userinfo takes an end-user token.
 export const op = (operationId: string, summary: string, extra: Record<string, unknown> = {}) => ({
   operationId,

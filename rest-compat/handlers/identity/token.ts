@@ -72,6 +72,8 @@ export const tokenEndpoint: EndpointGroup = {
           400: oauthErrorResponse,
           401: oauthErrorResponse,
           429: oauthErrorResponse,
+          500: oauthErrorResponse,
+          503: oauthErrorResponse,
         },
       }),
     },

@@ -235,6 +235,18 @@ describe('the contract walk: every operation of /openapi.json, every answer chec
         const r = await call(method, path, params, { ...right }, 'unknown id');
         want(`${name} with an unknown id`, r.status, (s) => s === 404 || s === 400);
       }
+      // A form endpoint (OAuth, the hosted pages) given a body it cannot take: a repeated parameter, a JSON array.
+      if (op.requestBody && 'application/x-www-form-urlencoded' in op.requestBody.content) {
+        await call(
+          method,
+          path,
+          params,
+          { type: 'application/x-www-form-urlencoded', raw: 'a=1&a=2' },
+          'repeated form field',
+        );
+        const r = await call(method, path, params, { raw: '[1,2]' }, 'a JSON array for a form');
+        want(`${name} with a JSON array for a form`, r.status, (s) => s >= 400 && s < 500);
+      }
       if (json && right) {
         const r = await call(method, path, params, { ...right, raw: '{"not json' }, 'malformed JSON body');
         want(`${name} with malformed JSON`, r.status, 400);

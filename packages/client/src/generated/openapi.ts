@@ -5828,12 +5828,16 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description HTML page: unknown client or unregistered redirect_uri */
+            /** @description The form again, or a page: unknown client or unregistered redirect_uri; a body that is not form parameters (a repeated field, JSON) gets the RFC 6749 error */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": {
+                        error: string;
+                        error_description?: string;
+                    };
                     "text/html": string;
                 };
             };
@@ -5846,7 +5850,15 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            429: components["responses"]["E429"];
+            /** @description The form again: too many attempts (`Retry-After`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
         };
@@ -5917,12 +5929,16 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description The form again, with the problem */
+            /** @description The form again, with the problem; a body that is not form parameters (a repeated field, JSON) gets the RFC 6749 error */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": {
+                        error: string;
+                        error_description?: string;
+                    };
                     "text/html": string;
                 };
             };
@@ -6009,12 +6025,16 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The form again, with the problem */
+            /** @description The form again, with the problem; a body that is not form parameters (a repeated field, JSON) gets the RFC 6749 error */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": {
+                        error: string;
+                        error_description?: string;
+                    };
                     "text/html": string;
                 };
             };
@@ -6027,7 +6047,15 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            429: components["responses"]["E429"];
+            /** @description The form again: too many attempts (`Retry-After`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
         };
@@ -9682,12 +9710,27 @@ export interface operations {
                 };
             };
             /** @description RFC 6749 error `{"error", "error_description"}` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        error_description?: string;
+                    };
+                };
+            };
+            /** @description RFC 6749 error `{"error", "error_description"}` */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        error: string;
+                        error_description?: string;
+                    };
                 };
             };
             429: components["responses"]["E429"];
@@ -10247,12 +10290,27 @@ export interface operations {
                 content?: never;
             };
             /** @description RFC 6749 error `{"error", "error_description"}` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        error_description?: string;
+                    };
+                };
+            };
+            /** @description RFC 6749 error `{"error", "error_description"}` */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        error: string;
+                        error_description?: string;
+                    };
                 };
             };
             429: components["responses"]["E429"];
@@ -10941,7 +10999,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        error: string;
+                        error_description?: string;
+                    };
                 };
             };
             /** @description RFC 6749 error `{"error", "error_description"}` */
@@ -10950,7 +11011,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        error: string;
+                        error_description?: string;
+                    };
                 };
             };
             /** @description RFC 6749 error `{"error", "error_description"}` */
@@ -10959,11 +11023,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        error: string;
+                        error_description?: string;
+                    };
                 };
             };
-            500: components["responses"]["E500"];
-            503: components["responses"]["E503"];
+            /** @description RFC 6749 error `{"error", "error_description"}` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        error_description?: string;
+                    };
+                };
+            };
+            /** @description RFC 6749 error `{"error", "error_description"}` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        error_description?: string;
+                    };
+                };
+            };
         };
     };
     "identity.userinfo": {
