@@ -437,6 +437,7 @@ const DOCUMENTS_OPENAPI: PathItems = {
       responses: { 200: { description: 'The page', content: { 'text/html': { schema: { type: 'string' } } } } },
     },
   },
+  '/realtime': { get: realtimeOperation('get'), post: realtimeOperation('post') },
   '/graphql': {
     get: {
       operationId: 'graphql.get',
@@ -506,6 +507,65 @@ const DOCUMENTS_OPENAPI: PathItems = {
     },
   },
 };
+
+/** The realtime endpoint (subgraphs/data/realtime, mounted by the front door): GraphQL subscriptions over SSE. */
+function realtimeOperation(method: 'get' | 'post'): Record<string, unknown> {
+  return {
+    operationId: `data.realtime.${method}`,
+    summary: method === 'get' ? 'Subscribe to row changes (SSE, query string)' : 'Subscribe to row changes (SSE)',
+    description:
+      "The GraphQL subscription `dataChanges(table: String)` of the project's published tables, as server-sent events (`Accept: text/event-stream`); the same path takes graphql-ws WebSockets (credentials as connection params). " +
+      (method === 'get'
+        ? 'Query string `query`, `variables`, `operationName`.'
+        : 'Body `{query, variables?, operationName?}`.') +
+      ' Needs the project API key or an end-user token (the publishable key too: rows under RLS as a visitor).',
+    tags: ['Data API'],
+    security: [{ apiKey: [] }, { bearerAuth: [] }],
+    ...(method === 'get'
+      ? {
+          parameters: [
+            { name: 'query', in: 'query', required: true, schema: { type: 'string' } },
+            { name: 'variables', in: 'query', required: false, schema: { type: 'string' } },
+            { name: 'operationName', in: 'query', required: false, schema: { type: 'string' } },
+          ],
+        }
+      : {
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['query'],
+                  properties: {
+                    query: { type: 'string' },
+                    variables: { type: 'object' },
+                    operationName: { type: 'string' },
+                  },
+                },
+              },
+            },
+          },
+        }),
+    responses: {
+      200: {
+        description:
+          'The event stream (`event: next` with `data: {"data": {"dataChanges": {...}}}`, then `event: complete`), or a query\'s GraphQL response',
+        content: {
+          'text/event-stream': { schema: { type: 'string' } },
+          'application/json': { schema: { $ref: '#/components/schemas/GraphQLResponse' } },
+          'application/graphql-response+json': { schema: { $ref: '#/components/schemas/GraphQLResponse' } },
+        },
+      },
+      ...graphqlErrors([400, 404, 405, 406]),
+      401: { $ref: '#/components/responses/E401' },
+      403: { $ref: '#/components/responses/E403' },
+      ...(method === 'post'
+        ? { 413: { $ref: '#/components/responses/E413' }, 415: { $ref: '#/components/responses/E415' } }
+        : {}),
+    },
+  };
+}
 
 /** GraphQL's own error answers: `{errors: [...]}` with the highest status of its errors. */
 function graphqlErrors(statuses: number[]): Json {

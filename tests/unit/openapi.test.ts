@@ -18,7 +18,7 @@ type Doc = {
 const doc = openApiDocument() as unknown as Doc;
 
 describe('the OpenAPI document', () => {
-  it('passes the Redocly linter with its recommended rules', async () => {
+  it('passes the Redocly linter with its recommended rules (redocly.yaml)', async () => {
     const problems = await lintOpenApi(doc as unknown as Record<string, unknown>);
     expect(problems.map((p) => `${p.severity} ${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`)).toEqual([]);
   }, 60_000);

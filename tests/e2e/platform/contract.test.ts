@@ -91,6 +91,8 @@ type CallOpts = {
   type?: string;
   headers?: Record<string, string>;
   query?: string;
+  /** An event stream: read its first event, then end the request. */
+  stream?: boolean;
 };
 
 /** Calls `method path` (the document's template) with `params` filled in, checks the answer and returns it. */
@@ -107,13 +109,21 @@ async function call(
   if (opts.apiKey) headers['x-api-key'] = opts.apiKey;
   if (opts.body !== undefined || typeof opts.raw === 'string')
     headers['content-type'] ??= opts.type ?? 'application/json';
+  const abort = new AbortController();
   const res = await fetch(`${p.url}${url}${opts.query ? `?${opts.query}` : ''}`, {
     method,
     headers,
     redirect: 'manual',
+    signal: abort.signal,
     body: opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
   });
-  const text = await res.text();
+  let text: string;
+  if (opts.stream && res.ok && /event-stream/.test(res.headers.get('content-type') ?? '')) {
+    // The subscription stays open: its first chunk is enough, then the request ends.
+    const reader = res.body!.getReader();
+    text = new TextDecoder().decode((await reader.read()).value);
+    abort.abort();
+  } else text = await res.text();
   let body: unknown = text;
   try {
     body = text ? JSON.parse(text) : undefined;
@@ -475,6 +485,15 @@ describe('the contract walk: every operation of /openapi.json, every answer chec
       'unknown redirect uri',
     );
     await call('GET', '/password/reset/confirm', {}, { query: 'token=x' }, 'success');
+    // Realtime: a subscription over server-sent events (GET and POST), a query as JSON
+    const sub = 'subscription { dataChanges(table: "items") { table operation } }';
+    const sse = { ...k, stream: true, headers: { accept: 'text/event-stream' } };
+    const got = await call('GET', '/realtime', {}, { ...sse, query: `query=${encodeURIComponent(sub)}` }, 'success');
+    expect([got.status, got.type]).toEqual([200, 'text/event-stream']);
+    const posted = await call('POST', '/realtime', {}, { ...sse, body: { query: sub } }, 'success');
+    expect([posted.status, posted.type]).toEqual([200, 'text/event-stream']);
+    await call('POST', '/realtime', {}, { ...k, body: { query: '{ realtime }' } }, 'a query');
+    await call('POST', '/realtime', {}, { ...k, body: { query: '{ nope }' } }, 'an invalid query');
     // The documents, GraphQL over GET (CSRF prevention: a GET needs a preflight-forcing header) and health
     await call('GET', '/docs', {}, {}, 'success');
     await call('GET', '/livez', {}, {}, 'success');

@@ -2177,6 +2177,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/realtime": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Subscribe to row changes (SSE, query string)
+         * @description The GraphQL subscription `dataChanges(table: String)` of the project's published tables, as server-sent events (`Accept: text/event-stream`); the same path takes graphql-ws WebSockets (credentials as connection params). Query string `query`, `variables`, `operationName`. Needs the project API key or an end-user token (the publishable key too: rows under RLS as a visitor).
+         */
+        get: operations["data.realtime.get"];
+        put?: never;
+        /**
+         * Subscribe to row changes (SSE)
+         * @description The GraphQL subscription `dataChanges(table: String)` of the project's published tables, as server-sent events (`Accept: text/event-stream`); the same path takes graphql-ws WebSockets (credentials as connection params). Body `{query, variables?, operationName?}`. Needs the project API key or an end-user token (the publishable key too: rows under RLS as a visitor).
+         */
+        post: operations["data.realtime.post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/register": {
         parameters: {
             query?: never;
@@ -10147,6 +10171,154 @@ export interface operations {
             404: components["responses"]["E404"];
             408: components["responses"]["E408"];
             409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "data.realtime.get": {
+        parameters: {
+            query: {
+                operationName?: string;
+                query: string;
+                variables?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream (`event: next` with `data: {"data": {"dataChanges": {...}}}`, then `event: complete`), or a query's GraphQL response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Bad input: a field is missing, unknown or of the wrong type, or the body is not valid JSON, as a GraphQL response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            /** @description Not found: no such resource for this caller, or no such route, as a GraphQL response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            /** @description Error, as a GraphQL response */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            /** @description Error, as a GraphQL response */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "data.realtime.post": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    operationName?: string;
+                    query: string;
+                    variables?: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            /** @description The event stream (`event: next` with `data: {"data": {"dataChanges": {...}}}`, then `event: complete`), or a query's GraphQL response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Bad input: a field is missing, unknown or of the wrong type, or the body is not valid JSON, as a GraphQL response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            /** @description Not found: no such resource for this caller, or no such route, as a GraphQL response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            /** @description Error, as a GraphQL response */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            /** @description Error, as a GraphQL response */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
             413: components["responses"]["E413"];
             415: components["responses"]["E415"];
             429: components["responses"]["E429"];
