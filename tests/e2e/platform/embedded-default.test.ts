@@ -24,7 +24,7 @@ describe('npm start on its embedded default', () => {
     try {
       const call = client(url);
       const health = await call('GET', '/health');
-      expect(health.body.services.auth).toMatchObject({ status: 'ok', database: 'ok' });
+      expect(health.body.services.auth).toMatchObject({ subgraph: 'tenant', status: 'ok', database: 'ok' });
       expect(fs.existsSync(path.join(dataDir, 'postgres', 'PG_VERSION'))).toBe(true);
       expect(fs.existsSync(path.join(dataDir, 'internal.secret'))).toBe(true);
       const signup = await call('POST', '/auth/api/v1/tenants/signup', {
