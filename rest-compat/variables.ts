@@ -66,7 +66,7 @@ function checkBodyFields(row: RouteRow, body: Record<string, unknown> | undefine
     if (allowed.includes(key)) continue;
     const close = allowed.find((a) => a.toLowerCase() === key.toLowerCase() || camelCase(key) === a);
     throw new AppError(
-      'VALIDATION_FAILED',
+      'BAD_USER_INPUT',
       allowed.length === 0
         ? `${key}: this request takes no body fields`
         : `${key}: unknown field${close ? ` (did you mean ${close}?)` : ''}; ${row.method} ${row.path} takes ${allowed.join(', ')}`,
@@ -130,7 +130,7 @@ const FIELD_MISSING = /^Field "(\w+)" of required type "([^"]+)" was not provide
 const AT_PATH = / at "\w+\.([\w.[\]]+)"$/;
 
 /**
- * graphql-js's refusal of a REST request's variables, in the request's own words: `Variable "$table" of required type
+ * graphql-js's refusal of a REST request's variables, in the request's own words (its code stays BAD_USER_INPUT): `Variable "$table" of required type
  * "String!" was not provided.` becomes `table: is required`, an input object's unknown field names the body field as
  * sent (snake_case) and the fields it takes. Answers undefined for anything else.
  */
@@ -152,7 +152,7 @@ export function restVariableError(
     return [base, path].filter(Boolean).join('.') || snakeCase(variable);
   };
   let m = MISSING_VARIABLE.exec(message);
-  if (m) return new AppError('VALIDATION_FAILED', `${restName(m[1]!)}: is required`, { field: restName(m[1]!) });
+  if (m) return new AppError('BAD_USER_INPUT', `${restName(m[1]!)}: is required`, { field: restName(m[1]!) });
   m = BAD_VARIABLE.exec(message);
   if (!m) return undefined;
   const variable = m[1]!;
@@ -167,7 +167,7 @@ export function restVariableError(
       .join('.');
     const allowed = inputFields?.(undefinedField[2]!).map(snakeCase);
     return new AppError(
-      'VALIDATION_FAILED',
+      'BAD_USER_INPUT',
       `${field}: unknown field${allowed?.length ? `; ${row.method} ${row.path} takes ${allowed.join(', ')}` : ''}`,
       { field, ...(allowed ? { allowed } : {}) },
     );
@@ -184,7 +184,7 @@ export function restVariableError(
     ]
       .filter(Boolean)
       .join('.');
-    return new AppError('VALIDATION_FAILED', `${field}: is required`, { field });
+    return new AppError('BAD_USER_INPUT', `${field}: is required`, { field });
   }
   const field =
     sourceOf(variable) === 'body'
@@ -192,5 +192,5 @@ export function restVariableError(
         ? inner.split('.').map(snakeCase).join('.')
         : 'body'
       : restName(variable, inner);
-  return new AppError('VALIDATION_FAILED', `${field}: ${problem.replace(/\.$/, '')}`, { field });
+  return new AppError('BAD_USER_INPUT', `${field}: ${problem.replace(/\.$/, '')}`, { field });
 }

@@ -34,13 +34,13 @@ afterAll(async () => {
 describe('unknown body fields', () => {
   it('refuses a typo for where instead of answering every row', async () => {
     const res = await data('find', { table: 'products', filter: { id: 1 } });
-    refused(res, 400, 'VALIDATION_FAILED', /^filter: unknown field; POST \/api\/v1\/find takes table, select, where/);
+    refused(res, 400, 'BAD_USER_INPUT', /^filter: unknown field; POST \/api\/v1\/find takes table, select, where/);
     expect(res.body.error.details).toMatchObject({ field: 'filter', allowed: expect.arrayContaining(['where']) });
   });
 
   it.each(Object.keys(DATA_ACTIONS))('refuses an unknown field on %s, listing the fields it takes', async (action) => {
     const res = await data(action, { whereabouts: {} });
-    refused(res, 400, 'VALIDATION_FAILED', /^whereabouts: unknown field; POST \/api\/v1\/\w+ takes /);
+    refused(res, 400, 'BAD_USER_INPUT', /^whereabouts: unknown field; POST \/api\/v1\/\w+ takes /);
     const args = Object.keys(DATA_ACTIONS[action as keyof typeof DATA_ACTIONS].args);
     expect(res.body.error.details.allowed).toEqual(args);
   });
@@ -49,13 +49,13 @@ describe('unknown body fields', () => {
     refused(
       await data('update', { table: 'products', wher: { id: 1 }, set: { price: 0 } }),
       400,
-      'VALIDATION_FAILED',
+      'BAD_USER_INPUT',
       /^wher: unknown field/,
     );
     refused(
       await data('delete', { table: 'products', Where: { id: 1 } }),
       400,
-      'VALIDATION_FAILED',
+      'BAD_USER_INPUT',
       /did you mean where\?/,
     );
     const rows = (await data('find', { table: 'products', orderBy: { id: 'asc' } })).body.rows;
@@ -94,12 +94,12 @@ describe('unknown body fields', () => {
 describe('errors in the request’s own words', () => {
   it('names a missing field as the body field, not a GraphQL variable', async () => {
     const res = await data('find', {});
-    refused(res, 400, 'VALIDATION_FAILED', /^table: is required$/);
+    refused(res, 400, 'BAD_USER_INPUT', /^table: is required$/);
     expect(res.body.error.message).not.toMatch(/Variable|String!/);
   });
 
   it('names a wrongly typed field as the body field', async () => {
-    refused(await data('find', { table: 'products', limit: 'ten' }), 400, 'VALIDATION_FAILED', /^limit: /);
+    refused(await data('find', { table: 'products', limit: 'ten' }), 400, 'BAD_USER_INPUT', /^limit: /);
   });
 
   it('names an unknown or missing field of a whole-body input in snake_case, with the fields it takes', async () => {
@@ -109,15 +109,15 @@ describe('errors in the request’s own words', () => {
     refused(
       extra,
       400,
-      'VALIDATION_FAILED',
+      'BAD_USER_INPUT',
       /^nickname: unknown field; POST \/auth\/api\/v1\/tenants\/signup takes email, name, password$/,
     );
     const missing = await call('POST', '/auth/api/v1/tenant/login', { body: { email: 'strict@example.com' } });
-    refused(missing, 400, 'VALIDATION_FAILED', /^password: is required$/);
+    refused(missing, 400, 'BAD_USER_INPUT', /^password: is required$/);
     const totp = await call('POST', '/auth/api/v1/tenant/login', {
       body: { email: 'strict@example.com', password: 'x', totp_code: 123456 },
     });
-    refused(totp, 400, 'VALIDATION_FAILED', /^totp_code: /);
+    refused(totp, 400, 'BAD_USER_INPUT', /^totp_code: /);
   });
 
   it('answers an unknown action with the path as sent and the list of actions', async () => {
