@@ -1,10 +1,9 @@
 // The project database: tables (with realtime switches, offered for the project's tables only, and a way to turn off
 // one left on for a dropped table), the table browser (paging, sort, filter, inline edit,
 // insert, delete), the create-table form, the SQL editor (rawSQL with parameters) and the RLS policies.
-import { useState, type KeyboardEvent } from 'react';
+import { lazy, useState, type KeyboardEvent } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useLocation } from 'wouter';
-import type { SqlResult } from '@tessera/client';
 import { platform } from '../lib/session.ts';
 import { useProjectCtx } from '../lib/project-context.ts';
 import { cell } from '../lib/format.ts';
@@ -17,13 +16,11 @@ import {
   type Column,
   type NewColumn,
 } from '../lib/tables.ts';
-import { useJsonText } from '../lib/json-text.ts';
 import {
   Area,
   BackLink,
   Button,
   Check,
-  CodeArea,
   DataTable,
   DeleteButton,
   Empty,
@@ -36,6 +33,9 @@ import {
   TextField,
 } from '../ui/index.tsx';
 import { ListSection, useAction } from '../ui/data.tsx';
+
+// The SQL editor (CodeMirror) loads when its tab is first opened.
+const SqlEditor = lazy(async () => ({ default: (await import('./database-sql.tsx')).SqlEditor }));
 
 export default function Database() {
   const { base, project } = useProjectCtx();
@@ -523,70 +523,6 @@ function TableBrowser({ table }: { table: string }) {
           onNext={() => setPage(page + 1)}
         />
       </Section>
-    </>
-  );
-}
-
-function SqlEditor() {
-  const { api, project } = useProjectCtx();
-  const [sql, setSql] = useState('select now()');
-  const params = useJsonText('[]', {
-    empty: [],
-    prefix: '',
-    check: (p) => (Array.isArray(p) ? undefined : 'parameters must be a JSON array, e.g. [1, "a"]'),
-  });
-  const run = useAction({
-    run: (p: unknown[]) => api.data.sql(sql, p),
-    invalidate: [['tables', project.id]],
-  });
-  const submit = () => params.withValue((p) => run.mutate(p as unknown[]));
-  const result = run.data as SqlResult | undefined;
-  const fields =
-    result?.fields?.map((f) => (typeof f === 'string' ? f : (f as { name: string }).name)) ??
-    Object.keys(result?.rows[0] ?? {});
-  return (
-    <>
-      <Section title="SQL editor">
-        <Form onSubmit={submit}>
-          <CodeArea
-            label="SQL (one statement; $1, $2… for parameters)"
-            value={sql}
-            onChange={(e) => setSql(e.target.value)}
-            onKeyDown={(e) => {
-              if ((e.ctrlKey || e.metaKey) && e.key === 'Enter') {
-                e.preventDefault();
-                submit();
-              }
-            }}
-            hint="Ctrl+Enter runs it. It runs as the project's role, in a transaction of its own."
-          />
-          <TextField label="Parameters (JSON array)" className="code" {...params.field} />
-          <Button type="submit" variant="primary" busy={run.isPending}>
-            Run
-          </Button>
-        </Form>
-      </Section>
-      {run.error ? <ErrorBox error={run.error} title="The statement failed" /> : null}
-      {result && (
-        <Section title="Result">
-          <p className="muted" role="status">
-            {result.rowCount ?? result.rows.length} row(s)
-          </p>
-          {result.rows.length > 0 && (
-            <DataTable label="Result rows" columns={fields}>
-              {result.rows.map((r, i) => (
-                <tr key={i}>
-                  {fields.map((f) => (
-                    <td key={f} className={r[f] === null ? 'null' : undefined}>
-                      {cell(r[f])}
-                    </td>
-                  ))}
-                </tr>
-              ))}
-            </DataTable>
-          )}
-        </Section>
-      )}
     </>
   );
 }
