@@ -99,3 +99,60 @@ export function createTableSql(name: string, columns: NewColumn[], rls: boolean)
   const create = `create table ${ident(name.trim())} (\n  ${cols.join(',\n  ')}\n)`;
   return rls ? [create, `alter table ${ident(name.trim())} enable row level security`] : [create];
 }
+
+// --- the column editor's statements (run as one rawSQL script: one transaction) -------------------------------------
+// Names are always quoted with ident(); types come from COLUMN_TYPES only (anything else is refused, so a type field
+// cannot carry SQL); defaults and USING expressions are SQL on purpose, shown before they run.
+
+/** A column type the editor offers, or an error naming the offered ones. */
+function columnType(type: string): string {
+  if (!COLUMN_TYPES.includes(type))
+    throw new Error(`"${type}" is not one of the offered types: ${COLUMN_TYPES.join(', ')}`);
+  return type;
+}
+
+/** A name typed into a form: trimmed, and not empty. */
+function named(name: string, what: string): string {
+  const n = name.trim();
+  if (!n) throw new Error(`${what} is required`);
+  return n;
+}
+
+export type NewTableColumn = { name: string; type: string; nullable: boolean; default: string };
+
+/** `alter table … add column …`. */
+export function addColumnSql(table: string, c: NewTableColumn): string {
+  const parts = [
+    `alter table ${ident(table)} add column ${ident(named(c.name, 'The column name'))} ${columnType(c.type)}`,
+  ];
+  if (!c.nullable) parts.push('not null');
+  if (c.default.trim()) parts.push(`default ${c.default.trim()}`);
+  return parts.join(' ');
+}
+
+/** `alter table … rename column … to …`. */
+export function renameColumnSql(table: string, from: string, to: string): string {
+  return `alter table ${ident(table)} rename column ${ident(from)} to ${ident(named(to, 'The new name'))}`;
+}
+
+/** `alter table … drop column …`. */
+export function dropColumnSql(table: string, column: string): string {
+  return `alter table ${ident(table)} drop column ${ident(column)}`;
+}
+
+/** `alter table … alter column … type … [using (…)]`: the USING expression converts what a plain cast cannot. */
+export function retypeColumnSql(table: string, column: string, type: string, using: string): string {
+  const u = using.trim();
+  return `alter table ${ident(table)} alter column ${ident(column)} type ${columnType(type)}${u ? ` using (${u})` : ''}`;
+}
+
+/** `drop table …`. */
+export function dropTableSql(table: string): string {
+  return `drop table ${ident(table)}`;
+}
+
+/** The exact number of rows (an aggregate through the data API: no SQL). */
+export async function countRows(api: TesseraClient, table: string): Promise<number> {
+  const r = await api.data.aggregate<{ n: number | string }>({ table, aggregates: [{ fn: 'count', as: 'n' }] });
+  return Number(r.rows[0]?.n ?? 0);
+}

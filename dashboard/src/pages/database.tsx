@@ -36,6 +36,7 @@ import {
   TextField,
 } from '../ui/index.tsx';
 import { ListSection, useAction } from '../ui/data.tsx';
+import { ColumnEditor, DropTable, RowCount } from './database-columns.tsx';
 
 export default function Database() {
   const { base, project } = useProjectCtx();
@@ -92,13 +93,16 @@ function Tables() {
     >
       {(list) => (
         <>
-          <DataTable columns={['Table', 'Columns', 'Realtime']}>
+          <DataTable columns={['Table', 'Columns', 'Rows', 'Realtime']}>
             {list.map((t) => (
               <tr key={t.name}>
                 <td>
                   <Link href={`${base}/database/tables/${encodeURIComponent(t.name)}`}>{t.name}</Link>
                 </td>
                 <td className="num">{t.columns}</td>
+                <td className="num">
+                  <RowCount table={t.name} />
+                </td>
                 <td>
                   <Check
                     label={
@@ -523,6 +527,8 @@ function TableBrowser({ table }: { table: string }) {
           onNext={() => setPage(page + 1)}
         />
       </Section>
+      <ColumnEditor table={table} cols={cols} />
+      <DropTable table={table} />
     </>
   );
 }
