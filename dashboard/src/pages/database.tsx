@@ -1,7 +1,7 @@
 // The project database: tables (with realtime switches, offered for the project's tables only, and a way to turn off
 // one left on for a dropped table), the table browser (paging, sort, filter, inline edit,
 // insert, delete), the create-table form, the SQL editor (rawSQL with parameters) and the RLS policies.
-import { useState, type KeyboardEvent } from 'react';
+import { lazy, Suspense, useState, type KeyboardEvent } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useLocation } from 'wouter';
 import type { SqlResult } from '@tessera/client';
@@ -37,6 +37,9 @@ import {
 } from '../ui/index.tsx';
 import { ListSection, useAction } from '../ui/data.tsx';
 import { ColumnEditor, DropTable, RowCount } from './database-columns.tsx';
+
+/** CSV export and import, loaded when a table's page first shows them (papaparse stays out of this chunk). */
+const CsvSection = lazy(() => import('./database-csv.tsx'));
 
 export default function Database() {
   const { base, project } = useProjectCtx();
@@ -528,6 +531,9 @@ function TableBrowser({ table }: { table: string }) {
         />
       </Section>
       <ColumnEditor table={table} cols={cols} />
+      <Suspense fallback={<Loading what="Loading CSV import and export" />}>
+        <CsvSection table={table} cols={cols} />
+      </Suspense>
       <DropTable table={table} />
     </>
   );

@@ -286,6 +286,137 @@ describe('hostile names stay names', () => {
   });
 });
 
+describe('CSV export and import', () => {
+  const tricky = 'a, "quoted"\nsecond line';
+  let exported = '';
+
+  it('exports every row of a table as RFC 4180 CSV, over several pages', async () => {
+    await rows(
+      `create table src_rows (id int primary key, label text, note text, data jsonb, tags text[]);
+       insert into src_rows select g, 'row ' || g, case when g % 7 = 0 then null else 'n' || g end,
+         jsonb_build_object('g', g), array['t' || g, 'x'] from generate_series(1, 2500) g;
+       update src_rows set label = $$${tricky}$$ where id = 5;
+       update src_rows set note = '' where id = 6;
+       create table dst_rows (id int primary key, label text, note text, data jsonb, tags text[])`,
+    );
+    await tablePage('src_rows');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      main().getByRole('button', { name: 'Export CSV' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe('src_rows.csv');
+    exported = fs.readFileSync((await download.path())!, 'utf8');
+    const lines = exported.split('\r\n');
+    expect(lines[0]).toBe('id,label,note,data,tags');
+    expect(lines[1]).toBe('1,row 1,n1,"{""g"":1}","[""t1"",""x""]"');
+    // Quotes doubled, the comma and the line break inside quotes; NULL empty, the empty text quoted.
+    expect(exported).toContain('\r\n5,"a, ""quoted""\nsecond line",n5,');
+    expect(exported).toContain('\r\n6,row 6,"",');
+    expect(exported).toContain('\r\n7,row 7,,');
+    expect(lines.at(-1)).toBe('');
+    expect(lines.length).toBe(1 + 2500 + 1); // the header, the rows (row 5's LF is inside quotes), after the last CRLF
+    await contains(main().getByRole('status').filter({ hasText: 'rows exported' }), '2500 rows exported');
+    await checkPage('34-database-csv');
+  });
+
+  it('imports the export into another table with a progress bar: the same rows', async () => {
+    await tablePage('dst_rows');
+    await main()
+      .locator('#csv-file')
+      .setInputFiles({ name: 'src_rows.csv', mimeType: 'text/csv', buffer: Buffer.from(exported) });
+    const form = main().getByRole('form', { name: 'Import CSV' });
+    await shown(form);
+    // The header's fields are matched to the columns of the same name.
+    expect(await form.getByLabel('Column for field 4 (data)').inputValue()).toBe('data');
+    await checkPage('35-database-csv-mapping');
+    await form.getByRole('button', { name: 'Import src_rows.csv' }).click();
+    await contains(main().locator('label[for="csv-import-progress"]'), 'Import finished: 2500 rows inserted');
+    expect(
+      await main()
+        .locator('#csv-import-progress')
+        .evaluate((p) => (p as HTMLProgressElement).position),
+    ).toBe(1);
+    const sameRows = `select (select count(*)::int from src_rows) as src, (select count(*)::int from dst_rows) as dst,
+      (select count(*)::int from (select id, label, coalesce(note, '') as note, data, tags from src_rows
+                       except select id, label, coalesce(note, '') as note, data, tags from dst_rows) d) as differ`;
+    // The empty text of row 6 comes back NULL (an empty field is NULL on import): compared through coalesce.
+    expect(await rows(sameRows)).toEqual([{ src: 2500, dst: 2500, differ: 0 }]);
+    expect(await rows(`select label, tags from dst_rows where id = 5`)).toEqual([{ label: tricky, tags: ['t5', 'x'] }]);
+    expect(await rows(`select note from dst_rows where id in (6, 7) order by id`)).toEqual([
+      { note: null },
+      { note: null },
+    ]);
+  });
+
+  const badFile = [
+    'id,label,note,data,tags', //                                   line 1
+    '3001,fine,,"{""a"":1}","[""t""]"', //                          line 2
+    'x3002,not an integer,,,', //                                   line 3
+    '3003,"two', //                                                 line 4
+    'lines",,,', //                                                 line 5
+    '3004,too,many,fields,,', //                                    line 6
+    '3005,bad json,,{nope,', //                                     line 7
+    '1,duplicate key,,,', //                                        line 8
+    '3006,last,,,', //                                              line 9
+    '',
+  ].join('\n');
+
+  it('reports each refused row by its line and inserts the others', async () => {
+    await main()
+      .locator('#csv-file')
+      .setInputFiles({ name: 'bad.csv', mimeType: 'text/csv', buffer: Buffer.from(badFile) });
+    const form = main().getByRole('form', { name: 'Import CSV' });
+    await form.getByRole('button', { name: 'Import bad.csv' }).click();
+    const refused = main().getByRole('alert', { name: 'Refused lines' });
+    await contains(refused, '4 lines were refused');
+    const items = await refused.locator('li').allInnerTexts();
+    expect(items.map((t) => t.replace(/:.*/s, ''))).toEqual(['Line 3', 'Line 6', 'Line 7', 'Line 8']);
+    expect(items[0]).toMatch(/invalid input syntax for type integer/);
+    expect(items[1]).toMatch(/expected 5 fields, found 6/);
+    expect(items[2]).toMatch(/not JSON/);
+    expect(items[3]).toMatch(/duplicate key/);
+    await contains(main().locator('label[for="csv-import-progress"]'), 'Import finished: 3 rows inserted, 4 refused');
+    await checkPage('36-database-csv-errors');
+    expect(await rows(`select id, label from dst_rows where id > 3000 order by id`)).toEqual([
+      { id: 3001, label: 'fine' },
+      { id: 3003, label: 'two\nlines' },
+      { id: 3006, label: 'last' },
+    ]);
+  });
+
+  it('all or nothing: one refused row and no row is inserted, each refused line listed', async () => {
+    const file = badFile.replace(/^3001/m, '4001').replace(/^3003/m, '4003').replace(/^3006/m, '4006');
+    await main()
+      .locator('#csv-file')
+      .setInputFiles({ name: 'bad2.csv', mimeType: 'text/csv', buffer: Buffer.from(file) });
+    const form = main().getByRole('form', { name: 'Import CSV' });
+    await form.getByLabel(/^All or nothing/).check();
+    await form.getByRole('button', { name: 'Import bad2.csv' }).click();
+    const refused = main().getByRole('alert', { name: 'Refused lines' });
+    await contains(main().locator('label[for="csv-import-progress"]'), 'Import finished: 0 rows inserted, 4 refused');
+    await contains(refused, '4 lines were refused, so nothing was inserted');
+    expect((await refused.locator('li').allInnerTexts()).map((t) => t.replace(/:.*/s, ''))).toEqual([
+      'Line 3',
+      'Line 6',
+      'Line 7',
+      'Line 8',
+    ]);
+    expect(await rows(`select count(*)::int as n from dst_rows where id > 4000`)).toEqual([{ n: 0 }]);
+    // Without the parse errors, the database's refusal (the duplicate key) is found by dry runs: still nothing in.
+    const onlyDuplicate = ['id,label', '4101,ok', '1,duplicate', '4102,ok', ''].join('\n');
+    await main()
+      .locator('#csv-file')
+      .setInputFiles({ name: 'dup.csv', mimeType: 'text/csv', buffer: Buffer.from(onlyDuplicate) });
+    await main()
+      .getByRole('form', { name: 'Import CSV' })
+      .getByLabel(/^All or nothing/)
+      .check();
+    await main().getByRole('form', { name: 'Import CSV' }).getByRole('button', { name: 'Import dup.csv' }).click();
+    await contains(main().getByRole('alert', { name: 'Refused lines' }), /Line 3: .*duplicate key/);
+    expect(await rows(`select count(*)::int as n from dst_rows where id > 4000`)).toEqual([{ n: 0 }]);
+  });
+});
+
 describe('the console', () => {
   it('logged no script error', () => {
     expect(
