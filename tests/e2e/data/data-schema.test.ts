@@ -2,6 +2,7 @@
 // (tables with columns, keys, indexes, triggers and policies; views, functions, grants), read by the platform on the
 // project's behalf; `?format=sql` answers it as a script that recreates the same schema on a fresh project; another
 // project's objects never appear, and only the secret key (or a client token granted admin:sql) may read it.
+import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { client, type Res } from '../../support/http.ts';
 import {
@@ -315,4 +316,183 @@ describe("another project's schema and callers who may not read it", () => {
       refused: { status: 401, notContaining: noSecretOfA },
     },
   ]);
+});
+
+describe('migrations API (GET, POST /v1/migrations)', () => {
+  const apply = async (p: { apiKey?: string; token?: string }, body: unknown) =>
+    await call('POST', '/v1/migrations', { ...p, body });
+  const M1 = "create table m_notes (id serial primary key, body text);\ninsert into m_notes (body) values ('one');\n";
+
+  it('applies a migration as the project role, records it with its checksum, and a second time is a no-op', async () => {
+    const first = await apply(a, { version: '20260101000001', name: 'notes', sql: M1 });
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({
+      applied: true,
+      migration: {
+        version: '20260101000001',
+        name: 'notes',
+        checksum: crypto.createHash('sha256').update(M1).digest('hex'),
+        appliedAt: expect.any(String),
+      },
+    });
+    const again = await apply(a, { version: '20260101000001', name: 'notes', sql: M1 });
+    expect(again.status).toBe(200);
+    expect(again.body.applied).toBe(false);
+    expect((await sql(a, 'select count(*)::int as n from m_notes')).body.rows).toEqual([{ n: 1 }]);
+    const list = await call('GET', '/v1/migrations', { apiKey: a.apiKey });
+    expect(list.status).toBe(200);
+    expect(list.body.migrations.map((m: { version: string }) => m.version)).toEqual(['20260101000001']);
+    // It ran as the project's own role, never the platform's.
+    const who = await apply(a, {
+      version: '20260101000002',
+      name: 'who',
+      sql: 'create table who_ran as select current_user::text as u, session_user::text as s',
+    });
+    expect(who.status).toBe(200);
+    const ran = (await sql(a, 'select u, s from who_ran')).body.rows[0];
+    expect(ran.u).toMatch(/^tsr_/);
+    expect(ran.s).toBe(ran.u);
+    // The record is not part of the schema (nor of a dump), and end-users cannot read it.
+    expect((await schemaOf(a)).body.tables.map((t: { name: string }) => t.name)).not.toContain('tessera_migrations');
+    expect((await schemaOf(a, '?format=sql')).body).not.toContain('tessera_migrations');
+    const asUser = await call('POST', '/v1/find', { token: userToken, body: { table: 'tessera_migrations' } });
+    expect(asUser.status).toBeGreaterThanOrEqual(400);
+  });
+
+  it('refuses an applied version sent with other text (409 naming it), and keeps nothing of it', async () => {
+    const res = await apply(a, {
+      version: '20260101000001',
+      name: 'notes',
+      sql: `${M1}create table sneaky (id int);\n`,
+    });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('CONFLICT');
+    expect(res.body.error.message).toContain('20260101000001_notes');
+    expect((await schemaOf(a)).body.tables.map((t: { name: string }) => t.name)).not.toContain('sneaky');
+  });
+
+  it('rolls a failing migration back whole, names the statement, and does not record it', async () => {
+    const res = await apply(a, {
+      version: '20260101000003',
+      name: 'broken',
+      sql: 'create table half_made (id int);\ninsert into no_such_table values (1);\n',
+    });
+    expect(res.status).toBe(404); // the missing table, as rawSQL answers it
+    expect(res.body.error.message).toMatch(
+      /Migration 20260101000003_broken failed, nothing of it was kept: statement 2 \(line 2\)/,
+    );
+    expect((await schemaOf(a)).body.tables.map((t: { name: string }) => t.name)).not.toContain('half_made');
+    const list = await call('GET', '/v1/migrations', { apiKey: a.apiKey });
+    expect(list.body.migrations.map((m: { version: string }) => m.version)).not.toContain('20260101000003');
+  });
+
+  it('checks each statement with the SQL guard, as a rawSQL script', async () => {
+    const res = await apply(a, {
+      version: '20260101000004',
+      name: 'escape',
+      sql: "create table guarded (id int);\nselect pg_read_file('/etc/passwd');\n",
+    });
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe('FORBIDDEN');
+    expect((await schemaOf(a)).body.tables.map((t: { name: string }) => t.name)).not.toContain('guarded');
+  });
+
+  it('records without running with recordOnly', async () => {
+    const res = await apply(a, {
+      version: '20260101000005',
+      name: 'pulled',
+      sql: 'create table never_made (id int);',
+      recordOnly: true,
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.applied).toBe(true);
+    expect((await schemaOf(a)).body.tables.map((t: { name: string }) => t.name)).not.toContain('never_made');
+  });
+
+  it('a client token with admin:sql lists and applies', async () => {
+    const res = await apply({ token: cc.sql }, { version: '20260101000006', name: 'by_client', sql: '-- nothing\n' });
+    expect(res.status).toBe(200);
+    expect((await call('GET', '/v1/migrations', { token: cc.sql })).body.migrations.length).toBeGreaterThan(2);
+  });
+
+  it.each([
+    ['no version', { name: 'x', sql: 'select 1' }, 'version'],
+    ['a version that is not digits', { version: '2026-01-01', name: 'x', sql: 'select 1' }, 'version'],
+    ['a name with spaces', { version: '1', name: 'drop table', sql: 'select 1' }, 'name'],
+    ['sql that is not text', { version: '1', name: 'x', sql: { evil: true } }, 'sql'],
+    ['sql that does not parse', { version: '1', name: 'x', sql: 'create tabel x' }, 'sql'],
+    ['a body that is not an object', [1, 2], 'JSON object'],
+  ])('answers 400 for %s', async (_what, body, field) => {
+    const res = await apply(a, body);
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body.error)).toContain(field);
+  });
+
+  const bNothingOfA = async () => {
+    const list = await call('GET', '/v1/migrations', { apiKey: b.apiKey });
+    expect(list.status).toBe(200);
+    const text = JSON.stringify(list.body);
+    expect(text).not.toContain(crypto.createHash('sha256').update(M1).digest('hex'));
+    expect(text).not.toContain('20260101000002');
+  };
+  attackTable([
+    {
+      name: 'an anonymous caller lists migrations',
+      attack: () => call('GET', '/v1/migrations'),
+      refused: { status: 401, code: 'UNAUTHENTICATED', notContaining: () => ['20260101000001'] },
+    },
+    {
+      name: 'an anonymous caller applies a migration',
+      attack: () => apply({}, { version: '9', name: 'x', sql: 'create table anon_made (id int)' }),
+      refused: { status: 401, code: 'UNAUTHENTICATED' },
+    },
+    {
+      name: 'the publishable key applies a migration',
+      attack: () => apply({ apiKey: a.pk }, { version: '9', name: 'x', sql: 'create table pk_made (id int)' }),
+      refused: { status: 403, code: 'FORBIDDEN' },
+      intact: async () =>
+        expect((await schemaOf(a)).body.tables.map((t: { name: string }) => t.name)).not.toContain('pk_made'),
+    },
+    {
+      name: 'the publishable key lists migrations',
+      attack: () => call('GET', '/v1/migrations', { apiKey: a.pk }),
+      refused: { status: 403, code: 'FORBIDDEN', notContaining: () => ['20260101000001'] },
+    },
+    {
+      name: 'an end-user applies a migration to its project',
+      attack: () => apply({ token: userToken }, { version: '9', name: 'x', sql: 'create table user_made (id int)' }),
+      refused: { status: 403, code: 'FORBIDDEN' },
+      intact: async () =>
+        expect((await schemaOf(a)).body.tables.map((t: { name: string }) => t.name)).not.toContain('user_made'),
+    },
+    {
+      name: 'a client token without admin:sql applies a migration',
+      attack: () => apply({ token: cc.none }, { version: '9', name: 'x', sql: 'create table cc_made (id int)' }),
+      refused: { status: 403, code: 'FORBIDDEN' },
+    },
+    {
+      name: "the tenant's own token lists a project's migrations",
+      attack: () => call('GET', '/v1/migrations', { token: a.tenantToken }),
+      refused: { status: 403, code: 'FORBIDDEN', notContaining: () => ['20260101000001'] },
+    },
+  ]);
+  it("project B's key replaying A's applied version with other text reaches only B's own record", async () => {
+    // B has its own record: the same version is simply new there, and runs on B only.
+    const res = await apply(b, { version: '20260101000001', name: 'notes', sql: 'create table b_made (id int)' });
+    expect(res.status).toBe(200);
+    expect(res.body.applied).toBe(true);
+    const aList = await call('GET', '/v1/migrations', { apiKey: a.apiKey });
+    expect(aList.body.migrations.find((m: { version: string }) => m.version === '20260101000001').checksum).toBe(
+      crypto.createHash('sha256').update(M1).digest('hex'),
+    );
+    expect((await schemaOf(a)).body.tables.map((t: { name: string }) => t.name)).not.toContain('b_made');
+    const bView = await call('POST', '/graphql', {
+      apiKey: b.apiKey,
+      body: { query: '{ dataMigrations { version name } dataSchema { tables { name } } }' },
+    });
+    expect(bView.status).toBe(200);
+    for (const secret of ['m_notes', 'who_ran', '20260101000002'])
+      expect(JSON.stringify(bView.body)).not.toContain(secret);
+  });
+  it("B's own list never shows A's migrations", bNothingOfA);
 });
