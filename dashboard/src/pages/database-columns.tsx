@@ -2,7 +2,8 @@
 // Every change is SQL the form shows before it runs (one rawSQL script, so one transaction); names are quoted by
 // lib/tables.ts, types are chosen from a list, defaults and USING expressions are SQL on purpose.
 import { useState } from 'react';
-import { useLocation } from 'wouter';
+import { Link, useLocation } from 'wouter';
+import type { SchemaTable } from '@tessera/client';
 import { useProjectCtx } from '../lib/project-context.ts';
 import {
   addColumnSql,
@@ -307,5 +308,24 @@ export function RowCount({ table, estimate }: { table: string; estimate?: number
         {count.error ? 'Count failed: retry' : 'Count'}
       </Button>
     </span>
+  );
+}
+
+/** A table's row level security in the list: off, on with its policies, or on with none (nobody but the key gets rows). */
+export function RlsState({ table, policies }: { table?: SchemaTable; policies: string }) {
+  if (!table) return <span className="muted">—</span>;
+  if (!table.rlsEnabled) return <Badge tone="warn">off</Badge>;
+  if (table.policies.length === 0)
+    return (
+      <Link href={policies}>
+        <Badge tone="warn">on, no policy</Badge>
+      </Link>
+    );
+  return (
+    <Link href={policies}>
+      <Badge tone="good">
+        on, {table.policies.length} polic{table.policies.length === 1 ? 'y' : 'ies'}
+      </Badge>
+    </Link>
   );
 }

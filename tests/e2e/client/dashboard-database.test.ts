@@ -26,6 +26,7 @@ let browser: Browser;
 let page: Page;
 let projectId = '';
 let apiKey = '';
+let publishableKey = '';
 const consoleErrors: string[] = [];
 const tenant = { email: `db-${Date.now()}@example.com`, password: 'a long enough password 1', name: 'Db Board' };
 
@@ -122,7 +123,9 @@ beforeAll(async () => {
   const project = await fetch(`${platform.url}/auth/api/v1/projects/${projectId}`, {
     headers: { authorization: `Bearer ${session.access_token}` },
   });
-  apiKey = ((await project.json()) as { project: { api_key: string } }).project.api_key;
+  const got = (await project.json()) as { project: { api_key: string; publishable_key: string } };
+  apiKey = got.project.api_key;
+  publishableKey = got.project.publishable_key;
   await waitFor(async () => (await sql('select 1 as one')).status === 200, { message: 'the project database' });
   await rows(
     `create table products (id bigserial primary key, name text not null, price text);
@@ -414,6 +417,128 @@ describe('CSV export and import', () => {
     await main().getByRole('form', { name: 'Import CSV' }).getByRole('button', { name: 'Import dup.csv' }).click();
     await contains(main().getByRole('alert', { name: 'Refused lines' }), /Line 3: .*duplicate key/);
     expect(await rows(`select count(*)::int as n from dst_rows where id > 4000`)).toEqual([{ n: 0 }]);
+  });
+});
+
+/** What the publishable key reads of a table through the data API. */
+async function anonFind(table: string): Promise<unknown[]> {
+  const res = await fetch(`${platform.url}/v1/find`, {
+    method: 'POST',
+    headers: { 'x-api-key': publishableKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ table }),
+  });
+  const body = (await res.json()) as { rows: unknown[] };
+  expect({ status: res.status, body: res.status === 200 ? 'ok' : body }).toEqual({ status: 200, body: 'ok' });
+  return body.rows;
+}
+
+/** The policies of a table as the schema endpoint lists them. */
+async function policiesOf(table: string): Promise<Record<string, unknown>[]> {
+  const res = await fetch(`${platform.url}/v1/schema`, { headers: { 'x-api-key': apiKey } });
+  const body = (await res.json()) as { tables: { name: string; policies: Record<string, unknown>[] }[] };
+  return body.tables.find((t) => t.name === table)!.policies;
+}
+
+describe('the RLS policy editor', () => {
+  const card = (table: string) => main().getByRole('region', { name: `Policies of ${table}` });
+
+  it('lists the tables and warns on one with RLS on and no policy', async () => {
+    await rows(
+      `create table notes (id serial primary key, owner text, body text);
+       alter table notes enable row level security;
+       insert into notes (owner, body) values ('ann', 'first'), ('ben', 'second');
+       create table open_table (id int primary key)`,
+    );
+    expect(await anonFind('notes')).toEqual([]);
+    await open('/database/tables');
+    await contains(main().getByRole('row').filter({ hasText: 'notes' }), 'on, no policy');
+    await open('/database/policies');
+    await shown(main().getByTestId('no-policy-notes'));
+    await contains(main().getByTestId('no-policy-notes'), 'the publishable key and end-users get no rows');
+    await contains(card('open_table'), 'RLS off');
+    await checkPage('37-database-policies');
+  });
+
+  it('creates a policy with the form, showing its CREATE POLICY first: the warning goes, the key reads rows', async () => {
+    await card('notes').getByRole('button', { name: 'New policy on notes' }).click();
+    const form = main().getByRole('form', { name: 'New policy on notes' });
+    await form.getByLabel('Policy name').fill('public read');
+    await form.getByLabel('Command').selectOption('SELECT');
+    await form.getByLabel(/^USING/).fill('true');
+    await contains(
+      form.getByLabel('SQL preview'),
+      'create policy "public read" on "notes"\n  as permissive for select to public\n  using (true);',
+    );
+    // SELECT takes no WITH CHECK.
+    expect(await form.getByLabel(/^WITH CHECK/).count()).toBe(0);
+    await checkPage('38-database-policy-form');
+    await form.getByRole('button', { name: 'Create policy' }).click();
+    await gone(form);
+    await contains(card('notes').getByRole('table', { name: 'Policies of notes' }), 'public read');
+    await gone(main().getByTestId('no-policy-notes'));
+    expect(await policiesOf('notes')).toEqual([
+      { name: 'public read', command: 'SELECT', roles: ['public'], permissive: true, using: 'true', withCheck: null },
+    ]);
+    expect(await anonFind('notes')).toHaveLength(2);
+  });
+
+  it('edits a policy with ALTER POLICY (expression and name), and with DROP and CREATE when its command changes', async () => {
+    await card('notes').getByRole('button', { name: 'Edit policy public read' }).click();
+    const form = main().getByRole('form', { name: 'Edit policy public read on notes' });
+    await form.getByLabel('Policy name').fill('ann reads');
+    await form.getByLabel(/^USING/).fill("owner = 'ann'");
+    await contains(
+      form.getByLabel('SQL preview'),
+      `alter policy "public read" on "notes"\n  using (owner = 'ann');\nalter policy "public read" on "notes" rename to "ann reads";`,
+    );
+    await form.getByRole('button', { name: 'Save policy' }).click();
+    await gone(form);
+    await contains(card('notes').getByRole('table', { name: 'Policies of notes' }), 'ann reads');
+    expect(await anonFind('notes')).toEqual([{ id: 1, owner: 'ann', body: 'first' }]);
+    await card('notes').getByRole('button', { name: 'Edit policy ann reads' }).click();
+    const again = main().getByRole('form', { name: 'Edit policy ann reads on notes' });
+    await again.getByLabel('Command').selectOption('ALL');
+    await again.getByLabel('Kind').selectOption('restrictive');
+    await contains(
+      again.getByLabel('SQL preview'),
+      'drop policy "ann reads" on "notes";\ncreate policy "ann reads" on "notes"\n  as restrictive for all to public',
+    );
+    await again.getByRole('button', { name: 'Cancel' }).click();
+    await gone(again);
+  });
+
+  it('drops a policy after asking: the no-policy warning comes back', async () => {
+    await card('notes').getByRole('button', { name: 'Delete policy ann reads' }).click();
+    const dialog = page.getByRole('dialog');
+    await contains(dialog.getByLabel('SQL of the drop'), 'drop policy "ann reads" on "notes";');
+    await dialog.getByRole('button', { name: 'Drop policy' }).click();
+    await shown(main().getByTestId('no-policy-notes'));
+    expect(await policiesOf('notes')).toEqual([]);
+    expect(await anonFind('notes')).toEqual([]);
+  });
+
+  it('turns RLS on for a table that has it off, which then shows the warning', async () => {
+    await card('open_table').getByRole('button', { name: 'Turn on RLS for open_table' }).click();
+    await shown(main().getByTestId('no-policy-open_table'));
+    await contains(card('open_table'), 'RLS on');
+  });
+
+  it('keeps hostile policy and table names as names', async () => {
+    await rows(
+      `create table "p""; drop table victims; --" (id int); alter table "p""; drop table victims; --" enable row level security`,
+    );
+    await open('/database/policies');
+    const t = 'p"; drop table victims; --';
+    await card(t)
+      .getByRole('button', { name: `New policy on ${t}` })
+      .click();
+    const form = main().getByRole('form', { name: `New policy on ${t}` });
+    await form.getByLabel('Policy name').fill('x" on victims; drop table victims; --');
+    await form.getByLabel(/^USING/).fill('true');
+    await form.getByRole('button', { name: 'Create policy' }).click();
+    await gone(form);
+    expect((await policiesOf(t)).map((p) => p.name)).toEqual(['x" on victims; drop table victims; --']);
+    expect(await rows('select id from victims')).toEqual([{ id: 1 }]);
   });
 });
 
