@@ -1,14 +1,17 @@
 // The database console's logic without a browser: the column editor's statements (every name quoted, types only from
-// the offered list), CSV writing (RFC 4180), typing a CSV record by its columns, line numbers of records holding line
+// the offered list), the policy form's CREATE / ALTER / DROP POLICY, CSV writing (RFC 4180), typing a CSV record by its columns, line numbers of records holding line
 // breaks, batching, and finding the refused rows of a batch by splitting it.
 import { describe, expect, it } from '@jest/globals';
 import {
   addColumnSql,
+  createPolicySql,
   dropColumnSql,
   dropTableSql,
+  editPolicySql,
   renameColumnSql,
   retypeColumnSql,
   type Column,
+  type PolicyDraft,
 } from '../../dashboard/src/lib/tables.ts';
 import { batches, csvRecord, guessMapping, insertSplitting, linesOf, rowOf } from '../../dashboard/src/lib/csv.ts';
 
@@ -120,5 +123,48 @@ describe('CSV', () => {
   it('stops on an error that is not about the rows (the key, the network)', async () => {
     const insert = () => Promise.reject(Object.assign(new Error('no'), { status: 401 }));
     await expect(insertSplitting([{ line: 2, row: {} }], insert, () => {})).rejects.toThrow('no');
+  });
+});
+
+describe('the policy form statements', () => {
+  const base: PolicyDraft = {
+    name: 'own rows',
+    command: 'SELECT',
+    roles: ['public'],
+    permissive: true,
+    using: "owner = current_setting('request.user_id', true)",
+    withCheck: '',
+  };
+
+  it('creates a policy with quoted names, only the clauses its command takes', () => {
+    expect(createPolicySql(hostile, { ...base, name: hostile, withCheck: 'ignored for select' })).toBe(
+      `create policy "x""; drop table victims; --" on "x""; drop table victims; --"\n  as permissive for select to public\n  using (owner = current_setting('request.user_id', true))`,
+    );
+    expect(
+      createPolicySql('t', {
+        ...base,
+        command: 'INSERT',
+        roles: ['current_user'],
+        permissive: false,
+        withCheck: 'true',
+      }),
+    ).toBe('create policy "own rows" on "t"\n  as restrictive for insert to current_user\n  with check (true)');
+    expect(() => createPolicySql('t', { ...base, roles: ['"x"; drop table y'] })).toThrow('is not one of');
+    expect(() => createPolicySql('t', { ...base, using: ' ' })).toThrow('USING');
+  });
+
+  it('edits with ALTER POLICY when it can, DROP and CREATE when the command or kind changes', () => {
+    expect(editPolicySql('t', base, { ...base, using: 'true', name: 'all rows' })).toEqual([
+      'alter policy "own rows" on "t"\n  using (true)',
+      'alter policy "own rows" on "t" rename to "all rows"',
+    ]);
+    expect(editPolicySql('t', { ...base, roles: null }, { ...base, roles: null, using: 'true' })).toEqual([
+      'alter policy "own rows" on "t"\n  using (true)',
+    ]);
+    expect(editPolicySql('t', base, { ...base, command: 'ALL' })).toEqual([
+      'drop policy "own rows" on "t"',
+      `create policy "own rows" on "t"\n  as permissive for all to public\n  using (owner = current_setting('request.user_id', true))`,
+    ]);
+    expect(() => editPolicySql('t', base, { ...base })).toThrow('Nothing has changed');
   });
 });

@@ -150,7 +150,8 @@ function CsvImport({ table, cols }: { table: string; cols: Column[] }) {
           if (typeof row === 'string') return report({ line, message: row });
           pending.push({ line, row });
           pendingBytes += JSON.stringify(row).length;
-          if (allOrNothing && pendingBytes > ALL_OR_NOTHING_BYTES)
+          // One transaction call: at most 100 operations of 1000 rows, within the body limit.
+          if (allOrNothing && (pendingBytes > ALL_OR_NOTHING_BYTES || pending.length > 100_000))
             throw new Error(
               `The file is too large to import all or nothing (one request of at most ${Math.round(ALL_OR_NOTHING_BYTES / 1024)} KB): import it row by row, or split it.`,
             );
