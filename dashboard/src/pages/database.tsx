@@ -52,7 +52,7 @@ export default function Database() {
       base={`${base}/database`}
       routes={[
         { path: 'new', page: () => <CreateTable /> },
-        { path: 'tables/:table', page: (p) => <TableBrowser table={decodeURIComponent(p.table ?? '')} /> },
+        { path: 'tables/:table', page: (p) => <TableBrowser table={tableOfAddress(p.table ?? '')} /> },
       ]}
       tabs={[
         { path: 'tables', label: 'Tables', page: <Tables /> },
@@ -61,6 +61,20 @@ export default function Database() {
       ]}
     />
   );
+}
+
+/**
+ * The table named by the address, decoded once from the address as the browser has it: the router's parameter has
+ * been through decodeURI already, so decoding it again would turn a name holding `%25` or `%41` into another name
+ * (or throw on a lone `%`).
+ */
+function tableOfAddress(param: string): string {
+  const raw = /\/database\/tables\/([^/]+)$/.exec(window.location.pathname)?.[1];
+  try {
+    return decodeURIComponent(raw ?? param);
+  } catch {
+    return param;
+  }
 }
 
 function Tables() {

@@ -228,7 +228,10 @@ describe('the column editor', () => {
       .getByRole('button', { name: 'Count rows' })
       .click();
     await contains(main().getByTestId('exact-count'), '30 rows (exact count)');
+    // The list shows the planner's estimate (known once the table is analyzed), and the exact count on demand.
+    await rows('analyze products');
     await open('/database/tables');
+    await contains(main().getByRole('row').filter({ hasText: 'products' }), '≈ 30');
     await main().getByRole('button', { name: 'Count the rows of products' }).click();
     await contains(main().getByTestId('count-products'), '30');
     await checkPage('32-database-tables-counts');
@@ -286,6 +289,18 @@ describe('hostile names stay names', () => {
     expect(await tableExists(table)).toBe(false);
     // The neighbour is intact.
     expect(await rows('select id from victims')).toEqual([{ id: 1 }]);
+  });
+});
+
+describe('a table whose name holds percent signs and a slash', () => {
+  it('opens from the list as itself (its address is decoded once)', async () => {
+    const name = '50%25 off/%';
+    await rows(`create table "50%25 off/%" (id int primary key)`);
+    await open('/database/tables');
+    await main().getByRole('link', { name, exact: true }).click();
+    await shown(main().getByRole('heading', { name: `Table ${name}` }));
+    await contains(main().getByRole('table', { name: `Columns of ${name}` }), 'id');
+    await rows(`drop table "50%25 off/%"`);
   });
 });
 
