@@ -1,7 +1,7 @@
 // The project database: tables (with realtime switches, offered for the project's tables only, and a way to turn off
 // one left on for a dropped table), the table browser (paging, sort, filter, inline edit,
 // insert, delete), the create-table form, the SQL editor (rawSQL with parameters) and the RLS policies.
-import { useState, type KeyboardEvent } from 'react';
+import { lazy, Suspense, useState, type KeyboardEvent } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useLocation } from 'wouter';
 import type { SqlResult } from '@tessera/client';
@@ -37,6 +37,9 @@ import {
 } from '../ui/index.tsx';
 import { ListSection, useAction } from '../ui/data.tsx';
 
+// The migrations tab is its own chunk, loaded when opened.
+const Migrations = lazy(() => import('./migrations.tsx'));
+
 export default function Database() {
   const { base, project } = useProjectCtx();
   return (
@@ -53,6 +56,15 @@ export default function Database() {
         { path: 'tables', label: 'Tables', page: <Tables /> },
         { path: 'sql', label: 'SQL editor', page: <SqlEditor /> },
         { path: 'policies', label: 'RLS policies', page: <Policies /> },
+        {
+          path: 'migrations',
+          label: 'Migrations',
+          page: (
+            <Suspense fallback={<Loading what="Loading migrations" />}>
+              <Migrations />
+            </Suspense>
+          ),
+        },
       ]}
     />
   );
