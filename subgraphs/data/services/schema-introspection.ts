@@ -37,6 +37,11 @@ export type SchemaTable = {
   rlsEnabled: boolean;
   rlsForced: boolean;
   rowEstimate: number | null;
+  /** `PARTITION BY` of a partitioned table (`RANGE (at)`); else null. */
+  partitionKey: string | null;
+  /** The partitioned table a partition belongs to, and its bound (`FOR VALUES FROM (...) TO (...)`); else null. */
+  partitionOf: string | null;
+  partitionBound: string | null;
   columns: SchemaColumn[];
   primaryKey: string[];
   foreignKeys: SchemaForeignKey[];
@@ -97,8 +102,15 @@ export async function readProjectSchema(db: Db, role: ProjectRole): Promise<Proj
     rls: boolean;
     forced: boolean;
     reltuples: number;
+    partkey: string | null;
+    parent: string | null;
+    bound: string | null;
   }>(
-    `select c.oid::int8 as oid, c.relname as name, c.relrowsecurity as rls, c.relforcerowsecurity as forced, c.reltuples::float8 as reltuples
+    `select c.oid::int8 as oid, c.relname as name, c.relrowsecurity as rls, c.relforcerowsecurity as forced, c.reltuples::float8 as reltuples,
+            case when c.relkind = 'p' then pg_catalog.pg_get_partkeydef(c.oid) end as partkey,
+            case when c.relispartition then (select p.relname from pg_catalog.pg_inherits i join pg_catalog.pg_class p on p.oid = i.inhparent
+                                              where i.inhrelid = c.oid limit 1) end as parent,
+            case when c.relispartition then pg_catalog.pg_get_expr(c.relpartbound, c.oid) end as bound
        from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
       where n.nspname = $1 and c.relkind in ('r', 'p') and c.relname <> '${MIGRATIONS_TABLE}'
       order by c.relname`,
@@ -148,6 +160,7 @@ export async function readProjectSchema(db: Db, role: ProjectRole): Promise<Proj
        join pg_catalog.pg_namespace n on n.oid = c.relnamespace
        left join pg_catalog.pg_class r on r.oid = k.confrelid
       where n.nspname = $1 and c.relkind in ('r', 'p') and k.contype in ('p', 'u', 'c', 'f', 'x')
+        and k.conparentid = 0 and k.conislocal
       order by c.relname, k.contype <> 'p', k.conname`,
   );
   const indexes = await q<{
@@ -163,6 +176,7 @@ export async function readProjectSchema(db: Db, role: ProjectRole): Promise<Proj
        join pg_catalog.pg_class i on i.oid = x.indexrelid
        join pg_catalog.pg_namespace n on n.oid = c.relnamespace
       where n.nspname = $1 and c.relkind in ('r', 'p')
+        and not exists (select 1 from pg_catalog.pg_inherits h where h.inhrelid = x.indexrelid)
       order by c.relname, i.relname`,
   );
   // The realtime switch's trigger is the platform's (it follows the publication), not the project's.
@@ -171,7 +185,7 @@ export async function readProjectSchema(db: Db, role: ProjectRole): Promise<Proj
        from pg_catalog.pg_trigger t join pg_catalog.pg_class c on c.oid = t.tgrelid
        join pg_catalog.pg_namespace n on n.oid = c.relnamespace
        join pg_catalog.pg_proc p on p.oid = t.tgfoid join pg_catalog.pg_namespace pn on pn.oid = p.pronamespace
-      where n.nspname = $1 and not t.tgisinternal and pn.nspname = $1
+      where n.nspname = $1 and not t.tgisinternal and pn.nspname = $1 and t.tgparentid = 0
       order by c.relname, t.tgname`,
   );
   const policies = await q<{
@@ -265,6 +279,9 @@ export async function readProjectSchema(db: Db, role: ProjectRole): Promise<Proj
         rlsEnabled: t.rls,
         rlsForced: t.forced,
         rowEstimate: t.reltuples < 0 ? null : Math.round(t.reltuples),
+        partitionKey: t.partkey,
+        partitionOf: t.parent,
+        partitionBound: t.bound,
         columns: (cols.get(t.name) ?? []).map((c) => {
           // A serial column: its default is its own sequence (dumped as `serial`, which makes the same sequence).
           const serial =
@@ -352,7 +369,15 @@ export function schemaToSql(s: ProjectSchema): string {
   for (const e of s.enums) out.push(stmt(`create type ${ident(e.name)} as enum (${e.values.map(lit).join(', ')})`));
   for (const q of s.sequences) out.push(stmt(q.definition));
   if (s.enums.length + s.sequences.length > 0) out.push('');
-  for (const t of s.tables) {
+  // Partitions after the tables they belong to (the partitioned table's columns and constraints come with them).
+  for (const t of [...s.tables.filter((x) => !x.partitionOf), ...s.tables.filter((x) => x.partitionOf)]) {
+    if (t.partitionOf) {
+      const own = t.constraints.map((k) => `  constraint ${ident(k.name)} ${k.definition}`);
+      out.push(
+        `create table ${ident(t.name)} partition of ${ident(t.partitionOf)}${own.length ? ` (\n${own.join(',\n')}\n)` : ''} ${t.partitionBound ?? 'default'}${t.partitionKey ? ` partition by ${t.partitionKey}` : ''};`,
+      );
+      continue;
+    }
     const lines = t.columns.map((c) => {
       if (c.serial) return `  ${ident(c.name)} ${c.serial}${c.nullable ? '' : ' not null'}`;
       let line = `  ${ident(c.name)} ${c.type}`;
@@ -364,7 +389,9 @@ export function schemaToSql(s: ProjectSchema): string {
       return line;
     });
     for (const k of t.constraints) lines.push(`  constraint ${ident(k.name)} ${k.definition}`);
-    out.push(`create table ${ident(t.name)} (\n${lines.join(',\n')}\n);`);
+    out.push(
+      `create table ${ident(t.name)} (\n${lines.join(',\n')}\n)${t.partitionKey ? ` partition by ${t.partitionKey}` : ''};`,
+    );
   }
   if (s.tables.length > 0) out.push('');
   for (const f of s.functions) out.push(stmt(f.definition), '');
