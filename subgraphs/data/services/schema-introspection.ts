@@ -206,15 +206,15 @@ export async function readProjectSchema(db: Db, role: ProjectRole): Promise<Proj
       where n.nspname = $1
       order by c.relname, p.polname`,
   );
-  const views = await q<{ name: string; definition: string; materialized: boolean }>(
-    `select c.relname as name, pg_catalog.pg_get_viewdef(c.oid, true) as definition, c.relkind = 'm' as materialized
+  const views = await q<{ oid: string; name: string; definition: string; materialized: boolean }>(
+    `select c.oid::int8 as oid, c.relname as name, pg_catalog.pg_get_viewdef(c.oid, true) as definition, c.relkind = 'm' as materialized
        from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
       where n.nspname = $1 and c.relkind in ('v', 'm')
       order by c.oid`,
   );
   // Functions of extensions installed in the schema are the extension's, not the project's.
-  const functions = await q<{ name: string; arguments: string; definition: string }>(
-    `select p.proname as name, pg_catalog.pg_get_function_identity_arguments(p.oid) as arguments,
+  const functions = await q<{ oid: string; name: string; arguments: string; definition: string }>(
+    `select p.oid::int8 as oid, p.proname as name, pg_catalog.pg_get_function_identity_arguments(p.oid) as arguments,
             pg_catalog.pg_get_functiondef(p.oid) as definition
        from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
       where n.nspname = $1 and p.prokind in ('f', 'p')
@@ -270,7 +270,7 @@ export async function readProjectSchema(db: Db, role: ProjectRole): Promise<Proj
   const pol = byTable(policies);
   const SERIALS: Record<string, string> = { int4: 'serial', int8: 'bigserial', int2: 'smallserial' };
 
-  return {
+  const schemaOut: ProjectSchema = {
     tables: tables.map((t) => {
       const tc = cons.get(t.name) ?? [];
       const pk = tc.find((k) => k.type === 'p')?.columns ?? [];
@@ -350,7 +350,19 @@ export async function readProjectSchema(db: Db, role: ProjectRole): Promise<Proj
     })),
     grants: grants.map((g) => ({ table: g.table_name, grantee: roleLabel(g.grantee), privileges: g.privileges })),
   };
+  // The order the tables, functions and views were made in (object ids grow): a dump makes them in that order, which
+  // met their dependencies on each other when they were made. Kept off the JSON answer (not enumerable).
+  const order = new Map<string, number>([
+    ...tables.map((t) => [`t:${t.name}`, Number(t.oid)] as const),
+    ...views.map((v) => [`v:${v.name}`, Number(v.oid)] as const),
+    ...functions.map((f) => [`f:${f.name}(${unqualify(schema, f.arguments)})`, Number(f.oid)] as const),
+  ]);
+  Object.defineProperty(schemaOut, CREATION_ORDER, { value: order, enumerable: false });
+  return schemaOut;
 }
+
+/** Where readProjectSchema keeps the creation order of tables, functions and views (see schemaToSql). */
+const CREATION_ORDER = Symbol('creationOrder');
 
 /** Ends a statement with `;` (definitions printed by the server come without, functions with a trailing newline). */
 const stmt = (s: string): string => `${s.trim().replace(/;\s*$/, '')};`;
@@ -369,34 +381,27 @@ export function schemaToSql(s: ProjectSchema): string {
   for (const e of s.enums) out.push(stmt(`create type ${ident(e.name)} as enum (${e.values.map(lit).join(', ')})`));
   for (const q of s.sequences) out.push(stmt(q.definition));
   if (s.enums.length + s.sequences.length > 0) out.push('');
-  // Partitions after the tables they belong to (the partitioned table's columns and constraints come with them).
-  for (const t of [...s.tables.filter((x) => !x.partitionOf), ...s.tables.filter((x) => x.partitionOf)]) {
-    if (t.partitionOf) {
-      const own = t.constraints.map((k) => `  constraint ${ident(k.name)} ${k.definition}`);
-      out.push(
-        `create table ${ident(t.name)} partition of ${ident(t.partitionOf)}${own.length ? ` (\n${own.join(',\n')}\n)` : ''} ${t.partitionBound ?? 'default'}${t.partitionKey ? ` partition by ${t.partitionKey}` : ''};`,
-      );
-      continue;
-    }
-    const lines = t.columns.map((c) => {
-      if (c.serial) return `  ${ident(c.name)} ${c.serial}${c.nullable ? '' : ' not null'}`;
-      let line = `  ${ident(c.name)} ${c.type}`;
-      if (c.identity) line += ` generated ${c.identity} as identity`;
-      else if (c.generated) line += ` generated always as (${c.generated}) stored`;
-      // `nextval('seq'::regclass)`: the guard refuses reg* types (catalog lookups); nextval casts its text itself.
-      else if (c.default !== null) line += ` default ${c.default.replace(/'((?:[^']|'')+)'::regclass\b/g, "'$1'")}`;
-      if (!c.nullable && !c.identity) line += ' not null';
-      return line;
-    });
-    for (const k of t.constraints) lines.push(`  constraint ${ident(k.name)} ${k.definition}`);
-    out.push(
-      `create table ${ident(t.name)} (\n${lines.join(',\n')}\n)${t.partitionKey ? ` partition by ${t.partitionKey}` : ''};`,
-    );
-  }
-  if (s.tables.length > 0) out.push('');
-  for (const f of s.functions) out.push(stmt(f.definition), '');
-  for (const v of s.views)
-    out.push(stmt(`create ${v.materialized ? 'materialized view' : 'view'} ${ident(v.name)} as\n${v.definition}`));
+  // Tables, functions and views in the order they were made (else: tables, then functions, then views; partitions
+  // after the tables they belong to either way).
+  const order = (s as { [CREATION_ORDER]?: Map<string, number> })[CREATION_ORDER];
+  type Item = { key: string; rank: number; sql: string[] };
+  const items: Item[] = [];
+  const tables = [...s.tables.filter((x) => !x.partitionOf), ...s.tables.filter((x) => x.partitionOf)];
+  tables.forEach((t, i) => items.push({ key: `t:${t.name}`, rank: i, sql: [tableSql(t)] }));
+  s.functions.forEach((f, i) =>
+    items.push({ key: `f:${f.name}(${f.arguments})`, rank: 1e6 + i, sql: [stmt(f.definition), ''] }),
+  );
+  s.views.forEach((v, i) =>
+    items.push({
+      key: `v:${v.name}`,
+      rank: 2e6 + i,
+      sql: [stmt(`create ${v.materialized ? 'materialized view' : 'view'} ${ident(v.name)} as\n${v.definition}`)],
+    }),
+  );
+  const rankOf = (it: Item) => (order ? (order.get(it.key) ?? it.rank) : it.rank);
+  items.sort((a, b) => rankOf(a) - rankOf(b));
+  for (const it of items) out.push(...it.sql);
+  if (items.length > 0 && out.at(-1) !== '') out.push('');
   for (const t of s.tables)
     for (const k of t.foreignKeys)
       out.push(stmt(`alter table ${ident(t.name)} add constraint ${ident(k.name)} ${k.definition}`));
@@ -425,3 +430,23 @@ export function schemaToSql(s: ProjectSchema): string {
 }
 
 const lit = (v: string): string => `'${v.replace(/'/g, "''")}'`;
+
+/** `create table` of one table with its columns and constraints (foreign keys apart), or of a partition. */
+function tableSql(t: SchemaTable): string {
+  if (t.partitionOf) {
+    const own = t.constraints.map((k) => `  constraint ${ident(k.name)} ${k.definition}`);
+    return `create table ${ident(t.name)} partition of ${ident(t.partitionOf)}${own.length ? ` (\n${own.join(',\n')}\n)` : ''} ${t.partitionBound ?? 'default'}${t.partitionKey ? ` partition by ${t.partitionKey}` : ''};`;
+  }
+  const lines = t.columns.map((c) => {
+    if (c.serial) return `  ${ident(c.name)} ${c.serial}${c.nullable ? '' : ' not null'}`;
+    let line = `  ${ident(c.name)} ${c.type}`;
+    if (c.identity) line += ` generated ${c.identity} as identity`;
+    else if (c.generated) line += ` generated always as (${c.generated}) stored`;
+    // `nextval('seq'::regclass)`: the guard refuses reg* types (catalog lookups); nextval casts its text itself.
+    else if (c.default !== null) line += ` default ${c.default.replace(/'((?:[^']|'')+)'::regclass\b/g, "'$1'")}`;
+    if (!c.nullable && !c.identity) line += ' not null';
+    return line;
+  });
+  for (const k of t.constraints) lines.push(`  constraint ${ident(k.name)} ${k.definition}`);
+  return `create table ${ident(t.name)} (\n${lines.join(',\n')}\n)${t.partitionKey ? ` partition by ${t.partitionKey}` : ''};`;
+}

@@ -62,6 +62,12 @@ create function published_count(a integer) returns bigint language sql stable as
   select count(*) from posts where author_id = a and published
 $$;
 create view published_posts as select id, title, author_id from posts where published;
+-- Made after the view it returns, and a table whose default calls a function made before it: a dump keeps that order.
+create function recent_titles() returns setof published_posts language sql stable as $$
+  select * from published_posts order by id desc
+$$;
+create function default_title() returns text language sql immutable as $$ select 'untitled' $$;
+create table drafts (id serial primary key, title text not null default default_title());
 alter table posts enable row level security;
 create policy read_published on posts for select using (published);
 create policy authors_write on posts as restrictive for update
@@ -113,6 +119,7 @@ describe('GET /v1/schema', () => {
     const s = res.body;
     expect(s.tables.map((t: { name: string }) => t.name)).toEqual([
       'authors',
+      'drafts',
       'events',
       'events_2026',
       'events_rest',
@@ -184,7 +191,12 @@ describe('GET /v1/schema', () => {
     expect(authors.rlsEnabled).toBe(false);
     expect(authors.columns[0]).toEqual(expect.objectContaining({ name: 'id', serial: 'serial', primaryKey: true }));
     expect(s.views).toEqual([expect.objectContaining({ name: 'published_posts', materialized: false })]);
-    expect(s.functions.map((f: { name: string }) => f.name)).toEqual(['touch_title', 'published_count']);
+    expect(s.functions.map((f: { name: string }) => f.name)).toEqual([
+      'touch_title',
+      'published_count',
+      'recent_titles',
+      'default_title',
+    ]);
     expect(s.functions[1].arguments).toBe('a integer');
     expect(s.enums).toEqual([{ name: 'mood', values: ['happy', 'sad', "it's complicated"] }]);
     expect(s.sequences.map((q: { name: string }) => q.name)).toEqual(['invoice_numbers']);
@@ -288,7 +300,7 @@ describe("another project's schema and callers who may not read it", () => {
       body: { query: '{ dataSchema { tables { name } views { name } functions { name } sql } }' },
     });
     expect(res.status).toBe(200);
-    expect(res.body.data.dataSchema.tables.length).toBe(5);
+    expect(res.body.data.dataSchema.tables.length).toBe(6);
     for (const s of noSecretOfB()) expect(JSON.stringify(res.body)).not.toContain(s);
   });
   attackTable([
