@@ -42,6 +42,9 @@ import { Policies } from './database-policies.tsx';
 /** CSV export and import, loaded when a table's page first shows them (papaparse stays out of this chunk). */
 const CsvSection = lazy(() => import('./database-csv.tsx'));
 
+// The migrations tab is its own chunk, loaded when opened.
+const Migrations = lazy(() => import('./migrations.tsx'));
+
 export default function Database() {
   const { base, project } = useProjectCtx();
   return (
@@ -58,6 +61,15 @@ export default function Database() {
         { path: 'tables', label: 'Tables', page: <Tables /> },
         { path: 'sql', label: 'SQL editor', page: <SqlEditor /> },
         { path: 'policies', label: 'RLS policies', page: <Policies /> },
+        {
+          path: 'migrations',
+          label: 'Migrations',
+          page: (
+            <Suspense fallback={<Loading what="Loading migrations" />}>
+              <Migrations />
+            </Suspense>
+          ),
+        },
       ]}
     />
   );

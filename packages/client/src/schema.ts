@@ -24,6 +24,9 @@ export type SchemaTable = {
   rlsEnabled: boolean;
   rlsForced: boolean;
   rowEstimate: number | null;
+  partitionKey: string | null;
+  partitionOf: string | null;
+  partitionBound: string | null;
   columns: SchemaColumn[];
   primaryKey: string[];
   foreignKeys: {

@@ -165,12 +165,15 @@ export function createMigrations(deps: {
           const now = await existing();
           if (now) return same(now);
         }
-        if (err instanceof AppError && err.details?.operation === 0 && operations.length === 2)
+        if (err instanceof AppError && err.details?.operation === 0 && operations.length === 2) {
+          // The transaction's operation index means nothing to the caller: the migration and its statement do.
+          const { operation: _op, ...details } = err.details;
           throw new AppError(
             err.code,
             `Migration ${version}_${name} failed, nothing of it was kept: ${err.message.replace(/^operations\[0\] \(rawSQL\): /, '')}`,
-            { ...err.details, version, name },
+            { ...details, version, name },
           );
+        }
         throw err;
       }
       const done = await existing();

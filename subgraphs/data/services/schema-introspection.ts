@@ -37,6 +37,11 @@ export type SchemaTable = {
   rlsEnabled: boolean;
   rlsForced: boolean;
   rowEstimate: number | null;
+  /** `PARTITION BY` of a partitioned table (`RANGE (at)`); else null. */
+  partitionKey: string | null;
+  /** The partitioned table a partition belongs to, and its bound (`FOR VALUES FROM (...) TO (...)`); else null. */
+  partitionOf: string | null;
+  partitionBound: string | null;
   columns: SchemaColumn[];
   primaryKey: string[];
   foreignKeys: SchemaForeignKey[];
@@ -97,8 +102,15 @@ export async function readProjectSchema(db: Db, role: ProjectRole): Promise<Proj
     rls: boolean;
     forced: boolean;
     reltuples: number;
+    partkey: string | null;
+    parent: string | null;
+    bound: string | null;
   }>(
-    `select c.oid::int8 as oid, c.relname as name, c.relrowsecurity as rls, c.relforcerowsecurity as forced, c.reltuples::float8 as reltuples
+    `select c.oid::int8 as oid, c.relname as name, c.relrowsecurity as rls, c.relforcerowsecurity as forced, c.reltuples::float8 as reltuples,
+            case when c.relkind = 'p' then pg_catalog.pg_get_partkeydef(c.oid) end as partkey,
+            case when c.relispartition then (select p.relname from pg_catalog.pg_inherits i join pg_catalog.pg_class p on p.oid = i.inhparent
+                                              where i.inhrelid = c.oid limit 1) end as parent,
+            case when c.relispartition then pg_catalog.pg_get_expr(c.relpartbound, c.oid) end as bound
        from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
       where n.nspname = $1 and c.relkind in ('r', 'p') and c.relname <> '${MIGRATIONS_TABLE}'
       order by c.relname`,
@@ -148,6 +160,7 @@ export async function readProjectSchema(db: Db, role: ProjectRole): Promise<Proj
        join pg_catalog.pg_namespace n on n.oid = c.relnamespace
        left join pg_catalog.pg_class r on r.oid = k.confrelid
       where n.nspname = $1 and c.relkind in ('r', 'p') and k.contype in ('p', 'u', 'c', 'f', 'x')
+        and k.conparentid = 0 and k.conislocal
       order by c.relname, k.contype <> 'p', k.conname`,
   );
   const indexes = await q<{
@@ -163,6 +176,7 @@ export async function readProjectSchema(db: Db, role: ProjectRole): Promise<Proj
        join pg_catalog.pg_class i on i.oid = x.indexrelid
        join pg_catalog.pg_namespace n on n.oid = c.relnamespace
       where n.nspname = $1 and c.relkind in ('r', 'p')
+        and not exists (select 1 from pg_catalog.pg_inherits h where h.inhrelid = x.indexrelid)
       order by c.relname, i.relname`,
   );
   // The realtime switch's trigger is the platform's (it follows the publication), not the project's.
@@ -171,7 +185,7 @@ export async function readProjectSchema(db: Db, role: ProjectRole): Promise<Proj
        from pg_catalog.pg_trigger t join pg_catalog.pg_class c on c.oid = t.tgrelid
        join pg_catalog.pg_namespace n on n.oid = c.relnamespace
        join pg_catalog.pg_proc p on p.oid = t.tgfoid join pg_catalog.pg_namespace pn on pn.oid = p.pronamespace
-      where n.nspname = $1 and not t.tgisinternal and pn.nspname = $1
+      where n.nspname = $1 and not t.tgisinternal and pn.nspname = $1 and t.tgparentid = 0
       order by c.relname, t.tgname`,
   );
   const policies = await q<{
@@ -192,15 +206,15 @@ export async function readProjectSchema(db: Db, role: ProjectRole): Promise<Proj
       where n.nspname = $1
       order by c.relname, p.polname`,
   );
-  const views = await q<{ name: string; definition: string; materialized: boolean }>(
-    `select c.relname as name, pg_catalog.pg_get_viewdef(c.oid, true) as definition, c.relkind = 'm' as materialized
+  const views = await q<{ oid: string; name: string; definition: string; materialized: boolean }>(
+    `select c.oid::int8 as oid, c.relname as name, pg_catalog.pg_get_viewdef(c.oid, true) as definition, c.relkind = 'm' as materialized
        from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
       where n.nspname = $1 and c.relkind in ('v', 'm')
       order by c.oid`,
   );
   // Functions of extensions installed in the schema are the extension's, not the project's.
-  const functions = await q<{ name: string; arguments: string; definition: string }>(
-    `select p.proname as name, pg_catalog.pg_get_function_identity_arguments(p.oid) as arguments,
+  const functions = await q<{ oid: string; name: string; arguments: string; definition: string }>(
+    `select p.oid::int8 as oid, p.proname as name, pg_catalog.pg_get_function_identity_arguments(p.oid) as arguments,
             pg_catalog.pg_get_functiondef(p.oid) as definition
        from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
       where n.nspname = $1 and p.prokind in ('f', 'p')
@@ -256,7 +270,7 @@ export async function readProjectSchema(db: Db, role: ProjectRole): Promise<Proj
   const pol = byTable(policies);
   const SERIALS: Record<string, string> = { int4: 'serial', int8: 'bigserial', int2: 'smallserial' };
 
-  return {
+  const schemaOut: ProjectSchema = {
     tables: tables.map((t) => {
       const tc = cons.get(t.name) ?? [];
       const pk = tc.find((k) => k.type === 'p')?.columns ?? [];
@@ -265,6 +279,9 @@ export async function readProjectSchema(db: Db, role: ProjectRole): Promise<Proj
         rlsEnabled: t.rls,
         rlsForced: t.forced,
         rowEstimate: t.reltuples < 0 ? null : Math.round(t.reltuples),
+        partitionKey: t.partkey,
+        partitionOf: t.parent,
+        partitionBound: t.bound,
         columns: (cols.get(t.name) ?? []).map((c) => {
           // A serial column: its default is its own sequence (dumped as `serial`, which makes the same sequence).
           const serial =
@@ -333,7 +350,19 @@ export async function readProjectSchema(db: Db, role: ProjectRole): Promise<Proj
     })),
     grants: grants.map((g) => ({ table: g.table_name, grantee: roleLabel(g.grantee), privileges: g.privileges })),
   };
+  // The order the tables, functions and views were made in (object ids grow): a dump makes them in that order, which
+  // met their dependencies on each other when they were made. Kept off the JSON answer (not enumerable).
+  const order = new Map<string, number>([
+    ...tables.map((t) => [`t:${t.name}`, Number(t.oid)] as const),
+    ...views.map((v) => [`v:${v.name}`, Number(v.oid)] as const),
+    ...functions.map((f) => [`f:${f.name}(${unqualify(schema, f.arguments)})`, Number(f.oid)] as const),
+  ]);
+  Object.defineProperty(schemaOut, CREATION_ORDER, { value: order, enumerable: false });
+  return schemaOut;
 }
+
+/** Where readProjectSchema keeps the creation order of tables, functions and views (see schemaToSql). */
+const CREATION_ORDER = Symbol('creationOrder');
 
 /** Ends a statement with `;` (definitions printed by the server come without, functions with a trailing newline). */
 const stmt = (s: string): string => `${s.trim().replace(/;\s*$/, '')};`;
@@ -352,24 +381,27 @@ export function schemaToSql(s: ProjectSchema): string {
   for (const e of s.enums) out.push(stmt(`create type ${ident(e.name)} as enum (${e.values.map(lit).join(', ')})`));
   for (const q of s.sequences) out.push(stmt(q.definition));
   if (s.enums.length + s.sequences.length > 0) out.push('');
-  for (const t of s.tables) {
-    const lines = t.columns.map((c) => {
-      if (c.serial) return `  ${ident(c.name)} ${c.serial}${c.nullable ? '' : ' not null'}`;
-      let line = `  ${ident(c.name)} ${c.type}`;
-      if (c.identity) line += ` generated ${c.identity} as identity`;
-      else if (c.generated) line += ` generated always as (${c.generated}) stored`;
-      // `nextval('seq'::regclass)`: the guard refuses reg* types (catalog lookups); nextval casts its text itself.
-      else if (c.default !== null) line += ` default ${c.default.replace(/'((?:[^']|'')+)'::regclass\b/g, "'$1'")}`;
-      if (!c.nullable && !c.identity) line += ' not null';
-      return line;
-    });
-    for (const k of t.constraints) lines.push(`  constraint ${ident(k.name)} ${k.definition}`);
-    out.push(`create table ${ident(t.name)} (\n${lines.join(',\n')}\n);`);
-  }
-  if (s.tables.length > 0) out.push('');
-  for (const f of s.functions) out.push(stmt(f.definition), '');
-  for (const v of s.views)
-    out.push(stmt(`create ${v.materialized ? 'materialized view' : 'view'} ${ident(v.name)} as\n${v.definition}`));
+  // Tables, functions and views in the order they were made (else: tables, then functions, then views; partitions
+  // after the tables they belong to either way).
+  const order = (s as { [CREATION_ORDER]?: Map<string, number> })[CREATION_ORDER];
+  type Item = { key: string; rank: number; sql: string[] };
+  const items: Item[] = [];
+  const tables = [...s.tables.filter((x) => !x.partitionOf), ...s.tables.filter((x) => x.partitionOf)];
+  tables.forEach((t, i) => items.push({ key: `t:${t.name}`, rank: i, sql: [tableSql(t)] }));
+  s.functions.forEach((f, i) =>
+    items.push({ key: `f:${f.name}(${f.arguments})`, rank: 1e6 + i, sql: [stmt(f.definition), ''] }),
+  );
+  s.views.forEach((v, i) =>
+    items.push({
+      key: `v:${v.name}`,
+      rank: 2e6 + i,
+      sql: [stmt(`create ${v.materialized ? 'materialized view' : 'view'} ${ident(v.name)} as\n${v.definition}`)],
+    }),
+  );
+  const rankOf = (it: Item) => (order ? (order.get(it.key) ?? it.rank) : it.rank);
+  items.sort((a, b) => rankOf(a) - rankOf(b));
+  for (const it of items) out.push(...it.sql);
+  if (items.length > 0 && out.at(-1) !== '') out.push('');
   for (const t of s.tables)
     for (const k of t.foreignKeys)
       out.push(stmt(`alter table ${ident(t.name)} add constraint ${ident(k.name)} ${k.definition}`));
@@ -398,3 +430,23 @@ export function schemaToSql(s: ProjectSchema): string {
 }
 
 const lit = (v: string): string => `'${v.replace(/'/g, "''")}'`;
+
+/** `create table` of one table with its columns and constraints (foreign keys apart), or of a partition. */
+function tableSql(t: SchemaTable): string {
+  if (t.partitionOf) {
+    const own = t.constraints.map((k) => `  constraint ${ident(k.name)} ${k.definition}`);
+    return `create table ${ident(t.name)} partition of ${ident(t.partitionOf)}${own.length ? ` (\n${own.join(',\n')}\n)` : ''} ${t.partitionBound ?? 'default'}${t.partitionKey ? ` partition by ${t.partitionKey}` : ''};`;
+  }
+  const lines = t.columns.map((c) => {
+    if (c.serial) return `  ${ident(c.name)} ${c.serial}${c.nullable ? '' : ' not null'}`;
+    let line = `  ${ident(c.name)} ${c.type}`;
+    if (c.identity) line += ` generated ${c.identity} as identity`;
+    else if (c.generated) line += ` generated always as (${c.generated}) stored`;
+    // `nextval('seq'::regclass)`: the guard refuses reg* types (catalog lookups); nextval casts its text itself.
+    else if (c.default !== null) line += ` default ${c.default.replace(/'((?:[^']|'')+)'::regclass\b/g, "'$1'")}`;
+    if (!c.nullable && !c.identity) line += ' not null';
+    return line;
+  });
+  for (const k of t.constraints) lines.push(`  constraint ${ident(k.name)} ${k.definition}`);
+  return `create table ${ident(t.name)} (\n${lines.join(',\n')}\n)${t.partitionKey ? ` partition by ${t.partitionKey}` : ''};`;
+}
