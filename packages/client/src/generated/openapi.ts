@@ -290,6 +290,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/migrations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Applied migrations
+         * @description The migrations applied to the project (`tessera_migrations` in its own schema), oldest first: `{migrations: [{version, name, checksum, appliedAt}]}`. Secret key, or a client token with admin:sql.
+         */
+        get: operations["data.migrations.list"];
+        put?: never;
+        /**
+         * Apply a migration
+         * @description Body `{version, name, sql, recordOnly?}` → `{applied, migration: {version, name, checksum, appliedAt}}`. The SQL runs as a rawSQL script (the project's role, each statement through the SQL guard, one transaction) and is recorded in the same transaction; a failing migration leaves nothing of itself (the error names the statement). The same version again: `applied: false` when the checksum (sha256 of `sql`) matches, 409 naming the migration when it does not. `recordOnly: true` records without running (a pulled schema). Secret key, or a client token with admin:sql.
+         */
+        post: operations["data.migrations.apply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/publication": {
         parameters: {
             query?: never;
@@ -328,6 +352,26 @@ export interface paths {
          * @description Body `{sql, params?}` → `{rows, rowCount, fields, statements: [{index, line, command, rowCount}]}`. One statement with `$1` placeholders, or a script of several statements (no params) run as one transaction: all or nothing; a failing statement is named in the error (`statement N (line L)`, `details.statement`, `details.position`) and nothing of the script is kept. Each statement is checked alone: the project's own schema, as its own role. Project API key only (or a client token with admin:sql).
          */
         post: operations["data.rawSQL"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's schema
+         * @description `{tables: [{name, rlsEnabled, rowEstimate, columns: [{name, type, nullable, default, primaryKey}], primaryKey, foreignKeys, indexes, triggers, policies: [{name, command, roles, permissive, using, withCheck}]}], views, functions, enums, sequences, grants}`, read by the platform on the project's behalf and limited to the project's own schema. `?format=sql` answers the schema as a runnable SQL script instead (`text/plain`; what `tessera db dump --schema` writes). Secret key, or a client token with admin:sql.
+         */
+        get: operations["data.schema.get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3581,6 +3625,108 @@ export interface operations {
             504: components["responses"]["E504"];
         };
     };
+    "data.migrations.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The migrations applied to the project (`tessera_migrations` in its schema), oldest first. */
+                        migrations: {
+                            /** @description When it was applied (ISO 8601). */
+                            appliedAt: string;
+                            /** @description sha256 of the file as it was applied (hex). */
+                            checksum: string;
+                            /** @description Its name. */
+                            name: string;
+                            /** @description Its version (the file name's timestamp). */
+                            version: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "data.migrations.apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    recordOnly?: boolean;
+                    sql: string;
+                    version: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Whether it ran now (false: it had been applied already, with the same checksum). */
+                        applied: boolean;
+                        /** @description The migration as recorded. */
+                        migration: {
+                            /** @description When it was applied (ISO 8601). */
+                            appliedAt: string;
+                            /** @description sha256 of the file as it was applied (hex). */
+                            checksum: string;
+                            /** @description Its name. */
+                            name: string;
+                            /** @description Its version (the file name's timestamp). */
+                            version: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
     "data.publication.list": {
         parameters: {
             query?: never;
@@ -3728,6 +3874,41 @@ export interface operations {
             409: components["responses"]["E409"];
             413: components["responses"]["E413"];
             415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "data.schema.get": {
+        parameters: {
+            query?: {
+                format?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
             422: components["responses"]["E422"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
