@@ -20,8 +20,9 @@ export const ADMIN_ALL = 'admin';
 /** Admin scopes → what they open (README and docs/architecture.md carry the same table; a test compares). */
 export const ADMIN_SCOPES = {
   'admin:sql': {
-    operations: 'rawSQL: `POST /v1/rawSQL`, and a `rawSQL` operation inside `POST /v1/transaction`',
-    fields: ['dataRawSql'],
+    operations:
+      'rawSQL: `POST /v1/rawSQL`, and a `rawSQL` operation inside `POST /v1/transaction`; the schema (`GET /v1/schema`) and migrations (`GET, POST /v1/migrations`)',
+    fields: ['dataRawSql', 'dataSchema', 'dataSchemaDocument', 'dataMigrations', 'dataApplyMigration'],
   },
   'admin:functions': {
     operations:

@@ -30,7 +30,9 @@ export function registerHealthRoutes(app: FastifyInstance, handles: Map<string, 
   app.get('/health', async (_req, reply) => {
     const entries = await Promise.all(
       Object.entries(HEALTH_SERVICES).map(
-        async ([service, subgraph]) => [service, await check(handles.get(subgraph), subgraph)] as const,
+        // Each service names its subgraph too (the docs speak of tenant, identity, data, storage, functions).
+        async ([service, subgraph]) =>
+          [service, { subgraph, ...(await check(handles.get(subgraph), subgraph)) }] as const,
       ),
     );
     const services = Object.fromEntries(entries);

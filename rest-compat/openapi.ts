@@ -262,7 +262,13 @@ export function buildOpenApi(rows: readonly RouteRow[], schema: GraphQLSchema, _
       [String(row.status)]:
         row.status === 204
           ? { description: 'Done, no content' }
-          : { description: 'Success', content: { 'application/json': { schema: responseSchema } } },
+          : {
+              description: row.textSuccess ? `Success (JSON; text/plain ${row.textSuccess})` : 'Success',
+              content: {
+                'application/json': { schema: responseSchema },
+                ...(row.textSuccess ? { 'text/plain': { schema: { type: 'string' } } } : {}),
+              },
+            },
     };
     for (const [status, other] of Object.entries(row.otherSuccess ?? {}))
       responses[status] = {

@@ -52,6 +52,11 @@ export type RouteRow = {
    * server to them.
    */
   otherSuccess?: Record<number, { description: string; schema?: Record<string, unknown> }>;
+  /**
+   * The success may also be text (`text/plain`): the operation's answer is a string in some cases (e.g. `?format=sql`),
+   * which the front door sends as text. The description says when.
+   */
+  textSuccess?: string;
   /** Error statuses the row's domain gives beyond those its class of route can (rest-compat/openapi.ts errorStatusesOf). */
   errors?: number[];
 };

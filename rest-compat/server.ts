@@ -21,7 +21,9 @@ import { isMultipartRequest, readMultipartRequest, serveGraphQL } from '../route
 import type { FastPath } from '../router/planner.ts';
 import { ROUTE_TABLE } from './route-table.ts';
 import type { RouteRow } from './route-types.ts';
-import { variablesFor, variableTypesOf } from './variables.ts';
+import { DATA_ACTIONS } from '../platform/data-actions.ts';
+import { isInputObjectType } from 'graphql';
+import { restVariableError, variablesFor, variableTypesOf } from './variables.ts';
 import { renderError, sendError, sendGraphQLErrors } from './render.ts';
 import {
   clientErrorHandler,
@@ -42,6 +44,9 @@ import { noteProject, observeHttp } from '../platform/http-observe.ts';
 import { installCors } from './cors.ts';
 import { sendGraphiQL, wantsGraphiQL } from './graphiql.ts';
 import { registerDashboard } from './dashboard.ts';
+
+/** The data API's actions (`POST /v1/<action>`), named when a path under /v1 is none of them. */
+const DATA_ACTION_NAMES = Object.keys(DATA_ACTIONS);
 
 export type FrontDoorOptions = {
   config: Config;
@@ -173,15 +178,41 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
     if (!(e instanceof AppError) && typeof e.statusCode === 'number' && e.statusCode < 500) {
       const code =
         e.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : e.statusCode === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'BAD_REQUEST';
+      if (code === 'UNSUPPORTED_MEDIA_TYPE') {
+        // Say what to send: every REST body here is JSON (uploads have routes of their own).
+        const sent = String(req.headers['content-type'] ?? '(none)').split(';')[0];
+        return render(
+          reply,
+          new AppError(
+            code,
+            `Unsupported content type ${sent}: send the body as JSON (Content-Type: application/json)`,
+            {
+              expected: 'application/json',
+            },
+          ),
+        );
+      }
       return render(reply, new AppError(code, e.message));
     }
     return render(reply, err);
   });
   // Multipart bodies are streamed by whoever serves the route (GraphQL multipart requests, storage uploads).
   app.addContentTypeParser('multipart/form-data', (_req, _payload, done) => done(null));
-  app.setNotFoundHandler((req, reply) =>
-    render(reply, new AppError('ROUTE_NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`)),
-  );
+  app.setNotFoundHandler((req, reply) => {
+    // The path as the caller wrote it (before /v1/* became /api/v1/*), and for the data API the actions it has.
+    const path = (req.originalUrl ?? req.url).split('?')[0]!;
+    const data = /^\/(?:api\/)?v1\/([^/]*)$/.exec(path);
+    if (data)
+      return render(
+        reply,
+        new AppError(
+          'ROUTE_NOT_FOUND',
+          `No data action "${data[1]}" (${req.method} ${path}); the actions are POST /v1/${DATA_ACTION_NAMES.join(', /v1/')}`,
+          { actions: DATA_ACTION_NAMES },
+        ),
+      );
+    return render(reply, new AppError('ROUTE_NOT_FOUND', `No route for ${req.method} ${path}`));
+  });
 
   // The plan's requests per minute, per project (router/request-quota.ts): counted once the caller is known.
   const quota = await startRequestQuota({
@@ -207,6 +238,11 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
 
   const execute = router.run;
 
+  /** The fields of an input type of the public schema (to list what a body may hold). */
+  const inputFieldsOf = (type: string): string[] => {
+    const t = router.apiSchema.getType(type);
+    return t && isInputObjectType(t) ? Object.keys(t.getFields()) : [];
+  };
   for (const route of prepared) {
     const { row } = route;
     app.route({
@@ -241,7 +277,15 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
           enumerable: true,
         });
         const result = await execute(row.operation, variables, ctx);
-        if (result.errors?.length) return sendGraphQLErrors(reply, result.errors, req.log);
+        if (result.errors?.length) {
+          // A variable graphql-js refused is named the way the request sent it (`table: is required`).
+          const renamed =
+            result.errors[0] && !result.errors[0].path
+              ? restVariableError(row, result.errors[0].message, inputFieldsOf)
+              : undefined;
+          if (renamed) return sendError(reply, renamed, req.log);
+          return sendGraphQLErrors(reply, result.errors, req.log);
+        }
         if (row.response === 'http') return sendHttpResult(reply, result.data ?? {});
         if (row.status === 204) return reply.code(204).send();
         const data = result.data ?? {};

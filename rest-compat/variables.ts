@@ -1,7 +1,7 @@
 // Builds an operation's variables from a REST request as its route row says.
 import { Kind, parse, type OperationDefinitionNode, type TypeNode } from 'graphql';
 import type { RouteRow } from './route-types.ts';
-import { errors } from '../platform/errors.ts';
+import { AppError, errors } from '../platform/errors.ts';
 
 export type RestRequest = {
   body: unknown;
@@ -47,12 +47,47 @@ function coerce(value: unknown, type: string | undefined, name: string): unknown
   return value;
 }
 
+/**
+ * The body fields a row reads one by one (`body.<field>` sources), or undefined when it takes the whole body (then the
+ * operation's input type decides, and its refusals are renamed by restVariableError).
+ */
+export function bodyFieldsOf(row: RouteRow): string[] | undefined {
+  const sources = Object.values(row.variables).flatMap((s) => s.split('|'));
+  if (sources.some((s) => s === 'body' || s === 'json')) return undefined;
+  return sources.filter((s) => s.startsWith('body.')).map((s) => s.slice(5));
+}
+
+/** A field of the body the row does not read: a 400 naming it and the ones it reads (a typo must never widen a call). */
+function checkBodyFields(row: RouteRow, body: Record<string, unknown> | undefined): void {
+  if (!body) return;
+  const allowed = bodyFieldsOf(row);
+  if (!allowed) return;
+  for (const key of Object.keys(body)) {
+    if (allowed.includes(key)) continue;
+    const close = allowed.find((a) => a.toLowerCase() === key.toLowerCase() || camelCase(key) === a);
+    throw new AppError(
+      'BAD_USER_INPUT',
+      allowed.length === 0
+        ? `${key}: this request takes no body fields`
+        : `${key}: unknown field${close ? ` (did you mean ${close}?)` : ''}; ${row.method} ${row.path} takes ${allowed.join(', ')}`,
+      { field: key, allowed },
+    );
+  }
+}
+
 /** Maps the request onto the row's variables; values missing from the request are left out. */
 export function variablesFor(row: RouteRow, req: RestRequest, types: Map<string, string>): Record<string, unknown> {
   const vars: Record<string, unknown> = {};
   const body = req.body;
   const bodyObject =
     body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  // A text body (text/plain is parsed as a string) where the row reads JSON: say what to send.
+  if (typeof body === 'string' && Object.values(row.variables).some((s) => s.includes('body') || s === 'json'))
+    throw new AppError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      'Unsupported content type text/plain: send the body as JSON (Content-Type: application/json)',
+      { expected: 'application/json' },
+    );
   const valueOf = (name: string, source: string): unknown => {
     let value: unknown;
     if (source.includes('|')) {
@@ -80,9 +115,82 @@ export function variablesFor(row: RouteRow, req: RestRequest, types: Map<string,
     }
     return value;
   };
+  checkBodyFields(row, bodyObject);
   for (const [name, source] of Object.entries(row.variables)) {
     const value = valueOf(name, source);
     if (value !== undefined) vars[name] = value;
   }
   return vars;
+}
+
+const MISSING_VARIABLE = /^Variable "\$(\w+)" of required type "([^"]+)" was not provided\.$/;
+const BAD_VARIABLE = /^Variable "\$(\w+)" got invalid value (.*?); (.*)$/s;
+const NOT_DEFINED = /^Field "(\w+)" is not defined by type "(\w+)"\.(?: Did you mean (.*)\?)?$/;
+const FIELD_MISSING = /^Field "(\w+)" of required type "([^"]+)" was not provided\.$/;
+const AT_PATH = / at "\w+\.([\w.[\]]+)"$/;
+
+/**
+ * graphql-js's refusal of a REST request's variables, in the request's own words (its code stays BAD_USER_INPUT): `Variable "$table" of required type
+ * "String!" was not provided.` becomes `table: is required`, an input object's unknown field names the body field as
+ * sent (snake_case) and the fields it takes. Answers undefined for anything else.
+ */
+export function restVariableError(
+  row: RouteRow,
+  message: string,
+  inputFields?: (type: string) => string[],
+): AppError | undefined {
+  const sourceOf = (variable: string) => row.variables[variable]?.split('|')[0];
+  const restName = (variable: string, inner?: string) => {
+    const source = sourceOf(variable) ?? '';
+    const base =
+      source.startsWith('body.') || source.startsWith('query.') || source.startsWith('params.')
+        ? source.slice(source.indexOf('.') + 1)
+        : source.startsWith('header.')
+          ? `${source.slice(7)} header`
+          : '';
+    const path = inner ? inner.split('.').map(snakeCase).join('.') : '';
+    return [base, path].filter(Boolean).join('.') || snakeCase(variable);
+  };
+  let m = MISSING_VARIABLE.exec(message);
+  if (m) return new AppError('BAD_USER_INPUT', `${restName(m[1]!)}: is required`, { field: restName(m[1]!) });
+  m = BAD_VARIABLE.exec(message);
+  if (!m) return undefined;
+  const variable = m[1]!;
+  const problem = m[3]!;
+  // `got invalid value 123456 at "input.totpCode"; ...`: the path inside the variable.
+  const inner = AT_PATH.exec(m[2]!)?.[1];
+  const undefinedField = NOT_DEFINED.exec(problem);
+  if (undefinedField) {
+    const prefix = restName(variable, inner);
+    const field = [sourceOf(variable) === 'body' ? '' : prefix, snakeCase(undefinedField[1]!)]
+      .filter(Boolean)
+      .join('.');
+    const allowed = inputFields?.(undefinedField[2]!).map(snakeCase);
+    return new AppError(
+      'BAD_USER_INPUT',
+      `${field}: unknown field${allowed?.length ? `; ${row.method} ${row.path} takes ${allowed.join(', ')}` : ''}`,
+      { field, ...(allowed ? { allowed } : {}) },
+    );
+  }
+  const missing = FIELD_MISSING.exec(problem);
+  if (missing) {
+    const field = [
+      sourceOf(variable) === 'body'
+        ? inner
+          ? inner.split('.').map(snakeCase).join('.')
+          : ''
+        : restName(variable, inner),
+      snakeCase(missing[1]!),
+    ]
+      .filter(Boolean)
+      .join('.');
+    return new AppError('BAD_USER_INPUT', `${field}: is required`, { field });
+  }
+  const field =
+    sourceOf(variable) === 'body'
+      ? inner
+        ? inner.split('.').map(snakeCase).join('.')
+        : 'body'
+      : restName(variable, inner);
+  return new AppError('BAD_USER_INPUT', `${field}: ${problem.replace(/\.$/, '')}`, { field });
 }

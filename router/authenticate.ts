@@ -57,7 +57,12 @@ export async function authenticate(
     try {
       claims = decodeJwt(creds.bearer);
     } catch {
-      throw errors.invalidToken('The bearer token is not a JWT');
+      // A project key sent as a bearer token is the usual slip: say where it goes.
+      throw errors.invalidToken(
+        /^t[sp]k_/.test(creds.bearer)
+          ? 'The bearer token is not a JWT: this looks like a project API key; send it as X-Api-Key: <key>, not Authorization: Bearer'
+          : 'The bearer token is not a JWT',
+      );
     }
     // Tenant tokens belong to the tenant subgraph; every other JWT (end-user and client tokens from
     // /token) to the identity subgraph, which checks it and says who it stands for.

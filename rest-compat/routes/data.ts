@@ -100,4 +100,53 @@ export const dataRoutes: RouteRow[] = [
     status: 200,
     variables: { input: 'body' },
   },
+  // The project's schema and its migrations (subgraphs/data/services/migrations.ts).
+  {
+    id: 'data.schema.get',
+    method: 'GET',
+    path: '/v1/schema',
+    summary: "The project's schema",
+    description:
+      "`{tables: [{name, rlsEnabled, rowEstimate, columns: [{name, type, nullable, default, primaryKey}], primaryKey, foreignKeys, indexes, triggers, policies: [{name, command, roles, permissive, using, withCheck}]}], views, functions, enums, sequences, grants}`, read by the platform on the project's behalf and limited to the project's own schema. `?format=sql` answers the schema as a runnable SQL script instead (`text/plain`; what `tessera db dump --schema` writes). Secret key, or a client token with admin:sql.",
+    tag: TAG,
+    auth: 'project',
+    operation: 'query DataSchemaGet($format: String) { schema: dataSchemaDocument(format: $format) }',
+    status: 200,
+    textSuccess: 'with `?format=sql`: the schema as a runnable SQL script',
+    variables: { format: 'query.format' },
+    unwrap: true,
+  },
+  {
+    id: 'data.migrations.list',
+    method: 'GET',
+    path: '/v1/migrations',
+    summary: 'Applied migrations',
+    description:
+      'The migrations applied to the project (`tessera_migrations` in its own schema), oldest first: `{migrations: [{version, name, checksum, appliedAt}]}`. Secret key, or a client token with admin:sql.',
+    tag: TAG,
+    auth: 'project',
+    operation: 'query DataMigrationList { migrations: dataMigrations { version name checksum appliedAt } }',
+    status: 200,
+    variables: {},
+  },
+  {
+    id: 'data.migrations.apply',
+    method: 'POST',
+    path: '/v1/migrations',
+    summary: 'Apply a migration',
+    description:
+      "Body `{version, name, sql, recordOnly?}` → `{applied, migration: {version, name, checksum, appliedAt}}`. The SQL runs as a rawSQL script (the project's role, each statement through the SQL guard, one transaction) and is recorded in the same transaction; a failing migration leaves nothing of itself (the error names the statement). The same version again: `applied: false` when the checksum (sha256 of `sql`) matches, 409 naming the migration when it does not. `recordOnly: true` records without running (a pulled schema). Secret key, or a client token with admin:sql.",
+    tag: TAG,
+    auth: 'project',
+    operation:
+      'mutation DataMigrationApply($version: String!, $name: String!, $sql: String!, $recordOnly: Boolean) { result: dataApplyMigration(version: $version, name: $name, sql: $sql, recordOnly: $recordOnly) { applied migration { version name checksum appliedAt } } }',
+    status: 200,
+    variables: {
+      version: 'body.version',
+      name: 'body.name',
+      sql: 'body.sql',
+      recordOnly: 'body.recordOnly',
+    },
+    unwrap: true,
+  },
 ];

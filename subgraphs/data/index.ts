@@ -6,6 +6,7 @@ import { dataJobs } from './jobs/index.ts';
 import { dataMigrations } from './migrations/index.ts';
 import { actionResolvers } from './resolvers/actions.ts';
 import { projectResolvers } from './resolvers/project.ts';
+import { schemaResolvers } from './resolvers/schema.ts';
 import { createDataServices, type DataServices } from './services/index.ts';
 import { createRealtimeHttp, REALTIME_PREFIX } from './realtime/server.ts';
 
@@ -15,9 +16,13 @@ export const dataSubgraph = defineSubgraph<DataServices>({
   entities: [],
   migrations: dataMigrations,
   createServices: createDataServices,
-  resolvers: { ...actionResolvers, ...projectResolvers } as unknown as GraphQLResolverMap<
-    SubgraphContext<DataServices>
-  >,
+  resolvers: {
+    ...actionResolvers,
+    ...projectResolvers,
+    ...schemaResolvers,
+    Query: { ...actionResolvers.Query, ...schemaResolvers.Query },
+    Mutation: { ...actionResolvers.Mutation, ...schemaResolvers.Mutation },
+  } as unknown as GraphQLResolverMap<SubgraphContext<DataServices>>,
   events: (services) => ({
     'project.created': async (e) => await services.onProjectCreated(e.payload.projectId),
     'project.deleted': async (e) => await services.onProjectDeleted(e.payload.projectId),

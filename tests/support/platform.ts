@@ -55,6 +55,13 @@ export async function startOneProcess(env: Record<string, string> = {}, logger?:
 }
 
 /** Runs `node script args` with Node 24 (the one running the tests) and waits for `readyUrl`. */
+const outputs = new WeakMap<ChildProcess, () => string>();
+
+/** What a process started by startProcess has written so far (stdout and stderr). */
+export function outputOf(child: ChildProcess): string {
+  return outputs.get(child)?.() ?? '';
+}
+
 export async function startProcess(
   args: string[],
   env: Record<string, string>,
@@ -69,6 +76,7 @@ export async function startProcess(
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  outputs.set(child, () => output);
   const port = Number(new URL(readyUrl).port);
   const ready = async () => {
     if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode}:\n${output.slice(-4000)}`);

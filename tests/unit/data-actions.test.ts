@@ -55,7 +55,9 @@ describe('the table of data actions', () => {
   it('covers every public data* root field of the SDL', () => {
     const roots = [schema.getQueryType()!, schema.getMutationType()!]
       .flatMap((t) => Object.keys(t.getFields()))
-      .filter((f) => f.startsWith('data'));
+      .filter((f) => f.startsWith('data'))
+      // The schema endpoint and migrations are not data actions (subgraphs/data/resolvers/schema.ts).
+      .filter((f) => !['dataSchema', 'dataSchemaDocument', 'dataMigrations', 'dataApplyMigration'].includes(f));
     expect(roots.sort()).toEqual(actions.map(([, a]) => a.field).sort());
   });
 

@@ -1,10 +1,9 @@
 // The project database: tables (with realtime switches, offered for the project's tables only, and a way to turn off
 // one left on for a dropped table), the table browser (paging, sort, filter, inline edit,
 // insert, delete), the create-table form, the SQL editor (rawSQL with parameters) and the RLS policies.
-import { useState, type KeyboardEvent } from 'react';
+import { lazy, Suspense, useState, type KeyboardEvent } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useLocation } from 'wouter';
-import type { SqlResult } from '@tessera/client';
 import { platform } from '../lib/session.ts';
 import { useProjectCtx } from '../lib/project-context.ts';
 import { cell } from '../lib/format.ts';
@@ -17,13 +16,11 @@ import {
   type Column,
   type NewColumn,
 } from '../lib/tables.ts';
-import { useJsonText } from '../lib/json-text.ts';
 import {
   Area,
   BackLink,
   Button,
   Check,
-  CodeArea,
   DataTable,
   DeleteButton,
   Empty,
@@ -36,6 +33,17 @@ import {
   TextField,
 } from '../ui/index.tsx';
 import { ListSection, useAction } from '../ui/data.tsx';
+import { ColumnEditor, DropTable, RlsState, RowCount } from './database-columns.tsx';
+import { Policies } from './database-policies.tsx';
+
+/** CSV export and import, loaded when a table's page first shows them (papaparse stays out of this chunk). */
+const CsvSection = lazy(() => import('./database-csv.tsx'));
+
+// The migrations tab is its own chunk, loaded when opened.
+const Migrations = lazy(() => import('./migrations.tsx'));
+
+// The SQL editor (CodeMirror) loads when its tab is first opened.
+const SqlEditor = lazy(async () => ({ default: (await import('./database-sql.tsx')).SqlEditor }));
 
 export default function Database() {
   const { base, project } = useProjectCtx();
@@ -47,20 +55,46 @@ export default function Database() {
       base={`${base}/database`}
       routes={[
         { path: 'new', page: () => <CreateTable /> },
-        { path: 'tables/:table', page: (p) => <TableBrowser table={decodeURIComponent(p.table ?? '')} /> },
+        { path: 'tables/:table', page: (p) => <TableBrowser table={tableOfAddress(p.table ?? '')} /> },
       ]}
       tabs={[
         { path: 'tables', label: 'Tables', page: <Tables /> },
         { path: 'sql', label: 'SQL editor', page: <SqlEditor /> },
         { path: 'policies', label: 'RLS policies', page: <Policies /> },
+        {
+          path: 'migrations',
+          label: 'Migrations',
+          page: (
+            <Suspense fallback={<Loading what="Loading migrations" />}>
+              <Migrations />
+            </Suspense>
+          ),
+        },
       ]}
     />
   );
 }
 
+/**
+ * The table named by the address, decoded once from the address as the browser has it: the router's parameter has
+ * been through decodeURI already, so decoding it again would turn a name holding `%25` or `%41` into another name
+ * (or throw on a lone `%`).
+ */
+function tableOfAddress(param: string): string {
+  const raw = /\/database\/tables\/([^/]+)$/.exec(window.location.pathname)?.[1];
+  try {
+    return decodeURIComponent(raw ?? param);
+  } catch {
+    return param;
+  }
+}
+
 function Tables() {
   const { api, project, base } = useProjectCtx();
   const tables = useQuery({ queryKey: ['tables', project.id], queryFn: () => listTables(api) });
+  // Row estimates and RLS state (the schema endpoint); the list shows without them while they load or if refused.
+  const schema = useQuery({ queryKey: ['schema', project.id], queryFn: () => api.data.schema() });
+  const described = new Map((schema.data?.tables ?? []).map((t) => [t.name, t]));
   const pubs = useQuery({
     queryKey: ['publications', project.id],
     queryFn: () => platform.tenant.projects.publications(project.id),
@@ -92,13 +126,19 @@ function Tables() {
     >
       {(list) => (
         <>
-          <DataTable columns={['Table', 'Columns', 'Realtime']}>
+          <DataTable columns={['Table', 'Columns', 'Rows', 'Row level security', 'Realtime']}>
             {list.map((t) => (
               <tr key={t.name}>
                 <td>
                   <Link href={`${base}/database/tables/${encodeURIComponent(t.name)}`}>{t.name}</Link>
                 </td>
                 <td className="num">{t.columns}</td>
+                <td className="num">
+                  <RowCount table={t.name} estimate={described.get(t.name)?.rowEstimate} />
+                </td>
+                <td>
+                  <RlsState table={described.get(t.name)} policies={`${base}/database/policies`} />
+                </td>
                 <td>
                   <Check
                     label={
@@ -291,6 +331,7 @@ function TableBrowser({ table }: { table: string }) {
   const changed = [
     ['rows', project.id, table],
     ['tables', project.id],
+    ['schema', project.id],
   ];
   const keyOf = (row: Record<string, unknown>) => Object.fromEntries(pk.map((c) => [c.name, row[c.name]]));
   const typed = (values: Record<string, string>, columnsOf: Column[], skipEmpty: boolean) => {
@@ -523,111 +564,11 @@ function TableBrowser({ table }: { table: string }) {
           onNext={() => setPage(page + 1)}
         />
       </Section>
-    </>
-  );
-}
-
-function SqlEditor() {
-  const { api, project } = useProjectCtx();
-  const [sql, setSql] = useState('select now()');
-  const params = useJsonText('[]', {
-    empty: [],
-    prefix: '',
-    check: (p) => (Array.isArray(p) ? undefined : 'parameters must be a JSON array, e.g. [1, "a"]'),
-  });
-  const run = useAction({
-    run: (p: unknown[]) => api.data.sql(sql, p),
-    invalidate: [['tables', project.id]],
-  });
-  const submit = () => params.withValue((p) => run.mutate(p as unknown[]));
-  const result = run.data as SqlResult | undefined;
-  const fields =
-    result?.fields?.map((f) => (typeof f === 'string' ? f : (f as { name: string }).name)) ??
-    Object.keys(result?.rows[0] ?? {});
-  return (
-    <>
-      <Section title="SQL editor">
-        <Form onSubmit={submit}>
-          <CodeArea
-            label="SQL (one statement; $1, $2… for parameters)"
-            value={sql}
-            onChange={(e) => setSql(e.target.value)}
-            onKeyDown={(e) => {
-              if ((e.ctrlKey || e.metaKey) && e.key === 'Enter') {
-                e.preventDefault();
-                submit();
-              }
-            }}
-            hint="Ctrl+Enter runs it. It runs as the project's role, in a transaction of its own."
-          />
-          <TextField label="Parameters (JSON array)" className="code" {...params.field} />
-          <Button type="submit" variant="primary" busy={run.isPending}>
-            Run
-          </Button>
-        </Form>
-      </Section>
-      {run.error ? <ErrorBox error={run.error} title="The statement failed" /> : null}
-      {result && (
-        <Section title="Result">
-          <p className="muted" role="status">
-            {result.rowCount ?? result.rows.length} row(s)
-          </p>
-          {result.rows.length > 0 && (
-            <DataTable label="Result rows" columns={fields}>
-              {result.rows.map((r, i) => (
-                <tr key={i}>
-                  {fields.map((f) => (
-                    <td key={f} className={r[f] === null ? 'null' : undefined}>
-                      {cell(r[f])}
-                    </td>
-                  ))}
-                </tr>
-              ))}
-            </DataTable>
-          )}
-        </Section>
-      )}
-    </>
-  );
-}
-
-/** RLS as the project sees it: the statements to write policies, and the policies the dashboard itself knows of. */
-function Policies() {
-  const { base } = useProjectCtx();
-  return (
-    <>
-      <Section title="Row level security policies">
-        <p>
-          Policies decide which rows end-users and the publishable key see and change. A table with row level security
-          on and no policy shows them nothing; the secret key is not bound by policies.
-        </p>
-        <ErrorBox
-          title="Policies cannot be listed here yet"
-          error={
-            new Error(
-              'The data API refuses the system catalogs (pg_policies, pg_class) to a project’s SQL, and has no endpoint that lists policies: this page can explain them, not show them. Tables made with the table form have row level security on.',
-            )
-          }
-        />
-        <p>
-          Write and change policies in the <Link href={`${base}/database/sql`}>SQL editor</Link>, one statement at a
-          time:
-        </p>
-        <pre>{`alter table notes enable row level security;
-
-create policy own_notes on notes
-  using (owner = current_setting('request.user_id', true))
-  with check (owner = current_setting('request.user_id', true));
-
--- visitors with the publishable key: request.role = 'anon'
-create policy public_read on posts for select
-  using (published and current_setting('request.role', true) = 'anon');`}</pre>
-        <p className="muted">
-          Settings a request carries: <code>request.role</code> (<code>anon</code> for the publishable key,{' '}
-          <code>authenticated</code> for an end-user), <code>request.user_id</code>, <code>request.client_id</code>,{' '}
-          <code>request.scopes</code>. <code>drop policy name on table</code> removes one.
-        </p>
-      </Section>
+      <ColumnEditor table={table} cols={cols} />
+      <Suspense fallback={<Loading what="Loading CSV import and export" />}>
+        <CsvSection table={table} cols={cols} />
+      </Suspense>
+      <DropTable table={table} />
     </>
   );
 }

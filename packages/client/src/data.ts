@@ -2,6 +2,7 @@
 // the nine actions with their bodies as they are (`data.find({...})`). Rows are typed by a `Database` type — what
 // `tessera gen types` writes for a project — or plain records.
 import type { Http } from './http.ts';
+import type { AppliedMigration, ApplyMigrationResult, ProjectSchema } from './schema.ts';
 
 export type Row = Record<string, unknown>;
 /** Table name → row type (`tessera gen types` writes one for a project). */
@@ -89,6 +90,25 @@ export class DataActions {
    */
   sql(sql: string, params: unknown[] = []) {
     return this.action<SqlResult>('rawSQL', { sql, params });
+  }
+  /** The project's schema: tables (columns, keys, indexes, triggers, policies), views, functions, grants. */
+  async schema(): Promise<ProjectSchema> {
+    return await this.#http.request<ProjectSchema>('GET', '/v1/schema');
+  }
+  /** The project's schema as a SQL script that recreates it on a fresh project (`tessera db dump --schema`). */
+  async schemaSql(): Promise<string> {
+    return await this.#http.request<string>('GET', '/v1/schema', { query: { format: 'sql' } });
+  }
+  /** The migrations applied to the project, oldest first. */
+  async migrations(): Promise<AppliedMigration[]> {
+    return (await this.#http.request<{ migrations: AppliedMigration[] }>('GET', '/v1/migrations')).migrations;
+  }
+  /**
+   * Applies one migration (its SQL as one all-or-nothing script, recorded with its checksum). Already applied with
+   * the same text: `applied: false`; with other text: a 409 TesseraError naming it. `recordOnly`: record, do not run.
+   */
+  async applyMigration(m: { version: string; name: string; sql: string; recordOnly?: boolean }) {
+    return await this.#http.request<ApplyMigrationResult>('POST', '/v1/migrations', { body: m });
   }
 }
 

@@ -23,6 +23,14 @@ export type { InvokeResult, FunctionInput } from './functions.ts';
 export type { AdminUser } from './admin.ts';
 export type { Reauth } from './tenant.ts';
 export type { Row, Where, OrderBy, Aggregate, WriteResult, SqlResult, SqlStatement, DatabaseShape } from './data.ts';
+export type {
+  ProjectSchema,
+  SchemaTable,
+  SchemaColumn,
+  SchemaPolicy,
+  AppliedMigration,
+  ApplyMigrationResult,
+} from './schema.ts';
 export type * from './types.ts';
 export { Http, SESSION_ERROR_CODES } from './http.ts';
 

@@ -13,6 +13,7 @@ import type pg from 'pg';
 import type { Principal } from '../../../platform/auth.ts';
 import { AppError, errors } from '../../../platform/errors.ts';
 import { requireAdminScope } from '../../../platform/admin-scopes.ts';
+import { DATA_ACTIONS, type DataActionName } from '../../../platform/data-actions.ts';
 import {
   buildAggregate,
   buildDelete,
@@ -603,6 +604,16 @@ export function createActions(deps: {
           `operations[${i}].action`,
           `expected one of ${TRANSACTION_ACTIONS.join(', ')}, got ${JSON.stringify(op.action)}`,
         );
+      }
+      // A field the action does not define (a typo for `where`...) never passes silently: it could widen the write.
+      const allowed = ['action', ...Object.keys(DATA_ACTIONS[op.action as DataActionName].args)];
+      for (const key of Object.keys(op)) {
+        if (!allowed.includes(key))
+          throw new AppError(
+            'VALIDATION_FAILED',
+            `operations[${i}].${key}: unknown field; ${String(op.action)} takes ${allowed.join(', ')}`,
+            { field: `operations[${i}].${key}`, allowed },
+          );
       }
     });
     const caller = await callerOf(principal);

@@ -8,6 +8,7 @@ import type { SubgraphDeps } from '../../../platform/subgraph.ts';
 import { createActions } from './actions.ts';
 import { createCatalog } from './catalog.ts';
 import { createHookOutbox } from './hook-outbox.ts';
+import { createMigrations } from './migrations.ts';
 import { createDataHooks } from './hooks.ts';
 import { schemaNameOf } from './names.ts';
 import { budgetFor, createProjectPools } from './pools.ts';
@@ -77,6 +78,14 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     maxRows: config.dataMaxRows,
     maxResultBytes: config.dataMaxResultBytes,
   });
+  // The schema endpoint and migrations (a migration's SQL runs through the actions, as a rawSQL script does).
+  const migrations = createMigrations({
+    provisioning,
+    pools,
+    catalog,
+    actions,
+    announce: async (schema) => await catalog.announce(admin, schema).catch(() => {}),
+  });
 
   /**
    * A server that accepts fewer connections than the budget (an external PostgreSQL at its default of 100) would
@@ -104,6 +113,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     catalog,
     realtime,
     actions,
+    migrations,
     hooks,
     /** The after-hook outbox; swept by the recurring job jobs/sweep-hook-outbox.ts. */
     outbox,

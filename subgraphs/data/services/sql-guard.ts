@@ -85,9 +85,14 @@ const REFUSED_NODES: Record<string, string> = {
   GrantRoleStmt: 'role membership cannot be changed',
 };
 
-/** Functions that read the server's files, run programs, reach other databases, change settings or run SQL text. */
+/**
+ * Functions that read the server's files, run programs, reach other databases, change settings or run SQL text, or
+ * tell about the rest of the server: other databases' locks and backends (pg_lock_status, the function behind the
+ * pg_locks view, and the blocking-pid functions), whether any role or object exists (pg_input_is_valid /
+ * pg_input_error_info with a reg* type name as text), other databases' sizes, and other sessions' transaction ids.
+ */
 const REFUSED_FUNCTION =
-  /^(ts_stat|ts_rewrite|pg_read_file|pg_read_binary_file|pg_ls_\w+|pg_stat_file|pg_file_\w+|pg_logdir_ls|lo_\w+|loread|lowrite|dblink\w*|set_config|pg_notify|pg_advisory\w*|pg_try_advisory\w*|pg_terminate_backend|pg_cancel_backend|pg_reload_conf|pg_rotate_logfile|pg_switch_wal|pg_create_\w+|pg_drop_\w+|pg_replication_\w+|pg_logical_\w+|pg_promote|pg_stat_\w+|pg_backup_\w+|pg_import_system_collations|query_to_xml\w*|cursor_to_xml\w*|table_to_xml\w*|schema_to_xml\w*|database_to_xml\w*|query_to_json\w*|to_reg\w+|has_\w+_privilege|pg_has_role|pg_get_\w+|current_setting_reset|pg_current_logfile|pg_nextoid|binary_upgrade_\w+|pg_sequence_last_value|pg_tablespace_\w+|pg_describe_object|pg_identify_object\w*|row_security_active|pg_catalog|pg_settings_\w+)$/i;
+  /^(ts_stat|ts_rewrite|pg_read_file|pg_read_binary_file|pg_ls_\w+|pg_stat_file|pg_file_\w+|pg_logdir_ls|lo_\w+|loread|lowrite|dblink\w*|set_config|pg_notify|pg_advisory\w*|pg_try_advisory\w*|pg_terminate_backend|pg_cancel_backend|pg_reload_conf|pg_rotate_logfile|pg_switch_wal|pg_create_\w+|pg_drop_\w+|pg_replication_\w+|pg_logical_\w+|pg_promote|pg_stat_\w+|pg_backup_\w+|pg_import_system_collations|query_to_xml\w*|cursor_to_xml\w*|table_to_xml\w*|schema_to_xml\w*|database_to_xml\w*|query_to_json\w*|to_reg\w+|has_\w+_privilege|pg_has_role|pg_get_\w+|current_setting_reset|pg_current_logfile|pg_nextoid|binary_upgrade_\w+|pg_sequence_last_value|pg_tablespace_\w+|pg_describe_object|pg_identify_object\w*|row_security_active|pg_catalog|pg_settings_\w+|pg_lock_status|pg_blocking_pids|pg_safe_snapshot_blocking_pids|pg_isolation_test_session_is_blocked|pg_input_is_valid|pg_input_error_info|pg_database_size|pg_current_snapshot|txid_current_snapshot|pg_snapshot_\w+|txid_snapshot_\w+)$/i;
 
 /** Types that turn strings into catalog lookups (and so reveal other schemas' objects). */
 const REFUSED_TYPES = /^(reg\w+)$/i;

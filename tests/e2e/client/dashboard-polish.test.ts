@@ -446,10 +446,10 @@ describe('defects of issue 26, each checked the way it showed', () => {
       ...['general', 'keys', 'oidc', 'cors', 'plan'].map((t) => `/p/${projectId}/settings/${t}`),
       `/p/${projectId}/auth`,
       `/p/${projectId}/auth/users/${userId}`,
-      ...['tables', 'sql', 'policies', 'new'].map((t) => `/p/${projectId}/database/${t}`),
+      ...['tables', 'sql', 'policies', 'migrations', 'new'].map((t) => `/p/${projectId}/database/${t}`),
       `/p/${projectId}/database/tables/a_rather_long_table_name_for_narrow_screens`,
       ...['files', 'policies', 'usage'].map((t) => `/p/${projectId}/storage/${t}`),
-      ...['list', 'new', 'executions', 'hooks', 'webhooks', 'cron', 'email', 'stats'].map(
+      ...['list', 'new', 'executions', 'hooks', 'webhooks', 'cron', 'email', 'secrets', 'events', 'stats'].map(
         (t) => `/p/${projectId}/functions/${t}`,
       ),
       `/p/${projectId}/functions/f/${functionId}`,

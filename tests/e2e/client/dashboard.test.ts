@@ -201,15 +201,15 @@ describe('the dashboard, end to end in chromium', () => {
 
   it('runs SQL with parameters, and shows a failing statement with its code and request id', async () => {
     await page.getByRole('link', { name: 'SQL editor' }).click();
-    await page.getByLabel('SQL (one statement').fill('select count(*)::int as n from items where title <> $1');
-    await page.getByLabel('Parameters (JSON array)').fill('["nothing"]');
+    await page.getByRole('textbox', { name: 'SQL' }).fill('select count(*)::int as n from items where title <> $1');
+    await page.getByLabel('Parameters (JSON array').fill('["nothing"]');
     await page.getByRole('button', { name: 'Run' }).click();
     await contains(main().getByRole('table', { name: 'Result rows' }), '2');
     await checkPage('07-sql-editor');
-    await page.getByLabel('SQL (one statement').fill('select * from no_such_table');
-    await page.getByLabel('SQL (one statement').press('Control+Enter');
+    await page.getByRole('textbox', { name: 'SQL' }).fill('select * from no_such_table');
+    await page.getByRole('textbox', { name: 'SQL' }).press('Control+Enter');
     const alert = main().getByRole('alert');
-    await contains(alert, 'The statement failed');
+    await contains(alert, 'The SQL failed');
     await contains(alert, 'no_such_table');
     await textIs(alert.locator('dd code').first(), /^[A-Z_]+$/);
     await textIs(alert.locator('.request-id'), /\S{8,}/);

@@ -452,6 +452,7 @@ describe('rawSQL', () => {
         { name: 'id', type: 'int4' },
         { name: 'title', type: 'text' },
       ],
+      statements: [{ index: 0, line: 1, command: 'SELECT', rowCount: 1 }],
     });
     const upd = await data('rawSQL', { sql: 'update todos set done = $1 where id = $2', params: [false, 1] });
     expect(upd.body.rowCount).toBe(1);

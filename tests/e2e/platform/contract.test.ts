@@ -380,6 +380,25 @@ describe('the contract walk: every operation of /openapi.json, every answer chec
     );
     await call('POST', '/v1/delete', {}, { ...k, body: { table: 'items', where: { name: 'c' } } }, 'success');
     await call('POST', '/v1/rawSQL', {}, { ...k, body: { sql: 'select 1 as one' } }, 'success');
+    // A script of several statements, the schema (JSON and the SQL script) and migrations
+    await call(
+      'POST',
+      '/v1/rawSQL',
+      {},
+      { ...k, body: { sql: 'create table walk_script (id int); insert into walk_script values (1)' } },
+      'success',
+    );
+    await call('GET', '/v1/schema', {}, k, 'success');
+    const dump = await call('GET', '/v1/schema', {}, { ...k, query: 'format=sql' }, 'success');
+    expect(dump.status).toBe(200);
+    await call('GET', '/v1/migrations', {}, k, 'success');
+    await call(
+      'POST',
+      '/v1/migrations',
+      {},
+      { ...k, body: { version: '20261127000000', name: 'walk', sql: 'create table walked (id int primary key)' } },
+      'success',
+    );
     await call('GET', '/v1/publication', {}, k, 'success');
     await call('POST', '/v1/publication', {}, { ...k, body: { table: 'items', enabled: true } }, 'success');
     expect(

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it, expect } from '@jest/globals';
-import { startProcess, stopProcess } from '../../support/platform.ts';
+import { outputOf, startProcess, stopProcess } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 import { freePort } from '../../../platform/net.ts';
 
@@ -24,7 +24,9 @@ describe('npm start on its embedded default', () => {
     try {
       const call = client(url);
       const health = await call('GET', '/health');
-      expect(health.body.services.auth).toMatchObject({ status: 'ok', database: 'ok' });
+      expect(health.body.services.auth).toMatchObject({ subgraph: 'tenant', status: 'ok', database: 'ok' });
+      // A clean start: no deprecation warning (node-fetch's old whatwg-url pulled in the punycode core module).
+      expect(outputOf(child)).not.toMatch(/DeprecationWarning/);
       expect(fs.existsSync(path.join(dataDir, 'postgres', 'PG_VERSION'))).toBe(true);
       expect(fs.existsSync(path.join(dataDir, 'internal.secret'))).toBe(true);
       const signup = await call('POST', '/auth/api/v1/tenants/signup', {

@@ -64,7 +64,8 @@ describe('one-process mode', () => {
     const call = client(p.url);
     const r = await call('POST', '/api/v1/nothing-here', { body: {} });
     expect(r.status).toBe(404);
-    expect(r.body.error.message).toContain('/v1/nothing-here');
+    // The 404 is the data API's own, listing its actions, and names the path as the caller wrote it.
+    expect(r.body.error.message).toContain('No data action "nothing-here" (POST /api/v1/nothing-here)');
     expect((await call('POST', '/api/v1/find', { body: { table: 'x' } })).status).toBe(401);
   });
 });

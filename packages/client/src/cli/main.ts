@@ -22,6 +22,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   executions: async () => (await import('./commands/executions.ts')).executions,
   db: async () => (await import('./commands/db.ts')).db,
   gen: async () => (await import('./commands/db.ts')).gen,
+  migration: async () => (await import('./commands/migration.ts')).migration,
   storage: async () => (await import('./commands/storage.ts')).storage,
 };
 
@@ -62,6 +63,9 @@ const OPTIONS = {
   output: { type: 'string', short: 'o' },
   recursive: { type: 'boolean', short: 'r' },
   upsert: { type: 'boolean' },
+  workdir: { type: 'string' },
+  schema: { type: 'boolean' },
+  'local-only': { type: 'boolean' },
 } as const;
 
 async function help(): Promise<string> {

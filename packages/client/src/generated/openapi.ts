@@ -2609,6 +2609,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/migrations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Applied migrations
+         * @description The migrations applied to the project (`tessera_migrations` in its own schema), oldest first: `{migrations: [{version, name, checksum, appliedAt}]}`. Secret key, or a client token with admin:sql.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
+        get: operations["data.migrations.list"];
+        put?: never;
+        /**
+         * Apply a migration
+         * @description Body `{version, name, sql, recordOnly?}` → `{applied, migration: {version, name, checksum, appliedAt}}`. The SQL runs as a rawSQL script (the project's role, each statement through the SQL guard, one transaction) and is recorded in the same transaction; a failing migration leaves nothing of itself (the error names the statement). The same version again: `applied: false` when the checksum (sha256 of `sql`) matches, 409 naming the migration when it does not. `recordOnly: true` records without running (a pulled schema). Secret key, or a client token with admin:sql.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
+        post: operations["data.migrations.apply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/publication": {
         parameters: {
             query?: never;
@@ -2653,6 +2681,28 @@ export interface paths {
          *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
         post: operations["data.rawSQL"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's schema
+         * @description `{tables: [{name, rlsEnabled, rowEstimate, columns: [{name, type, nullable, default, primaryKey}], primaryKey, foreignKeys, indexes, triggers, policies: [{name, command, roles, permissive, using, withCheck}]}], views, functions, enums, sequences, grants}`, read by the platform on the project's behalf and limited to the project's own schema. `?format=sql` answers the schema as a runnable SQL script instead (`text/plain`; what `tessera db dump --schema` writes). Secret key, or a client token with admin:sql.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
+        get: operations["data.schema.get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -11529,6 +11579,108 @@ export interface operations {
             504: components["responses"]["E504"];
         };
     };
+    "data.migrations.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The migrations applied to the project (`tessera_migrations` in its schema), oldest first. */
+                        migrations: {
+                            /** @description When it was applied (ISO 8601). */
+                            appliedAt: string;
+                            /** @description sha256 of the file as it was applied (hex). */
+                            checksum: string;
+                            /** @description Its name. */
+                            name: string;
+                            /** @description Its version (the file name's timestamp). */
+                            version: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "data.migrations.apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    recordOnly?: boolean;
+                    sql: string;
+                    version: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Whether it ran now (false: it had been applied already, with the same checksum). */
+                        applied: boolean;
+                        /** @description The migration as recorded. */
+                        migration: {
+                            /** @description When it was applied (ISO 8601). */
+                            appliedAt: string;
+                            /** @description sha256 of the file as it was applied (hex). */
+                            checksum: string;
+                            /** @description Its name. */
+                            name: string;
+                            /** @description Its version (the file name's timestamp). */
+                            version: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
     "data.publication.list": {
         parameters: {
             query?: never;
@@ -11676,6 +11828,42 @@ export interface operations {
             409: components["responses"]["E409"];
             413: components["responses"]["E413"];
             415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "data.schema.get": {
+        parameters: {
+            query?: {
+                format?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success (JSON; text/plain with `?format=sql`: the schema as a runnable SQL script) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
             422: components["responses"]["E422"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];

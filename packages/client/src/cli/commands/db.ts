@@ -1,16 +1,28 @@
-// `tessera db sql <file|->` (one parameterized statement, or a script of several run as one transaction) and `tessera gen types` (TypeScript types of the tables).
+// `tessera db sql <file|->` (one parameterized statement, or a script of several run as one transaction), `tessera db
+// push|pull|dump` (migrations, see ./migration.ts) and `tessera gen types` (TypeScript types of the tables).
 import fs from 'node:fs';
+import path from 'node:path';
 import { arg, flag, json, type Command } from '../command.ts';
-import { CliError, table } from '../output.ts';
+import type { Ctx } from '../context.ts';
+import { CliError, EXIT, table } from '../output.ts';
+import { compare, localMigrations, migrationsDir, refuseChanged, writeMigration } from './migration.ts';
 
 export const db: Command = {
   name: 'db',
   summary:
     "Run SQL on the project's database with the secret key: one statement (with --params), or a whole script as one transaction",
-  usage: ['db sql <file|-> [--params JSON]'],
+  usage: [
+    'db sql <file|-> [--params JSON]',
+    'db push [--dry-run] [--workdir DIR]',
+    'db pull [name] [--local-only] [--workdir DIR]',
+    'db dump --schema [-o FILE]',
+  ],
   async run(ctx, args) {
     const sub = args[0];
-    if (sub !== 'sql') throw new CliError(sub ? `Unknown: db ${sub}` : 'Missing: db sql <file|->');
+    if (sub === 'push') return await push(ctx);
+    if (sub === 'pull') return await pull(ctx, args[1]);
+    if (sub === 'dump') return await dump(ctx);
+    if (sub !== 'sql') throw new CliError(sub ? `Unknown: db ${sub}` : 'Missing: db sql <file|-> | push | pull | dump');
     const source = arg(args, 1, 'file or -');
     const sql =
       source === '-' ? await ctx.readStdin() : fs.existsSync(source) ? fs.readFileSync(source, 'utf8') : undefined;
@@ -31,6 +43,77 @@ export const db: Command = {
     ctx.out.result(r, () => [...steps, last].join('\n'));
   },
 };
+
+/** Applies the pending migration files in order, each in its own transaction; stops at the first that fails. */
+async function push(ctx: Ctx): Promise<void> {
+  const dir = migrationsDir(ctx);
+  const local = localMigrations(dir);
+  const data = (await ctx.project()).data;
+  const states = compare(local, await data.migrations());
+  refuseChanged(states);
+  for (const s of states.filter((x) => x.status === 'remote'))
+    ctx.out.note(`Applied on the project but not in ${dir}: ${s.version}_${s.name} (left as it is)`);
+  const pending = local.filter((l) => states.some((s) => s.version === l.version && s.status === 'pending'));
+  if (ctx.flags['dry-run'] === true) {
+    ctx.out.result({ pending: pending.map((p) => ({ version: p.version, name: p.name })) }, () =>
+      pending.length === 0
+        ? 'Up to date: nothing to push'
+        : pending.map((p) => `Would apply ${path.basename(p.file)}`).join('\n'),
+    );
+    return;
+  }
+  const applied: { version: string; name: string; applied: boolean }[] = [];
+  for (const m of pending) {
+    ctx.out.note(`Applying migration ${path.basename(m.file)}...`);
+    try {
+      const r = await data.applyMigration({ version: m.version, name: m.name, sql: m.sql });
+      applied.push({ version: m.version, name: m.name, applied: r.applied });
+    } catch (err) {
+      const e = err as Error & { status?: number };
+      throw new CliError(
+        `Migration ${path.basename(m.file)} failed and was rolled back (nothing of it was kept; later migrations were not applied): ${e.message}`,
+        e.status === 409 ? EXIT.CONFLICT : e.status === 403 ? EXIT.FORBIDDEN : e.status === 401 ? EXIT.AUTH : EXIT.API,
+      );
+    }
+  }
+  ctx.out.result(
+    { applied },
+    applied.length === 0 ? 'Up to date: nothing to push' : `Applied ${applied.length} migration(s)`,
+  );
+}
+
+/** Writes the project's schema as a new migration file, recorded as applied (it describes what the project has). */
+async function pull(ctx: Ctx, name: string | undefined): Promise<void> {
+  const dir = migrationsDir(ctx);
+  const data = (await ctx.project()).data;
+  const states = compare(localMigrations(dir), await data.migrations());
+  const pending = states.filter((s) => s.status === 'pending' || s.status === 'changed');
+  if (pending.length > 0)
+    throw new CliError(
+      `Local migrations not applied yet: ${pending.map((s) => `${s.version}_${s.name}`).join(', ')}. Push them first (tessera db push), then pull.`,
+    );
+  const sql = await data.schemaSql();
+  const made = writeMigration(ctx, name ?? 'remote_schema', sql);
+  if (ctx.flags['local-only'] !== true)
+    await data.applyMigration({ version: made.version, name: made.name, sql, recordOnly: true });
+  ctx.out.result(
+    { ...made, recorded: ctx.flags['local-only'] !== true },
+    `Wrote ${path.relative(process.cwd(), made.file) || made.file}${ctx.flags['local-only'] === true ? '' : ' (recorded as applied on the project)'}`,
+  );
+}
+
+/** The project's schema as SQL, to stdout or -o FILE. */
+async function dump(ctx: Ctx): Promise<void> {
+  if (ctx.flags.schema !== true)
+    throw new CliError('db dump writes the schema only: tessera db dump --schema [-o FILE]');
+  const sql = await (await ctx.project()).data.schemaSql();
+  const output = flag(ctx, 'output');
+  if (output) {
+    fs.writeFileSync(output, sql);
+    ctx.out.result({ output }, `Wrote ${output}`);
+  } else if (ctx.out.json) ctx.out.result({ sql }, '');
+  else ctx.out.io.stdout(sql);
+}
 
 type Column = {
   table_name: string;
