@@ -25,6 +25,8 @@ export const ERROR_TABLE = {
   NOT_FOUND: { status: 404, expose: true, message: 'Not found' },
   ROUTE_NOT_FOUND: { status: 404, expose: true, message: 'No such route' },
   METHOD_NOT_ALLOWED: { status: 405, expose: true, message: 'Method not allowed on this path' },
+  // An Accept header naming no media type the endpoint can answer with (the realtime endpoint: JSON or SSE).
+  NOT_ACCEPTABLE: { status: 406, expose: true, message: 'None of the accepted media types can be answered' },
   REQUEST_TIMEOUT: { status: 408, expose: true, message: 'The request was not received in time' },
   QUERY_TIMEOUT: { status: 408, expose: true, message: 'The statement ran past the statement timeout' },
   CONFLICT: { status: 409, expose: true, message: 'The request conflicts with the current state' },

@@ -9,6 +9,7 @@ import type { Principal, RequestContext } from '../platform/auth.ts';
 import type { SubgraphHttp } from '../platform/subgraph.ts';
 import { callerWebSocketServer, sendWebResponse, toWebRequest } from '../platform/http-bridge.ts';
 import type { Router } from '../router/router.ts';
+import { AppError } from '../platform/errors.ts';
 import { authenticate, credentialsOf } from '../router/authenticate.ts';
 
 /** A subgraph endpoint and where it is mounted. */
@@ -29,7 +30,29 @@ export function mountSubgraphHttp(
       url,
       handler: async (req, reply) => {
         const ctx = await contextOf(req);
-        return sendWebResponse(reply, await mount.fetch(toWebRequest(req, reply), ctx));
+        const response = await mount.fetch(toWebRequest(req, reply), ctx);
+        // graphql-yoga refuses a content type or an Accept it cannot serve with an empty body: answer in the
+        // documented error shape instead, saying what to send.
+        if (response.status >= 400 && !response.headers.get('content-type')) {
+          await response.body?.cancel().catch(() => {});
+          if (response.status === 406)
+            throw new AppError(
+              'NOT_ACCEPTABLE',
+              `${req.headers.accept ?? '(none)'} cannot be answered: accept application/json or text/event-stream`,
+              { accepted: ['application/json', 'text/event-stream'] },
+            );
+          if (response.status === 415)
+            throw new AppError(
+              'UNSUPPORTED_MEDIA_TYPE',
+              `Unsupported content type ${String(req.headers['content-type'] ?? '(none)').split(';')[0]}: send a GraphQL request as JSON (Content-Type: application/json), or GET with ?query=`,
+              { expected: 'application/json' },
+            );
+          throw new AppError(
+            response.status < 500 ? 'BAD_REQUEST' : 'INTERNAL',
+            `The endpoint answered ${response.status}`,
+          );
+        }
+        return sendWebResponse(reply, response);
       },
     });
   }

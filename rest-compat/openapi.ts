@@ -563,7 +563,11 @@ function realtimeOperation(method: 'get' | 'post'): Record<string, unknown> {
           'application/graphql-response+json': { schema: { $ref: '#/components/schemas/GraphQLResponse' } },
         },
       },
-      ...graphqlErrors([400, 404, 405, 406]),
+      ...graphqlErrors([400, 404, 405]),
+      406: {
+        description: 'NOT_ACCEPTABLE: the Accept header names neither application/json nor text/event-stream',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      },
       401: { $ref: '#/components/responses/E401' },
       403: { $ref: '#/components/responses/E403' },
       ...(method === 'post'

@@ -2802,7 +2802,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "GRAPHQL_PARSE_FAILED" | "GRAPHQL_VALIDATION_FAILED" | "BAD_USER_INPUT" | "GRAPHQL_LIMIT_EXCEEDED" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "INVALID_API_KEY" | "MFA_REQUIRED" | "INVALID_MFA_CODE" | "INVALID_LINK" | "FORBIDDEN" | "ORIGIN_NOT_ALLOWED" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "QUERY_TIMEOUT" | "CONFLICT" | "HOOK_DEPTH_EXCEEDED" | "EMAIL_TAKEN" | "MFA_NOT_ENROLLED" | "MFA_ALREADY_ENABLED" | "MFA_NOT_ENABLED" | "PLAN_LIMIT_REACHED" | "EMAIL_NOT_CONFIGURED" | "PAYLOAD_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "HOOK_REJECTED" | "FUNCTION_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "SERVICE_INTERRUPTED" | "FUNCTION_TIMEOUT";
+                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "GRAPHQL_PARSE_FAILED" | "GRAPHQL_VALIDATION_FAILED" | "BAD_USER_INPUT" | "GRAPHQL_LIMIT_EXCEEDED" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "INVALID_API_KEY" | "MFA_REQUIRED" | "INVALID_MFA_CODE" | "INVALID_LINK" | "FORBIDDEN" | "ORIGIN_NOT_ALLOWED" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "QUERY_TIMEOUT" | "CONFLICT" | "HOOK_DEPTH_EXCEEDED" | "EMAIL_TAKEN" | "MFA_NOT_ENROLLED" | "MFA_ALREADY_ENABLED" | "MFA_NOT_ENABLED" | "PLAN_LIMIT_REACHED" | "EMAIL_NOT_CONFIGURED" | "PAYLOAD_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "HOOK_REJECTED" | "FUNCTION_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "SERVICE_INTERRUPTED" | "FUNCTION_TIMEOUT";
                 details?: Record<string, never>;
                 message: string;
                 request_id: string;
@@ -10284,14 +10284,13 @@ export interface operations {
                     "application/json": components["schemas"]["GraphQLResponse"];
                 };
             };
-            /** @description Error, as a GraphQL response */
+            /** @description NOT_ACCEPTABLE: the Accept header names neither application/json nor text/event-stream */
             406: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
-                    "application/json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             429: components["responses"]["E429"];
@@ -10359,14 +10358,13 @@ export interface operations {
                     "application/json": components["schemas"]["GraphQLResponse"];
                 };
             };
-            /** @description Error, as a GraphQL response */
+            /** @description NOT_ACCEPTABLE: the Accept header names neither application/json nor text/event-stream */
             406: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
-                    "application/json": components["schemas"]["GraphQLResponse"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             413: components["responses"]["E413"];
