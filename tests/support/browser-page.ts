@@ -82,3 +82,44 @@ export async function axe(page: Page): Promise<{ id: string; impact: string; nod
   });
   return result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
+
+/** Collects the page's console errors and uncaught exceptions into `sink` (a test asserts it stays empty). */
+export function collectConsoleErrors(page: Page, sink: string[]): void {
+  page.on('console', (m) => {
+    if (m.type() === 'error') sink.push(m.text());
+  });
+  page.on('pageerror', (e) => sink.push(`page error: ${e.message}`));
+}
+
+/**
+ * A new tenant signs up in the console at `base` and creates a project named `projectName`, as a person does; answers
+ * the project's id and its secret key (read through the API with the page's own session, for checks outside the
+ * browser).
+ */
+export async function signUpWithProject(
+  page: Page,
+  base: string,
+  apiUrl: string,
+  tenant: { name: string; email: string; password: string },
+  projectName: string,
+): Promise<{ projectId: string; apiKey: string; publishableKey: string }> {
+  await page.goto(`${base}/dashboard/sign-in`);
+  await page.getByRole('link', { name: 'Create an account' }).click();
+  await page.getByLabel('Name', { exact: true }).fill(tenant.name);
+  await page.getByLabel('E-mail').fill(tenant.email);
+  await page.getByLabel('Password').fill(tenant.password);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await shown(page.getByRole('heading', { name: 'Projects' }));
+  await page.getByLabel('Project name').fill(projectName);
+  await page.getByRole('button', { name: 'Create project' }).click();
+  await page.waitForURL(/\/dashboard\/p\/[^/]+\/settings/);
+  const projectId = /\/p\/([^/]+)\//.exec(page.url())![1]!;
+  const session = JSON.parse((await page.evaluate(() => localStorage.getItem('tessera.dashboard.session')))!) as {
+    access_token: string;
+  };
+  const res = await fetch(`${apiUrl}/auth/api/v1/projects/${projectId}`, {
+    headers: { authorization: `Bearer ${session.access_token}` },
+  });
+  const { project } = (await res.json()) as { project: { api_key: string; publishable_key: string } };
+  return { projectId, apiKey: project.api_key, publishableKey: project.publishable_key };
+}

@@ -11,7 +11,16 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, requireChromium } from '../../support/browser.ts';
-import { axe, contains, count, gone, shown, until } from '../../support/browser-page.ts';
+import {
+  axe,
+  collectConsoleErrors,
+  contains,
+  count,
+  gone,
+  shown,
+  signUpWithProject,
+  until,
+} from '../../support/browser-page.ts';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import type { Res } from '../../support/http.ts';
@@ -96,30 +105,10 @@ beforeAll(async () => {
   });
   page = await context.newPage();
   page.setDefaultTimeout(15_000);
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-  });
-  page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
+  collectConsoleErrors(page, consoleErrors);
 
   // A tenant signs up and creates a project in the console.
-  await page.goto(`${base}/dashboard/sign-in`);
-  await page.getByRole('link', { name: 'Create an account' }).click();
-  await page.getByLabel('Name').fill(tenant.name);
-  await page.getByLabel('E-mail').fill(tenant.email);
-  await page.getByLabel('Password').fill(tenant.password);
-  await page.getByRole('button', { name: 'Create account' }).click();
-  await shown(page.getByRole('heading', { name: 'Projects' }));
-  await page.getByLabel('Project name').fill('Shop');
-  await page.getByRole('button', { name: 'Create project' }).click();
-  await page.waitForURL(/\/dashboard\/p\/[^/]+\/settings/);
-  projectId = /\/p\/([^/]+)\//.exec(page.url())![1]!;
-  const session = JSON.parse((await page.evaluate(() => localStorage.getItem('tessera.dashboard.session')))!) as {
-    access_token: string;
-  };
-  const project = await fetch(`${platform.url}/auth/api/v1/projects/${projectId}`, {
-    headers: { authorization: `Bearer ${session.access_token}` },
-  });
-  apiKey = ((await project.json()) as { project: { api_key: string } }).project.api_key;
+  ({ projectId, apiKey } = await signUpWithProject(page, base, platform.url, tenant, 'Shop'));
 
   // Tables and functions made through the API.
   await waitFor(async () => (await api('POST', '/v1/rawSQL', { sql: 'select 1 as one' })).status === 200, {

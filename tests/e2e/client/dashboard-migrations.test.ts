@@ -11,7 +11,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, requireChromium } from '../../support/browser.ts';
-import { axe, contains, count, shown } from '../../support/browser-page.ts';
+import { axe, collectConsoleErrors, contains, count, shown, signUpWithProject } from '../../support/browser-page.ts';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import type { Res } from '../../support/http.ts';
@@ -75,29 +75,9 @@ beforeAll(async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, bypassCSP: true });
   page = await context.newPage();
   page.setDefaultTimeout(15_000);
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-  });
-  page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
+  collectConsoleErrors(page, consoleErrors);
 
-  await page.goto(`${base}/dashboard/sign-in`);
-  await page.getByRole('link', { name: 'Create an account' }).click();
-  await page.getByLabel('Name', { exact: true }).fill(tenant.name);
-  await page.getByLabel('E-mail').fill(tenant.email);
-  await page.getByLabel('Password').fill(tenant.password);
-  await page.getByRole('button', { name: 'Create account' }).click();
-  await shown(page.getByRole('heading', { name: 'Projects' }));
-  await page.getByLabel('Project name').fill('Blog');
-  await page.getByRole('button', { name: 'Create project' }).click();
-  await page.waitForURL(/\/dashboard\/p\/[^/]+\/settings/);
-  projectId = /\/p\/([^/]+)\//.exec(page.url())![1]!;
-  const session = JSON.parse((await page.evaluate(() => localStorage.getItem('tessera.dashboard.session')))!) as {
-    access_token: string;
-  };
-  const project = await fetch(`${platform.url}/auth/api/v1/projects/${projectId}`, {
-    headers: { authorization: `Bearer ${session.access_token}` },
-  });
-  apiKey = ((await project.json()) as { project: { api_key: string } }).project.api_key;
+  ({ projectId, apiKey } = await signUpWithProject(page, base, platform.url, tenant, 'Blog'));
   await waitFor(async () => (await api('POST', '/v1/rawSQL', { sql: 'select 1 as one' })).status === 200, {
     message: 'the project database',
   });
