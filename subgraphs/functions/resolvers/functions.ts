@@ -1,5 +1,6 @@
 // Functions, secrets and invocations.
 import type { FunctionInput } from '../services/definitions.ts';
+import { sha256Hex } from '../../../platform/crypto.ts';
 import { requireProject, type FunctionsContext as Ctx } from './context.ts';
 
 type InvokeArgs = {
@@ -10,12 +11,18 @@ type InvokeArgs = {
   idempotencyKey?: string | null;
 };
 
-/** The secret API key runs any function; the publishable key and end-users only functions marked public. */
+/**
+ * The secret API key runs any function; the publishable key and end-users only functions marked public. Each caller's
+ * Idempotency-Keys are its own: an end-user's by its id, a visitor's (publishable key) by its client address (hashed),
+ * so two visitors sending the same key and body never get each other's stored answer.
+ */
 async function invokeAs(ctx: Ctx, args: InvokeArgs) {
   const p = ctx.principal;
   if (p.kind === 'user') return await ctx.services.invoke.invoke(p.projectId, args, 'user', `user:${p.userId}`);
-  if (p.kind === 'publishable')
-    return await ctx.services.invoke.invoke(p.projectId, args, 'publishable', 'publishable');
+  if (p.kind === 'publishable') {
+    const visitor = ctx.ip ? `publishable:${sha256Hex(ctx.ip).slice(0, 32)}` : 'publishable';
+    return await ctx.services.invoke.invoke(p.projectId, args, 'publishable', visitor);
+  }
   return await ctx.services.invoke.invoke(requireProject(ctx).projectId, args);
 }
 

@@ -3,7 +3,7 @@
 // a failed run frees the key, and keys belong to the caller.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { expectError, startEdgeWorld, type EdgeWorld } from './functions-helpers.ts';
-import { newProject, passwordGrant, registerUser } from '../identity/identity-fixtures.ts';
+import { newProject, newProjectWithPk, passwordGrant, registerUser } from '../identity/identity-fixtures.ts';
 import type { Res } from '../../support/http.ts';
 
 let w: EdgeWorld;
@@ -23,7 +23,8 @@ const invoke = (name: string, body: unknown, key: string | null, query = '', api
   });
 
 beforeAll(async () => {
-  w = await startEdgeWorld();
+  // Behind a (simulated) reverse proxy: visitors are told apart by X-Forwarded-For.
+  w = await startEdgeWorld({ TESSERA_TRUST_PROXY: 'true' });
   const sql = await w.call('POST', '/v1/rawSQL', {
     apiKey: w.apiKey,
     body: { sql: 'create table runs (id serial primary key, tag text not null)' },
@@ -228,6 +229,42 @@ describe('Idempotency-Key of end-users', () => {
     const a1 = await asUser(alice);
     const b1 = await asUser(bob);
     const a2 = await asUser(alice);
+    expect([a1.status, b1.status, a2.status]).toEqual([200, 200, 200]);
+    expect(b1.body.run).not.toBe(a1.body.run);
+    expect(b1.headers.get('x-idempotent-replay')).toBeNull();
+    expect(a2.body).toEqual(a1.body);
+    expect(a2.headers.get('x-idempotent-replay')).toBe('true');
+  });
+});
+
+describe('Idempotency-Key of visitors (the publishable key)', () => {
+  it("never answers one visitor another's stored answer, and replays a visitor's own", async () => {
+    const project = await newProjectWithPk(w.p.url);
+    await w.call('POST', '/v1/rawSQL', {
+      apiKey: project.apiKey,
+      body: { sql: 'create table runs (id serial primary key, tag text not null)' },
+    });
+    const fn = await w.call('POST', '/edge/api/v1/functions', {
+      apiKey: project.apiKey,
+      body: {
+        name: 'visit',
+        public: true,
+        steps: [
+          { name: 'save', kind: 'Database', query: { action: 'insert', table: 'runs', values: { tag: 'visit' } } },
+          { name: 'answer', kind: 'Transform', expression: { run: '{{ steps.save.body.rows[0].id }}' } },
+        ],
+      },
+    });
+    expect(fn.status).toBe(201);
+    const asVisitor = (address: string) =>
+      w.call('POST', '/edge/api/v1/invoke/visit', {
+        apiKey: project.pk,
+        body: { same: 'body' },
+        headers: { 'Idempotency-Key': 'guessable-key', 'X-Forwarded-For': address },
+      });
+    const a1 = await asVisitor('203.0.113.7');
+    const b1 = await asVisitor('198.51.100.9');
+    const a2 = await asVisitor('203.0.113.7');
     expect([a1.status, b1.status, a2.status]).toEqual([200, 200, 200]);
     expect(b1.body.run).not.toBe(a1.body.run);
     expect(b1.headers.get('x-idempotent-replay')).toBeNull();
