@@ -6,7 +6,9 @@
 // every rule allowing it, the smallest max age). The actual request then carries the credential: with a project's
 // key or an end-user token, the origin must be allowed by the platform or by THAT project, or the request is
 // refused before it runs (403 ORIGIN_NOT_ALLOWED), so a page cannot use a project's publishable key from an origin
-// the project did not list. Requests without credentials (public downloads, discovery) and the OIDC endpoints a
+// the project did not list. Tenant management (/auth/api/v1/tenant*, /auth/api/v1/projects*) is a developer's own
+// console: only the platform-wide origins reach it, preflights and credential-less calls (sign-in) included, never an
+// origin some project allowed for its app. Requests without credentials (public downloads, discovery) and the OIDC endpoints a
 // public client calls (/token, /userinfo, ...) are answered for any allowed origin. A same-origin request (the
 // GraphiQL page, the hosted sign-in page) is not a CORS request. Never `*` with credentials: a wildcard rule is
 // answered `*`, credentials only ever go to an exact origin of a rule that asks for them.
@@ -32,6 +34,22 @@ import { INTERNAL_OPERATIONS, callInternal } from '../platform/internal-operatio
 import type { Router } from '../router/router.ts';
 
 /** Wire endpoints of the identity provider a public (PKCE) client calls from its page: any allowed origin. */
+/**
+ * Tenant management (developer accounts, sessions, projects): a developer's own console, not a project's app. Only the
+ * platform-wide origins (TESSERA_CORS_ORIGINS) may call it from a browser, preflights and credential-less calls (sign
+ * up, sign in, refresh, forgot password) included: an origin some project allowed for its own app must not be able to
+ * sign developers in and read their tokens.
+ */
+function isTenantPath(path: string): boolean {
+  return (
+    path === '/auth/api/v1/tenant' ||
+    path.startsWith('/auth/api/v1/tenant/') ||
+    path.startsWith('/auth/api/v1/tenants/') ||
+    path === '/auth/api/v1/projects' ||
+    path.startsWith('/auth/api/v1/projects/')
+  );
+}
+
 const OIDC_PUBLIC = new Set([
   '/.well-known/openid-configuration',
   '/jwks.json',
@@ -187,6 +205,12 @@ export async function installCors(
     return out;
   };
 
+  /** The platform-wide rule, when it allows the origin (tenant management's only rule). */
+  const platformAllowing = (origin: string): { rule: CorsRule; match: 'exact' | 'wildcard' }[] => {
+    const match = platform ? ruleAllows(platform, origin) : false;
+    return platform && match ? [{ rule: platform, match }] : [];
+  };
+
   const refuse = (origin: string, why: string) =>
     new AppError(
       'ORIGIN_NOT_ALLOWED',
@@ -209,9 +233,16 @@ export async function installCors(
   const crossOrigin = async (req: FastifyRequest, reply: FastifyReply, origin: string): Promise<boolean> => {
     const path = req.url.split('?')[0]!;
     const requestMethod = req.headers['access-control-request-method'];
+    const tenantOnly = isTenantPath(path);
     if (req.method === 'OPTIONS' && typeof requestMethod === 'string') {
-      const rules = anyAllowing(await current(), origin);
-      if (rules.length === 0) throw refuse(origin, 'are allowed by no project');
+      const rules = tenantOnly ? platformAllowing(origin) : anyAllowing(await current(), origin);
+      if (rules.length === 0)
+        throw refuse(
+          origin,
+          tenantOnly
+            ? 'are not allowed for tenant management (only TESSERA_CORS_ORIGINS opens it to other origins)'
+            : 'are allowed by no project',
+        );
       const methods = new Set<string>();
       const headers = new Set<string>(CORS_DEFAULT_ALLOWED_HEADERS);
       for (const { rule } of rules) {
@@ -235,6 +266,7 @@ export async function installCors(
       allowActual(reply, origin, [{ rule: platform, match: ruleAllows(platform, origin) as 'exact' | 'wildcard' }]);
       return false;
     }
+    if (tenantOnly && !hasCredentials(req)) return false; // no CORS headers: the page cannot read the answer
     if (!hasCredentials(req) || OIDC_PUBLIC.has(path)) {
       const rules = anyAllowing(await current(), origin);
       if (rules.length > 0) allowActual(reply, origin, rules);

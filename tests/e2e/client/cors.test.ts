@@ -135,6 +135,28 @@ describe('preflights', () => {
     expect((await res.json()).error.code).toBe('ORIGIN_NOT_ALLOWED');
   });
 
+  it("of tenant management are answered only for the platform-wide origins, never for a project's (issue 28)", async () => {
+    for (const path of ['/auth/api/v1/tenant/login', '/auth/api/v1/tenants/signup', '/auth/api/v1/tenant/refresh']) {
+      const res = await preflight(path, APP);
+      expect({ path, status: res.status, acao: res.headers.get('access-control-allow-origin') }).toEqual({
+        path,
+        status: 403,
+        acao: null,
+      });
+      expect((await res.json()).error.message).toMatch(/tenant management/);
+      expect((await preflight(path, ADMIN)).status).toBe(204);
+    }
+    // A sign-in sent anyway (a simple request needs no preflight) runs, but the page cannot read its tokens.
+    const login = await fetch(`${platform.url}/auth/api/v1/tenant/login`, {
+      method: 'POST',
+      headers: { origin: APP, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'nobody@example.com', password: 'whatever it is' }),
+    });
+    expect(login.headers.get('access-control-allow-origin')).toBeNull();
+    // The project's own app keeps its data API.
+    expect((await preflight('/v1/find', APP)).status).toBe(204);
+  });
+
   it('take the platform-wide origins with the platform max age', async () => {
     const res = await preflight('/auth/api/v1/projects', ADMIN, 'authorization', 'GET');
     expect(res.status).toBe(204);
