@@ -203,7 +203,7 @@ export const CONFIG_SCHEMA = {
     default: '',
     parse: secret(16),
     description:
-      'Bearer token `GET /metrics` requires (16+ characters). Empty: `/metrics` answers anyone who reaches the process (keep it off the public address: the deploy kit blocks it at the proxy).',
+      'Bearer token `GET /metrics` requires (16+ characters). Empty: `/metrics` answers only loopback and private addresses (a Prometheus on the same machine or network; behind a reverse proxy set TESSERA_TRUST_PROXY so the caller is the client, not the proxy).',
   },
   otlpEndpoint: {
     env: 'OTEL_EXPORTER_OTLP_ENDPOINT',

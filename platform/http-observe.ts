@@ -1,6 +1,7 @@
 // What every Tessera HTTP server reports about each request: Prometheus series (platform/metrics.ts) and one
 // access-log line (method, route, status, duration, request id, project), and the GET /metrics route itself.
 import crypto from 'node:crypto';
+import { isNonPublicAddress } from './addresses.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
@@ -23,7 +24,8 @@ function sameToken(given: string, expected: string): boolean {
 
 /**
  * Adds the per-request metrics and access log to `app`, and GET /metrics (Prometheus text format; with
- * TESSERA_METRICS_TOKEN set, only for `Authorization: Bearer <token>`).
+ * TESSERA_METRICS_TOKEN set, only for `Authorization: Bearer <token>`; without it, only to loopback and private
+ * addresses).
  */
 export function observeHttp(
   app: FastifyInstance,
@@ -55,6 +57,18 @@ export function observeHttp(
   });
   const token = opts.config.metricsToken;
   app.get('/metrics', async (req, reply) => {
+    // Without a token, only the machine itself and private networks (a Prometheus beside it, a cluster's scraper) are
+    // answered: the platform's traffic per route is not for anyone on the public address.
+    if (!token && !isNonPublicAddress(req.ip.replace(/^::ffff:/, ''))) {
+      return reply.code(403).send({
+        error: {
+          code: 'FORBIDDEN',
+          message:
+            'metrics are served to loopback and private addresses only; set TESSERA_METRICS_TOKEN to scrape from elsewhere',
+          request_id: String(req.id),
+        },
+      });
+    }
     if (token) {
       const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
       if (!given || !sameToken(given, token)) {

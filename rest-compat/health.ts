@@ -70,12 +70,16 @@ export const HEALTH_OPENAPI: Record<string, Record<string, Record<string, unknow
         'Prometheus metrics of this process (text format 0.0.4); with TESSERA_METRICS_TOKEN set, only for `Authorization: Bearer <token>`',
       tags: ['Health'],
       description:
-        'Counters and histograms of HTTP requests, GraphQL operations, pools and jobs for Prometheus to scrape. Public unless the operator sets TESSERA_METRICS_TOKEN.',
+        'Counters and histograms of HTTP requests, GraphQL operations, pools and jobs for Prometheus to scrape. Without TESSERA_METRICS_TOKEN only loopback and private addresses are answered (403 otherwise); with it, only the bearer token.',
       security: [],
       responses: {
         '200': { description: 'Metrics', content: { 'text/plain': { schema: { type: 'string' } } } },
         '401': {
           description: 'TESSERA_METRICS_TOKEN is set and the request does not carry it',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        },
+        '403': {
+          description: 'No TESSERA_METRICS_TOKEN, and the caller is not on a loopback or private address',
           content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
         },
       },

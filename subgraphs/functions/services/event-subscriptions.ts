@@ -14,7 +14,7 @@ import type { SecretBox } from '../../../platform/crypto.ts';
 import { errors } from '../../../platform/errors.ts';
 import { setEventInterest, type EventType } from '../../../platform/events.ts';
 import { announceHooksChanged, type HookEvent, type HookTrigger } from './hooks.ts';
-import { isNonPublicAddress } from './outbound.ts';
+import { isNonPublicAddress } from '../../../platform/addresses.ts';
 import type { Sql } from './sql.ts';
 import { optionalText } from './validation.ts';
 import { isUuid } from '../../../platform/ids.ts';

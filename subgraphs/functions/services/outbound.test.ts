@@ -1,6 +1,7 @@
 // Which outbound addresses functions may reach by default.
 import { describe, expect, it } from '@jest/globals';
-import { isNonPublicAddress, resolveChecked } from './outbound.ts';
+import { resolveChecked } from './outbound.ts';
+import { isNonPublicAddress } from '../../../platform/addresses.ts';
 
 describe('outbound address check', () => {
   it.each([

@@ -2012,7 +2012,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics of this process (text format 0.0.4); with TESSERA_METRICS_TOKEN set, only for `Authorization: Bearer <token>`
-         * @description Counters and histograms of HTTP requests, GraphQL operations, pools and jobs for Prometheus to scrape. Public unless the operator sets TESSERA_METRICS_TOKEN.
+         * @description Counters and histograms of HTTP requests, GraphQL operations, pools and jobs for Prometheus to scrape. Without TESSERA_METRICS_TOKEN only loopback and private addresses are answered (403 otherwise); with it, only the bearer token.
          */
         get: operations["health.metrics"];
         put?: never;
@@ -9944,6 +9944,15 @@ export interface operations {
             };
             /** @description TESSERA_METRICS_TOKEN is set and the request does not carry it */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No TESSERA_METRICS_TOKEN, and the caller is not on a loopback or private address */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
