@@ -5,19 +5,17 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { launchChromium, requireChromium } from '../../support/browser.ts';
+import { axe, collectConsoleErrors, count, shown, until } from '../../support/browser-page.ts';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
-import { waitFor } from '../../support/wait-for.ts';
 
 jest.setTimeout(60_000);
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const ARTIFACTS = path.join(ROOT, 'tests/artifacts/dashboard');
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let platform: TestPlatform;
 let base: string;
@@ -36,56 +34,16 @@ async function shot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
-/** axe-core on the page: the serious and critical violations (WCAG 2 A and AA rules). */
-async function axe(): Promise<{ id: string; impact: string; nodes: string[] }[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: AXE });
-  const result = await page.evaluate(async () => {
-    const r = await (
-      window as unknown as {
-        axe: {
-          run: (
-            ctx: Document,
-            opts: unknown,
-          ) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }>;
-        };
-      }
-    ).axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) }));
-  });
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
-
 /** Screenshot and accessibility scan of a page once it has loaded. */
 async function checkPage(name: string): Promise<void> {
   await page.waitForLoadState('networkidle');
   await count(page.locator('.loading'), 0);
   await shot(name);
-  expect({ page: name, violations: await axe() }).toEqual({ page: name, violations: [] });
+  expect({ page: name, violations: await axe(page) }).toEqual({ page: name, violations: [] });
 }
 
 const main = () => page.locator('main');
 
-/** Polls `read` until `ok` holds. */
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string): Promise<T> {
-  let last: T | undefined;
-  const found = await waitFor(
-    async () => {
-      last = await read().catch(() => last); // not there yet
-      return last !== undefined && ok(last) ? { value: last } : undefined;
-    },
-    { intervalMs: 100, message: what },
-  ).catch((e: Error) => {
-    throw new Error(`${e.message}; last seen: ${JSON.stringify(last)}`);
-  });
-  return found.value;
-}
-const shown = async (l: Locator) => void (await l.first().waitFor({ state: 'visible' }));
-const count = async (l: Locator, n: number) =>
-  void (await until(
-    () => l.count(),
-    (c) => c === n,
-    `${n} of ${l}`,
-  ));
 /** The texts of every element of the locator, once `ok` holds for them. */
 const textsOf = async (l: Locator, ok: (texts: string[]) => boolean, what: string) =>
   await until(() => l.allInnerTexts(), ok, what);
@@ -109,10 +67,7 @@ beforeAll(async () => {
   context = await browser.newContext({ viewport: { width: 1280, height: 860 }, bypassCSP: true });
   page = await context.newPage();
   page.setDefaultTimeout(15_000);
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-  });
-  page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
+  collectConsoleErrors(page, consoleErrors);
   await page.goto(`${base}/dashboard/`);
   await page.getByLabel('E-mail').fill(tenant.email);
   await page.getByLabel('Password', { exact: true }).fill(tenant.password);

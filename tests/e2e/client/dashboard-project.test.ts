@@ -8,12 +8,11 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { launchChromium, requireChromium } from '../../support/browser.ts';
+import { axe, collectConsoleErrors, contains, count, gone, shown, until } from '../../support/browser-page.ts';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
-import { waitFor } from '../../support/wait-for.ts';
 import { client } from '../../support/http.ts';
 import { startMailbox } from '../identity/identity-fixtures.ts';
 
@@ -21,7 +20,6 @@ jest.setTimeout(60_000);
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const ARTIFACTS = path.join(ROOT, 'tests/artifacts/dashboard');
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let platform: TestPlatform;
 let mailbox: Awaited<ReturnType<typeof startMailbox>>;
@@ -62,66 +60,16 @@ const clientsOf = async () =>
     public: boolean;
   }[];
 
-/** axe-core on the page: the serious and critical violations (WCAG 2 A and AA rules). */
-async function axe(): Promise<{ id: string; impact: string; nodes: string[] }[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: AXE });
-  const result = await page.evaluate(async () => {
-    const r = await (
-      window as unknown as {
-        axe: {
-          run: (
-            ctx: Document,
-            opts: unknown,
-          ) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }>;
-        };
-      }
-    ).axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) }));
-  });
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
-
 /** Screenshot and accessibility scan of a page once it has settled. */
 async function checkPage(name: string): Promise<void> {
   await page.waitForLoadState('networkidle');
   await count(page.locator('.loading'), 0);
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
-  expect({ page: name, violations: await axe() }).toEqual({ page: name, violations: [] });
+  expect({ page: name, violations: await axe(page) }).toEqual({ page: name, violations: [] });
 }
 
 const main = () => page.locator('main');
 
-/** Polls `read` until `ok` holds. */
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string): Promise<T> {
-  let last: T | undefined;
-  const seen = async () => {
-    last = await read().catch(() => last);
-    return last !== undefined && ok(last) ? { value: last } : undefined;
-  };
-  const found = await waitFor(seen, { intervalMs: 100, message: what }).catch((e: Error) => {
-    throw new Error(`${e.message}; last seen: ${JSON.stringify(last)}`);
-  });
-  return found.value;
-}
-const shown = async (l: Locator) => void (await l.first().waitFor({ state: 'visible' }));
-const gone = async (l: Locator) =>
-  void (await until(
-    () => l.count(),
-    (n) => n === 0,
-    `${l} to disappear`,
-  ));
-const contains = async (l: Locator, m: string | RegExp) =>
-  void (await until(
-    () => l.first().innerText(),
-    (v) => (typeof m === 'string' ? v.includes(m) : m.test(v)),
-    `${l} to contain ${m}`,
-  ));
-const count = async (l: Locator, n: number) =>
-  void (await until(
-    () => l.count(),
-    (c) => c === n,
-    `${n} of ${l}`,
-  ));
 const toast = (m: string | RegExp) => contains(page.locator('.toasts'), m);
 
 beforeAll(async () => {
@@ -137,10 +85,7 @@ beforeAll(async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, bypassCSP: true });
   page = await context.newPage();
   page.setDefaultTimeout(15_000);
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-  });
-  page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
+  collectConsoleErrors(page, consoleErrors);
 }, 180_000);
 
 afterAll(async () => {
