@@ -55,6 +55,9 @@ const config = {
   // worker alive for minutes after its tests finished; the platform itself exits through process.exit.
   forceExit: true,
   maxWorkers: 2,
+  // A worker keeps what each test file's modules left behind (ESM in vm contexts is not collected between files): one
+  // ran out of memory after ~120 files in a CI run. Jest restarts a worker whose heap is past this after a file.
+  workerIdleMemoryLimit: '1536MB',
   // One embedded PostgreSQL for the run; each test file makes its own database on it.
   globalSetup: '<rootDir>/tests/support/global-setup.ts',
   globalTeardown: '<rootDir>/tests/support/global-teardown.ts',
