@@ -6,6 +6,12 @@ export type Principal =
   | { kind: 'anonymous' }
   /** The router itself, e.g. resolving a credential; never given to an outside caller. */
   | { kind: 'internal' }
+  /**
+   * The install's operator, with an operator key (`top_...`, sent as `Authorization: Bearer`): the admin API only
+   * (`/admin/api/v1`: plans, tenants, projects, suspension, usage, audit). Never a tenant's or a project's powers.
+   * `operator` is the key's name, recorded in the audit log.
+   */
+  | { kind: 'operator'; operator: string; keyId: string }
   /** A developer account signed in with a tenant access token. */
   | { kind: 'tenant'; tenantId: string; sessionId: string }
   /**

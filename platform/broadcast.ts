@@ -40,6 +40,8 @@ export type BroadcastTopics = {
   'functions.changed': { projectId: string };
   /** Requests a front door counted against each project's plan limit in the minute `window` since it last said. */
   'request-counts': { origin: string; window: number; counts: Record<string, number> };
+  /** An operator changed a plan, a tenant's plan, or suspended/resumed a tenant or project: drop cached plan limits. */
+  'plans.changed': { planId?: string; tenantId?: string; projectId?: string };
   /** A project's CORS rule changed: the front doors reload their copy. */
   'cors.changed': { projectId: string };
 };

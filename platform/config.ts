@@ -65,6 +65,13 @@ function optionalMongoUrl(raw: string): string | undefined {
   return raw;
 }
 
+/** A plan's id: lower case letters, digits and dashes (the admin API checks new plans' ids the same way). */
+function planId(raw: string): string {
+  if (!/^[a-z0-9][a-z0-9-]{0,39}$/.test(raw))
+    throw new ParseError(`expected a plan id (lower case letters, digits and dashes), got "${raw}"`);
+  return raw;
+}
+
 /** TESSERA_CORS_ORIGINS: origins as browsers send them, or `*`. */
 function corsOrigins(raw: string): string[] {
   try {
@@ -190,6 +197,13 @@ export const CONFIG_SCHEMA = {
     parse: bool,
     description:
       'One info-level log line per HTTP request (method, route, status, duration, request id, project) from every process.',
+  },
+  defaultPlan: {
+    env: 'TESSERA_DEFAULT_PLAN',
+    default: 'self-hosted',
+    parse: planId,
+    description:
+      'The plan new developer accounts start on until an operator picks one (`tessera admin plans default ID`, kept in the platform database, wins). `self-hosted` has no caps; the `free`, `pro` and `enterprise` plans are templates with SaaS-like limits.',
   },
   requestLogRows: {
     env: 'TESSERA_REQUEST_LOG_ROWS',

@@ -48,6 +48,27 @@ function op<V, R>(def: Omit<InternalOperation<V, R>, 'types'>): InternalOperatio
 
 type Json = unknown;
 /** A project's branding of the hosted end-user pages. */
+/** The limits of a plan; null: no limit (subgraphs/tenant/schema.graphql `PlanLimits` says what each means). */
+export type PlanLimitValues = {
+  maxProjects: number | null;
+  maxStorageBytes: number | null;
+  maxUploadBytes: number | null;
+  maxDatabaseRows: number | null;
+  maxDatabaseBytes: number | null;
+  maxFunctionInvocationsPerMonth: number | null;
+  maxRequestsPerMinute: number | null;
+  minCronIntervalSeconds: number | null;
+  maxCronJobs: number | null;
+  maxConcurrentFunctionRuns: number | null;
+  maxAsyncInvokesPerRun: number | null;
+  maxRealtimeSubscribers: number | null;
+  maxPendingUploads: number | null;
+  maxDatabaseConnections: number | null;
+  databaseCpuSecondsPerMinute: number | null;
+};
+/** A project's plan as the processes enforcing it read it: the limits, and what is suspended (null: nothing). */
+export type ProjectPlan = { planId: string; limits: PlanLimitValues; suspended: 'project' | 'tenant' | null };
+
 export type ProjectBrandingFacts = {
   projectName: string;
   logoUrl: string | null;
@@ -158,18 +179,22 @@ export const INTERNAL_OPERATIONS = {
     runsAs: 'internal',
     description: 'How a project presents itself on the hosted end-user pages (null: no such project).',
   }),
-  projectPlanLimits: op<
-    { projectId: string },
-    { _projectPlanLimits: { maxRequestsPerMinute: number; maxFunctionInvocationsPerMonth: number } | null }
-  >({
+  projectPlanLimits: op<{ projectId: string }, { _projectPlanLimits: ProjectPlan | null }>({
     name: 'PlatformProjectPlanLimits',
     document: `query PlatformProjectPlanLimits($projectId: ID!) {
-  _projectPlanLimits(projectId: $projectId) { maxRequestsPerMinute maxFunctionInvocationsPerMonth }
+  _projectPlanLimits(projectId: $projectId) {
+    planId suspended
+    limits {
+      maxProjects maxStorageBytes maxUploadBytes maxDatabaseRows maxDatabaseBytes maxFunctionInvocationsPerMonth
+      maxRequestsPerMinute minCronIntervalSeconds maxCronJobs maxConcurrentFunctionRuns maxAsyncInvokesPerRun
+      maxRealtimeSubscribers maxPendingUploads maxDatabaseConnections databaseCpuSecondsPerMinute
+    }
+  }
 }`,
     subgraph: 'tenant',
     callers: ['platform'],
     runsAs: 'internal',
-    description: "The request and function-run limits of a project's plan (null: no such project).",
+    description: "The limits of a project's plan and whether it is suspended (null: no such project).",
   }),
   corsRules: op<Record<string, never>, { _corsRules: CorsRuleRow[] }>({
     name: 'CorsRules',

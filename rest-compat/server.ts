@@ -215,12 +215,13 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
   });
 
   // The plan's requests per minute, per project (router/request-quota.ts): counted once the caller is known.
-  const quota = await startRequestQuota({
-    limits: createPlanLimitsReader(router),
-    broadcastUrl: router.broadcastUrl,
-    logger,
+  const planLimits = createPlanLimitsReader(router);
+  if (router.broadcastUrl) await planLimits.listen(router.broadcastUrl, logger);
+  const quota = await startRequestQuota({ limits: planLimits, broadcastUrl: router.broadcastUrl, logger });
+  app.addHook('onClose', async () => {
+    await quota.stop();
+    await planLimits.stop();
   });
-  app.addHook('onClose', async () => await quota.stop());
   const contextOf = async (req: FastifyRequest): Promise<RequestContext> => {
     const principal = await authenticate(
       credentialsOf(req.headers),

@@ -78,7 +78,8 @@ export async function startRequestQuota(opts: {
     timer.unref();
   }
 
-  const count = (projectId: string, limit: number): void => {
+  const count = (projectId: string, limit: number | null): void => {
+    if (limit === null) return;
     const window = windowOf();
     const c = countOf(projectId, window);
     if (c.local + c.remote >= limit)

@@ -15,8 +15,12 @@ const CORS = `allowed_origins: allowedOrigins allowed_methods: allowedMethods al
   allow_credentials: allowCredentials updated_at: updatedAt`;
 const PLAN = `id name description price_cents_per_month: priceCentsPerMonth limits {
   max_projects: maxProjects max_storage_bytes: maxStorageBytes max_upload_bytes: maxUploadBytes
-  max_database_rows: maxDatabaseRows max_function_invocations_per_month: maxFunctionInvocationsPerMonth
-  max_requests_per_minute: maxRequestsPerMinute
+  max_database_rows: maxDatabaseRows max_database_bytes: maxDatabaseBytes
+  max_function_invocations_per_month: maxFunctionInvocationsPerMonth max_requests_per_minute: maxRequestsPerMinute
+  min_cron_interval_seconds: minCronIntervalSeconds max_cron_jobs: maxCronJobs
+  max_concurrent_function_runs: maxConcurrentFunctionRuns max_async_invokes_per_run: maxAsyncInvokesPerRun
+  max_realtime_subscribers: maxRealtimeSubscribers max_pending_uploads: maxPendingUploads
+  max_database_connections: maxDatabaseConnections database_cpu_seconds_per_minute: databaseCpuSecondsPerMinute
 }`;
 const SESSION = `access_token: accessToken refresh_token: refreshToken token_type: tokenType expires_in: expiresIn tenant { ${TENANT} }`;
 const PUBLICATION = 'table enabled updated_at: updatedAt';

@@ -25,9 +25,11 @@ export const functionsSubgraph = defineSubgraph<FunctionsServices>({
   }),
   start: async (services) => {
     await services.receivers.start(services.databaseUrl, services.logger);
+    await services.planLimits.listen(services.databaseUrl, services.logger);
   },
   stop: async (services) => {
     await services.runQuota.stop();
+    await services.planLimits.stop();
     await services.receivers.stop();
     await services.hot.close();
   },

@@ -71,7 +71,11 @@ let counter = 0;
 /** Starts the tenant subgraph on a new database of the test server. */
 export async function startTenantHarness(): Promise<Harness> {
   const db = await createTestDatabase();
-  const config = loadConfig({ TESSERA_INTERNAL_SECRET: 'x'.repeat(40), TESSERA_DATA_DIR: os.tmpdir() });
+  const config = loadConfig({
+    TESSERA_INTERNAL_SECRET: 'x'.repeat(40),
+    TESSERA_DATA_DIR: os.tmpdir(),
+    TESSERA_DEFAULT_PLAN: process.env.TESSERA_DEFAULT_PLAN ?? 'free',
+  });
   const projectTables = new Map<string, string[]>();
   // Only the operation the tenant subgraph asks of another domain is answered; anything else is a test's mistake.
   const router: RouterClient = {

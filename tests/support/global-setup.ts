@@ -39,4 +39,8 @@ export default async function globalSetup(): Promise<void> {
   const db = await startDatabase({ dataDir: dir, logger: createLogger('silent') });
   globalThis.__tesseraTestPg = { db, dir };
   process.env.TESSERA_TEST_PG_URL = db.url;
+  // The suite was written against the `free` plan's limits (3 projects, 600 requests a minute, 50 MB uploads, ...):
+  // new accounts start on it here, where a fresh install starts them on `self-hosted` (no caps). A test of another
+  // plan sets TESSERA_DEFAULT_PLAN for the platform it starts, or moves its tenant with the operator API.
+  process.env.TESSERA_DEFAULT_PLAN ??= 'free';
 }

@@ -13,6 +13,8 @@ import { portOwnedBy } from './port-owner.ts';
 
 export type TestPlatform = {
   url: string;
+  /** The platform database (plans, tenants, projects: what an operator's change writes). */
+  databaseUrl: string;
   close: () => Promise<void>;
   tessera?: Tessera;
   dataDir: string;
@@ -38,12 +40,15 @@ export async function startOneProcess(env: Record<string, string> = {}, logger?:
       DATABASE_URL: db.url,
       TESSERA_DATA_DIR: dataDir,
       TESSERA_INTERNAL_SECRET: TEST_SECRET,
+      // The plan the suite's tests were written against (global-setup.ts says why).
+      TESSERA_DEFAULT_PLAN: process.env.TESSERA_DEFAULT_PLAN ?? 'free',
       ...env,
     },
     logger,
   );
   return {
     url: tessera.url,
+    databaseUrl: db.url,
     tessera,
     dataDir,
     close: async () => {
@@ -140,6 +145,7 @@ export async function startSplit(env: Record<string, string> = {}): Promise<Test
   ); // a test reading it says so
   return {
     url: `http://127.0.0.1:${port}`,
+    databaseUrl: db.url,
     dataDir,
     child,
     close: async () => {

@@ -453,7 +453,8 @@ function PlanUsage() {
   const plan = plans.data?.find((p) => p.id === project.plan?.id);
   const usage = storage.data;
   const totalRuns = runs.data?.functions.reduce((n, f) => n + f.total, 0);
-  const limit = (n: number | undefined) => (n === undefined || n === null || n < 0 ? 'unlimited' : n.toLocaleString());
+  const limit = (n: number | null | undefined) =>
+    n === undefined || n === null || n < 0 ? 'unlimited' : n.toLocaleString();
   return (
     <>
       <Section title="Plan">
@@ -485,7 +486,11 @@ function PlanUsage() {
                     <td className="num">{bytes(p.limits.max_upload_bytes)}</td>
                     <td className="num">{limit(p.limits.max_function_invocations_per_month)}</td>
                     <td className="num">{limit(p.limits.max_requests_per_minute)}</td>
-                    <td className="num">${(p.price_cents_per_month / 100).toFixed(2)}</td>
+                    <td className="num">
+                      {p.price_cents_per_month === null || p.price_cents_per_month === undefined
+                        ? '—'
+                        : `$${(p.price_cents_per_month / 100).toFixed(2)}`}
+                    </td>
                   </tr>
                 ))}
               </DataTable>

@@ -60,7 +60,8 @@ export function createFunctionsServices(deps: SubgraphDeps) {
     timeoutMs: config.eventDeliveryTimeoutMs,
   });
   // The plan's runs per month (its limits come from tenant management through the router).
-  const runQuota = createRunQuota({ sql, limits: createPlanLimitsReader(router), logger });
+  const planLimits = createPlanLimitsReader(router);
+  const runQuota = createRunQuota({ sql, limits: planLimits, logger });
   const engine = createEngine({
     runQuota,
     functions,
@@ -157,6 +158,7 @@ export function createFunctionsServices(deps: SubgraphDeps) {
     executions,
     email,
     engine,
+    planLimits,
     runQuota,
     idempotency,
     invoke,

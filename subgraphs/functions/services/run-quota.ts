@@ -97,7 +97,8 @@ export function createRunQuota(opts: {
     timer.unref();
   };
 
-  const count = (projectId: string, c: Count, limit: number): void => {
+  const count = (projectId: string, c: Count, limit: number | null): void => {
+    if (limit === null) return;
     if (c.base + c.unsent >= limit) throw errors.rateLimited(secondsToNextMonth(now()));
     c.unsent++;
     schedule();

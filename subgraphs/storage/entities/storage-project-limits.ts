@@ -10,8 +10,8 @@ export const StorageProjectLimitsEntity = defineEntity({
   tableName: 'storage_project_limits',
   properties: {
     projectId: p.uuid().primary(),
-    maxStorageBytes: p.bigint('number'),
-    maxUploadBytes: p.bigint('number'),
+    maxStorageBytes: p.bigint('number').nullable(),
+    maxUploadBytes: p.bigint('number').nullable(),
     updatedAt: p.datetime(),
   },
 });

@@ -91,7 +91,7 @@ const Project = {
     return {
       quotaBytes: plan.maxStorageBytes,
       usedBytes: used,
-      remainingBytes: Math.max(0, plan.maxStorageBytes - used),
+      remainingBytes: ctx.services.limits.remaining(plan, used),
       maxUploadBytes: ctx.services.limits.maxUpload(plan),
     };
   },
@@ -103,7 +103,7 @@ const Project = {
     return {
       ...usage,
       quotaBytes: plan.maxStorageBytes,
-      remainingBytes: Math.max(0, plan.maxStorageBytes - used),
+      remainingBytes: ctx.services.limits.remaining(plan, used),
       maxUploadBytes: ctx.services.limits.maxUpload(plan),
     };
   },

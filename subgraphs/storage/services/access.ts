@@ -55,6 +55,8 @@ export function callerOf(principal: Principal, projectId?: string | null, object
         throw objectProjectId ? errors.notFound('object') : errors.notFound('project', String(named).slice(0, 100));
       }
       return { kind: 'publishable', projectId: principal.projectId };
+    case 'operator':
+      throw errors.forbidden("An operator key opens the admin API only, not a project's storage");
     case 'tenant':
       throw errors.forbidden(
         "Storage is reached with the project's API key (X-Api-Key) or an end-user token, not a tenant token",

@@ -7,7 +7,9 @@ import type { SubgraphDatabase } from '../../../platform/database.ts';
 import { AppError } from '../../../platform/errors.ts';
 import { INTERNAL_OPERATIONS, callInternal } from '../../../platform/internal-operations.ts';
 
-export type PlanLimits = { maxStorageBytes: number; maxUploadBytes: number };
+/** A plan's storage limits; null: no limit. */
+export type PlanLimits = { maxStorageBytes: number | null; maxUploadBytes: number | null };
+const numberOrNull = (v: string | number | null) => (v === null ? null : Number(v));
 type Sql = { execute: (sql: string, params?: unknown[]) => Promise<unknown> };
 
 export type LimitService = ReturnType<typeof createLimitService>;
@@ -39,8 +41,8 @@ export function createLimitService({
         'select max_storage_bytes, max_upload_bytes, updated_at from storage_project_limits where project_id = ?',
         [projectId],
       )) as {
-        max_storage_bytes: string;
-        max_upload_bytes: string;
+        max_storage_bytes: string | null;
+        max_upload_bytes: string | null;
         updated_at: Date | string;
       }[]
     )[0];
@@ -70,14 +72,21 @@ export function createLimitService({
         row = await read(projectId, db.em());
       }
       if (!row) throw notFound(projectId);
-      return { maxStorageBytes: Number(row.max_storage_bytes), maxUploadBytes: Number(row.max_upload_bytes) };
+      return {
+        maxStorageBytes: numberOrNull(row.max_storage_bytes),
+        maxUploadBytes: numberOrNull(row.max_upload_bytes),
+      };
     },
     /** Stores the plan limits the router handed over. */
     async remember(projectId: string, limits: PlanLimits): Promise<void> {
       await db.em().execute(
         `insert into storage_project_limits (project_id, max_storage_bytes, max_upload_bytes, updated_at) values (?, ?, ?, now())
          on conflict (project_id) do update set max_storage_bytes = excluded.max_storage_bytes, max_upload_bytes = excluded.max_upload_bytes, updated_at = now()`,
-        [projectId, Math.floor(limits.maxStorageBytes), Math.floor(limits.maxUploadBytes)],
+        [
+          projectId,
+          limits.maxStorageBytes === null ? null : Math.floor(limits.maxStorageBytes),
+          limits.maxUploadBytes === null ? null : Math.floor(limits.maxUploadBytes),
+        ],
       );
     },
     /** Forgets a deleted project's limits. */
@@ -88,7 +97,10 @@ export function createLimitService({
     async of(projectId: string, sql: Sql = db.em()): Promise<PlanLimits> {
       const row = await read(projectId, sql);
       if (!row) throw notFound(projectId);
-      return { maxStorageBytes: Number(row.max_storage_bytes), maxUploadBytes: Number(row.max_upload_bytes) };
+      return {
+        maxStorageBytes: numberOrNull(row.max_storage_bytes),
+        maxUploadBytes: numberOrNull(row.max_upload_bytes),
+      };
     },
     /**
      * Bytes counted against the quota: ready and pending objects, and what uploads still streaming reserved (all but
@@ -105,9 +117,13 @@ export function createLimitService({
       )) as { bytes: string }[];
       return Number(rows[0]!.bytes);
     },
+    /** Bytes left before the quota (never negative); null without a quota. */
+    remaining(limits: PlanLimits, used: number): number | null {
+      return limits.maxStorageBytes === null ? null : Math.max(0, limits.maxStorageBytes - used);
+    },
     /** The per-upload limit: the plan's or the server's (TESSERA_STORAGE_MAX_UPLOAD_BYTES), the smaller. */
     maxUpload(limits: PlanLimits): number {
-      return Math.min(limits.maxUploadBytes, config.storageMaxUploadBytes);
+      return Math.min(limits.maxUploadBytes ?? Infinity, config.storageMaxUploadBytes);
     },
   };
 }

@@ -460,7 +460,7 @@ export function createObjectService(deps: {
       // handed the whole remainder): the check and the reservation are one step under the project's quota lock.
       return await inTx(async (em) => {
         await em.execute(`select pg_advisory_xact_lock(hashtext('storage-quota:' || ?))`, [caller.projectId]);
-        const remaining = plan.maxStorageBytes - (await limits.used(caller.projectId, em));
+        const remaining = (plan.maxStorageBytes ?? Infinity) - (await limits.used(caller.projectId, em));
         if (remaining <= 0)
           throw new AppError(
             'QUOTA_EXCEEDED',
@@ -528,7 +528,7 @@ export function createObjectService(deps: {
           const plan = await limits.of(obj.projectId, em);
           // Other uploads' reservations count, this upload's own does not (its bytes are `size` now).
           const used = await limits.used(obj.projectId, em, obj.id);
-          if (used + size > plan.maxStorageBytes) {
+          if (plan.maxStorageBytes !== null && used + size > plan.maxStorageBytes) {
             throw new AppError(
               'QUOTA_EXCEEDED',
               `The upload would take the project past its storage quota of ${plan.maxStorageBytes} bytes`,

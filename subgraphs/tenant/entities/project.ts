@@ -17,6 +17,9 @@ export const ProjectEntity = defineEntity({
     publishableKeySealed: p.text().nullable(),
     publishableKeyHash: p.text().nullable(),
     publishableKeyPrefix: p.text().nullable(),
+    /** Set while an operator has suspended the project: every call for it is refused (403), its data is kept. */
+    suspendedAt: p.datetime().nullable(),
+    suspendedReason: p.text().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
   },

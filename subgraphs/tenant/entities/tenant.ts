@@ -18,6 +18,9 @@ export const TenantEntity = defineEntity({
     mfaPendingSecret: p.text().nullable(),
     /** Last accepted TOTP time step: a code at or before it is a replay. */
     mfaLastTimeStep: p.bigint('number').nullable(),
+    /** Set while an operator has suspended the account: every call of it and of its projects is refused (403). */
+    suspendedAt: p.datetime().nullable(),
+    suspendedReason: p.text().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
   },

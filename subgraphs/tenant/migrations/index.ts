@@ -7,6 +7,7 @@ import { TenantPublishableKeyCorsMigration } from './0004-publishable-key-cors.t
 import { TenantSessionRefreshReuseMigration } from './0005-session-refresh-reuse.ts';
 import { TenantAccountLifecycleMigration } from './0006-account-lifecycle.ts';
 import { TenantRequestLogBrandingMigration } from './0007-request-log-branding.ts';
+import { TenantOperatorPlansMigration } from './0008-operator-plans.ts';
 
 export const tenantMigrations: MigrationObject[] = [
   { name: '0001-tenant-initial', class: TenantInitialMigration },
@@ -16,4 +17,5 @@ export const tenantMigrations: MigrationObject[] = [
   { name: '0005-tenant-session-refresh-reuse', class: TenantSessionRefreshReuseMigration },
   { name: '0006-tenant-account-lifecycle', class: TenantAccountLifecycleMigration },
   { name: '0007-tenant-request-log-branding', class: TenantRequestLogBrandingMigration },
+  { name: '0008-tenant-operator-plans', class: TenantOperatorPlansMigration },
 ];

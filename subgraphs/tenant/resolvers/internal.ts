@@ -27,11 +27,10 @@ export const internalQueries = {
     requireInternal(ctx);
     return await ctx.services.cors.all();
   },
-  /** The plan limits of a project (the front door's request quota, the functions' run quota); null when unknown. */
+  /** The plan limits of a project and its suspension (every process enforcing a limit reads it); null when unknown. */
   _projectPlanLimits: async (_: unknown, { projectId }: { projectId: string }, ctx: TenantContext) => {
     requireInternal(ctx);
-    const project = await ctx.services.projects.load(projectId);
-    return project ? await ctx.services.plans.ofTenant(project.tenantId) : null;
+    return await ctx.services.plans.ofProject(projectId);
   },
   _projectBranding: async (_: unknown, { projectId }: { projectId: string }, ctx: TenantContext) => {
     requireInternal(ctx);

@@ -4,7 +4,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import { AppError, errors } from '../../../platform/errors.ts';
 import { TenantEntity, type Tenant } from '../entities/index.ts';
 import type { ServiceDeps } from './context.ts';
-import { DEFAULT_PLAN_ID } from './plans.ts';
+import type { PlanService } from './plans.ts';
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../../../platform/passwords.ts';
 import type { FailureLimiter } from '../../../platform/rate-limit.ts';
 import { checkName, checkPassword, normalizeEmail } from './validation.ts';
@@ -28,9 +28,10 @@ export type AccountService = Awaited<ReturnType<typeof createAccountService>>;
 /** Creates the account service; `limiter` counts failed sign-ins per account and per address, `signupLimiter` sign-ups per address. */
 export async function createAccountService({
   db,
+  plans,
   limiter,
   signupLimiter,
-}: Pick<ServiceDeps, 'db'> & { limiter: FailureLimiter; signupLimiter?: FailureLimiter }) {
+}: Pick<ServiceDeps, 'db'> & { plans: PlanService; limiter: FailureLimiter; signupLimiter?: FailureLimiter }) {
   const dummyHash = await dummyPasswordHash();
 
   return {
@@ -54,7 +55,7 @@ export async function createAccountService({
         email,
         name,
         passwordHash: await hashPassword(password),
-        planId: DEFAULT_PLAN_ID,
+        planId: await plans.defaultPlanId(),
         mfaEnabled: false,
         mfaSecret: null,
         mfaPendingSecret: null,

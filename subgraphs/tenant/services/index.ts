@@ -88,8 +88,8 @@ export async function createTenantServices(deps: SubgraphDeps) {
     scheduler: () => schedulerOf(deps, 'tenant'),
     job: TENANT_MAIL_JOB,
   });
-  const plans = createPlanService({ db });
-  const accounts = await createAccountService({ db, limiter, signupLimiter });
+  const plans = createPlanService({ db, config, logger });
+  const accounts = await createAccountService({ db, plans, limiter, signupLimiter });
   const mfa = createMfaService({ db, box, limiter });
   const signingKeys = createSigningKeyService({ db, box, config });
   const projects = createProjectService({ db, box, plans });

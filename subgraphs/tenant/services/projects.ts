@@ -97,7 +97,7 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
         if (!tenant) throw errors.unauthenticated('The account no longer exists');
         const plan = await plans.get(tenant.plan_id);
         const count = await em.count(ProjectEntity, { tenantId });
-        if (count >= plan.maxProjects) {
+        if (plan.maxProjects !== null && plan.maxProjects !== undefined && count >= plan.maxProjects) {
           throw new AppError('PLAN_LIMIT_REACHED', `The ${plan.name} plan allows ${plan.maxProjects} projects`, {
             limit: 'max_projects',
             max: plan.maxProjects,

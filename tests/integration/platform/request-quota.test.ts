@@ -4,16 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { configureBroadcasts } from '../../../platform/broadcast.ts';
 import { createLogger } from '../../../platform/logger.ts';
 import type { Principal } from '../../../platform/auth.ts';
-import type { PlanLimitsReader, ProjectPlanLimits } from '../../../platform/plan-limits.ts';
 import { startRequestQuota, type RequestQuota } from '../../../router/request-quota.ts';
 import { createTestDatabase } from '../../support/database.ts';
 import { waitFor } from '../../support/wait-for.ts';
+import { heldPlan } from '../../support/plan-reader.ts';
 
 configureBroadcasts('test-internal-secret-0123456789abcdefghij');
 
 const LIMIT = 10;
-const plan: ProjectPlanLimits = { maxRequestsPerMinute: LIMIT, maxFunctionInvocationsPerMonth: 1000 };
-const limits: PlanLimitsReader = { peek: () => plan, get: async () => plan };
+const limits = heldPlan({ maxRequestsPerMinute: LIMIT, maxFunctionInvocationsPerMonth: 1000 }).reader;
 const asProject = (projectId: string): Principal => ({ kind: 'project', projectId, tenantId: 't' });
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;

@@ -306,13 +306,17 @@ describe('MFA', () => {
 });
 
 describe('plans', () => {
-  it('lists the seeded plans publicly, cheapest first', async () => {
+  it('lists the seeded plans publicly in their order, self-hosted first, without prices until an operator sets them', async () => {
     const { plans } = await h.data(
       'query { plans { id name description priceCentsPerMonth limits { maxProjects maxStorageBytes maxUploadBytes maxDatabaseRows maxFunctionInvocationsPerMonth maxRequestsPerMinute } } }',
     );
-    expect(plans.map((p: { id: string }) => p.id)).toEqual(['free', 'pro', 'enterprise']);
-    expect(plans[0]).toMatchObject({ priceCentsPerMonth: 0, limits: { maxProjects: 3, maxStorageBytes: 1024 ** 3 } });
-    expect(plans[2].limits.maxStorageBytes).toBeGreaterThan(2 ** 31);
+    expect(plans.map((p: { id: string }) => p.id)).toEqual(['self-hosted', 'free', 'pro', 'enterprise']);
+    expect(plans[0]).toMatchObject({ priceCentsPerMonth: null, limits: { maxProjects: null, maxStorageBytes: null } });
+    expect(plans[1]).toMatchObject({
+      priceCentsPerMonth: null,
+      limits: { maxProjects: 3, maxStorageBytes: 1024 ** 3 },
+    });
+    expect(plans[3].limits.maxStorageBytes).toBeGreaterThan(2 ** 31);
   });
 });
 

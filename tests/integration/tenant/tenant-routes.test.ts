@@ -296,18 +296,29 @@ describe('tenant REST bodies', () => {
 
     const plans = await rest('GET', '/auth/api/v1/plans');
     expect(plans.status).toBe(200);
-    expect(plans.body.plans[0]).toEqual({
+    expect(plans.body.plans[0]).toMatchObject({ id: 'self-hosted', price_cents_per_month: null });
+    expect(Object.values(plans.body.plans[0].limits).every((v) => v === null)).toBe(true);
+    expect(plans.body.plans[1]).toEqual({
       id: 'free',
       name: 'Free',
       description: expect.any(String),
-      price_cents_per_month: 0,
+      price_cents_per_month: null,
       limits: {
         max_projects: 3,
         max_storage_bytes: 1024 ** 3,
         max_upload_bytes: 50 * 1024 ** 2,
         max_database_rows: 100_000,
+        max_database_bytes: 500 * 1024 ** 2,
         max_function_invocations_per_month: 500_000,
         max_requests_per_minute: 600,
+        min_cron_interval_seconds: 10,
+        max_cron_jobs: 5,
+        max_concurrent_function_runs: 10,
+        max_async_invokes_per_run: 100,
+        max_realtime_subscribers: 200,
+        max_pending_uploads: 100,
+        max_database_connections: 5,
+        database_cpu_seconds_per_minute: 15,
       },
     });
 

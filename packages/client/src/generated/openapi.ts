@@ -3870,23 +3870,41 @@ export interface operations {
                             id: string;
                             /** @description What a tenant on this plan may use. */
                             limits: {
-                                /** @description Rows per project database. */
-                                max_database_rows: number;
+                                /** @description Statement time a project may spend on the shared PostgreSQL per minute, in seconds (past it: 429). */
+                                database_cpu_seconds_per_minute?: number | null;
+                                /** @description Asynchronous `Invoke` steps one run may start, its descendants included (the fan-out bound). */
+                                max_async_invokes_per_run?: number | null;
+                                /** @description Function runs of a project executing at once; more wait in line or are refused. */
+                                max_concurrent_function_runs?: number | null;
+                                /** @description Cron jobs per project. */
+                                max_cron_jobs?: number | null;
+                                /** @description Size of a project's database in bytes: past it, writes are refused with `QUOTA_EXCEEDED`. */
+                                max_database_bytes?: number | null;
+                                /** @description Connections to the shared PostgreSQL a project may hold at once (its fair share of the connection budget). */
+                                max_database_connections?: number | null;
+                                /** @description Rows per project database (live rows of every table): past it, writes are refused with `QUOTA_EXCEEDED`. */
+                                max_database_rows?: number | null;
                                 /** @description Edge function invocations per project and calendar month. */
-                                max_function_invocations_per_month: number;
+                                max_function_invocations_per_month?: number | null;
+                                /** @description Uploads begun and not yet finished per project. */
+                                max_pending_uploads?: number | null;
                                 /** @description Projects a tenant may own. */
-                                max_projects: number;
+                                max_projects?: number | null;
+                                /** @description Realtime subscriptions open at once per project. */
+                                max_realtime_subscribers?: number | null;
                                 /** @description Requests per project and minute. */
-                                max_requests_per_minute: number;
+                                max_requests_per_minute?: number | null;
                                 /** @description File storage per project, in bytes. */
-                                max_storage_bytes: number;
+                                max_storage_bytes?: number | null;
                                 /** @description Largest single upload, in bytes. */
-                                max_upload_bytes: number;
+                                max_upload_bytes?: number | null;
+                                /** @description Shortest interval between two runs of a cron job, in seconds. */
+                                min_cron_interval_seconds?: number | null;
                             };
                             /** @description Display name. */
                             name: string;
-                            /** @description Monthly price in US cents. */
-                            price_cents_per_month: number;
+                            /** @description Monthly price in US cents, when the operator set one; null: no price is shown. */
+                            price_cents_per_month?: number | null;
                         }[];
                     };
                 };
@@ -11163,10 +11181,10 @@ export interface operations {
                             pending_bytes: number;
                             /** @description Uploads not confirmed yet (they count against the quota). */
                             pending_objects: number;
-                            /** @description The plan's storage quota, in bytes. */
-                            quota_bytes: number;
-                            /** @description Bytes left before the quota: quota minus ready and pending bytes (never negative). */
-                            remaining_bytes: number;
+                            /** @description The plan's storage quota, in bytes; null: no quota. */
+                            quota_bytes?: number | null;
+                            /** @description Bytes left before the quota: quota minus ready and pending bytes (never negative); null: no quota. */
+                            remaining_bytes?: number | null;
                         };
                     };
                 };
