@@ -2,7 +2,18 @@
 // suspension of a project and of an account, and a plan change applying at once.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import pg from 'pg';
+import { waitFor } from '../../support/wait-for.ts';
+import path from 'node:path';
+import {
+  startOneProcess,
+  startProcess,
+  stopProcess,
+  tmpDataDir,
+  TEST_SECRET,
+  type TestPlatform,
+} from '../../support/platform.ts';
+import { freePort } from '../../../platform/net.ts';
 import { client, type Res } from '../../support/http.ts';
 import { ROUTE_TABLE } from '../../../rest-compat/route-table.ts';
 
@@ -302,6 +313,42 @@ describe('the operator admin API', () => {
     expectError(await op('POST', '/operator-keys', { name: '' }), 400, 'VALIDATION_FAILED', /name/);
   });
 
+  it("a change made through one process's admin API applies at once in another process (the broadcast path)", async () => {
+    const port = await freePort();
+    const other = `http://127.0.0.1:${port}`;
+    const child = await startProcess(
+      [path.resolve('main.ts')],
+      {
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: p.databaseUrl,
+        TESSERA_DATA_DIR: tmpDataDir(),
+        TESSERA_INTERNAL_SECRET: TEST_SECRET,
+        TESSERA_DEFAULT_PLAN: 'free',
+        TESSERA_OPERATOR_KEY: OPERATOR_KEY,
+      },
+      `${other}/health`,
+    );
+    try {
+      const there = client(other);
+      const find = () => there('POST', '/v1/find', { apiKey, body: { table: 'notes' } });
+      // The other process has read the project's plan (and cached its key) before the changes.
+      expect((await find()).status).toBe(200);
+      expect((await find()).status).toBe(200);
+      await op('PATCH', '/plans/free', { limits: { max_requests_per_minute: 0 } });
+      expectError(await find(), 429, 'RATE_LIMITED');
+      await op('PATCH', '/plans/free', { limits: { max_requests_per_minute: 600 } });
+      expect((await find()).status).toBe(200);
+      await op('POST', `/projects/${projectId}/suspend`, {});
+      expectError(await find(), 403, 'PROJECT_SUSPENDED');
+      await op('POST', `/projects/${projectId}/resume`);
+      expect((await find()).status).toBe(200);
+    } finally {
+      await stopProcess(child);
+    }
+  }, 120_000);
+
   it('every admin row refuses anonymous callers (401) and tenant or project credentials (403)', async () => {
     const rows = ROUTE_TABLE.filter((r) => r.auth === 'operator');
     expect(rows.length).toBe(19);
@@ -343,4 +390,57 @@ describe('a fresh install without TESSERA_DEFAULT_PLAN', () => {
     const audit = await op('GET', '/audit?action=settings.default_plan');
     expect(audit.body.entries[0]).toMatchObject({ operator: 'bootstrap', details: { plan_id: 'free' } });
   });
+
+  it("stops a suspended project's cron (its neighbour's keeps running) and starts it again on resume", async () => {
+    const op = (method: string, path: string, body?: unknown) =>
+      call(method, `/admin/api/v1${path}`, { token: OPERATOR_KEY, body });
+    const project = async (email: string) => {
+      await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password: PASSWORD } });
+      const t = (await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: PASSWORD } })).body
+        .access_token;
+      const created = (await call('POST', '/auth/api/v1/projects', { token: t, body: { name: 'Cron' } })).body.project;
+      const fn = await call('POST', '/edge/api/v1/functions', {
+        apiKey: created.api_key,
+        body: { name: 'tick', steps: [{ name: 'out', kind: 'Transform', expression: { ok: true } }] },
+      });
+      expect(fn.status).toBe(201);
+      const cron = await call('POST', '/edge/api/v1/cron', {
+        apiKey: created.api_key,
+        body: { name: 'every-second', schedule: '* * * * * *', timezone: 'UTC', function: 'tick' },
+      });
+      expect(cron.status).toBe(201);
+      return created.id as string;
+    };
+    const suspended = await project('cron-suspended@example.com');
+    const neighbour = await project('cron-neighbour@example.com');
+    const db = new pg.Client({ connectionString: p.databaseUrl });
+    await db.connect();
+    try {
+      const runs = async (projectId: string) =>
+        Number(
+          (
+            await db.query(
+              "select count(*)::int as n from function_executions where project_id = $1 and trigger = 'cron'",
+              [projectId],
+            )
+          ).rows[0].n,
+        );
+      await waitFor(async () => (await runs(suspended)) >= 1, { timeoutMs: 30_000, message: 'a first cron run' });
+      expect((await op('POST', `/projects/${suspended}/suspend`, {})).status).toBe(200);
+      // A tick that had started before the suspension may still finish: count after the neighbour's next run.
+      const n0 = await runs(neighbour);
+      await waitFor(async () => (await runs(neighbour)) >= n0 + 1, { timeoutMs: 30_000, message: 'a neighbour run' });
+      const frozen = await runs(suspended);
+      const n1 = await runs(neighbour);
+      await waitFor(async () => (await runs(neighbour)) >= n1 + 3, {
+        timeoutMs: 30_000,
+        message: 'three more neighbour runs',
+      });
+      expect(await runs(suspended)).toBe(frozen);
+      expect((await op('POST', `/projects/${suspended}/resume`)).status).toBe(200);
+      await waitFor(async () => (await runs(suspended)) > frozen, { timeoutMs: 30_000, message: 'a run after resume' });
+    } finally {
+      await db.end();
+    }
+  }, 120_000);
 });
