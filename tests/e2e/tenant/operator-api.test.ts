@@ -31,6 +31,7 @@ describe('the operator admin API', () => {
   let p: TestPlatform;
   let call: ReturnType<typeof client>;
   let token: string;
+  let refreshToken: string;
   let tenantId: string;
   let projectId: string;
   let apiKey: string;
@@ -45,6 +46,7 @@ describe('the operator admin API', () => {
       body: { email: 'owner@example.com', password: PASSWORD },
     });
     token = login.body.access_token;
+    refreshToken = login.body.refresh_token;
     tenantId = login.body.tenant.id;
     const created = await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Shop' } });
     projectId = created.body.project.id;
@@ -272,6 +274,11 @@ describe('the operator admin API', () => {
     expect((await op('POST', `/tenants/${tenantId}/suspend`, {})).body.suspended_at).toEqual(expect.any(String));
     expectError(await call('GET', '/auth/api/v1/tenant', { token }), 403, 'TENANT_SUSPENDED');
     expectError(
+      await call('POST', '/auth/api/v1/tenant/refresh', { body: { refresh_token: refreshToken } }),
+      403,
+      'TENANT_SUSPENDED',
+    );
+    expectError(
       await call('POST', '/auth/api/v1/tenant/login', { body: { email: 'owner@example.com', password: PASSWORD } }),
       403,
       'TENANT_SUSPENDED',
@@ -311,6 +318,36 @@ describe('the operator admin API', () => {
     expectError(await op('DELETE', '/operator-keys/bootstrap'), 409, 'CONFLICT', /TESSERA_OPERATOR_KEY/);
     expectError(await op('DELETE', `/operator-keys/${UNKNOWN_ID}`), 404, 'NOT_FOUND');
     expectError(await op('POST', '/operator-keys', { name: '' }), 400, 'VALIDATION_FAILED', /name/);
+  });
+
+  it('lists every kind of change in the audit log, newest first, page by page', async () => {
+    const all: { action: string; at: string; operator: string }[] = [];
+    let after: string | null = null;
+    do {
+      const page: Res = await op('GET', `/audit?first=3${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+      expect(page.status).toBe(200);
+      expect(page.body.entries.length).toBeLessThanOrEqual(3);
+      all.push(...page.body.entries);
+      after = page.body.next_cursor;
+    } while (after);
+    expect(new Set(all.map((e) => e.action))).toEqual(
+      new Set([
+        'plan.create',
+        'plan.update',
+        'plan.delete',
+        'settings.default_plan',
+        'tenant.plan',
+        'tenant.suspend',
+        'tenant.resume',
+        'project.suspend',
+        'project.resume',
+        'operator_key.create',
+        'operator_key.revoke',
+      ]),
+    );
+    const times = all.map((e) => Date.parse(e.at));
+    expect(times).toEqual([...times].sort((x, y) => y - x));
+    expect(new Set(all.map((e) => e.operator))).toEqual(new Set(['bootstrap', 'alice']));
   });
 
   it("a change made through one process's admin API applies at once in another process (the broadcast path)", async () => {
