@@ -5,6 +5,7 @@ import { PlanEntity, TenantEntity, type Plan } from '../entities/index.ts';
 import { errors } from '../../../platform/errors.ts';
 import type { PlanLimitValues, ProjectPlan } from '../../../platform/internal-operations.ts';
 import type { ServiceDeps } from './context.ts';
+import { startBroadcastListener, type BroadcastListener } from '../../../platform/broadcast.ts';
 
 /** The platform_settings key holding the plan new tenants start on (an operator's choice; else config.defaultPlan). */
 export const DEFAULT_PLAN_SETTING = 'default_plan';
@@ -37,8 +38,14 @@ export function limitsOf(plan: Plan): PlanLimitValues {
 }
 
 /** Lists plans and answers which plan a tenant is on. */
-export function createPlanService({ db, config, logger }: Pick<ServiceDeps, 'db' | 'config' | 'logger'>) {
+export function createPlanService({
+  db,
+  config,
+  logger,
+  databaseUrl,
+}: Pick<ServiceDeps, 'db' | 'config' | 'logger'> & { databaseUrl?: string }) {
   let warnedMissingPlan = '';
+  let listener: BroadcastListener | undefined;
   /** The plan new tenants get when the chosen default does not exist: `self-hosted`, else the first plan. */
   const fallbackPlanId = async (chosen: string): Promise<string> => {
     const plans = await list();
@@ -81,6 +88,25 @@ export function createPlanService({ db, config, logger }: Pick<ServiceDeps, 'db'
       cache = undefined;
       tenantPlans.clear();
     },
+    /**
+     * Hears `plans.changed` from every process (an operator's change made elsewhere, or straight in the database and
+     * announced): the copy here empties, so `_projectPlanLimits` answers the new limits at once.
+     */
+    async start() {
+      if (!databaseUrl || listener) return;
+      const l = await startBroadcastListener({ url: databaseUrl, logger });
+      listener = l;
+      const forget = () => {
+        cache = undefined;
+        tenantPlans.clear();
+      };
+      l.on('plans.changed', forget);
+      l.onReset(forget);
+    },
+    async stop() {
+      await listener?.stop();
+      listener = undefined;
+    },
     /** The plan new tenants start on: the operator's choice (platform_settings), else TESSERA_DEFAULT_PLAN. */
     async defaultPlanId(): Promise<string> {
       const [row] = await db
@@ -101,9 +127,12 @@ export function createPlanService({ db, config, logger }: Pick<ServiceDeps, 'db'
         [projectId],
       );
       if (!row) return null;
+      // The plan row itself is read fresh too: a reader that emptied its copy on plans.changed must not get the
+      // limits this process kept from before the change (its own copy may not have heard the broadcast yet).
+      const plan = (await db.em().findOne(PlanEntity, { id: row.plan_id })) ?? (await get(row.plan_id));
       return {
         planId: row.plan_id,
-        limits: limitsOf(await get(row.plan_id)),
+        limits: limitsOf(plan),
         suspended: row.tenant_suspended ? 'tenant' : row.project_suspended ? 'project' : null,
       };
     },
