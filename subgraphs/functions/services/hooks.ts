@@ -335,6 +335,8 @@ export function createHookService(deps: {
             depth: a.depth,
             dryRun: a.dryRun,
             maxTimeoutMs: BEFORE_HOOK_TIMEOUT_MS,
+            // Fired by a function's own write (depth > 0): it runs inside that function's run slot.
+            inRun: a.depth > 0,
           });
           if (outcome.status === 'failed') throw failed(hook, outcome, a.table, a.event);
           const status = responseStatusOf(outcome.output);
@@ -416,15 +418,15 @@ export function createHookService(deps: {
         where: null,
         user_id: job.userId,
       };
-      const outcome = await engine.runSync({
+      // With every run slot of the project taken, the run waits in line as a queued execution (it then runs once).
+      const outcome = await engine.runOrQueue({
         fn,
         input: inputOf(body),
         trigger: 'hook',
         triggerRef: hook.id,
         depth: job.depth,
-        dryRun: false,
       });
-      if (outcome.status !== 'failed') return;
+      if ('queued' in outcome || outcome.status !== 'failed') return;
       const code = outcome.error?.code ?? 'FUNCTION_FAILED';
       if (FINAL_FAILURES.has(code)) {
         logger.warn(
