@@ -42,9 +42,13 @@ export function createRunLimits({ sql, limits }: { sql: Sql; limits: PlanLimitsR
   /** Tries once to take a free slot: the slot taken, or whether a free one was seen (a collision) when none was. */
   const tryTake = async (projectId: string, max: number, holder: string, leaseMs: number) => {
     const rows = await sql.rows<{ slot: number | null; had_free: boolean }>(
-      `with free as (
-         select s from generate_series(0, ?::int - 1) s
-         where not exists (select 1 from function_run_slots x where x.project_id = ?::uuid and x.slot = s and x.expires_at > now())
+      // With L slots live, one of the numbers 0..L is free (when L < max): only those are looked at, so a large
+      // limit costs no more than a small one.
+      `with live as (
+         select slot from function_run_slots where project_id = ?::uuid and expires_at > now()
+       ), free as (
+         select s from generate_series(0, least(?::int, (select count(*)::int from live) + 1) - 1) s
+         where s not in (select slot from live)
          order by random() limit 1
        ), taken as (
          insert into function_run_slots (project_id, slot, holder, expires_at)
@@ -54,7 +58,7 @@ export function createRunLimits({ sql, limits }: { sql: Sql; limits: PlanLimitsR
          returning slot
        )
        select (select slot from taken) as slot, exists (select 1 from free) as had_free`,
-      [max, projectId, projectId, holder, leaseMs],
+      [projectId, max, projectId, holder, leaseMs],
     );
     return rows[0] ?? { slot: null, had_free: false };
   };
