@@ -214,6 +214,27 @@ describe('concurrent runs per project (max_concurrent_function_runs)', () => {
     await setPlanLimits(w.p.databaseUrl, 'free', { max_concurrent_function_runs: 10 });
   });
 
+  it('bounds a function that calls its own public webhook in a loop (a new tree each hop) by the concurrency cap', async () => {
+    await setPlanLimits(w.p.databaseUrl, 'free', { max_concurrent_function_runs: 2 });
+    const url = `${w.p.url}/webhooks/${w.projectId}/loop`;
+    expect(
+      (
+        await api('POST', `${E}/functions`, {
+          name: 'loop',
+          steps: [{ name: 'again', kind: 'HTTP', request: { method: 'POST', url, body: {} } }],
+        })
+      ).status,
+    ).toBe(201);
+    expect((await api('POST', `${E}/webhooks`, { slug: 'loop', function: 'loop' })).status).toBe(201);
+    // Each hop holds its slot while it waits for the next: the third hop finds none (429) and the chain unwinds.
+    const res = await api('POST', `${E}/invoke/loop`, {});
+    expect(res.status).toBeLessThan(600);
+    await settled('loop');
+    // The invoke's run and the first webhook hop ran; the second hop was refused before it started.
+    expect((await executionsOf('loop')).length).toBe(2);
+    await setPlanLimits(w.p.databaseUrl, 'free', { max_concurrent_function_runs: 10 });
+  });
+
   it('shows the usage to the project key and its tenant, never to another project, tenant or an anonymous caller', async () => {
     const mine = await usage({ apiKey: w.apiKey });
     expect(mine.status).toBe(200);
