@@ -124,7 +124,7 @@ export type RunRequest = {
   dryRun: boolean;
   /** A run slot the caller took for this run (and gives back); absent: the run takes its own. */
   slot?: RunSlot;
-  /** Runs inside another run (a synchronous Invoke step, a hook fired by a function's write): the parent's slot covers it. */
+  /** Takes no run slot: a synchronous Invoke step (its parent's slot covers it), a before-hook (part of a data API write). */
   inRun?: boolean;
   /** Caps the timeout (a synchronous Invoke step inside another function's time). */
   maxTimeoutMs?: number;

@@ -335,8 +335,10 @@ export function createHookService(deps: {
             depth: a.depth,
             dryRun: a.dryRun,
             maxTimeoutMs: BEFORE_HOOK_TIMEOUT_MS,
-            // Fired by a function's own write (depth > 0): it runs inside that function's run slot.
-            inRun: a.depth > 0,
+            // Part of a data API write (bounded by its short timeout and the plan's requests per minute): no run slot
+            // of its own, or a function writing to a hooked table at the limit would be refused by its own hook (a
+            // function's write and an API write both fire hooks at depth 1: they cannot be told apart here).
+            inRun: true,
           });
           if (outcome.status === 'failed') throw failed(hook, outcome, a.table, a.event);
           const status = responseStatusOf(outcome.output);

@@ -2,8 +2,8 @@
 // - max_concurrent_function_runs: runs of a project executing at once, across every instance. A run takes a slot, a
 //   row of `function_run_slots` (project, slot number < the limit) leased for the function's timeout plus a minute,
 //   and gives it back when it ends; a process that dies mid-run frees its slots when their lease ends. A project whose
-//   plan has no such limit takes no slot (no statement on its path). Runs that execute inside another run (a
-//   synchronous Invoke step, a before-hook fired by a function's own write) use their parent's slot.
+//   plan has no such limit takes no slot (no statement on its path). A synchronous Invoke step's child runs in its
+//   parent's slot; a before-hook, part of a data API write, takes none (services/hooks.ts says why).
 // - max_async_invokes_per_run: async Invoke steps a tree of runs may start, counted against the tree's root in
 //   `function_fanout` (one conditional upsert per async invoke, so two instances cannot both pass the last one).
 import crypto from 'node:crypto';
