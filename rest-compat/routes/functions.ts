@@ -94,7 +94,8 @@ export const functionsRoutes: RouteRow[] = [
       'The JSON body is the function\'s `input.body`. Sync: the final step\'s output (an `{"error", "status"}` result answers with that status). ' +
       '`?async=true`: 202 `{execution_id, status}`. `?dry_run=true`: no side effects, `{dry_run, status, output, error, trace}`. The `X-Execution-Id` header names the execution. ' +
       'An `Idempotency-Key` header (sync and async) runs the request once: the same key and body within 24 hours answers the first answer with `X-Idempotent-Replay: true`, ' +
-      '409 while the first still runs, 422 `IDEMPOTENCY_KEY_REUSED` for another body; a failed run stores nothing.',
+      '409 while the first still runs, 422 `IDEMPOTENCY_KEY_REUSED` for another body; a failed run stores nothing. ' +
+      "A sync run past the plan's `max_concurrent_function_runs` is 429 `RATE_LIMITED` with `Retry-After`; an async one waits in line.",
     operation: `mutation FunctionInvoke($name: String!, $input: JSON, $async: Boolean, $dryRun: Boolean, $idempotencyKey: String) {
       invokeEdgeFunction(name: $name, input: $input, async: $async, dryRun: $dryRun, idempotencyKey: $idempotencyKey) { status body headers }
     }`,
@@ -229,7 +230,8 @@ export const functionsRoutes: RouteRow[] = [
     path: `${BASE}/cron`,
     summary: 'Create a cron job',
     description:
-      "Body `{name, schedule, timezone?, function, input?, enabled?}`: a cron expression (5 fields, or 6 with seconds first) in an IANA time zone (default UTC); `input` is the run's `input.body`.",
+      "Body `{name, schedule, timezone?, function, input?, enabled?}`: a cron expression (5 fields, or 6 with seconds first) in an IANA time zone (default UTC); `input` is the run's `input.body`. " +
+      "409 `PLAN_LIMIT_REACHED` (`details.limit`) for a schedule more frequent than the plan's `min_cron_interval_seconds` or a job past its `max_cron_jobs`.",
     operation: `mutation FunctionCronCreate($input: CronJobInput!) { cron_job: createCronJob(input: $input) { ${CRON} } }`,
     status: 201,
     variables: { input: 'body' },
@@ -239,7 +241,8 @@ export const functionsRoutes: RouteRow[] = [
     method: 'PUT',
     path: `${BASE}/cron/:id`,
     summary: 'Change a cron job',
-    description: 'Body: any of `{name, schedule, timezone, function, input, enabled}`.',
+    description:
+      "Body: any of `{name, schedule, timezone, function, input, enabled}`. 409 `PLAN_LIMIT_REACHED` for a new schedule more frequent than the plan's `min_cron_interval_seconds`.",
     operation: `mutation FunctionCronUpdate($id: ID!, $input: CronJobUpdateInput!) { cron_job: updateCronJob(id: $id, input: $input) { ${CRON} } }`,
     status: 200,
     variables: { id: 'params.id', input: 'body' },

@@ -24,6 +24,8 @@ export const sweepJob = defineJob<FunctionsServices>({
     // Runs whose queuing failed while the database was away (the caller got 503): never run, now marked failed.
     const held = await s.executions.sweepHeld(LOST_GRACE_MS);
     if (held > 0) s.logger.warn({ held }, 'executions whose queuing failed marked failed (never run)');
+    // Async-invoke counts of run trees untouched for a day.
+    await s.runLimits.sweep();
     // Idempotency-Keys past their 24 hours.
     await s.idempotency.sweepExpired();
     // Event deliveries whose job was lost or whose attempt was cut short; finished ones past their 30 days.

@@ -9,6 +9,7 @@ import { FunctionsIdempotencyMigration } from './0006-idempotency.ts';
 import { FunctionsVersionsReplayMigration } from './0007-versions-replay.ts';
 import { FunctionsEventSubscriptionsMigration } from './0008-event-subscriptions.ts';
 import { FunctionsStepLogColumnMigration } from './0009-step-log-column.ts';
+import { FunctionsPlanLimitsMigration } from './0010-plan-limits.ts';
 
 export const functionsMigrations: MigrationObject[] = [
   { name: '0001-functions-initial', class: FunctionsInitialMigration },
@@ -20,4 +21,5 @@ export const functionsMigrations: MigrationObject[] = [
   { name: '0007-functions-versions-replay', class: FunctionsVersionsReplayMigration },
   { name: '0008-functions-event-subscriptions', class: FunctionsEventSubscriptionsMigration },
   { name: '0009-functions-step-log-column', class: FunctionsStepLogColumnMigration },
+  { name: '0010-functions-plan-limits', class: FunctionsPlanLimitsMigration },
 ];

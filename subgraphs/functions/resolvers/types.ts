@@ -5,7 +5,7 @@ import type { EventSubscription } from '../services/event-subscriptions.ts';
 import type { Execution, ExecutionEvent } from '../services/executions.ts';
 import type { Hook } from '../services/hooks.ts';
 import type { WebhookReceiver } from '../services/webhooks.ts';
-import type { FunctionsContext as Ctx } from './context.ts';
+import { usageReader, type FunctionsContext as Ctx } from './context.ts';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 const dates = {
@@ -60,5 +60,7 @@ export const typeResolvers = {
     __resolveReference: (ref: { id: string }) => ({ id: ref.id }),
     webhookBaseUrl: (p: { id: string }, _a: unknown, ctx: Ctx) => ctx.services.locations.webhookBaseUrl(p.id),
     functionsApiUrl: (_p: { id: string }, _a: unknown, ctx: Ctx) => ctx.services.locations.apiUrl(),
+    functionUsage: async (p: { id: string }, _a: unknown, ctx: Ctx) =>
+      await ctx.services.runLimits.usage(usageReader(ctx, p.id)),
   },
 };

@@ -12,6 +12,8 @@ import { toFunction, type FunctionService } from './functions.ts';
 import { sealedSecretsOf } from './secrets.ts';
 import { isUniqueViolation, jsonParam, type Sql } from './sql.ts';
 import { isUuid } from '../../../platform/ids.ts';
+import type { PlanLimitsReader } from '../../../platform/plan-limits.ts';
+import { planLimitReached } from './run-limits.ts';
 
 export const CRON_JOB = 'functions.cron.tick';
 const CRON_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -77,6 +79,32 @@ export function checkSchedule(value: unknown, timezone: string): string {
   return schedule;
 }
 
+/** Run times looked at to find a schedule's shortest interval (a pattern's shortest gap shows within its first runs). */
+const INTERVAL_SAMPLE = 400;
+const shortestCache = new Map<string, number>();
+
+/**
+ * The shortest time between two runs of a schedule, in ms, over its next runs (seconds fields count). Stops early
+ * at a gap under `below` (all a caller needs to know). Kept per schedule and time zone.
+ */
+export function shortestIntervalMs(schedule: string, timezone: string, below = 0): number {
+  const key = `${timezone} ${schedule}`;
+  const known = shortestCache.get(key);
+  if (known !== undefined) return known;
+  const it = CronExpressionParser.parse(schedule, { tz: timezone, currentDate: new Date() });
+  let previous = it.next().getTime();
+  let shortest = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < INTERVAL_SAMPLE && it.hasNext(); i++) {
+    const t = it.next().getTime();
+    shortest = Math.min(shortest, t - previous);
+    previous = t;
+    if (shortest < below) return shortest;
+  }
+  if (shortestCache.size > 1000) shortestCache.clear();
+  shortestCache.set(key, shortest);
+  return shortest;
+}
+
 /** The next `count` run times of a schedule. */
 export function nextRuns(schedule: string, timezone: string, count = NEXT_RUNS, from = new Date()): Date[] {
   const it = CronExpressionParser.parse(schedule, { tz: timezone, currentDate: from });
@@ -102,12 +130,15 @@ export function createCronService({
   engine,
   scheduler,
   logger,
+  limits,
 }: {
   sql: Sql;
   functions: FunctionService;
   engine: Engine;
   scheduler: Scheduler;
   logger: Logger;
+  /** The plan's min_cron_interval_seconds and max_cron_jobs (absent: neither applies). */
+  limits?: PlanLimitsReader;
 }) {
   const notFound = (id: string) => errors.notFound('cron job', id.slice(0, 100));
 
@@ -131,10 +162,50 @@ export function createCronService({
     return toCron(rows[0]);
   };
 
+  /** PLAN_LIMIT_REACHED when the schedule runs more often than the project's plan allows. */
+  const checkInterval = async (projectId: string, schedule: string, timezone: string) => {
+    const plan = limits ? await limits.plan(projectId) : null;
+    const min = plan?.limits.minCronIntervalSeconds ?? null;
+    if (!plan || min === null) return;
+    const shortest = shortestIntervalMs(schedule, timezone, min * 1000);
+    if (shortest < min * 1000)
+      throw planLimitReached(
+        `The schedule "${schedule}" runs as often as every ${shortest / 1000} s; the ${plan.planId} plan allows cron runs at most every ${min} s`,
+        'min_cron_interval_seconds',
+        min,
+      );
+  };
+
   const checkInput = (v: unknown) => {
     if (v !== undefined && v !== null && JSON.stringify(v).length > 65_536)
       throw errors.validation('input', 'must be at most 64 KiB of JSON');
     return v ?? null;
+  };
+
+  /**
+   * A tick of a schedule more frequent than the plan allows (a job saved before the plan got stricter, or edited
+   * directly in the database) is skipped when it comes sooner than the plan's minimum after the job's last run: the
+   * job runs at most every min_cron_interval_seconds. Schedules within the plan are never second-guessed here (a
+   * late tick followed by an on-time one is not "too soon").
+   */
+  const tooSoon = async (data: { cronId: string; projectId?: string }): Promise<boolean> => {
+    if (!limits || !data.projectId) return false;
+    const min = (await limits.get(data.projectId))?.minCronIntervalSeconds ?? null;
+    if (min === null) return false;
+    const rows = await sql.rows<{ name: string; schedule: string; timezone: string; last_run_at: Date | null }>(
+      'select name, schedule, timezone, last_run_at from cron_jobs where id = ?',
+      [data.cronId],
+    );
+    const r = rows[0];
+    if (!r || !r.last_run_at) return false;
+    if (shortestIntervalMs(r.schedule, r.timezone, min * 1000) >= min * 1000) return false;
+    const since = Date.now() - new Date(r.last_run_at).getTime();
+    if (since >= min * 1000) return false;
+    logger.info(
+      { cron: r.name, project: data.projectId, schedule: r.schedule, min_cron_interval_seconds: min },
+      'cron tick skipped: the schedule runs more often than the plan allows',
+    );
+    return true;
   };
 
   return {
@@ -144,6 +215,7 @@ export function createCronService({
         throw errors.validation('name', 'must use letters, digits, _, - and . (at most 64 characters)');
       const timezone = checkTimezone(input.timezone);
       const schedule = checkSchedule(input.schedule, timezone);
+      await checkInterval(projectId, schedule, timezone);
       const fnName = checkFunctionName(input.function, 'function');
       const fn = await functions.findByName(projectId, fnName);
       if (!fn) throw errors.validation('function', `no function named "${fnName}" in this project`);
@@ -152,11 +224,39 @@ export function createCronService({
       const enabled = input.enabled !== false;
       const now = new Date();
       const id = crypto.randomUUID();
+      const plan = limits ? await limits.plan(projectId) : null;
+      const max = plan?.limits.maxCronJobs ?? null;
+      const params = [
+        id,
+        projectId,
+        name,
+        schedule,
+        timezone,
+        fn.id,
+        jsonParam(checkInput(input.input)),
+        enabled,
+        now,
+        now,
+      ];
+      const insert =
+        'insert into cron_jobs (id, project_id, name, schedule, timezone, function_id, input, enabled, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?)';
       try {
-        await sql.run(
-          'insert into cron_jobs (id, project_id, name, schedule, timezone, function_id, input, enabled, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?)',
-          [id, projectId, name, schedule, timezone, fn.id, jsonParam(checkInput(input.input)), enabled, now, now],
-        );
+        if (plan && max !== null) {
+          // Counted under the project's lock, so two creates at once cannot both take the last place.
+          await sql.tx(async (tx) => {
+            await tx.run("select pg_advisory_xact_lock(hashtext('functions.cron_jobs'), hashtext(?))", [projectId]);
+            const rows = await tx.rows<{ n: number }>('select count(*)::int as n from cron_jobs where project_id = ?', [
+              projectId,
+            ]);
+            if (Number(rows[0]?.n ?? 0) >= max)
+              throw planLimitReached(
+                `The ${plan.planId} plan allows ${max} cron jobs per project`,
+                'max_cron_jobs',
+                max,
+              );
+            await tx.run(insert, params);
+          });
+        } else await sql.run(insert, params);
       } catch (err) {
         if (isUniqueViolation(err))
           throw errors.conflict(`A cron job named "${name}" already exists`, { field: 'name', name });
@@ -181,6 +281,9 @@ export function createCronService({
       const timezone =
         input.timezone === undefined || input.timezone === null ? current.timezone : checkTimezone(input.timezone);
       const schedule = checkSchedule(input.schedule ?? current.schedule, timezone);
+      // A job kept as it was is not refused for a plan made stricter since (its ticks are spaced at run time).
+      if (schedule !== current.schedule || timezone !== current.timezone)
+        await checkInterval(projectId, schedule, timezone);
       let functionId = current.functionId;
       if (input.function !== undefined && input.function !== null) {
         const fnName = checkFunctionName(input.function, 'function');
@@ -229,7 +332,8 @@ export function createCronService({
      * The job: one tick of one cron job. A job whose row is gone or disabled cancels itself. One statement marks
      * the run and reads the job, its function and the project's sealed secrets, so the run starts at once.
      */
-    async tick(data: { cronId: string }): Promise<void> {
+    async tick(data: { cronId: string; projectId?: string }): Promise<void> {
+      if (await tooSoon(data)) return;
       const rows = await sql.rows(
         `update cron_jobs c set last_run_at = ? from edge_functions f where c.id = ? and c.enabled and f.id = c.function_id
          returning c.*, f.name as function_name, to_jsonb(f) as function_row, ${sealedSecretsOf('c.project_id')} as sealed_secrets`,
@@ -242,15 +346,16 @@ export function createCronService({
       const c = toCron(rows[0]);
       const fn = toFunction(rows[0].function_row as Record<string, unknown>);
       const sealedSecrets = rows[0].sealed_secrets as Record<string, string>;
-      const outcome = await engine.runSync({
+      // With every run slot of the project taken, the tick waits in line as a queued execution.
+      const outcome = await engine.runOrQueue({
         fn,
         input: makeInput({ body: c.input, method: 'POST' }),
         trigger: 'cron',
         triggerRef: c.name,
         depth: 0,
-        dryRun: false,
         sealedSecrets,
       });
+      if ('queued' in outcome) return;
       if (outcome.status === 'failed')
         logger.warn({ cron: c.name, execution: outcome.executionId, error: outcome.error }, 'cron run failed');
     },

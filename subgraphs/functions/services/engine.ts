@@ -16,10 +16,19 @@ import { TemplateError, templateScope, truthy } from './templates.ts';
 import { createRedactor } from './redaction.ts';
 import { functionRuns } from '../../../platform/metrics.ts';
 import { backoffMs } from '../../../platform/backoff.ts';
+import type { RunLimits, RunSlot } from './run-limits.ts';
 
 export const EXECUTION_JOB = 'functions.execution.run';
-/** The data of an execution job: the executions it runs (`executionId`: one, as queued by earlier versions). */
-export type QueuedJob = { executionIds?: string[]; executionId?: string };
+/**
+ * The data of an execution job: the executions it runs (`executionId`: one, as queued by earlier versions).
+ * `deferrals`: how often they already waited for a free run slot of their project (the wait grows with it).
+ */
+export type QueuedJob = { executionIds?: string[]; executionId?: string; deferrals?: number };
+/** A queued run that finds no free run slot waits 250 ms doubling to 15 s (±50%), then tries again. */
+const DEFER_BASE_MS = 250;
+const DEFER_MAX_MS = 15_000;
+/** A run slot outlives a process that died mid-run by this much past the function's timeout. */
+const SLOT_LEASE_GRACE_MS = 60_000;
 /** Most executions queued under one scheduler job, and most JSON of their inputs in one insert. */
 const ENQUEUE_BATCH_MAX = 25;
 const ENQUEUE_BATCH_MAX_BYTES = 4 * 1024 * 1024;
@@ -109,8 +118,14 @@ export type RunRequest = {
   trigger: Trigger;
   triggerRef?: string | null;
   parentId?: string | null;
+  /** The run whose tree this one belongs to (its async invokes count there); null or absent: it is a root. */
+  rootId?: string | null;
   depth: number;
   dryRun: boolean;
+  /** A run slot the caller took for this run (and gives back); absent: the run takes its own. */
+  slot?: RunSlot;
+  /** Takes no run slot: a synchronous Invoke step (its parent's slot covers it), a before-hook (part of a data API write). */
+  inRun?: boolean;
   /** Caps the timeout (a synchronous Invoke step inside another function's time). */
   maxTimeoutMs?: number;
   /** The project's sealed secrets, read along with the function (`sealedSecretsOf`); read here when absent. */
@@ -211,11 +226,36 @@ export function createEngine(deps: {
   };
   /** Told of every recorded execution that failed, once it is recorded (outbound `execution.failed` events). */
   onFailed?: (e: FailedExecution) => Promise<unknown>;
+  /** The plan's concurrent runs and async fan-out (services/run-limits.ts); absent: neither is limited. */
+  runLimits?: Pick<RunLimits, 'takeSlot' | 'slotRefusal' | 'takeAsyncInvoke'>;
 }) {
   const { functions, secrets, executions, scheduler, logger } = deps;
 
-  /** Runs the steps; pure of persistence (the callers record). */
+  const leaseOf = (fn: EdgeFunction) => fn.timeoutMs + SLOT_LEASE_GRACE_MS;
+
+  /** A run slot of the function's project, or null when all are taken (no limit: a slot that costs nothing). */
+  const takeSlot = async (fn: EdgeFunction): Promise<RunSlot | null> =>
+    deps.runLimits ? await deps.runLimits.takeSlot(fn.projectId, leaseOf(fn)) : { release: async () => {} };
+
+  /**
+   * Runs the steps; pure of persistence (the callers record). Takes a run slot first unless the caller holds one or
+   * the run executes inside another: none free, a synchronous caller is answered 429 RATE_LIMITED (Retry-After).
+   */
   async function execute(req: RunRequest, executionId: string | null): Promise<RunOutcome> {
+    if (req.slot || req.inRun || !deps.runLimits) return await executeSteps(req, executionId);
+    const slot = await takeSlot(req.fn);
+    if (!slot) throw await deps.runLimits.slotRefusal(req.fn.projectId);
+    try {
+      return await executeSteps(req, executionId);
+    } finally {
+      await slot.release().catch((err: unknown) => {
+        // Its lease ends it anyway.
+        logger.warn({ err: (err as Error).message }, 'run slot not given back; it frees when its lease ends');
+      });
+    }
+  }
+
+  async function executeSteps(req: RunRequest, executionId: string | null): Promise<RunOutcome> {
     if (!req.counted) await deps.runQuota?.take(req.fn.projectId);
     const started = performance.now();
     const timeoutMs = Math.max(1, Math.min(req.fn.timeoutMs, req.maxTimeoutMs ?? Infinity));
@@ -472,6 +512,7 @@ export function createEngine(deps: {
     trigger: req.trigger,
     triggerRef: req.triggerRef,
     parentId: req.parentId,
+    rootId: req.rootId ?? null,
     depth: req.depth,
   });
 
@@ -549,7 +590,7 @@ export function createEngine(deps: {
   /** The job: runs the queued executions it names, side by side (an execution already taken is left alone). */
   async function runQueued(data: QueuedJob): Promise<void> {
     const ids = data.executionIds ?? (data.executionId ? [data.executionId] : []);
-    const runs: Promise<void>[] = [];
+    const runs: Promise<true | string>[] = [];
     let left = ids;
     // A job may be picked up before its enqueue released its executions (still held: the release is the enqueue's
     // last statement, and the job's notification can beat it). They are claimed again shortly, a few times within
@@ -571,23 +612,50 @@ export function createEngine(deps: {
       await new Promise((r) => setTimeout(r, wait));
     }
     const results = await Promise.allSettled(runs);
+    // Runs whose project had no free run slot wait in line: back to queued, and a job of their own a little later.
+    const waiting = results.flatMap((r) => (r.status === 'fulfilled' && r.value !== true ? [r.value] : []));
+    if (waiting.length > 0) await defer(waiting, (data.deferrals ?? 0) + 1);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   }
 
-  /** Runs one claimed execution and records its end. */
-  async function runClaimed({ execution: e, fn, sealedSecrets }: Claimed): Promise<void> {
+  /** Puts claimed executions back in line and queues their job after a wait that grows with `deferrals`. */
+  async function defer(ids: string[], deferrals: number): Promise<void> {
+    await executions.unclaim(ids);
+    const wait = backoffMs(deferrals, { baseMs: DEFER_BASE_MS, maxMs: DEFER_MAX_MS, jitter: 0.5 });
+    await scheduler.agenda.schedule(new Date(Date.now() + wait), EXECUTION_JOB, {
+      executionIds: ids,
+      deferrals,
+    } satisfies QueuedJob);
+  }
+
+  /**
+   * Runs one claimed execution and records its end: true; or, when its project has no free run slot, answers its
+   * id without running it (the caller puts it back in line).
+   */
+  async function runClaimed({ execution: e, fn, sealedSecrets }: Claimed): Promise<true | string> {
     if (!fn) {
       await executions.fail([e.id], { code: 'NOT_FOUND', message: `function ${e.functionName} no longer exists` });
-      return;
+      return true;
     }
     // A run queued before the operator suspended its project is refused when it comes up, and recorded so (not retried).
     const suspended = await deps.runQuota?.suspension?.(fn.projectId);
     if (suspended) {
       const refusal = errors.projectSuspended(fn.projectId, suspended);
       await executions.fail([e.id], { code: refusal.code, message: refusal.message });
-      return;
+      return true;
     }
+    const slot = await takeSlot(fn);
+    if (!slot) return e.id;
+    try {
+      await runClaimedIn(slot, { execution: e, fn, sealedSecrets });
+    } finally {
+      await slot.release().catch(() => {});
+    }
+    return true;
+  }
+
+  async function runClaimedIn(slot: RunSlot, { execution: e, fn, sealedSecrets }: Claimed & { fn: EdgeFunction }) {
     const stored = (e.input ?? {}) as Partial<FunctionInputValue>;
     const input = makeInput({ ...stored, rawBody: JSON.stringify(stored.body ?? null) });
     const startedAt = e.startedAt ?? new Date();
@@ -598,10 +666,12 @@ export function createEngine(deps: {
         trigger: e.trigger,
         triggerRef: e.triggerRef,
         parentId: e.parentId,
+        rootId: e.rootId,
         depth: e.depth,
         dryRun: false,
         sealedSecrets,
         counted: true,
+        slot,
       },
       e.id,
     );
@@ -639,14 +709,26 @@ export function createEngine(deps: {
       trigger: 'function' as const,
       triggerRef: parent.fn.name,
       parentId: ctx.executionId,
+      // The tree's root: a child's async invokes count against the run that started the tree.
+      rootId: parent.rootId ?? ctx.executionId,
       depth: parent.depth + 1,
     };
     if (call.async) {
       if (ctx.dryRun) return { body: { execution_id: null, status: 'not queued (dry run)' } };
+      if (common.rootId && deps.runLimits) {
+        try {
+          await deps.runLimits.takeAsyncInvoke(parent.fn.projectId, common.rootId);
+        } catch (err) {
+          if (err instanceof AppError && err.code === 'PLAN_LIMIT_REACHED')
+            throw new StepFailure('PLAN_LIMIT_REACHED', err.message, false, 'PLAN_LIMIT_REACHED');
+          throw err;
+        }
+      }
       const id = await enqueue(common);
       return { body: { execution_id: id, status: 'queued' } };
     }
-    const outcome = await runSync({ ...common, dryRun: ctx.dryRun, maxTimeoutMs: ctx.remainingMs() });
+    // A synchronous child runs inside its parent's time and run slot.
+    const outcome = await runSync({ ...common, dryRun: ctx.dryRun, maxTimeoutMs: ctx.remainingMs(), inRun: true });
     if (outcome.status === 'failed')
       throw new StepFailure(
         outcome.error?.code ?? 'INVOKE_FAILED',
@@ -655,5 +737,20 @@ export function createEngine(deps: {
     return { body: outcome.output, execution_id: outcome.executionId };
   }
 
-  return { execute, runSync, enqueue, runQueued, requeueStale };
+  /**
+   * Background work (a cron tick, an after-hook): runs now when the project has a free run slot, otherwise waits in
+   * line as a queued execution (counted against the month's runs once, when queued). Answers the outcome, or the id
+   * of the queued execution.
+   */
+  async function runOrQueue(req: Omit<RunRequest, 'dryRun' | 'slot'>): Promise<RunOutcome | { queued: string }> {
+    const slot = await takeSlot(req.fn);
+    if (!slot) return { queued: await enqueue(req) };
+    try {
+      return await runSync({ ...req, dryRun: false, slot });
+    } finally {
+      await slot.release().catch(() => {});
+    }
+  }
+
+  return { execute, runSync, runOrQueue, enqueue, runQueued, requeueStale };
 }

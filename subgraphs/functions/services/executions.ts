@@ -23,6 +23,8 @@ export type Execution = {
   trigger: Trigger;
   triggerRef: string | null;
   parentId: string | null;
+  /** The run whose tree this execution belongs to (null: it is a root). */
+  rootId: string | null;
   depth: number;
   status: ExecutionStatus;
   input: unknown;
@@ -64,6 +66,7 @@ function toExecution(r: Row): Execution {
     trigger: r.trigger as Trigger,
     triggerRef: (r.trigger_ref as string | null) ?? null,
     parentId: (r.parent_id as string | null) ?? null,
+    rootId: (r.root_id as string | null | undefined) ?? null,
     depth: Number(r.depth),
     // `held` is `queued` for callers: the instant between saving a run and saving its job.
     status: (r.status === 'held' ? 'queued' : r.status) as ExecutionStatus,
@@ -88,6 +91,7 @@ export type NewExecution = {
   trigger: Trigger;
   triggerRef?: string | null;
   parentId?: string | null;
+  rootId?: string | null;
   depth: number;
   input: unknown;
   replayOf?: string | null;
@@ -121,7 +125,7 @@ const BATCH_MAX_BYTES = 4 * 1024 * 1024;
  * An execution's columns as reads answer them: all but its step log (`step_log`, one JSON array of the lines as
  * `ExecutionEvent`s, read only by `events`), which may be large.
  */
-const COLUMNS = `id, project_id, function_id, function_name, function_version, trigger, trigger_ref, parent_id, depth, status,
+const COLUMNS = `id, project_id, function_id, function_name, function_version, trigger, trigger_ref, parent_id, root_id, depth, status,
   input, output, error, response_status, created_at, started_at, finished_at, duration_ms, replay_of, replay_from`;
 /** The same, of `function_executions e`. */
 const E_COLUMNS = COLUMNS.replace(/(\w+)/g, 'e.$1');
@@ -136,6 +140,7 @@ type WriteRow = {
   trigger?: string;
   trigger_ref?: string | null;
   parent_id?: string | null;
+  root_id?: string | null;
   depth?: number;
   status: string;
   input?: unknown;
@@ -152,12 +157,12 @@ type WriteRow = {
 
 // One statement writes the rows of a batch with their step logs; both run as prepared statements on the hot pool
 // (`$1`: the rows, one JSON array).
-const RECORD = `insert into function_executions (id, project_id, function_id, function_name, function_version, trigger, trigger_ref, parent_id, depth, status,
+const RECORD = `insert into function_executions (id, project_id, function_id, function_name, function_version, trigger, trigger_ref, parent_id, root_id, depth, status,
     input, output, error, response_status, created_at, started_at, finished_at, duration_ms, replay_of, replay_from, step_log)
-  select r.id, r.project_id, r.function_id, r.function_name, r.function_version, r.trigger, r.trigger_ref, r.parent_id, r.depth, r.status,
+  select r.id, r.project_id, r.function_id, r.function_name, r.function_version, r.trigger, r.trigger_ref, r.parent_id, r.root_id, r.depth, r.status,
     r.input, r.output, r.error, r.response_status, r.started_at, r.started_at, r.finished_at, r.duration_ms, r.replay_of, r.replay_from, r.step_log
   from jsonb_to_recordset($1::jsonb) as r(id uuid, project_id uuid, function_id uuid, function_name text, function_version integer, trigger text, trigger_ref text,
-    parent_id uuid, depth integer, status text, input jsonb, output jsonb, error jsonb, response_status integer, started_at timestamptz, finished_at timestamptz, duration_ms double precision,
+    parent_id uuid, root_id uuid, depth integer, status text, input jsonb, output jsonb, error jsonb, response_status integer, started_at timestamptz, finished_at timestamptz, duration_ms double precision,
     replay_of uuid, replay_from text, step_log jsonb)`;
 const FINISH = `update function_executions e set status = r.status, output = r.output, error = r.error, response_status = r.response_status, started_at = r.started_at,
     finished_at = r.finished_at, duration_ms = r.duration_ms, function_version = r.function_version, step_log = r.step_log
@@ -189,6 +194,7 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
     trigger: e.trigger,
     trigger_ref: e.triggerRef ?? null,
     parent_id: e.parentId ?? null,
+    root_id: e.rootId ?? null,
     depth: e.depth,
     input: e.input,
   });
@@ -217,10 +223,10 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
      */
     async enqueueMany(rows: string[]): Promise<void> {
       await sql.run(
-        `insert into function_executions (id, project_id, function_id, function_name, function_version, trigger, trigger_ref, parent_id, depth, status, input, created_at)
-         select r.id, r.project_id, r.function_id, r.function_name, r.function_version, r.trigger, r.trigger_ref, r.parent_id, r.depth, 'held', r.input, r.created_at
+        `insert into function_executions (id, project_id, function_id, function_name, function_version, trigger, trigger_ref, parent_id, root_id, depth, status, input, created_at)
+         select r.id, r.project_id, r.function_id, r.function_name, r.function_version, r.trigger, r.trigger_ref, r.parent_id, r.root_id, r.depth, 'held', r.input, r.created_at
          from jsonb_to_recordset(?::jsonb) as r(id uuid, project_id uuid, function_id uuid, function_name text, function_version integer, trigger text, trigger_ref text,
-           parent_id uuid, depth integer, input jsonb, created_at timestamptz)`,
+           parent_id uuid, root_id uuid, depth integer, input jsonb, created_at timestamptz)`,
         [`[${rows.join(',')}]`],
       );
     },
@@ -242,6 +248,14 @@ export function createExecutionService({ sql, hot }: { sql: Sql; hot: HotSql }) 
         fn: r.function_row ? toFunction(r.function_row as Record<string, unknown>) : null,
         sealedSecrets: (r.sealed_secrets ?? {}) as Record<string, string>,
       }));
+    },
+
+    /** Puts claimed executions that did not start (no free run slot of their project) back in line. */
+    async unclaim(ids: string[]): Promise<void> {
+      await sql.run(
+        `update function_executions set status = 'queued', started_at = null where id in (select (jsonb_array_elements_text(?::jsonb))::uuid) and status = 'running'`,
+        [JSON.stringify(ids)],
+      );
     },
 
     /** Records the end of a claimed execution with its step log (one statement, batched with concurrent ones). */

@@ -335,6 +335,10 @@ export function createHookService(deps: {
             depth: a.depth,
             dryRun: a.dryRun,
             maxTimeoutMs: BEFORE_HOOK_TIMEOUT_MS,
+            // Part of a data API write (bounded by its short timeout and the plan's requests per minute): no run slot
+            // of its own, or a function writing to a hooked table at the limit would be refused by its own hook (a
+            // function's write and an API write both fire hooks at depth 1: they cannot be told apart here).
+            inRun: true,
           });
           if (outcome.status === 'failed') throw failed(hook, outcome, a.table, a.event);
           const status = responseStatusOf(outcome.output);
@@ -416,15 +420,15 @@ export function createHookService(deps: {
         where: null,
         user_id: job.userId,
       };
-      const outcome = await engine.runSync({
+      // With every run slot of the project taken, the run waits in line as a queued execution (it then runs once).
+      const outcome = await engine.runOrQueue({
         fn,
         input: inputOf(body),
         trigger: 'hook',
         triggerRef: hook.id,
         depth: job.depth,
-        dryRun: false,
       });
-      if (outcome.status !== 'failed') return;
+      if ('queued' in outcome || outcome.status !== 'failed') return;
       const code = outcome.error?.code ?? 'FUNCTION_FAILED';
       if (FINAL_FAILURES.has(code)) {
         logger.warn(

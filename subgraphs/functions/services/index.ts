@@ -22,6 +22,7 @@ import { createSecretService } from './secrets.ts';
 import { createHotSql, createSql } from './sql.ts';
 import { createWebhookService } from './webhooks.ts';
 import { createRunQuota } from './run-quota.ts';
+import { createRunLimits } from './run-limits.ts';
 import { createPlanLimitsReader } from '../../../platform/plan-limits.ts';
 
 export type FunctionsServices = Awaited<ReturnType<typeof createFunctionsServices>>;
@@ -62,8 +63,11 @@ export function createFunctionsServices(deps: SubgraphDeps) {
   // The plan's runs per month (its limits come from tenant management through the router).
   const planLimits = createPlanLimitsReader(router);
   const runQuota = createRunQuota({ sql, limits: planLimits, logger });
+  // The plan's concurrent runs per project and async invokes per tree of runs.
+  const runLimits = createRunLimits({ sql, limits: planLimits });
   const engine = createEngine({
     runQuota,
+    runLimits,
     functions,
     secrets,
     executions,
@@ -104,7 +108,7 @@ export function createFunctionsServices(deps: SubgraphDeps) {
   const receivers = createReceiverCache();
   const invoke = createInvokeService({ sql, engine, idempotency, cache: receivers });
   const webhooks = createWebhookService({ sql, functions, engine, receivers, idempotency });
-  const cron = createCronService({ sql, functions, engine, scheduler, logger });
+  const cron = createCronService({ sql, functions, engine, scheduler, logger, limits: planLimits });
   const hooks = createHookService({
     sql,
     functions,
@@ -138,6 +142,8 @@ export function createFunctionsServices(deps: SubgraphDeps) {
         'email_templates',
         'email_configs',
         'function_run_counts',
+        'function_run_slots',
+        'function_fanout',
       ]) {
         await tx.run(`delete from ${table} where project_id = ?`, [projectId]);
       }
@@ -160,6 +166,7 @@ export function createFunctionsServices(deps: SubgraphDeps) {
     engine,
     planLimits,
     runQuota,
+    runLimits,
     idempotency,
     invoke,
     replay,

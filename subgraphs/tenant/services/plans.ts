@@ -45,6 +45,7 @@ export function createPlanService({
   databaseUrl,
 }: Pick<ServiceDeps, 'db' | 'config' | 'logger'> & { databaseUrl?: string }) {
   let warnedMissingPlan = '';
+  let listener: BroadcastListener | undefined;
   /** The plan new tenants get when the chosen default does not exist: `self-hosted`, else the first plan. */
   const fallbackPlanId = async (chosen: string): Promise<string> => {
     const plans = await list();
@@ -83,7 +84,6 @@ export function createPlanService({
     cache = undefined;
     tenantPlans.clear();
   };
-  let listener: BroadcastListener | undefined;
 
   return {
     list,
@@ -124,9 +124,12 @@ export function createPlanService({
         [projectId],
       );
       if (!row) return null;
+      // The plan row itself is read fresh too: a reader that emptied its copy on plans.changed must not get the
+      // limits this process kept from before the change (its own copy may not have heard the broadcast yet).
+      const plan = (await db.em().findOne(PlanEntity, { id: row.plan_id })) ?? (await get(row.plan_id));
       return {
         planId: row.plan_id,
-        limits: limitsOf(await get(row.plan_id)),
+        limits: limitsOf(plan),
         suspended: row.tenant_suspended ? 'tenant' : row.project_suspended ? 'project' : null,
       };
     },

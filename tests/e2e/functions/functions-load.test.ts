@@ -11,7 +11,9 @@ describe('edge functions under concurrent load', () => {
   let w: EdgeWorld;
 
   beforeAll(async () => {
-    w = await startEdgeWorld({ TESSERA_WEBHOOK_RATE_LIMIT: '1000' });
+    // 40 runs at once, past the free plan's 10 concurrent runs (functions-plan-limits.test.ts tests that cap): the
+    // account is on the self-hosted plan, which has none.
+    w = await startEdgeWorld({ TESSERA_WEBHOOK_RATE_LIMIT: '1000', TESSERA_DEFAULT_PLAN: 'self-hosted' });
     const { call, apiKey } = w;
     expect(
       (await call('POST', '/edge/api/v1/secrets', { apiKey, body: { name: 'TOKEN', value: 'tok-secret-value' } }))

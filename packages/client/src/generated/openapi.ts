@@ -1402,7 +1402,7 @@ export interface paths {
         put?: never;
         /**
          * Create a cron job
-         * @description Body `{name, schedule, timezone?, function, input?, enabled?}`: a cron expression (5 fields, or 6 with seconds first) in an IANA time zone (default UTC); `input` is the run's `input.body`.
+         * @description Body `{name, schedule, timezone?, function, input?, enabled?}`: a cron expression (5 fields, or 6 with seconds first) in an IANA time zone (default UTC); `input` is the run's `input.body`. 409 `PLAN_LIMIT_REACHED` (`details.limit`) for a schedule more frequent than the plan's `min_cron_interval_seconds` or a job past its `max_cron_jobs`.
          *
          *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
@@ -1429,7 +1429,7 @@ export interface paths {
         get?: never;
         /**
          * Change a cron job
-         * @description Body: any of `{name, schedule, timezone, function, input, enabled}`.
+         * @description Body: any of `{name, schedule, timezone, function, input, enabled}`. 409 `PLAN_LIMIT_REACHED` for a new schedule more frequent than the plan's `min_cron_interval_seconds`.
          *
          *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
@@ -1976,7 +1976,7 @@ export interface paths {
         put?: never;
         /**
          * Invoke a function
-         * @description The JSON body is the function's `input.body`. Sync: the final step's output (an `{"error", "status"}` result answers with that status). `?async=true`: 202 `{execution_id, status}`. `?dry_run=true`: no side effects, `{dry_run, status, output, error, trace}`. The `X-Execution-Id` header names the execution. An `Idempotency-Key` header (sync and async) runs the request once: the same key and body within 24 hours answers the first answer with `X-Idempotent-Replay: true`, 409 while the first still runs, 422 `IDEMPOTENCY_KEY_REUSED` for another body; a failed run stores nothing.
+         * @description The JSON body is the function's `input.body`. Sync: the final step's output (an `{"error", "status"}` result answers with that status). `?async=true`: 202 `{execution_id, status}`. `?dry_run=true`: no side effects, `{dry_run, status, output, error, trace}`. The `X-Execution-Id` header names the execution. An `Idempotency-Key` header (sync and async) runs the request once: the same key and body within 24 hours answers the first answer with `X-Idempotent-Replay: true`, 409 while the first still runs, 422 `IDEMPOTENCY_KEY_REUSED` for another body; a failed run stores nothing. A sync run past the plan's `max_concurrent_function_runs` is 429 `RATE_LIMITED` with `Retry-After`; an async one waits in line.
          *
          *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
          */
