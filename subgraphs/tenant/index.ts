@@ -22,10 +22,13 @@ export const tenantSubgraph = defineSubgraph<TenantServices>({
     await services.oidcClients.start();
     // Sign-in failures counted by other tenant processes count here too.
     await services.limitSharing.start();
+    // An operator's plan change made by another process empties the plans kept here (`plans.changed`).
+    await services.plans.listen();
   },
   stop: async (services) => {
     await services.oidcClients.stop();
     await services.limitSharing.stop();
+    await services.plans.stop();
     services.mail.close();
   },
 });

@@ -88,7 +88,7 @@ export async function createTenantServices(deps: SubgraphDeps) {
     scheduler: () => schedulerOf(deps, 'tenant'),
     job: TENANT_MAIL_JOB,
   });
-  const plans = createPlanService({ db, config, logger });
+  const plans = createPlanService({ db, config, logger, databaseUrl });
   const accounts = await createAccountService({ db, plans, limiter, signupLimiter });
   const mfa = createMfaService({ db, box, limiter });
   const signingKeys = createSigningKeyService({ db, box, config });
