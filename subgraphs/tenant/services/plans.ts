@@ -121,9 +121,12 @@ export function createPlanService({
         [projectId],
       );
       if (!row) return null;
+      // The plan row itself, not the minute's copy: a reader asks right after the `plans.changed` broadcast, which
+      // another process (split mode) may hear before this one empties its copy.
+      const plan = (await db.em().findOne(PlanEntity, { id: row.plan_id })) ?? (await get(row.plan_id));
       return {
         planId: row.plan_id,
-        limits: limitsOf(await get(row.plan_id)),
+        limits: limitsOf(plan),
         suspended: row.tenant_suspended ? 'tenant' : row.project_suspended ? 'project' : null,
       };
     },
