@@ -86,6 +86,16 @@ describe('the statement clock', () => {
     expect(clock.over('p', 1000, 5_000)?.retryAfter).toBe(5); // running time alone is over: ask again soon
   });
 
+  it("books another process's time in the bucket it was spent in, and none older than the window", () => {
+    const t = 2_000_000;
+    const clock = createStatementClock(() => t);
+    clock.add('p', 700, t - 20_000); // heard late: spent 20 s ago
+    clock.add('p', 700, t - 61_000); // out of the window: not counted
+    clock.add('p', 100, t + 5_000); // a clock ahead: booked now
+    expect(clock.used('p')).toBe(800);
+    expect(clock.over('p', 800)?.retryAfter).toBe(40); // when the 700 ms of 20 s ago leave the minute
+  });
+
   it('forgets projects with nothing in the window', () => {
     let t = 0;
     const clock = createStatementClock(() => t);

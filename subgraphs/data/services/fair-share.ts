@@ -70,11 +70,13 @@ export function createStatementClock(now: () => number = Date.now) {
     return n;
   };
   return {
-    /** Books `ms` of statement time to the project now. */
-    add(projectId: string, ms: number): void {
+    /** Books `ms` of statement time to the project, now or at `at` (another process's, heard late; ignored past the window). */
+    add(projectId: string, ms: number, at?: number): void {
       if (ms <= 0) return;
       const s = current(projectId, true)!;
-      s.buckets[slot(Math.floor(now() / BUCKET_MS))]! += ms;
+      const k = Math.floor(Math.min(at ?? now(), now()) / BUCKET_MS);
+      if (k < s.first) return;
+      s.buckets[slot(k)]! += ms;
     },
     /** Statement time booked to the project in the last minute (ms). */
     used(projectId: string): number {

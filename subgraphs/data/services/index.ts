@@ -16,6 +16,7 @@ import { createProvisioning } from './provisioning.ts';
 import { createRealtime } from './realtime.ts';
 import { createPgPool } from '../../../platform/pg-pool.ts';
 import { createPlanLimitsReader } from '../../../platform/plan-limits.ts';
+import { createStatementTimeSharing } from './statement-time-sharing.ts';
 
 export type DataServices = Awaited<ReturnType<typeof createDataServices>>;
 
@@ -59,6 +60,12 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     statementTimeoutMs: config.dataStatementTimeoutMs,
     cancelBackend: provisioning.cancelBackend,
     limits: planLimits,
+    onBooked: (projectId, ms) => statementTime.booked(projectId, ms),
+    logger: log,
+  });
+  // Statement time booked by the other data processes counts here too (and ours there).
+  const statementTime = createStatementTimeSharing({
+    addRemote: (projectId, ms, at) => pools.addRemoteTime(projectId, ms, at),
     logger: log,
   });
   const catalog = createCatalog({ databaseUrl, logger: log });
@@ -168,6 +175,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
       await provisioning.init();
       await fitBudget();
       await planLimits.listen(databaseUrl, log);
+      await statementTime.start(databaseUrl);
       await realtime.start();
       await hooks.start();
       await catalog.start();
@@ -182,6 +190,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
       await realtime.stop();
       await pools.closeAll();
       await planLimits.stop();
+      await statementTime.stop();
       await provisioning.stop();
       await admin.end();
     },

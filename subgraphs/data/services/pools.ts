@@ -193,6 +193,8 @@ export function createProjectPools(opts: {
   limits?: PoolPlanLimits;
   /** The clock of the statement-time window (tests move it). */
   now?: () => number;
+  /** Hears each statement's time booked to a project here (to tell the other processes: statement-time-sharing.ts). */
+  onBooked?: (projectId: string, ms: number) => void;
 }) {
   const waitMs = opts.waitMs ?? 5000;
   const statementTimeoutMs = opts.statementTimeoutMs ?? 5000;
@@ -232,7 +234,11 @@ export function createProjectPools(opts: {
   };
   /** Books the statement that just ended on `c` to its project's time. */
   const book = (c: Conn): void => {
-    if (c.busySince > 0) clock.add(c.project.id, now() - c.busySince);
+    if (c.busySince > 0) {
+      const ms = now() - c.busySince;
+      clock.add(c.project.id, ms);
+      opts.onBooked?.(c.project.id, ms);
+    }
     c.busySince = 0;
   };
   /** RATE_LIMITED when the project's statements took its plan's time in the last minute (running ones included). */
@@ -654,6 +660,10 @@ export function createProjectPools(opts: {
     },
     /** Connections open (and opening), and how many of them are idle. */
     stats: () => ({ open: total, idle: idle.size, projects: projects.size, waiting: waiters.length }),
+    /** Books statement time another process spent for the project (at `at`, its clock). */
+    addRemoteTime(projectId: string, ms: number, at: number): void {
+      clock.add(projectId, ms, at);
+    },
     /** Connections the project holds now (open and opening), and its statement time in the last minute (ms). */
     projectStats(projectId: string): { open: number; statementMs: number } {
       return { open: projects.get(projectId)?.open ?? 0, statementMs: clock.used(projectId) };

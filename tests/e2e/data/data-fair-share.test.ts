@@ -4,9 +4,12 @@
 // since it holds fewer connections). A plan's database_cpu_seconds_per_minute refuses a project's statements with 429
 // (naming the limit, with Retry-After) once they took that much time in a minute; another project is not affected, and
 // the operator raising the limit lets it work again.
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import { startTessera } from '../../../main.ts';
+import { startOneProcess, TEST_SECRET, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 import { setPlanLimits } from '../../support/plans.ts';
 import { waitFor } from '../../support/wait-for.ts';
@@ -166,5 +169,47 @@ describe('statement time by plan (database_cpu_seconds_per_minute)', () => {
     await waitFor(async () => (await heavy('rawSQL', { sql: 'select 1' })).status === 200, {
       message: 'the raised limit to apply',
     });
+  }, 60_000);
+});
+
+describe('statement time across instances', () => {
+  let secondDir: string;
+  let second: Awaited<ReturnType<typeof startTessera>>;
+
+  beforeAll(async () => {
+    // Another instance on the same database (as a second server behind a load balancer would be).
+    secondDir = fs.mkdtempSync(path.join(path.resolve('.tessera', 'test-data'), 'p-'));
+    second = await startTessera({
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: databaseUrl,
+      TESSERA_DATA_DIR: secondDir,
+      TESSERA_INTERNAL_SECRET: TEST_SECRET,
+      TESSERA_DATA_MAX_CONNECTIONS: String(BUDGET),
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await second?.close();
+    if (secondDir) fs.rmSync(secondDir, { recursive: true, force: true });
+    await setPlanLimits(databaseUrl, 'free', { database_cpu_seconds_per_minute: null });
+  });
+
+  it('refuses on one instance the time a project spent on another', async () => {
+    const project = await createProject(call, victim.token, 'shared');
+    const here = dataCall(call, project.apiKey);
+    const there = dataCall(client(second.url), project.apiKey);
+    expect((await there('rawSQL', { sql: 'select 1' })).status).toBe(200);
+    await setPlanLimits(databaseUrl, 'free', { database_cpu_seconds_per_minute: 1 });
+    for (let i = 0; i < 3; i++) expect((await here('rawSQL', { sql: 'select pg_sleep(0.4)' })).status).not.toBe(500);
+    // Nothing of it ran there: the other instance hears the time within a second or so and refuses.
+    const refused = await waitFor(
+      async () => {
+        const res = await there('rawSQL', { sql: 'select 1' });
+        return res.status === 429 ? res : undefined;
+      },
+      { intervalMs: 100, message: 'the other instance to refuse' },
+    );
+    expect(refused.body.error.details).toMatchObject({ limit: 'database_cpu_seconds_per_minute', max: 1 });
   }, 60_000);
 });
