@@ -46,6 +46,8 @@ export type BroadcastTopics = {
   'plans.changed': { planId?: string; tenantId?: string; projectId?: string };
   /** A project's CORS rule changed: the front doors reload their copy. */
   'cors.changed': { projectId: string };
+  /** Statement time (ms) a data process booked to each project since it last said, at `at` (fair shares, pools.ts). */
+  'data.statement-time': { origin: string; at: number; ms: Record<string, number> };
 };
 export type BroadcastTopic = keyof BroadcastTopics;
 

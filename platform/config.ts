@@ -398,7 +398,8 @@ export const CONFIG_SCHEMA = {
     env: 'TESSERA_DATA_POOL_SIZE',
     default: '10',
     parse: int(1, 100),
-    description: 'Data API: most connections one project holds (idle ones close after 30 s).',
+    description:
+      "Data API: most connections one project holds (idle ones close after 30 s); a plan's `max_database_connections` may allow fewer. When the connection budget is contended, the next free connection goes to the waiting project holding the fewest (see docs/architecture.md, fair shares).",
   },
   dataPoolWaitMs: {
     env: 'TESSERA_DATA_POOL_WAIT_MS',

@@ -19,6 +19,7 @@ import { p10Server } from './p10-server.ts';
 import { c1Client } from './c1-client.ts';
 import { c2CliStart } from './c2-cli-start.ts';
 import { e1Events } from './e1-events.ts';
+import { n1 } from './n1-noisy-neighbour.ts';
 
 export type { BenchCase, BenchContext, Target } from './types.ts';
 
@@ -40,6 +41,7 @@ export const CASES: BenchCase[] = [
   p10,
   p10Server,
   e1Events,
+  n1,
   c1Client,
   c2CliStart,
 ];

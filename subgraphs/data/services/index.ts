@@ -15,6 +15,8 @@ import { budgetFor, createProjectPools } from './pools.ts';
 import { createProvisioning } from './provisioning.ts';
 import { createRealtime } from './realtime.ts';
 import { createPgPool } from '../../../platform/pg-pool.ts';
+import { createPlanLimitsReader } from '../../../platform/plan-limits.ts';
+import { createStatementTimeSharing } from './statement-time-sharing.ts';
 
 export type DataServices = Awaited<ReturnType<typeof createDataServices>>;
 
@@ -36,6 +38,8 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     'data admin',
   );
   const serverUrl = config.projectsDatabaseUrl ?? databaseUrl;
+  // Each project's plan (connections, statement time, ...): asked through tenant management, emptied by `plans.changed`.
+  const planLimits = createPlanLimitsReader(router);
   const box = createSecretBox(config.internalSecret!, 'data:project-roles');
   const provisioning = createProvisioning({
     admin,
@@ -55,6 +59,13 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     waitMs: config.dataPoolWaitMs,
     statementTimeoutMs: config.dataStatementTimeoutMs,
     cancelBackend: provisioning.cancelBackend,
+    limits: planLimits,
+    onBooked: (projectId, ms) => statementTime.booked(projectId, ms),
+    logger: log,
+  });
+  // Statement time booked by the other data processes counts here too (and ours there).
+  const statementTime = createStatementTimeSharing({
+    addRemote: (projectId, ms, at) => pools.addRemoteTime(projectId, ms, at),
     logger: log,
   });
   const catalog = createCatalog({ databaseUrl, logger: log });
@@ -110,6 +121,8 @@ export async function createDataServices({ config, logger, databaseUrl, router }
   return {
     provisioning,
     pools,
+    /** The projects' plans as tenant management says (the pools read connections and statement time from them). */
+    planLimits,
     catalog,
     realtime,
     actions,
@@ -161,6 +174,8 @@ export async function createDataServices({ config, logger, databaseUrl, router }
       untrackRealtime = trackRealtime(realtime.stats);
       await provisioning.init();
       await fitBudget();
+      await planLimits.listen(databaseUrl, log);
+      await statementTime.start(databaseUrl);
       await realtime.start();
       await hooks.start();
       await catalog.start();
@@ -174,6 +189,8 @@ export async function createDataServices({ config, logger, databaseUrl, router }
       await hooks.stop();
       await realtime.stop();
       await pools.closeAll();
+      await planLimits.stop();
+      await statementTime.stop();
       await provisioning.stop();
       await admin.end();
     },

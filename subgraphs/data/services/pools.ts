@@ -16,10 +16,18 @@
 // session that ran rawSQL is reset (RESET ALL) before it serves again. A request waiting for a connection of a busy
 // project waits at most TESSERA_DATA_POOL_WAIT_MS, then gets 503 with Retry-After; the role's CONNECTION LIMIT caps
 // what all instances together may open.
+//
+// Fair shares (see docs/architecture.md "Fair shares of the shared database"): a project holds at most its plan's
+// max_database_connections (never more than TESSERA_DATA_POOL_SIZE); when the budget is contended, the next
+// connection goes to the waiting project holding the fewest (./fair-share.ts), so a project under its fair share is
+// served before one at or above it; and the time each project's statements take is booked per project over a sliding
+// minute: past the plan's database_cpu_seconds_per_minute a request is refused with 429 before it takes a connection.
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import { AppError, errors } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
+import type { PlanLimitValues } from '../../../platform/plan-limits.ts';
+import { createStatementClock, nextWaiter } from './fair-share.ts';
 import type { ProjectRole } from './provisioning.ts';
 
 const INT8 = 20;
@@ -82,7 +90,16 @@ function sizeOf(row: Record<string, unknown>): number {
 export type ProjectPool = Db & { connect(): Promise<ProjectClient> };
 export type ProjectPools = ReturnType<typeof createProjectPools>;
 
-type Project = { id: string; role: ProjectRole; open: number; idle: Conn[]; closed: boolean; pool: ProjectPool };
+type Project = {
+  id: string;
+  role: ProjectRole;
+  open: number;
+  idle: Conn[];
+  closed: boolean;
+  pool: ProjectPool;
+  /** Its open connections (for the time of statements still running). */
+  conns: Set<Conn>;
+};
 /**
  * `busySince`: when the statement on the wire was sent (0: none); `cancelled`: the `busySince` a cancel was sent for;
  * `prepared`: the named statements this connection's server session has parsed and keeps (see `run`).
@@ -96,7 +113,19 @@ type Conn = {
   cancelled: number;
   prepared: Set<string>;
 };
-type Waiter = { project: Project; resolve: (c: Conn) => void; reject: (err: Error) => void; timer?: NodeJS.Timeout };
+type Waiter = {
+  projectId: string;
+  project: Project;
+  resolve: (c: Conn) => void;
+  reject: (err: Error) => void;
+  timer?: NodeJS.Timeout;
+};
+
+/** The plan limits the pools enforce, read without a round trip when known (platform/plan-limits.ts's reader). */
+export type PoolPlanLimits = {
+  peek: (projectId: string) => PlanLimitValues | null | undefined;
+  get: (projectId: string) => Promise<PlanLimitValues | null>;
+};
 
 /**
  * Named statements a connection keeps at most. A statement the data API builds may carry a name (`QueryConfig.name`,
@@ -160,6 +189,12 @@ export function createProjectPools(opts: {
   statementTimeoutMs?: number;
   /** Cancels the statement running on a backend (pg_cancel_backend on a platform connection). */
   cancelBackend?: (pid: number) => Promise<void>;
+  /** Each project's plan (max_database_connections, database_cpu_seconds_per_minute); without it: no plan limits. */
+  limits?: PoolPlanLimits;
+  /** The clock of the statement-time window (tests move it). */
+  now?: () => number;
+  /** Hears each statement's time booked to a project here (to tell the other processes: statement-time-sharing.ts). */
+  onBooked?: (projectId: string, ms: number) => void;
 }) {
   const waitMs = opts.waitMs ?? 5000;
   const statementTimeoutMs = opts.statementTimeoutMs ?? 5000;
@@ -174,9 +209,59 @@ export function createProjectPools(opts: {
   let total = 0; // open and opening connections
   let stopped = false;
   const base = new URL(opts.databaseUrl);
+  const now = opts.now ?? Date.now;
+  const clock = createStatementClock(now);
+
+  /**
+   * The project's plan as known now, without waiting: unknown, it is asked in the background and this request goes
+   * by the configured limits (a single well-behaved project never waits for its plan).
+   */
+  const planOf = (p: Project): PlanLimitValues | null => {
+    if (!opts.limits) return null;
+    const known = opts.limits.peek(p.id);
+    if (known !== undefined) return known;
+    opts.limits.get(p.id).catch(() => {});
+    return null;
+  };
+  /** Most connections the project may hold: its plan's, never more than TESSERA_DATA_POOL_SIZE. */
+  const capOf = (p: Project): number => Math.min(planOf(p)?.maxDatabaseConnections ?? opts.size, opts.size);
+  /** Time (ms) of the project's statements running now. */
+  const runningOf = (p: Project): number => {
+    let ms = 0;
+    const t = now();
+    for (const c of p.conns) if (c.busySince > 0) ms += t - c.busySince;
+    return ms;
+  };
+  /** Books the statement that just ended on `c` to its project's time. */
+  const book = (c: Conn): void => {
+    if (c.busySince > 0) {
+      const ms = now() - c.busySince;
+      clock.add(c.project.id, ms);
+      opts.onBooked?.(c.project.id, ms);
+    }
+    c.busySince = 0;
+  };
+  /** RATE_LIMITED when the project's statements took its plan's time in the last minute (running ones included). */
+  const checkTime = (p: Project): void => {
+    const seconds = planOf(p)?.databaseCpuSecondsPerMinute;
+    if (seconds === null || seconds === undefined) return;
+    const over = clock.over(p.id, seconds * 1000, runningOf(p));
+    if (!over) return;
+    throw new AppError(
+      'RATE_LIMITED',
+      `The project's plan allows ${seconds} s of database statement time per minute (database_cpu_seconds_per_minute); it is used up: retry after ${over.retryAfter} s, or ask the operator to raise the limit`,
+      {
+        retry_after: over.retryAfter,
+        limit: 'database_cpu_seconds_per_minute',
+        max: seconds,
+        used: Math.round(over.usedMs) / 1000,
+      },
+    );
+  };
 
   const close = (c: Conn): void => {
     all.delete(c);
+    c.project.conns.delete(c);
     idle.delete(c);
     const i = c.project.idle.indexOf(c);
     if (i >= 0) c.project.idle.splice(i, 1);
@@ -194,6 +279,14 @@ export function createProjectPools(opts: {
   const forget = (p: Project): void => {
     if (p.open === 0 && projects.get(p.id) === p && !waiters.some((w) => w.project === p)) projects.delete(p.id);
   };
+
+  /** The waiter to serve next (fewest connections held first, FIFO within a project; see fair-share.ts). */
+  const next = (released?: Project): number =>
+    nextWaiter(
+      waiters,
+      (w) => (w.project === released ? w.project.open - 1 : w.project.open),
+      (w) => w.project === released || w.project.open < capOf(w.project),
+    );
 
   const connect = async (p: Project): Promise<Conn> => {
     const url = new URL(base);
@@ -224,6 +317,7 @@ export function createProjectPools(opts: {
     });
     await client.connect();
     all.add(c);
+    p.conns.add(c);
     return c;
   };
 
@@ -282,7 +376,7 @@ export function createProjectPools(opts: {
       }
     } finally {
       if (!failed) await cursor.close().catch(() => {});
-      c.busySince = 0;
+      book(c);
     }
     // A SELECT's command tag counts the rows of its last fetch only; a write's counts them all.
     const rowCount = !result || result.command === 'SELECT' ? rows.length : result.rowCount;
@@ -312,7 +406,7 @@ export function createProjectPools(opts: {
       if (name && typeof q === 'object' && q.name) c.prepared.add(name);
       return res;
     } finally {
-      c.busySince = 0;
+      book(c);
     }
   };
 
@@ -337,10 +431,10 @@ export function createProjectPools(opts: {
     );
   };
 
-  /** Room was made (a connection closed): serve the first waiter that may open one. */
+  /** Room was made (a connection closed): serve the next waiter that may open one (fair-share.ts). */
   const pump = (): void => {
     while (waiters.length > 0) {
-      const i = waiters.findIndex((w) => w.project.open < opts.size);
+      const i = next();
       if (i < 0) return;
       if (total >= budget) {
         const oldest = idle.values().next().value;
@@ -354,6 +448,11 @@ export function createProjectPools(opts: {
 
   const acquire = (p: Project): Promise<Conn> => {
     if (!p.closed && !projects.has(p.id)) projects.set(p.id, p); // forgotten while it had nothing open
+    try {
+      checkTime(p);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     const c = p.idle.pop(); // the most recently used: the warmest, and the others may age out
     if (c) {
       idle.delete(c);
@@ -361,7 +460,7 @@ export function createProjectPools(opts: {
     }
     return new Promise<Conn>((resolve, reject) => {
       if (stopped) return reject(errors.unavailable('The data service is stopping'));
-      if (p.open < opts.size) {
+      if (p.open < capOf(p)) {
         if (total < budget) return open(p, resolve, reject);
         const oldest = idle.values().next().value; // another project's: this one has none idle
         if (oldest) {
@@ -369,25 +468,30 @@ export function createProjectPools(opts: {
           return open(p, resolve, reject);
         }
       }
-      const w: Waiter = { project: p, resolve, reject };
+      const w: Waiter = { projectId: p.id, project: p, resolve, reject };
       w.timer = setTimeout(() => {
         const i = waiters.indexOf(w);
         if (i < 0) return;
         waiters.splice(i, 1);
         forget(p);
-        reject(busy());
+        reject(busy(p));
       }, waitMs);
       w.timer.unref();
       waiters.push(w);
     });
   };
 
-  const busy = () =>
-    new AppError(
+  const busy = (p: Project) => {
+    const cap = capOf(p);
+    const byPlan = cap < opts.size;
+    return new AppError(
       'SERVICE_UNAVAILABLE',
-      `The project's database connections are all busy (at most ${opts.size} per project); retry in a moment`,
-      { retry_after: 1, limit: 'TESSERA_DATA_POOL_SIZE' },
+      byPlan
+        ? `The project's database connections are all busy (its plan allows ${cap} at once, max_database_connections; the operator can raise it); retry in a moment`
+        : `The project's database connections are all busy (at most ${cap} per project, or the server's connections are shared by many projects right now); retry in a moment`,
+      { retry_after: 1, limit: byPlan ? 'max_database_connections' : 'TESSERA_DATA_POOL_SIZE', max: cap },
     );
+  };
 
   /** Takes a waiter off the queue (its timer stopped). */
   const take = (i: number): Waiter => {
@@ -419,13 +523,19 @@ export function createProjectPools(opts: {
       );
       return;
     }
-    const mine = waiters.findIndex((w) => w.project === p);
-    if (mine >= 0) {
-      take(mine).resolve(c);
+    if (p.open > capOf(p)) {
+      // Its plan allows fewer connections now (an operator lowered it): this one goes.
+      close(c);
+      pump();
       return;
     }
-    if (waiters.some((w) => w.project.open < opts.size)) {
-      // Another project is waiting for room in the budget: this connection makes it.
+    const i = waiters.length > 0 ? next(p) : -1;
+    if (i >= 0 && waiters[i]!.project === p) {
+      take(i).resolve(c);
+      return;
+    }
+    if (i >= 0) {
+      // A project holding fewer connections is waiting (for room in the budget): this connection makes it.
       close(c);
       pump();
       return;
@@ -458,6 +568,7 @@ export function createProjectPools(opts: {
       open: 0,
       idle: [],
       closed: false,
+      conns: new Set(),
       pool: {
         query: async (q, values) => {
           const c = await acquire(created);
@@ -495,6 +606,7 @@ export function createProjectPools(opts: {
       if (c.idleSince > before) break;
       close(c);
     }
+    clock.sweep();
   }, 5_000);
   sweep.unref();
 
@@ -548,6 +660,14 @@ export function createProjectPools(opts: {
     },
     /** Connections open (and opening), and how many of them are idle. */
     stats: () => ({ open: total, idle: idle.size, projects: projects.size, waiting: waiters.length }),
+    /** Books statement time another process spent for the project (at `at`, its clock). */
+    addRemoteTime(projectId: string, ms: number, at: number): void {
+      clock.add(projectId, ms, at);
+    },
+    /** Connections the project holds now (open and opening), and its statement time in the last minute (ms). */
+    projectStats(projectId: string): { open: number; statementMs: number } {
+      return { open: projects.get(projectId)?.open ?? 0, statementMs: clock.used(projectId) };
+    },
     async closeAll(): Promise<void> {
       stopped = true;
       clearInterval(sweep);

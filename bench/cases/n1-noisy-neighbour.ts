@@ -1,0 +1,177 @@
+// N1 "noisy neighbour" (issue 28): a victim project's `POST /v1/find` p99 alone, then while hostile free projects on
+// the same install do their worst: every connection they can get in `pg_sleep`, CPU-heavy statements back to back,
+// an every-second cron and async invokes fanned out. The case starts a Tessera of its own on the harness's database
+// with a small connection budget (TESSERA_DATA_MAX_CONNECTIONS 24; the default 200 takes ~20 free projects to fill,
+// which a bench cannot sign up quickly), so that three hostile projects (one free tenant's three) can contend it:
+// before fair shares each could hold 10 connections (30 > 24). The hostile tenant is on `n1-hostile`, a copy of the
+// free plan made here with a 1 s cron interval and no monthly invocation cap (the point is load); its request rate
+// (600 a minute per project) and database limits (5 connections, 15 s of statement time a minute) are free's. The
+// victim is on `pro`.
+// Victim load: autocannon, 4 connections, find of 10 rows on an indexed 1,000-row table. Goal: loaded p99 <= 1.5x
+// solo p99, 0 victim errors. Hostile answers are counted by status (429/503 are the platform saying no).
+import { client } from '../../tests/support/http.ts';
+import { withPgClient } from '../../platform/pg-pool.ts';
+import { loadTarget } from '../lib/load.ts';
+import { planProject, planTenant } from '../lib/tenant.ts';
+import { oneStepFunction } from '../lib/functions.ts';
+import type { BenchContext, CustomCase, CustomFigures, Target } from './types.ts';
+
+const BUDGET = 24;
+const HOSTILE_PLAN = 'n1-hostile';
+const GOAL_FACTOR = 1.5;
+const VICTIM_CONNECTIONS = 4;
+/** Per hostile project: requests kept in pg_sleep, and CPU-heavy statements, at all times. */
+const SLEEPERS = 10;
+const BURNERS = 2;
+const ASYNC_INVOKERS = 4;
+
+/** The limit columns of a plan (copied from free for the hostile plan). */
+const LIMITS = [
+  'max_projects',
+  'max_storage_bytes',
+  'max_upload_bytes',
+  'max_database_rows',
+  'max_database_bytes',
+  'max_function_invocations_per_month',
+  'max_requests_per_minute',
+  'min_cron_interval_seconds',
+  'max_cron_jobs',
+  'max_concurrent_function_runs',
+  'max_async_invokes_per_run',
+  'max_realtime_subscribers',
+  'max_pending_uploads',
+  'max_database_connections',
+  'database_cpu_seconds_per_minute',
+];
+
+async function hostilePlan(ctx: BenchContext): Promise<void> {
+  await withPgClient(ctx.databaseUrl, async (c) => {
+    await c.query(
+      `insert into plans (id, name, description, sort_order, ${LIMITS.join(', ')})
+         select $1, 'N1 hostile', 'Free with no request rate and a 1 s cron interval (bench N1)', 99, ${LIMITS.join(', ')}
+           from plans where id = 'free'
+       on conflict (id) do nothing`,
+      [HOSTILE_PLAN],
+    );
+    await c.query(
+      `update plans set min_cron_interval_seconds = 1, max_function_invocations_per_month = null where id = $1`,
+      [HOSTILE_PLAN],
+    );
+  });
+}
+
+export const n1: CustomCase = {
+  kind: 'custom',
+  id: 'N1',
+  title: `Noisy neighbour: a victim's POST /v1/find p99 alone, then while 3 hostile free projects (budget ${BUDGET}) keep ${SLEEPERS} requests each in pg_sleep, ${BURNERS} CPU-heavy statements each back to back, an every-second cron and ${ASYNC_INVOKERS} async invokers`,
+  peer: 'The same victim find alone, just before (solo p99); ratio = solo p99 ÷ loaded p99',
+  goal: `loaded p99 <= ${GOAL_FACTOR}x solo p99, 0 victim errors`,
+  async setup(ctx) {
+    if (!ctx.spawnTessera) return { skipped: 'needs a second Tessera (spawnTessera)' };
+    await hostilePlan(ctx);
+    const own = await ctx.spawnTessera({ TESSERA_DATA_MAX_CONNECTIONS: String(BUDGET) });
+    const call = client(own.url);
+    const octx: BenchContext = { ...ctx, tessera: own.url };
+    const victim = await planProject(octx, 'pro', 'n1-victim');
+    const made = await call('POST', '/v1/rawSQL', {
+      apiKey: victim.apiKey,
+      body: {
+        sql: `create table n1_items (id serial primary key, category text not null, n int not null);
+              insert into n1_items (category, n) select 'c-' || (g % 100), g from generate_series(1, 1000) g;
+              create index n1_items_category on n1_items (category)`,
+      },
+    });
+    if (made.status !== 200) throw new Error(`N1 victim table: ${made.status} ${JSON.stringify(made.body)}`);
+    const { token } = await planTenant(octx, HOSTILE_PLAN, 'n1-hostile');
+    const hostile: string[] = [];
+    for (const i of [1, 2, 3]) {
+      const p = await call('POST', '/auth/api/v1/projects', { token, body: { name: `n1-hostile-${i}` } });
+      if (p.status !== 201) throw new Error(`N1 hostile project: ${p.status} ${JSON.stringify(p.body)}`);
+      hostile.push(p.body.project.api_key as string);
+    }
+    await oneStepFunction(octx, hostile[0]!, 'n1-tick', { ok: true });
+    const target: Target = {
+      url: `${own.url}/v1/find`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': victim.apiKey },
+      body: JSON.stringify({ table: 'n1_items', where: { category: 'c-42' }, limit: 10 }),
+    };
+    const check = await call('POST', '/v1/find', { apiKey: victim.apiKey, body: JSON.parse(target.body as string) });
+    if (check.status !== 200 || check.body.rows.length !== 10) throw new Error(`N1 victim find: ${check.status}`);
+    const soloS = ctx.quick ? 3 : 8;
+    const loadedS = ctx.quick ? 5 : 12;
+
+    const run = async (): Promise<CustomFigures> => {
+      const solo = await loadTarget(target, soloS, VICTIM_CONNECTIONS);
+      let stop = false;
+      const statuses = new Map<number, number>();
+      const count = (s: number) => statuses.set(s, (statuses.get(s) ?? 0) + 1);
+      const loop = (fn: () => Promise<number>) =>
+        (async () => {
+          while (!stop) count(await fn().catch(() => 0));
+        })();
+      const loops: Promise<void>[] = [];
+      for (const key of hostile) {
+        for (let i = 0; i < SLEEPERS; i++)
+          loops.push(
+            loop(
+              async () =>
+                (await call('POST', '/v1/rawSQL', { apiKey: key, body: { sql: 'select pg_sleep(1)' } })).status,
+            ),
+          );
+        for (let i = 0; i < BURNERS; i++)
+          loops.push(
+            loop(
+              async () =>
+                (
+                  await call('POST', '/v1/rawSQL', {
+                    apiKey: key,
+                    body: { sql: 'select count(*) from generate_series(1, 3000000) g where g % 7 = 3' },
+                  })
+                ).status,
+            ),
+          );
+      }
+      for (let i = 0; i < ASYNC_INVOKERS; i++)
+        loops.push(
+          loop(
+            async () =>
+              (await call('POST', '/edge/api/v1/invoke/n1-tick?async=true', { apiKey: hostile[0]!, body: {} })).status,
+          ),
+        );
+      const cron = await call('POST', '/edge/api/v1/cron', {
+        apiKey: hostile[0]!,
+        body: { name: `n1-${Date.now()}`, schedule: '* * * * * *', timezone: 'UTC', function: 'n1-tick' },
+      });
+      // Let the hostile load take what it can before the victim is measured again.
+      await new Promise((r) => setTimeout(r, 2000));
+      let loaded;
+      try {
+        loaded = await loadTarget(target, loadedS, VICTIM_CONNECTIONS);
+      } finally {
+        stop = true;
+        if (cron.status === 201)
+          await call('DELETE', `/edge/api/v1/cron?id=${cron.body.cron_job.id}`, {
+            apiKey: hostile[0]!,
+          });
+        await Promise.all(loops);
+      }
+      const hostileFigures: Record<string, number> = { cron_created: cron.status === 201 ? 1 : 0 };
+      for (const [s, n] of statuses) hostileFigures[`hostile_${s}`] = n;
+      const ratio = solo.p99 / Math.max(loaded.p99, 0.001);
+      return {
+        tessera: {
+          loaded_p50_ms: loaded.p50,
+          loaded_p99_ms: loaded.p99,
+          loaded_rps: loaded.rps,
+          victim_errors: loaded.errors + solo.errors,
+          ...hostileFigures,
+        },
+        peer: { solo_p50_ms: solo.p50, solo_p99_ms: solo.p99, solo_rps: solo.rps },
+        ratio,
+        met: loaded.p99 <= GOAL_FACTOR * solo.p99 && loaded.errors + solo.errors === 0,
+      };
+    };
+    return { run, cleanup: async () => await own.stop() };
+  },
+};
