@@ -22,8 +22,11 @@ export const tenantSubgraph = defineSubgraph<TenantServices>({
     await services.oidcClients.start();
     // Sign-in failures counted by other tenant processes count here too.
     await services.limitSharing.start();
+    // Plans changed by an operator in another process (the plans.changed broadcast) are read again here.
+    await services.plans.listen(services.databaseUrl);
   },
   stop: async (services) => {
+    await services.plans.stopListening();
     await services.oidcClients.stop();
     await services.limitSharing.stop();
     services.mail.close();

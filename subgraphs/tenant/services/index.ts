@@ -110,6 +110,7 @@ export async function createTenantServices(deps: SubgraphDeps) {
   const requestLog = createRequestLogService({ db });
   const branding = createBrandingService({ db, projects });
   return {
+    databaseUrl,
     plans,
     accounts,
     mfa,

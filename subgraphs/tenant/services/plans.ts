@@ -5,6 +5,7 @@ import { PlanEntity, TenantEntity, type Plan } from '../entities/index.ts';
 import { errors } from '../../../platform/errors.ts';
 import type { PlanLimitValues, ProjectPlan } from '../../../platform/internal-operations.ts';
 import type { ServiceDeps } from './context.ts';
+import { startBroadcastListener, type BroadcastListener } from '../../../platform/broadcast.ts';
 
 /** The platform_settings key holding the plan new tenants start on (an operator's choice; else config.defaultPlan). */
 export const DEFAULT_PLAN_SETTING = 'default_plan';
@@ -73,13 +74,26 @@ export function createPlanService({ db, config, logger }: Pick<ServiceDeps, 'db'
     return plan;
   }
 
+  const invalidate = () => {
+    cache = undefined;
+    tenantPlans.clear();
+  };
+  let listener: BroadcastListener | undefined;
   return {
     list,
     get,
     /** Forgets the cached plans and tenants' plans (after an operator's change in this process). */
-    invalidate() {
-      cache = undefined;
-      tenantPlans.clear();
+    invalidate,
+    /** Hears `plans.changed` (an operator's change made by another process, or SQL + broadcast) and forgets then too. */
+    async listen(url: string): Promise<void> {
+      if (listener) return;
+      listener = await startBroadcastListener({ url, logger });
+      listener.on('plans.changed', invalidate);
+      listener.onReset(invalidate);
+    },
+    async stopListening(): Promise<void> {
+      await listener?.stop();
+      listener = undefined;
     },
     /** The plan new tenants start on: the operator's choice (platform_settings), else TESSERA_DEFAULT_PLAN. */
     async defaultPlanId(): Promise<string> {
