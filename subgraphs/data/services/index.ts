@@ -15,6 +15,8 @@ import { budgetFor, createProjectPools } from './pools.ts';
 import { createProvisioning } from './provisioning.ts';
 import { createRealtime } from './realtime.ts';
 import { createPgPool } from '../../../platform/pg-pool.ts';
+import { createPlanLimitsReader } from '../../../platform/plan-limits.ts';
+import { createDatabaseQuota } from './usage.ts';
 
 export type DataServices = Awaited<ReturnType<typeof createDataServices>>;
 
@@ -66,6 +68,9 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     maxSubscribers: config.realtimeMaxSubscribers,
   });
   const hooks = createDataHooks({ router, databaseUrl, logger: log, maxDepth: config.hookMaxDepth, admin });
+  // The project's plan (database size limits), emptied by an operator's change (plans.changed).
+  const planLimits = createPlanLimitsReader(router);
+  const quota = createDatabaseQuota({ db: (role) => pools.get(role), planLimits });
   const outbox = createHookOutbox({ admin, pools, provisioning, hooks, logger: log });
   const actions = createActions({
     admin,
@@ -77,6 +82,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     outbox,
     maxRows: config.dataMaxRows,
     maxResultBytes: config.dataMaxResultBytes,
+    quota,
   });
   // The schema endpoint and migrations (a migration's SQL runs through the actions, as a rawSQL script does).
   const migrations = createMigrations({
@@ -117,6 +123,9 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     hooks,
     /** The after-hook outbox; swept by the recurring job jobs/sweep-hook-outbox.ts. */
     outbox,
+    planLimits,
+    /** The database size of each project against its plan (max_database_rows, max_database_bytes). */
+    quota,
     subscriber: actions.subscriber,
     projectSchema: { schemaOf: schemaNameOf, apiUrl: () => `${config.issuer}/v1` },
     limits: { realtimeMaxSubscribers: config.realtimeMaxSubscribers, graphql: graphqlLimitsOf(config) },
@@ -128,6 +137,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     /** `project.deleted`: listeners and pool closed, database and roles dropped. */
     async onProjectDeleted(projectId: string): Promise<void> {
       realtime.closeProject(projectId);
+      quota.forget(projectId);
       await pools.close(projectId);
       await catalog.announce(admin, schemaNameOf(projectId)).catch(() => {});
       await provisioning.drop(projectId);
@@ -162,6 +172,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
       await provisioning.init();
       await fitBudget();
       await realtime.start();
+      await planLimits.listen(databaseUrl, log);
       await hooks.start();
       await catalog.start();
     },
@@ -170,6 +181,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
       untrackPool('data:projects');
       untrackRealtime?.();
       await outbox.stop();
+      await planLimits.stop();
       await catalog.stop();
       await hooks.stop();
       await realtime.stop();
