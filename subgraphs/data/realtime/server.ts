@@ -127,6 +127,9 @@ export function createRealtimeHttp(services: DataServices): SubgraphHttp {
         throw errors.unauthenticated('Send a project key (X-Api-Key) or an end-user access token');
       if (p.kind !== 'project' && p.kind !== 'user' && p.kind !== 'publishable')
         throw errors.forbidden('Realtime takes a project key (X-Api-Key) or an end-user access token');
+      // A stream (a subscription) past the plan's max_realtime_subscribers is refused with its HTTP status, before
+      // the stream starts; the subscription itself checks again (a race between the two answers in the stream).
+      if (request.headers.get('accept')?.includes('text/event-stream')) await services.realtime.assertRoom(p.projectId);
       return await yoga.fetch(request, { requestContext: ctx });
     },
     websocket(wss: WebSocketServer, authenticate) {

@@ -60,7 +60,10 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     logger: log,
   });
   const catalog = createCatalog({ databaseUrl, logger: log });
+  // The project's plan (database size, realtime subscribers), emptied by an operator's change (plans.changed).
+  const planLimits = createPlanLimitsReader(router);
   const realtime = createRealtime({
+    planLimits,
     admin,
     pools,
     databaseUrl: serverUrl,
@@ -68,8 +71,6 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     maxSubscribers: config.realtimeMaxSubscribers,
   });
   const hooks = createDataHooks({ router, databaseUrl, logger: log, maxDepth: config.hookMaxDepth, admin });
-  // The project's plan (database size limits), emptied by an operator's change (plans.changed).
-  const planLimits = createPlanLimitsReader(router);
   const quota = createDatabaseQuota({ db: (role) => pools.get(role), planLimits });
   const outbox = createHookOutbox({ admin, pools, provisioning, hooks, logger: log });
   const actions = createActions({
