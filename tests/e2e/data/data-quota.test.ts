@@ -177,6 +177,40 @@ describe('max_database_rows', () => {
   });
 });
 
+describe('a function past the quota', () => {
+  it("refuses its Database step's write with QUOTA_EXCEEDED, and runs it again once the operator raises the limit", async () => {
+    const a = await createProject(call, await signIn(call), 'function quota');
+    const data = dataCall(call, a.apiKey);
+    expect((await data('rawSQL', { sql: 'create table items (id serial primary key, n int not null)' })).status).toBe(
+      200,
+    );
+    const fn = await call('POST', '/edge/api/v1/functions', {
+      apiKey: a.apiKey,
+      body: {
+        name: 'add',
+        steps: [{ name: 'w', kind: 'Database', query: { action: 'insert', table: 'items', values: { n: 1 } } }],
+      },
+    });
+    expect(fn.status).toBe(201);
+    const invoke = async () => await call('POST', '/edge/api/v1/invoke/add', { apiKey: a.apiKey, body: {} });
+    expect((await data('insert', { table: 'items', values: rowsOf(50) })).status).toBe(201);
+    await waitFor(async () => (await probe(data)) === 413, { message: 'the 50 rows to be measured' });
+    const refused = await invoke();
+    // The function failed at its step, and says why (the engine's FUNCTION_FAILED carries the step's own code).
+    expect(refused.status).toBe(502);
+    expect(refused.body.error).toMatchObject({
+      code: 'FUNCTION_FAILED',
+      details: { step: 'w', reason: 'QUOTA_EXCEEDED' },
+    });
+    expect(refused.body.error.message).toMatch(/max_database_rows/);
+    const count = await data('aggregate', { table: 'items', aggregates: [{ fn: 'count', as: 'n' }] });
+    expect(Number(count.body.rows[0].n)).toBe(50);
+    await setPlanLimits(p.databaseUrl, 'free', { max_database_rows: 100 });
+    expect((await invoke()).status).toBe(200);
+    await setPlanLimits(p.databaseUrl, 'free', { max_database_rows: 50 });
+  });
+});
+
 describe('max_database_bytes', () => {
   it('refuses writes past the database size with QUOTA_EXCEEDED naming max_database_bytes, lets reads and deletes in, and takes writes once raised', async () => {
     const a = await createProject(call, await signIn(call), 'bytes');
