@@ -148,6 +148,21 @@ describe('max_database_rows', () => {
     expect(u).toMatchObject({ rows: expect.any(Number), bytes: expect.any(Number), maxRows: 50 });
     expect(u.bytes).toBeGreaterThan(1024 * 1024);
     expect(Date.parse(u.measuredAt)).not.toBeNaN();
+    // The same over REST (GET /v1/usage), the secret key only.
+    const rest = await call('GET', '/v1/usage', { apiKey: a.apiKey });
+    expect(rest.status).toBe(200);
+    expect(rest.body.usage).toMatchObject({
+      rows: expect.any(Number),
+      bytes: expect.any(Number),
+      max_rows: 50,
+      max_bytes: expect.any(Number),
+      measured_at: expect.any(String),
+    });
+    const anonymous = await call('GET', '/v1/usage', {});
+    expect(anonymous.status).toBe(401);
+    const tenantToken = await call('GET', '/v1/usage', { token: a.token });
+    expect([401, 403]).toContain(tenantToken.status);
+    expect(tenantToken.body.error.code).toMatch(/UNAUTHENTICATED|FORBIDDEN|INVALID_TOKEN/);
     // The neighbour's project, on the same plan, is not held by this one's quota and sees only its own usage.
     const b = await createProject(call, await signIn(call), 'neighbour');
     const dataB = dataCall(call, b.apiKey);
