@@ -192,6 +192,30 @@ describe('max_database_rows', () => {
   });
 });
 
+describe('writes racing the measurement', () => {
+  it('lets writes racing one measurement pass together (the documented slack), then refuses the next', async () => {
+    const a = await createProject(call, await signIn(call), 'race');
+    const data = dataCall(call, a.apiKey);
+    expect((await data('rawSQL', { sql: 'create table items (id serial primary key, n int not null)' })).status).toBe(
+      200,
+    );
+    expect((await data('insert', { table: 'items', values: rowsOf(45) })).status).toBe(201);
+    await waitFor(async () => (await usage(a)).rows === 45, { message: 'the 45 rows to be measured' });
+    // Ten writers of five rows each, at once, against 5 rows left: each is admitted on a measurement under the limit
+    // or refused on one past it, never anything else.
+    const results = await Promise.all(
+      Array.from({ length: 10 }, async (_, i) => await data('insert', { table: 'items', values: rowsOf(5, 100 * i) })),
+    );
+    expect(results.every((r) => r.status === 201 || r.body.error?.code === 'QUOTA_EXCEEDED')).toBe(true);
+    const admitted = results.filter((r) => r.status === 201).length;
+    expect(admitted).toBeGreaterThanOrEqual(1);
+    await waitFor(async () => (await probe(data)) === 413, { message: 'the next write to be refused' });
+    const count = await data('aggregate', { table: 'items', aggregates: [{ fn: 'count', as: 'n' }] });
+    // What passed is exactly what was admitted: the slack is bounded by the writes in flight, nothing is lost.
+    expect(Number(count.body.rows[0].n)).toBe(45 + 5 * admitted);
+  });
+});
+
 describe('a function past the quota', () => {
   it("refuses its Database step's write with QUOTA_EXCEEDED, and runs it again once the operator raises the limit", async () => {
     const a = await createProject(call, await signIn(call), 'function quota');
