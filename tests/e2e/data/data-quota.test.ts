@@ -6,6 +6,7 @@ import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 import { setPlanLimits } from '../../support/plans.ts';
 import { waitFor } from '../../support/wait-for.ts';
+import { newProject, passwordGrant, registerUser } from '../identity/identity-fixtures.ts';
 import { createProject, dataCall, dropLeftoverRoles, signIn, type Call, type DataProject } from './data-support.ts';
 
 let p: TestPlatform;
@@ -213,6 +214,36 @@ describe('writes racing the measurement', () => {
     const count = await data('aggregate', { table: 'items', aggregates: [{ fn: 'count', as: 'n' }] });
     // What passed is exactly what was admitted: the slack is bounded by the writes in flight, nothing is lost.
     expect(Number(count.body.rows[0].n)).toBe(45 + 5 * admitted);
+  });
+});
+
+describe('an end user past the quota', () => {
+  it("counts end users' rows with the project's and refuses their writes past it; their reads and deletes go on", async () => {
+    const proj = await newProject(p.url);
+    const data = dataCall(call, proj.apiKey);
+    for (const sql of [
+      'create table notes (id serial primary key, owner text not null, body text not null)',
+      'alter table notes enable row level security',
+      "create policy own on notes using (owner = current_setting('request.user_id', true))",
+    ])
+      expect((await data('rawSQL', { sql })).status).toBe(200);
+    const user = await registerUser(p.url, proj);
+    const token = (await passwordGrant(p.url, proj, user)).body.access_token as string;
+    const asUser = async (action: string, body: unknown) => await call('POST', `/v1/${action}`, { token, body });
+    const note = (i: number) => ({ owner: user.id, body: `note ${i}` });
+    expect(
+      (await asUser('insert', { table: 'notes', values: Array.from({ length: 50 }, (_, i) => note(i)) })).status,
+    ).toBe(201);
+    await waitFor(async () => (await asUser('insert', { table: 'notes', values: note(99) })).status === 413, {
+      message: "the user's 50 rows to be measured",
+    });
+    const refused = await asUser('insert', { table: 'notes', values: note(100) });
+    expect(refused.body.error).toMatchObject({
+      code: 'QUOTA_EXCEEDED',
+      details: { limit: 'max_database_rows', max: 50 },
+    });
+    expect((await asUser('find', { table: 'notes', limit: 3 })).body.rows).toHaveLength(3);
+    expect((await asUser('delete', { table: 'notes', where: { body: 'note 0' } })).body.count).toBe(1);
   });
 });
 
