@@ -41,13 +41,17 @@ async function sse(apiKey: string) {
   return { status: res.status, body, close: () => ctrl.abort() };
 }
 
-/** What a graphql-ws subscription with `apiKey` answers first: its error's payload, or 'listening' once it counts. */
+/** What a graphql-ws subscription with `apiKey` answers first: `{error}` (the protocol's error message), `{next}`, or 'listening' once it counts. */
 async function wsOutcome(apiKey: string, before: number) {
   const ws = wsClient(p.url, { 'x-api-key': apiKey });
   const outcome = new Promise<unknown>((resolve) => {
     ws.subscribe(
       { query: SUBSCRIPTION },
-      { next: (v) => resolve(v), error: (e) => resolve(e), complete: () => resolve('complete') },
+      {
+        next: (v) => resolve({ next: v }),
+        error: (e) => resolve({ error: e }),
+        complete: () => resolve('complete'),
+      },
     );
   });
   const listening = (async () => {
@@ -76,6 +80,7 @@ describe('max_realtime_subscribers', () => {
     // Over graphql-ws the subscription is answered with the same error.
     const before = await realtimeSubscribers(p.url);
     const ws = await wsOutcome(a.apiKey, before);
+    expect(ws.outcome).toMatchObject({ error: [{ extensions: { code: 'PLAN_LIMIT_REACHED' } }] });
     expect(JSON.stringify(ws.outcome)).toMatch(/PLAN_LIMIT_REACHED/);
     expect(JSON.stringify(ws.outcome)).toMatch(/max_realtime_subscribers/);
     await ws.dispose();
