@@ -83,6 +83,7 @@ const NOT_ADMIN = new Set([
   'endUserLogout',
   // the data API's actions (rawSQL aside) under the caller's own rights
   'dataFind',
+  'dataUsage', // the database's size against the plan: the secret key only (its resolver refuses every other principal)
   'dataFindOne',
   'dataAggregate',
   'dataVectorSearch',

@@ -48,7 +48,7 @@ export const ERROR_TABLE = {
       "The project has no SMTP configuration of its own (POST /edge/api/v1/email-config): its functions' mail is not sent through the platform's",
   },
   PAYLOAD_TOO_LARGE: { status: 413, expose: true, message: 'The request body is too large' },
-  QUOTA_EXCEEDED: { status: 413, expose: true, message: "The project's storage quota is used up" },
+  QUOTA_EXCEEDED: { status: 413, expose: true, message: "A quota of the project's plan is used up" },
   URI_TOO_LONG: { status: 414, expose: true, message: 'The request path is too long' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, expose: true, message: 'Unsupported content type' },
   RANGE_NOT_SATISFIABLE: { status: 416, expose: true, message: 'The requested range is outside the content' },

@@ -130,6 +130,20 @@ export const dataRoutes: RouteRow[] = [
     variables: {},
   },
   {
+    id: 'data.usage.get',
+    method: 'GET',
+    path: '/v1/usage',
+    summary: "The project's database size against its plan",
+    description:
+      "`{usage: {rows, bytes, max_rows, max_bytes, measured_at}}`: the live rows of the project's tables (PostgreSQL's statistics, about a second behind) and the size of its database in bytes, measured now, with the plan's `max_database_rows` and `max_database_bytes` (null: no limit). Past either, writes are answered 413 `QUOTA_EXCEEDED`; reads and deletes keep working. Secret key only.",
+    tag: TAG,
+    auth: 'project',
+    operation:
+      'query DataUsageGet { usage: dataUsage { rows bytes max_rows: maxRows max_bytes: maxBytes measured_at: measuredAt } }',
+    status: 200,
+    variables: {},
+  },
+  {
     id: 'data.migrations.apply',
     method: 'POST',
     path: '/v1/migrations',

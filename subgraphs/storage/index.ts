@@ -25,7 +25,11 @@ export const storageSubgraph = defineSubgraph<StorageServices>({
       s.logger.info({ projectId, removed }, 'storage of a deleted project removed');
     },
   }),
+  start: async (s) => {
+    await s.planLimits.listen(s.databaseUrl, s.logger);
+  },
   stop: async (s) => {
+    await s.planLimits.stop();
     await s.blobs.close();
   },
 });

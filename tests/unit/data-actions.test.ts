@@ -56,8 +56,10 @@ describe('the table of data actions', () => {
     const roots = [schema.getQueryType()!, schema.getMutationType()!]
       .flatMap((t) => Object.keys(t.getFields()))
       .filter((f) => f.startsWith('data'))
-      // The schema endpoint and migrations are not data actions (subgraphs/data/resolvers/schema.ts).
-      .filter((f) => !['dataSchema', 'dataSchemaDocument', 'dataMigrations', 'dataApplyMigration'].includes(f));
+      // The schema endpoint, migrations and usage are not data actions (subgraphs/data/resolvers/schema.ts, actions.ts).
+      .filter(
+        (f) => !['dataSchema', 'dataSchemaDocument', 'dataMigrations', 'dataApplyMigration', 'dataUsage'].includes(f),
+      );
     expect(roots.sort()).toEqual(actions.map(([, a]) => a.field).sort());
   });
 

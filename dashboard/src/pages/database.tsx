@@ -35,6 +35,7 @@ import {
 import { ListSection, useAction } from '../ui/data.tsx';
 import { ColumnEditor, DropTable, RlsState, RowCount } from './database-columns.tsx';
 import { Policies } from './database-policies.tsx';
+import { DatabaseUsageLine } from './database-usage.tsx';
 
 /** CSV export and import, loaded when a table's page first shows them (papaparse stays out of this chunk). */
 const CsvSection = lazy(() => import('./database-csv.tsx'));
@@ -114,6 +115,7 @@ function Tables() {
           New table
         </Link>
       }
+      intro={<DatabaseUsageLine />}
       error={toggle.error ?? pubs.error}
       query={tables}
       loading="Loading tables"

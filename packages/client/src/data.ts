@@ -3,6 +3,10 @@
 // `tessera gen types` writes for a project — or plain records.
 import type { Http } from './http.ts';
 import type { AppliedMigration, ApplyMigrationResult, ProjectSchema } from './schema.ts';
+import type { ResponseOf } from './types.ts';
+
+/** `GET /v1/usage`: live rows and bytes of the project's database, and the plan's limits on them. */
+export type DatabaseUsage = ResponseOf<'/v1/usage', 'get'>['usage'];
 
 export type Row = Record<string, unknown>;
 /** Table name → row type (`tessera gen types` writes one for a project). */
@@ -90,6 +94,10 @@ export class DataActions {
    */
   sql(sql: string, params: unknown[] = []) {
     return this.action<SqlResult>('rawSQL', { sql, params });
+  }
+  /** The database's size against the plan: `{rows, bytes, max_rows, max_bytes, measured_at}` (null max: no limit). */
+  async usage(): Promise<DatabaseUsage> {
+    return (await this.#http.request<ResponseOf<'/v1/usage', 'get'>>('GET', '/v1/usage')).usage;
   }
   /** The project's schema: tables (columns, keys, indexes, triggers, policies), views, functions, grants. */
   async schema(): Promise<ProjectSchema> {

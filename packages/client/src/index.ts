@@ -22,7 +22,17 @@ export type { UploadBody, UploadOptions } from './storage.ts';
 export type { InvokeResult, FunctionInput } from './functions.ts';
 export type { AdminUser } from './admin.ts';
 export type { Reauth } from './tenant.ts';
-export type { Row, Where, OrderBy, Aggregate, WriteResult, SqlResult, SqlStatement, DatabaseShape } from './data.ts';
+export type {
+  Row,
+  Where,
+  OrderBy,
+  Aggregate,
+  WriteResult,
+  SqlResult,
+  SqlStatement,
+  DatabaseShape,
+  DatabaseUsage,
+} from './data.ts';
 export type {
   ProjectSchema,
   SchemaTable,

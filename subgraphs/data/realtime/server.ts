@@ -127,6 +127,9 @@ export function createRealtimeHttp(services: DataServices): SubgraphHttp {
         throw errors.unauthenticated('Send a project key (X-Api-Key) or an end-user access token');
       if (p.kind !== 'project' && p.kind !== 'user' && p.kind !== 'publishable')
         throw errors.forbidden('Realtime takes a project key (X-Api-Key) or an end-user access token');
+      // A stream (a subscription) past the plan's max_realtime_subscribers is refused with its HTTP status, before
+      // the stream starts; the subscription itself checks again (a race between the two answers in the stream).
+      if (request.headers.get('accept')?.includes('text/event-stream')) await services.realtime.assertRoom(p.projectId);
       return await yoga.fetch(request, { requestContext: ctx });
     },
     websocket(wss: WebSocketServer, authenticate) {
@@ -138,11 +141,26 @@ export function createRealtimeHttp(services: DataServices): SubgraphHttp {
           execute,
           subscribe,
           validate: validateLimited,
-          onSubscribe: (_ctx, _id, payload) => {
+          onSubscribe: async (c, _id, payload) => {
             try {
               parseLimited(payload.query, limits);
             } catch (err) {
               return [err as never];
+            }
+            // Past the plan's max_realtime_subscribers the subscription gets the protocol's `error` message (the
+            // subscription itself checks again, atomically: a race between the two answers with `next` and errors).
+            const p = c.extra.requestContext?.principal;
+            if (p && (p.kind === 'project' || p.kind === 'user' || p.kind === 'publishable')) {
+              try {
+                await services.realtime.assertRoom(p.projectId);
+              } catch (err) {
+                const shaped = shapeError(err);
+                return [
+                  createGraphQLError(shaped.message, {
+                    extensions: { code: shaped.code, http: { status: shaped.status }, details: shaped.details },
+                  }),
+                ];
+              }
             }
             return undefined;
           },

@@ -18,6 +18,10 @@ export const actionResolvers = {
     dataFindOne: action('findOne'),
     dataAggregate: action('aggregate'),
     dataVectorSearch: action('vectorSearch'),
+    dataUsage: async (_: unknown, _args: unknown, ctx: Ctx) => {
+      if (ctx.principal.kind !== 'project') throw errors.forbidden("The project's secret key may read its usage");
+      return await ctx.services.quota.usage(await ctx.services.provisioning.ensure(ctx.principal.projectId));
+    },
     _projectTables: async (_: unknown, { projectId }: { projectId: string }, ctx: Ctx) => {
       if (ctx.principal.kind !== 'internal') throw errors.forbidden('Internal operation');
       return await ctx.services.tableNames(projectId);

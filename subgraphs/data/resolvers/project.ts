@@ -1,3 +1,4 @@
+import { errors } from '../../../platform/errors.ts';
 import type { SubgraphContext } from '../../../platform/subgraph.ts';
 import type { DataServices } from '../services/index.ts';
 
@@ -9,5 +10,17 @@ export const projectResolvers = {
     __resolveReference: (ref: Ref) => ({ id: ref.id }),
     databaseSchema: (p: Ref, _: unknown, ctx: Ctx) => ctx.services.projectSchema.schemaOf(p.id),
     dataApiUrl: (_p: Ref, _: unknown, ctx: Ctx) => ctx.services.projectSchema.apiUrl(),
+    // A tenant reaches a Project only through tenant management's root fields, which check that it owns it (as the
+    // tenant subgraph's own fields rely on); a project key reads its own project only.
+    databaseUsage: async (p: Ref, _: unknown, ctx: Ctx) => {
+      const who = ctx.principal;
+      const allowed =
+        who.kind === 'internal' ||
+        who.kind === 'operator' ||
+        who.kind === 'tenant' ||
+        (who.kind === 'project' && who.projectId === p.id);
+      if (!allowed) throw errors.forbidden("The project's secret key, its owning tenant or the operator may read this");
+      return await ctx.services.quota.usage(await ctx.services.provisioning.ensure(p.id));
+    },
   },
 };

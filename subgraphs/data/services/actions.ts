@@ -36,6 +36,7 @@ import { checkSqlScript, type ScriptStatement } from './sql-guard.ts';
 import { ident } from './names.ts';
 import { bindValue, isPlainObject, Params } from './where.ts';
 import type { Change } from './realtime.ts';
+import { writtenRows, ROOM_MAKING_STATEMENTS, type DatabaseQuota } from './usage.ts';
 
 export type Body = Record<string, unknown>;
 export type ActionName =
@@ -51,6 +52,8 @@ const TRANSACTION_ACTIONS = [
   'rawSQL',
 ] as const;
 const MAX_OPERATIONS = 100;
+/** Actions that never write (no quota is checked for them). */
+const READ_ACTIONS = new Set(['find', 'findOne', 'aggregate', 'vectorSearch']);
 
 /**
  * Who runs the action, on which project: the project key (its own role), an end-user (the end-user role, `user`)
@@ -182,8 +185,32 @@ export function createActions(deps: {
   maxRows: number;
   /** Most bytes (roughly, as JSON) a rawSQL answer holds (TESSERA_DATA_MAX_RESULT_BYTES). */
   maxResultBytes: number;
+  /** The plan's database size limits (max_database_rows, max_database_bytes); none checked without it. */
+  quota?: DatabaseQuota;
 }) {
-  const { admin, provisioning, pools, catalog, realtime, hooks, outbox, maxRows } = deps;
+  const { admin, provisioning, pools, catalog, realtime, hooks, outbox, maxRows, quota } = deps;
+
+  /**
+   * The database quota for operations about to run (`{action, sql?}`): nothing for reads alone; for writes, the
+   * QUOTA_EXCEEDED error when the project is past max_database_rows or max_database_bytes. Past it, inserts, updates
+   * and rawSQL statements other than reads and room-making ones (DELETE, TRUNCATE, DROP, VACUUM) are refused here;
+   * what is left is returned so that it runs in a transaction that must not write a row (usage.ts writtenRows).
+   */
+  const quotaFor = async (caller: Caller, ops: Body[]): Promise<AppError | undefined> => {
+    const writes = ops.filter((op) => !READ_ACTIONS.has(op.action as string));
+    if (!quota || writes.length === 0) return undefined;
+    const over = await quota.check(caller.role);
+    if (!over) return undefined;
+    for (const op of writes) {
+      if (op.action === 'insert' || op.action === 'update') throw over;
+      if (op.action === 'rawSQL') {
+        requireAdminScope('admin:sql'); // a caller that may not run SQL learns nothing about the quota
+        const statements = await checkSqlScript(op.sql, caller.role.schemaName);
+        if (statements.some((st) => !ROOM_MAKING_STATEMENTS.has(st.statement))) throw over;
+      }
+    }
+    return over;
+  };
   const limits = { maxRows, maxBytes: deps.maxResultBytes };
 
   const runBefore = async (s: Session, ...args: Parameters<DataHooks['runBefore']>): Promise<unknown[]> => {
@@ -503,7 +530,7 @@ export function createActions(deps: {
   const inTransaction = async <T>(
     caller: Caller,
     fn: (s: Session) => Promise<T>,
-    opts: RunOptions & { rollback?: boolean } = {},
+    opts: RunOptions & { rollback?: boolean; over?: AppError } = {},
   ): Promise<T> => {
     const rollback = opts.rollback === true;
     const client = await pools.get(caller.role).connect();
@@ -527,7 +554,10 @@ export function createActions(deps: {
                   set_config('request.role', 'anon', true)`,
         );
       }
+      const before = opts.over ? await writtenRows(client) : 0;
       out = await fn(s);
+      // Past the database quota only reads and room-making statements were let in: nothing they set off may add rows.
+      if (opts.over && (await writtenRows(client)) > before) throw opts.over;
       // The committed rows wait for their after-hooks in the outbox, added in this transaction (never for a rollback).
       if (!rollback && s.after.length > 0) s.outboxId = await outbox.add(client, s.hook, s.after);
       await client.query(rollback ? 'rollback' : 'commit');
@@ -556,10 +586,16 @@ export function createActions(deps: {
   ): Promise<unknown> => {
     const caller = await callerOf(principal);
     const fn = actions[action] as (s: Session, b: Body) => Promise<unknown>;
-    if (underRls(caller)) {
-      return await inTransaction(caller, (s) => fn(s, body), o).catch((err: unknown) => {
-        throw forEndUser(mapPgError(err));
-      });
+    const over = await quotaFor(caller, [{ ...body, action }]);
+    if (!READ_ACTIONS.has(action)) quota?.wrote(caller.role.projectId);
+    // VACUUM cannot run in a transaction; it makes no rows.
+    const guarded = over && !(action === 'rawSQL' && /^\s*vacuum\b/i.test(String(body.sql)));
+    if (underRls(caller) || guarded) {
+      return await inTransaction(caller, (s) => fn(s, body), { ...o, over: guarded ? over : undefined }).catch(
+        (err: unknown) => {
+          throw underRls(caller) ? forEndUser(mapPgError(err)) : err;
+        },
+      );
     }
     const schema = caller.role.schemaName;
     const once = async (retry: boolean): Promise<unknown> => {
@@ -617,6 +653,9 @@ export function createActions(deps: {
       }
     });
     const caller = await callerOf(principal);
+    const over = await quotaFor(caller, operations as Body[]);
+    if ((operations as Body[]).some((op) => !READ_ACTIONS.has(op.action as string)))
+      quota?.wrote(caller.role.projectId);
     const run = inTransaction(
       caller,
       async (s) => {
@@ -639,7 +678,7 @@ export function createActions(deps: {
         }
         return { results };
       },
-      opts,
+      { ...opts, over },
     );
     return underRls(caller) ? await run.catch((err: unknown) => Promise.reject(forEndUser(err))) : await run;
   };

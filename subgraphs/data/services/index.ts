@@ -17,6 +17,7 @@ import { createRealtime } from './realtime.ts';
 import { createPgPool } from '../../../platform/pg-pool.ts';
 import { createPlanLimitsReader } from '../../../platform/plan-limits.ts';
 import { createStatementTimeSharing } from './statement-time-sharing.ts';
+import { createDatabaseQuota } from './usage.ts';
 
 export type DataServices = Awaited<ReturnType<typeof createDataServices>>;
 
@@ -70,6 +71,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
   });
   const catalog = createCatalog({ databaseUrl, logger: log });
   const realtime = createRealtime({
+    planLimits,
     admin,
     pools,
     databaseUrl: serverUrl,
@@ -77,6 +79,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     maxSubscribers: config.realtimeMaxSubscribers,
   });
   const hooks = createDataHooks({ router, databaseUrl, logger: log, maxDepth: config.hookMaxDepth, admin });
+  const quota = createDatabaseQuota({ db: (role) => pools.get(role), planLimits });
   const outbox = createHookOutbox({ admin, pools, provisioning, hooks, logger: log });
   const actions = createActions({
     admin,
@@ -88,6 +91,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     outbox,
     maxRows: config.dataMaxRows,
     maxResultBytes: config.dataMaxResultBytes,
+    quota,
   });
   // The schema endpoint and migrations (a migration's SQL runs through the actions, as a rawSQL script does).
   const migrations = createMigrations({
@@ -121,7 +125,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
   return {
     provisioning,
     pools,
-    /** The projects' plans as tenant management says (the pools read connections and statement time from them). */
+    /** The projects' plans as tenant management says (connections, statement time, database size, realtime subscribers). */
     planLimits,
     catalog,
     realtime,
@@ -130,6 +134,8 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     hooks,
     /** The after-hook outbox; swept by the recurring job jobs/sweep-hook-outbox.ts. */
     outbox,
+    /** The database size of each project against its plan (max_database_rows, max_database_bytes). */
+    quota,
     subscriber: actions.subscriber,
     projectSchema: { schemaOf: schemaNameOf, apiUrl: () => `${config.issuer}/v1` },
     limits: { realtimeMaxSubscribers: config.realtimeMaxSubscribers, graphql: graphqlLimitsOf(config) },
@@ -141,6 +147,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     /** `project.deleted`: listeners and pool closed, database and roles dropped. */
     async onProjectDeleted(projectId: string): Promise<void> {
       realtime.closeProject(projectId);
+      quota.forget(projectId);
       await pools.close(projectId);
       await catalog.announce(admin, schemaNameOf(projectId)).catch(() => {});
       await provisioning.drop(projectId);
@@ -185,6 +192,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
       untrackPool('data:projects');
       untrackRealtime?.();
       await outbox.stop();
+      await planLimits.stop();
       await catalog.stop();
       await hooks.stop();
       await realtime.stop();

@@ -10,6 +10,8 @@ import pg from 'pg';
 import { createPubSub } from 'graphql-yoga';
 import { backoffMs } from '../../../platform/backoff.ts';
 import { AppError } from '../../../platform/errors.ts';
+import { planLimitReached } from '../../../platform/limit-errors.ts';
+import type { PlanLimitsReader, ProjectPlan } from '../../../platform/plan-limits.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import { createLoop, type Loop } from '../../../platform/loop.ts';
 import { ident } from './names.ts';
@@ -75,6 +77,8 @@ export function createRealtime(opts: {
   databaseUrl: string;
   logger: Logger;
   maxSubscribers: number;
+  /** The project's plan: max_realtime_subscribers (counted per server, like TESSERA_REALTIME_MAX_SUBSCRIBERS). */
+  planLimits?: Pick<PlanLimitsReader, 'plan'>;
 }) {
   const { admin, pools, logger } = opts;
   const pubsub = createPubSub<{ change: [projectId: string, change: Change] }>();
@@ -139,8 +143,18 @@ export function createRealtime(opts: {
     l.client = undefined;
   };
 
-  /** The project's listener with one more subscriber (opened now if needed); refuses past the subscriber cap. */
+  /** PLAN_LIMIT_REACHED when `open` subscriptions already fill the project plan's max_realtime_subscribers. */
+  const planRoom = (plan: ProjectPlan | null | undefined, open: number): void => {
+    const max = plan?.limits.maxRealtimeSubscribers ?? null;
+    if (max !== null && open >= max)
+      throw planLimitReached(plan!.planId, 'max_realtime_subscribers', max, 'realtime subscribers');
+  };
+
+  /** The project's listener with one more subscriber (opened now if needed); refuses past the subscriber caps. */
   const acquire = async (role: ProjectRole): Promise<Listener> => {
+    const plan = await opts.planLimits?.plan(role.projectId);
+    // From here to the count below nothing waits: two subscriptions cannot both take the last slot.
+    planRoom(plan, listeners.get(role.projectId)?.subscribers ?? 0);
     let l = listeners.get(role.projectId);
     if (l && (l.role.roleName !== role.roleName || l.role.password !== role.password)) {
       close(l); // re-provisioned
@@ -215,6 +229,14 @@ export function createRealtime(opts: {
     async stop(): Promise<void> {
       stopped = true;
       for (const l of [...listeners.values()]) close(l);
+    },
+
+    /**
+     * Refuses (PLAN_LIMIT_REACHED) when the project's subscriptions on this server fill its plan: the SSE endpoint asks
+     * before its stream starts, so the refusal is the HTTP status. `subscribe` checks again, atomically.
+     */
+    async assertRoom(projectId: string): Promise<void> {
+      planRoom(await opts.planLimits?.plan(projectId), listeners.get(projectId)?.subscribers ?? 0);
     },
 
     /**

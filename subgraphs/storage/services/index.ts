@@ -3,6 +3,7 @@ import type { SubgraphDeps } from '../../../platform/subgraph.ts';
 import { openBlobStore, type BlobStore } from '../../../platform/blob-store/index.ts';
 import type { Config } from '../../../platform/config.ts';
 import type { Logger } from '../../../platform/logger.ts';
+import { createPlanLimitsReader, type PlanLimitsReader } from '../../../platform/plan-limits.ts';
 import { createLimitService, type LimitService } from './limits.ts';
 import { createObjectService, type ObjectService } from './objects.ts';
 import { createPolicyService, type PolicyService } from './policies.ts';
@@ -15,6 +16,8 @@ export type StorageServices = {
   objects: ObjectService;
   policies: PolicyService;
   limits: LimitService;
+  /** The project's plan as tenant management says (max_pending_uploads); emptied by the plans.changed broadcast. */
+  planLimits: PlanLimitsReader;
   locations: { apiUrl: () => string; downloadPath: (id: string) => string };
 };
 
@@ -22,7 +25,8 @@ export function createStorageServices({ config, db, logger, databaseUrl, router 
   const blobs = openBlobStore(config);
   const policies = createPolicyService({ db });
   const limits = createLimitService({ db, config, router });
-  const objects = createObjectService({ db, blobs, policies, limits, config, logger });
+  const planLimits = createPlanLimitsReader(router);
+  const objects = createObjectService({ db, blobs, policies, limits, config, logger, planLimits });
   return {
     config,
     logger,
@@ -31,6 +35,7 @@ export function createStorageServices({ config, db, logger, databaseUrl, router 
     objects,
     policies,
     limits,
+    planLimits,
     locations: {
       apiUrl: () => `${config.issuer}/storage/api/v1/storage`,
       downloadPath: (id) => `/storage/api/v1/storage/download/${id}`,

@@ -12,6 +12,8 @@ import { decodeCursor, encodeCursor } from '../../../platform/cursor.ts';
 import { isUuid } from '../../../platform/ids.ts';
 import { isStorableTime, textProblem } from '../../../platform/input-guard.ts';
 import type { Logger } from '../../../platform/logger.ts';
+import { planLimitReached } from '../../../platform/limit-errors.ts';
+import type { PlanLimitsReader } from '../../../platform/plan-limits.ts';
 import { BlobTooLargeError, blobKeyOf, type BlobStore } from '../../../platform/blob-store/index.ts';
 import {
   assertMayOnObject,
@@ -181,8 +183,20 @@ export function createObjectService(deps: {
   limits: LimitService;
   config: Config;
   logger: Logger;
+  /** The project's plan (max_pending_uploads); without it, unconfirmed uploads are bounded by bytes only. */
+  planLimits?: Pick<PlanLimitsReader, 'plan'>;
 }) {
   const { db, blobs, policies, limits, logger } = deps;
+
+  /** Uploads not confirmed yet: streaming (`uploading`, while their reservation is alive) and `pending`. */
+  const pendingCount = async (sql: Sql, projectId: string): Promise<number> => {
+    const [r] = (await sql.execute(
+      `select count(*)::int as n from storage_objects
+        where project_id = ? and (status = 'pending' or (status = 'uploading' and created_at > now() - make_interval(secs => ?)))`,
+      [projectId, uploadLifetimeSeconds(deps.config)],
+    )) as { n: number }[];
+    return r!.n;
+  };
 
   /** Deletes blobs after the rows that named them are gone; a failure leaves an orphan, logged, never an error. */
   const dropBlobs = async (objects: { projectId: string; id: string }[]) => {
@@ -450,6 +464,8 @@ export function createObjectService(deps: {
         assertMayOnObject(projectPolicies, caller, 'delete', toObject(existing));
       }
       const plan = await limits.current(caller.projectId, requestId);
+      const projectPlan = await deps.planLimits?.plan(caller.projectId);
+      const maxPending = projectPlan?.limits.maxPendingUploads ?? null;
       const maxUpload = limits.maxUpload(plan);
       const hint =
         typeof input.sizeHint === 'number' && Number.isSafeInteger(input.sizeHint) && input.sizeHint >= 0
@@ -467,6 +483,10 @@ export function createObjectService(deps: {
             `The project's storage quota of ${plan.maxStorageBytes} bytes is used up (uploads in progress included)`,
             { quota_bytes: plan.maxStorageBytes },
           );
+        // Unconfirmed objects (each a row and a blob kept for the pending TTL) are counted too, under the same lock:
+        // zero-byte uploads cost no quota but are not free.
+        if (maxPending !== null && (await pendingCount(em, caller.projectId)) >= maxPending)
+          throw planLimitReached(projectPlan!.planId, 'max_pending_uploads', maxPending, 'unconfirmed uploads');
         const limitedBy = remaining < maxUpload ? 'quota' : 'upload';
         const maxBytes = Math.min(remaining, maxUpload, hint);
         await em.execute(

@@ -22,6 +22,7 @@ import {
 } from '../../support/browser-page.ts';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { waitFor } from '../../support/wait-for.ts';
+import { setPlanLimits } from '../../support/plans.ts';
 
 jest.setTimeout(60_000);
 
@@ -540,6 +541,31 @@ describe('the RLS policy editor', () => {
     await gone(form);
     expect((await policiesOf(t)).map((p) => p.name)).toEqual(['x" on victims; drop table victims; --']);
     expect(await rows('select id from victims')).toEqual([{ id: 1 }]);
+  });
+});
+
+describe('the database usage line (issue 28)', () => {
+  it("shows the database's rows and size against the plan, and says when the plan's limit is reached", async () => {
+    await open('/database/tables');
+    const line = main().getByTestId('database-usage');
+    await contains(line, 'of 100,000 rows');
+    await contains(line, 'of 500.0 MB');
+    await checkPage('39-database-usage');
+    // The operator lowers the limit below what the project holds: the line says writes are refused.
+    await setPlanLimits(platform.databaseUrl, 'free', { max_database_rows: 1 });
+    try {
+      await waitFor(
+        async () => {
+          await open('/database/tables');
+          return (await line.textContent({ timeout: 5_000 }).catch(() => ''))?.includes('limit is reached');
+        },
+        { message: 'the usage line to say the limit is reached' },
+      );
+      await contains(line, 'of 1 rows');
+      await checkPage('39-database-usage-over');
+    } finally {
+      await setPlanLimits(platform.databaseUrl, 'free', { max_database_rows: 100_000 });
+    }
   });
 });
 

@@ -398,6 +398,7 @@ describe('the contract walk: every operation of /openapi.json, every answer chec
     const dump = await call('GET', '/v1/schema', {}, { ...k, query: 'format=sql' }, 'success');
     expect(dump.status).toBe(200);
     await call('GET', '/v1/migrations', {}, k, 'success');
+    await call('GET', '/v1/usage', {}, k, 'success');
     await call(
       'POST',
       '/v1/migrations',

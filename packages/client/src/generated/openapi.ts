@@ -3123,6 +3123,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's database size against its plan
+         * @description `{usage: {rows, bytes, max_rows, max_bytes, measured_at}}`: the live rows of the project's tables (PostgreSQL's statistics, about a second behind) and the size of its database in bytes, measured now, with the plan's `max_database_rows` and `max_database_bytes` (null: no limit). Past either, writes are answered 413 `QUOTA_EXCEEDED`; reads and deletes keep working. Secret key only.
+         *
+         *     Needs the project's API key (`X-Api-Key`) or an end-user access token.
+         */
+        get: operations["data.usage.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/vectorSearch": {
         parameters: {
             query?: never;
@@ -13571,6 +13593,56 @@ export interface operations {
             409: components["responses"]["E409"];
             413: components["responses"]["E413"];
             415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            502: components["responses"]["E502"];
+            503: components["responses"]["E503"];
+            504: components["responses"]["E504"];
+        };
+    };
+    "data.usage.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description The calling project's database size against its plan (max_database_rows, max_database_bytes), measured now
+                         *     (`GET /v1/usage`). The project's secret key only.
+                         */
+                        usage: {
+                            /** @description Size of the project's database on disk, in bytes (pg_database_size: tables, indexes, TOAST and the template's catalog). */
+                            bytes: number;
+                            /** @description The plan's max_database_bytes; null: no limit. */
+                            max_bytes?: number | null;
+                            /** @description The plan's max_database_rows; null: no limit. */
+                            max_rows?: number | null;
+                            /** @description When this was measured (ISO 8601). */
+                            measured_at: string;
+                            /** @description Live rows in the project's tables (PostgreSQL's statistics: committed inserts less deletes, about a second behind). */
+                            rows: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
             422: components["responses"]["E422"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];

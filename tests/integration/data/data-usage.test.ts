@@ -1,0 +1,99 @@
+// The database quota's measurement on a real server (subgraphs/data/services/usage.ts): live rows from PostgreSQL's
+// statistics and the database's size, how long a measurement is trusted (5 s; 1 s after a write; a refusal never rests
+// on one older than 1 s), on a clock the test moves, and the per-transaction count of written rows that keeps a
+// project past its quota from writing through a read or a delete.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { createDatabaseQuota, writtenRows } from '../../../subgraphs/data/services/usage.ts';
+import type { ProjectRole } from '../../../subgraphs/data/services/provisioning.ts';
+import { createTestDatabase } from '../../support/database.ts';
+import { heldPlan } from '../../support/plan-reader.ts';
+import { waitFor } from '../../support/wait-for.ts';
+
+let db: Awaited<ReturnType<typeof createTestDatabase>>;
+let pool: pg.Pool;
+const role = { projectId: 'usage-test' } as ProjectRole;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  await pool.query('create table items (id serial primary key, n int)');
+});
+
+afterAll(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+/** Rows the statistics show (they arrive about a second after a commit). */
+const statRows = async () =>
+  Number(
+    (await pool.query('select coalesce(sum(n_live_tup), 0)::int as n from pg_stat_user_tables')).rows[0].n as number,
+  );
+
+describe('the database quota', () => {
+  it('measures live rows and bytes, trusts a measurement 5 s (1 s after a write) and refuses only on a fresh one', async () => {
+    let clock = 1_000_000;
+    const held = heldPlan({ maxDatabaseRows: 10 });
+    const quota = createDatabaseQuota({ db: () => pool, planLimits: held.reader, now: () => clock });
+    await pool.query('insert into items (n) select g from generate_series(1, 5) g');
+    await waitFor(async () => (await statRows()) === 5, { message: 'the statistics to see 5 rows' });
+    expect(await quota.check(role)).toBeNull();
+    const u = await quota.usage(role);
+    expect(u).toMatchObject({ rows: 5, maxRows: 10, maxBytes: null });
+    expect(u.bytes).toBeGreaterThan(1_000_000);
+
+    // Past the limit, but the measurement is 1 s old and no write was announced: still trusted (5 s).
+    await pool.query('insert into items (n) select g from generate_series(1, 10) g');
+    await waitFor(async () => (await statRows()) === 15, { message: 'the statistics to see 15 rows' });
+    clock += 1_000;
+    expect(await quota.check(role)).toBeNull();
+    // A write was announced: a measurement 1 s old is taken again, and it is past the limit.
+    quota.wrote(role.projectId);
+    const over = await quota.check(role);
+    expect(over).toMatchObject({
+      code: 'QUOTA_EXCEEDED',
+      details: { limit: 'max_database_rows', max: 10, used: 15 },
+    });
+    expect(over!.message).toMatch(/test plan allows 10 database rows per project \(max_database_rows\)/);
+
+    // Back under: a refusal is never older than 1 s, so 0.5 s later the old measurement still refuses, 1 s later not.
+    await pool.query('delete from items where n > 2');
+    await waitFor(async () => (await statRows()) < 10, { message: 'the statistics to see the deletes' });
+    clock += 500;
+    expect(await quota.check(role)).not.toBeNull();
+    clock += 500;
+    expect(await quota.check(role)).toBeNull();
+
+    // The operator's change is read at once (the reader's copy), without measuring again.
+    held.plan.limits.maxDatabaseRows = 2;
+    expect(await quota.check(role)).toMatchObject({ details: { limit: 'max_database_rows', max: 2 } });
+    held.plan.limits.maxDatabaseRows = null;
+    held.plan.limits.maxDatabaseBytes = 1;
+    expect(await quota.check(role)).toMatchObject({ details: { limit: 'max_database_bytes', max: 1 } });
+    held.plan.limits.maxDatabaseBytes = null;
+    expect(await quota.check(role)).toBeNull();
+  });
+
+  it('counts the rows a transaction wrote, whatever wrote them, and not those of earlier transactions', async () => {
+    const c = await pool.connect();
+    try {
+      await c.query(
+        `create or replace function sneak() returns int language sql as $$ insert into items (n) values (0) returning id $$`,
+      );
+      await c.query('insert into items (n) values (1)'); // an earlier transaction on this connection, maybe unreported
+      await c.query('begin');
+      const before = await writtenRows(c);
+      await c.query('delete from items where n = 1');
+      await c.query('select count(*) from items');
+      expect(await writtenRows(c)).toBe(before);
+      await c.query('select sneak()');
+      expect(await writtenRows(c)).toBe(before + 1);
+      await c.query('with w as (update items set n = n returning 1) select count(*) from w');
+      expect(await writtenRows(c)).toBeGreaterThan(before + 1);
+      await c.query('rollback');
+    } finally {
+      c.release();
+    }
+  });
+});
