@@ -21,8 +21,11 @@ const TENANT = `id email name plan { id name } project_count: projectCount suspe
   suspended_reason: suspendedReason created_at: createdAt`;
 const STORAGE_USAGE = `storage_usage: storageUsage { objects bytes pending_objects: pendingObjects pending_bytes: pendingBytes
   quota_bytes: quotaBytes }`;
+const DATABASE_USAGE = 'database_usage: databaseUsage { rows bytes max_rows: maxRows max_bytes: maxBytes }';
+const FUNCTION_USAGE =
+  'function_usage: functionUsage { runs_this_month: runsThisMonth running_now: runningNow cron_jobs: cronJobs }';
 const PROJECT = `id name tenant: owner { id email } plan { id name } suspended_at: suspendedAt
-  suspended_reason: suspendedReason created_at: createdAt ${STORAGE_USAGE}`;
+  suspended_reason: suspendedReason created_at: createdAt ${STORAGE_USAGE} ${DATABASE_USAGE} ${FUNCTION_USAGE}`;
 const AUDIT = 'id at operator action target_kind: targetKind target_id: targetId details';
 const KEY =
   'id name key_prefix: keyPrefix created_at: createdAt created_by: createdBy last_used_at: lastUsedAt revoked_at: revokedAt';
@@ -184,7 +187,7 @@ export const adminRoutes: RouteRow[] = [
     method: 'GET',
     path: `${BASE}/projects`,
     summary: 'List projects (operator)',
-    description: `Every project of the install, oldest first, with its owner, plan, suspension and storage usage. Query \`search\` (text the name contains, or a project id), \`tenant_id\`. ${PAGE_DOC}`,
+    description: `Every project of the install, oldest first, with its owner, plan, suspension and usage (\`storage_usage\`, \`database_usage\`: live rows and bytes against the plan, \`function_usage\`: runs this month, running now, cron jobs). Query \`search\` (text the name contains, or a project id), \`tenant_id\`. ${PAGE_DOC}`,
     tag: TAG,
     auth: 'operator',
     operation: `query AdminProjects($search: String, $tenantId: ID, $first: Int, $after: String) {

@@ -197,7 +197,6 @@ export async function createDataServices({ config, logger, databaseUrl, router }
       await hooks.stop();
       await realtime.stop();
       await pools.closeAll();
-      await planLimits.stop();
       await statementTime.stop();
       await provisioning.stop();
       await admin.end();

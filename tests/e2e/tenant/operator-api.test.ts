@@ -191,6 +191,15 @@ describe('the operator admin API', () => {
       }),
     ]);
     expect(projects.body.projects[0].storage_usage).toMatchObject({ objects: 0, bytes: 0 });
+    // Usage gathered from the data and functions subgraphs through the router, read as the operator.
+    expect(projects.body.projects[0].database_usage).toMatchObject({
+      rows: expect.any(Number),
+      bytes: expect.any(Number),
+      max_rows: 100_000,
+      max_bytes: 500 * 1024 ** 2,
+    });
+    expect(projects.body.projects[0].database_usage.bytes).toBeGreaterThan(0);
+    expect(projects.body.projects[0].function_usage).toEqual({ runs_this_month: 0, running_now: 0, cron_jobs: 0 });
     expect(JSON.stringify(projects.body)).not.toContain('tsk_');
     const one = await op('GET', `/projects/${projectId}`);
     expect(one.body).toMatchObject({ id: projectId, name: 'Shop' });
@@ -438,6 +447,8 @@ describe('a fresh install without TESSERA_DEFAULT_PLAN', () => {
   it("stops a suspended project's cron (its neighbour's keeps running) and starts it again on resume", async () => {
     const op = (method: string, path: string, body?: unknown) =>
       call(method, `/admin/api/v1${path}`, { token: OPERATOR_KEY, body });
+    // Every-second ticks: back to the default without a cron interval (the test above made free the default).
+    expect((await op('PUT', '/settings/default-plan', { plan_id: 'self-hosted' })).status).toBe(200);
     const project = async (email: string) => {
       await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password: PASSWORD } });
       const t = (await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: PASSWORD } })).body

@@ -158,7 +158,7 @@ export interface paths {
         };
         /**
          * List projects (operator)
-         * @description Every project of the install, oldest first, with its owner, plan, suspension and storage usage. Query `search` (text the name contains, or a project id), `tenant_id`. Query `first` (1-100, default 50) and `after` (the `next_cursor` of the previous page).
+         * @description Every project of the install, oldest first, with its owner, plan, suspension and usage (`storage_usage`, `database_usage`: live rows and bytes against the plan, `function_usage`: runs this month, running now, cron jobs). Query `search` (text the name contains, or a project id), `tenant_id`. Query `first` (1-100, default 50) and `after` (the `next_cursor` of the previous page).
          *
          *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
          */
@@ -3957,6 +3957,33 @@ export interface operations {
                         projects: {
                             /** @description When the project was created (ISO 8601). */
                             created_at: string;
+                            /**
+                             * @description How big the project's database is against its plan (max_database_rows, max_database_bytes), measured now. Past
+                             *     either limit, writes are answered QUOTA_EXCEEDED; reads and deletes keep working. Readable by the project's secret
+                             *     key, the owning tenant and the operator.
+                             */
+                            database_usage: {
+                                /** @description Size of the project's database on disk, in bytes (pg_database_size: tables, indexes, TOAST and the template's catalog). */
+                                bytes: number;
+                                /** @description The plan's max_database_bytes; null: no limit. */
+                                max_bytes?: number | null;
+                                /** @description The plan's max_database_rows; null: no limit. */
+                                max_rows?: number | null;
+                                /** @description Live rows in the project's tables (PostgreSQL's statistics: committed inserts less deletes, about a second behind). */
+                                rows: number;
+                            };
+                            /**
+                             * @description What the project's functions use against its plan: runs this month, runs executing now, cron jobs. Readable by the
+                             *     project API key, the owning tenant and the operator.
+                             */
+                            function_usage: {
+                                /** @description Cron jobs of the project (enabled or not), as max_cron_jobs counts them. */
+                                cron_jobs: number;
+                                /** @description Runs executing now (across every instance). */
+                                running_now: number;
+                                /** @description Runs this calendar month (UTC), as the plan's monthly quota counts them (up to a second behind). */
+                                runs_this_month: number;
+                            };
                             /** @description The project's id (a UUID). */
                             id: string;
                             /** @description Display name. */
@@ -4026,6 +4053,33 @@ export interface operations {
                     "application/json": {
                         /** @description When the project was created (ISO 8601). */
                         created_at: string;
+                        /**
+                         * @description How big the project's database is against its plan (max_database_rows, max_database_bytes), measured now. Past
+                         *     either limit, writes are answered QUOTA_EXCEEDED; reads and deletes keep working. Readable by the project's secret
+                         *     key, the owning tenant and the operator.
+                         */
+                        database_usage: {
+                            /** @description Size of the project's database on disk, in bytes (pg_database_size: tables, indexes, TOAST and the template's catalog). */
+                            bytes: number;
+                            /** @description The plan's max_database_bytes; null: no limit. */
+                            max_bytes?: number | null;
+                            /** @description The plan's max_database_rows; null: no limit. */
+                            max_rows?: number | null;
+                            /** @description Live rows in the project's tables (PostgreSQL's statistics: committed inserts less deletes, about a second behind). */
+                            rows: number;
+                        };
+                        /**
+                         * @description What the project's functions use against its plan: runs this month, runs executing now, cron jobs. Readable by the
+                         *     project API key, the owning tenant and the operator.
+                         */
+                        function_usage: {
+                            /** @description Cron jobs of the project (enabled or not), as max_cron_jobs counts them. */
+                            cron_jobs: number;
+                            /** @description Runs executing now (across every instance). */
+                            running_now: number;
+                            /** @description Runs this calendar month (UTC), as the plan's monthly quota counts them (up to a second behind). */
+                            runs_this_month: number;
+                        };
                         /** @description The project's id (a UUID). */
                         id: string;
                         /** @description Display name. */
@@ -4094,6 +4148,33 @@ export interface operations {
                     "application/json": {
                         /** @description When the project was created (ISO 8601). */
                         created_at: string;
+                        /**
+                         * @description How big the project's database is against its plan (max_database_rows, max_database_bytes), measured now. Past
+                         *     either limit, writes are answered QUOTA_EXCEEDED; reads and deletes keep working. Readable by the project's secret
+                         *     key, the owning tenant and the operator.
+                         */
+                        database_usage: {
+                            /** @description Size of the project's database on disk, in bytes (pg_database_size: tables, indexes, TOAST and the template's catalog). */
+                            bytes: number;
+                            /** @description The plan's max_database_bytes; null: no limit. */
+                            max_bytes?: number | null;
+                            /** @description The plan's max_database_rows; null: no limit. */
+                            max_rows?: number | null;
+                            /** @description Live rows in the project's tables (PostgreSQL's statistics: committed inserts less deletes, about a second behind). */
+                            rows: number;
+                        };
+                        /**
+                         * @description What the project's functions use against its plan: runs this month, runs executing now, cron jobs. Readable by the
+                         *     project API key, the owning tenant and the operator.
+                         */
+                        function_usage: {
+                            /** @description Cron jobs of the project (enabled or not), as max_cron_jobs counts them. */
+                            cron_jobs: number;
+                            /** @description Runs executing now (across every instance). */
+                            running_now: number;
+                            /** @description Runs this calendar month (UTC), as the plan's monthly quota counts them (up to a second behind). */
+                            runs_this_month: number;
+                        };
                         /** @description The project's id (a UUID). */
                         id: string;
                         /** @description Display name. */
@@ -4171,6 +4252,33 @@ export interface operations {
                     "application/json": {
                         /** @description When the project was created (ISO 8601). */
                         created_at: string;
+                        /**
+                         * @description How big the project's database is against its plan (max_database_rows, max_database_bytes), measured now. Past
+                         *     either limit, writes are answered QUOTA_EXCEEDED; reads and deletes keep working. Readable by the project's secret
+                         *     key, the owning tenant and the operator.
+                         */
+                        database_usage: {
+                            /** @description Size of the project's database on disk, in bytes (pg_database_size: tables, indexes, TOAST and the template's catalog). */
+                            bytes: number;
+                            /** @description The plan's max_database_bytes; null: no limit. */
+                            max_bytes?: number | null;
+                            /** @description The plan's max_database_rows; null: no limit. */
+                            max_rows?: number | null;
+                            /** @description Live rows in the project's tables (PostgreSQL's statistics: committed inserts less deletes, about a second behind). */
+                            rows: number;
+                        };
+                        /**
+                         * @description What the project's functions use against its plan: runs this month, runs executing now, cron jobs. Readable by the
+                         *     project API key, the owning tenant and the operator.
+                         */
+                        function_usage: {
+                            /** @description Cron jobs of the project (enabled or not), as max_cron_jobs counts them. */
+                            cron_jobs: number;
+                            /** @description Runs executing now (across every instance). */
+                            running_now: number;
+                            /** @description Runs this calendar month (UTC), as the plan's monthly quota counts them (up to a second behind). */
+                            runs_this_month: number;
+                        };
                         /** @description The project's id (a UUID). */
                         id: string;
                         /** @description Display name. */
