@@ -2,10 +2,10 @@
 // origins, plan and usage. Each tab is its own address.
 import { useState, type ReactNode } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import type { OidcClient } from '@tessera/client';
+import { PLAN_LIMITS, type OidcClient } from '@tessera/client';
 import { API_URL, platform } from '../lib/session.ts';
 import { useProjectCtx } from '../lib/project-context.ts';
-import { bytes, when } from '../lib/format.ts';
+import { bytes, limitValue, price, when } from '../lib/format.ts';
 import {
   Area,
   Badge,
@@ -465,15 +465,14 @@ function PlanUsage() {
                 This project is on the <strong>{project.plan?.name ?? 'default'}</strong> plan
                 {plan ? ` — ${plan.description}` : ''}.
               </p>
+              {/* Every limit of every plan ("unlimited" where the operator set none); a price only where one is set. */}
               <DataTable
+                label="Plans"
+                wide
                 columns={[
                   'Plan',
-                  'Projects',
-                  'Storage',
-                  'Upload',
-                  'Function runs / month',
-                  'Requests / minute',
-                  'Price / month',
+                  ...PLAN_LIMITS.map((l) => l.label),
+                  ...(list.some((p) => (p.price_cents_per_month ?? null) !== null) ? ['Price / month'] : []),
                 ]}
               >
                 {list.map((p) => (
@@ -481,16 +480,14 @@ function PlanUsage() {
                     <td>
                       {p.name} {p.id === project.plan?.id && <Badge tone="good">current</Badge>}
                     </td>
-                    <td className="num">{limit(p.limits.max_projects)}</td>
-                    <td className="num">{bytes(p.limits.max_storage_bytes)}</td>
-                    <td className="num">{bytes(p.limits.max_upload_bytes)}</td>
-                    <td className="num">{limit(p.limits.max_function_invocations_per_month)}</td>
-                    <td className="num">{limit(p.limits.max_requests_per_minute)}</td>
-                    <td className="num">
-                      {p.price_cents_per_month === null || p.price_cents_per_month === undefined
-                        ? '—'
-                        : `$${(p.price_cents_per_month / 100).toFixed(2)}`}
-                    </td>
+                    {PLAN_LIMITS.map((l) => (
+                      <td key={l.key} className="num">
+                        {limitValue(l.unit, p.limits[l.key])}
+                      </td>
+                    ))}
+                    {list.some((q) => (q.price_cents_per_month ?? null) !== null) && (
+                      <td className="num">{price(p.price_cents_per_month)}</td>
+                    )}
                   </tr>
                 ))}
               </DataTable>
@@ -505,7 +502,7 @@ function PlanUsage() {
             {storage.error ? (
               <ErrorBox error={storage.error} />
             ) : usage ? (
-              `${bytes(usage.bytes)} in ${usage.objects} files${plan ? ` of ${bytes(plan.limits.max_storage_bytes)}` : ''}`
+              `${bytes(usage.bytes)} in ${usage.objects} files${plan ? ` of ${limitValue('bytes', plan.limits.max_storage_bytes)}` : ''}`
             ) : (
               '…'
             )}
