@@ -463,33 +463,45 @@ function PlanUsage() {
             <>
               <p>
                 This project is on the <strong>{project.plan?.name ?? 'default'}</strong> plan
-                {plan ? ` — ${plan.description}` : ''}.
+                {plan ? ` — ${plan.description.replace(/\.$/, '')}` : ''}.
               </p>
-              {/* Every limit of every plan ("unlimited" where the operator set none); a price only where one is set. */}
+              {/* A limit per row and a plan per column (15 limits read down, not across); "unlimited" where the
+                  operator set none; the price row only when some plan has a price. */}
               <DataTable
                 label="Plans"
                 wide
                 columns={[
-                  'Plan',
-                  ...PLAN_LIMITS.map((l) => l.label),
-                  ...(list.some((p) => (p.price_cents_per_month ?? null) !== null) ? ['Price / month'] : []),
+                  'Limit',
+                  ...list.map((p) => ({
+                    key: p.id,
+                    label: (
+                      <>
+                        {p.name} {p.id === project.plan?.id && <Badge tone="good">current</Badge>}
+                      </>
+                    ),
+                  })),
                 ]}
               >
-                {list.map((p) => (
-                  <tr key={p.id} aria-current={p.id === project.plan?.id ? 'true' : undefined}>
-                    <td>
-                      {p.name} {p.id === project.plan?.id && <Badge tone="good">current</Badge>}
-                    </td>
-                    {PLAN_LIMITS.map((l) => (
-                      <td key={l.key} className="num">
+                {PLAN_LIMITS.map((l) => (
+                  <tr key={l.key}>
+                    <th scope="row">{l.label}</th>
+                    {list.map((p) => (
+                      <td key={p.id} className="num">
                         {limitValue(l.unit, p.limits[l.key])}
                       </td>
                     ))}
-                    {list.some((q) => (q.price_cents_per_month ?? null) !== null) && (
-                      <td className="num">{price(p.price_cents_per_month)}</td>
-                    )}
                   </tr>
                 ))}
+                {list.some((p) => (p.price_cents_per_month ?? null) !== null) && (
+                  <tr>
+                    <th scope="row">Price / month</th>
+                    {list.map((p) => (
+                      <td key={p.id} className="num">
+                        {price(p.price_cents_per_month)}
+                      </td>
+                    ))}
+                  </tr>
+                )}
               </DataTable>
             </>
           )}
