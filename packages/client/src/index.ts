@@ -35,7 +35,14 @@ export type * from './types.ts';
 export { Http, SESSION_ERROR_CODES } from './http.ts';
 
 export { VERSION } from './version.ts';
-export { createOperatorClient, OperatorClient, OperatorAdmin, PLAN_LIMITS, isPlanLimitKey } from './operator.ts';
+export {
+  createOperatorClient,
+  OperatorClient,
+  OperatorAdmin,
+  PLAN_LIMITS,
+  isPlanLimitKey,
+  storageUsageOf,
+} from './operator.ts';
 export type {
   OperatorClientOptions,
   OperatorPlan,
@@ -50,6 +57,7 @@ export type {
   AuditEntry,
   OperatorKey,
   NewOperatorKey,
+  StorageUsage,
 } from './operator.ts';
 
 export type ClientOptions = AuthOptions & {

@@ -91,9 +91,29 @@ export type OperatorProject = {
   suspended_at: string | null;
   suspended_reason: string | null;
   created_at: string;
-  /** What the project uses (storage at least; other parts as the install reports them). */
-  usage: Record<string, unknown> | null;
+  /** Files the project stores (from the storage service). */
+  storage_usage?: StorageUsage | null;
+  /** What the project uses, by service (as the install reports it). */
+  usage?: Record<string, unknown> | null;
 };
+
+/** A project's file storage: objects and bytes stored, uploads pending, the plan's quota (null: none). */
+export type StorageUsage = {
+  objects: number;
+  bytes: number;
+  pending_objects?: number;
+  pending_bytes?: number;
+  quota_bytes?: number | null;
+};
+
+/** The storage a project uses, wherever the answer carries it (`storage_usage`, or `usage.storage`). */
+export function storageUsageOf(p: Pick<OperatorProject, 'storage_usage' | 'usage'>): StorageUsage | undefined {
+  const u =
+    p.storage_usage ??
+    (p.usage as { storage?: StorageUsage; storage_usage?: StorageUsage } | null | undefined)?.storage ??
+    (p.usage as { storage_usage?: StorageUsage } | null | undefined)?.storage_usage;
+  return u && typeof u.bytes === 'number' ? u : undefined;
+}
 
 export type AuditEntry = {
   id: string;

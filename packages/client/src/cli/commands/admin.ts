@@ -5,6 +5,7 @@ import {
   createOperatorClient,
   isPlanLimitKey,
   PLAN_LIMITS,
+  storageUsageOf,
   type OperatorAdmin,
   type OperatorPlan,
   type OperatorPlanLimits,
@@ -169,7 +170,7 @@ const AREAS: Record<string, Area> = {
       ctx.out.result(page, () => withCursor(table(page.projects.map(projectRow), PROJECT_COLUMNS), page.next_cursor));
     } else if (sub === 'show') {
       const p = await api.projects.get(arg(args, 1, 'id'));
-      ctx.out.result(p, () => `${props(projectRow(p))}${p.usage ? `\nusage:\n${props(p.usage, '  ')}` : ''}`);
+      ctx.out.result(p, () => props(projectRow(p)));
     } else if (sub === 'suspend') {
       const id = arg(args, 1, 'id');
       await confirm(ctx, `Suspend project ${id} (every call for it is refused; data kept)`);
@@ -241,7 +242,7 @@ const projectRow = (p: OperatorProject) => ({
   name: p.name,
   tenant: p.tenant.email,
   plan: p.plan.id,
-  storage: storageText(p.usage),
+  storage: storageText(p),
   suspended: suspension(p.suspended_at, p.suspended_reason),
   created_at: p.created_at,
 });
@@ -251,9 +252,9 @@ function suspension(at: string | null, reason: string | null): string {
   return reason ? `since ${at}: ${reason}` : `since ${at}`;
 }
 
-function storageText(usage: OperatorProject['usage']): string {
-  const s = (usage as { storage?: { bytes?: unknown } } | null)?.storage;
-  return typeof s?.bytes === 'number' ? bytes(s.bytes) : '';
+function storageText(p: OperatorProject): string {
+  const s = storageUsageOf(p);
+  return s ? `${bytes(s.bytes)} in ${s.objects} files` : '';
 }
 
 function withCursor(text: string, cursor: string | null): string {
