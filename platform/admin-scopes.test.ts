@@ -13,6 +13,10 @@ import {
   publishableBlocked,
   requireAdminScope,
   rootFieldsOf,
+  OPERATOR_FIELDS,
+  operatorBlocked,
+  operatorOnly,
+  operatorRefusal,
   type AdminScope,
 } from './admin-scopes.ts';
 import type { Principal } from './auth.ts';
@@ -124,7 +128,7 @@ describe('admin scopes', () => {
 
   it('classifies every public root field as admin or not', () => {
     const admin = new Set<string>(Object.values(ADMIN_SCOPES).flatMap((s) => [...s.fields]));
-    const unclassified = rootFields.filter((f) => !admin.has(f) && !NOT_ADMIN.has(f));
+    const unclassified = rootFields.filter((f) => !admin.has(f) && !NOT_ADMIN.has(f) && !OPERATOR_FIELDS.has(f));
     expect(unclassified).toEqual([]);
   });
 
@@ -248,5 +252,35 @@ describe('who holds every admin scope (no principal is kept for them while an op
     expect(holdsEveryAdminScope(client(['admin:sql']))).toBe(false);
     expect(holdsEveryAdminScope(user)).toBe(false);
     expect(holdsEveryAdminScope({ kind: 'anonymous' })).toBe(false);
+  });
+});
+
+describe('operator fields', () => {
+  it('names only root fields of the supergraph, none of them an admin-scope field', () => {
+    const admin = new Set<string>(Object.values(ADMIN_SCOPES).flatMap((s) => [...s.fields]));
+    for (const f of OPERATOR_FIELDS) {
+      expect(rootFields).toContain(f);
+      expect(admin.has(f)).toBe(false);
+    }
+  });
+
+  it('opens the operator fields to the operator (and the platform) only', () => {
+    const operator: Principal = { kind: 'operator', operator: 'alice', keyId: 'k' };
+    expect(operatorRefusal(operator)).toBeNull();
+    expect(operatorRefusal({ kind: 'internal' })).toBeNull();
+    expect(operatorRefusal({ kind: 'anonymous' })?.code).toBe('UNAUTHENTICATED');
+    for (const p of [key, client(['admin']), user, { kind: 'tenant', tenantId: 't', sessionId: 's' } as Principal])
+      expect(operatorRefusal(p)?.code).toBe('FORBIDDEN');
+    expect(operatorRefusal({ kind: 'publishable', projectId: 'p', tenantId: 't' })?.code).toBe('FORBIDDEN');
+  });
+
+  it('lets the operator run nothing but the operator fields (and federation plumbing)', () => {
+    const fields = (q: string) => rootFieldsOf(parse(q));
+    expect(operatorOnly(fields('{ adminPlans { id } }'))).toBe(true);
+    expect(operatorBlocked(fields('{ adminPlans { id } __typename }'))).toBeUndefined();
+    expect(operatorBlocked(fields('{ _entities(representations: []) { __typename } }'))).toBeUndefined();
+    expect(operatorBlocked(fields('{ adminPlans { id } me { id } }'))).toBe('me');
+    expect(operatorBlocked(fields('{ dataFind(table: "t") { rows } }'))).toBe('dataFind');
+    expect(operatorOnly(fields('{ ...F } fragment F on Query { x: operatorKeys { id } }'))).toBe(true);
   });
 });

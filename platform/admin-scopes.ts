@@ -268,3 +268,65 @@ export function requireAdminScope(scope: AdminScope): void {
   const refusal = adminRefusal(principal, scope);
   if (refusal) throw refusal;
 }
+
+/**
+ * The operator API (`/admin/api/v1`, platform/auth.ts `operator`): root fields only an operator key may run, and the
+ * only ones it may run. Checked by every subgraph executor (platform/subgraph.ts) before anything runs: another
+ * principal running one of these is refused (401 anonymous, 403 any other credential), and the operator running
+ * anything else (a tenant's, a project's, an end-user's field) is refused too. `_entities` stays open to the operator so
+ * that the admin API's `Project` answers gather the usage other subgraphs add to the entity (their field resolvers
+ * decide whether the operator may read them).
+ */
+export const OPERATOR_FIELDS: ReadonlySet<string> = new Set([
+  'adminPlans',
+  'createPlan',
+  'updatePlan',
+  'deletePlan',
+  'adminSettings',
+  'setDefaultPlan',
+  'adminTenants',
+  'adminTenant',
+  'setTenantPlan',
+  'suspendTenant',
+  'resumeTenant',
+  'adminProjects',
+  'adminProject',
+  'suspendProject',
+  'resumeProject',
+  'operatorAudit',
+  'operatorKeys',
+  'createOperatorKey',
+  'revokeOperatorKey',
+]);
+
+/** Federation plumbing an operator's admin query plans through (never a root field of its own). */
+const OPERATOR_PLUMBING: ReadonlySet<string> = new Set(['_entities', '_service']);
+
+/** Whether the root fields include an operator-only one. */
+export function operatorOnly(fields: readonly string[]): boolean {
+  return fields.some((f) => OPERATOR_FIELDS.has(f));
+}
+
+/** The first root field an operator key may not run (anything outside the admin API), if any. */
+export function operatorBlocked(fields: readonly string[]): string | undefined {
+  return fields.find((f) => !f.startsWith('__') && !OPERATOR_FIELDS.has(f) && !OPERATOR_PLUMBING.has(f));
+}
+
+/** Why `principal` may not run the admin API's operator fields; null when it may (the operator, the platform). */
+export function operatorRefusal(principal: Principal): AppError | null {
+  if (principal.kind === 'operator' || principal.kind === 'internal') return null;
+  const how = 'the admin API needs an operator key (Authorization: Bearer top_...)';
+  if (principal.kind === 'anonymous') return errors.unauthenticated(`This is an operator operation: ${how}`);
+  return new AppError('FORBIDDEN', `This is an operator operation: ${how}; a ${principal.kind} credential may not`, {
+    key_kind: principal.kind,
+  });
+}
+
+/** The 403 an operator key gets outside the admin API. */
+export function operatorOutsideAdmin(what: string): AppError {
+  return new AppError(
+    'FORBIDDEN',
+    `An operator key opens only the admin API (/admin/api/v1); it may not ${what}. Use a tenant token or a project key.`,
+    { key_kind: 'operator' },
+  );
+}

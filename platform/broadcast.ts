@@ -24,6 +24,8 @@ export type BroadcastTopics = {
     sessionIds?: string[];
     projectId?: string;
     tenantId?: string;
+    /** Operator keys revoked (by id). */
+    operatorKeyIds?: string[];
     all?: boolean;
   };
   /** The database hooks of a project changed. */

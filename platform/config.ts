@@ -66,7 +66,7 @@ function optionalMongoUrl(raw: string): string | undefined {
 }
 
 /** A plan's id: lower case letters, digits and dashes (the admin API checks new plans' ids the same way). */
-function planId(raw: string): string {
+export function planId(raw: string): string {
   if (!/^[a-z0-9][a-z0-9-]{0,39}$/.test(raw))
     throw new ParseError(`expected a plan id (lower case letters, digits and dashes), got "${raw}"`);
   return raw;
@@ -91,6 +91,16 @@ function secret(minLength: number) {
     if (raw.length < minLength) throw new ParseError(`expected at least ${minLength} characters`);
     return raw;
   };
+}
+
+/** TESSERA_OPERATOR_KEY: `top_` and at least 32 more characters (empty: none). */
+function operatorKey(raw: string): string | undefined {
+  const value = secret(36)(raw);
+  if (value !== undefined && !/^top_[A-Za-z0-9_-]{32,}$/.test(value))
+    throw new ParseError(
+      'expected an operator key: `top_` and 32+ letters, digits, `-` or `_` (npm run operator-key makes one)',
+    );
+  return value;
 }
 
 function bool(raw: string): boolean {
@@ -197,6 +207,13 @@ export const CONFIG_SCHEMA = {
     parse: bool,
     description:
       'One info-level log line per HTTP request (method, route, status, duration, request id, project) from every process.',
+  },
+  operatorKey: {
+    env: 'TESSERA_OPERATOR_KEY',
+    default: '',
+    parse: operatorKey,
+    description:
+      'The bootstrap operator key (`top_` and 32+ more characters; `npm run operator-key` makes one): it opens the admin API (`/admin/api/v1`) as the operator named `bootstrap`. Empty: no bootstrap key (operator keys made through the admin API still work).',
   },
   defaultPlan: {
     env: 'TESSERA_DEFAULT_PLAN',

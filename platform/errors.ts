@@ -22,6 +22,9 @@ export const ERROR_TABLE = {
   FORBIDDEN: { status: 403, expose: true, message: 'This credential may not do that' },
   // CORS: a browser request with a credential of a project that does not allow the page's origin (rest-compat/cors.ts).
   ORIGIN_NOT_ALLOWED: { status: 403, expose: true, message: 'This origin may not call with this credential' },
+  // Suspended by the install's operator (admin API): data kept, every call of the project (or the account) refused.
+  PROJECT_SUSPENDED: { status: 403, expose: true, message: 'The project is suspended by the operator of this install' },
+  TENANT_SUSPENDED: { status: 403, expose: true, message: 'The account is suspended by the operator of this install' },
   NOT_FOUND: { status: 404, expose: true, message: 'Not found' },
   ROUTE_NOT_FOUND: { status: 404, expose: true, message: 'No such route' },
   METHOD_NOT_ALLOWED: { status: 405, expose: true, message: 'Method not allowed on this path' },
@@ -36,6 +39,8 @@ export const ERROR_TABLE = {
   MFA_ALREADY_ENABLED: { status: 409, expose: true, message: 'MFA is already enabled' },
   MFA_NOT_ENABLED: { status: 409, expose: true, message: 'MFA is not enabled' },
   PLAN_LIMIT_REACHED: { status: 409, expose: true, message: 'The plan limit is reached' },
+  // An operator deleting a plan a tenant is on, or the default plan for new tenants.
+  PLAN_IN_USE: { status: 409, expose: true, message: 'The plan is in use' },
   EMAIL_NOT_CONFIGURED: {
     status: 409,
     expose: true,
@@ -114,6 +119,17 @@ export const errors = {
       retry_after: retryAfterSeconds,
     }),
   unavailable: (message: string) => new AppError('SERVICE_UNAVAILABLE', message),
+  /** The project is suspended by the operator, itself or (`by: 'tenant'`) with its owner's account. */
+  projectSuspended: (projectId: string, by: 'project' | 'tenant' = 'project') =>
+    new AppError(
+      'PROJECT_SUSPENDED',
+      by === 'tenant'
+        ? "The project is suspended by the operator of this install (its owner's account is suspended)"
+        : 'The project is suspended by the operator of this install',
+      { project_id: projectId, suspended: by },
+    ),
+  /** The developer account is suspended by the operator. */
+  tenantSuspended: () => new AppError('TENANT_SUSPENDED', 'The account is suspended by the operator of this install'),
   /** An upload that went past its ticket's limit: the project's remaining quota, or the largest upload allowed. */
   uploadTooLarge: (ticket: { maxBytes: number; limitedBy: 'upload' | 'quota' }) =>
     ticket.limitedBy === 'quota'

@@ -135,16 +135,25 @@ export const INTERNAL_OPERATIONS = {
   // ── Credentials (the router) ────────────────────────────────────────────────────────────────────────────────
   authenticate: op<
     { apiKey?: string; token?: string },
-    { _authenticate: { kind: string; tenantId?: string; projectId?: string; sessionId?: string } }
+    {
+      _authenticate: {
+        kind: string;
+        tenantId?: string;
+        projectId?: string;
+        sessionId?: string;
+        operator?: string;
+        keyId?: string;
+      };
+    }
   >({
     name: 'Authenticate',
     document: `query Authenticate($apiKey: String, $token: String) {
-  _authenticate(apiKey: $apiKey, token: $token) { kind tenantId projectId sessionId }
+  _authenticate(apiKey: $apiKey, token: $token) { kind tenantId projectId sessionId operator keyId }
 }`,
     subgraph: 'tenant',
     callers: ['router'],
     runsAs: 'internal',
-    description: 'Who a project API key, publishable key or tenant access token stands for.',
+    description: 'Who a project API key, publishable key, tenant access token or operator key stands for.',
   }),
   authenticateUser: op<{ token: string }, { _authenticateUser: AuthenticatedToken | null }>({
     name: 'AuthenticateUser',

@@ -35,6 +35,10 @@ import {
   currentPrincipal,
   holdsEveryAdminScope,
   publishableBlocked,
+  operatorBlocked,
+  operatorOnly,
+  operatorOutsideAdmin,
+  operatorRefusal,
   publishableRefusal,
   rootFieldsOf,
   type AdminScope,
@@ -207,6 +211,9 @@ export async function startSubgraph<S>(
     doc: DocumentNode;
     admin: AdminScope[];
     unpublishable?: string;
+    /** Whether a root field is the operator's (OPERATOR_FIELDS), and the first one an operator key may not run. */
+    operator: boolean;
+    notForOperator?: string;
     rows: RowCheck;
     /** What the executor knows about it (platform/graphql-execution.ts: compiled or interpreted). */
     compilation: Compilation;
@@ -228,6 +235,8 @@ export async function startSubgraph<S>(
               doc: parsed,
               admin: adminScopesOf(parsed),
               unpublishable: publishableBlocked(rootFieldsOf(parsed)),
+              operator: operatorOnly(rootFieldsOf(parsed)),
+              notForOperator: operatorBlocked(rootFieldsOf(parsed)),
               rows: rowChecksOf(schema, parsed, limits),
               compilation: newCompilation(),
             };
@@ -255,6 +264,15 @@ export async function startSubgraph<S>(
       // The publishable key runs only what a visitor may (platform/admin-scopes.ts PUBLISHABLE_FIELDS).
       if (prepared.unpublishable && ctx.principal.kind === 'publishable') {
         return { data: null, errors: [toGraphQLError(publishableRefusal(`run ${prepared.unpublishable}`)).toJSON()] };
+      }
+      // The operator API and the operator key open each other only (platform/admin-scopes.ts OPERATOR_FIELDS).
+      if (ctx.principal.kind === 'operator' && prepared.notForOperator) {
+        const refusal = operatorOutsideAdmin(`run ${prepared.notForOperator}`);
+        return { data: null, errors: [toGraphQLError(refusal).toJSON()] };
+      }
+      if (prepared.operator) {
+        const refusal = operatorRefusal(ctx.principal);
+        if (refusal) return { data: null, errors: [toGraphQLError(refusal).toJSON()] };
       }
       // Admin operations: refused before anything runs unless the principal holds the grant.
       for (const scope of prepared.admin) {

@@ -90,6 +90,8 @@ export const TAGS: Record<string, string> = {
   Storage: 'Files in folders: streamed uploads and downloads, metadata, folders, usage and access policies.',
   'Edge functions':
     'Functions of ordered steps, their invocations, secrets, webhooks, cron jobs, hooks, e-mail, executions and statistics.',
+  Operator:
+    "The install's operator (an operator key, `Authorization: Bearer top_...`): plans and their limits, the default plan, accounts and projects, suspension, usage, the audit log and operator keys.",
   Health: 'Liveness and readiness of the platform and each of its services, and metrics.',
   Documents: 'The API documents themselves: this OpenAPI document, its reference page and the GraphQL endpoint.',
 };
@@ -103,12 +105,14 @@ const AUTH_TEXT: Record<RouteRow['auth'], string> = {
   project: "Needs the project's API key (`X-Api-Key`) or an end-user access token.",
   user: 'Needs an end-user access token (`Authorization: Bearer`, from `/token`).',
   any: 'Needs a credential: `X-Api-Key` or `Authorization: Bearer`.',
+  operator:
+    "Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).",
 };
 
 /** The security requirement of a row's auth: `{}` in the list means the call may also come with no credential. */
 function securityOf(auth: RouteRow['auth']): Json[] {
   if (auth === 'none') return [];
-  if (auth === 'tenant' || auth === 'user') return [{ bearerAuth: [] }];
+  if (auth === 'tenant' || auth === 'user' || auth === 'operator') return [{ bearerAuth: [] }];
   if (auth === 'optional') return [{}, { apiKey: [] }, { bearerAuth: [] }];
   return [{ apiKey: [] }, { bearerAuth: [] }];
 }
@@ -215,7 +219,7 @@ export function buildOpenApi(rows: readonly RouteRow[], schema: GraphQLSchema, _
       // `a|b` sources: document each place the value may come from.
       for (const source of sources.split('|')) {
         if (source === 'json') body = { description: 'Any JSON value' };
-        else if (source === 'body') body = inputSchema(t, true);
+        else if (source === 'body' || source === 'body-deep') body = inputSchema(t, true);
         else if (source.startsWith('body.')) {
           bodyProps[source.slice(5)] = inputSchema(t, true);
           if (isNonNullType(t) && !sources.includes('|')) bodyRequired.push(source.slice(5));
@@ -342,7 +346,8 @@ export function buildOpenApi(rows: readonly RouteRow[], schema: GraphQLSchema, _
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'JWT',
-          description: 'Tenant access token, or an end-user access token from /token',
+          description:
+            'Tenant access token, an end-user access token from /token, or an operator key (`top_...`, the admin API only)',
         },
       },
       schemas: {

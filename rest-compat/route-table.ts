@@ -6,6 +6,7 @@ import { identityRoutes } from './routes/identity.ts';
 import { dataRoutes } from './routes/data.ts';
 import { storageRoutes } from './routes/storage.ts';
 import { functionsRoutes } from './routes/functions.ts';
+import { adminRoutes } from './routes/admin.ts';
 
 export type { RouteRow };
 
@@ -15,4 +16,5 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   ...storageRoutes,
   ...dataRoutes,
   ...functionsRoutes,
+  ...adminRoutes,
 ];

@@ -5,22 +5,25 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /**
  * Where a GraphQL variable's value comes from:
  * - `body`: the whole JSON body, its top-level keys turned from snake_case to camelCase
+ * - `body-deep`: the same with the keys of nested objects turned too (for input types nesting input types, never
+ *   for free-form JSON such as a data API row)
  * - `body.<field>`: one field of the body (as sent)
  * - `params.<name>`: a path parameter; `query.<name>`: a query-string parameter
  * - `header.<name>`: a request header (name in lower case, e.g. `header.idempotency-key`)
  * Path, query and header values are strings; they are coerced to the variable's GraphQL type (Int, Float, Boolean).
  */
-type OneSource = 'body' | 'json' | `body.${string}` | `params.${string}` | `query.${string}` | `header.${string}`;
+type OneSource =
+  'body' | 'body-deep' | 'json' | `body.${string}` | `params.${string}` | `query.${string}` | `header.${string}`;
 /** `json`: the whole JSON body exactly as sent (any JSON value). `a|b`: the first of the two that is present. */
 export type VariableSource = OneSource | `${OneSource}|${OneSource}`;
 
 /**
  * Who may call: `none` (public), `optional` (public, but a credential sent decides what the caller may do: storage
  * rows whose folders' policies open them to visitors), `tenant` (tenant bearer token), `project` (X-Api-Key or
- * end-user token), `user` (end-user token), `any` credential. Every route checks a credential that is sent, so any
+ * end-user token), `user` (end-user token), `any` credential, `operator` (an operator key: the admin API). Every route checks a credential that is sent, so any
  * route answers 401 to a bad one (rest-compat/openapi.ts documents it).
  */
-export type RouteAuth = 'none' | 'optional' | 'tenant' | 'project' | 'user' | 'any';
+export type RouteAuth = 'none' | 'optional' | 'tenant' | 'project' | 'user' | 'any' | 'operator';
 
 export type RouteRow = {
   /** Dotted operation id, reused as OpenAPI operationId and in logs. */

@@ -12,9 +12,11 @@ import type { Config } from '../platform/config.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Principal, RequestContext } from '../platform/auth.ts';
 import { AppError, errors } from '../platform/errors.ts';
-import { publishableRefusal } from '../platform/admin-scopes.ts';
+import { operatorOutsideAdmin, publishableRefusal } from '../platform/admin-scopes.ts';
+import { createFailureLimiter } from '../platform/rate-limit.ts';
+import { isUuid } from '../platform/ids.ts';
 import type { Router } from '../router/router.ts';
-import { authenticate, credentialsOf } from '../router/authenticate.ts';
+import { OPERATOR_KEY_PREFIX, authenticate, credentialsOf } from '../router/authenticate.ts';
 import { startRequestQuota } from '../router/request-quota.ts';
 import { createPlanLimitsReader } from '../platform/plan-limits.ts';
 import { isMultipartRequest, readMultipartRequest, serveGraphQL } from '../router/http.ts';
@@ -64,6 +66,11 @@ type PreparedRoute = { row: RouteRow; fast: FastPath | null; types: Map<string, 
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** Wrong operator keys allowed per client address in 15 minutes (guessing a 256-bit key is hopeless; the log is not). */
+export const OPERATOR_KEY_FAILURES_PER_ADDRESS = 20;
+/** Where an operator key may be used: the admin API, and /graphql (whose executors allow it the admin fields only). */
+const OPERATOR_PATH = /^\/(?:admin\/api\/v1(?:\/|$|\?)|graphql(?:$|\?))/;
+
 /** Checks every row's operation against the supergraph and plans it; throws listing every bad row. */
 export function prepareRoutes(router: Router, routes: readonly RouteRow[]): PreparedRoute[] {
   const problems: string[] = [];
@@ -96,7 +103,9 @@ function allowed(row: RouteRow, p: Principal): boolean {
     case 'user':
       return p.kind === 'user';
     case 'any':
-      return p.kind !== 'anonymous';
+      return p.kind !== 'anonymous' && p.kind !== 'operator';
+    case 'operator':
+      return p.kind === 'operator';
   }
 }
 
@@ -107,6 +116,7 @@ const AUTH_HINT: Record<RouteRow['auth'], string> = {
   project: 'a project API key (X-Api-Key) or an end-user access token is required',
   user: 'an end-user access token is required (Authorization: Bearer <access_token> from /token)',
   any: 'credentials are required (X-Api-Key or Authorization: Bearer)',
+  operator: 'an operator key is required (Authorization: Bearer top_...); the admin API refuses every other credential',
 };
 
 /** Answers a row with `response: 'http'`: its root field is `{status, body, headers?}` chosen by the domain. */
@@ -222,13 +232,23 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
     await quota.stop();
     await planLimits.stop();
   });
+  // Failed operator-key attempts per client address, in this process (platform/rate-limit.ts).
+  const operatorKeyFailures = createFailureLimiter({ limit: OPERATOR_KEY_FAILURES_PER_ADDRESS, windowMs: 15 * 60_000 });
   const contextOf = async (req: FastifyRequest): Promise<RequestContext> => {
-    const principal = await authenticate(
-      credentialsOf(req.headers),
-      router.handles,
-      String(req.id),
-      router.credentials,
-    );
+    const creds = credentialsOf(req.headers);
+    const operatorKey = creds.bearer?.startsWith(OPERATOR_KEY_PREFIX) === true;
+    if (operatorKey) operatorKeyFailures.check(`ip:${req.ip}`);
+    let principal: Principal;
+    try {
+      principal = await authenticate(creds, router.handles, String(req.id), router.credentials);
+    } catch (err) {
+      if (operatorKey && err instanceof AppError && err.code === 'INVALID_TOKEN')
+        operatorKeyFailures.fail(`ip:${req.ip}`);
+      throw err;
+    }
+    // An operator key opens the admin API only: every other address refuses it before anything runs.
+    if (principal.kind === 'operator' && !OPERATOR_PATH.test(req.url))
+      throw operatorOutsideAdmin(`call ${req.method} ${req.url.split('?')[0]!.slice(0, 200)}`);
     notePrincipal(req, principal);
     await cors.check(req, principal);
     const over = quota.hit(principal);
@@ -238,6 +258,13 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
   };
 
   const execute = router.run;
+
+  /** Anonymous calls naming a project (webhooks, public storage, hosted sign-in): refused while it is suspended. */
+  const checkProject = async (projectId: unknown): Promise<void> => {
+    if (!isUuid(projectId)) return;
+    const plan = planLimits.peekPlan(projectId) ?? (await planLimits.plan(projectId));
+    if (plan?.suspended) throw errors.projectSuspended(projectId, plan.suspended);
+  };
 
   /** The fields of an input type of the public schema (to list what a body may hold). */
   const inputFieldsOf = (type: string): string[] => {
@@ -322,6 +349,7 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
       execute,
       contextOf,
       sendError: (reply, err) => sendError(reply, err, reply.request.log),
+      checkProject,
     });
   }
 

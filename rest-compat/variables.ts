@@ -20,6 +20,13 @@ export function snakeCase(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
+/** `body-deep`: every key of nested objects (and of objects in arrays) camelCased too. */
+function camelCaseDeep(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(camelCaseDeep);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [camelCase(k), camelCaseDeep(v)]));
+}
+
 function namedType(t: TypeNode): string {
   return t.kind === Kind.NAMED_TYPE ? t.name.value : namedType(t.type);
 }
@@ -53,7 +60,7 @@ function coerce(value: unknown, type: string | undefined, name: string): unknown
  */
 export function bodyFieldsOf(row: RouteRow): string[] | undefined {
   const sources = Object.values(row.variables).flatMap((s) => s.split('|'));
-  if (sources.some((s) => s === 'body' || s === 'json')) return undefined;
+  if (sources.some((s) => s === 'body' || s === 'body-deep' || s === 'json')) return undefined;
   return sources.filter((s) => s.startsWith('body.')).map((s) => s.slice(5));
 }
 
@@ -97,9 +104,11 @@ export function variablesFor(row: RouteRow, req: RestRequest, types: Map<string,
     }
     if (source === 'json') {
       value = body;
-    } else if (source === 'body') {
+    } else if (source === 'body' || source === 'body-deep') {
       if (body !== undefined && !bodyObject) throw errors.badRequest('The request body must be a JSON object');
-      value = Object.fromEntries(Object.entries(bodyObject ?? {}).map(([k, v]) => [camelCase(k), v]));
+      value = Object.fromEntries(
+        Object.entries(bodyObject ?? {}).map(([k, v]) => [camelCase(k), source === 'body' ? v : camelCaseDeep(v)]),
+      );
     } else if (source.startsWith('body.')) {
       if (body !== undefined && !bodyObject) throw errors.badRequest('The request body must be a JSON object');
       value = bodyObject?.[source.slice(5)];
@@ -139,7 +148,10 @@ export function restVariableError(
   message: string,
   inputFields?: (type: string) => string[],
 ): AppError | undefined {
-  const sourceOf = (variable: string) => row.variables[variable]?.split('|')[0];
+  const sourceOf = (variable: string) => {
+    const s = row.variables[variable]?.split('|')[0];
+    return s === 'body-deep' ? 'body' : s;
+  };
   const restName = (variable: string, inner?: string) => {
     const source = sourceOf(variable) ?? '';
     const base =

@@ -16,6 +16,9 @@ import type { CachedPrincipal, CredentialCache } from './credential-cache.ts';
 
 export type Credentials = { apiKey?: string; bearer?: string };
 
+/** The prefix of operator keys (platform/auth.ts `operator`). */
+export const OPERATOR_KEY_PREFIX = 'top_';
+
 /** Reads `X-Api-Key` and `Authorization: Bearer` from request headers. */
 export function credentialsOf(headers: Record<string, string | string[] | undefined>): Credentials {
   const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
@@ -52,7 +55,9 @@ export async function authenticate(
   let op: typeof INTERNAL_OPERATIONS.authenticate | typeof INTERNAL_OPERATIONS.authenticateUser =
     INTERNAL_OPERATIONS.authenticate;
   let expiresAt: number | undefined;
-  if (creds.bearer) {
+  // An operator key (`top_...`) is no JWT: tenant management checks it (its hash, or the bootstrap key).
+  const operatorKey = creds.bearer?.startsWith(OPERATOR_KEY_PREFIX) === true;
+  if (creds.bearer && !operatorKey) {
     let claims: Record<string, unknown>;
     try {
       claims = decodeJwt(creds.bearer);
@@ -76,7 +81,8 @@ export async function authenticate(
     return principalOfUserToken(
       await ask(handle, INTERNAL_OPERATIONS.authenticateUser, { token: creds.bearer! }, internal),
     );
-  if (creds.bearer && expiresAt === undefined) expiresAt = Date.now(); // no exp claim: never cached
+  // No exp claim: never cached (an operator key has none, and is cached until revoked: `operatorKeyIds`).
+  if (creds.bearer && !operatorKey && expiresAt === undefined) expiresAt = Date.now();
   const generation = cache?.generation() ?? 0;
   const vars = creds.bearer ? { token: creds.bearer } : { apiKey: creds.apiKey };
   const p = (await ask(handle, INTERNAL_OPERATIONS.authenticate, vars, internal))._authenticate;
@@ -87,6 +93,8 @@ export async function authenticate(
     principal = { kind: 'project', projectId: p.projectId, tenantId: p.tenantId };
   else if (p.kind === 'publishable' && p.projectId && p.tenantId)
     principal = { kind: 'publishable', projectId: p.projectId, tenantId: p.tenantId };
+  else if (p.kind === 'operator' && operatorKey && p.operator && p.keyId)
+    principal = { kind: 'operator', operator: p.operator, keyId: p.keyId };
   else throw new AppError('INTERNAL', `unexpected principal kind ${p.kind}`);
   if (key) cache!.remember(key, Object.freeze(principal), generation, expiresAt);
   return principal;
@@ -107,6 +115,7 @@ async function ask<V, R>(
       err.code === 'INVALID_TOKEN' ||
       err.code === 'INVALID_API_KEY' ||
       err.code === 'UNAUTHENTICATED' ||
+      err.code === 'TENANT_SUSPENDED' ||
       err.code === 'SERVICE_UNAVAILABLE'
     )
       throw err;

@@ -18,7 +18,10 @@ import { startBroadcastListener, type BroadcastListener, type BroadcastTopics } 
 import type { Logger } from '../platform/logger.ts';
 
 /** Principals the tenant subgraph vouches for. */
-export type CachedPrincipal = Extract<Principal, { kind: 'tenant' } | { kind: 'project' } | { kind: 'publishable' }>;
+export type CachedPrincipal = Extract<
+  Principal,
+  { kind: 'tenant' } | { kind: 'project' } | { kind: 'publishable' } | { kind: 'operator' }
+>;
 
 export const CREDENTIAL_CACHE_MAX = 10_000;
 export const CREDENTIAL_CACHE_TTL_MS = 30_000;
@@ -65,15 +68,17 @@ export function createCredentialCache(
     if (change.all) return entries.clear();
     for (const h of change.apiKeyHashes ?? []) entries.delete(`k:${h}`);
     const sessions = new Set(change.sessionIds ?? []);
-    if (sessions.size === 0 && !change.projectId && !change.tenantId) return;
+    const operatorKeys = new Set(change.operatorKeyIds ?? []);
+    if (sessions.size === 0 && operatorKeys.size === 0 && !change.projectId && !change.tenantId) return;
     // Invalidations are rare and the cache is bounded: a scan is simpler than secondary indexes.
     for (const [key, p] of entries.entries()) {
       if (
         (p.kind === 'tenant' && sessions.has(p.sessionId)) ||
+        (p.kind === 'operator' && operatorKeys.has(p.keyId)) ||
         (change.projectId !== undefined &&
           (p.kind === 'project' || p.kind === 'publishable') &&
           p.projectId === change.projectId) ||
-        (change.tenantId !== undefined && p.tenantId === change.tenantId)
+        (change.tenantId !== undefined && 'tenantId' in p && p.tenantId === change.tenantId)
       ) {
         entries.delete(key);
       }

@@ -9,14 +9,17 @@ import { errors } from '../platform/errors.ts';
 import type { Principal } from '../platform/auth.ts';
 import type { Logger } from '../platform/logger.ts';
 import { publishBroadcastNow, startBroadcastListener, type BroadcastListener } from '../platform/broadcast.ts';
-import type { PlanLimitsReader } from '../platform/plan-limits.ts';
+import type { PlanLimitsReader, ProjectPlan } from '../platform/plan-limits.ts';
 import { createPgPool } from '../platform/pg-pool.ts';
 
 const WINDOW_MS = 60_000;
 const SHARE_EVERY_MS = 1_000;
 
 export type RequestQuota = {
-  /** Counts one request of the principal's project; RATE_LIMITED past its plan's limit. Sync unless the plan must be read. */
+  /**
+   * Counts one request of the principal's project; RATE_LIMITED past its plan's limit, PROJECT_SUSPENDED while the
+   * operator suspended it (or its owner). Sync unless the plan must be read.
+   */
   hit: (principal: Principal) => void | Promise<void>;
   /** Requests of the project counted in the current minute, here and (as heard) elsewhere. */
   used: (projectId: string) => number;
@@ -88,16 +91,21 @@ export async function startRequestQuota(opts: {
     c.unsent++;
   };
 
+  const admit = (projectId: string, plan: ProjectPlan | null): void => {
+    if (!plan) return;
+    if (plan.suspended) throw errors.projectSuspended(projectId, plan.suspended);
+    count(projectId, plan.limits.maxRequestsPerMinute);
+  };
+
   return {
     hit(principal) {
       // Every credential acting for a project counts: its keys (secret and publishable), client and end-user tokens.
       if (!('projectId' in principal)) return;
       const projectId = principal.projectId;
-      const known = opts.limits.peek(projectId);
-      if (known !== undefined) return known ? count(projectId, known.maxRequestsPerMinute) : undefined;
-      return opts.limits
-        .get(projectId)
-        .then((limits) => (limits ? count(projectId, limits.maxRequestsPerMinute) : undefined));
+      // The plan the quota reads says too whether the operator suspended the project: the check costs nothing more.
+      const known = opts.limits.peekPlan(projectId);
+      if (known !== undefined) return admit(projectId, known);
+      return opts.limits.plan(projectId).then((plan) => admit(projectId, plan));
     },
     used(projectId) {
       const c = counts.get(projectId);

@@ -63,6 +63,7 @@ export const functionsHandlers: RawHandlerModule = {
       const handler = async (req: FastifyRequest, reply: FastifyReply) => {
         const { project_id: projectId, slug } = req.params as { project_id: string; slug: string };
         const key = `${projectId}/${slug}`;
+        await deps.checkProject(projectId);
         limiter.check(key);
         limiter.fail(key);
         const headers: Record<string, string> = {};

@@ -96,6 +96,8 @@ async function receiveUpload(
     };
 
     const store = async (file: Readable, info: busboy.FileInfo): Promise<void> => {
+      // A visitor naming a suspended project (a credential of one was refused before this).
+      if (ctx.principal.kind === 'anonymous') await deps.checkProject(fields.project_id);
       const input = {
         projectId: fields.project_id,
         folder: fields.folder,
@@ -186,6 +188,8 @@ async function sendDownload(
   ctx: RequestContext,
 ) {
   const { object } = await callInternal(deps, INTERNAL_OPERATIONS.storageDownload, { id: req.params.id }, ctx);
+  // A public object of a suspended project (a credential of it was refused before this).
+  await deps.checkProject(object.projectId);
   if (object.status !== 'ready' || !object.sha256) throw errors.notFound('object', object.id);
   const etag = `"${object.sha256}"`;
   const size = object.size;

@@ -18,6 +18,8 @@ export type RawHandlerDeps = {
   contextOf: (req: FastifyRequest) => Promise<RequestContext>;
   /** The REST error renderer (error table → `{"error": {...}}`). */
   sendError: (reply: FastifyReply, err: unknown) => FastifyReply;
+  /** Throws PROJECT_SUSPENDED while the operator has suspended the project (for anonymous calls that name one). */
+  checkProject: (projectId: unknown) => Promise<void>;
 };
 
 export type RawHandlerModule = {

@@ -22,10 +22,13 @@ export const tenantSubgraph = defineSubgraph<TenantServices>({
     await services.oidcClients.start();
     // Sign-in failures counted by other tenant processes count here too.
     await services.limitSharing.start();
+    // An operator's plan change made in another process empties this one's copy of the plans.
+    await services.plans.start();
   },
   stop: async (services) => {
     await services.oidcClients.stop();
     await services.limitSharing.stop();
+    await services.plans.stop();
     services.mail.close();
   },
 });

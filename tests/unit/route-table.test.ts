@@ -62,7 +62,7 @@ describe('the route table', () => {
           expect(declared).toContain(name);
           for (const one of source.split('|')) {
             if (one.startsWith('params.')) expect(row.path).toContain(`:${one.slice(7)}`);
-            expect(one).toMatch(/^(body|json|body\.\w+|params\.\w+|query\.\w+|header\.[a-z0-9-]+)$/);
+            expect(one).toMatch(/^(body|body-deep|json|body\.\w+|params\.\w+|query\.\w+|header\.[a-z0-9-]+)$/);
           }
         }
         for (const v of op.variableDefinitions ?? []) {

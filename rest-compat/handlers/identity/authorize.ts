@@ -87,6 +87,12 @@ export async function checkAuthorizationRequest(
     errorPage(reply, 400, 'The client_id is unknown.');
     return null;
   }
+  try {
+    await deps.checkProject(found.projectId);
+  } catch {
+    errorPage(reply, 403, 'This application is suspended by the operator of this install.');
+    return null;
+  }
   if (!redirectUri || !found.redirectUris.includes(redirectUri)) {
     errorPage(reply, 400, 'The redirect_uri is missing or not registered for this client (it must match exactly).');
     return null;

@@ -107,6 +107,9 @@ export function createRunQuota(opts: {
   return {
     take(projectId) {
       const month = monthOf(now());
+      // A project the operator suspended runs nothing (cron ticks, hooks, async runs are refused and recorded so).
+      const suspended = opts.limits.peekPlan(projectId)?.suspended;
+      if (suspended) throw errors.projectSuspended(projectId, suspended);
       const known = opts.limits.peek(projectId);
       const c = counts.get(projectId);
       // The hot path: limits known, this month's count fresh (or being counted here).
@@ -116,6 +119,8 @@ export function createRunQuota(opts: {
       return (async () => {
         const limits = known === undefined ? await opts.limits.get(projectId) : known;
         if (!limits) return;
+        const late = opts.limits.peekPlan(projectId)?.suspended;
+        if (late) throw errors.projectSuspended(projectId, late);
         const current = counts.get(projectId);
         const fresh =
           current && current.month === month && (current.unsent > 0 || now() - current.readAt < STALE_MS)

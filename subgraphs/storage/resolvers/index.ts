@@ -96,7 +96,8 @@ const Project = {
     };
   },
   storageUsage: async (p: ProjectRef, _a: unknown, ctx: Ctx) => {
-    const projectId = projectForKeyOrInternal(ctx, p.id);
+    // The operator reads every project's usage (the admin API's projects); reached only through `_entities`.
+    const projectId = ctx.principal.kind === 'operator' ? p.id : projectForKeyOrInternal(ctx, p.id);
     const plan = await planOf(p, ctx);
     const usage = await ctx.services.objects.usage(projectId);
     const used = usage.bytes + usage.pendingBytes;

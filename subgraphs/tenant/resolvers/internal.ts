@@ -2,6 +2,7 @@
 import { errors } from '../../../platform/errors.ts';
 import type { TenantContext } from './context.ts';
 import { requireInternal } from './context.ts';
+import { OPERATOR_KEY_PREFIX } from '../services/operator-keys.ts';
 
 export const internalQueries = {
   /** Exactly one of `apiKey` and `token`. */
@@ -16,6 +17,10 @@ export const internalQueries = {
     if (typeof apiKey === 'string') {
       const { projectId, tenantId, kind } = await ctx.services.projects.authenticate(apiKey);
       return { kind, projectId, tenantId, sessionId: null };
+    }
+    if (typeof token === 'string' && token.startsWith(OPERATOR_KEY_PREFIX)) {
+      const { operator, keyId } = await ctx.services.operatorKeys.authenticate(token);
+      return { kind: 'operator', operator, keyId, tenantId: null, projectId: null, sessionId: null };
     }
     if (typeof token === 'string') {
       const { tenantId, sessionId } = await ctx.services.sessions.authenticate(token);

@@ -11,6 +11,10 @@ import { createPublicationService } from './publications.ts';
 import { createCorsService } from './cors.ts';
 import { createRequestLogService } from './request-log.ts';
 import { createBrandingService } from './branding.ts';
+import { createOperatorService } from './operator.ts';
+import { createOperatorPlanService } from './operator-plans.ts';
+import { createOperatorKeyService } from './operator-keys.ts';
+import { createOperatorAuditService } from './operator-audit.ts';
 import { createFailureLimiter, createLimitSharing } from '../../../platform/rate-limit.ts';
 import { publishBroadcast } from '../../../platform/broadcast.ts';
 import { createSessionService } from './sessions.ts';
@@ -88,7 +92,7 @@ export async function createTenantServices(deps: SubgraphDeps) {
     scheduler: () => schedulerOf(deps, 'tenant'),
     job: TENANT_MAIL_JOB,
   });
-  const plans = createPlanService({ db, config, logger });
+  const plans = createPlanService({ db, config, logger, databaseUrl });
   const accounts = await createAccountService({ db, plans, limiter, signupLimiter });
   const mfa = createMfaService({ db, box, limiter });
   const signingKeys = createSigningKeyService({ db, box, config });
@@ -109,7 +113,16 @@ export async function createTenantServices(deps: SubgraphDeps) {
   const sessions = createSessionService({ db, config, logger, accounts, mfa, signingKeys, lifecycle });
   const requestLog = createRequestLogService({ db });
   const branding = createBrandingService({ db, projects });
+  // The install's operator (the admin API): plans, tenants, projects, suspension, audit, operator keys.
+  const operator = createOperatorService({ db, plans });
+  const operatorPlans = createOperatorPlanService({ db, plans });
+  const operatorKeys = createOperatorKeyService({ db, config });
+  const operatorAudit = createOperatorAuditService({ db });
   return {
+    operator,
+    operatorPlans,
+    operatorKeys,
+    operatorAudit,
     plans,
     accounts,
     mfa,

@@ -5,6 +5,7 @@ import { PlanEntity, TenantEntity, type Plan } from '../entities/index.ts';
 import { errors } from '../../../platform/errors.ts';
 import type { PlanLimitValues, ProjectPlan } from '../../../platform/internal-operations.ts';
 import type { ServiceDeps } from './context.ts';
+import { startBroadcastListener, type BroadcastListener } from '../../../platform/broadcast.ts';
 
 /** The platform_settings key holding the plan new tenants start on (an operator's choice; else config.defaultPlan). */
 export const DEFAULT_PLAN_SETTING = 'default_plan';
@@ -37,7 +38,12 @@ export function limitsOf(plan: Plan): PlanLimitValues {
 }
 
 /** Lists plans and answers which plan a tenant is on. */
-export function createPlanService({ db, config, logger }: Pick<ServiceDeps, 'db' | 'config' | 'logger'>) {
+export function createPlanService({
+  db,
+  config,
+  logger,
+  databaseUrl,
+}: Pick<ServiceDeps, 'db' | 'config' | 'logger'> & { databaseUrl?: string }) {
   let warnedMissingPlan = '';
   /** The plan new tenants get when the chosen default does not exist: `self-hosted`, else the first plan. */
   const fallbackPlanId = async (chosen: string): Promise<string> => {
@@ -73,13 +79,30 @@ export function createPlanService({ db, config, logger }: Pick<ServiceDeps, 'db'
     return plan;
   }
 
+  const invalidate = () => {
+    cache = undefined;
+    tenantPlans.clear();
+  };
+  let listener: BroadcastListener | undefined;
+
   return {
     list,
     get,
     /** Forgets the cached plans and tenants' plans (after an operator's change in this process). */
-    invalidate() {
-      cache = undefined;
-      tenantPlans.clear();
+    invalidate,
+    /**
+     * Follows the operator's changes made in other processes (`plans.changed`): without it this process's copy of the
+     * plans would answer `_projectPlanLimits` with a plan up to a minute old after the readers emptied theirs.
+     */
+    async start(): Promise<void> {
+      if (!databaseUrl || listener) return;
+      listener = await startBroadcastListener({ url: databaseUrl, logger });
+      listener.on('plans.changed', invalidate);
+      listener.onReset(invalidate);
+    },
+    async stop(): Promise<void> {
+      await listener?.stop();
+      listener = undefined;
     },
     /** The plan new tenants start on: the operator's choice (platform_settings), else TESSERA_DEFAULT_PLAN. */
     async defaultPlanId(): Promise<string> {

@@ -76,6 +76,13 @@ export function createSessionService({ db, config, logger, accounts, mfa, signin
     return await issue(tenant, row.id, successor);
   }
 
+  const suspended = async (tenantId: string): Promise<boolean> => {
+    const [row] = await db
+      .em()
+      .execute<{ s: boolean }[]>('select suspended_at is not null as s from tenants where id = ?', [tenantId]);
+    return row?.s === true;
+  };
+
   return {
     /** Password (and, when MFA is on, a TOTP code or one of the account's recovery codes) for a new session. */
     async login(
@@ -91,6 +98,8 @@ export function createSessionService({ db, config, logger, accounts, mfa, signin
       if (useRecovery) await lifecycle.useRecoveryCode(tenant, input.recoveryCode);
       else await mfa.checkSignIn(tenant, input.totpCode);
       accounts.signedIn(tenant);
+      // Only after the password (and code) were right: a suspension is no oracle of which addresses have accounts.
+      if (tenant.suspendedAt) throw errors.tenantSuspended();
       const refreshToken = randomToken(REFRESH_PREFIX);
       const em = db.em();
       const session = em.create(TenantSessionEntity, {
@@ -138,6 +147,7 @@ export function createSessionService({ db, config, logger, accounts, mfa, signin
       }
       const tenant = await accounts.get(row.tenant_id);
       if (!tenant) throw errors.invalidToken();
+      if (await suspended(tenant.id)) throw errors.tenantSuspended();
       return await issue(tenant, row.id, next);
     },
 
@@ -158,13 +168,13 @@ export function createSessionService({ db, config, logger, accounts, mfa, signin
     async authenticate(token: string): Promise<{ tenantId: string; sessionId: string }> {
       const { tenantId, sessionId } = await signingKeys.verify(token);
       if (!isUuid(tenantId) || !isUuid(sessionId)) throw errors.invalidToken();
-      const rows = await db
-        .em()
-        .execute<{ ok: number }[]>(
-          'select 1 as ok from tenant_sessions where id = ? and tenant_id = ? and revoked_at is null',
-          [sessionId, tenantId],
-        );
+      const rows = await db.em().execute<{ suspended: boolean }[]>(
+        `select t.suspended_at is not null as suspended from tenant_sessions s join tenants t on t.id = s.tenant_id
+          where s.id = ? and s.tenant_id = ? and s.revoked_at is null`,
+        [sessionId, tenantId],
+      );
       if (rows.length === 0) throw errors.invalidToken();
+      if (rows[0]!.suspended) throw errors.tenantSuspended();
       return { tenantId, sessionId };
     },
   };

@@ -21,6 +21,376 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/api/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the operator audit log (operator)
+         * @description Newest first: when, which operator (the key's name), what (`plan.update`, `tenant.suspend`, ...), the target and the changed fields. Query `action`, `target_id`. Query `first` (1-100, default 50) and `after` (the `next_cursor` of the previous page).
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        get: operations["admin.audit.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/v1/operator-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List operator keys (operator)
+         * @description Newest first, revoked ones with when; never the keys themselves. The bootstrap key (TESSERA_OPERATOR_KEY) is not listed.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        get: operations["admin.operatorKeys.list"];
+        put?: never;
+        /**
+         * Create an operator key (operator)
+         * @description Body `{name}` (who holds it: the audit log names it). Answers `{id, name, key, key_prefix, created_at}`: `key` (`top_...`) is shown this once. Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        post: operations["admin.operatorKeys.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/v1/operator-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an operator key (operator)
+         * @description The key is refused at once in every process. Revoking the key you are calling with is allowed: your next call is refused. The bootstrap key (id `bootstrap`) cannot be revoked here: 409 CONFLICT, unset TESSERA_OPERATOR_KEY. Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        delete: operations["admin.operatorKeys.revoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/v1/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List plans (operator)
+         * @description Every plan with its limits (null: no limit), price (null: none shown), how many accounts are on it (`tenant_count`) and whether new accounts get it (`default`), in the public list's order.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        get: operations["admin.plans.list"];
+        put?: never;
+        /**
+         * Create a plan (operator)
+         * @description Body `{id, name, description?, price_cents_per_month?, limits?}`: `id` is 1 to 40 lower case letters, digits and dashes; `limits` holds any of the 15 limits in snake_case (as `GET /auth/api/v1/plans` shows them): whole numbers ≥ 0 (≥ 1 for `min_cron_interval_seconds` and `max_database_connections`; `database_cpu_seconds_per_minute` above 0), or null for no limit; limits left out have no limit. 409 CONFLICT on a taken id. Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        post: operations["admin.plans.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/v1/plans/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a plan (operator)
+         * @description 409 PLAN_IN_USE while an account is on it or while it is the default plan for new accounts. Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        delete: operations["admin.plans.delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a plan (operator)
+         * @description Body `{name?, description?, price_cents_per_month?, sort_order?, limits?}`; `limits` holds any of the 15 limits in snake_case (as `GET /auth/api/v1/plans` shows them): whole numbers ≥ 0 (≥ 1 for `min_cron_interval_seconds` and `max_database_connections`; `database_cpu_seconds_per_minute` above 0), or null for no limit; omitted fields stay. The change applies at once to every project of the plan's accounts, in every process. Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        patch: operations["admin.plans.update"];
+        trace?: never;
+    };
+    "/admin/api/v1/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List projects (operator)
+         * @description Every project of the install, oldest first, with its owner, plan, suspension and storage usage. Query `search` (text the name contains, or a project id), `tenant_id`. Query `first` (1-100, default 50) and `after` (the `next_cursor` of the previous page).
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        get: operations["admin.projects.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/v1/projects/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a project (operator)
+         * @description Its owner, plan, suspension and usage. Never its keys.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        get: operations["admin.projects.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/v1/projects/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End the suspension of a project (operator)
+         * @description The project works again at once. Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        post: operations["admin.projects.resume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/v1/projects/{id}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suspend a project (operator)
+         * @description Body `{reason?}`. Every call for the project (its keys, client and end-user tokens, anonymous calls naming it) is refused with 403 PROJECT_SUSPENDED and its background work stops; its data is kept. Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        post: operations["admin.projects.suspend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/v1/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the install settings (operator)
+         * @description `{default_plan, default_plan_source}`: the plan new accounts start on, and whether an operator chose it (`operator`) or it comes from TESSERA_DEFAULT_PLAN (`config`).
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        get: operations["admin.settings.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/v1/settings/default-plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the default plan for new accounts (operator)
+         * @description Body `{plan_id}`. Kept in the platform database; wins over TESSERA_DEFAULT_PLAN. Accounts already made keep their plan. 404 for an unknown plan. Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        put: operations["admin.settings.defaultPlan"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/v1/tenants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List developer accounts (operator)
+         * @description Oldest first. Query `search` (text the e-mail address or name contains, or an account id). Query `first` (1-100, default 50) and `after` (the `next_cursor` of the previous page).
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        get: operations["admin.tenants.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/v1/tenants/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a developer account (operator)
+         * @description Its plan, project count and suspension.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        get: operations["admin.tenants.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/v1/tenants/{id}/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set an account's plan (operator)
+         * @description Body `{plan_id}`. Its projects get the new limits at once. An account already over the new plan's project count keeps its projects; only new ones are refused. Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        put: operations["admin.tenants.setPlan"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/v1/tenants/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End the suspension of a developer account (operator)
+         * @description The account and its projects work again at once. Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        post: operations["admin.tenants.resume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/v1/tenants/{id}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suspend a developer account (operator)
+         * @description Body `{reason?}`. Its sign-in (after a correct password) and its tokens are refused with 403 TENANT_SUSPENDED, and every call of its projects too; its data is kept. Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        post: operations["admin.tenants.suspend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/users": {
         parameters: {
             query?: never;
@@ -2802,7 +3172,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "GRAPHQL_PARSE_FAILED" | "GRAPHQL_VALIDATION_FAILED" | "BAD_USER_INPUT" | "GRAPHQL_LIMIT_EXCEEDED" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "INVALID_API_KEY" | "MFA_REQUIRED" | "INVALID_MFA_CODE" | "INVALID_LINK" | "FORBIDDEN" | "ORIGIN_NOT_ALLOWED" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "QUERY_TIMEOUT" | "CONFLICT" | "HOOK_DEPTH_EXCEEDED" | "EMAIL_TAKEN" | "MFA_NOT_ENROLLED" | "MFA_ALREADY_ENABLED" | "MFA_NOT_ENABLED" | "PLAN_LIMIT_REACHED" | "EMAIL_NOT_CONFIGURED" | "PAYLOAD_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "HOOK_REJECTED" | "FUNCTION_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "SERVICE_INTERRUPTED" | "FUNCTION_TIMEOUT";
+                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "GRAPHQL_PARSE_FAILED" | "GRAPHQL_VALIDATION_FAILED" | "BAD_USER_INPUT" | "GRAPHQL_LIMIT_EXCEEDED" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "INVALID_API_KEY" | "MFA_REQUIRED" | "INVALID_MFA_CODE" | "INVALID_LINK" | "FORBIDDEN" | "ORIGIN_NOT_ALLOWED" | "PROJECT_SUSPENDED" | "TENANT_SUSPENDED" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "QUERY_TIMEOUT" | "CONFLICT" | "HOOK_DEPTH_EXCEEDED" | "EMAIL_TAKEN" | "MFA_NOT_ENROLLED" | "MFA_ALREADY_ENABLED" | "MFA_NOT_ENABLED" | "PLAN_LIMIT_REACHED" | "PLAN_IN_USE" | "EMAIL_NOT_CONFIGURED" | "PAYLOAD_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "HOOK_REJECTED" | "FUNCTION_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "SERVICE_INTERRUPTED" | "FUNCTION_TIMEOUT";
                 details?: Record<string, never>;
                 message: string;
                 request_id: string;
@@ -2837,7 +3207,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Refused: the credential may not do this (wrong kind, another project, a missing scope or policy), or the browser origin is not allowed (FORBIDDEN, ORIGIN_NOT_ALLOWED) */
+        /** @description Refused: the credential may not do this (wrong kind, another project, a missing scope or policy), or the browser origin is not allowed (FORBIDDEN, ORIGIN_NOT_ALLOWED, PROJECT_SUSPENDED, TENANT_SUSPENDED) */
         E403: {
             headers: {
                 [name: string]: unknown;
@@ -2864,7 +3234,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Conflict with the current state (a unique value taken, a run still in progress) (CONFLICT, HOOK_DEPTH_EXCEEDED, EMAIL_TAKEN, MFA_NOT_ENROLLED, MFA_ALREADY_ENABLED, MFA_NOT_ENABLED, PLAN_LIMIT_REACHED, EMAIL_NOT_CONFIGURED) */
+        /** @description Conflict with the current state (a unique value taken, a run still in progress) (CONFLICT, HOOK_DEPTH_EXCEEDED, EMAIL_TAKEN, MFA_NOT_ENROLLED, MFA_ALREADY_ENABLED, MFA_NOT_ENABLED, PLAN_LIMIT_REACHED, PLAN_IN_USE, EMAIL_NOT_CONFIGURED) */
         E409: {
             headers: {
                 [name: string]: unknown;
@@ -2980,6 +3350,1214 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.audit.list": {
+        parameters: {
+            query?: {
+                action?: string;
+                after?: string;
+                first?: number;
+                target_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The entries of this page, newest first. */
+                        entries: {
+                            /** @description What, e.g. `plan.update`, `tenant.suspend`, `operator_key.create`. */
+                            action: string;
+                            /** @description When (ISO 8601). */
+                            at: string;
+                            /** @description The changed fields (never a key). */
+                            details: unknown;
+                            /** @description The entry's id. */
+                            id: string;
+                            /** @description Who: the operator key's name (`bootstrap` for TESSERA_OPERATOR_KEY). */
+                            operator: string;
+                            /** @description The target's id. */
+                            target_id?: string | null;
+                            /** @description The kind of target: `plan`, `tenant`, `project`, `settings` or `operator_key`. */
+                            target_kind: string;
+                        }[];
+                        /** @description Pass as `after` for the next page; null on the last page. */
+                        next_cursor?: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.operatorKeys.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Operator only: every operator key, newest first (revoked ones with when); never the keys themselves. */
+                        operator_keys: {
+                            /** @description When it was made (ISO 8601). */
+                            created_at: string;
+                            /** @description The operator who made it. */
+                            created_by: string;
+                            /** @description The key's id. */
+                            id: string;
+                            /** @description The first characters of the key, to tell keys apart. */
+                            key_prefix: string;
+                            /** @description When it was last used (ISO 8601), if ever. */
+                            last_used_at?: string | null;
+                            /** @description Its name: who the audit log says acted. */
+                            name: string;
+                            /** @description When it was revoked (ISO 8601); null while it works. */
+                            revoked_at?: string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.operatorKeys.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Who holds it, 1 to 100 characters (recorded as the operator in the audit log). */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When it was made (ISO 8601). */
+                        created_at: string;
+                        /** @description The key's id. */
+                        id: string;
+                        /** @description The key (`top_...`), sent as `Authorization: Bearer`. Shown this once: it is stored hashed. */
+                        key: string;
+                        /** @description The first characters of the key. */
+                        key_prefix: string;
+                        /** @description Its name. */
+                        name: string;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.operatorKeys.revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done, no content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.plans.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Operator only: every plan, with how many accounts are on it and which one new accounts get, in the public list's order. */
+                        plans: {
+                            /** @description When the plan was created (ISO 8601). */
+                            created_at: string;
+                            /** @description Whether new accounts start on this plan. */
+                            default: boolean;
+                            /** @description What the plan is for. */
+                            description: string;
+                            /** @description The plan's id (lower case letters, digits and dashes). */
+                            id: string;
+                            /** @description The plan's limits; null: no limit. */
+                            limits: {
+                                /** @description Statement time a project may spend on the shared PostgreSQL per minute, in seconds (past it: 429). */
+                                database_cpu_seconds_per_minute?: number | null;
+                                /** @description Asynchronous `Invoke` steps one run may start, its descendants included (the fan-out bound). */
+                                max_async_invokes_per_run?: number | null;
+                                /** @description Function runs of a project executing at once; more wait in line or are refused. */
+                                max_concurrent_function_runs?: number | null;
+                                /** @description Cron jobs per project. */
+                                max_cron_jobs?: number | null;
+                                /** @description Size of a project's database in bytes: past it, writes are refused with `QUOTA_EXCEEDED`. */
+                                max_database_bytes?: number | null;
+                                /** @description Connections to the shared PostgreSQL a project may hold at once (its fair share of the connection budget). */
+                                max_database_connections?: number | null;
+                                /** @description Rows per project database (live rows of every table): past it, writes are refused with `QUOTA_EXCEEDED`. */
+                                max_database_rows?: number | null;
+                                /** @description Edge function invocations per project and calendar month. */
+                                max_function_invocations_per_month?: number | null;
+                                /** @description Uploads begun and not yet finished per project. */
+                                max_pending_uploads?: number | null;
+                                /** @description Projects a tenant may own. */
+                                max_projects?: number | null;
+                                /** @description Realtime subscriptions open at once per project. */
+                                max_realtime_subscribers?: number | null;
+                                /** @description Requests per project and minute. */
+                                max_requests_per_minute?: number | null;
+                                /** @description File storage per project, in bytes. */
+                                max_storage_bytes?: number | null;
+                                /** @description Largest single upload, in bytes. */
+                                max_upload_bytes?: number | null;
+                                /** @description Shortest interval between two runs of a cron job, in seconds. */
+                                min_cron_interval_seconds?: number | null;
+                            };
+                            /** @description Display name. */
+                            name: string;
+                            /** @description Monthly price in US cents; null: no price is shown. */
+                            price_cents_per_month?: number | null;
+                            /** @description Where the plan stands in the public list (lowest first). */
+                            sort_order: number;
+                            /** @description How many accounts are on the plan. */
+                            tenant_count: number;
+                            /** @description When the plan last changed (ISO 8601). */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.plans.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the plan is for (at most 1,000 characters). */
+                    description?: string;
+                    /** @description 1 to 40 lower case letters, digits and dashes, starting with a letter or digit. */
+                    id: string;
+                    /** @description Its limits; those left out have no limit. */
+                    limits?: {
+                        /** @description Statement time a project may spend on the shared PostgreSQL per minute, in seconds (above 0). */
+                        database_cpu_seconds_per_minute?: number;
+                        /** @description Asynchronous `Invoke` steps one run may start, its descendants included. */
+                        max_async_invokes_per_run?: number;
+                        /** @description Function runs of a project executing at once. */
+                        max_concurrent_function_runs?: number;
+                        /** @description Cron jobs per project. */
+                        max_cron_jobs?: number;
+                        /** @description Size of a project's database, in bytes. */
+                        max_database_bytes?: number;
+                        /** @description Connections to the shared PostgreSQL a project may hold at once (at least 1). */
+                        max_database_connections?: number;
+                        /** @description Rows per project database. */
+                        max_database_rows?: number;
+                        /** @description Edge function invocations per project and calendar month. */
+                        max_function_invocations_per_month?: number;
+                        /** @description Uploads begun and not yet finished per project. */
+                        max_pending_uploads?: number;
+                        /** @description Projects an account may own. */
+                        max_projects?: number;
+                        /** @description Realtime subscriptions open at once per project. */
+                        max_realtime_subscribers?: number;
+                        /** @description Requests per project and minute. */
+                        max_requests_per_minute?: number;
+                        /** @description File storage per project, in bytes. */
+                        max_storage_bytes?: number;
+                        /** @description Largest single upload, in bytes. */
+                        max_upload_bytes?: number;
+                        /** @description Shortest interval between two runs of a cron job, in seconds (at least 1). */
+                        min_cron_interval_seconds?: number;
+                    };
+                    /** @description Display name, 1 to 100 characters. */
+                    name: string;
+                    /** @description Monthly price in US cents; omit for no price shown. */
+                    price_cents_per_month?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When the plan was created (ISO 8601). */
+                        created_at: string;
+                        /** @description Whether new accounts start on this plan. */
+                        default: boolean;
+                        /** @description What the plan is for. */
+                        description: string;
+                        /** @description The plan's id (lower case letters, digits and dashes). */
+                        id: string;
+                        /** @description The plan's limits; null: no limit. */
+                        limits: {
+                            /** @description Statement time a project may spend on the shared PostgreSQL per minute, in seconds (past it: 429). */
+                            database_cpu_seconds_per_minute?: number | null;
+                            /** @description Asynchronous `Invoke` steps one run may start, its descendants included (the fan-out bound). */
+                            max_async_invokes_per_run?: number | null;
+                            /** @description Function runs of a project executing at once; more wait in line or are refused. */
+                            max_concurrent_function_runs?: number | null;
+                            /** @description Cron jobs per project. */
+                            max_cron_jobs?: number | null;
+                            /** @description Size of a project's database in bytes: past it, writes are refused with `QUOTA_EXCEEDED`. */
+                            max_database_bytes?: number | null;
+                            /** @description Connections to the shared PostgreSQL a project may hold at once (its fair share of the connection budget). */
+                            max_database_connections?: number | null;
+                            /** @description Rows per project database (live rows of every table): past it, writes are refused with `QUOTA_EXCEEDED`. */
+                            max_database_rows?: number | null;
+                            /** @description Edge function invocations per project and calendar month. */
+                            max_function_invocations_per_month?: number | null;
+                            /** @description Uploads begun and not yet finished per project. */
+                            max_pending_uploads?: number | null;
+                            /** @description Projects a tenant may own. */
+                            max_projects?: number | null;
+                            /** @description Realtime subscriptions open at once per project. */
+                            max_realtime_subscribers?: number | null;
+                            /** @description Requests per project and minute. */
+                            max_requests_per_minute?: number | null;
+                            /** @description File storage per project, in bytes. */
+                            max_storage_bytes?: number | null;
+                            /** @description Largest single upload, in bytes. */
+                            max_upload_bytes?: number | null;
+                            /** @description Shortest interval between two runs of a cron job, in seconds. */
+                            min_cron_interval_seconds?: number | null;
+                        };
+                        /** @description Display name. */
+                        name: string;
+                        /** @description Monthly price in US cents; null: no price is shown. */
+                        price_cents_per_month?: number | null;
+                        /** @description Where the plan stands in the public list (lowest first). */
+                        sort_order: number;
+                        /** @description How many accounts are on the plan. */
+                        tenant_count: number;
+                        /** @description When the plan last changed (ISO 8601). */
+                        updated_at: string;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.plans.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done, no content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.plans.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the plan is for (at most 1,000 characters). */
+                    description?: string;
+                    /** @description The limits to change; a limit set to null has no limit, those left out stay. */
+                    limits?: {
+                        /** @description Statement time a project may spend on the shared PostgreSQL per minute, in seconds (above 0). */
+                        database_cpu_seconds_per_minute?: number;
+                        /** @description Asynchronous `Invoke` steps one run may start, its descendants included. */
+                        max_async_invokes_per_run?: number;
+                        /** @description Function runs of a project executing at once. */
+                        max_concurrent_function_runs?: number;
+                        /** @description Cron jobs per project. */
+                        max_cron_jobs?: number;
+                        /** @description Size of a project's database, in bytes. */
+                        max_database_bytes?: number;
+                        /** @description Connections to the shared PostgreSQL a project may hold at once (at least 1). */
+                        max_database_connections?: number;
+                        /** @description Rows per project database. */
+                        max_database_rows?: number;
+                        /** @description Edge function invocations per project and calendar month. */
+                        max_function_invocations_per_month?: number;
+                        /** @description Uploads begun and not yet finished per project. */
+                        max_pending_uploads?: number;
+                        /** @description Projects an account may own. */
+                        max_projects?: number;
+                        /** @description Realtime subscriptions open at once per project. */
+                        max_realtime_subscribers?: number;
+                        /** @description Requests per project and minute. */
+                        max_requests_per_minute?: number;
+                        /** @description File storage per project, in bytes. */
+                        max_storage_bytes?: number;
+                        /** @description Largest single upload, in bytes. */
+                        max_upload_bytes?: number;
+                        /** @description Shortest interval between two runs of a cron job, in seconds (at least 1). */
+                        min_cron_interval_seconds?: number;
+                    };
+                    /** @description Display name, 1 to 100 characters. */
+                    name?: string;
+                    /** @description Monthly price in US cents; null: no price shown. */
+                    price_cents_per_month?: number;
+                    /** @description Where the plan stands in the public list (lowest first). */
+                    sort_order?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When the plan was created (ISO 8601). */
+                        created_at: string;
+                        /** @description Whether new accounts start on this plan. */
+                        default: boolean;
+                        /** @description What the plan is for. */
+                        description: string;
+                        /** @description The plan's id (lower case letters, digits and dashes). */
+                        id: string;
+                        /** @description The plan's limits; null: no limit. */
+                        limits: {
+                            /** @description Statement time a project may spend on the shared PostgreSQL per minute, in seconds (past it: 429). */
+                            database_cpu_seconds_per_minute?: number | null;
+                            /** @description Asynchronous `Invoke` steps one run may start, its descendants included (the fan-out bound). */
+                            max_async_invokes_per_run?: number | null;
+                            /** @description Function runs of a project executing at once; more wait in line or are refused. */
+                            max_concurrent_function_runs?: number | null;
+                            /** @description Cron jobs per project. */
+                            max_cron_jobs?: number | null;
+                            /** @description Size of a project's database in bytes: past it, writes are refused with `QUOTA_EXCEEDED`. */
+                            max_database_bytes?: number | null;
+                            /** @description Connections to the shared PostgreSQL a project may hold at once (its fair share of the connection budget). */
+                            max_database_connections?: number | null;
+                            /** @description Rows per project database (live rows of every table): past it, writes are refused with `QUOTA_EXCEEDED`. */
+                            max_database_rows?: number | null;
+                            /** @description Edge function invocations per project and calendar month. */
+                            max_function_invocations_per_month?: number | null;
+                            /** @description Uploads begun and not yet finished per project. */
+                            max_pending_uploads?: number | null;
+                            /** @description Projects a tenant may own. */
+                            max_projects?: number | null;
+                            /** @description Realtime subscriptions open at once per project. */
+                            max_realtime_subscribers?: number | null;
+                            /** @description Requests per project and minute. */
+                            max_requests_per_minute?: number | null;
+                            /** @description File storage per project, in bytes. */
+                            max_storage_bytes?: number | null;
+                            /** @description Largest single upload, in bytes. */
+                            max_upload_bytes?: number | null;
+                            /** @description Shortest interval between two runs of a cron job, in seconds. */
+                            min_cron_interval_seconds?: number | null;
+                        };
+                        /** @description Display name. */
+                        name: string;
+                        /** @description Monthly price in US cents; null: no price is shown. */
+                        price_cents_per_month?: number | null;
+                        /** @description Where the plan stands in the public list (lowest first). */
+                        sort_order: number;
+                        /** @description How many accounts are on the plan. */
+                        tenant_count: number;
+                        /** @description When the plan last changed (ISO 8601). */
+                        updated_at: string;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.projects.list": {
+        parameters: {
+            query?: {
+                after?: string;
+                first?: number;
+                search?: string;
+                tenant_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Pass as `after` for the next page; null on the last page. */
+                        next_cursor?: string | null;
+                        /** @description The projects of this page. */
+                        projects: {
+                            /** @description When the project was created (ISO 8601). */
+                            created_at: string;
+                            /** @description The project's id (a UUID). */
+                            id: string;
+                            /** @description Display name. */
+                            name: string;
+                            /** @description The plan whose limits apply (the owning tenant's plan). */
+                            plan?: {
+                                /** @description The plan's id. */
+                                id: string;
+                                /** @description Display name. */
+                                name: string;
+                            } | null;
+                            /** @description Bytes stored against the plan's quota, per folder. Needs the project API key (or an operator key, through the admin API). */
+                            storage_usage: {
+                                /** @description Bytes of ready objects. */
+                                bytes: number;
+                                /** @description Ready objects. */
+                                objects: number;
+                                /** @description Bytes of unconfirmed uploads. */
+                                pending_bytes: number;
+                                /** @description Uploads not confirmed yet (they count against the quota). */
+                                pending_objects: number;
+                                /** @description The plan's storage quota, in bytes; null: no quota. */
+                                quota_bytes?: number | null;
+                            };
+                            /** @description When the install's operator suspended the project (ISO 8601); null when it is not. Every call for it is refused then (403 PROJECT_SUSPENDED). */
+                            suspended_at?: string | null;
+                            /** @description The operator's reason for the suspension, when given. */
+                            suspended_reason?: string | null;
+                            /** @description The account owning the project. Readable by the owning tenant and the operator. */
+                            tenant?: {
+                                /** @description The account's e-mail address. */
+                                email: string;
+                                /** @description The account's id. */
+                                id: string;
+                            } | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.projects.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When the project was created (ISO 8601). */
+                        created_at: string;
+                        /** @description The project's id (a UUID). */
+                        id: string;
+                        /** @description Display name. */
+                        name: string;
+                        /** @description The plan whose limits apply (the owning tenant's plan). */
+                        plan?: {
+                            /** @description The plan's id. */
+                            id: string;
+                            /** @description Display name. */
+                            name: string;
+                        } | null;
+                        /** @description Bytes stored against the plan's quota, per folder. Needs the project API key (or an operator key, through the admin API). */
+                        storage_usage: {
+                            /** @description Bytes of ready objects. */
+                            bytes: number;
+                            /** @description Ready objects. */
+                            objects: number;
+                            /** @description Bytes of unconfirmed uploads. */
+                            pending_bytes: number;
+                            /** @description Uploads not confirmed yet (they count against the quota). */
+                            pending_objects: number;
+                            /** @description The plan's storage quota, in bytes; null: no quota. */
+                            quota_bytes?: number | null;
+                        };
+                        /** @description When the install's operator suspended the project (ISO 8601); null when it is not. Every call for it is refused then (403 PROJECT_SUSPENDED). */
+                        suspended_at?: string | null;
+                        /** @description The operator's reason for the suspension, when given. */
+                        suspended_reason?: string | null;
+                        /** @description The account owning the project. Readable by the owning tenant and the operator. */
+                        tenant?: {
+                            /** @description The account's e-mail address. */
+                            email: string;
+                            /** @description The account's id. */
+                            id: string;
+                        } | null;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.projects.resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When the project was created (ISO 8601). */
+                        created_at: string;
+                        /** @description The project's id (a UUID). */
+                        id: string;
+                        /** @description Display name. */
+                        name: string;
+                        /** @description The plan whose limits apply (the owning tenant's plan). */
+                        plan?: {
+                            /** @description The plan's id. */
+                            id: string;
+                            /** @description Display name. */
+                            name: string;
+                        } | null;
+                        /** @description Bytes stored against the plan's quota, per folder. Needs the project API key (or an operator key, through the admin API). */
+                        storage_usage: {
+                            /** @description Bytes of ready objects. */
+                            bytes: number;
+                            /** @description Ready objects. */
+                            objects: number;
+                            /** @description Bytes of unconfirmed uploads. */
+                            pending_bytes: number;
+                            /** @description Uploads not confirmed yet (they count against the quota). */
+                            pending_objects: number;
+                            /** @description The plan's storage quota, in bytes; null: no quota. */
+                            quota_bytes?: number | null;
+                        };
+                        /** @description When the install's operator suspended the project (ISO 8601); null when it is not. Every call for it is refused then (403 PROJECT_SUSPENDED). */
+                        suspended_at?: string | null;
+                        /** @description The operator's reason for the suspension, when given. */
+                        suspended_reason?: string | null;
+                        /** @description The account owning the project. Readable by the owning tenant and the operator. */
+                        tenant?: {
+                            /** @description The account's e-mail address. */
+                            email: string;
+                            /** @description The account's id. */
+                            id: string;
+                        } | null;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.projects.suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When the project was created (ISO 8601). */
+                        created_at: string;
+                        /** @description The project's id (a UUID). */
+                        id: string;
+                        /** @description Display name. */
+                        name: string;
+                        /** @description The plan whose limits apply (the owning tenant's plan). */
+                        plan?: {
+                            /** @description The plan's id. */
+                            id: string;
+                            /** @description Display name. */
+                            name: string;
+                        } | null;
+                        /** @description Bytes stored against the plan's quota, per folder. Needs the project API key (or an operator key, through the admin API). */
+                        storage_usage: {
+                            /** @description Bytes of ready objects. */
+                            bytes: number;
+                            /** @description Ready objects. */
+                            objects: number;
+                            /** @description Bytes of unconfirmed uploads. */
+                            pending_bytes: number;
+                            /** @description Uploads not confirmed yet (they count against the quota). */
+                            pending_objects: number;
+                            /** @description The plan's storage quota, in bytes; null: no quota. */
+                            quota_bytes?: number | null;
+                        };
+                        /** @description When the install's operator suspended the project (ISO 8601); null when it is not. Every call for it is refused then (403 PROJECT_SUSPENDED). */
+                        suspended_at?: string | null;
+                        /** @description The operator's reason for the suspension, when given. */
+                        suspended_reason?: string | null;
+                        /** @description The account owning the project. Readable by the owning tenant and the operator. */
+                        tenant?: {
+                            /** @description The account's e-mail address. */
+                            email: string;
+                            /** @description The account's id. */
+                            id: string;
+                        } | null;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.settings.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The plan new accounts start on. */
+                        default_plan: string;
+                        /** @description `operator` (set through the admin API) or `config` (TESSERA_DEFAULT_PLAN, or its fallback). */
+                        default_plan_source: string;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.settings.defaultPlan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    plan_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The plan new accounts start on. */
+                        default_plan: string;
+                        /** @description `operator` (set through the admin API) or `config` (TESSERA_DEFAULT_PLAN, or its fallback). */
+                        default_plan_source: string;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.tenants.list": {
+        parameters: {
+            query?: {
+                after?: string;
+                first?: number;
+                search?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Pass as `after` for the next page; null on the last page. */
+                        next_cursor?: string | null;
+                        /** @description The accounts of this page. */
+                        tenants: {
+                            /** @description When the account was created (ISO 8601). */
+                            created_at: string;
+                            /** @description The sign-in e-mail address. */
+                            email: string;
+                            /** @description The account's id (a UUID). */
+                            id: string;
+                            /** @description Display name. */
+                            name: string;
+                            /** @description The plan the account is on. */
+                            plan: {
+                                /** @description The plan's id. */
+                                id: string;
+                                /** @description Display name. */
+                                name: string;
+                            };
+                            /** @description How many projects the account owns. */
+                            project_count: number;
+                            /** @description When the operator suspended the account (ISO 8601); null when it is not. */
+                            suspended_at?: string | null;
+                            /** @description The operator's reason for the suspension, when given. */
+                            suspended_reason?: string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.tenants.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When the account was created (ISO 8601). */
+                        created_at: string;
+                        /** @description The sign-in e-mail address. */
+                        email: string;
+                        /** @description The account's id (a UUID). */
+                        id: string;
+                        /** @description Display name. */
+                        name: string;
+                        /** @description The plan the account is on. */
+                        plan: {
+                            /** @description The plan's id. */
+                            id: string;
+                            /** @description Display name. */
+                            name: string;
+                        };
+                        /** @description How many projects the account owns. */
+                        project_count: number;
+                        /** @description When the operator suspended the account (ISO 8601); null when it is not. */
+                        suspended_at?: string | null;
+                        /** @description The operator's reason for the suspension, when given. */
+                        suspended_reason?: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.tenants.setPlan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    plan_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When the account was created (ISO 8601). */
+                        created_at: string;
+                        /** @description The sign-in e-mail address. */
+                        email: string;
+                        /** @description The account's id (a UUID). */
+                        id: string;
+                        /** @description Display name. */
+                        name: string;
+                        /** @description The plan the account is on. */
+                        plan: {
+                            /** @description The plan's id. */
+                            id: string;
+                            /** @description Display name. */
+                            name: string;
+                        };
+                        /** @description How many projects the account owns. */
+                        project_count: number;
+                        /** @description When the operator suspended the account (ISO 8601); null when it is not. */
+                        suspended_at?: string | null;
+                        /** @description The operator's reason for the suspension, when given. */
+                        suspended_reason?: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.tenants.resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When the account was created (ISO 8601). */
+                        created_at: string;
+                        /** @description The sign-in e-mail address. */
+                        email: string;
+                        /** @description The account's id (a UUID). */
+                        id: string;
+                        /** @description Display name. */
+                        name: string;
+                        /** @description The plan the account is on. */
+                        plan: {
+                            /** @description The plan's id. */
+                            id: string;
+                            /** @description Display name. */
+                            name: string;
+                        };
+                        /** @description How many projects the account owns. */
+                        project_count: number;
+                        /** @description When the operator suspended the account (ISO 8601); null when it is not. */
+                        suspended_at?: string | null;
+                        /** @description The operator's reason for the suspension, when given. */
+                        suspended_reason?: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.tenants.suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When the account was created (ISO 8601). */
+                        created_at: string;
+                        /** @description The sign-in e-mail address. */
+                        email: string;
+                        /** @description The account's id (a UUID). */
+                        id: string;
+                        /** @description Display name. */
+                        name: string;
+                        /** @description The plan the account is on. */
+                        plan: {
+                            /** @description The plan's id. */
+                            id: string;
+                            /** @description Display name. */
+                            name: string;
+                        };
+                        /** @description How many projects the account owns. */
+                        project_count: number;
+                        /** @description When the operator suspended the account (ISO 8601); null when it is not. */
+                        suspended_at?: string | null;
+                        /** @description The operator's reason for the suspension, when given. */
+                        suspended_reason?: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
@@ -11160,7 +12738,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Bytes stored against the plan's quota, per folder. Needs the project API key. */
+                        /** @description Bytes stored against the plan's quota, per folder. Needs the project API key (or an operator key, through the admin API). */
                         usage: {
                             /** @description Bytes of ready objects. */
                             bytes: number;

@@ -1,0 +1,294 @@
+// REST rows of the operator's admin API (`/admin/api/v1`): plans, the default plan, accounts, projects, suspension,
+// the audit log and operator keys. An operator key only (`auth: 'operator'`); fields aliased to snake_case.
+import type { RouteRow } from '../route-types.ts';
+
+const TAG = 'Operator';
+const BASE = '/admin/api/v1';
+
+const LIMITS = `limits {
+  max_projects: maxProjects max_storage_bytes: maxStorageBytes max_upload_bytes: maxUploadBytes
+  max_database_rows: maxDatabaseRows max_database_bytes: maxDatabaseBytes
+  max_function_invocations_per_month: maxFunctionInvocationsPerMonth max_requests_per_minute: maxRequestsPerMinute
+  min_cron_interval_seconds: minCronIntervalSeconds max_cron_jobs: maxCronJobs
+  max_concurrent_function_runs: maxConcurrentFunctionRuns max_async_invokes_per_run: maxAsyncInvokesPerRun
+  max_realtime_subscribers: maxRealtimeSubscribers max_pending_uploads: maxPendingUploads
+  max_database_connections: maxDatabaseConnections database_cpu_seconds_per_minute: databaseCpuSecondsPerMinute
+}`;
+const PLAN = `id name description price_cents_per_month: priceCentsPerMonth sort_order: sortOrder ${LIMITS}
+  tenant_count: tenantCount default created_at: createdAt updated_at: updatedAt`;
+const SETTINGS = 'default_plan: defaultPlan default_plan_source: defaultPlanSource';
+const TENANT = `id email name plan { id name } project_count: projectCount suspended_at: suspendedAt
+  suspended_reason: suspendedReason created_at: createdAt`;
+const STORAGE_USAGE = `storage_usage: storageUsage { objects bytes pending_objects: pendingObjects pending_bytes: pendingBytes
+  quota_bytes: quotaBytes }`;
+const PROJECT = `id name tenant: owner { id email } plan { id name } suspended_at: suspendedAt
+  suspended_reason: suspendedReason created_at: createdAt ${STORAGE_USAGE}`;
+const AUDIT = 'id at operator action target_kind: targetKind target_id: targetId details';
+const KEY =
+  'id name key_prefix: keyPrefix created_at: createdAt created_by: createdBy last_used_at: lastUsedAt revoked_at: revokedAt';
+const LIMITS_DOC =
+  '`limits` holds any of the 15 limits in snake_case (as `GET /auth/api/v1/plans` shows them): whole numbers ≥ 0 (≥ 1 for `min_cron_interval_seconds` and `max_database_connections`; `database_cpu_seconds_per_minute` above 0), or null for no limit';
+const PAGE_DOC = 'Query `first` (1-100, default 50) and `after` (the `next_cursor` of the previous page).';
+const AUDITED = 'Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.';
+
+export const adminRoutes: RouteRow[] = [
+  {
+    id: 'admin.plans.list',
+    method: 'GET',
+    path: `${BASE}/plans`,
+    summary: 'List plans (operator)',
+    description:
+      "Every plan with its limits (null: no limit), price (null: none shown), how many accounts are on it (`tenant_count`) and whether new accounts get it (`default`), in the public list's order.",
+    tag: TAG,
+    auth: 'operator',
+    operation: `query AdminPlans { plans: adminPlans { ${PLAN} } }`,
+    status: 200,
+    variables: {},
+  },
+  {
+    id: 'admin.plans.create',
+    method: 'POST',
+    path: `${BASE}/plans`,
+    summary: 'Create a plan (operator)',
+    description: `Body \`{id, name, description?, price_cents_per_month?, limits?}\`: \`id\` is 1 to 40 lower case letters, digits and dashes; ${LIMITS_DOC}; limits left out have no limit. 409 CONFLICT on a taken id. ${AUDITED}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `mutation AdminPlanCreate($input: CreatePlanInput!) { createPlan(input: $input) { ${PLAN} } }`,
+    status: 201,
+    variables: { input: 'body-deep' },
+    unwrap: true,
+    errors: [409],
+  },
+  {
+    id: 'admin.plans.update',
+    method: 'PATCH',
+    path: `${BASE}/plans/:id`,
+    summary: 'Change a plan (operator)',
+    description: `Body \`{name?, description?, price_cents_per_month?, sort_order?, limits?}\`; ${LIMITS_DOC}; omitted fields stay. The change applies at once to every project of the plan's accounts, in every process. ${AUDITED}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `mutation AdminPlanUpdate($id: ID!, $input: UpdatePlanInput!) { updatePlan(id: $id, input: $input) { ${PLAN} } }`,
+    status: 200,
+    variables: { id: 'params.id', input: 'body-deep' },
+    unwrap: true,
+  },
+  {
+    id: 'admin.plans.delete',
+    method: 'DELETE',
+    path: `${BASE}/plans/:id`,
+    summary: 'Delete a plan (operator)',
+    description: `409 PLAN_IN_USE while an account is on it or while it is the default plan for new accounts. ${AUDITED}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: 'mutation AdminPlanDelete($id: ID!) { deletePlan(id: $id) }',
+    status: 204,
+    variables: { id: 'params.id' },
+    errors: [409],
+  },
+  {
+    id: 'admin.settings.get',
+    method: 'GET',
+    path: `${BASE}/settings`,
+    summary: 'Read the install settings (operator)',
+    description:
+      '`{default_plan, default_plan_source}`: the plan new accounts start on, and whether an operator chose it (`operator`) or it comes from TESSERA_DEFAULT_PLAN (`config`).',
+    tag: TAG,
+    auth: 'operator',
+    operation: `query AdminSettings { adminSettings { ${SETTINGS} } }`,
+    status: 200,
+    variables: {},
+    unwrap: true,
+  },
+  {
+    id: 'admin.settings.defaultPlan',
+    method: 'PUT',
+    path: `${BASE}/settings/default-plan`,
+    summary: 'Set the default plan for new accounts (operator)',
+    description: `Body \`{plan_id}\`. Kept in the platform database; wins over TESSERA_DEFAULT_PLAN. Accounts already made keep their plan. 404 for an unknown plan. ${AUDITED}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `mutation AdminSetDefaultPlan($planId: ID!) { setDefaultPlan(planId: $planId) { ${SETTINGS} } }`,
+    status: 200,
+    variables: { planId: 'body.plan_id' },
+    unwrap: true,
+  },
+  {
+    id: 'admin.tenants.list',
+    method: 'GET',
+    path: `${BASE}/tenants`,
+    summary: 'List developer accounts (operator)',
+    description: `Oldest first. Query \`search\` (text the e-mail address or name contains, or an account id). ${PAGE_DOC}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `query AdminTenants($search: String, $first: Int, $after: String) {
+      adminTenants(search: $search, first: $first, after: $after) { tenants: items { ${TENANT} } next_cursor: nextCursor }
+    }`,
+    status: 200,
+    variables: { search: 'query.search', first: 'query.first', after: 'query.after' },
+    unwrap: true,
+  },
+  {
+    id: 'admin.tenants.get',
+    method: 'GET',
+    path: `${BASE}/tenants/:id`,
+    summary: 'Read a developer account (operator)',
+    description: 'Its plan, project count and suspension.',
+    tag: TAG,
+    auth: 'operator',
+    operation: `query AdminTenant($id: ID!) { adminTenant(id: $id) { ${TENANT} } }`,
+    status: 200,
+    variables: { id: 'params.id' },
+    unwrap: true,
+  },
+  {
+    id: 'admin.tenants.setPlan',
+    method: 'PUT',
+    path: `${BASE}/tenants/:id/plan`,
+    summary: "Set an account's plan (operator)",
+    description: `Body \`{plan_id}\`. Its projects get the new limits at once. An account already over the new plan's project count keeps its projects; only new ones are refused. ${AUDITED}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `mutation AdminTenantPlan($id: ID!, $planId: ID!) { setTenantPlan(id: $id, planId: $planId) { ${TENANT} } }`,
+    status: 200,
+    variables: { id: 'params.id', planId: 'body.plan_id' },
+    unwrap: true,
+  },
+  {
+    id: 'admin.tenants.suspend',
+    method: 'POST',
+    path: `${BASE}/tenants/:id/suspend`,
+    summary: 'Suspend a developer account (operator)',
+    description: `Body \`{reason?}\`. Its sign-in (after a correct password) and its tokens are refused with 403 TENANT_SUSPENDED, and every call of its projects too; its data is kept. ${AUDITED}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `mutation AdminTenantSuspend($id: ID!, $reason: String) { suspendTenant(id: $id, reason: $reason) { ${TENANT} } }`,
+    status: 200,
+    variables: { id: 'params.id', reason: 'body.reason' },
+    unwrap: true,
+  },
+  {
+    id: 'admin.tenants.resume',
+    method: 'POST',
+    path: `${BASE}/tenants/:id/resume`,
+    summary: 'End the suspension of a developer account (operator)',
+    description: `The account and its projects work again at once. ${AUDITED}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `mutation AdminTenantResume($id: ID!) { resumeTenant(id: $id) { ${TENANT} } }`,
+    status: 200,
+    variables: { id: 'params.id' },
+    unwrap: true,
+  },
+  {
+    id: 'admin.projects.list',
+    method: 'GET',
+    path: `${BASE}/projects`,
+    summary: 'List projects (operator)',
+    description: `Every project of the install, oldest first, with its owner, plan, suspension and storage usage. Query \`search\` (text the name contains, or a project id), \`tenant_id\`. ${PAGE_DOC}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `query AdminProjects($search: String, $tenantId: ID, $first: Int, $after: String) {
+      adminProjects(search: $search, tenantId: $tenantId, first: $first, after: $after) {
+        projects: items { ${PROJECT} } next_cursor: nextCursor
+      }
+    }`,
+    status: 200,
+    variables: { search: 'query.search', tenantId: 'query.tenant_id', first: 'query.first', after: 'query.after' },
+    unwrap: true,
+  },
+  {
+    id: 'admin.projects.get',
+    method: 'GET',
+    path: `${BASE}/projects/:id`,
+    summary: 'Read a project (operator)',
+    description: 'Its owner, plan, suspension and usage. Never its keys.',
+    tag: TAG,
+    auth: 'operator',
+    operation: `query AdminProject($id: ID!) { adminProject(id: $id) { ${PROJECT} } }`,
+    status: 200,
+    variables: { id: 'params.id' },
+    unwrap: true,
+  },
+  {
+    id: 'admin.projects.suspend',
+    method: 'POST',
+    path: `${BASE}/projects/:id/suspend`,
+    summary: 'Suspend a project (operator)',
+    description: `Body \`{reason?}\`. Every call for the project (its keys, client and end-user tokens, anonymous calls naming it) is refused with 403 PROJECT_SUSPENDED and its background work stops; its data is kept. ${AUDITED}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `mutation AdminProjectSuspend($id: ID!, $reason: String) { suspendProject(id: $id, reason: $reason) { ${PROJECT} } }`,
+    status: 200,
+    variables: { id: 'params.id', reason: 'body.reason' },
+    unwrap: true,
+  },
+  {
+    id: 'admin.projects.resume',
+    method: 'POST',
+    path: `${BASE}/projects/:id/resume`,
+    summary: 'End the suspension of a project (operator)',
+    description: `The project works again at once. ${AUDITED}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `mutation AdminProjectResume($id: ID!) { resumeProject(id: $id) { ${PROJECT} } }`,
+    status: 200,
+    variables: { id: 'params.id' },
+    unwrap: true,
+  },
+  {
+    id: 'admin.audit.list',
+    method: 'GET',
+    path: `${BASE}/audit`,
+    summary: 'Read the operator audit log (operator)',
+    description: `Newest first: when, which operator (the key's name), what (\`plan.update\`, \`tenant.suspend\`, ...), the target and the changed fields. Query \`action\`, \`target_id\`. ${PAGE_DOC}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `query AdminAudit($first: Int, $after: String, $action: String, $targetId: String) {
+      operatorAudit(first: $first, after: $after, action: $action, targetId: $targetId) { entries: items { ${AUDIT} } next_cursor: nextCursor }
+    }`,
+    status: 200,
+    variables: { first: 'query.first', after: 'query.after', action: 'query.action', targetId: 'query.target_id' },
+    unwrap: true,
+  },
+  {
+    id: 'admin.operatorKeys.list',
+    method: 'GET',
+    path: `${BASE}/operator-keys`,
+    summary: 'List operator keys (operator)',
+    description:
+      'Newest first, revoked ones with when; never the keys themselves. The bootstrap key (TESSERA_OPERATOR_KEY) is not listed.',
+    tag: TAG,
+    auth: 'operator',
+    operation: `query AdminOperatorKeys { operator_keys: operatorKeys { ${KEY} } }`,
+    status: 200,
+    variables: {},
+  },
+  {
+    id: 'admin.operatorKeys.create',
+    method: 'POST',
+    path: `${BASE}/operator-keys`,
+    summary: 'Create an operator key (operator)',
+    description: `Body \`{name}\` (who holds it: the audit log names it). Answers \`{id, name, key, key_prefix, created_at}\`: \`key\` (\`top_...\`) is shown this once. ${AUDITED}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `mutation AdminOperatorKeyCreate($input: CreateOperatorKeyInput!) {
+      createOperatorKey(input: $input) { id name key key_prefix: keyPrefix created_at: createdAt }
+    }`,
+    status: 201,
+    variables: { input: 'body' },
+    unwrap: true,
+  },
+  {
+    id: 'admin.operatorKeys.revoke',
+    method: 'DELETE',
+    path: `${BASE}/operator-keys/:id`,
+    summary: 'Revoke an operator key (operator)',
+    description: `The key is refused at once in every process. Revoking the key you are calling with is allowed: your next call is refused. The bootstrap key (id \`bootstrap\`) cannot be revoked here: 409 CONFLICT, unset TESSERA_OPERATOR_KEY. ${AUDITED}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: 'mutation AdminOperatorKeyRevoke($id: ID!) { revokeOperatorKey(id: $id) }',
+    status: 204,
+    variables: { id: 'params.id' },
+    errors: [409],
+  },
+];

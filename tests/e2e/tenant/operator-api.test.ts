@@ -1,0 +1,446 @@
+// The operator's admin API (/admin/api/v1) end to end: every row's happy path, bad input, the audit log, operator keys,
+// suspension of a project and of an account, and a plan change applying at once.
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import pg from 'pg';
+import { waitFor } from '../../support/wait-for.ts';
+import path from 'node:path';
+import {
+  startOneProcess,
+  startProcess,
+  stopProcess,
+  tmpDataDir,
+  TEST_SECRET,
+  type TestPlatform,
+} from '../../support/platform.ts';
+import { freePort } from '../../../platform/net.ts';
+import { client, type Res } from '../../support/http.ts';
+import { ROUTE_TABLE } from '../../../rest-compat/route-table.ts';
+
+const OPERATOR_KEY = `top_${'k'.repeat(43)}`;
+const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
+const PASSWORD = 'a long password';
+
+function expectError(res: Res, status: number, code: string, mentions?: RegExp): void {
+  expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
+  expect(res.body.error.request_id).toBe(res.headers.get('x-request-id'));
+  if (mentions) expect(res.body.error.message).toMatch(mentions);
+}
+
+describe('the operator admin API', () => {
+  let p: TestPlatform;
+  let call: ReturnType<typeof client>;
+  let token: string;
+  let tenantId: string;
+  let projectId: string;
+  let apiKey: string;
+  const op = (method: string, path: string, body?: unknown) =>
+    call(method, `/admin/api/v1${path}`, { token: OPERATOR_KEY, body });
+
+  beforeAll(async () => {
+    p = await startOneProcess({ TESSERA_OPERATOR_KEY: OPERATOR_KEY });
+    call = client(p.url);
+    await call('POST', '/auth/api/v1/tenants/signup', { body: { email: 'owner@example.com', password: PASSWORD } });
+    const login = await call('POST', '/auth/api/v1/tenant/login', {
+      body: { email: 'owner@example.com', password: PASSWORD },
+    });
+    token = login.body.access_token;
+    tenantId = login.body.tenant.id;
+    const created = await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Shop' } });
+    projectId = created.body.project.id;
+    apiKey = created.body.project.api_key;
+  }, 60_000);
+  afterAll(async () => {
+    await p?.close();
+  });
+
+  it('npm run operator-key prints a key TESSERA_OPERATOR_KEY accepts', () => {
+    const out = execFileSync(process.execPath, ['scripts/operator-key.ts'], { encoding: 'utf8' }).trim();
+    expect(out).toMatch(/^top_[A-Za-z0-9_-]{43}$/);
+    const env = execFileSync(process.execPath, ['scripts/operator-key.ts', '--env'], { encoding: 'utf8' }).trim();
+    expect(env).toMatch(/^TESSERA_OPERATOR_KEY=top_[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('lists the plans with their limits, tenant counts and the default', async () => {
+    const res = await op('GET', '/plans');
+    expect(res.status).toBe(200);
+    const ids = res.body.plans.map((x: { id: string }) => x.id);
+    expect(ids).toEqual(expect.arrayContaining(['self-hosted', 'free', 'pro', 'enterprise']));
+    const free = res.body.plans.find((x: { id: string }) => x.id === 'free');
+    expect(free).toMatchObject({ default: true, tenant_count: 1, price_cents_per_month: null });
+    expect(free.limits).toMatchObject({ max_cron_jobs: 5, min_cron_interval_seconds: 10, max_projects: 3 });
+    expect(Object.keys(free.limits)).toHaveLength(15);
+    const selfHosted = res.body.plans.find((x: { id: string }) => x.id === 'self-hosted');
+    expect(Object.values(selfHosted.limits).every((v) => v === null)).toBe(true);
+  });
+
+  it('creates, edits and deletes a plan, each audited', async () => {
+    const created = await op('POST', '/plans', {
+      id: 'team',
+      name: 'Team',
+      price_cents_per_month: 4900,
+      limits: { max_projects: 10, max_cron_jobs: 20, database_cpu_seconds_per_minute: 2.5 },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ id: 'team', name: 'Team', price_cents_per_month: 4900, tenant_count: 0 });
+    expect(created.body.limits).toMatchObject({ max_projects: 10, max_cron_jobs: 20, max_storage_bytes: null });
+    expect(created.body.limits.database_cpu_seconds_per_minute).toBe(2.5);
+    expectError(await op('POST', '/plans', { id: 'team', name: 'Again' }), 409, 'CONFLICT');
+
+    const edited = await op('PATCH', '/plans/team', {
+      description: 'For teams',
+      limits: { max_projects: null, min_cron_interval_seconds: 30 },
+    });
+    expect(edited.status).toBe(200);
+    expect(edited.body).toMatchObject({ description: 'For teams' });
+    expect(edited.body.limits).toMatchObject({ max_projects: null, min_cron_interval_seconds: 30, max_cron_jobs: 20 });
+    // The public list shows it too, with its price.
+    const pub = await call('GET', '/auth/api/v1/plans');
+    expect(pub.body.plans.find((x: { id: string }) => x.id === 'team')).toMatchObject({ price_cents_per_month: 4900 });
+
+    expect((await op('DELETE', '/plans/team')).status).toBe(204);
+    expectError(await op('PATCH', '/plans/team', { name: 'x' }), 404, 'NOT_FOUND');
+
+    const audit = await op('GET', '/audit?target_id=team');
+    expect(audit.status).toBe(200);
+    expect(audit.body.entries.map((e: { action: string }) => e.action)).toEqual([
+      'plan.delete',
+      'plan.update',
+      'plan.create',
+    ]);
+    expect(audit.body.entries[0]).toMatchObject({ operator: 'bootstrap', target_kind: 'plan', target_id: 'team' });
+    expect(audit.body.entries[1].details).toMatchObject({ description: 'For teams', max_projects: null });
+    expect(typeof audit.body.entries[0].at).toBe('string');
+  });
+
+  it('refuses bad plan input with a 4xx naming the field', async () => {
+    expectError(await op('POST', '/plans', { id: 'Bad Id', name: 'x' }), 400, 'VALIDATION_FAILED', /id/);
+    expectError(await op('POST', '/plans', { id: 'ok-id' }), 400, 'BAD_USER_INPUT', /name/);
+    expectError(await op('POST', '/plans', { id: 'ok', name: 'x', colour: 'red' }), 400, 'BAD_USER_INPUT', /colour/);
+    expectError(
+      await op('PATCH', '/plans/free', { limits: { max_cron_jobs: -1 } }),
+      400,
+      'VALIDATION_FAILED',
+      /max_cron_jobs/,
+    );
+    expectError(
+      await op('PATCH', '/plans/free', { limits: { max_cron_jobs: 1.5 } }),
+      400,
+      'BAD_USER_INPUT',
+      /max_cron_jobs/,
+    );
+    expectError(
+      await op('PATCH', '/plans/free', { limits: { min_cron_interval_seconds: 0 } }),
+      400,
+      'VALIDATION_FAILED',
+      /min_cron_interval_seconds/,
+    );
+    expectError(
+      await op('PATCH', '/plans/free', { limits: { database_cpu_seconds_per_minute: 0 } }),
+      400,
+      'VALIDATION_FAILED',
+      /database_cpu_seconds_per_minute/,
+    );
+    expectError(await op('PATCH', '/plans/free', { limits: { max_widgets: 3 } }), 400, 'BAD_USER_INPUT', /max_widgets/);
+    expectError(await op('PATCH', '/plans/free', { price_cents_per_month: -5 }), 400, 'VALIDATION_FAILED');
+    expectError(await op('PATCH', '/plans/nope', { name: 'x' }), 404, 'NOT_FOUND');
+    expectError(await op('GET', '/tenants/not-a-uuid'), 404, 'NOT_FOUND');
+    expectError(await op('GET', `/projects/${UNKNOWN_ID}`), 404, 'NOT_FOUND');
+    expectError(await op('PUT', `/tenants/${tenantId}/plan`, { plan_id: 'nope' }), 404, 'NOT_FOUND');
+    expectError(await op('PUT', '/settings/default-plan', { plan_id: 'nope' }), 404, 'NOT_FOUND');
+    expectError(await op('GET', '/tenants?first=0'), 400, 'VALIDATION_FAILED', /first/);
+    expectError(await op('GET', '/audit?after=garbage'), 400, 'VALIDATION_FAILED', /after/);
+  });
+
+  it('will not delete a plan in use or the default one', async () => {
+    expectError(await op('DELETE', '/plans/free'), 409, 'PLAN_IN_USE', /default/);
+    await op('PUT', '/settings/default-plan', { plan_id: 'self-hosted' });
+    expectError(await op('DELETE', '/plans/free'), 409, 'PLAN_IN_USE', /account/);
+    await op('PUT', '/settings/default-plan', { plan_id: 'free' });
+  });
+
+  it('lists, finds and reads tenants and projects, with usage', async () => {
+    const tenants = await op('GET', '/tenants?search=OWNER@');
+    expect(tenants.status).toBe(200);
+    expect(tenants.body.next_cursor).toBeNull();
+    expect(tenants.body.tenants).toEqual([
+      expect.objectContaining({
+        id: tenantId,
+        email: 'owner@example.com',
+        plan: { id: 'free', name: 'Free' },
+        project_count: 1,
+        suspended_at: null,
+      }),
+    ]);
+    expect((await op('GET', '/tenants?search=nobody')).body.tenants).toEqual([]);
+    expect((await op('GET', `/tenants/${tenantId}`)).body.email).toBe('owner@example.com');
+
+    const projects = await op('GET', `/projects?tenant_id=${tenantId}`);
+    expect(projects.status).toBe(200);
+    expect(projects.body.projects).toEqual([
+      expect.objectContaining({
+        id: projectId,
+        name: 'Shop',
+        tenant: { id: tenantId, email: 'owner@example.com' },
+        plan: { id: 'free', name: 'Free' },
+        suspended_at: null,
+      }),
+    ]);
+    expect(projects.body.projects[0].storage_usage).toMatchObject({ objects: 0, bytes: 0 });
+    expect(JSON.stringify(projects.body)).not.toContain('tsk_');
+    const one = await op('GET', `/projects/${projectId}`);
+    expect(one.body).toMatchObject({ id: projectId, name: 'Shop' });
+    expect((await op('GET', '/projects?search=sho')).body.projects.map((x: { id: string }) => x.id)).toEqual([
+      projectId,
+    ]);
+  });
+
+  it('pages through lists with first and next_cursor', async () => {
+    for (const email of ['page1@example.com', 'page2@example.com'])
+      await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password: PASSWORD } });
+    const first = await op('GET', '/tenants?first=2');
+    expect(first.body.tenants).toHaveLength(2);
+    expect(typeof first.body.next_cursor).toBe('string');
+    const second = await op('GET', `/tenants?first=2&after=${encodeURIComponent(first.body.next_cursor)}`);
+    expect(second.body.tenants.length).toBeGreaterThanOrEqual(1);
+    const seen = [...first.body.tenants, ...second.body.tenants].map((t: { id: string }) => t.id);
+    expect(new Set(seen).size).toBe(seen.length);
+  });
+
+  it("moves a tenant to another plan: its project's limits change at once", async () => {
+    const moved = await op('PUT', `/tenants/${tenantId}/plan`, { plan_id: 'pro' });
+    expect(moved.status).toBe(200);
+    expect(moved.body.plan).toEqual({ id: 'pro', name: 'Pro' });
+    const seen = await call('GET', `/auth/api/v1/projects/${projectId}`, { token });
+    expect(seen.body.project.plan.id).toBe('pro');
+    // The plan's request quota applies from the next request: a tight one on pro refuses the second call.
+    await op('PATCH', '/plans/pro', { limits: { max_requests_per_minute: 1 } });
+    await call('POST', '/v1/find', { apiKey, body: { table: 'nothing_here' } });
+    expectError(await call('POST', '/v1/find', { apiKey, body: { table: 'nothing_here' } }), 429, 'RATE_LIMITED');
+    await op('PATCH', '/plans/pro', { limits: { max_requests_per_minute: null } });
+    expect((await call('POST', '/v1/find', { apiKey, body: { table: 'nothing_here' } })).status).not.toBe(429);
+    await op('PUT', `/tenants/${tenantId}/plan`, { plan_id: 'free' });
+    const audit = await op('GET', `/audit?action=tenant.plan&target_id=${tenantId}`);
+    expect(audit.body.entries[0].details).toEqual({ plan_id: 'free', previous_plan_id: 'pro' });
+  });
+
+  it('suspends a project: every credential refused with PROJECT_SUSPENDED, data back after resume', async () => {
+    const pk = (await call('GET', `/auth/api/v1/projects/${projectId}`, { token })).body.project.publishable_key;
+    await call('POST', '/v1/rawSQL', {
+      apiKey,
+      body: { sql: 'create table notes (id serial primary key, body text)' },
+    });
+    expect(
+      (await call('POST', '/v1/insert', { apiKey, body: { table: 'notes', values: { body: 'kept' } } })).status,
+    ).toBe(201);
+    const suspended = await op('POST', `/projects/${projectId}/suspend`, { reason: 'abuse report' });
+    expect(suspended.status).toBe(200);
+    expect(suspended.body).toMatchObject({ id: projectId, suspended_reason: 'abuse report' });
+    expect(typeof suspended.body.suspended_at).toBe('string');
+
+    expectError(
+      await call('POST', '/v1/find', { apiKey, body: { table: 'notes' } }),
+      403,
+      'PROJECT_SUSPENDED',
+      /operator/,
+    );
+    expectError(await call('POST', '/v1/find', { apiKey: pk, body: { table: 'notes' } }), 403, 'PROJECT_SUSPENDED');
+    expectError(await call('GET', '/storage/api/v1/storage/objects', { apiKey }), 403, 'PROJECT_SUSPENDED');
+    expectError(
+      await call('POST', `/webhooks/${projectId}/anything`, { body: { hello: 1 } }),
+      403,
+      'PROJECT_SUSPENDED',
+    );
+    // The owner still sees the project (and that it is suspended) in tenant management.
+    const owner = await call('GET', `/auth/api/v1/projects/${projectId}`, { token });
+    expect(owner.status).toBe(200);
+
+    const resumed = await op('POST', `/projects/${projectId}/resume`);
+    expect(resumed.body.suspended_at).toBeNull();
+    const rows = await call('POST', '/v1/find', { apiKey, body: { table: 'notes' } });
+    expect(rows.status).toBe(200);
+    expect(rows.body.rows).toEqual([{ id: 1, body: 'kept' }]);
+    const audit = await op('GET', `/audit?target_id=${projectId}`);
+    expect(audit.body.entries.slice(0, 2).map((e: { action: string }) => e.action)).toEqual([
+      'project.resume',
+      'project.suspend',
+    ]);
+    expect(audit.body.entries[1].details).toEqual({ reason: 'abuse report' });
+  });
+
+  it('suspends an account: its token, its sign-in (after the password) and its projects refused; resume', async () => {
+    expect((await op('POST', `/tenants/${tenantId}/suspend`, {})).body.suspended_at).toEqual(expect.any(String));
+    expectError(await call('GET', '/auth/api/v1/tenant', { token }), 403, 'TENANT_SUSPENDED');
+    expectError(
+      await call('POST', '/auth/api/v1/tenant/login', { body: { email: 'owner@example.com', password: PASSWORD } }),
+      403,
+      'TENANT_SUSPENDED',
+    );
+    // A wrong password says nothing about the suspension.
+    expectError(
+      await call('POST', '/auth/api/v1/tenant/login', { body: { email: 'owner@example.com', password: 'wrong one!' } }),
+      401,
+      'INVALID_CREDENTIALS',
+    );
+    expectError(await call('POST', '/v1/find', { apiKey, body: { table: 'notes' } }), 403, 'PROJECT_SUSPENDED');
+    await op('POST', `/tenants/${tenantId}/resume`);
+    expect((await call('GET', '/auth/api/v1/tenant', { token })).status).toBe(200);
+    expect((await call('POST', '/v1/find', { apiKey, body: { table: 'notes' } })).status).toBe(200);
+  });
+
+  it('makes, lists and revokes operator keys; a revoked key stops at once; the bootstrap key stays', async () => {
+    const made = await op('POST', '/operator-keys', { name: 'alice' });
+    expect(made.status).toBe(201);
+    expect(made.body.key).toMatch(/^top_/);
+    expect(made.body.key.startsWith(made.body.key_prefix)).toBe(true);
+    const alice = made.body.key as string;
+    // Alice acts under her own name.
+    const byAlice = await call('PATCH', '/admin/api/v1/plans/pro', { token: alice, body: { description: 'Pro plan' } });
+    expect(byAlice.status).toBe(200);
+    const audit = await op('GET', '/audit?target_id=pro');
+    expect(audit.body.entries[0]).toMatchObject({ operator: 'alice', action: 'plan.update' });
+    const keys = await op('GET', '/operator-keys');
+    const listed = keys.body.operator_keys.find((k: { id: string }) => k.id === made.body.id);
+    expect(listed).toMatchObject({ name: 'alice', created_by: 'bootstrap', revoked_at: null });
+    expect(typeof listed.last_used_at).toBe('string');
+    expect(JSON.stringify(keys.body)).not.toContain(alice);
+    expect(JSON.stringify((await op('GET', '/audit')).body)).not.toContain(alice);
+
+    expect((await op('DELETE', `/operator-keys/${made.body.id}`)).status).toBe(204);
+    expectError(await call('GET', '/admin/api/v1/plans', { token: alice }), 401, 'INVALID_TOKEN');
+    expectError(await op('DELETE', '/operator-keys/bootstrap'), 409, 'CONFLICT', /TESSERA_OPERATOR_KEY/);
+    expectError(await op('DELETE', `/operator-keys/${UNKNOWN_ID}`), 404, 'NOT_FOUND');
+    expectError(await op('POST', '/operator-keys', { name: '' }), 400, 'VALIDATION_FAILED', /name/);
+  });
+
+  it("a change made through one process's admin API applies at once in another process (the broadcast path)", async () => {
+    const port = await freePort();
+    const other = `http://127.0.0.1:${port}`;
+    const child = await startProcess(
+      [path.resolve('main.ts')],
+      {
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: p.databaseUrl,
+        TESSERA_DATA_DIR: tmpDataDir(),
+        TESSERA_INTERNAL_SECRET: TEST_SECRET,
+        TESSERA_DEFAULT_PLAN: 'free',
+        TESSERA_OPERATOR_KEY: OPERATOR_KEY,
+      },
+      `${other}/health`,
+    );
+    try {
+      const there = client(other);
+      const find = () => there('POST', '/v1/find', { apiKey, body: { table: 'notes' } });
+      // The other process has read the project's plan (and cached its key) before the changes.
+      expect((await find()).status).toBe(200);
+      expect((await find()).status).toBe(200);
+      await op('PATCH', '/plans/free', { limits: { max_requests_per_minute: 0 } });
+      expectError(await find(), 429, 'RATE_LIMITED');
+      await op('PATCH', '/plans/free', { limits: { max_requests_per_minute: 600 } });
+      expect((await find()).status).toBe(200);
+      await op('POST', `/projects/${projectId}/suspend`, {});
+      expectError(await find(), 403, 'PROJECT_SUSPENDED');
+      await op('POST', `/projects/${projectId}/resume`);
+      expect((await find()).status).toBe(200);
+    } finally {
+      await stopProcess(child);
+    }
+  }, 120_000);
+
+  it('every admin row refuses anonymous callers (401) and tenant or project credentials (403)', async () => {
+    const rows = ROUTE_TABLE.filter((r) => r.auth === 'operator');
+    expect(rows.length).toBe(19);
+    const path = (p: string) => p.replace(':id', UNKNOWN_ID);
+    for (const row of rows) {
+      const body = row.method === 'GET' || row.method === 'DELETE' ? undefined : {};
+      expectError(await call(row.method, path(row.path), { body }), 401, 'UNAUTHENTICATED', /operator key/);
+      expectError(await call(row.method, path(row.path), { body, token }), 403, 'FORBIDDEN', /operator key/);
+      expectError(await call(row.method, path(row.path), { body, apiKey }), 403, 'FORBIDDEN', /operator key/);
+    }
+  });
+});
+
+describe('a fresh install without TESSERA_DEFAULT_PLAN', () => {
+  let p: TestPlatform;
+  let call: ReturnType<typeof client>;
+  beforeAll(async () => {
+    p = await startOneProcess({ TESSERA_OPERATOR_KEY: OPERATOR_KEY, TESSERA_DEFAULT_PLAN: 'self-hosted' });
+    call = client(p.url);
+  }, 60_000);
+  afterAll(async () => {
+    await p?.close();
+  });
+
+  it('puts new accounts on self-hosted until the operator picks another default', async () => {
+    const op = (method: string, path: string, body?: unknown) =>
+      call(method, `/admin/api/v1${path}`, { token: OPERATOR_KEY, body });
+    expect((await op('GET', '/settings')).body).toEqual({ default_plan: 'self-hosted', default_plan_source: 'config' });
+    const first = await call('POST', '/auth/api/v1/tenants/signup', {
+      body: { email: 'first@example.com', password: PASSWORD },
+    });
+    expect(first.body.tenant.plan.id).toBe('self-hosted');
+    const set = await op('PUT', '/settings/default-plan', { plan_id: 'free' });
+    expect(set.body).toEqual({ default_plan: 'free', default_plan_source: 'operator' });
+    const second = await call('POST', '/auth/api/v1/tenants/signup', {
+      body: { email: 'second@example.com', password: PASSWORD },
+    });
+    expect(second.body.tenant.plan.id).toBe('free');
+    const audit = await op('GET', '/audit?action=settings.default_plan');
+    expect(audit.body.entries[0]).toMatchObject({ operator: 'bootstrap', details: { plan_id: 'free' } });
+  });
+
+  it("stops a suspended project's cron (its neighbour's keeps running) and starts it again on resume", async () => {
+    const op = (method: string, path: string, body?: unknown) =>
+      call(method, `/admin/api/v1${path}`, { token: OPERATOR_KEY, body });
+    const project = async (email: string) => {
+      await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password: PASSWORD } });
+      const t = (await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: PASSWORD } })).body
+        .access_token;
+      const created = (await call('POST', '/auth/api/v1/projects', { token: t, body: { name: 'Cron' } })).body.project;
+      const fn = await call('POST', '/edge/api/v1/functions', {
+        apiKey: created.api_key,
+        body: { name: 'tick', steps: [{ name: 'out', kind: 'Transform', expression: { ok: true } }] },
+      });
+      expect(fn.status).toBe(201);
+      const cron = await call('POST', '/edge/api/v1/cron', {
+        apiKey: created.api_key,
+        body: { name: 'every-second', schedule: '* * * * * *', timezone: 'UTC', function: 'tick' },
+      });
+      expect(cron.status).toBe(201);
+      return created.id as string;
+    };
+    const suspended = await project('cron-suspended@example.com');
+    const neighbour = await project('cron-neighbour@example.com');
+    const db = new pg.Client({ connectionString: p.databaseUrl });
+    await db.connect();
+    try {
+      const runs = async (projectId: string) =>
+        Number(
+          (
+            await db.query(
+              "select count(*)::int as n from function_executions where project_id = $1 and trigger = 'cron'",
+              [projectId],
+            )
+          ).rows[0].n,
+        );
+      await waitFor(async () => (await runs(suspended)) >= 1, { timeoutMs: 30_000, message: 'a first cron run' });
+      expect((await op('POST', `/projects/${suspended}/suspend`, {})).status).toBe(200);
+      // A tick that had started before the suspension may still finish: count after the neighbour's next run.
+      const n0 = await runs(neighbour);
+      await waitFor(async () => (await runs(neighbour)) >= n0 + 1, { timeoutMs: 30_000, message: 'a neighbour run' });
+      const frozen = await runs(suspended);
+      const n1 = await runs(neighbour);
+      await waitFor(async () => (await runs(neighbour)) >= n1 + 3, {
+        timeoutMs: 30_000,
+        message: 'three more neighbour runs',
+      });
+      expect(await runs(suspended)).toBe(frozen);
+      expect((await op('POST', `/projects/${suspended}/resume`)).status).toBe(200);
+      await waitFor(async () => (await runs(suspended)) > frozen, { timeoutMs: 30_000, message: 'a run after resume' });
+    } finally {
+      await db.end();
+    }
+  }, 120_000);
+});
