@@ -5,6 +5,7 @@
 //   const op = createOperatorClient({ url: 'https://api.example.com', operatorKey: process.env.TESSERA_OPERATOR_KEY });
 //   await op.admin.plans.update('free', { limits: { max_cron_jobs: 10, max_database_rows: null } });
 import { Http } from './http.ts';
+import type { ResponseOf } from './types.ts';
 
 const BASE = '/admin/api/v1';
 const seg = (s: string) => encodeURIComponent(s);
@@ -42,18 +43,12 @@ export function isPlanLimitKey(key: string): key is PlanLimitKey {
 }
 
 /** A plan as the operator sees it: limits, price (null: none shown), how many tenants are on it, whether it is the default. */
-export type OperatorPlan = {
-  id: string;
-  name: string;
-  description: string;
-  price_cents_per_month: number | null;
-  limits: OperatorPlanLimits;
-  tenant_count: number;
-  default: boolean;
-  created_at: string;
-  updated_at: string;
-};
+export type OperatorPlan = ResponseOf<'/admin/api/v1/plans', 'get'>['plans'][number];
 
+/**
+ * A new plan (a limit left out or null has no limit; no price: none shown). Written by hand: the generated body type
+ * cannot say that null is allowed.
+ */
 export type PlanInput = {
   id: string;
   name: string;
@@ -62,6 +57,7 @@ export type PlanInput = {
   limits?: Partial<OperatorPlanLimits>;
 };
 
+/** A change to a plan: only what is given changes; a null limit is no limit, a null price shows none. */
 export type PlanChange = {
   name?: string;
   description?: string;
@@ -70,73 +66,28 @@ export type PlanChange = {
   limits?: Partial<OperatorPlanLimits>;
 };
 
-export type OperatorSettings = { default_plan: string; default_plan_source: 'operator' | 'config' };
+export type OperatorSettings = ResponseOf<'/admin/api/v1/settings', 'get'>;
 
-export type OperatorTenant = {
-  id: string;
-  email: string;
-  name: string | null;
-  plan: { id: string; name: string };
-  project_count: number;
-  suspended_at: string | null;
-  suspended_reason: string | null;
-  created_at: string;
-};
+export type OperatorTenant = ResponseOf<'/admin/api/v1/tenants/{id}', 'get'>;
 
-export type OperatorProject = {
-  id: string;
-  name: string;
-  tenant: { id: string; email: string };
-  plan: { id: string; name: string };
-  suspended_at: string | null;
-  suspended_reason: string | null;
-  created_at: string;
-  /** Files the project stores (from the storage service). */
-  storage_usage?: StorageUsage | null;
-  /** What the project uses, by service (as the install reports it). */
-  usage?: Record<string, unknown> | null;
-};
+/** A project as the operator sees it (owner, plan, suspension, storage usage). */
+export type OperatorProject = ResponseOf<'/admin/api/v1/projects/{id}', 'get'>;
 
 /** A project's file storage: objects and bytes stored, uploads pending, the plan's quota (null: none). */
-export type StorageUsage = {
-  objects: number;
-  bytes: number;
-  pending_objects?: number;
-  pending_bytes?: number;
-  quota_bytes?: number | null;
-};
+export type StorageUsage = OperatorProject['storage_usage'];
 
-/** The storage a project uses, wherever the answer carries it (`storage_usage`, or `usage.storage`). */
-export function storageUsageOf(p: Pick<OperatorProject, 'storage_usage' | 'usage'>): StorageUsage | undefined {
-  const u =
-    p.storage_usage ??
-    (p.usage as { storage?: StorageUsage; storage_usage?: StorageUsage } | null | undefined)?.storage ??
-    (p.usage as { storage_usage?: StorageUsage } | null | undefined)?.storage_usage;
+/** The storage a project uses (undefined when the answer has none). */
+export function storageUsageOf(p: Pick<OperatorProject, 'storage_usage'>): StorageUsage | undefined {
+  const u = p.storage_usage as StorageUsage | null | undefined;
   return u && typeof u.bytes === 'number' ? u : undefined;
 }
 
-export type AuditEntry = {
-  id: string;
-  at: string;
-  operator: string;
-  action: string;
-  target_kind: string;
-  target_id: string | null;
-  details: Record<string, unknown> | null;
-};
+export type AuditEntry = ResponseOf<'/admin/api/v1/audit', 'get'>['entries'][number];
 
-export type OperatorKey = {
-  id: string;
-  name: string;
-  key_prefix: string;
-  created_at: string;
-  created_by: string | null;
-  last_used_at: string | null;
-  revoked_at: string | null;
-};
+export type OperatorKey = ResponseOf<'/admin/api/v1/operator-keys', 'get'>['operator_keys'][number];
 
 /** A new operator key: `key` is shown this once. */
-export type NewOperatorKey = { id: string; name: string; key: string; key_prefix: string; created_at: string };
+export type NewOperatorKey = ResponseOf<'/admin/api/v1/operator-keys', 'post'>;
 
 export type Page = { first?: number; after?: string };
 

@@ -152,13 +152,13 @@ export function Tenants() {
                   </td>
                   <td className="num">{t.project_count}</td>
                   <td>
-                    <Status at={t.suspended_at} reason={t.suspended_reason} />
+                    <Status at={t.suspended_at ?? null} reason={t.suspended_reason ?? null} />
                   </td>
                   <td>{when(t.created_at)}</td>
                   <td>
                     <SuspendControl
                       what={t.email}
-                      suspended={t.suspended_at !== null}
+                      suspended={!!t.suspended_at}
                       busy={suspend.isPending || resume.isPending}
                       onSuspend={(reason) => suspend.mutate({ id: t.id, reason })}
                       onResume={() => resume.mutate(t.id)}
@@ -236,17 +236,17 @@ export function Projects() {
                       <code>{p.id}</code>
                     </div>
                   </td>
-                  <td>{p.tenant.email}</td>
-                  <td>{p.plan.name}</td>
+                  <td>{p.tenant?.email}</td>
+                  <td>{p.plan?.name}</td>
                   <td>{storageOf(p)}</td>
                   <td>
-                    <Status at={p.suspended_at} reason={p.suspended_reason} />
+                    <Status at={p.suspended_at ?? null} reason={p.suspended_reason ?? null} />
                   </td>
                   <td>{when(p.created_at)}</td>
                   <td>
                     <SuspendControl
                       what={`project ${p.name}`}
-                      suspended={p.suspended_at !== null}
+                      suspended={!!p.suspended_at}
                       busy={suspend.isPending || resume.isPending}
                       onSuspend={(reason) => suspend.mutate({ id: p.id, reason })}
                       onResume={() => resume.mutate(p.id)}

@@ -74,7 +74,7 @@ const AREAS: Record<string, Area> = {
             name: p.name,
             default: p.default ? '*' : '',
             tenants: p.tenant_count,
-            price: price(p.price_cents_per_month),
+            price: price(p.price_cents_per_month ?? null),
             projects: limitText('max_projects', p.limits.max_projects),
             requests_per_min: limitText('max_requests_per_minute', p.limits.max_requests_per_minute),
             storage: limitText('max_storage_bytes', p.limits.max_storage_bytes),
@@ -232,7 +232,7 @@ const tenantRow = (t: OperatorTenant) => ({
   name: t.name ?? '',
   plan: t.plan.id,
   projects: t.project_count,
-  suspended: suspension(t.suspended_at, t.suspended_reason),
+  suspended: suspension(t.suspended_at ?? null, t.suspended_reason ?? null),
   created_at: t.created_at,
 });
 
@@ -240,10 +240,10 @@ const PROJECT_COLUMNS = ['id', 'name', 'tenant', 'plan', 'storage', 'suspended',
 const projectRow = (p: OperatorProject) => ({
   id: p.id,
   name: p.name,
-  tenant: p.tenant.email,
-  plan: p.plan.id,
+  tenant: p.tenant?.email ?? '',
+  plan: p.plan?.id ?? '',
   storage: storageText(p),
-  suspended: suspension(p.suspended_at, p.suspended_reason),
+  suspended: suspension(p.suspended_at ?? null, p.suspended_reason ?? null),
   created_at: p.created_at,
 });
 
@@ -279,15 +279,16 @@ function planText(plan: OperatorPlan): string {
     `description: ${plan.description}`,
     `tenants:     ${plan.tenant_count}`,
   ];
-  if (plan.price_cents_per_month !== null) lines.push(`price:       ${price(plan.price_cents_per_month)} a month`);
+  if (plan.price_cents_per_month !== null && plan.price_cents_per_month !== undefined)
+    lines.push(`price:       ${price(plan.price_cents_per_month)} a month`);
   lines.push('limits:');
   const width = Math.max(...PLAN_LIMITS.map((l) => l.key.length));
   for (const l of PLAN_LIMITS) lines.push(`  ${l.key.padEnd(width)}  ${limitText(l.key, plan.limits[l.key])}`);
   return lines.join('\n');
 }
 
-function price(cents: number | null): string {
-  return cents === null ? '' : `$${(cents / 100).toFixed(2)}`;
+function price(cents: number | null | undefined): string {
+  return cents === null || cents === undefined ? '' : `$${(cents / 100).toFixed(2)}`;
 }
 
 function limitText(key: keyof OperatorPlanLimits, value: number | null | undefined): string {
