@@ -315,6 +315,16 @@ describe("the operator's area", () => {
     expect(team[team.length - 1]).toBe('$15.00');
     const free = await planColumn('Free');
     expect(free[free.length - 1]).toBe('');
+    // A suspended account: its console says so instead of a generic failure; resumed, it works again.
+    const op = { token: OPERATOR_KEY };
+    expect((await call('POST', `/admin/api/v1/tenants/${tenantId}/suspend`, { ...op, body: {} })).status).toBe(200);
+    await page.goto(`${base}/dashboard/`);
+    await shown(page.getByRole('alert').getByText('This account is suspended by the operator'));
+    await shot('operator-10-tenant-account-suspended');
+    expect((await call('POST', `/admin/api/v1/tenants/${tenantId}/resume`, op)).status).toBe(200);
+    await page.reload();
+    await shown(page.getByRole('combobox', { name: 'Project' }));
+    expect(await page.getByText('This account is suspended by the operator').count()).toBe(0);
     await page.goto(`${base}/dashboard/operator/plans`);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await shown(page.getByRole('heading', { name: 'Operator sign-in' }));
