@@ -251,6 +251,10 @@ describe("the operator's area", () => {
     const tenantPage = await context.newPage();
     await tenantPage.goto(`${base}/dashboard/p/${projectId}/storage`);
     await shown(tenantPage.getByRole('alert').getByText('This project is suspended by the operator').first());
+    // Once above the page, with the operator's reason, whatever the page was doing.
+    await shown(tenantPage.locator('main > .error-box.suspended').getByText('Reason: abuse report'));
+    await tenantPage.goto(`${base}/dashboard/`);
+    await shown(tenantPage.getByRole('row').filter({ hasText: 'Governed' }).getByText('suspended by the operator'));
     await tenantPage.screenshot({ path: path.join(ARTIFACTS, 'operator-07-tenant-suspended.png'), fullPage: true });
     await tenantPage.close();
     await row.getByRole('button', { name: 'Resume project Governed' }).click();

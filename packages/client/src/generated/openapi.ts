@@ -5537,6 +5537,10 @@ export interface operations {
                             } | null;
                             /** @description The first characters of the publishable key, safe to show in lists. */
                             publishable_key_prefix: string;
+                            /** @description When the install's operator suspended the project (ISO 8601); null when it is not. Every call for it is refused then (403 PROJECT_SUSPENDED). */
+                            suspended_at?: string | null;
+                            /** @description The operator's reason for the suspension, when given. */
+                            suspended_reason?: string | null;
                             /** @description When the project last changed (ISO 8601). */
                             updated_at: string;
                         }[];
@@ -5603,6 +5607,10 @@ export interface operations {
                             publishable_key: string;
                             /** @description The first characters of the publishable key, safe to show in lists. */
                             publishable_key_prefix: string;
+                            /** @description When the install's operator suspended the project (ISO 8601); null when it is not. Every call for it is refused then (403 PROJECT_SUSPENDED). */
+                            suspended_at?: string | null;
+                            /** @description The operator's reason for the suspension, when given. */
+                            suspended_reason?: string | null;
                             /** @description When the project last changed (ISO 8601). */
                             updated_at: string;
                         };
@@ -5667,6 +5675,10 @@ export interface operations {
                             publishable_key: string;
                             /** @description The first characters of the publishable key, safe to show in lists. */
                             publishable_key_prefix: string;
+                            /** @description When the install's operator suspended the project (ISO 8601); null when it is not. Every call for it is refused then (403 PROJECT_SUSPENDED). */
+                            suspended_at?: string | null;
+                            /** @description The operator's reason for the suspension, when given. */
+                            suspended_reason?: string | null;
                             /** @description When the project last changed (ISO 8601). */
                             updated_at: string;
                         };
@@ -5735,6 +5747,10 @@ export interface operations {
                             publishable_key: string;
                             /** @description The first characters of the publishable key, safe to show in lists. */
                             publishable_key_prefix: string;
+                            /** @description When the install's operator suspended the project (ISO 8601); null when it is not. Every call for it is refused then (403 PROJECT_SUSPENDED). */
+                            suspended_at?: string | null;
+                            /** @description The operator's reason for the suspension, when given. */
+                            suspended_reason?: string | null;
                             /** @description When the project last changed (ISO 8601). */
                             updated_at: string;
                         };
@@ -6445,6 +6461,10 @@ export interface operations {
                             publishable_key: string;
                             /** @description The first characters of the publishable key, safe to show in lists. */
                             publishable_key_prefix: string;
+                            /** @description When the install's operator suspended the project (ISO 8601); null when it is not. Every call for it is refused then (403 PROJECT_SUSPENDED). */
+                            suspended_at?: string | null;
+                            /** @description The operator's reason for the suspension, when given. */
+                            suspended_reason?: string | null;
                             /** @description When the project last changed (ISO 8601). */
                             updated_at: string;
                         };
@@ -6509,6 +6529,10 @@ export interface operations {
                             publishable_key: string;
                             /** @description The first characters of the publishable key, safe to show in lists. */
                             publishable_key_prefix: string;
+                            /** @description When the install's operator suspended the project (ISO 8601); null when it is not. Every call for it is refused then (403 PROJECT_SUSPENDED). */
+                            suspended_at?: string | null;
+                            /** @description The operator's reason for the suspension, when given. */
+                            suspended_reason?: string | null;
                             /** @description When the project last changed (ISO 8601). */
                             updated_at: string;
                         };
