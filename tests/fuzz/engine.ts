@@ -395,7 +395,11 @@ export function problemOf(req: Req, status: number, contentType: string, text: s
   } catch {
     return 'error body is not JSON';
   }
-  if (req.expect === 'graphql' || (Array.isArray(body.errors) && req.path.startsWith('/graphql'))) {
+  // /realtime is GraphQL over HTTP too: /openapi.json documents its 400, 404 and 405 as GraphQL responses.
+  if (
+    req.expect === 'graphql' ||
+    (Array.isArray(body.errors) && (req.path.startsWith('/graphql') || req.path.startsWith('/realtime')))
+  ) {
     const e = body.errors?.[0];
     return typeof e?.message === 'string' && typeof e.extensions?.code === 'string'
       ? undefined

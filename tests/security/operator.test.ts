@@ -213,6 +213,16 @@ describe('a suspended project refuses every kind of caller', () => {
       refused: { status: 403, code: 'PROJECT_SUSPENDED' },
     },
     {
+      name: 'its client asks /token for new tokens (client_credentials)',
+      attack: async () =>
+        await postForm(platform.url, '/token', {
+          grant_type: 'client_credentials',
+          client_id: b.clientId,
+          client_secret: b.clientSecret,
+        }),
+      refused: { status: 403, oauthError: 'unauthorized_client' },
+    },
+    {
       name: 'an anonymous caller fires its webhook',
       attack: () => call('POST', `/webhooks/${b.id}/hook`, { body: { x: 1 } }),
       refused: { status: 403, code: 'PROJECT_SUSPENDED' },

@@ -4,8 +4,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { INTERNAL_OPERATIONS } from '../../../platform/internal-operations.ts';
 import type { RawHandlerDeps } from '../types.ts';
 import {
+  OAuthFailure,
   callOAuth,
   clientCredentialsOf,
+  lookupClient,
   form,
   json,
   noStore,
@@ -18,6 +20,12 @@ import {
 async function token(deps: RawHandlerDeps, req: FastifyRequest, reply: FastifyReply) {
   const params = paramsOf(req.body);
   const credentials = clientCredentialsOf(req, params);
+  // No tokens for a project the operator suspended (those issued before are refused where they are used).
+  const client = await lookupClient(deps, req, credentials.clientId);
+  if (client)
+    await deps.checkProject(client.projectId).catch((err: unknown) => {
+      throw new OAuthFailure(403, 'unauthorized_client', (err as Error).message);
+    });
   // A missing grant_type is answered after the client is authenticated (by the identity subgraph).
   const grant = {
     grantType: params.get('grant_type') ?? '',
@@ -50,7 +58,7 @@ export const tokenEndpoint: EndpointGroup = {
     '/token': {
       post: op('identity.token', 'Issue tokens', {
         description:
-          'grant_type password (username, password, totp_code, scope), authorization_code (code, redirect_uri, code_verifier), client_credentials (scope), refresh_token (refresh_token, scope). Client authentication client_secret_basic or client_secret_post (public clients: client_id alone).',
+          "grant_type password (username, password, totp_code, scope), authorization_code (code, redirect_uri, code_verifier), client_credentials (scope), refresh_token (refresh_token, scope). Client authentication client_secret_basic or client_secret_post (public clients: client_id alone). 403 `unauthorized_client` while the client's project is suspended by the operator.",
         requestBody: form(
           {
             grant_type: 'Grant type',
@@ -71,6 +79,7 @@ export const tokenEndpoint: EndpointGroup = {
           200: json('`{access_token, token_type, expires_in, scope, refresh_token?, id_token?}`'),
           400: oauthErrorResponse,
           401: oauthErrorResponse,
+          403: oauthErrorResponse,
           429: oauthErrorResponse,
           500: oauthErrorResponse,
           503: oauthErrorResponse,

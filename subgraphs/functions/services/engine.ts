@@ -205,7 +205,10 @@ export function createEngine(deps: {
   email: StepDeps['email'];
   logger: Logger;
   /** The plan's function runs per month (services/run-quota.ts): every run counts, a dry run too; RATE_LIMITED past it. */
-  runQuota?: { take: (projectId: string) => void | Promise<void> };
+  runQuota?: {
+    take: (projectId: string) => void | Promise<void>;
+    suspension?: (projectId: string) => Promise<'project' | 'tenant' | null>;
+  };
   /** Told of every recorded execution that failed, once it is recorded (outbound `execution.failed` events). */
   onFailed?: (e: FailedExecution) => Promise<unknown>;
 }) {
@@ -576,6 +579,13 @@ export function createEngine(deps: {
   async function runClaimed({ execution: e, fn, sealedSecrets }: Claimed): Promise<void> {
     if (!fn) {
       await executions.fail([e.id], { code: 'NOT_FOUND', message: `function ${e.functionName} no longer exists` });
+      return;
+    }
+    // A run queued before the operator suspended its project is refused when it comes up, and recorded so (not retried).
+    const suspended = await deps.runQuota?.suspension?.(fn.projectId);
+    if (suspended) {
+      const refusal = errors.projectSuspended(fn.projectId, suspended);
+      await executions.fail([e.id], { code: refusal.code, message: refusal.message });
       return;
     }
     const stored = (e.input ?? {}) as Partial<FunctionInputValue>;

@@ -16,6 +16,8 @@ type Count = { month: string; base: number; unsent: number; readAt: number };
 
 export type RunQuota = {
   take: (projectId: string) => void | Promise<void>;
+  /** What the operator suspended of the project (`project` or its owner `tenant`), or null: a queued run checks it. */
+  suspension: (projectId: string) => Promise<'project' | 'tenant' | null>;
   flush: () => Promise<void>;
   stop: () => Promise<void>;
 };
@@ -128,6 +130,10 @@ export function createRunQuota(opts: {
             : await read(projectId, month);
         count(projectId, fresh, limits.maxFunctionInvocationsPerMonth);
       })();
+    },
+    async suspension(projectId) {
+      const known = opts.limits.peekPlan(projectId);
+      return (known === undefined ? await opts.limits.plan(projectId) : known)?.suspended ?? null;
     },
     flush,
     async stop() {

@@ -25,6 +25,8 @@ type Operation = {
 type Answer = { status: number; type: string; text: string; body: unknown };
 
 let p: TestPlatform;
+/** The install's bootstrap operator key: the admin API's credential. */
+const OPERATOR_KEY = `top_${'c'.repeat(43)}`;
 let doc: { paths: Record<string, Record<string, Operation>>; components: Json };
 const ops: { method: string; path: string; op: Operation }[] = [];
 /** operationId → statuses seen, each validated. */
@@ -159,6 +161,7 @@ beforeAll(async () => {
   // The project's own SMTP server (the e-mail config's test) is the loopback mailbox: the operator allows it here.
   // A small JSON body limit, so that every JSON route's 413 is cheap to reach.
   p = await startOneProcess({
+    TESSERA_OPERATOR_KEY: OPERATOR_KEY,
     TESSERA_SMTP_URL: mailbox.url,
     TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true',
     TESSERA_BODY_LIMIT: String(BODY_LIMIT),
@@ -206,6 +209,9 @@ function credentials(op: Operation): { right?: CallOpts; wrong?: CallOpts } {
   const kinds = (op.security ?? []).flatMap((s) => Object.keys(s));
   if (kinds.length === 0) return {};
   if (kinds.includes('apiKey')) return { right: { apiKey }, wrong: { token: tenant } };
+  // The operator's admin API: an operator key, and a tenant token is the wrong kind.
+  if (ops.find((o) => o.op === op)!.path.startsWith('/admin/api/v1/'))
+    return { right: { token: OPERATOR_KEY }, wrong: { token: tenant } };
   // Bearer only: the tenant's rows (an API key is the wrong kind); end-user rows are called without an end-user token.
   if (ops.find((o) => o.op === op)!.path.startsWith('/auth/api/v1/'))
     return { right: { token: tenant }, wrong: { apiKey } };
@@ -900,6 +906,43 @@ describe('the contract walk: every operation of /openapi.json, every answer chec
     await ok('GET', '/metrics', {}, {});
     await ok('GET', '/openapi.json', {}, {});
     for (const svc of ['auth', 'idp', 'core', 'storage', 'edge']) await ok('GET', `/health/${svc}/readyz`, {}, {});
+    expect(problems).toEqual([]);
+  }, 120_000);
+
+  it("answers the success of every operation of the operator's admin API, each as documented", async () => {
+    const op = { token: OPERATOR_KEY };
+    const ok = async (method: string, path: string, params: Record<string, string>, body?: unknown) => {
+      const a = await call(method, `/admin/api/v1${path}`, params, { ...op, body }, 'success');
+      if (a.status >= 400)
+        problems.push(`${method} ${path} (success call) answered ${a.status}: ${a.text.slice(0, 300)}`);
+      return a.body as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    };
+    await ok('GET', '/plans', {});
+    await ok('POST', '/plans', {}, { id: 'contract', name: 'Contract', limits: { max_projects: 2 } });
+    await ok(
+      'PATCH',
+      '/plans/{id}',
+      { id: 'contract' },
+      { price_cents_per_month: 100, limits: { max_projects: null } },
+    );
+    await ok('DELETE', '/plans/{id}', { id: 'contract' });
+    const settings = await ok('GET', '/settings', {});
+    await ok('PUT', '/settings/default-plan', {}, { plan_id: settings.default_plan });
+    const tenants = await ok('GET', '/tenants', {});
+    const tenantId = tenants.tenants[0].id as string;
+    await ok('GET', '/tenants/{id}', { id: tenantId });
+    await ok('PUT', '/tenants/{id}/plan', { id: tenantId }, { plan_id: tenants.tenants[0].plan.id });
+    await ok('POST', '/tenants/{id}/suspend', { id: tenantId }, { reason: 'contract walk' });
+    await ok('POST', '/tenants/{id}/resume', { id: tenantId });
+    const projects = await ok('GET', '/projects', {});
+    const id = projects.projects[0].id as string;
+    await ok('GET', '/projects/{id}', { id });
+    await ok('POST', '/projects/{id}/suspend', { id }, {});
+    await ok('POST', '/projects/{id}/resume', { id });
+    await ok('GET', '/audit', {});
+    const key = await ok('POST', '/operator-keys', {}, { name: 'contract' });
+    await ok('GET', '/operator-keys', {});
+    await ok('DELETE', '/operator-keys/{id}', { id: key.id });
     expect(problems).toEqual([]);
   }, 120_000);
 

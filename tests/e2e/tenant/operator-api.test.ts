@@ -3,6 +3,8 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import pg from 'pg';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { waitFor } from '../../support/wait-for.ts';
 import path from 'node:path';
 import {
@@ -31,6 +33,7 @@ describe('the operator admin API', () => {
   let p: TestPlatform;
   let call: ReturnType<typeof client>;
   let token: string;
+  let refreshToken: string;
   let tenantId: string;
   let projectId: string;
   let apiKey: string;
@@ -45,6 +48,7 @@ describe('the operator admin API', () => {
       body: { email: 'owner@example.com', password: PASSWORD },
     });
     token = login.body.access_token;
+    refreshToken = login.body.refresh_token;
     tenantId = login.body.tenant.id;
     const created = await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Shop' } });
     projectId = created.body.project.id;
@@ -272,6 +276,11 @@ describe('the operator admin API', () => {
     expect((await op('POST', `/tenants/${tenantId}/suspend`, {})).body.suspended_at).toEqual(expect.any(String));
     expectError(await call('GET', '/auth/api/v1/tenant', { token }), 403, 'TENANT_SUSPENDED');
     expectError(
+      await call('POST', '/auth/api/v1/tenant/refresh', { body: { refresh_token: refreshToken } }),
+      403,
+      'TENANT_SUSPENDED',
+    );
+    expectError(
       await call('POST', '/auth/api/v1/tenant/login', { body: { email: 'owner@example.com', password: PASSWORD } }),
       403,
       'TENANT_SUSPENDED',
@@ -311,6 +320,36 @@ describe('the operator admin API', () => {
     expectError(await op('DELETE', '/operator-keys/bootstrap'), 409, 'CONFLICT', /TESSERA_OPERATOR_KEY/);
     expectError(await op('DELETE', `/operator-keys/${UNKNOWN_ID}`), 404, 'NOT_FOUND');
     expectError(await op('POST', '/operator-keys', { name: '' }), 400, 'VALIDATION_FAILED', /name/);
+  });
+
+  it('lists every kind of change in the audit log, newest first, page by page', async () => {
+    const all: { action: string; at: string; operator: string }[] = [];
+    let after: string | null = null;
+    do {
+      const page: Res = await op('GET', `/audit?first=3${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+      expect(page.status).toBe(200);
+      expect(page.body.entries.length).toBeLessThanOrEqual(3);
+      all.push(...page.body.entries);
+      after = page.body.next_cursor;
+    } while (after);
+    expect(new Set(all.map((e) => e.action))).toEqual(
+      new Set([
+        'plan.create',
+        'plan.update',
+        'plan.delete',
+        'settings.default_plan',
+        'tenant.plan',
+        'tenant.suspend',
+        'tenant.resume',
+        'project.suspend',
+        'project.resume',
+        'operator_key.create',
+        'operator_key.revoke',
+      ]),
+    );
+    const times = all.map((e) => Date.parse(e.at));
+    expect(times).toEqual([...times].sort((x, y) => y - x));
+    expect(new Set(all.map((e) => e.operator))).toEqual(new Set(['bootstrap', 'alice']));
   });
 
   it("a change made through one process's admin API applies at once in another process (the broadcast path)", async () => {
@@ -366,7 +405,12 @@ describe('a fresh install without TESSERA_DEFAULT_PLAN', () => {
   let p: TestPlatform;
   let call: ReturnType<typeof client>;
   beforeAll(async () => {
-    p = await startOneProcess({ TESSERA_OPERATOR_KEY: OPERATOR_KEY, TESSERA_DEFAULT_PLAN: 'self-hosted' });
+    // Private networks allowed: a function's HTTP step calls a server of this test on loopback.
+    p = await startOneProcess({
+      TESSERA_OPERATOR_KEY: OPERATOR_KEY,
+      TESSERA_DEFAULT_PLAN: 'self-hosted',
+      TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true',
+    });
     call = client(p.url);
   }, 60_000);
   afterAll(async () => {
@@ -443,4 +487,70 @@ describe('a fresh install without TESSERA_DEFAULT_PLAN', () => {
       await db.end();
     }
   }, 120_000);
+
+  it('refuses an async run queued before its project was suspended when it comes up, recorded as PROJECT_SUSPENDED', async () => {
+    const op = (method: string, path: string, body?: unknown) =>
+      call(method, `/admin/api/v1${path}`, { token: OPERATOR_KEY, body });
+    // A server that holds every request until released: runs calling it occupy the scheduler's slots.
+    const held: http.ServerResponse[] = [];
+    const server = http.createServer((_req, res) => held.push(res));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const release = () => {
+      for (const res of held.splice(0)) res.end('{}');
+    };
+    const db = new pg.Client({ connectionString: p.databaseUrl });
+    await db.connect();
+    try {
+      const email = 'queued@example.com';
+      await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password: PASSWORD } });
+      const t = (await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: PASSWORD } })).body
+        .access_token;
+      const project = (await call('POST', '/auth/api/v1/projects', { token: t, body: { name: 'Queued' } })).body
+        .project;
+      const apiKey = project.api_key as string;
+      const fn = await call('POST', '/edge/api/v1/functions', {
+        apiKey,
+        body: {
+          name: 'slow',
+          steps: [{ name: 'wait', kind: 'HTTP', request: { method: 'GET', url, timeout_ms: 60_000 } }],
+        },
+      });
+      expect(fn.status).toBe(201);
+      const invoke = async () => {
+        const res = await call('POST', '/edge/api/v1/invoke/slow?async=true', { apiKey, body: {} });
+        expect(res.status).toBe(202);
+        return res.body.execution_id as string;
+      };
+      // Fill every slot of the scheduler (one job each), then queue one more: it waits for a slot.
+      const SLOTS = 20;
+      for (let i = 0; i < SLOTS; i++) await invoke();
+      await waitFor(async () => held.length >= SLOTS, { timeoutMs: 60_000, message: 'every slot running' });
+      const queued = await invoke();
+      const statusOf = async () =>
+        (
+          await db.query<{ status: string; error: { code?: string } | null }>(
+            'select status, error from function_executions where id = $1',
+            [queued],
+          )
+        ).rows[0];
+      expect((await statusOf())?.status).toBe('queued');
+      expect((await op('POST', `/projects/${project.id}/suspend`, {})).status).toBe(200);
+      release();
+      const done = await waitFor(
+        async () => {
+          release();
+          const row = await statusOf();
+          return row && row.status !== 'queued' && row.status !== 'running' && row;
+        },
+        { timeoutMs: 60_000, message: 'the queued run to come up' },
+      );
+      expect(done).toMatchObject({ status: 'failed', error: { code: 'PROJECT_SUSPENDED' } });
+      await op('POST', `/projects/${project.id}/resume`);
+    } finally {
+      release();
+      await db.end();
+      await new Promise((r) => server.close(r));
+    }
+  }, 180_000);
 });

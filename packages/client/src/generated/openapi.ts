@@ -2836,7 +2836,7 @@ export interface paths {
         put?: never;
         /**
          * Issue tokens
-         * @description grant_type password (username, password, totp_code, scope), authorization_code (code, redirect_uri, code_verifier), client_credentials (scope), refresh_token (refresh_token, scope). Client authentication client_secret_basic or client_secret_post (public clients: client_id alone).
+         * @description grant_type password (username, password, totp_code, scope), authorization_code (code, redirect_uri, code_verifier), client_credentials (scope), refresh_token (refresh_token, scope). Client authentication client_secret_basic or client_secret_post (public clients: client_id alone). 403 `unauthorized_client` while the client's project is suspended by the operator.
          */
         post: operations["identity.token"];
         delete?: never;
@@ -12856,6 +12856,18 @@ export interface operations {
             };
             /** @description RFC 6749 error `{"error", "error_description"}` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        error_description?: string;
+                    };
+                };
+            };
+            /** @description RFC 6749 error `{"error", "error_description"}` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
