@@ -13,13 +13,22 @@ import Projects from './pages/projects.tsx';
 
 const Account = lazy(() => import('./pages/account.tsx'));
 const ProjectArea = lazy(() => import('./pages/project-area.tsx'));
+// The operator's area: its own sign-in (an operator key), with or without a tenant session.
+const OperatorArea = lazy(() => import('./pages/operator/index.tsx'));
 
 export function App() {
   const session = useSession();
   const queries = useQueryClient();
+  const [location] = useLocation();
   useEffect(() => {
     if (!session) queries.clear();
   }, [session, queries]);
+  if (/^\/operator(?:\/|$)/.test(location))
+    return (
+      <Suspense fallback={<Loading />}>
+        <OperatorArea />
+      </Suspense>
+    );
   if (!session) {
     return (
       <Switch>

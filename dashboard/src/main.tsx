@@ -7,13 +7,16 @@ import { Router } from 'wouter';
 import { App } from './app.tsx';
 import { ConfirmProvider, ToastProvider } from './ui/index.tsx';
 import { endSession, platform, useSession } from './lib/session.ts';
+import { isOperatorError } from './lib/operator-session.ts';
 import './ui/ui.css';
 
 /**
  * A 401 about the token left after the client tried to refresh the tenant's session: the session is over, back to
- * sign-in. Any other 401 (a wrong TOTP code or password) is the answer to show, and the session goes on.
+ * sign-in. Any other 401 (a wrong TOTP code or password) is the answer to show, and the session goes on. The
+ * operator's calls are apart: their 401 is about the operator key (which signs the operator out), not the tenant.
  */
 function onError(err: unknown): void {
+  if (isOperatorError(err)) return;
   if (platform.tenant.session && isTesseraError(err) && err.status === 401 && SESSION_ERROR_CODES.has(err.code)) {
     endSession('Your session ended. Sign in again to continue.');
   }

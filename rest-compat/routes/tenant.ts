@@ -5,12 +5,14 @@ import type { RouteRow } from '../route-types.ts';
 const TAG = 'Tenant management';
 
 const PLAN_SUMMARY = 'plan { id name }';
+/** Whether the install's operator suspended the project (the console shows it). */
+const SUSPENSION = 'suspended_at: suspendedAt suspended_reason: suspendedReason';
 const TENANT = `id email name mfa_enabled: mfaEnabled recovery_codes_remaining: recoveryCodesRemaining ${PLAN_SUMMARY} created_at: createdAt`;
 const TENANT_SESSION = 'id created_at: createdAt last_used_at: lastUsedAt expires_at: expiresAt ip current';
 const REAUTH = '`current_password`, or `totp_code` when MFA is on';
-const PROJECT_LISTED = `id name api_key_prefix: apiKeyPrefix publishable_key_prefix: publishableKeyPrefix ${PLAN_SUMMARY} created_at: createdAt updated_at: updatedAt`;
+const PROJECT_LISTED = `id name api_key_prefix: apiKeyPrefix publishable_key_prefix: publishableKeyPrefix ${PLAN_SUMMARY} created_at: createdAt updated_at: updatedAt ${SUSPENSION}`;
 const PROJECT = `id name api_key: apiKey api_key_prefix: apiKeyPrefix publishable_key: publishableKey publishable_key_prefix: publishableKeyPrefix ${PLAN_SUMMARY}
-  created_at: createdAt updated_at: updatedAt`;
+  created_at: createdAt updated_at: updatedAt ${SUSPENSION}`;
 const CORS = `allowed_origins: allowedOrigins allowed_methods: allowedMethods allowed_headers: allowedHeaders exposed_headers: exposedHeaders max_age: maxAge
   allow_credentials: allowCredentials updated_at: updatedAt`;
 const PLAN = `id name description price_cents_per_month: priceCentsPerMonth limits {

@@ -51,3 +51,16 @@ export function cell(v: unknown): string {
 export function ident(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
+
+/** A plan limit for people: "unlimited" when there is none (null), else bytes, seconds or a count. */
+export function limitValue(unit: 'count' | 'bytes' | 'seconds', n: number | null | undefined): string {
+  if (n === null || n === undefined || n < 0) return 'unlimited';
+  if (unit === 'bytes') return bytes(n);
+  if (unit === 'seconds') return `${n.toLocaleString()} s`;
+  return n.toLocaleString();
+}
+
+/** A monthly price in cents as dollars; empty when the operator set none. */
+export function price(cents: number | null | undefined): string {
+  return cents === null || cents === undefined ? '' : `$${(cents / 100).toFixed(2)}`;
+}

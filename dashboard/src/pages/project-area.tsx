@@ -28,6 +28,16 @@ export default function ProjectArea() {
   const base = `/p/${encodeURIComponent(project.id)}`;
   return (
     <ProjectContext.Provider value={{ project, api, base }}>
+      {project.suspended_at && (
+        // Every call for the project answers 403 PROJECT_SUSPENDED: say why once, above whatever the page shows.
+        <div className="error-box suspended" role="alert">
+          <strong>This project is suspended by the operator</strong>
+          <p className="error-message">
+            Every call for it is refused (PROJECT_SUSPENDED) until the operator of this install resumes it; its data is
+            kept.{project.suspended_reason ? ` Reason: ${project.suspended_reason}` : ''}
+          </p>
+        </div>
+      )}
       <Suspense fallback={<Loading />}>
         <Switch>
           {AREAS.map(([path, Page]) => (

@@ -6,6 +6,7 @@ import type { ProjectListed } from '@tessera/client';
 import { platform } from '../lib/session.ts';
 import { when } from '../lib/format.ts';
 import {
+  Badge,
   Button,
   DataTable,
   DeleteButton,
@@ -125,6 +126,12 @@ function ProjectRow({ project }: { project: ProjectListed }) {
           </RowForm>
         ) : (
           <Link href={`/p/${encodeURIComponent(project.id)}/settings`}>{project.name}</Link>
+        )}
+        {project.suspended_at && (
+          <>
+            {' '}
+            <Badge tone="bad">suspended by the operator</Badge>
+          </>
         )}
         <ErrorBox error={rename.error ?? remove.error} />
       </td>

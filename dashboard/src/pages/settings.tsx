@@ -2,10 +2,10 @@
 // origins, plan and usage. Each tab is its own address.
 import { useState, type ReactNode } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import type { OidcClient } from '@tessera/client';
+import { PLAN_LIMITS, type OidcClient } from '@tessera/client';
 import { API_URL, platform } from '../lib/session.ts';
 import { useProjectCtx } from '../lib/project-context.ts';
-import { bytes, when } from '../lib/format.ts';
+import { bytes, limitValue, price, when } from '../lib/format.ts';
 import {
   Area,
   Badge,
@@ -463,36 +463,45 @@ function PlanUsage() {
             <>
               <p>
                 This project is on the <strong>{project.plan?.name ?? 'default'}</strong> plan
-                {plan ? ` — ${plan.description}` : ''}.
+                {plan ? ` — ${plan.description.replace(/\.$/, '')}` : ''}.
               </p>
+              {/* A limit per row and a plan per column (15 limits read down, not across); "unlimited" where the
+                  operator set none; the price row only when some plan has a price. */}
               <DataTable
+                label="Plans"
+                wide
                 columns={[
-                  'Plan',
-                  'Projects',
-                  'Storage',
-                  'Upload',
-                  'Function runs / month',
-                  'Requests / minute',
-                  'Price / month',
+                  'Limit',
+                  ...list.map((p) => ({
+                    key: p.id,
+                    label: (
+                      <>
+                        {p.name} {p.id === project.plan?.id && <Badge tone="good">current</Badge>}
+                      </>
+                    ),
+                  })),
                 ]}
               >
-                {list.map((p) => (
-                  <tr key={p.id} aria-current={p.id === project.plan?.id ? 'true' : undefined}>
-                    <td>
-                      {p.name} {p.id === project.plan?.id && <Badge tone="good">current</Badge>}
-                    </td>
-                    <td className="num">{limit(p.limits.max_projects)}</td>
-                    <td className="num">{bytes(p.limits.max_storage_bytes)}</td>
-                    <td className="num">{bytes(p.limits.max_upload_bytes)}</td>
-                    <td className="num">{limit(p.limits.max_function_invocations_per_month)}</td>
-                    <td className="num">{limit(p.limits.max_requests_per_minute)}</td>
-                    <td className="num">
-                      {p.price_cents_per_month === null || p.price_cents_per_month === undefined
-                        ? '—'
-                        : `$${(p.price_cents_per_month / 100).toFixed(2)}`}
-                    </td>
+                {PLAN_LIMITS.map((l) => (
+                  <tr key={l.key}>
+                    <th scope="row">{l.label}</th>
+                    {list.map((p) => (
+                      <td key={p.id} className="num">
+                        {limitValue(l.unit, p.limits[l.key])}
+                      </td>
+                    ))}
                   </tr>
                 ))}
+                {list.some((p) => (p.price_cents_per_month ?? null) !== null) && (
+                  <tr>
+                    <th scope="row">Price / month</th>
+                    {list.map((p) => (
+                      <td key={p.id} className="num">
+                        {price(p.price_cents_per_month)}
+                      </td>
+                    ))}
+                  </tr>
+                )}
               </DataTable>
             </>
           )}
@@ -505,7 +514,7 @@ function PlanUsage() {
             {storage.error ? (
               <ErrorBox error={storage.error} />
             ) : usage ? (
-              `${bytes(usage.bytes)} in ${usage.objects} files${plan ? ` of ${bytes(plan.limits.max_storage_bytes)}` : ''}`
+              `${bytes(usage.bytes)} in ${usage.objects} files${plan ? ` of ${limitValue('bytes', plan.limits.max_storage_bytes)}` : ''}`
             ) : (
               '…'
             )}

@@ -228,6 +228,12 @@ export function CheckGroup({
   );
 }
 
+/** The banner of the answers that mean the operator suspended the project or the account. */
+const SUSPENDED: Record<string, string> = {
+  PROJECT_SUSPENDED: 'This project is suspended by the operator',
+  TENANT_SUSPENDED: 'This account is suspended by the operator',
+};
+
 /** An API error as the user needs it: what went wrong, its code and the request id to quote. */
 export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
   if (!error) return null;
@@ -236,9 +242,11 @@ export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
   const requestId = isTesseraError(error) ? error.requestId : undefined;
   const status = isTesseraError(error) ? error.status : undefined;
   const details = isTesseraError(error) ? error.details : undefined;
+  // A suspension is the operator's decision, not a fault: say so plainly whatever the page was doing.
+  const suspended = code ? SUSPENDED[code] : undefined;
   return (
-    <div className="error-box" role="alert">
-      <strong>{title ?? 'Something went wrong'}</strong>
+    <div className={`error-box${suspended ? ' suspended' : ''}`} role="alert">
+      <strong>{suspended ?? title ?? 'Something went wrong'}</strong>
       <p className="error-message">{e.message || String(error)}</p>
       <dl className="error-meta">
         {code && (
@@ -328,15 +336,23 @@ export function DataTable({
   columns,
   label,
   actions,
+  wide,
   children,
 }: {
   columns: readonly TableColumn[];
   label?: string;
   actions?: boolean;
+  /** A table wider than a screen: its scrolling box can be focused and scrolled with the keyboard. */
+  wide?: boolean;
   children: ReactNode;
 }) {
   return (
-    <div className="table-wrap">
+    <div
+      className="table-wrap"
+      {...(wide
+        ? { tabIndex: 0, role: 'region', 'aria-label': label ? `${label} (scrolls sideways)` : undefined }
+        : {})}
+    >
       <table aria-label={label}>
         <thead>
           <tr>

@@ -45,6 +45,30 @@ export type * from './types.ts';
 export { Http, SESSION_ERROR_CODES } from './http.ts';
 
 export { VERSION } from './version.ts';
+export {
+  createOperatorClient,
+  OperatorClient,
+  OperatorAdmin,
+  PLAN_LIMITS,
+  isPlanLimitKey,
+  storageUsageOf,
+} from './operator.ts';
+export type {
+  OperatorClientOptions,
+  OperatorPlan,
+  OperatorPlanLimits,
+  PlanLimitKey,
+  PlanLimitUnit,
+  PlanInput,
+  PlanChange,
+  OperatorSettings,
+  OperatorTenant,
+  OperatorProject,
+  AuditEntry,
+  OperatorKey,
+  NewOperatorKey,
+  StorageUsage,
+} from './operator.ts';
 
 export type ClientOptions = AuthOptions & {
   /** Tessera's public address, e.g. `https://api.example.com`. */

@@ -46,10 +46,12 @@ type ProjectRow = {
   publishable_key_sealed: string | null;
   publishable_key_hash: string | null;
   publishable_key_prefix: string | null;
+  suspended_at: Date | string | null;
+  suspended_reason: string | null;
 };
 
 const PROJECT_COLUMNS =
-  'id, tenant_id, name, api_key_sealed, api_key_hash, api_key_prefix, publishable_key_sealed, publishable_key_hash, publishable_key_prefix, created_at, updated_at';
+  'id, tenant_id, name, api_key_sealed, api_key_hash, api_key_prefix, publishable_key_sealed, publishable_key_hash, publishable_key_prefix, created_at, updated_at, suspended_at, suspended_reason';
 
 /** A project row read with plain SQL (the per-request reads: an ORM findOne costs several times the query). */
 function projectOf(r: ProjectRow): Project {
@@ -65,6 +67,9 @@ function projectOf(r: ProjectRow): Project {
     publishableKeyPrefix: r.publishable_key_prefix,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
+    // The owner sees its project's suspension (Project.suspendedAt) as the operator does.
+    suspendedAt: r.suspended_at ? new Date(r.suspended_at) : null,
+    suspendedReason: r.suspended_reason,
   } as Project;
 }
 

@@ -159,6 +159,8 @@ describe('tenant REST bodies', () => {
           plan: { id: 'free', name: 'Free' },
           created_at: expect.any(String),
           updated_at: expect.any(String),
+          suspended_at: null,
+          suspended_reason: null,
         },
       },
     });

@@ -24,6 +24,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   gen: async () => (await import('./commands/db.ts')).gen,
   migration: async () => (await import('./commands/migration.ts')).migration,
   storage: async () => (await import('./commands/storage.ts')).storage,
+  admin: async () => (await import('./commands/admin.ts')).admin,
 };
 
 const OPTIONS = {
@@ -66,6 +67,17 @@ const OPTIONS = {
   workdir: { type: 'string' },
   schema: { type: 'boolean' },
   'local-only': { type: 'boolean' },
+  // tessera admin (the operator's commands)
+  'operator-key': { type: 'string' },
+  limit: { type: 'string', multiple: true },
+  price: { type: 'string' },
+  description: { type: 'string' },
+  reason: { type: 'string' },
+  search: { type: 'string' },
+  tenant: { type: 'string' },
+  action: { type: 'string' },
+  target: { type: 'string' },
+  after: { type: 'string' },
 } as const;
 
 async function help(): Promise<string> {
@@ -74,6 +86,7 @@ async function help(): Promise<string> {
   lines.push(
     '',
     'Everywhere: --json (machine-readable output), --url URL (or TESSERA_URL), --project ID (or TESSERA_PROJECT), --yes (no questions).',
+    'tessera admin takes the operator key from --operator-key or TESSERA_OPERATOR_KEY (never saved to disk).',
     'Credentials are kept in $TESSERA_CONFIG_DIR, $XDG_CONFIG_HOME/tessera or ~/.config/tessera (credentials.json, mode 0600).',
     'Exit codes: 0 ok, 2 usage, 3 not signed in or refused (401), 4 forbidden (403), 5 not found, 6 conflict, 7 other API error, 8 network, 1 anything else.',
   );

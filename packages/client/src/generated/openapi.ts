@@ -5667,6 +5667,10 @@ export interface operations {
                             } | null;
                             /** @description The first characters of the publishable key, safe to show in lists. */
                             publishable_key_prefix: string;
+                            /** @description When the install's operator suspended the project (ISO 8601); null when it is not. Every call for it is refused then (403 PROJECT_SUSPENDED). */
+                            suspended_at?: string | null;
+                            /** @description The operator's reason for the suspension, when given. */
+                            suspended_reason?: string | null;
                             /** @description When the project last changed (ISO 8601). */
                             updated_at: string;
                         }[];
@@ -5733,6 +5737,10 @@ export interface operations {
                             publishable_key: string;
                             /** @description The first characters of the publishable key, safe to show in lists. */
                             publishable_key_prefix: string;
+                            /** @description When the install's operator suspended the project (ISO 8601); null when it is not. Every call for it is refused then (403 PROJECT_SUSPENDED). */
+                            suspended_at?: string | null;
+                            /** @description The operator's reason for the suspension, when given. */
+                            suspended_reason?: string | null;
                             /** @description When the project last changed (ISO 8601). */
                             updated_at: string;
                         };
@@ -5797,6 +5805,10 @@ export interface operations {
                             publishable_key: string;
                             /** @description The first characters of the publishable key, safe to show in lists. */
                             publishable_key_prefix: string;
+                            /** @description When the install's operator suspended the project (ISO 8601); null when it is not. Every call for it is refused then (403 PROJECT_SUSPENDED). */
+                            suspended_at?: string | null;
+                            /** @description The operator's reason for the suspension, when given. */
+                            suspended_reason?: string | null;
                             /** @description When the project last changed (ISO 8601). */
                             updated_at: string;
                         };
@@ -5865,6 +5877,10 @@ export interface operations {
                             publishable_key: string;
                             /** @description The first characters of the publishable key, safe to show in lists. */
                             publishable_key_prefix: string;
+                            /** @description When the install's operator suspended the project (ISO 8601); null when it is not. Every call for it is refused then (403 PROJECT_SUSPENDED). */
+                            suspended_at?: string | null;
+                            /** @description The operator's reason for the suspension, when given. */
+                            suspended_reason?: string | null;
                             /** @description When the project last changed (ISO 8601). */
                             updated_at: string;
                         };
@@ -6575,6 +6591,10 @@ export interface operations {
                             publishable_key: string;
                             /** @description The first characters of the publishable key, safe to show in lists. */
                             publishable_key_prefix: string;
+                            /** @description When the install's operator suspended the project (ISO 8601); null when it is not. Every call for it is refused then (403 PROJECT_SUSPENDED). */
+                            suspended_at?: string | null;
+                            /** @description The operator's reason for the suspension, when given. */
+                            suspended_reason?: string | null;
                             /** @description When the project last changed (ISO 8601). */
                             updated_at: string;
                         };
@@ -6639,6 +6659,10 @@ export interface operations {
                             publishable_key: string;
                             /** @description The first characters of the publishable key, safe to show in lists. */
                             publishable_key_prefix: string;
+                            /** @description When the install's operator suspended the project (ISO 8601); null when it is not. Every call for it is refused then (403 PROJECT_SUSPENDED). */
+                            suspended_at?: string | null;
+                            /** @description The operator's reason for the suspension, when given. */
+                            suspended_reason?: string | null;
                             /** @description When the project last changed (ISO 8601). */
                             updated_at: string;
                         };

@@ -1,0 +1,201 @@
+// The operator's admin API (`/admin/api/v1`): plans and their limits, the default plan, tenants and projects (plan,
+// suspension, usage), the audit of every operator action, and operator keys. It takes an operator key (`top_...`),
+// which opens this API only and nothing else; a tenant's token or a project key is refused by it.
+//
+//   const op = createOperatorClient({ url: 'https://api.example.com', operatorKey: process.env.TESSERA_OPERATOR_KEY });
+//   await op.admin.plans.update('free', { limits: { max_cron_jobs: 10, max_database_rows: null } });
+import { Http } from './http.ts';
+import type { ResponseOf } from './types.ts';
+
+const BASE = '/admin/api/v1';
+const seg = (s: string) => encodeURIComponent(s);
+
+/** The limits of a plan, snake_case as in the REST API; null = no limit. */
+export type OperatorPlanLimits = { [K in PlanLimitKey]: number | null };
+
+/** How a limit is counted: a number of things, bytes, or seconds. */
+export type PlanLimitUnit = 'count' | 'bytes' | 'seconds';
+
+/** Every limit of a plan: its REST name, a label for people and its unit (one list for the CLI and the console). */
+export const PLAN_LIMITS = [
+  { key: 'max_projects', label: 'Projects per tenant', unit: 'count' },
+  { key: 'max_requests_per_minute', label: 'Requests per minute', unit: 'count' },
+  { key: 'max_storage_bytes', label: 'Storage', unit: 'bytes' },
+  { key: 'max_upload_bytes', label: 'Largest upload', unit: 'bytes' },
+  { key: 'max_pending_uploads', label: 'Pending uploads', unit: 'count' },
+  { key: 'max_database_rows', label: 'Database rows', unit: 'count' },
+  { key: 'max_database_bytes', label: 'Database size', unit: 'bytes' },
+  { key: 'max_database_connections', label: 'Database connections', unit: 'count' },
+  { key: 'database_cpu_seconds_per_minute', label: 'Database CPU per minute', unit: 'seconds' },
+  { key: 'max_function_invocations_per_month', label: 'Function runs per month', unit: 'count' },
+  { key: 'max_concurrent_function_runs', label: 'Concurrent function runs', unit: 'count' },
+  { key: 'max_async_invokes_per_run', label: 'Async invokes per run', unit: 'count' },
+  { key: 'max_cron_jobs', label: 'Cron jobs', unit: 'count' },
+  { key: 'min_cron_interval_seconds', label: 'Shortest cron interval', unit: 'seconds' },
+  { key: 'max_realtime_subscribers', label: 'Realtime subscribers', unit: 'count' },
+] as const satisfies readonly { key: string; label: string; unit: PlanLimitUnit }[];
+
+export type PlanLimitKey = (typeof PLAN_LIMITS)[number]['key'];
+
+/** Whether `key` names a limit of a plan. */
+export function isPlanLimitKey(key: string): key is PlanLimitKey {
+  return PLAN_LIMITS.some((l) => l.key === key);
+}
+
+/** A plan as the operator sees it: limits, price (null: none shown), how many tenants are on it, whether it is the default. */
+export type OperatorPlan = ResponseOf<'/admin/api/v1/plans', 'get'>['plans'][number];
+
+/**
+ * A new plan (a limit left out or null has no limit; no price: none shown). Written by hand: the generated body type
+ * cannot say that null is allowed.
+ */
+export type PlanInput = {
+  id: string;
+  name: string;
+  description?: string;
+  price_cents_per_month?: number | null;
+  limits?: Partial<OperatorPlanLimits>;
+};
+
+/** A change to a plan: only what is given changes; a null limit is no limit, a null price shows none. */
+export type PlanChange = {
+  name?: string;
+  description?: string;
+  price_cents_per_month?: number | null;
+  sort_order?: number;
+  limits?: Partial<OperatorPlanLimits>;
+};
+
+export type OperatorSettings = ResponseOf<'/admin/api/v1/settings', 'get'>;
+
+export type OperatorTenant = ResponseOf<'/admin/api/v1/tenants/{id}', 'get'>;
+
+/** A project as the operator sees it (owner, plan, suspension, storage usage). */
+export type OperatorProject = ResponseOf<'/admin/api/v1/projects/{id}', 'get'>;
+
+/** A project's file storage: objects and bytes stored, uploads pending, the plan's quota (null: none). */
+export type StorageUsage = OperatorProject['storage_usage'];
+
+/** The storage a project uses (undefined when the answer has none). */
+export function storageUsageOf(p: Pick<OperatorProject, 'storage_usage'>): StorageUsage | undefined {
+  const u = p.storage_usage as StorageUsage | null | undefined;
+  return u && typeof u.bytes === 'number' ? u : undefined;
+}
+
+export type AuditEntry = ResponseOf<'/admin/api/v1/audit', 'get'>['entries'][number];
+
+export type OperatorKey = ResponseOf<'/admin/api/v1/operator-keys', 'get'>['operator_keys'][number];
+
+/** A new operator key: `key` is shown this once. */
+export type NewOperatorKey = ResponseOf<'/admin/api/v1/operator-keys', 'post'>;
+
+export type Page = { first?: number; after?: string };
+
+export class OperatorAdmin {
+  readonly #http: Http;
+  constructor(http: Http) {
+    this.#http = http;
+  }
+
+  readonly plans = {
+    /** Every plan, with its tenant count and whether it is the default. */
+    list: async (): Promise<OperatorPlan[]> =>
+      (await this.#http.request<{ plans: OperatorPlan[] }>('GET', `${BASE}/plans`)).plans,
+    create: async (plan: PlanInput): Promise<OperatorPlan> =>
+      await this.#http.request<OperatorPlan>('POST', `${BASE}/plans`, { body: plan }),
+    /** Changes a plan; `limits` is partial, a null limit means no limit. Applies at once on the whole install. */
+    update: async (id: string, change: PlanChange): Promise<OperatorPlan> =>
+      await this.#http.request<OperatorPlan>('PATCH', `${BASE}/plans/${seg(id)}`, { body: change }),
+    /** Deletes a plan no tenant is on and that is not the default (else 409 PLAN_IN_USE). */
+    remove: async (id: string): Promise<void> => void (await this.#http.request('DELETE', `${BASE}/plans/${seg(id)}`)),
+  };
+
+  readonly settings = {
+    get: async (): Promise<OperatorSettings> => await this.#http.request<OperatorSettings>('GET', `${BASE}/settings`),
+    /** The plan new tenants start on. */
+    setDefaultPlan: async (planId: string): Promise<OperatorSettings> =>
+      await this.#http.request<OperatorSettings>('PUT', `${BASE}/settings/default-plan`, { body: { plan_id: planId } }),
+  };
+
+  readonly tenants = {
+    /** One page of tenants (`search`: e-mail or name). */
+    list: async (query: Page & { search?: string } = {}) =>
+      await this.#http.request<{ tenants: OperatorTenant[]; next_cursor: string | null }>('GET', `${BASE}/tenants`, {
+        query,
+      }),
+    get: async (id: string): Promise<OperatorTenant> =>
+      await this.#http.request<OperatorTenant>('GET', `${BASE}/tenants/${seg(id)}`),
+    /** Moves a tenant to another plan (projects it already has past the new plan's count are kept). */
+    setPlan: async (id: string, planId: string): Promise<OperatorTenant> =>
+      await this.#http.request<OperatorTenant>('PUT', `${BASE}/tenants/${seg(id)}/plan`, { body: { plan_id: planId } }),
+    /** Suspends a tenant: its sign-in, its token and every call to its projects answer 403 (data kept). */
+    suspend: async (id: string, reason?: string): Promise<OperatorTenant> =>
+      await this.#http.request<OperatorTenant>('POST', `${BASE}/tenants/${seg(id)}/suspend`, {
+        body: reason === undefined ? {} : { reason },
+      }),
+    resume: async (id: string): Promise<OperatorTenant> =>
+      await this.#http.request<OperatorTenant>('POST', `${BASE}/tenants/${seg(id)}/resume`),
+  };
+
+  readonly projects = {
+    /** One page of projects (`search`: name or id; `tenant_id`: one tenant's). */
+    list: async (query: Page & { search?: string; tenant_id?: string } = {}) =>
+      await this.#http.request<{ projects: OperatorProject[]; next_cursor: string | null }>('GET', `${BASE}/projects`, {
+        query,
+      }),
+    get: async (id: string): Promise<OperatorProject> =>
+      await this.#http.request<OperatorProject>('GET', `${BASE}/projects/${seg(id)}`),
+    /** Suspends a project: every call for it answers 403 PROJECT_SUSPENDED, its background work stops (data kept). */
+    suspend: async (id: string, reason?: string): Promise<OperatorProject> =>
+      await this.#http.request<OperatorProject>('POST', `${BASE}/projects/${seg(id)}/suspend`, {
+        body: reason === undefined ? {} : { reason },
+      }),
+    resume: async (id: string): Promise<OperatorProject> =>
+      await this.#http.request<OperatorProject>('POST', `${BASE}/projects/${seg(id)}/resume`),
+  };
+
+  readonly audit = {
+    /** One page of the audit, newest first (`action` e.g. `plan.update`; `target_id`). */
+    list: async (query: Page & { action?: string; target_id?: string } = {}) =>
+      await this.#http.request<{ entries: AuditEntry[]; next_cursor: string | null }>('GET', `${BASE}/audit`, {
+        query,
+      }),
+  };
+
+  readonly operatorKeys = {
+    list: async (): Promise<OperatorKey[]> =>
+      (await this.#http.request<{ operator_keys: OperatorKey[] }>('GET', `${BASE}/operator-keys`)).operator_keys,
+    /** A new operator key; the answer's `key` is shown this once. */
+    create: async (name: string): Promise<NewOperatorKey> =>
+      await this.#http.request<NewOperatorKey>('POST', `${BASE}/operator-keys`, { body: { name } }),
+    /** Revokes a key at once in every process (revoking the key in use is allowed: the next call is refused). */
+    revoke: async (id: string): Promise<void> =>
+      void (await this.#http.request('DELETE', `${BASE}/operator-keys/${seg(id)}`)),
+  };
+}
+
+export type OperatorClientOptions = {
+  /** Tessera's public address. */
+  url: string;
+  /** The operator key (`top_...`), sent as the bearer token. */
+  operatorKey: string;
+  fetch?: typeof fetch;
+  headers?: Record<string, string>;
+};
+
+/** A client for the operator of an install: no project key, no tenant session, only the operator key. */
+export class OperatorClient {
+  readonly http: Http;
+  readonly admin: OperatorAdmin;
+  constructor(opts: OperatorClientOptions) {
+    this.http = new Http({ url: opts.url, fetch: opts.fetch, headers: opts.headers });
+    const key = opts.operatorKey;
+    this.http.token = async () => key;
+    this.admin = new OperatorAdmin(this.http);
+  }
+}
+
+/** Creates a client of the operator's admin API. */
+export function createOperatorClient(opts: OperatorClientOptions): OperatorClient {
+  return new OperatorClient(opts);
+}

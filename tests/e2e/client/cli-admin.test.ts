@@ -1,0 +1,245 @@
+// `tessera admin` against a live Tessera started with TESSERA_OPERATOR_KEY, run as an operator runs it (a child
+// process): plans created, updated and made the default; a tenant moved to a plan; a project and a tenant suspended
+// (their calls refused with PROJECT_SUSPENDED / TENANT_SUSPENDED) and resumed; the audit listing each action; operator
+// keys created, used and revoked; and what is refused: no key, a tenant's token as the key, an unknown limit name.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import { client } from '../../support/http.ts';
+
+const CLI = new URL('../../../packages/client/src/cli/main.ts', import.meta.url).pathname;
+const OPERATOR_KEY = `top_${randomBytes(32).toString('base64url')}`;
+
+let platform: TestPlatform;
+let dir: string;
+let call: ReturnType<typeof client>;
+const tenant = { email: `cli-admin-${Date.now()}@example.com`, password: 'correct horse battery staple' };
+let token = '';
+let tenantId = '';
+let projectId = '';
+let apiKey = '';
+
+type Run = { code: number; stdout: string; stderr: string; json: () => any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Runs `tessera args...` as the operator (TESSERA_OPERATOR_KEY set unless `env` says otherwise). */
+function tessera(args: string[], env: Record<string, string> = { TESSERA_OPERATOR_KEY: OPERATOR_KEY }): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: dir,
+        TESSERA_CONFIG_DIR: path.join(dir, 'config'),
+        TESSERA_URL: platform.url,
+        ...env,
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr, json: () => JSON.parse(stdout) }));
+    child.stdin.end('');
+  });
+}
+
+beforeAll(async () => {
+  platform = await startOneProcess({ TESSERA_OPERATOR_KEY: OPERATOR_KEY });
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-cli-admin-'));
+  call = client(platform.url);
+  const signup = await call('POST', '/auth/api/v1/tenants/signup', { body: tenant });
+  tenantId = signup.body.tenant.id;
+  token = (await call('POST', '/auth/api/v1/tenant/login', { body: tenant })).body.access_token;
+  const created = await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Watched' } });
+  projectId = created.body.project.id;
+  apiKey = created.body.project.api_key;
+}, 60_000);
+
+afterAll(async () => {
+  await platform?.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('tessera admin', () => {
+  it('needs an operator key, and refuses a tenant token given as one', async () => {
+    const none = await tessera(['admin', 'plans', 'list'], {});
+    expect(none.code).toBe(3);
+    expect(none.stderr).toContain('TESSERA_OPERATOR_KEY');
+    const tenantToken = await tessera(['admin', 'plans', 'list', '--operator-key', token], {});
+    expect(tenantToken.code).toBe(4);
+    expect(tenantToken.stderr).toContain('FORBIDDEN');
+    // The tenant's saved credentials are never read or written by admin commands.
+    expect(fs.existsSync(path.join(dir, 'config', 'credentials.json'))).toBe(false);
+  });
+
+  it('lists the plans, "unlimited" for no limit, the default marked', async () => {
+    const human = await tessera(['admin', 'plans', 'list']);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/self-hosted\s+Self-hosted/);
+    expect(human.stdout).toContain('unlimited');
+    const json = (await tessera(['admin', 'plans', 'list', '--json'])).json();
+    const ids = json.map((p: { id: string }) => p.id);
+    expect(ids).toEqual(expect.arrayContaining(['free', 'pro', 'enterprise', 'self-hosted']));
+    expect(json.find((p: { id: string }) => p.id === 'free').default).toBe(true);
+    expect(json.find((p: { id: string }) => p.id === 'self-hosted').limits.max_projects).toBeNull();
+  });
+
+  it('creates and updates a plan with --limit key=value (sizes, none) and --price; an unknown limit names the valid ones', async () => {
+    const bad = await tessera(['admin', 'plans', 'create', 'hobby', '--name', 'Hobby', '--limit', 'max_cron=2']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('Unknown limit "max_cron"');
+    expect(bad.stderr).toContain('max_cron_jobs');
+    const notNumber = await tessera([
+      'admin',
+      'plans',
+      'create',
+      'hobby',
+      '--name',
+      'Hobby',
+      '--limit',
+      'max_cron_jobs=two',
+    ]);
+    expect(notNumber.code).toBe(2);
+    const created = await tessera([
+      'admin',
+      'plans',
+      'create',
+      'hobby',
+      '--name',
+      'Hobby',
+      '--description',
+      'For a weekend project',
+      '--price',
+      '500',
+      '--limit',
+      'max_cron_jobs=2',
+      '--limit',
+      'max_storage_bytes=1GiB',
+      '--json',
+    ]);
+    expect(created.code).toBe(0);
+    const plan = created.json();
+    expect(plan).toMatchObject({ id: 'hobby', name: 'Hobby', price_cents_per_month: 500, tenant_count: 0 });
+    expect(plan.limits).toMatchObject({ max_cron_jobs: 2, max_storage_bytes: 1024 ** 3 });
+    const taken = await tessera(['admin', 'plans', 'create', 'hobby', '--name', 'Again']);
+    expect(taken.code).toBe(6);
+    const updated = await tessera([
+      'admin',
+      'plans',
+      'update',
+      'hobby',
+      '--limit',
+      'max_cron_jobs=none',
+      '--limit',
+      'min_cron_interval_seconds=30',
+      '--price',
+      'none',
+      '--json',
+    ]);
+    expect(updated.code).toBe(0);
+    expect(updated.json().limits).toMatchObject({ max_cron_jobs: null, min_cron_interval_seconds: 30 });
+    expect(updated.json().price_cents_per_month).toBeNull();
+    const shown = await tessera(['admin', 'plans', 'show', 'hobby']);
+    expect(shown.stdout).toMatch(/max_cron_jobs\s+unlimited/);
+    expect(shown.stdout).toMatch(/min_cron_interval_seconds\s+30 s/);
+    expect(shown.stdout).not.toContain('price:');
+    expect((await tessera(['admin', 'plans', 'update', 'hobby'])).code).toBe(2);
+  });
+
+  it('sets the default plan: the next sign-up starts on it', async () => {
+    const set = await tessera(['admin', 'plans', 'default', 'hobby', '--json']);
+    expect(set.code).toBe(0);
+    expect(set.json()).toEqual({ default_plan: 'hobby', default_plan_source: 'operator' });
+    expect((await tessera(['admin', 'plans', 'default'])).stdout).toContain('hobby');
+    const next = { email: `cli-admin-next-${Date.now()}@example.com`, password: tenant.password };
+    await call('POST', '/auth/api/v1/tenants/signup', { body: next });
+    const t = await call('POST', '/auth/api/v1/tenant/login', { body: next });
+    expect(t.body.tenant.plan.id).toBe('hobby');
+    expect((await tessera(['admin', 'plans', 'default', 'free'])).code).toBe(0);
+  });
+
+  it('moves a tenant to a plan; a plan in use is not deleted', async () => {
+    const listed = (await tessera(['admin', 'tenants', 'list', '--search', tenant.email, '--json'])).json();
+    expect(listed.tenants.map((t: { id: string }) => t.id)).toEqual([tenantId]);
+    expect(listed.tenants[0]).toMatchObject({ email: tenant.email, project_count: 1, suspended_at: null });
+    const moved = await tessera(['admin', 'tenants', 'plan', tenantId, 'hobby']);
+    expect(moved.code).toBe(0);
+    expect(moved.stdout).toContain('Hobby');
+    expect((await call('GET', '/auth/api/v1/tenant', { token })).body.tenant.plan.id).toBe('hobby');
+    const inUse = await tessera(['admin', 'plans', 'delete', 'hobby', '--yes']);
+    expect(inUse.code).toBe(6);
+    expect(inUse.stderr).toContain('PLAN_IN_USE');
+    expect((await tessera(['admin', 'tenants', 'plan', tenantId, 'no-such-plan'])).code).toBe(5);
+  });
+
+  it('suspends a project: its calls answer PROJECT_SUSPENDED until it is resumed, its data kept', async () => {
+    const before = await call('GET', '/storage/api/v1/storage/policies', { apiKey });
+    expect(before.status).toBe(200);
+    const listed = (await tessera(['admin', 'projects', 'list', '--tenant', tenantId, '--json'])).json();
+    expect(listed.projects.map((p: { id: string }) => p.id)).toEqual([projectId]);
+    const suspended = await tessera(['admin', 'projects', 'suspend', projectId, '--reason', 'abuse report', '--yes']);
+    expect(suspended.code).toBe(0);
+    const refused = await call('GET', '/storage/api/v1/storage/policies', { apiKey });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('PROJECT_SUSPENDED');
+    const shown = await tessera(['admin', 'projects', 'show', projectId]);
+    expect(shown.stdout).toContain('abuse report');
+    expect(shown.stdout).toMatch(/storage:\s+0 B in 0 files/);
+    expect((await tessera(['admin', 'projects', 'resume', projectId])).code).toBe(0);
+    const after = await call('GET', '/storage/api/v1/storage/policies', { apiKey });
+    expect(after.status).toBe(200);
+  });
+
+  it('suspends a tenant: its sign-in answers TENANT_SUSPENDED until it is resumed', async () => {
+    expect((await tessera(['admin', 'tenants', 'suspend', tenantId, '--reason', 'unpaid', '--yes'])).code).toBe(0);
+    const login = await call('POST', '/auth/api/v1/tenant/login', { body: tenant });
+    expect(login.status).toBe(403);
+    expect(login.body.error.code).toBe('TENANT_SUSPENDED');
+    expect((await call('GET', '/storage/api/v1/storage/policies', { apiKey })).status).toBe(403);
+    expect((await tessera(['admin', 'tenants', 'resume', tenantId])).code).toBe(0);
+    expect((await call('POST', '/auth/api/v1/tenant/login', { body: tenant })).status).toBe(200);
+  });
+
+  it('lists every action in the audit, filtered by action', async () => {
+    const all = (await tessera(['admin', 'audit', '--json'])).json();
+    const actions: string[] = all.entries.map((e: { action: string }) => e.action);
+    for (const a of [
+      'plan.create',
+      'plan.update',
+      'tenant.plan',
+      'project.suspend',
+      'project.resume',
+      'tenant.suspend',
+      'tenant.resume',
+    ])
+      expect(actions.some((x) => x.startsWith(a))).toBe(true);
+    expect(all.entries.every((e: { operator: string }) => e.operator === 'bootstrap')).toBe(true);
+    const filtered = (await tessera(['admin', 'audit', '--action', 'project.suspend', '--json'])).json();
+    expect(filtered.entries.length).toBeGreaterThan(0);
+    expect(filtered.entries.every((e: { action: string; target_id: string }) => e.action === 'project.suspend')).toBe(
+      true,
+    );
+    expect(filtered.entries[0].target_id).toBe(projectId);
+    const human = await tessera(['admin', 'audit']);
+    expect(human.stdout).toMatch(/bootstrap\s+project\.suspend/);
+  });
+
+  it('creates an operator key that works, then revokes it: it is refused at once', async () => {
+    const created = await tessera(['admin', 'keys', 'create', 'ci', '--json']);
+    expect(created.code).toBe(0);
+    const key = created.json();
+    expect(key.key).toMatch(/^top_/);
+    const withIt = await tessera(['admin', 'plans', 'list', '--operator-key', key.key], {});
+    expect(withIt.code).toBe(0);
+    const keys = (await tessera(['admin', 'keys', 'list', '--json'])).json();
+    expect(keys.find((k: { id: string }) => k.id === key.id)).toMatchObject({ name: 'ci', revoked_at: null });
+    expect(JSON.stringify(keys)).not.toContain(key.key);
+    expect((await tessera(['admin', 'keys', 'revoke', key.id, '--yes'])).code).toBe(0);
+    expect((await tessera(['admin', 'plans', 'list', '--operator-key', key.key], {})).code).toBe(3);
+  });
+});
