@@ -52,6 +52,8 @@ export {
   PLAN_LIMITS,
   isPlanLimitKey,
   storageUsageOf,
+  databaseUsageOf,
+  functionUsageOf,
 } from './operator.ts';
 export type {
   OperatorClientOptions,
@@ -64,6 +66,8 @@ export type {
   OperatorSettings,
   OperatorTenant,
   OperatorProject,
+  OperatorDatabaseUsage,
+  FunctionUsage,
   AuditEntry,
   OperatorKey,
   NewOperatorKey,

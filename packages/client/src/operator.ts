@@ -70,7 +70,7 @@ export type OperatorSettings = ResponseOf<'/admin/api/v1/settings', 'get'>;
 
 export type OperatorTenant = ResponseOf<'/admin/api/v1/tenants/{id}', 'get'>;
 
-/** A project as the operator sees it (owner, plan, suspension, storage usage). */
+/** A project as the operator sees it (owner, plan, suspension, storage, database and functions usage). */
 export type OperatorProject = ResponseOf<'/admin/api/v1/projects/{id}', 'get'>;
 
 /** A project's file storage: objects and bytes stored, uploads pending, the plan's quota (null: none). */
@@ -80,6 +80,24 @@ export type StorageUsage = OperatorProject['storage_usage'];
 export function storageUsageOf(p: Pick<OperatorProject, 'storage_usage'>): StorageUsage | undefined {
   const u = p.storage_usage as StorageUsage | null | undefined;
   return u && typeof u.bytes === 'number' ? u : undefined;
+}
+
+/** A project's database: live rows and bytes, and the plan's limits on them (null: none). */
+export type OperatorDatabaseUsage = OperatorProject['database_usage'];
+
+/** The database a project uses (undefined when the answer has none). */
+export function databaseUsageOf(p: Pick<OperatorProject, 'database_usage'>): OperatorDatabaseUsage | undefined {
+  const u = p.database_usage as OperatorDatabaseUsage | null | undefined;
+  return u && typeof u.rows === 'number' ? u : undefined;
+}
+
+/** A project's functions: runs this month, runs executing now, cron jobs. */
+export type FunctionUsage = OperatorProject['function_usage'];
+
+/** The functions usage of a project (undefined when the answer has none). */
+export function functionUsageOf(p: Pick<OperatorProject, 'function_usage'>): FunctionUsage | undefined {
+  const u = p.function_usage as FunctionUsage | null | undefined;
+  return u && typeof u.runs_this_month === 'number' ? u : undefined;
 }
 
 export type AuditEntry = ResponseOf<'/admin/api/v1/audit', 'get'>['entries'][number];

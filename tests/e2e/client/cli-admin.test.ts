@@ -190,6 +190,8 @@ describe('tessera admin', () => {
     const shown = await tessera(['admin', 'projects', 'show', projectId]);
     expect(shown.stdout).toContain('abuse report');
     expect(shown.stdout).toMatch(/storage:\s+0 B in 0 files/);
+    expect(shown.stdout).toMatch(/database:\s+\d+ rows, \d[\d.]* [KMG]?i?B/);
+    expect(shown.stdout).toMatch(/functions:\s+0 runs\/month, 0 running, 0 cron/);
     expect((await tessera(['admin', 'projects', 'resume', projectId])).code).toBe(0);
     const after = await call('GET', '/storage/api/v1/storage/policies', { apiKey });
     expect(after.status).toBe(200);

@@ -238,6 +238,9 @@ describe("the operator's area", () => {
     const row = projects.getByRole('row').filter({ hasText: projectId });
     await shown(row.getByText(tenant.email));
     await shown(row.getByRole('cell', { name: '0 B in 0 files' }));
+    // Database and functions usage come from the data and functions subgraphs through the router.
+    await shown(row.getByRole('cell', { name: /^\d[\d,]* rows( of [\d,]+)? · [\d.]+ [KMG]?B/ }));
+    await shown(row.getByRole('cell', { name: '0 runs this month · 0 running · 0 cron jobs' }));
     await row.getByRole('button', { name: 'Suspend project Governed' }).click();
     await row.getByLabel('Reason for suspending project Governed').fill('abuse report');
     await row.getByRole('button', { name: 'Suspend', exact: true }).click();

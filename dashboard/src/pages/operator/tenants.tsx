@@ -2,7 +2,13 @@
 // plan, storage used, suspend / resume). A suspended tenant or project keeps its data; every call for it answers 403.
 import { useState, type ReactNode } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { storageUsageOf, type OperatorProject, type OperatorTenant } from '@tessera/client';
+import {
+  databaseUsageOf,
+  functionUsageOf,
+  storageUsageOf,
+  type OperatorProject,
+  type OperatorTenant,
+} from '@tessera/client';
 import { operatorApi } from '../../lib/operator-session.ts';
 import { bytes, when } from '../../lib/format.ts';
 import { Badge, Button, DataTable, ErrorBox, RowForm, Section, TextField } from '../../ui/index.tsx';
@@ -182,6 +188,23 @@ function storageOf(p: OperatorProject): string {
   return s ? `${bytes(s.bytes)} in ${s.objects.toLocaleString()} files` : 'unknown';
 }
 
+/** The project's database against its plan (when the install reports it). */
+function databaseOf(p: OperatorProject): string {
+  const d = databaseUsageOf(p);
+  if (!d) return 'unknown';
+  const rows = `${d.rows.toLocaleString()}${d.max_rows === null || d.max_rows === undefined ? '' : ` of ${d.max_rows.toLocaleString()}`} rows`;
+  const size = `${bytes(d.bytes)}${d.max_bytes === null || d.max_bytes === undefined ? '' : ` of ${bytes(d.max_bytes)}`}`;
+  return `${rows} · ${size}`;
+}
+
+/** The project's functions this month (when the install reports it). */
+function functionsOf(p: OperatorProject): string {
+  const f = functionUsageOf(p);
+  return f
+    ? `${f.runs_this_month.toLocaleString()} runs this month · ${f.running_now} running · ${f.cron_jobs} cron jobs`
+    : 'unknown';
+}
+
 export function Projects() {
   const [search, setSearch] = useState('');
   const [tenant, setTenant] = useState('');
@@ -226,7 +249,7 @@ export function Projects() {
               wide
               label="Projects"
               actions
-              columns={['Project', 'Tenant', 'Plan', 'Storage', 'Status', 'Created']}
+              columns={['Project', 'Tenant', 'Plan', 'Storage', 'Database', 'Functions', 'Status', 'Created']}
             >
               {page.projects.map((p: OperatorProject) => (
                 <tr key={p.id}>
@@ -239,6 +262,8 @@ export function Projects() {
                   <td>{p.tenant?.email}</td>
                   <td>{p.plan?.name}</td>
                   <td>{storageOf(p)}</td>
+                  <td>{databaseOf(p)}</td>
+                  <td>{functionsOf(p)}</td>
                   <td>
                     <Status at={p.suspended_at ?? null} reason={p.suspended_reason ?? null} />
                   </td>

@@ -6,6 +6,8 @@ import {
   isPlanLimitKey,
   PLAN_LIMITS,
   storageUsageOf,
+  databaseUsageOf,
+  functionUsageOf,
   type OperatorAdmin,
   type OperatorPlan,
   type OperatorPlanLimits,
@@ -236,13 +238,15 @@ const tenantRow = (t: OperatorTenant) => ({
   created_at: t.created_at,
 });
 
-const PROJECT_COLUMNS = ['id', 'name', 'tenant', 'plan', 'storage', 'suspended', 'created_at'];
+const PROJECT_COLUMNS = ['id', 'name', 'tenant', 'plan', 'storage', 'database', 'functions', 'suspended', 'created_at'];
 const projectRow = (p: OperatorProject) => ({
   id: p.id,
   name: p.name,
   tenant: p.tenant?.email ?? '',
   plan: p.plan?.id ?? '',
   storage: storageText(p),
+  database: databaseText(p),
+  functions: functionsText(p),
   suspended: suspension(p.suspended_at ?? null, p.suspended_reason ?? null),
   created_at: p.created_at,
 });
@@ -255,6 +259,16 @@ function suspension(at: string | null, reason: string | null): string {
 function storageText(p: OperatorProject): string {
   const s = storageUsageOf(p);
   return s ? `${bytes(s.bytes)} in ${s.objects} files` : '';
+}
+
+function databaseText(p: OperatorProject): string {
+  const d = databaseUsageOf(p);
+  return d ? `${d.rows} rows, ${bytes(d.bytes)}` : '';
+}
+
+function functionsText(p: OperatorProject): string {
+  const f = functionUsageOf(p);
+  return f ? `${f.runs_this_month} runs/month, ${f.running_now} running, ${f.cron_jobs} cron` : '';
 }
 
 function withCursor(text: string, cursor: string | null): string {
