@@ -260,7 +260,7 @@ describe('secrets never leave the engine in clear', () => {
   it('writes none of it to the logs of any process', async () => {
     // A cron job failing every second logs its error (redacted) in the functions process. Every second is under the
     // free plan's minimum interval (10 s): the operator allows it for this test.
-    await setPlanLimits(platform.databaseUrl, 'free', { min_cron_interval_seconds: 1 });
+    await setPlanLimits(platform, 'free', { min_cron_interval_seconds: 1 });
     const cron = await call('POST', '/edge/api/v1/cron', {
       apiKey,
       body: { name: 'leaky', schedule: '* * * * * *', timezone: 'UTC', function: 'http-secret-in-path' },

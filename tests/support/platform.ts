@@ -22,6 +22,8 @@ export type TestPlatform = {
 };
 
 export const TEST_SECRET = 'test-internal-secret-0123456789abcdefghij';
+/** The operator key every test platform accepts (TESSERA_OPERATOR_KEY), for tests acting as the install's operator. */
+export const TEST_OPERATOR_KEY = `top_${'test-operator-key-'.repeat(3)}`;
 
 export function tmpDataDir(): string {
   const base = path.resolve('.tessera', 'test-data');
@@ -42,6 +44,7 @@ export async function startOneProcess(env: Record<string, string> = {}, logger?:
       TESSERA_INTERNAL_SECRET: TEST_SECRET,
       // The plan the suite's tests were written against (global-setup.ts says why).
       TESSERA_DEFAULT_PLAN: process.env.TESSERA_DEFAULT_PLAN ?? 'free',
+      TESSERA_OPERATOR_KEY: TEST_OPERATOR_KEY,
       ...env,
     },
     logger,
@@ -132,6 +135,7 @@ export async function startSplit(env: Record<string, string> = {}): Promise<Test
         DATABASE_URL: db.url,
         TESSERA_DATA_DIR: dataDir,
         TESSERA_INTERNAL_SECRET: TEST_SECRET,
+        TESSERA_OPERATOR_KEY: TEST_OPERATOR_KEY,
         ...env,
       },
       `http://127.0.0.1:${port}/health`,

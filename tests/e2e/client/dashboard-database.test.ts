@@ -552,7 +552,7 @@ describe('the database usage line (issue 28)', () => {
     await contains(line, 'of 500.0 MB');
     await checkPage('39-database-usage');
     // The operator lowers the limit below what the project holds: the line says writes are refused.
-    await setPlanLimits(platform.databaseUrl, 'free', { max_database_rows: 1 });
+    await setPlanLimits(platform, 'free', { max_database_rows: 1 });
     try {
       await waitFor(
         async () => {
@@ -564,7 +564,7 @@ describe('the database usage line (issue 28)', () => {
       await contains(line, 'of 1 rows');
       await checkPage('39-database-usage-over');
     } finally {
-      await setPlanLimits(platform.databaseUrl, 'free', { max_database_rows: 100_000 });
+      await setPlanLimits(platform, 'free', { max_database_rows: 100_000 });
     }
   });
 });

@@ -15,11 +15,11 @@ let call: Call;
 beforeAll(async () => {
   p = await startOneProcess();
   call = client(p.url);
-  await setPlanLimits(p.databaseUrl, 'free', { max_database_rows: 50 });
+  await setPlanLimits(p, 'free', { max_database_rows: 50 });
 }, 60_000);
 
 afterAll(async () => {
-  await setPlanLimits(p.databaseUrl, 'free', { max_database_rows: 100_000, max_database_bytes: 500 * 1024 * 1024 });
+  await setPlanLimits(p, 'free', { max_database_rows: 100_000, max_database_bytes: 500 * 1024 * 1024 });
   await p?.close();
   if (p) await dropLeftoverRoles(p.databaseUrl);
 });
@@ -135,13 +135,13 @@ describe('max_database_rows', () => {
   it('takes writes again at once when the operator raises the limit, and none are refused without a limit', async () => {
     expect((await data('insert', { table: 'items', values: rowsOf(20, 2000) })).status).toBe(201);
     await waitFor(async () => (await probe(data)) === 413, { message: 'the project to be past its limit again' });
-    await setPlanLimits(p.databaseUrl, 'free', { max_database_rows: 1000 });
+    await setPlanLimits(p, 'free', { max_database_rows: 1000 });
     expect((await data('insert', { table: 'items', values: { n: 3000 } })).status).toBe(201);
     expect(await usage(a)).toMatchObject({ maxRows: 1000 });
-    await setPlanLimits(p.databaseUrl, 'free', { max_database_rows: null });
+    await setPlanLimits(p, 'free', { max_database_rows: null });
     expect((await data('insert', { table: 'items', values: rowsOf(30) })).status).toBe(201);
     expect(await usage(a)).toMatchObject({ maxRows: null });
-    await setPlanLimits(p.databaseUrl, 'free', { max_database_rows: 50 });
+    await setPlanLimits(p, 'free', { max_database_rows: 50 });
   });
 
   it("shows a project its own usage, never another project's, and gives it no way to reset what is counted", async () => {
@@ -275,9 +275,9 @@ describe('a function past the quota', () => {
     expect(refused.body.error.message).toMatch(/max_database_rows/);
     const count = await data('aggregate', { table: 'items', aggregates: [{ fn: 'count', as: 'n' }] });
     expect(Number(count.body.rows[0].n)).toBe(50);
-    await setPlanLimits(p.databaseUrl, 'free', { max_database_rows: 100 });
+    await setPlanLimits(p, 'free', { max_database_rows: 100 });
     expect((await invoke()).status).toBe(200);
-    await setPlanLimits(p.databaseUrl, 'free', { max_database_rows: 50 });
+    await setPlanLimits(p, 'free', { max_database_rows: 50 });
   });
 });
 
@@ -291,7 +291,7 @@ describe('max_database_bytes', () => {
     expect((await data('insert', { table: 'items', values: rowsOf(3) })).status).toBe(201);
     const size = (await usage(a)).bytes;
     // Smaller than the template the database starts from: the project is past it from the start.
-    await setPlanLimits(p.databaseUrl, 'free', { max_database_bytes: Math.floor(size / 2) });
+    await setPlanLimits(p, 'free', { max_database_bytes: Math.floor(size / 2) });
     const refused = await data('insert', { table: 'items', values: { n: 1 } });
     expect(refused.status).toBe(413);
     expect(refused.body.error).toMatchObject({
@@ -303,9 +303,9 @@ describe('max_database_bytes', () => {
     const del = await data('delete', { table: 'items', where: { n: 0 } });
     expect(del.body).toMatchObject({ count: 1 });
     expect((await data('rawSQL', { sql: 'truncate items' })).status).toBe(200);
-    await setPlanLimits(p.databaseUrl, 'free', { max_database_bytes: size * 4 });
+    await setPlanLimits(p, 'free', { max_database_bytes: size * 4 });
     expect((await data('insert', { table: 'items', values: { n: 1 } })).status).toBe(201);
     expect(await usage(a)).toMatchObject({ maxBytes: size * 4 });
-    await setPlanLimits(p.databaseUrl, 'free', { max_database_bytes: 500 * 1024 * 1024 });
+    await setPlanLimits(p, 'free', { max_database_bytes: 500 * 1024 * 1024 });
   });
 });

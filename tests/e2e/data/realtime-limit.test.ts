@@ -20,11 +20,11 @@ beforeAll(async () => {
   call = client(p.url);
   a = await createProject(call, await signIn(call), 'realtime limit');
   b = await createProject(call, await signIn(call), 'neighbour');
-  await setPlanLimits(p.databaseUrl, 'free', { max_realtime_subscribers: 2 });
+  await setPlanLimits(p, 'free', { max_realtime_subscribers: 2 });
 }, 60_000);
 
 afterAll(async () => {
-  await setPlanLimits(p.databaseUrl, 'free', { max_realtime_subscribers: 200 }).catch(() => {});
+  await setPlanLimits(p, 'free', { max_realtime_subscribers: 200 }).catch(() => {});
   await p?.close();
 });
 
@@ -102,7 +102,7 @@ describe('max_realtime_subscribers', () => {
     const ws = await wsOutcome(a.apiKey, 1);
     expect(ws.outcome).toBe('listening');
     expect((await sse(a.apiKey)).status).toBe(409);
-    await setPlanLimits(p.databaseUrl, 'free', { max_realtime_subscribers: 3 });
+    await setPlanLimits(p, 'free', { max_realtime_subscribers: 3 });
     const third = await sse(a.apiKey);
     expect(third.status).toBe(200);
     expect((await sse(a.apiKey)).status).toBe(409);

@@ -115,7 +115,7 @@ describe('cron: the shortest interval and the number of jobs', () => {
     });
     expect(otherJob.status).toBe(201);
 
-    await setPlanLimits(w.p.databaseUrl, 'free', { max_cron_jobs: 7, min_cron_interval_seconds: 1 });
+    await setPlanLimits(w.p, 'free', { max_cron_jobs: 7, min_cron_interval_seconds: 1 });
     expect((await job('sixth', '0 * * * *')).status).toBe(201);
     expect((await job('every-second', '* * * * * *')).status).toBe(201);
     const all = (await api('GET', `${E}/cron`)).body.cron_jobs as { id: string; name: string }[];
@@ -123,11 +123,11 @@ describe('cron: the shortest interval and the number of jobs', () => {
   });
 
   it('spaces the ticks of a job saved before the plan got stricter: it runs at most every min_cron_interval_seconds', async () => {
-    await setPlanLimits(w.p.databaseUrl, 'free', { max_cron_jobs: null, min_cron_interval_seconds: 1 });
+    await setPlanLimits(w.p, 'free', { max_cron_jobs: null, min_cron_interval_seconds: 1 });
     const created = await job('legacy', '* * * * * *', true);
     expect(created.status).toBe(201);
     await waitFor(async () => (await cronRuns('legacy')).length >= 2, { message: 'two every-second runs' });
-    await setPlanLimits(w.p.databaseUrl, 'free', { min_cron_interval_seconds: 3 });
+    await setPlanLimits(w.p, 'free', { min_cron_interval_seconds: 3 });
     const since = new Date();
     await waitFor(async () => (await cronRuns('legacy', since)).length >= 3, {
       message: 'three runs under the stricter plan',
@@ -138,7 +138,7 @@ describe('cron: the shortest interval and the number of jobs', () => {
     // runs' own start times, which follow their ticks by a statement or two).
     for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThan(2_000);
     expect((await api('PUT', `${E}/cron/${created.body.cron_job.id}`, { enabled: false })).status).toBe(200);
-    await setPlanLimits(w.p.databaseUrl, 'free', { max_cron_jobs: 5, min_cron_interval_seconds: 10 });
+    await setPlanLimits(w.p, 'free', { max_cron_jobs: 5, min_cron_interval_seconds: 10 });
   });
 
   const cronRuns = async (name: string, since = new Date(0)) =>
@@ -161,7 +161,7 @@ describe('concurrent runs per project (max_concurrent_function_runs)', () => {
     });
 
   it('answers a synchronous invoke past the limit 429 with Retry-After, queues async work until a slot frees, and lets more run once raised', async () => {
-    await setPlanLimits(w.p.databaseUrl, 'free', { max_concurrent_function_runs: 2 });
+    await setPlanLimits(w.p, 'free', { max_concurrent_function_runs: 2 });
     const first = [api('POST', `${E}/invoke/hold`, {}), api('POST', `${E}/invoke/hold`, {})];
     await waitFor(() => held.length === 2, { message: 'two runs holding both slots' });
 
@@ -190,7 +190,7 @@ describe('concurrent runs per project (max_concurrent_function_runs)', () => {
     expect(held.length).toBe(2);
     for (const id of ids) expect((await api('GET', `${E}/executions/${id}`)).body.execution.status).toBe('queued');
     // A cron tick meanwhile waits in line too (a queued execution of trigger cron), and is not skipped or failed.
-    await setPlanLimits(w.p.databaseUrl, 'free', { min_cron_interval_seconds: 1, max_cron_jobs: null });
+    await setPlanLimits(w.p, 'free', { min_cron_interval_seconds: 1, max_cron_jobs: null });
     const tick = await api('POST', `${E}/cron`, { name: 'busy-tick', schedule: '* * * * * *', function: 'tick' });
     expect(tick.status).toBe(201);
     const queuedTick = await waitFor(
@@ -222,18 +222,18 @@ describe('concurrent runs per project (max_concurrent_function_runs)', () => {
       { message: 'the queued runs to succeed', timeoutMs: 30_000, intervalMs: 100 },
     );
 
-    await setPlanLimits(w.p.databaseUrl, 'free', { min_cron_interval_seconds: 10 });
+    await setPlanLimits(w.p, 'free', { min_cron_interval_seconds: 10 });
     // Raised by the operator: three at once run.
-    await setPlanLimits(w.p.databaseUrl, 'free', { max_concurrent_function_runs: 3 });
+    await setPlanLimits(w.p, 'free', { max_concurrent_function_runs: 3 });
     const three = [1, 2, 3].map(() => api('POST', `${E}/invoke/hold`, {}));
     await waitFor(() => held.length === 3, { message: 'three runs at once' });
     releaseHeld();
     expect((await Promise.all(three)).map((r) => r.status)).toEqual([200, 200, 200]);
-    await setPlanLimits(w.p.databaseUrl, 'free', { max_concurrent_function_runs: 10 });
+    await setPlanLimits(w.p, 'free', { max_concurrent_function_runs: 10 });
   });
 
   it('bounds a function that calls its own public webhook in a loop (a new tree each hop) by the concurrency cap', async () => {
-    await setPlanLimits(w.p.databaseUrl, 'free', { max_concurrent_function_runs: 2 });
+    await setPlanLimits(w.p, 'free', { max_concurrent_function_runs: 2 });
     const url = `${w.p.url}/webhooks/${w.projectId}/loop`;
     expect(
       (
@@ -250,7 +250,7 @@ describe('concurrent runs per project (max_concurrent_function_runs)', () => {
     await settled('loop');
     // The invoke's run and the first webhook hop ran; the second hop was refused before it started.
     expect((await executionsOf('loop')).length).toBe(2);
-    await setPlanLimits(w.p.databaseUrl, 'free', { max_concurrent_function_runs: 10 });
+    await setPlanLimits(w.p, 'free', { max_concurrent_function_runs: 10 });
   });
 
   it('shows the usage to the project key and its tenant, never to another project, tenant or an anonymous caller', async () => {
@@ -284,7 +284,7 @@ describe('concurrent runs per project (max_concurrent_function_runs)', () => {
 
 describe('async fan-out per tree of runs (max_async_invokes_per_run)', () => {
   it('stops the exponential self-invoke at the bound: the tree has at most bound + 1 runs, the refusal recorded', async () => {
-    await setPlanLimits(w.p.databaseUrl, 'free', { max_async_invokes_per_run: 6 });
+    await setPlanLimits(w.p, 'free', { max_async_invokes_per_run: 6 });
     const res = await api('POST', `${E}/invoke/boom`, {});
     expect(res.status).toBe(200);
     await waitFor(async () => (await executionsOf('boom')).length >= 7, { message: 'the tree to grow' });
@@ -320,11 +320,11 @@ describe('async fan-out per tree of runs (max_async_invokes_per_run)', () => {
 
   it('lets the tree grow further once the operator raises the bound', async () => {
     await db.query('delete from function_executions where project_id = $1', [w.projectId]);
-    await setPlanLimits(w.p.databaseUrl, 'free', { max_async_invokes_per_run: 14 });
+    await setPlanLimits(w.p, 'free', { max_async_invokes_per_run: 14 });
     expect((await api('POST', `${E}/invoke/boom`, {})).status).toBe(200);
     await waitFor(async () => (await executionsOf('boom')).length >= 15, { message: 'the larger tree' });
     await settled('boom');
     expect((await executionsOf('boom')).length).toBe(15);
-    await setPlanLimits(w.p.databaseUrl, 'free', { max_async_invokes_per_run: 100 });
+    await setPlanLimits(w.p, 'free', { max_async_invokes_per_run: 100 });
   });
 });

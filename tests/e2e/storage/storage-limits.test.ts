@@ -206,7 +206,7 @@ describe('pending uploads (max_pending_uploads)', () => {
     q = await startOneProcess();
   }, 60_000);
   afterAll(async () => {
-    await setPlanLimits(q?.databaseUrl, 'free', { max_pending_uploads: 100 }).catch(() => {});
+    if (q) await setPlanLimits(q, 'free', { max_pending_uploads: 100 }).catch(() => {});
     await q?.close();
   });
 
@@ -248,12 +248,12 @@ describe('pending uploads (max_pending_uploads)', () => {
     expect((await empty(c, 202)).status).toBe(201);
     expect((await empty(c, 203)).status).toBe(409);
     // The operator raises the limit: the next uploads are taken at once (the plans.changed broadcast).
-    await setPlanLimits(q.databaseUrl, 'free', { max_pending_uploads: 102 });
+    await setPlanLimits(q, 'free', { max_pending_uploads: 102 });
     await waitFor(async () => (await empty(c, 204)).status === 201, { message: 'the raised limit to apply' });
     expect((await empty(c, 205)).status).toBe(201);
     expect((await empty(c, 206)).status).toBe(409);
     // No limit at all (the self-hosted plan's shape).
-    await setPlanLimits(q.databaseUrl, 'free', { max_pending_uploads: null });
+    await setPlanLimits(q, 'free', { max_pending_uploads: null });
     await waitFor(async () => (await empty(c, 207)).status === 201, { message: 'no limit to apply' });
   }, 120_000);
 });
