@@ -135,6 +135,7 @@ export async function startSplit(env: Record<string, string> = {}): Promise<Test
         DATABASE_URL: db.url,
         TESSERA_DATA_DIR: dataDir,
         TESSERA_INTERNAL_SECRET: TEST_SECRET,
+        TESSERA_DEFAULT_PLAN: process.env.TESSERA_DEFAULT_PLAN ?? 'free',
         TESSERA_OPERATOR_KEY: TEST_OPERATOR_KEY,
         ...env,
       },

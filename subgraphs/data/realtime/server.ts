@@ -130,6 +130,23 @@ export function createRealtimeHttp(services: DataServices): SubgraphHttp {
       // A stream (a subscription) past the plan's max_realtime_subscribers is refused with its HTTP status, before
       // the stream starts; the subscription itself checks again (a race between the two answers in the stream).
       if (request.headers.get('accept')?.includes('text/event-stream')) await services.realtime.assertRoom(p.projectId);
+      // GET carries `variables` and `extensions` as JSON in the query string: one that is not a JSON object is the
+      // caller's mistake (400 naming it), not a failure of the server (yoga answers its JSON.parse error as a 500).
+      if (request.method === 'GET') {
+        const params = new URL(request.url).searchParams;
+        for (const name of ['variables', 'extensions']) {
+          const raw = params.get(name);
+          if (raw === null || raw === '') continue;
+          let value: unknown;
+          try {
+            value = JSON.parse(raw);
+          } catch {
+            throw errors.validation(name, 'must be a JSON object (URL-encoded in the query string)');
+          }
+          if (value !== null && (typeof value !== 'object' || Array.isArray(value)))
+            throw errors.validation(name, 'must be a JSON object');
+        }
+      }
       return await yoga.fetch(request, { requestContext: ctx });
     },
     websocket(wss: WebSocketServer, authenticate) {

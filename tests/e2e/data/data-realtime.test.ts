@@ -143,6 +143,21 @@ describe('realtime over SSE', () => {
     expect((await subscribeSse({ authorization: `Bearer ${a.token}` })).status).toBe(403);
   });
 
+  it('answers variables or extensions that are not a JSON object in a GET with 400 naming them, never a 5xx', async () => {
+    for (const [name, raw] of [
+      ['variables', '{{ constructor.constructor("return process")() }}'],
+      ['extensions', '{"a":'],
+      ['variables', '[1,2]'],
+    ]) {
+      const qs = new URLSearchParams({ query: SUBSCRIPTION, [name]: raw });
+      const res = await fetch(`${platform.url}/realtime?${qs}`, {
+        headers: { 'x-api-key': a.apiKey, accept: 'text/event-stream' },
+      });
+      expect(res.status).toBe(400);
+      expect(JSON.stringify(await res.json())).toContain(`${name}: must be a JSON object`);
+    }
+  });
+
   it('streams inserts, updates and deletes to the project, nothing to others, and stops when turned off', async () => {
     const mine = await subscribeSse({ 'x-api-key': a.apiKey }, 'items');
     const all = await subscribeSse({ 'x-api-key': a.apiKey });
