@@ -18,6 +18,7 @@ import { createPgPool } from '../../../platform/pg-pool.ts';
 import { createPlanLimitsReader } from '../../../platform/plan-limits.ts';
 import { createStatementTimeSharing } from './statement-time-sharing.ts';
 import { createDatabaseQuota } from './usage.ts';
+import { createBackendPriority } from './backend-priority.ts';
 
 export type DataServices = Awaited<ReturnType<typeof createDataServices>>;
 
@@ -62,6 +63,8 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     cancelBackend: provisioning.cancelBackend,
     limits: planLimits,
     onBooked: (projectId, ms) => statementTime.booked(projectId, ms),
+    // Long statements yield the CPU to short ones when the server runs on this machine (backend-priority.ts).
+    priority: createBackendPriority(serverUrl, log),
     logger: log,
   });
   // Statement time booked by the other data processes counts here too (and ours there).

@@ -29,6 +29,7 @@ import type { Logger } from '../../../platform/logger.ts';
 import type { PlanLimitValues } from '../../../platform/plan-limits.ts';
 import { createStatementClock, nextWaiter } from './fair-share.ts';
 import type { ProjectRole } from './provisioning.ts';
+import { LONG_STATEMENT_MS, type BackendPriority } from './backend-priority.ts';
 
 const INT8 = 20;
 const NUMERIC = 1700;
@@ -112,6 +113,8 @@ type Conn = {
   busySince: number;
   cancelled: number;
   prepared: Set<string>;
+  /** Its backend's CPU priority was lowered for a long statement (backend-priority.ts). */
+  lowered: boolean;
 };
 type Waiter = {
   projectId: string;
@@ -195,6 +198,8 @@ export function createProjectPools(opts: {
   now?: () => number;
   /** Hears each statement's time booked to a project here (to tell the other processes: statement-time-sharing.ts). */
   onBooked?: (projectId: string, ms: number) => void;
+  /** Lowers the CPU priority of backends running long statements (backend-priority.ts); absent: never. */
+  priority?: BackendPriority | null;
 }) {
   const waitMs = opts.waitMs ?? 5000;
   const statementTimeoutMs = opts.statementTimeoutMs ?? 5000;
@@ -306,6 +311,7 @@ export function createProjectPools(opts: {
       busySince: 0,
       cancelled: 0,
       prepared: new Set(),
+      lowered: false,
     };
     client.on('error', (err) => {
       c.broken = true;
@@ -502,6 +508,12 @@ export function createProjectPools(opts: {
 
   const release = (c: Conn, how: boolean | 'reset'): void => {
     const p = c.project;
+    if (c.lowered && how !== true && !c.broken) {
+      // Back to the default priority for the next statement, or closed where this process may not raise it again.
+      const pid = (c.client as unknown as { processID: number | null }).processID;
+      if (pid && opts.priority?.restore(pid)) c.lowered = false;
+      else how = true;
+    }
     if (how === true || c.broken || p.closed || stopped) {
       close(c);
       pump();
@@ -610,10 +622,15 @@ export function createProjectPools(opts: {
   }, 5_000);
   sweep.unref();
 
-  // The statement timeout, enforced here whatever the session's own setting says.
+  // The statement timeout, enforced here whatever the session's own setting says; and long statements yield the CPU.
   const watch = setInterval(() => {
     const late = Date.now() - statementTimeoutMs - CANCEL_GRACE_MS;
+    const long = Date.now() - LONG_STATEMENT_MS;
     for (const c of all) {
+      if (opts.priority && !c.lowered && c.busySince > 0 && c.busySince <= long) {
+        const pid = (c.client as unknown as { processID: number | null }).processID;
+        if (pid) c.lowered = opts.priority.lower(pid);
+      }
       if (c.busySince === 0 || c.busySince > late || c.cancelled === c.busySince) continue;
       c.cancelled = c.busySince;
       const pid = (c.client as unknown as { processID: number | null }).processID;

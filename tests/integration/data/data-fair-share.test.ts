@@ -4,12 +4,19 @@
 // database_cpu_seconds_per_minute is refused (429) before it takes a connection. Statements are held by advisory
 // locks the test takes and lets go, so the order of events is the test's, not the machine's speed.
 import crypto from 'node:crypto';
+import os from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { createLogger } from '../../../platform/logger.ts';
 import { NO_LIMITS, type PlanLimitValues } from '../../../platform/plan-limits.ts';
 import { createProjectPools, type ProjectPools } from '../../../subgraphs/data/services/pools.ts';
 import { scramVerifier, type ProjectRole } from '../../../subgraphs/data/services/provisioning.ts';
+import {
+  createBackendPriority,
+  isLocalServer,
+  LOWERED_NICE,
+  type BackendPriority,
+} from '../../../subgraphs/data/services/backend-priority.ts';
 import { createTestDatabase } from '../../support/database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
@@ -40,8 +47,9 @@ const limits = {
   get: async (projectId: string) => plans.get(projectId) ?? NO_LIMITS,
 };
 
-function start(maxConnections: number, size = 10): ProjectPools {
+function start(maxConnections: number, size = 10, priority?: BackendPriority | null): ProjectPools {
   pools = createProjectPools({
+    priority,
     databaseUrl: db.url,
     maxConnections,
     size,
@@ -203,5 +211,46 @@ describe('fair shares of the connection budget', () => {
     plans.set(HOSTILE.projectId, { ...NO_LIMITS, databaseCpuSecondsPerMinute: 60 });
     expect((await p.get(HOSTILE).query('select 1 as one')).rows).toEqual([{ one: 1 }]);
     expect(p.projectStats(HOSTILE.projectId).statementMs).toBeGreaterThanOrEqual(1000);
+  }, 60_000);
+});
+
+describe('long statements yield the CPU to short ones (a server on this machine)', () => {
+  it('knows which servers are on this machine', () => {
+    expect(isLocalServer('postgres://u:p@127.0.0.1:5432/d')).toBe(true);
+    expect(isLocalServer('postgres://u:p@localhost/d')).toBe(true);
+    expect(isLocalServer('postgres://u:p@[::1]:5432/d')).toBe(true);
+    expect(isLocalServer('postgres:///d?host=/var/run/postgresql')).toBe(true);
+    expect(isLocalServer('postgres://u:p@db.internal:5432/d')).toBe(false);
+    expect(isLocalServer('postgres://u:p@10.0.0.5/d')).toBe(false);
+    expect(createBackendPriority('postgres://u:p@db.internal/d', createLogger('silent'))).toBeNull();
+  });
+
+  it("lowers a long statement's backend, never a short one's, and runs the next statement at the default priority", async () => {
+    const priority = createBackendPriority(db.url, createLogger('silent'));
+    expect(priority).not.toBeNull();
+    // Never a process that is not a PostgreSQL backend (this test's own process here).
+    expect(priority!.lower(process.pid)).toBe(false);
+    expect(os.getPriority(process.pid)).toBe(0);
+    const p = start(4, 10, priority);
+    await locks.query('select pg_advisory_lock(21)');
+    const long = p.get(HOSTILE).query('select pg_advisory_xact_lock_shared(21)');
+    const waitingPid = async () =>
+      (
+        await admin.query<{ pid: number }>(
+          `select pid from pg_stat_activity where usename = $1 and wait_event_type = 'Lock'`,
+          [HOSTILE.roleName],
+        )
+      ).rows[0]?.pid;
+    await waitFor(async () => (await waitingPid()) !== undefined, { message: 'the long statement running' });
+    const pid = (await waitingPid())!;
+    await waitFor(() => os.getPriority(pid) === LOWERED_NICE, { message: "the long statement's backend lowered" });
+    // Another project's short statement runs at the default priority meanwhile.
+    const short = await p.get(VICTIM).query<{ pid: number }>('select pg_backend_pid() as pid');
+    expect(os.getPriority(short.rows[0]!.pid)).toBe(0);
+    await locks.query('select pg_advisory_unlock(21)');
+    await long;
+    // The next statement of the project runs at the default priority (its backend given it back, or a new one).
+    const next = await p.get(HOSTILE).query<{ pid: number }>('select pg_backend_pid() as pid');
+    expect(os.getPriority(next.rows[0]!.pid)).toBe(0);
   }, 60_000);
 });
