@@ -2,7 +2,7 @@
 // are their small equivalent), and the axe-core scan every dashboard page passes.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import type { Locator, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { waitFor } from './wait-for.ts';
 
 const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -122,4 +122,26 @@ export async function signUpWithProject(
   });
   const { project } = (await res.json()) as { project: { api_key: string; publishable_key: string } };
   return { projectId, apiKey: project.api_key, publishableKey: project.publishable_key };
+}
+
+/**
+ * A desktop-sized page of `browser` (CSP bypassed only so the test can inject axe-core: the page's own policy allows no
+ * inline script), its console errors collected into `consoleErrors`, signed in to the console at `base` as `tenant`.
+ */
+export async function openSignedIn(
+  browser: Browser,
+  base: string,
+  tenant: { email: string; password: string },
+  consoleErrors: string[],
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, bypassCSP: true });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  collectConsoleErrors(page, consoleErrors);
+  await page.goto(`${base}/dashboard/`);
+  await page.getByLabel('E-mail').fill(tenant.email);
+  await page.getByLabel('Password', { exact: true }).fill(tenant.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await shown(page.getByRole('heading', { name: 'Projects' }));
+  return { context, page };
 }

@@ -1,6 +1,7 @@
 // The operator's plans: list (with how many tenants are on each), create, edit (every limit, null = no limit),
 // delete (never one in use), and the default plan for new tenants. Every change is audited in its transaction and
 // broadcast (`plans.changed`): every process's plan reader empties at once, so a limit applies from the next request.
+import { NO_LIMITS } from '../../../platform/plan-limits.ts';
 import { AppError, errors } from '../../../platform/errors.ts';
 import { planId as parsePlanId } from '../../../platform/config.ts';
 import { announceLocally, publishBroadcast } from '../../../platform/broadcast.ts';
@@ -180,21 +181,7 @@ export function createOperatorPlanService({ db, plans }: Pick<ServiceDeps, 'db'>
           sortOrder: Number(order?.n ?? 1),
           createdAt: now,
           updatedAt: now,
-          maxProjects: null,
-          maxStorageBytes: null,
-          maxUploadBytes: null,
-          maxDatabaseRows: null,
-          maxDatabaseBytes: null,
-          maxFunctionInvocationsPerMonth: null,
-          maxRequestsPerMinute: null,
-          minCronIntervalSeconds: null,
-          maxCronJobs: null,
-          maxConcurrentFunctionRuns: null,
-          maxAsyncInvokesPerRun: null,
-          maxRealtimeSubscribers: null,
-          maxPendingUploads: null,
-          maxDatabaseConnections: null,
-          databaseCpuSecondsPerMinute: null,
+          ...NO_LIMITS,
           ...limits,
         });
         em.persist(plan);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { launchChromium, requireChromium } from '../../support/browser.ts';
-import { axe, collectConsoleErrors, count, shown, until } from '../../support/browser-page.ts';
+import { axe, count, shown, until, openSignedIn } from '../../support/browser-page.ts';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 
@@ -63,16 +63,7 @@ beforeAll(async () => {
   publishableKey = created.body.project.publishable_key;
   await build;
   browser = await launchChromium();
-  // bypassCSP: only so the test can inject axe-core (the page's own policy allows no inline script).
-  context = await browser.newContext({ viewport: { width: 1280, height: 860 }, bypassCSP: true });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  collectConsoleErrors(page, consoleErrors);
-  await page.goto(`${base}/dashboard/`);
-  await page.getByLabel('E-mail').fill(tenant.email);
-  await page.getByLabel('Password', { exact: true }).fill(tenant.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await shown(page.getByRole('heading', { name: 'Projects' }));
+  ({ context, page } = await openSignedIn(browser, base, tenant, consoleErrors));
 }, 180_000);
 
 afterAll(async () => {
