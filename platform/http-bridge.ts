@@ -64,6 +64,8 @@ export function remoteSubgraphHttp(baseUrl: string, secret: string): Pick<Subgra
       const url = new URL(request.url);
       const headers = new Headers(request.headers);
       headers.set(INTERNAL_CONTEXT_HEADER, await signContext(ctx, secret));
+      // The id of the request being served (the caller's header, when it was not sane, is not it).
+      headers.set('x-request-id', ctx.requestId);
       const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.text();
       return await fetch(`${origin}${url.pathname}${url.search}`, {
         method: request.method,

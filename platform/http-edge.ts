@@ -8,7 +8,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyServerOptions, RawRequestDefaultExpression } from 'fastify';
 import type { Config } from './config.ts';
 import { AppError, frameworkErrorCode, ERROR_TABLE } from './errors.ts';
 import { checkTextRecord, parseCheckedJson } from './input-guard.ts';
@@ -31,12 +31,29 @@ const MAX_PARAM_LENGTH = 1024;
 const RETRY_AFTER_S = 1;
 
 /**
- * Server options of the edge: timeouts and the router's parameter length. The timeouts are checked every second
+ * The X-Request-Id a caller may choose: up to 128 letters, digits and `._:-` (a UUID, a W3C trace id, a load
+ * balancer's id). Anything else (longer, spaces, quotes, control or non-ASCII bytes) is replaced, so a caller cannot
+ * forge log fields, flood a log line or pass a value a log search would choke on.
+ */
+export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The id of a request: its X-Request-Id when sane (the caller's at the front door; the front door's, router's or
+ * subgraph's on an internal hop, which always send the id of the request they serve), else a new UUID.
+ */
+export function requestIdOf(req: Pick<RawRequestDefaultExpression, 'headers'>): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+}
+
+/**
+ * Server options of the edge: timeouts, the router's parameter length and the request id (`requestIdOf`, so every
+ * hop logs the id of the request it was handed rather than one of its own). The timeouts are checked every second
  * (Node checks every 30 s by default, which would let a slow client hold a socket 30 s past its deadline).
  */
 export function edgeServerOptions(config: EdgeConfig): Pick<
   FastifyServerOptions,
-  'connectionTimeout' | 'keepAliveTimeout' | 'requestTimeout' | 'routerOptions'
+  'connectionTimeout' | 'keepAliveTimeout' | 'requestTimeout' | 'routerOptions' | 'genReqId'
 > & {
   http: http.ServerOptions;
 } {
@@ -51,6 +68,7 @@ export function edgeServerOptions(config: EdgeConfig): Pick<
       connectionsCheckingInterval: 1000,
     },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    genReqId: requestIdOf,
   };
 }
 
@@ -100,6 +118,11 @@ export function installEdge(app: FastifyInstance, config: EdgeConfig, opts: Edge
     socket.once('close', () => open--);
   });
 
+  // Every answer names its request id (a callback hook: no promise and no extra microtask turn per request).
+  app.addHook('onRequest', (req, reply, done) => {
+    void reply.header('x-request-id', req.id);
+    done();
+  });
   app.addHook('onRequest', (req, reply, done) => {
     if (opts.exempt?.(req.url)) return done();
     if (open > config.maxConnections || inflight >= config.maxInflight) {

@@ -1,6 +1,5 @@
 // The front door: owns the public HTTP address. REST rows run their GraphQL operation straight on the
 // subgraph that serves it (fast path) or through the router; /graphql is the full router.
-import crypto from 'node:crypto';
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
@@ -63,8 +62,6 @@ export type FrontDoorOptions = {
 };
 
 type PreparedRoute = { row: RouteRow; fast: FastPath | null; types: Map<string, string> };
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Wrong operator keys allowed per client address in 15 minutes (guessing a 256-bit key is hopeless; the log is not). */
 export const OPERATOR_KEY_FAILURES_PER_ADDRESS = 20;
@@ -151,10 +148,6 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
     childLoggerFactory: (logger, bindings, opts) => lazyRequestLogger(logger, bindings, opts),
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
-    },
     // The data API's one public path is /v1/* (the route table's rows); /api/v1/*, the data service's own older
     // spelling, stays an undocumented alias of it.
     rewriteUrl: (req) =>
@@ -167,11 +160,6 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
   // The per-project request log (rest-compat/request-log.ts): rows kept in memory, written to the platform database in batches.
   const requestLog = startRequestLog(app, { url: opts.broadcastUrl, keep: config.requestLogRows, logger });
   app.addHook('onClose', async () => await requestLog.stop());
-  // A callback hook, not an async one: no promise and no extra microtask turn per request.
-  app.addHook('onRequest', (req, reply, done) => {
-    void reply.header('x-request-id', req.id);
-    done();
-  });
   // Timeouts, load shedding, JSON limits and the text check for every route (platform/http-edge.ts); streams of
   // subgraph endpoints (realtime) and health checks are never shed.
   const mountPrefixes = (opts.mounts ?? []).map((m) => m.prefix);
