@@ -281,7 +281,7 @@ export async function startSubgraph<S>(
       }
       // The request's child logger is made only when something logs (most requests never do).
       let reqLogger: Logger | undefined;
-      const loggerOf = () => (reqLogger ??= logger.child({ requestId: ctx.requestId }));
+      const loggerOf = () => (reqLogger ??= logger.child({ request_id: ctx.requestId }));
       const contextValue = { ...ctx, services } as SubgraphContext<S>;
       Object.defineProperty(contextValue, 'logger', { get: loggerOf, enumerable: true });
       // A principal that may not run every admin operation stays reachable for the checks a root field cannot make
