@@ -245,13 +245,14 @@ const STORE_CHECK_RETRY_MS = 5_000;
  * subgraph answers the id kept in its store, this store must hold the same. A different store throws ConfigError
  * (the process refuses to start, saying which store it opened). A storage subgraph not answering within
  * STORE_CHECK_AT_START_MS (parallel starts across hosts) does not hold the front door back: the check goes on in the
- * background, and a mismatch found then makes every upload and download answer 503 with the same message.
+ * background (until the answer, or the returned stop), and a mismatch found then makes every upload and download
+ * answer 503 (the log names the store; callers are told nothing of the infrastructure).
  */
 async function verifyBlobStore(
   blobs: BlobStore,
   deps: RawHandlerDeps,
   onMismatch: (message: string) => void,
-): Promise<void> {
+): Promise<() => void> {
   const ctx: RequestContext = { requestId: 'front-door-start:blob-store', principal: { kind: 'internal' } };
   const compare = async (): Promise<string | undefined> => {
     for (let attempt = 0; ; attempt++) {
@@ -270,7 +271,7 @@ async function verifyBlobStore(
       const problem = await compare();
       if (problem) throw new ConfigError([problem]);
       deps.logger.info({ store: describeStore(deps.config) }, "storage: the blob store is the storage subgraph's");
-      return;
+      return () => {};
     } catch (err) {
       if (err instanceof ConfigError) throw err;
       lastError = err;
@@ -294,6 +295,7 @@ async function verifyBlobStore(
     );
   }, STORE_CHECK_RETRY_MS);
   again.unref();
+  return () => clearInterval(again);
 }
 
 /** What callers are told while this front door's blob store is not the storage subgraph's (the log says which). */
@@ -311,7 +313,8 @@ export const storageHandlers: RawHandlerModule = {
     const blobs = openBlobStore(deps.config);
     app.addHook('onClose', async () => blobs.close());
     let wrongStore: string | undefined;
-    await verifyBlobStore(blobs, deps, (message) => (wrongStore = message));
+    const stopChecking = await verifyBlobStore(blobs, deps, (message) => (wrongStore = message));
+    app.addHook('onClose', async () => stopChecking());
     await app.register(async (scope) => {
       // Multipart bodies are streamed by the handler: nothing may read them first.
       if (!scope.hasContentTypeParser('multipart/form-data'))
