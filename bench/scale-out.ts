@@ -48,6 +48,9 @@ async function main(): Promise<void> {
     DATABASE_URL: db.url,
     TESSERA_INTERNAL_SECRET: SECRET,
     TESSERA_ACCESS_LOG: 'false',
+    // Each process has a data folder of its own, but one blob store: front doors stream the bytes storage accounts
+    // for, and refuse to start on a store that is not the storage subgraph's.
+    TESSERA_STORAGE_DIR: path.join(dataDir, 'blobs'),
   };
   const start = async (args: string[], env: Record<string, string>, ready: string | RegExp) => {
     const dir = fs.mkdtempSync(path.join(dataDir, 'p-'));

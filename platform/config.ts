@@ -159,7 +159,7 @@ export const CONFIG_SCHEMA = {
     default: 'single',
     parse: oneOf('single', 'split'),
     description:
-      '`single` runs everything in one process; `split` makes the router reach subgraphs over HTTP at their routing URLs.',
+      'Read by no process: `node main.ts --role <role>` alone makes a process one role of a split deployment (over HTTP, at the routing URLs), and without `--role` everything runs in one process. Accepted (`single` or `split`) so older environments still load; the deploy kit does not set it.',
   },
   subgraphUrls: {
     env: 'TESSERA_SUBGRAPH_URLS',

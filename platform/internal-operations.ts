@@ -325,6 +325,15 @@ export const INTERNAL_OPERATIONS = {
     runsAs: 'caller',
     description: 'Records the stored bytes of an upload; answers the object (REST shape).',
   }),
+  storageBlobStoreId: op<Record<string, never>, { _blobStoreId: string }>({
+    name: 'StorageBlobStoreId',
+    document: 'query StorageBlobStoreId { _blobStoreId }',
+    subgraph: 'storage',
+    callers: ['front door'],
+    runsAs: 'internal',
+    description:
+      "The id kept in the storage subgraph's blob store: a front door streams bytes into its own and refuses to start on another.",
+  }),
   storageUploadAbort: op<{ id: string }, { _abortStorageUpload: boolean }>({
     name: 'StorageUploadAbort',
     document: 'mutation StorageUploadAbort($id: ID!) { _abortStorageUpload(id: $id) }',

@@ -11,6 +11,7 @@ export { BlobNotFoundError, BlobTooLargeError } from './types.ts';
 export { blobKeyOf } from './keys.ts';
 export { createFsBlobStore } from './fs.ts';
 export { createS3BlobStore, type S3Settings } from './s3.ts';
+export { STORE_ID_KEY, describeStore, ensureStoreId, readStoreId } from './identity.ts';
 
 /** The blob store the configuration names (`TESSERA_STORAGE_DRIVER`). */
 export function openBlobStore(config: Config): BlobStore {

@@ -12,9 +12,12 @@ import {
   BlobNotFoundError,
   BlobTooLargeError,
   blobKeyOf,
+  describeStore,
   openBlobStore,
+  readStoreId,
   type BlobStore,
 } from '../../platform/blob-store/index.ts';
+import { ConfigError } from '../../platform/config.ts';
 import { INTERNAL_OPERATIONS, callInternal } from '../../platform/internal-operations.ts';
 import { contentDisposition, parseRange, etagMatches } from './storage/http.ts';
 import type { RawHandlerDeps, RawHandlerModule } from './types.ts';
@@ -232,6 +235,72 @@ async function sendDownload(
   return reply.code(200).header('content-length', String(size)).send(stream);
 }
 
+/** How long a starting front door waits for a storage instance to say which blob store it uses before starting anyway. */
+const STORE_CHECK_AT_START_MS = 15_000;
+/** Then, how often it asks again in the background until one answers. */
+const STORE_CHECK_RETRY_MS = 5_000;
+
+/**
+ * Checks that this front door's blob store is the storage subgraph's (platform/blob-store/identity.ts): the storage
+ * subgraph answers the id kept in its store, this store must hold the same. A different store throws ConfigError
+ * (the process refuses to start, saying which store it opened). A storage subgraph not answering within
+ * STORE_CHECK_AT_START_MS (parallel starts across hosts) does not hold the front door back: the check goes on in the
+ * background (until the answer, or the returned stop), and a mismatch found then makes every upload and download
+ * answer 503 (the log names the store; callers are told nothing of the infrastructure).
+ */
+async function verifyBlobStore(
+  blobs: BlobStore,
+  deps: RawHandlerDeps,
+  onMismatch: (message: string) => void,
+): Promise<() => void> {
+  const ctx: RequestContext = { requestId: 'front-door-start:blob-store', principal: { kind: 'internal' } };
+  const compare = async (): Promise<string | undefined> => {
+    for (let attempt = 0; ; attempt++) {
+      const { _blobStoreId: theirs } = await callInternal(deps, INTERNAL_OPERATIONS.storageBlobStoreId, {}, ctx);
+      const mine = await readStoreId(blobs);
+      if (mine === theirs) return undefined;
+      // Storage instances starting on a new store at once: the last id written wins; ask again once.
+      if (attempt === 1)
+        return `TESSERA_STORAGE_DRIVER / TESSERA_S3_* / TESSERA_STORAGE_DIR: this front door's blob store (${describeStore(deps.config)}) is not the storage subgraph's (its store id ${theirs}, this store's ${mine ?? 'none'}). The front door streams object bytes itself: give every front door the same blob store settings as the storage instances (an S3 bucket when they run on several hosts).`;
+    }
+  };
+  const deadline = Date.now() + STORE_CHECK_AT_START_MS;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const problem = await compare();
+      if (problem) throw new ConfigError([problem]);
+      deps.logger.info({ store: describeStore(deps.config) }, "storage: the blob store is the storage subgraph's");
+      return () => {};
+    } catch (err) {
+      if (err instanceof ConfigError) throw err;
+      lastError = err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  deps.logger.warn(
+    { err: lastError },
+    'storage: no storage instance answered which blob store it uses; starting, and checking again in the background',
+  );
+  const again = setInterval(() => {
+    compare().then(
+      (problem) => {
+        clearInterval(again);
+        if (problem) {
+          deps.logger.error(problem);
+          onMismatch(problem);
+        } else deps.logger.info("storage: the blob store is the storage subgraph's");
+      },
+      () => {}, // still no storage instance: the next round asks again
+    );
+  }, STORE_CHECK_RETRY_MS);
+  again.unref();
+  return () => clearInterval(again);
+}
+
+/** What callers are told while this front door's blob store is not the storage subgraph's (the log says which). */
+const WRONG_STORE = "this front door's blob store is not the storage subgraph's: its operator must fix its settings";
+
 /** A download's bytes: any media type (the object's own). */
 const BYTES = { '*/*': { schema: { type: 'string', format: 'binary' } } };
 
@@ -243,6 +312,9 @@ export const storageHandlers: RawHandlerModule = {
   register: async (app: FastifyInstance, deps: RawHandlerDeps) => {
     const blobs = openBlobStore(deps.config);
     app.addHook('onClose', async () => blobs.close());
+    let wrongStore: string | undefined;
+    const stopChecking = await verifyBlobStore(blobs, deps, (message) => (wrongStore = message));
+    app.addHook('onClose', async () => stopChecking());
     await app.register(async (scope) => {
       // Multipart bodies are streamed by the handler: nothing may read them first.
       if (!scope.hasContentTypeParser('multipart/form-data'))
@@ -252,6 +324,7 @@ export const storageHandlers: RawHandlerModule = {
       scope.post(`${BASE}/upload`, async (req, reply) => {
         req.log = req.log.child({ operation: 'storage.upload' });
         try {
+          if (wrongStore) throw errors.unavailable(WRONG_STORE);
           const ctx = await deps.contextOf(req);
           const object = await receiveUpload(req, deps, blobs, ctx);
           return reply.code(201).send({ object });
@@ -263,6 +336,7 @@ export const storageHandlers: RawHandlerModule = {
       scope.get<{ Params: { id: string } }>(`${BASE}/download/:id`, async (req, reply) => {
         req.log = req.log.child({ operation: 'storage.download' });
         try {
+          if (wrongStore) throw errors.unavailable(WRONG_STORE);
           return await sendDownload(req, reply, deps, blobs, await deps.contextOf(req));
         } catch (err) {
           return fail(reply, err);

@@ -3,7 +3,9 @@
 // Kubernetes overlays rendered with `kubectl kustomize` and every object validated against the Kubernetes schemas.
 import fs from 'node:fs';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from '@jest/globals';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { DockerfileParser } from 'dockerfile-ast';
@@ -36,7 +38,8 @@ function checkProcessEnv(env: Env, role: string, what: string): ReturnType<typeo
   const unknown = Object.keys(env).filter((k) => !CONFIG_ENVS.has(k) && k !== 'NODE_ENV' && !k.startsWith('OTEL_'));
   expect({ what, unknown }).toEqual({ what, unknown: [] });
   const config = loadConfig(env);
-  expect({ what, mode: config.mode }).toEqual({ what, mode: 'split' });
+  // `--role` alone makes a process one role of a split deployment: no role reads TESSERA_MODE, so the kit sets none.
+  expect({ what, TESSERA_MODE: env.TESSERA_MODE }).toEqual({ what, TESSERA_MODE: undefined });
   // A split-mode process refuses to start without the shared secret, and never runs an embedded database.
   for (const required of ['TESSERA_INTERNAL_SECRET', 'DATABASE_URL', 'TESSERA_SUBGRAPH_URLS'])
     expect({ what, required, set: Boolean(env[required]) }).toEqual({ what, required, set: true });
@@ -65,7 +68,6 @@ function runtimeImports(): { files: Set<string>; packages: Set<string> } {
     }
   };
   visit(path.join(ROOT, 'main.ts'));
-  visit(path.join(ROOT, 'scripts', 'healthcheck.ts'));
   return { files, packages };
 }
 
@@ -85,9 +87,11 @@ describe('deploy/Dockerfile', () => {
     expect(users.at(-1)).not.toMatch(/^(root|0)(:|$)/);
     const health = args('HEALTHCHECK');
     expect(health).toHaveLength(1);
-    const check = JSON.parse(health[0]!.replace(/^CMD\s+/, '')) as string[];
-    expect(check.slice(0, 1)).toEqual(['node']);
+    // A shell probe, not a Node process every 10 s; the script is copied into the image.
+    const check = JSON.parse(health[0]!.replace(/^--[^C]*CMD\s+/, '').replace(/^CMD\s+/, '')) as string[];
+    expect(check).toEqual(['bash', 'scripts/healthcheck.sh']);
     expect(fs.existsSync(path.join(ROOT, check[1]!))).toBe(true);
+    expect(args('COPY').some((a) => a.split(/\s+/)[0] === 'scripts')).toBe(true);
     const entry = JSON.parse(args('ENTRYPOINT')[0]!) as string[];
     const cmd = JSON.parse(args('CMD')[0]!) as string[];
     roleOf([...entry, ...cmd]);
@@ -127,6 +131,61 @@ describe('deploy/Dockerfile', () => {
     expect(exposed.sort()).toEqual([config.port, config.routerPort, config.subgraphPort!].sort());
     // Reached from other containers: nothing listens on loopback only.
     expect([config.host, config.routerHost, config.subgraphHost]).toEqual(['0.0.0.0', '0.0.0.0', '0.0.0.0']);
+  });
+});
+
+describe("scripts/healthcheck.sh (the image's HEALTHCHECK)", () => {
+  /** Runs the probe with the image's three role ports set to `ports` (0: none). */
+  const probe = (ports: [number, number, number]) =>
+    new Promise<number>((resolve) => {
+      const child = spawn('bash', [path.join(ROOT, 'scripts', 'healthcheck.sh')], {
+        env: {
+          PATH: process.env.PATH,
+          PORT: String(ports[0]),
+          TESSERA_ROUTER_PORT: String(ports[1]),
+          TESSERA_SUBGRAPH_PORT: String(ports[2]),
+        },
+        stdio: 'ignore',
+      });
+      child.on('exit', (code) => resolve(code ?? -1));
+    });
+  /** A server answering GET /livez with `status`, on a free port. */
+  const serve = async (status: number) => {
+    const server = http.createServer((req, res) => {
+      res.statusCode = req.url === '/livez' ? status : 404;
+      res.end('{}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return { server, port: (server.address() as AddressInfo).port };
+  };
+  /** A port nothing listens on (bound, then closed). */
+  const closedPort = async () => {
+    const { server, port } = await serve(200);
+    await new Promise((r) => server.close(r));
+    return port;
+  };
+
+  it('passes when the role listening on any of the three ports answers /livez 200', async () => {
+    const { server, port } = await serve(200);
+    const none = await closedPort();
+    try {
+      expect(await probe([port, 0, 0])).toBe(0);
+      expect(await probe([none, port, none])).toBe(0); // a router container
+      expect(await probe([none, none, port])).toBe(0); // a subgraph container
+    } finally {
+      server.close();
+    }
+  });
+
+  it('fails when nothing listens, or the process answers anything but 200', async () => {
+    const none = await closedPort();
+    expect(await probe([none, none, none])).toBe(1);
+    const { server, port } = await serve(503);
+    try {
+      expect(await probe([port, none, none])).toBe(1);
+    } finally {
+      server.close();
+    }
   });
 });
 
@@ -210,12 +269,71 @@ describe('deploy/compose.yaml', () => {
     expect(caddy).toMatch(/max_size \d+GB/);
     expect(caddy).toMatch(/health_uri \/livez/);
   });
+
+  it("pins every image to a version and limits every service's CPU and memory", () => {
+    const { services } = loadCompose(vars);
+    for (const [name, svc] of Object.entries(services)) {
+      const limits = (svc.deploy as { resources?: { limits?: { cpus?: string; memory?: string } } } | undefined)
+        ?.resources?.limits;
+      if (name !== 'minio-bucket') {
+        // (the one-shot bucket set-up runs for seconds)
+        expect({ name, memory: /^\d+[MG]$/.test(String(limits?.memory)) }).toEqual({ name, memory: true });
+        expect({ name, cpus: Number(limits?.cpus) > 0 }).toEqual({ name, cpus: true });
+      }
+      if (svc.build) continue; // Tessera's own image: TESSERA_IMAGE
+      const image = String(svc.image);
+      const tag = image.split(':')[1] ?? '';
+      // A tag naming a version (digits and dots, or MinIO's RELEASE.<date>), never latest or a bare major version.
+      expect({ name, image, pinned: /\d+\.\d+/.test(tag) || /^RELEASE\.\d{4}-/.test(tag) }).toEqual({
+        name,
+        image,
+        pinned: true,
+      });
+    }
+  });
+
+  it("gives Tessera S3 keys of its own, not MinIO's root credentials", () => {
+    const { services } = loadCompose(vars);
+    const minio = services.minio!.environment as Env;
+    for (const [name, svc] of Object.entries(services)) {
+      if (!svc.build) continue;
+      const env = svc.environment as Env;
+      expect({ name, user: env.TESSERA_S3_ACCESS_KEY_ID }).not.toEqual({ name, user: minio.MINIO_ROOT_USER });
+      expect(env.TESSERA_S3_SECRET_ACCESS_KEY).not.toBe(minio.MINIO_ROOT_PASSWORD);
+      // The one-shot set-up creates that user with the same secret, and a policy limited to the bucket.
+      const setup = (services['minio-bucket']!.entrypoint as string[]).join('\n');
+      expect(setup).toContain(`mc admin user add local ${env.TESSERA_S3_ACCESS_KEY_ID} "$TESSERA_S3_SECRET"`);
+      expect((services['minio-bucket']!.environment as Env).TESSERA_S3_SECRET).toBe(env.TESSERA_S3_SECRET_ACCESS_KEY);
+      expect(setup).toContain(`arn:aws:s3:::${env.TESSERA_S3_BUCKET}/*`);
+      expect(setup).toMatch(new RegExp(`mc admin policy attach local \\S+ --user ${env.TESSERA_S3_ACCESS_KEY_ID}`));
+      expect(setup).toContain(`mc alias set local http://minio:9000 ${minio.MINIO_ROOT_USER} "$MINIO_ROOT_PASSWORD"`);
+    }
+  });
+
+  it("fits every process's connections into PostgreSQL's max_connections", () => {
+    const { services } = loadCompose(vars);
+    const pgArgs = (services.postgres!.command as string[]).join(' ');
+    const maxConnections = Number(/max_connections=(\d+)/.exec(pgArgs)?.[1]);
+    const superuserReserved = Number(/superuser_reserved_connections=(\d+)/.exec(pgArgs)?.[1] ?? 3);
+    /** The platform's own connections of one process (its pool, listeners, scheduler), as the README sizes them. */
+    const PLATFORM_PER_PROCESS = 5;
+    let needed = superuserReserved;
+    for (const svc of Object.values(services)) {
+      if (!svc.build) continue;
+      const replicas = (svc.deploy as { replicas?: number }).replicas ?? 1;
+      const env = Object.fromEntries(Object.entries(svc.environment as Env).map(([k, v]) => [k, String(v)]));
+      const role = (svc.command as string[])[1];
+      needed += replicas * PLATFORM_PER_PROCESS;
+      if (role === 'subgraph:data') needed += replicas * loadConfig(env).dataMaxConnections;
+    }
+    expect(needed).toBeLessThanOrEqual(maxConnections);
+  });
 });
 
 type K8sObject = {
   apiVersion: string;
   kind: string;
-  metadata: { name: string };
+  metadata: { name: string; annotations?: Env };
   spec?: Record<string, unknown>;
   data?: Env;
   stringData?: Env;
@@ -307,5 +425,66 @@ describe.each(['production', 'development'])('deploy/kubernetes/overlays/%s', (o
     const backend = JSON.stringify(ingress.spec);
     expect(backend).toContain('"name":"tessera-front-door"');
     expect(JSON.stringify(ingress.spec)).toContain('"secretName":"tessera-tls"');
+  });
+
+  it('keeps /metrics off the public Ingress without snippet annotations (refused by ingress-nginx 1.9+)', () => {
+    for (const ing of byKind('Ingress')) {
+      const annotations = ing.metadata.annotations ?? {};
+      expect(Object.keys(annotations).filter((k) => /snippet/.test(k))).toEqual([]);
+    }
+    const metrics = byKind('Ingress').filter((i) => JSON.stringify(i.spec).includes('"path":"/metrics"'));
+    expect(metrics).toHaveLength(1);
+    const rule = (metrics[0]!.spec as { rules: { http: { paths: { path: string; pathType: string }[] } }[] }).rules[0]!;
+    expect(rule.http.paths).toEqual([expect.objectContaining({ path: '/metrics', pathType: 'Exact' })]);
+    expect(metrics[0]!.metadata.annotations?.['nginx.ingress.kubernetes.io/denylist-source-range']).toBe(
+      '0.0.0.0/0,::/0',
+    );
+    // Same host as the public Ingress, so ingress-nginx merges it into that server.
+    const publicHost = (byKind('Ingress').find((i) => i !== metrics[0])!.spec as { rules: { host: string }[] })
+      .rules[0]!.host;
+    expect((metrics[0]!.spec as { rules: { host: string }[] }).rules[0]!.host).toBe(publicHost);
+  });
+
+  it('has NetworkPolicies letting only Tessera pods, the ingress controller (front doors) and the scraper reach a pod', () => {
+    type Peer = { podSelector?: { matchLabels?: Env }; namespaceSelector?: { matchLabels?: Env } };
+    type Policy = {
+      podSelector: { matchLabels?: Env; matchExpressions?: { key: string; operator: string; values: string[] }[] };
+      policyTypes: string[];
+      ingress: { from: Peer[]; ports: { port: number }[] }[];
+    };
+    const policies = byKind('NetworkPolicy').map((p) => p.spec as unknown as Policy);
+    const selects = (p: Policy, labels: Env) =>
+      Object.entries(p.podSelector.matchLabels ?? {}).every(([k, v]) => labels[k] === v) &&
+      (p.podSelector.matchExpressions ?? []).every((e) =>
+        e.operator === 'NotIn' ? !e.values.includes(labels[e.key]!) : e.values.includes(labels[e.key]!),
+      );
+    for (const d of byKind('Deployment')) {
+      const tpl = d.spec!.template as {
+        metadata: { labels: Env };
+        spec: { containers: { ports: { containerPort: number }[] }[] };
+      };
+      const labels = tpl.metadata.labels;
+      const port = tpl.spec.containers[0]!.ports[0]!.containerPort;
+      const mine = policies.filter((p) => selects(p, labels));
+      expect({ deployment: d.metadata.name, policies: mine.length }).toEqual({
+        deployment: d.metadata.name,
+        policies: 1,
+      });
+      const policy = mine[0]!;
+      expect(policy.policyTypes).toContain('Ingress');
+      const rules = policy.ingress.filter((r) => r.ports.some((p) => p.port === port));
+      expect(rules.length).toBeGreaterThan(0);
+      const peers = rules.flatMap((r) => r.from);
+      // Nobody may come from everywhere: every peer names pods or a namespace.
+      for (const peer of peers)
+        expect(Boolean(peer.podSelector?.matchLabels) || Boolean(peer.namespaceSelector?.matchLabels)).toBe(true);
+      const namespaces = peers.flatMap((p) => Object.values(p.namespaceSelector?.matchLabels ?? {}));
+      expect(namespaces).toContain('monitoring'); // the scraper
+      // The ingress controller reaches the front doors only; Tessera's own pods reach every pod, whose labels match.
+      if (labels['app.kubernetes.io/component'] === 'front-door') expect(namespaces).toContain('ingress-nginx');
+      else expect(namespaces).not.toContain('ingress-nginx');
+      expect(labels['app.kubernetes.io/part-of']).toBe('tessera');
+      expect(peers).toContainEqual({ podSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'tessera' } } });
+    }
   });
 });

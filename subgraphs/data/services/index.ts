@@ -11,7 +11,7 @@ import { createHookOutbox } from './hook-outbox.ts';
 import { createMigrations } from './migrations.ts';
 import { createDataHooks } from './hooks.ts';
 import { schemaNameOf } from './names.ts';
-import { budgetFor, createProjectPools } from './pools.ts';
+import { budgetFor, createProjectPools, shortfallOf } from './pools.ts';
 import { createProvisioning } from './provisioning.ts';
 import { createRealtime } from './realtime.ts';
 import { createPgPool } from '../../../platform/pg-pool.ts';
@@ -111,8 +111,15 @@ export async function createDataServices({ config, logger, databaseUrl, router }
    * `max_connections` minus what the platform and other clients need (PLATFORM_RESERVE), with a warning.
    */
   const fitBudget = async (): Promise<void> => {
-    const { rows } = await provisioning.server.query<{ max: number; reserved: number }>(
-      `select current_setting('max_connections')::int as max, current_setting('superuser_reserved_connections')::int as reserved`,
+    const { rows } = await provisioning.server.query<{
+      max: number;
+      reserved: number;
+      open: number;
+      projects: number;
+    }>(
+      `select current_setting('max_connections')::int as max, current_setting('superuser_reserved_connections')::int as reserved,
+              (select count(*)::int from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid()) as open,
+              (select count(*)::int from pg_stat_activity where application_name = 'tessera-data') as projects`,
     );
     const budget = budgetFor(config.dataMaxConnections, rows[0]!.max, rows[0]!.reserved + PLATFORM_RESERVE);
     if (budget < config.dataMaxConnections) {
@@ -122,6 +129,19 @@ export async function createDataServices({ config, logger, databaseUrl, router }
         `data: the server's max_connections leaves room for ${pools.budget()} project connections, fewer than TESSERA_DATA_MAX_CONNECTIONS; raise max_connections to at least the budget + ${PLATFORM_RESERVE + rows[0]!.reserved}`,
       );
     }
+    // Several data instances (and every other process) share the server: what they hold already plus this budget.
+    const short = shortfallOf(pools.budget(), rows[0]!.max, rows[0]!.reserved, rows[0]!.open);
+    if (short > 0)
+      log.warn(
+        {
+          budget: pools.budget(),
+          open_by_others: rows[0]!.open,
+          project_connections_of_other_instances: rows[0]!.projects,
+          max_connections: rows[0]!.max,
+          short,
+        },
+        `data: connections already open on the server (${rows[0]!.open}: other Tessera processes and clients) plus this instance's budget (${pools.budget()}) exceed max_connections − ${rows[0]!.reserved} reserved by ${short}; the server will refuse connections once the data instances fill their budgets: size max_connections ≥ data instances × TESSERA_DATA_MAX_CONNECTIONS + ~5 per process + other clients (README, "Running across hosts")`,
+      );
   };
 
   let untrackRealtime: (() => void) | undefined;

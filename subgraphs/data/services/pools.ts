@@ -178,6 +178,15 @@ export function budgetFor(configured: number, maxConnections: number, reserve: n
   return Math.min(configured, Math.max(10, maxConnections - reserve));
 }
 
+/**
+ * How many connections the server would be short of if this instance filled its budget (0: it fits), counting what
+ * is already open there: the other processes of the install (other data instances' project connections included)
+ * and other clients. One instance cannot see the others' budgets, only what they hold now, so this is a floor.
+ */
+export function shortfallOf(budget: number, maxConnections: number, reserved: number, openByOthers: number): number {
+  return Math.max(0, openByOthers + budget - (maxConnections - reserved));
+}
+
 /** Creates the connection budget for `databaseUrl`'s server and database. */
 
 export function createProjectPools(opts: {

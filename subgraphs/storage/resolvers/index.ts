@@ -24,6 +24,10 @@ async function planOf(ref: ProjectRef, ctx: Ctx): Promise<PlanLimits> {
 }
 
 const Query = {
+  _blobStoreId: async (_: unknown, _a: unknown, ctx: Ctx) => {
+    if (ctx.principal.kind !== 'internal') throw errors.forbidden('_blobStoreId is for the front door only');
+    return await ctx.services.blobStoreId();
+  },
   storageObjects: async (_: unknown, args: Parameters<Ctx['services']['objects']['list']>[1], ctx: Ctx) =>
     await ctx.services.objects.list(ctx.principal, args),
   storageObject: async (_: unknown, { id }: { id: string }, ctx: Ctx) =>

@@ -1,6 +1,6 @@
 // Everything the storage resolvers, jobs and event handlers use, built once per subgraph.
 import type { SubgraphDeps } from '../../../platform/subgraph.ts';
-import { openBlobStore, type BlobStore } from '../../../platform/blob-store/index.ts';
+import { ensureStoreId, openBlobStore, type BlobStore } from '../../../platform/blob-store/index.ts';
 import type { Config } from '../../../platform/config.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import { createPlanLimitsReader, type PlanLimitsReader } from '../../../platform/plan-limits.ts';
@@ -13,6 +13,8 @@ export type StorageServices = {
   logger: Logger;
   databaseUrl: string;
   blobs: BlobStore;
+  /** The id kept in the blob store (made when it has none): front doors compare it with their own store's. */
+  blobStoreId: () => Promise<string>;
   objects: ObjectService;
   policies: PolicyService;
   limits: LimitService;
@@ -32,6 +34,7 @@ export function createStorageServices({ config, db, logger, databaseUrl, router 
     logger,
     databaseUrl,
     blobs,
+    blobStoreId: async () => await ensureStoreId(blobs),
     objects,
     policies,
     limits,

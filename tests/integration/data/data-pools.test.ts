@@ -7,7 +7,12 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { createLogger } from '../../../platform/logger.ts';
-import { budgetFor, createProjectPools, type ProjectPools } from '../../../subgraphs/data/services/pools.ts';
+import {
+  budgetFor,
+  createProjectPools,
+  shortfallOf,
+  type ProjectPools,
+} from '../../../subgraphs/data/services/pools.ts';
 import { scramVerifier, type ProjectRole } from '../../../subgraphs/data/services/provisioning.ts';
 import { createTestDatabase } from '../../support/database.ts';
 import { waitFor } from '../../support/wait-for.ts';
@@ -212,6 +217,15 @@ describe('the budget on a server that allows fewer connections', () => {
     expect(budgetFor(200, 100, 63)).toBe(37);
     expect(budgetFor(200, 50, 63)).toBe(10);
     expect(budgetFor(5, 100, 63)).toBe(5);
+  });
+
+  it('counts what other processes already hold: a second data instance whose budget cannot fit is short by the excess', () => {
+    // The compose kit: 400 connections, 3 reserved; one data instance holding its 150 and 13 other processes' ~65.
+    expect(shortfallOf(150, 400, 3, 150 + 65)).toBe(0);
+    // The kit before: budgets of 200, the other data instance at 200.
+    expect(shortfallOf(200, 400, 3, 200 + 65)).toBe(68);
+    expect(shortfallOf(37, 100, 3, 60)).toBe(0);
+    expect(shortfallOf(37, 100, 3, 61)).toBe(1);
   });
 
   it('can be lowered on a running budget, and never raised above the configured maximum', async () => {

@@ -12,7 +12,9 @@ import {
   blobKeyOf,
   createFsBlobStore,
   createS3BlobStore,
+  ensureStoreId,
   openBlobStore,
+  readStoreId,
   type BlobStore,
 } from '../../../platform/blob-store/index.ts';
 import { loadConfig } from '../../../platform/config.ts';
@@ -119,6 +121,28 @@ describe.each(['fs', 's3'])('the %s blob store', (driver) => {
       await expect(store().get(bad)).rejects.toThrow(/not a blob key/);
     }
     expect(() => blobKeyOf('../x', crypto.randomUUID())).toThrow();
+  });
+});
+
+describe("a store's id (what a front door compares with the storage subgraph's)", () => {
+  it('is made once per store, kept, and different in another store of either driver', async () => {
+    const fresh = createFsBlobStore(path.join(tmp, 'id-a'));
+    const other = createFsBlobStore(path.join(tmp, 'id-b'));
+    try {
+      expect(await readStoreId(fresh)).toBeNull();
+      const id = await ensureStoreId(fresh);
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(await ensureStoreId(fresh)).toBe(id);
+      // The same folder opened again (another process on the same volume) is the same store.
+      expect(await readStoreId(createFsBlobStore(path.join(tmp, 'id-a')))).toBe(id);
+      expect(await readStoreId(other)).toBeNull();
+      expect(await ensureStoreId(other)).not.toBe(id);
+      const inBucket = await ensureStoreId(stores.s3!);
+      expect([inBucket === id, await readStoreId(stores.s3!)]).toEqual([false, inBucket]);
+    } finally {
+      await fresh.close();
+      await other.close();
+    }
   });
 });
 
