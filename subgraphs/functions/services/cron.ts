@@ -238,27 +238,32 @@ export function createCronService({
   /**
    * A tick of a schedule more frequent than the plan allows (a job saved before the plan got stricter, or edited
    * directly in the database) is skipped when it comes sooner than the plan's minimum after the job's last run: the
-   * job runs at most every min_cron_interval_seconds. Schedules within the plan are never second-guessed here (a
-   * late tick followed by an on-time one is not "too soon").
+   * job runs at most every min_cron_interval_seconds (`skip`), and such a job never runs missed ticks late
+   * (`spaced`). Schedules within the plan are never second-guessed here (a late tick followed by an on-time one is
+   * not "too soon").
    */
-  const tooSoon = async (data: { cronId: string; projectId?: string }): Promise<boolean> => {
-    if (!limits || !data.projectId) return false;
+  const planSpacing = async (data: {
+    cronId: string;
+    projectId?: string;
+  }): Promise<{ skip: boolean; spaced: boolean }> => {
+    const free = { skip: false, spaced: false };
+    if (!limits || !data.projectId) return free;
     const min = (await limits.get(data.projectId))?.minCronIntervalSeconds ?? null;
-    if (min === null) return false;
+    if (min === null) return free;
     const rows = await sql.rows<{ name: string; schedule: string; timezone: string; last_run_at: Date | null }>(
       'select name, schedule, timezone, last_run_at from cron_jobs where id = ?',
       [data.cronId],
     );
     const r = rows[0];
-    if (!r || !r.last_run_at) return false;
-    if (shortestIntervalMs(r.schedule, r.timezone, min * 1000) >= min * 1000) return false;
-    const since = Date.now() - new Date(r.last_run_at).getTime();
-    if (since >= min * 1000) return false;
+    if (!r) return free;
+    if (shortestIntervalMs(r.schedule, r.timezone, min * 1000) >= min * 1000) return free;
+    const since = r.last_run_at ? Date.now() - new Date(r.last_run_at).getTime() : Number.POSITIVE_INFINITY;
+    if (since >= min * 1000) return { skip: false, spaced: true };
     logger.info(
       { cron: r.name, project: data.projectId, schedule: r.schedule, min_cron_interval_seconds: min },
       'cron tick skipped: the schedule runs more often than the plan allows',
     );
-    return true;
+    return { skip: true, spaced: true };
   };
 
   return {
@@ -389,14 +394,15 @@ export function createCronService({
      * tick: an instance taking the job over from one that died never runs a tick twice), marks the run and reads the
      * job, its function and the project's sealed secrets, so the run starts at once. Ticks between the last claimed
      * one and this one (their instance died holding the job) run late, side by side with this one, if at most
-     * CATCH_UP_MS late (the latest CATCH_UP_MAX of them); older ones are logged as missed. Each run sees its tick in
+     * CATCH_UP_MS late (the latest CATCH_UP_MAX of them); older ones are logged as missed. A job spaced by its plan
+     * (planSpacing) runs none late, and a tick it skips is claimed. Each run sees its tick in
      * `input.headers["x-tessera-cron-scheduled-at"]`.
      */
     async tick(
       data: { cronId: string; projectId?: string },
       at: { ranAt: Date; schedule?: string; timezone?: string } = { ranAt: new Date() },
     ): Promise<void> {
-      if (await tooSoon(data)) return;
+      const spacing = await planSpacing(data);
       let { schedule, timezone } = at;
       if (!schedule) {
         const rows = await sql.rows<{ schedule: string; timezone: string }>(
@@ -407,6 +413,15 @@ export function createCronService({
         timezone = rows[0]?.timezone;
       }
       const tickAt = schedule ? scheduledTick(schedule, timezone ?? 'UTC', at.ranAt) : null;
+      if (spacing.skip) {
+        // A tick skipped for the plan is not owed: claimed, so no later run takes it for a missed one.
+        if (tickAt)
+          await sql.run(
+            'update cron_jobs set last_tick_at = ? where id = ? and (last_tick_at is null or last_tick_at < ?)',
+            [tickAt, data.cronId, tickAt],
+          );
+        return;
+      }
       const rows = tickAt
         ? await sql.rows(
             `with p as (select id, last_tick_at from cron_jobs where id = ? for update)
@@ -427,9 +442,10 @@ export function createCronService({
       const fn = toFunction(rows[0].function_row as Record<string, unknown>);
       const sealedSecrets = rows[0].sealed_secrets as Record<string, string>;
       const previous = rows[0].previous_tick ? new Date(rows[0].previous_tick as string) : null;
-      const { late, missed } = previous
-        ? ticksBetween(c.schedule, c.timezone, previous, tickAt!, at.ranAt)
-        : { late: [], missed: { count: 0, first: null, last: null } };
+      const { late, missed } =
+        previous && !spacing.spaced
+          ? ticksBetween(c.schedule, c.timezone, previous, tickAt!, at.ranAt)
+          : { late: [], missed: { count: 0, first: null, last: null } };
       if (missed.count > 0)
         logger.warn(
           { cron: c.name, project: c.projectId, missed: missed.count, first: missed.first, last: missed.last },
