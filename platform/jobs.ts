@@ -100,6 +100,7 @@ export function registerJobs<S>(
       lockLifetimeMs: job.lockLifetimeMs,
       removeOnComplete: job.removeOnComplete,
       lockLimit: job.lockLimit,
+      heartbeat: job.heartbeat,
     };
     scheduler.define(job.name, async (data, run) => await job.handler(services, data as never, run as never), options);
   }

@@ -133,4 +133,31 @@ describe('the scheduler on MongoDB', () => {
     await waitFor('another instance to run the orphaned job', () => ran.length > 0, 20_000);
     expect(ran).toEqual(['orphan']);
   }, 40_000);
+
+  it('renews the lock of a run with a heartbeat, so a run outliving its lock lifetime is not run again elsewhere', async () => {
+    const u = url();
+    const runs = { beat: 0, plain: 0 };
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const [a, b] = [scheduler(u), scheduler(u)];
+    for (const s of [a, b]) {
+      s.define('test.beat', async () => void (runs.beat++, await released), {
+        lockLifetimeMs: 1000,
+        heartbeat: true,
+        retries: 0,
+      });
+      s.define('test.plain', async () => void (runs.plain++, await released), { lockLifetimeMs: 1000, retries: 0 });
+    }
+    await a.start();
+    await b.start();
+    try {
+      await a.enqueue('test.beat', {});
+      await a.enqueue('test.plain', {});
+      // Without renewal the run outlives its 1 s lock and is run again (the control: the test can fail).
+      await waitFor('the unrenewed job run again', () => runs.plain >= 2);
+      expect(runs.beat).toBe(1);
+    } finally {
+      release();
+    }
+  }, 30_000);
 });

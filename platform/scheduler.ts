@@ -2,6 +2,7 @@
 // table shared by every process, jobs locked so each runs once), or over MongoDB when the URL is `mongodb://…`
 // (platform/scheduler-backend.ts). A process only runs the jobs it defines, so each subgraph makes its own
 // scheduler with its own job names (dotted: `identity.mail.send`).
+import os from 'node:os';
 import { Agenda, backoffStrategies, type Job } from 'agenda';
 import type { Logger } from './logger.ts';
 import { createSchedulerBackend } from './scheduler-backend.ts';
@@ -14,7 +15,9 @@ export type JobHandler<D> = (data: D, job: Job<D>) => Promise<void>;
  * of it at once in one process (default 5); `lockLifetimeMs` after which a run still going is presumed dead and may
  * run again (default 60 s); `removeOnComplete` deletes a one-time job's row once it succeeded (for high-volume jobs
  * whose outcome is recorded elsewhere: finished rows left in the jobs table slow every later lookup of that job
- * name); `lockLimit` caps how many queued jobs of the name one process locks ahead of running them (0: no cap).
+ * name); `lockLimit` caps how many queued jobs of the name one process locks ahead of running them (0: no cap);
+ * `heartbeat` renews the lock of a run every third of `lockLifetimeMs` while it goes on, so the lifetime bounds only how
+ * long a run of a process that died holds the job (a short lifetime then hands the job over within seconds).
  */
 export type JobOptions = {
   retries?: number;
@@ -22,7 +25,29 @@ export type JobOptions = {
   lockLifetimeMs?: number;
   removeOnComplete?: boolean;
   lockLimit?: number;
+  heartbeat?: boolean;
 };
+
+/**
+ * Runs `handler` while renewing `job`'s lock every `everyMs`. The last renewal is awaited before returning: a renewal
+ * landing after Agenda's own unlock (which follows the handler) would leave the job locked for a whole lifetime.
+ */
+async function withHeartbeat<T>(job: Job, everyMs: number, log: Logger, handler: () => Promise<T>): Promise<T> {
+  let renewing: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    renewing = renewing
+      .then(() => job.touch())
+      .catch((err: unknown) =>
+        log.warn({ err: (err as Error)?.message ?? String(err), job: job.attrs.name }, 'job lock renewal failed'),
+      );
+  }, everyMs);
+  try {
+    return await handler();
+  } finally {
+    clearInterval(timer);
+    await renewing;
+  }
+}
 
 export type Scheduler = {
   agenda: Agenda;
@@ -71,7 +96,8 @@ export function createScheduler(opts: {
   const log = opts.logger.child({ scheduler: opts.name });
   const { backend, close } = createSchedulerBackend(opts.url, opts.name, log);
   const agenda = new Agenda({
-    name: opts.name,
+    // Per process, so a job row's `last_modified_by` names the instance that locked or ran it last.
+    name: `${opts.name}@${os.hostname()}/${process.pid}`,
     backend,
     processEvery: opts.processEveryMs ?? 1000,
   });
@@ -87,10 +113,12 @@ export function createScheduler(opts: {
   return {
     agenda,
     define(name, handler, o = {}) {
-      agenda.define(name, async (job: Job) => handler(job.attrs.data as never, job as never), {
+      const lockLifetime = o.lockLifetimeMs ?? 60_000;
+      const run = (job: Job) => handler(job.attrs.data as never, job as never);
+      agenda.define(name, o.heartbeat ? (job: Job) => withHeartbeat(job, lockLifetime / 3, log, () => run(job)) : run, {
         concurrency: o.concurrency ?? 5,
         // Jobs here are short; a job still running after this long is presumed dead and may run again.
-        lockLifetime: o.lockLifetimeMs ?? 60_000,
+        lockLifetime,
         backoff: backoffStrategies.exponential({ delay: 1000, maxRetries: o.retries ?? 5 }),
         removeOnComplete: o.removeOnComplete ?? false,
         lockLimit: o.lockLimit ?? 0,

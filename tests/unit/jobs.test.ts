@@ -89,6 +89,7 @@ describe('every subgraph declares its jobs the same way', () => {
             lockLifetimeMs: job.lockLifetimeMs,
             removeOnComplete: job.removeOnComplete,
             lockLimit: job.lockLimit,
+            heartbeat: job.heartbeat,
           });
         }
         await startJobs(r.scheduler, list, config);

@@ -10,6 +10,7 @@ import { FunctionsVersionsReplayMigration } from './0007-versions-replay.ts';
 import { FunctionsEventSubscriptionsMigration } from './0008-event-subscriptions.ts';
 import { FunctionsStepLogColumnMigration } from './0009-step-log-column.ts';
 import { FunctionsPlanLimitsMigration } from './0010-plan-limits.ts';
+import { FunctionsCronLastTickMigration } from './0011-cron-last-tick.ts';
 
 export const functionsMigrations: MigrationObject[] = [
   { name: '0001-functions-initial', class: FunctionsInitialMigration },
@@ -22,4 +23,5 @@ export const functionsMigrations: MigrationObject[] = [
   { name: '0008-functions-event-subscriptions', class: FunctionsEventSubscriptionsMigration },
   { name: '0009-functions-step-log-column', class: FunctionsStepLogColumnMigration },
   { name: '0010-functions-plan-limits', class: FunctionsPlanLimitsMigration },
+  { name: '0011-functions-cron-last-tick', class: FunctionsCronLastTickMigration },
 ];

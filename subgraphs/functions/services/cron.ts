@@ -16,6 +16,14 @@ import type { PlanLimitsReader } from '../../../platform/plan-limits.ts';
 import { planLimitReached } from './run-limits.ts';
 
 export const CRON_JOB = 'functions.cron.tick';
+/** The header of a cron run's input naming the tick it runs for (ISO time; a tick run late is older than its run). */
+export const SCHEDULED_AT_HEADER = 'x-tessera-cron-scheduled-at';
+/** A tick missed by the instance that held it runs late if it is at most this late when another instance takes over. */
+export const CATCH_UP_MS = 60_000;
+/** At most this many missed ticks of a job run late at once (the latest ones); the others are recorded as missed. */
+export const CATCH_UP_MAX = 10;
+/** Missed ticks older than CATCH_UP_MS counted one by one at most (walking them costs ~0.2 ms each). */
+export const MISSED_COUNT_MAX = 1000;
 const CRON_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const NEXT_RUNS = 5;
 
@@ -111,6 +119,51 @@ export function nextRuns(schedule: string, timezone: string, count = NEXT_RUNS, 
   return Array.from({ length: count }, () => it.next().toDate());
 }
 
+/** The tick a run at `ranAt` is for: the schedule's latest time at or before it. */
+export function scheduledTick(schedule: string, timezone: string, ranAt: Date): Date {
+  return CronExpressionParser.parse(schedule, { tz: timezone, currentDate: new Date(ranAt.getTime() + 1) })
+    .prev()
+    .toDate();
+}
+
+/**
+ * The ticks strictly between `previous` (the last one claimed) and `current` (being claimed): the latest CATCH_UP_MAX
+ * of those at most CATCH_UP_MS older than `now` are `late` (to run now), the rest `missed` (the older ones counted
+ * up to MISSED_COUNT_MAX, cron-parser walking one tick at a time: `count` is then a lower bound).
+ */
+export function ticksBetween(
+  schedule: string,
+  timezone: string,
+  previous: Date,
+  current: Date,
+  now: Date,
+): { late: Date[]; missed: { count: number; first: Date | null; last: Date | null } } {
+  const within: Date[] = [];
+  const missed = { count: 0, first: null as Date | null, last: null as Date | null };
+  const miss = (t: Date) => {
+    missed.count++;
+    missed.first ??= t;
+    missed.last = t;
+  };
+  const windowStart = now.getTime() - CATCH_UP_MS;
+  const walk = (from: Date) =>
+    CronExpressionParser.parse(schedule, { tz: timezone, currentDate: from, endDate: current });
+  let it = walk(previous);
+  while (it.hasNext()) {
+    const t = it.next().toDate();
+    if (t.getTime() <= previous.getTime() || t.getTime() >= current.getTime()) continue;
+    if (t.getTime() >= windowStart) within.push(t);
+    else {
+      miss(t);
+      // Too many to count: go on from the start of the window.
+      if (missed.count >= MISSED_COUNT_MAX && t.getTime() < windowStart - 1) it = walk(new Date(windowStart - 1));
+    }
+  }
+  const over = Math.max(0, within.length - CATCH_UP_MAX);
+  for (const t of within.slice(0, over)) miss(t);
+  return { late: within.slice(over), missed };
+}
+
 export type CronService = ReturnType<typeof createCronService>;
 
 /** Creates the cron service. */
@@ -185,27 +238,32 @@ export function createCronService({
   /**
    * A tick of a schedule more frequent than the plan allows (a job saved before the plan got stricter, or edited
    * directly in the database) is skipped when it comes sooner than the plan's minimum after the job's last run: the
-   * job runs at most every min_cron_interval_seconds. Schedules within the plan are never second-guessed here (a
-   * late tick followed by an on-time one is not "too soon").
+   * job runs at most every min_cron_interval_seconds (`skip`), and such a job never runs missed ticks late
+   * (`spaced`). Schedules within the plan are never second-guessed here (a late tick followed by an on-time one is
+   * not "too soon").
    */
-  const tooSoon = async (data: { cronId: string; projectId?: string }): Promise<boolean> => {
-    if (!limits || !data.projectId) return false;
+  const planSpacing = async (data: {
+    cronId: string;
+    projectId?: string;
+  }): Promise<{ skip: boolean; spaced: boolean }> => {
+    const free = { skip: false, spaced: false };
+    if (!limits || !data.projectId) return free;
     const min = (await limits.get(data.projectId))?.minCronIntervalSeconds ?? null;
-    if (min === null) return false;
+    if (min === null) return free;
     const rows = await sql.rows<{ name: string; schedule: string; timezone: string; last_run_at: Date | null }>(
       'select name, schedule, timezone, last_run_at from cron_jobs where id = ?',
       [data.cronId],
     );
     const r = rows[0];
-    if (!r || !r.last_run_at) return false;
-    if (shortestIntervalMs(r.schedule, r.timezone, min * 1000) >= min * 1000) return false;
-    const since = Date.now() - new Date(r.last_run_at).getTime();
-    if (since >= min * 1000) return false;
+    if (!r) return free;
+    if (shortestIntervalMs(r.schedule, r.timezone, min * 1000) >= min * 1000) return free;
+    const since = r.last_run_at ? Date.now() - new Date(r.last_run_at).getTime() : Number.POSITIVE_INFINITY;
+    if (since >= min * 1000) return { skip: false, spaced: true };
     logger.info(
       { cron: r.name, project: data.projectId, schedule: r.schedule, min_cron_interval_seconds: min },
       'cron tick skipped: the schedule runs more often than the plan allows',
     );
-    return true;
+    return { skip: true, spaced: true };
   };
 
   return {
@@ -295,10 +353,12 @@ export function createCronService({
         throw errors.validation('enabled', 'must be true or false');
       const enabled = typeof input.enabled === 'boolean' ? input.enabled : current.enabled;
       const value = input.input === undefined ? current.input : checkInput(input.input);
+      // A new schedule (or a job enabled again) starts from now: no tick before it is owed, none runs late.
+      const fresh = schedule !== current.schedule || timezone !== current.timezone || (enabled && !current.enabled);
       try {
         await sql.run(
-          'update cron_jobs set name = ?, schedule = ?, timezone = ?, function_id = ?, input = ?::jsonb, enabled = ?, updated_at = ? where id = ? and project_id = ?',
-          [name, schedule, timezone, functionId, jsonParam(value), enabled, new Date(), id, projectId],
+          'update cron_jobs set name = ?, schedule = ?, timezone = ?, function_id = ?, input = ?::jsonb, enabled = ?, updated_at = ?, last_tick_at = case when ? then null else last_tick_at end where id = ? and project_id = ?',
+          [name, schedule, timezone, functionId, jsonParam(value), enabled, new Date(), fresh, id, projectId],
         );
       } catch (err) {
         if (isUniqueViolation(err))
@@ -329,35 +389,92 @@ export function createCronService({
     nextRuns: (c: CronJob): Date[] => (c.enabled ? nextRuns(c.schedule, c.timezone) : []),
 
     /**
-     * The job: one tick of one cron job. A job whose row is gone or disabled cancels itself. One statement marks
-     * the run and reads the job, its function and the project's sealed secrets, so the run starts at once.
+     * The job: one tick of one cron job. A job whose row is gone or disabled cancels itself. The tick is the schedule's
+     * latest time at or before the run (`at.ranAt`); one statement claims it (only if later than the last claimed
+     * tick: an instance taking the job over from one that died never runs a tick twice), marks the run and reads the
+     * job, its function and the project's sealed secrets, so the run starts at once. Ticks between the last claimed
+     * one and this one (their instance died holding the job) run late, side by side with this one, if at most
+     * CATCH_UP_MS late (the latest CATCH_UP_MAX of them); older ones are logged as missed. A job spaced by its plan
+     * (planSpacing) runs none late, and a tick it skips is claimed. Each run sees its tick in
+     * `input.headers["x-tessera-cron-scheduled-at"]`.
      */
-    async tick(data: { cronId: string; projectId?: string }): Promise<void> {
-      if (await tooSoon(data)) return;
-      const rows = await sql.rows(
-        `update cron_jobs c set last_run_at = ? from edge_functions f where c.id = ? and c.enabled and f.id = c.function_id
-         returning c.*, f.name as function_name, to_jsonb(f) as function_row, ${sealedSecretsOf('c.project_id')} as sealed_secrets`,
-        [new Date(), data.cronId],
-      );
+    async tick(
+      data: { cronId: string; projectId?: string },
+      at: { ranAt: Date; schedule?: string; timezone?: string } = { ranAt: new Date() },
+    ): Promise<void> {
+      const spacing = await planSpacing(data);
+      let { schedule, timezone } = at;
+      if (!schedule) {
+        const rows = await sql.rows<{ schedule: string; timezone: string }>(
+          'select schedule, timezone from cron_jobs where id = ?',
+          [data.cronId],
+        );
+        schedule = rows[0]?.schedule;
+        timezone = rows[0]?.timezone;
+      }
+      const tickAt = schedule ? scheduledTick(schedule, timezone ?? 'UTC', at.ranAt) : null;
+      if (spacing.skip) {
+        // A tick skipped for the plan is not owed: claimed, so no later run takes it for a missed one.
+        if (tickAt)
+          await sql.run(
+            'update cron_jobs set last_tick_at = ? where id = ? and (last_tick_at is null or last_tick_at < ?)',
+            [tickAt, data.cronId, tickAt],
+          );
+        return;
+      }
+      const rows = tickAt
+        ? await sql.rows(
+            `with p as (select id, last_tick_at from cron_jobs where id = ? for update)
+             update cron_jobs c set last_run_at = ?, last_tick_at = ? from edge_functions f, p
+             where c.id = p.id and c.enabled and f.id = c.function_id and (p.last_tick_at is null or p.last_tick_at < ?)
+             returning c.*, p.last_tick_at as previous_tick, f.name as function_name, to_jsonb(f) as function_row, ${sealedSecretsOf('c.project_id')} as sealed_secrets`,
+            [data.cronId, new Date(), tickAt, tickAt],
+          )
+        : [];
       if (!rows[0]) {
+        const still = await sql.rows('select 1 from cron_jobs where id = ? and enabled', [data.cronId]);
+        // Enabled still: this tick was claimed already (by an instance that took the job over); nothing to do.
+        if (still[0] && tickAt) return;
         await scheduler.agenda.cancel({ name: CRON_JOB, data: { cronId: data.cronId } });
         return;
       }
       const c = toCron(rows[0]);
       const fn = toFunction(rows[0].function_row as Record<string, unknown>);
       const sealedSecrets = rows[0].sealed_secrets as Record<string, string>;
-      // With every run slot of the project taken, the tick waits in line as a queued execution.
-      const outcome = await engine.runOrQueue({
-        fn,
-        input: makeInput({ body: c.input, method: 'POST' }),
-        trigger: 'cron',
-        triggerRef: c.name,
-        depth: 0,
-        sealedSecrets,
-      });
-      if ('queued' in outcome) return;
-      if (outcome.status === 'failed')
-        logger.warn({ cron: c.name, execution: outcome.executionId, error: outcome.error }, 'cron run failed');
+      const previous = rows[0].previous_tick ? new Date(rows[0].previous_tick as string) : null;
+      const { late, missed } =
+        previous && !spacing.spaced
+          ? ticksBetween(c.schedule, c.timezone, previous, tickAt!, at.ranAt)
+          : { late: [], missed: { count: 0, first: null, last: null } };
+      if (missed.count > 0)
+        logger.warn(
+          { cron: c.name, project: c.projectId, missed: missed.count, first: missed.first, last: missed.last },
+          'cron ticks missed (no instance ran them in time)',
+        );
+      if (late.length > 0)
+        logger.info(
+          { cron: c.name, project: c.projectId, late: late.length, first: late[0], last: late[late.length - 1] },
+          'cron ticks run late (the instance running them stopped)',
+        );
+      const runOne = async (scheduledAt: Date) => {
+        // With every run slot of the project taken, the tick waits in line as a queued execution.
+        const outcome = await engine.runOrQueue({
+          fn,
+          input: makeInput({
+            body: c.input,
+            method: 'POST',
+            headers: { [SCHEDULED_AT_HEADER]: scheduledAt.toISOString() },
+          }),
+          trigger: 'cron',
+          triggerRef: c.name,
+          depth: 0,
+          sealedSecrets,
+        });
+        if ('queued' in outcome) return;
+        if (outcome.status === 'failed')
+          logger.warn({ cron: c.name, execution: outcome.executionId, error: outcome.error }, 'cron run failed');
+      };
+      await Promise.all([...late, tickAt!].map(runOne));
     },
 
     /** Cancels every Agenda job of a project's cron jobs (project deleted). */
