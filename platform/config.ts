@@ -255,7 +255,7 @@ export const CONFIG_SCHEMA = {
     default: '',
     parse: text,
     description:
-      "Backup and restore (`npm run backup`): folder of `pg_dump` and `pg_restore`, of the server's major version or newer. Empty: found on the PATH.",
+      "Backup and restore (`npm run backup`) and online moves of a project's database: folder of `pg_dump` and `pg_restore`, of the servers' major version or newer. Empty: the newest of the PATH's and `/usr/lib/postgresql/*/bin` (a move refuses with MOVE_UNSUPPORTED when none is new enough).",
   },
   logLevel: {
     env: 'LOG_LEVEL',

@@ -47,6 +47,9 @@ export const ERROR_TABLE = {
     message:
       "The project has no SMTP configuration of its own (POST /edge/api/v1/email-config): its functions' mail is not sent through the platform's",
   },
+  // An online move of a project's database that these servers or tools cannot do (pg_dump older than a server, an
+  // extension the target lacks); `details` names what is missing. Nothing was changed.
+  MOVE_UNSUPPORTED: { status: 409, expose: true, message: 'The move cannot be done with these servers or tools' },
   PAYLOAD_TOO_LARGE: { status: 413, expose: true, message: 'The request body is too large' },
   QUOTA_EXCEEDED: { status: 413, expose: true, message: "A quota of the project's plan is used up" },
   URI_TOO_LONG: { status: 414, expose: true, message: 'The request path is too long' },
@@ -68,6 +71,9 @@ export const ERROR_TABLE = {
     expose: true,
     message: 'A service stopped while answering; the request may or may not have taken effect',
   },
+  // An online move that failed on the way (a tool or a server failed, the copy did not verify): the project stays on
+  // its source, and what the move made is cleaned up.
+  MOVE_FAILED: { status: 500, expose: true, message: 'The move failed; the project stays on its source server' },
   FUNCTION_TIMEOUT: { status: 504, expose: true, message: 'The function ran past its timeout' },
 } as const satisfies Record<string, { status: number; expose: boolean; message: string; statusFromDetails?: boolean }>;
 

@@ -20,6 +20,7 @@ import { loadConfig, type Config } from '../platform/config.ts';
 import { createSecretBox } from '../platform/crypto.ts';
 import { openBlobStore, blobKeyOf } from '../platform/blob-store/index.ts';
 import { withPgClient } from '../platform/pg-pool.ts';
+import { pgToolPath } from '../platform/pg-tools.ts';
 import { scramVerifier } from '../subgraphs/data/services/provisioning.ts';
 
 export type ProjectRoleDef = { name: string; login: boolean; inherit: boolean; connectionLimit: number };
@@ -41,7 +42,7 @@ export type Manifest = {
 };
 
 function tool(config: Config, name: 'pg_dump' | 'pg_restore'): string {
-  return config.pgBin ? path.join(config.pgBin, name) : name;
+  return pgToolPath(config.pgBin, name);
 }
 
 function run(cmd: string, args: string[]): string {

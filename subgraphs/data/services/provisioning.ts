@@ -113,7 +113,7 @@ $fn$`;
  * see hook-outbox.ts) and the row-limit check. All owned by the platform role: a project may use them, not change
  * them. `public` is closed (the project's tables live in its own schema `p_<id>`).
  */
-const TEMPLATE_SQL = [
+export const TEMPLATE_SQL = [
   'revoke all on schema public from public',
   `create schema if not exists ${EXTENSIONS_SCHEMA}`,
   'create schema tessera_realtime',
