@@ -41,6 +41,7 @@ export const ERROR_TABLE = {
   PLAN_LIMIT_REACHED: { status: 409, expose: true, message: 'The plan limit is reached' },
   // An operator deleting a plan a tenant is on, or the default plan for new tenants.
   PLAN_IN_USE: { status: 409, expose: true, message: 'The plan is in use' },
+  SERVER_IN_USE: { status: 409, expose: true, message: 'The project server still holds projects' },
   EMAIL_NOT_CONFIGURED: {
     status: 409,
     expose: true,

@@ -29,7 +29,7 @@ import type { Catalog, TableMeta } from './catalog.ts';
 import type { HookOutbox } from './hook-outbox.ts';
 import type { AfterWrite, DataHooks, HookContext, HookEvent } from './hooks.ts';
 import { forEndUser, mapPgError } from './pg-errors.ts';
-import type { Db, LimitedResult, ProjectClient, ProjectPool, ProjectPools } from './pools.ts';
+import type { Db, LimitedResult, ProjectClient, ProjectPool, RolePools } from './pools.ts';
 import type { ProjectRole, Provisioning } from './provisioning.ts';
 import type { Realtime } from './realtime.ts';
 import { checkSqlScript, type ScriptStatement } from './sql-guard.ts';
@@ -176,7 +176,7 @@ function decodeRows(t: TableMeta, rows: Record<string, unknown>[]): Record<strin
 export function createActions(deps: {
   admin: pg.Pool;
   provisioning: Provisioning;
-  pools: ProjectPools;
+  pools: RolePools;
   catalog: Catalog;
   realtime: Realtime;
   hooks: DataHooks;

@@ -19,7 +19,7 @@ import { backoffMs } from '../../../platform/backoff.ts';
 import { errors, type AppError } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import type { AfterWrite, DataHooks, HookContext, HookEvent } from './hooks.ts';
-import type { Db, ProjectPools } from './pools.ts';
+import type { Db, RolePools } from './pools.ts';
 import type { ProjectRole, Provisioning } from './provisioning.ts';
 
 /** What an outbox row holds: the committed writes of one request or transaction, as `_enqueueAfterHooks` takes them. */
@@ -77,7 +77,7 @@ type Marker = { project_id: string; touched_at: string; attempts: number };
 /** Creates the outbox over the platform role's pool (`admin`, for the markers), the projects' pools and the hook client. */
 export function createHookOutbox(opts: {
   admin: pg.Pool;
-  pools: ProjectPools;
+  pools: RolePools;
   provisioning: Provisioning;
   hooks: DataHooks;
   logger: Logger;

@@ -19,6 +19,14 @@ import { createPlanLimitsReader } from '../../../platform/plan-limits.ts';
 import { createStatementTimeSharing } from './statement-time-sharing.ts';
 import { createDatabaseQuota } from './usage.ts';
 import { createBackendPriority } from './backend-priority.ts';
+import { createFleet, createFleetPools, DEFAULT_SERVER, type FleetServer } from './fleet.ts';
+import {
+  announceLocally,
+  publishBroadcastNow,
+  startBroadcastListener,
+  type BroadcastListener,
+} from '../../../platform/broadcast.ts';
+import type { ProjectPools } from './pools.ts';
 
 export type DataServices = Awaited<ReturnType<typeof createDataServices>>;
 
@@ -43,10 +51,18 @@ export async function createDataServices({ config, logger, databaseUrl, router }
   // Each project's plan (connections, statement time, ...): asked through tenant management, emptied by `plans.changed`.
   const planLimits = createPlanLimitsReader(router);
   const box = createSecretBox(config.internalSecret!, 'data:project-roles');
+  // The project servers (fleet.ts): `default` is serverUrl; the operator registers more.
+  const fleet = createFleet({
+    admin,
+    box: createSecretBox(config.internalSecret!, 'data:servers'),
+    defaultUrl: serverUrl,
+    logger: log,
+  });
   const provisioning = createProvisioning({
     admin,
     platformUrl: databaseUrl,
     serverUrl,
+    servers: fleet,
     box,
     secret: config.internalSecret!,
     statementTimeoutMs: config.dataStatementTimeoutMs,
@@ -54,19 +70,32 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     tempFileLimitKb: config.dataTempFileLimitKb,
     logger: log,
   });
-  const pools = createProjectPools({
-    databaseUrl: serverUrl,
-    maxConnections: config.dataMaxConnections,
-    size: config.dataPoolSize,
-    waitMs: config.dataPoolWaitMs,
-    statementTimeoutMs: config.dataStatementTimeoutMs,
-    cancelBackend: provisioning.cancelBackend,
-    limits: planLimits,
-    onBooked: (projectId, ms) => statementTime.booked(projectId, ms),
-    // Long statements yield the CPU to short ones when the server runs on this machine (backend-priority.ts).
-    priority: createBackendPriority(serverUrl, log),
-    logger: log,
-  });
+  // Each project server has pools of its own: its budget, fair shares and statement clock (pools.ts).
+  const serverPools = (server: FleetServer): ProjectPools => {
+    const made = createProjectPools({
+      databaseUrl: server.url,
+      maxConnections: config.dataMaxConnections,
+      size: config.dataPoolSize,
+      waitMs: config.dataPoolWaitMs,
+      statementTimeoutMs: config.dataStatementTimeoutMs,
+      cancelBackend: (pid) => provisioning.cancelBackend(pid, server.id),
+      limits: planLimits,
+      onBooked: (projectId, ms) => statementTime.booked(projectId, ms),
+      // Long statements yield the CPU to short ones when the server runs on this machine (backend-priority.ts).
+      priority: createBackendPriority(server.url, log),
+      logger: log.child({ server: server.id }),
+    });
+    // The default server's budget is fitted at start; another server's when this process first reaches it.
+    if (server.id !== DEFAULT_SERVER)
+      void fitBudget(server.id, made).catch((err: Error) =>
+        log.warn(
+          { err: err.message, server: server.id },
+          'data: could not read the max_connections of a project server',
+        ),
+      );
+    return made;
+  };
+  const pools = createFleetPools({ fleet, make: serverPools });
   // Statement time booked by the other data processes counts here too (and ours there).
   const statementTime = createStatementTimeSharing({
     addRemote: (projectId, ms, at) => pools.addRemoteTime(projectId, ms, at),
@@ -78,6 +107,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     admin,
     pools,
     databaseUrl: serverUrl,
+    serverUrl: async (serverId) => (await fleet.get(serverId)).url,
     logger: log,
     maxSubscribers: config.realtimeMaxSubscribers,
   });
@@ -110,8 +140,9 @@ export async function createDataServices({ config, logger, databaseUrl, router }
    * refuse the platform's own connections once projects took them all: the budget is held to the server's
    * `max_connections` minus what the platform and other clients need (PLATFORM_RESERVE), with a warning.
    */
-  const fitBudget = async (): Promise<void> => {
-    const { rows } = await provisioning.server.query<{
+  const fitBudget = async (serverId: string, pools: ProjectPools): Promise<void> => {
+    const server = await provisioning.serverPool(serverId);
+    const { rows } = await server.query<{
       max: number;
       reserved: number;
       open: number;
@@ -125,7 +156,12 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     if (budget < config.dataMaxConnections) {
       pools.setBudget(budget);
       log.warn(
-        { configured: config.dataMaxConnections, budget: pools.budget(), max_connections: rows[0]!.max },
+        {
+          configured: config.dataMaxConnections,
+          budget: pools.budget(),
+          max_connections: rows[0]!.max,
+          server: serverId,
+        },
         `data: the server's max_connections leaves room for ${pools.budget()} project connections, fewer than TESSERA_DATA_MAX_CONNECTIONS; raise max_connections to at least the budget + ${PLATFORM_RESERVE + rows[0]!.reserved}`,
       );
     }
@@ -139,14 +175,43 @@ export async function createDataServices({ config, logger, databaseUrl, router }
           project_connections_of_other_instances: rows[0]!.projects,
           max_connections: rows[0]!.max,
           short,
+          server: serverId,
         },
         `data: connections already open on the server (${rows[0]!.open}: other Tessera processes and clients) plus this instance's budget (${pools.budget()}) exceed max_connections − ${rows[0]!.reserved} reserved by ${short}; the server will refuse connections once the data instances fill their budgets: size max_connections ≥ data instances × TESSERA_DATA_MAX_CONNECTIONS + ~5 per process + other clients (README, "Running across hosts")`,
       );
   };
 
+  /**
+   * A project moved (`data.project.moved`, heard by every data process, the mover's too): its cached role and its
+   * connections to the old server go; its realtime listener follows it with its subscribers.
+   */
+  const relocated = async (projectId: string): Promise<void> => {
+    provisioning.forget(projectId);
+    await pools.close(projectId);
+    const role = await provisioning.load(projectId);
+    if (role) await realtime.relocate(role);
+  };
+  let moves: BroadcastListener | undefined;
+  // A server whose URL changed, or that was removed: the connections made with the old URL close.
+  fleet.onChanged((ids) => {
+    for (const id of ids) {
+      if (id === DEFAULT_SERVER) continue;
+      void pools.closeServer(id);
+      void provisioning.forgetServer(id);
+    }
+  });
+
   let untrackRealtime: (() => void) | undefined;
   return {
     provisioning,
+    /** The project servers (registry, placement). */
+    fleet,
+    /** Every data process drops what it holds of a moved project (see `relocated`); `moves` publishes it. */
+    async announceMoved(projectId: string, serverId: string): Promise<void> {
+      await publishBroadcastNow(admin, 'data.project.moved', { projectId, serverId });
+      announceLocally('data.project.moved', { projectId, serverId });
+    },
+    relocated,
     pools,
     /** The projects' plans as tenant management says (connections, statement time, database size, realtime subscribers). */
     planLimits,
@@ -202,8 +267,18 @@ export async function createDataServices({ config, logger, databaseUrl, router }
         },
       });
       untrackRealtime = trackRealtime(realtime.stats);
+      await fleet.init();
+      await fleet.listen(databaseUrl);
+      moves = await startBroadcastListener({ url: databaseUrl, logger: log });
+      moves.on('data.project.moved', (m) => {
+        void relocated(m.projectId).catch((err: Error) =>
+          log.warn({ err: err.message, project: m.projectId }, 'data: a moved project was not followed'),
+        );
+      });
+      // Missed messages: every cached role is read again when next used (their connections age out).
+      moves.onReset(() => provisioning.forgetAll());
       await provisioning.init();
-      await fitBudget();
+      await fitBudget(DEFAULT_SERVER, pools.ofServer(await fleet.get(DEFAULT_SERVER)));
       await planLimits.listen(databaseUrl, log);
       await statementTime.start(databaseUrl);
       await realtime.start();
@@ -215,6 +290,8 @@ export async function createDataServices({ config, logger, databaseUrl, router }
       untrackPool('data:projects');
       untrackRealtime?.();
       await outbox.stop();
+      await moves?.stop();
+      await fleet.stop();
       await planLimits.stop();
       await catalog.stop();
       await hooks.stop();

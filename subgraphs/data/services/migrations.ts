@@ -13,7 +13,7 @@ import { AppError, errors } from '../../../platform/errors.ts';
 import type { Actions } from './actions.ts';
 import type { Catalog } from './catalog.ts';
 import { ident } from './names.ts';
-import type { ProjectPools } from './pools.ts';
+import type { RolePools } from './pools.ts';
 import type { ProjectRole, Provisioning } from './provisioning.ts';
 import { MIGRATIONS_TABLE, readProjectSchema, schemaToSql, type ProjectSchema } from './schema-introspection.ts';
 import pg from 'pg';
@@ -33,7 +33,7 @@ export const checksumOf = (sql: string): string => crypto.createHash('sha256').u
 /** Creates the migrations service over the actions (which run the SQL) and the project's pools (which read the catalog). */
 export function createMigrations(deps: {
   provisioning: Provisioning;
-  pools: ProjectPools;
+  pools: RolePools;
   catalog: Catalog;
   actions: Actions;
   announce: (schema: string) => Promise<void>;

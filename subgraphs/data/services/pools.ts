@@ -90,6 +90,8 @@ function sizeOf(row: Record<string, unknown>): number {
 }
 export type ProjectPool = Db & { connect(): Promise<ProjectClient> };
 export type ProjectPools = ReturnType<typeof createProjectPools>;
+/** What reaches a project's pool by its role: one server's pools, or the fleet's (fleet.ts `createFleetPools`). */
+export type RolePools = Pick<ProjectPools, 'get'>;
 
 type Project = {
   id: string;

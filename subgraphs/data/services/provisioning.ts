@@ -14,7 +14,7 @@ import crypto from 'node:crypto';
 import pg from 'pg';
 import { LRUCache } from 'lru-cache';
 import type { SecretBox } from '../../../platform/crypto.ts';
-import { AppError } from '../../../platform/errors.ts';
+import { AppError, errors } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import {
   EXTENSIONS_SCHEMA,
@@ -26,10 +26,13 @@ import {
   templateNameOf,
 } from './names.ts';
 import { createPgPool } from '../../../platform/pg-pool.ts';
+import { DEFAULT_SERVER, singleServer, type ServerDirectory } from './fleet.ts';
 
 /** `anonReady`: the anonymous role exists with its grants (false for a project made before it; see ensureAnonymous). */
 export type ProjectRole = {
   projectId: string;
+  /** The project server its database lives on (fleet.ts; `default` is the configured one). */
+  serverId: string;
   databaseName: string;
   schemaName: string;
   roleName: string;
@@ -51,8 +54,10 @@ const ROLE_CACHE_TTL_MS = 10 * 60_000;
 
 /** Held while a project is made or dropped (two keys: the project's own lock, not another's). */
 const PROJECT_LOCK = `select pg_advisory_xact_lock(hashtext('tessera_data_provisioning'), hashtext($1))`;
-/** Held while the installation's template is made. */
+/** Held while the installation's template is made on the default server (the key older versions hold too). */
 const TEMPLATE_LOCK = `select pg_advisory_xact_lock(hashtext('tessera_data_template'))`;
+/** Held while the template is made on another server of the fleet. */
+const SERVER_TEMPLATE_LOCK = `select pg_advisory_xact_lock(hashtext('tessera_data_template'), hashtext($1))`;
 /** Projects one process makes or drops at once (each holds a platform connection for its lock). */
 const CONCURRENCY = 4;
 
@@ -141,8 +146,10 @@ export function createProvisioning(opts: {
   admin: pg.Pool;
   /** The platform database (its advisory locks and `data_project_roles`). */
   platformUrl: string;
-  /** The server (and maintenance database) where project databases are created: TESSERA_PROJECTS_DATABASE_URL or the platform's. */
+  /** The default server (and maintenance database) where project databases are created: TESSERA_PROJECTS_DATABASE_URL or the platform's. */
   serverUrl: string;
+  /** The fleet of project servers (fleet.ts): where a project goes, and each server's URL. Default: `serverUrl` alone. */
+  servers?: ServerDirectory;
   box: SecretBox;
   secret: string;
   statementTimeoutMs: number;
@@ -151,12 +158,52 @@ export function createProvisioning(opts: {
   logger: Logger;
 }) {
   const { admin, box, logger } = opts;
-  // Statements that cannot run in a transaction (CREATE/DROP DATABASE) and the roles' DDL, on the projects' server.
-  const server = createPgPool(
-    { connectionString: opts.serverUrl, max: CONCURRENCY, application_name: 'tessera-data-provisioning' },
-    logger,
-    'data provisioning',
-  );
+  const directory = opts.servers ?? singleServer(opts.serverUrl);
+  /**
+   * Per project server: a pool for statements that cannot run in a transaction (CREATE/DROP DATABASE) and the roles'
+   * DDL, as the platform role; whether that role is a superuser there; its template, once made. Made on first use.
+   */
+  type ServerState = { id: string; url: string; pool: pg.Pool; superuser: Promise<boolean>; template?: Promise<void> };
+  const serverStates = new Map<string, ServerState>();
+  const serverOf = async (id: string): Promise<ServerState> => {
+    const known = serverStates.get(id);
+    if (known) return known;
+    const { url } = await directory.get(id);
+    const again = serverStates.get(id);
+    if (again) return again;
+    const pool = createPgPool(
+      { connectionString: url, max: CONCURRENCY, application_name: 'tessera-data-provisioning' },
+      logger,
+      `data provisioning (${id})`,
+    );
+    const superuser = pool
+      .query<{ su: boolean }>('select rolsuper as su from pg_roles where rolname = current_user')
+      .then((r) => r.rows[0]?.su === true);
+    superuser.catch(() => {
+      if (serverStates.get(id)?.pool === pool) serverStates.delete(id);
+    });
+    const state: ServerState = { id, url, pool, superuser };
+    serverStates.set(id, state);
+    return state;
+  };
+  /** The default server's pool (made at once: `server` is part of the service's interface). */
+  const defaultServer = (): ServerState => {
+    const known = serverStates.get(DEFAULT_SERVER);
+    if (known) return known;
+    const pool = createPgPool(
+      { connectionString: opts.serverUrl, max: CONCURRENCY, application_name: 'tessera-data-provisioning' },
+      logger,
+      'data provisioning',
+    );
+    const superuser = pool
+      .query<{ su: boolean }>('select rolsuper as su from pg_roles where rolname = current_user')
+      .then((r) => r.rows[0]?.su === true);
+    superuser.catch(() => {});
+    const state: ServerState = { id: DEFAULT_SERVER, url: opts.serverUrl, pool, superuser };
+    serverStates.set(DEFAULT_SERVER, state);
+    return state;
+  };
+  const server = defaultServer().pool;
   // The advisory locks and the rows of data_project_roles, on the platform database (its own pool: a provisioning
   // holds its connection a while, which must not starve the request paths' `admin` pool).
   const locks = createPgPool(
@@ -166,7 +213,6 @@ export function createProvisioning(opts: {
   );
   let platformDatabase = '';
   let template = '';
-  let superuser = false;
 
   const roles = new LRUCache<string, ProjectRole>({ max: ROLE_CACHE_MAX, ttl: ROLE_CACHE_TTL_MS });
   // Bumped by every drop: a read that overlapped one is not cached (it may have seen the role just before it went).
@@ -200,9 +246,9 @@ export function createProvisioning(opts: {
     }
   };
 
-  /** Runs `fn` on a fresh connection to database `name` of the projects' server, as the platform role. */
-  const inDatabase = async <T>(name: string, fn: (c: pg.Client) => Promise<T>): Promise<T> => {
-    const url = new URL(opts.serverUrl);
+  /** Runs `fn` on a fresh connection to database `name` of server `srv`, as the platform role. */
+  const inDatabase = async <T>(srv: ServerState, name: string, fn: (c: pg.Client) => Promise<T>): Promise<T> => {
+    const url = new URL(srv.url);
     url.pathname = `/${encodeURIComponent(name)}`;
     const c = new pg.Client({ connectionString: url.toString(), application_name: 'tessera-data-provisioning' });
     c.on('error', () => {});
@@ -216,10 +262,10 @@ export function createProvisioning(opts: {
     }
   };
 
-  const databaseExists = async (name: string): Promise<boolean> =>
-    (await server.query('select 1 from pg_database where datname = $1', [name])).rowCount! > 0;
-  const roleExists = async (name: string): Promise<boolean> =>
-    (await server.query('select 1 from pg_roles where rolname = $1', [name])).rowCount! > 0;
+  const databaseExists = async (srv: ServerState, name: string): Promise<boolean> =>
+    (await srv.pool.query('select 1 from pg_database where datname = $1', [name])).rowCount! > 0;
+  const roleExists = async (srv: ServerState, name: string): Promise<boolean> =>
+    (await srv.pool.query('select 1 from pg_roles where rolname = $1', [name])).rowCount! > 0;
 
   /**
    * The session settings of a login role in its database: search path and the statement and idle-in-transaction
@@ -227,36 +273,60 @@ export function createProvisioning(opts: {
    * live on the role so a new connection sends nothing but its credentials. They are defaults, not walls: the pool
    * cancels statements past the timeout itself and resets sessions that ran rawSQL (see pools.ts).
    */
-  const sessionDefaults = (schemaName: string): [string, string][] => [
+  const sessionDefaults = (schemaName: string, superuser: boolean): [string, string][] => [
     ['search_path', `${ident(schemaName)}, ${EXTENSIONS_SCHEMA}`],
     ['statement_timeout', String(Number(opts.statementTimeoutMs))],
     ['idle_in_transaction_session_timeout', String(Number(opts.statementTimeoutMs) * 2)],
     ...(superuser ? ([['temp_file_limit', `${Number(opts.tempFileLimitKb)}`]] as [string, string][]) : []),
   ];
-  const setSessionDefaults = async (r: {
-    roleName: string;
-    databaseName: string;
-    schemaName: string;
-  }): Promise<void> => {
-    for (const [name, value] of sessionDefaults(r.schemaName)) {
-      await server.query(`alter role ${ident(r.roleName)} in database ${ident(r.databaseName)} set ${name} = ${value}`);
+  const setSessionDefaults = async (
+    srv: ServerState,
+    r: {
+      roleName: string;
+      databaseName: string;
+      schemaName: string;
+    },
+  ): Promise<void> => {
+    for (const [name, value] of sessionDefaults(r.schemaName, await srv.superuser)) {
+      await srv.pool.query(
+        `alter role ${ident(r.roleName)} in database ${ident(r.databaseName)} set ${name} = ${value}`,
+      );
     }
-    await server.query(`alter role ${ident(r.roleName)} connection limit ${Number(opts.connectionLimit)}`);
+    await srv.pool.query(`alter role ${ident(r.roleName)} connection limit ${Number(opts.connectionLimit)}`);
   };
 
-  /** Roles whose settings differ from this configuration (an older version, or the timeouts changed) are updated. */
+  /** Roles whose settings differ from this configuration (an older version, or the timeouts changed) are updated, per server. */
   const syncSessionDefaults = async (): Promise<void> => {
-    const { rows } = await admin.query<{
+    const { rows: all } = await admin.query<{
       project_id: string;
       role_name: string;
       schema_name: string;
       database_name: string;
+      server_id: string;
     }>(
-      'select project_id, role_name, schema_name, database_name from data_project_roles where database_name is not null',
+      'select project_id, role_name, schema_name, database_name, server_id from data_project_roles where database_name is not null',
     );
-    if (rows.length === 0) return;
+    for (const id of new Set(all.map((r) => r.server_id))) {
+      const srv = await serverOf(id).catch((err: Error) => {
+        logger.warn({ err: err.message, server: id }, 'data: project server unknown; its roles keep their settings');
+        return undefined;
+      });
+      if (srv)
+        await syncServer(
+          srv,
+          all.filter((r) => r.server_id === id),
+        ).catch((err: Error) =>
+          logger.warn({ err: err.message, server: id }, 'data: could not read the project roles of a server'),
+        );
+    }
+  };
+  const syncServer = async (
+    srv: ServerState,
+    rows: { project_id: string; role_name: string; schema_name: string; database_name: string }[],
+  ): Promise<void> => {
+    const superuser = await srv.superuser;
     const prefix = `tsr_${installationDigest(platformDatabase)}_`;
-    const { rows: have } = await server.query<{ rolname: string; rolconnlimit: number; setconfig: string[] | null }>(
+    const { rows: have } = await srv.pool.query<{ rolname: string; rolconnlimit: number; setconfig: string[] | null }>(
       `select r.rolname, r.rolconnlimit, s.setconfig from pg_roles r
          left join pg_db_role_setting s on s.setrole = r.oid and s.setdatabase <> 0
         where starts_with(r.rolname, $1)`,
@@ -268,9 +338,11 @@ export function createProvisioning(opts: {
       const h = byRole.get(r.role_name);
       if (!h) continue;
       const set = new Set((h.setconfig ?? []).map((x) => x.replace(/"/g, '')));
-      const want = sessionDefaults(r.schema_name).map(([name, value]) => `${name}=${value.replace(/"/g, '')}`);
+      const want = sessionDefaults(r.schema_name, superuser).map(
+        ([name, value]) => `${name}=${value.replace(/"/g, '')}`,
+      );
       if (h.rolconnlimit === opts.connectionLimit && want.every((w) => set.has(w))) continue;
-      await setSessionDefaults({
+      await setSessionDefaults(srv, {
         roleName: r.role_name,
         databaseName: r.database_name,
         schemaName: r.schema_name,
@@ -282,14 +354,24 @@ export function createProvisioning(opts: {
     if (updated > 0) logger.info({ roles: updated }, 'data: project roles given the current session settings');
   };
 
+  /** Makes the installation's template on `srv` once per process (retried after a failure). */
+  const ensureTemplate = (srv: ServerState): Promise<void> => {
+    srv.template ??= makeTemplate(srv).catch((err: unknown) => {
+      srv.template = undefined;
+      throw err;
+    });
+    return srv.template;
+  };
   /** Makes the installation's template (under a temporary name, renamed once complete, so a crash leaves none half made). */
-  const ensureTemplate = async (): Promise<void> => {
-    await locked(TEMPLATE_LOCK, [], async () => {
-      if (await databaseExists(template)) return;
+  const makeTemplate = async (srv: ServerState): Promise<void> => {
+    const [lock, params] = srv.id === DEFAULT_SERVER ? [TEMPLATE_LOCK, []] : [SERVER_TEMPLATE_LOCK, [srv.id]];
+    const server = srv.pool;
+    await locked(lock, params, async () => {
+      if (await databaseExists(srv, template)) return;
       const building = `${template}_new`;
       await server.query(`drop database if exists ${ident(building)}`);
       await server.query(`create database ${ident(building)} template template1`);
-      await inDatabase(building, async (c) => {
+      await inDatabase(srv, building, async (c) => {
         for (const sql of TEMPLATE_SQL) await c.query(sql);
         const granted = await c
           .query(`grant usage on schema ${EXTENSIONS_SCHEMA} to public`)
@@ -307,7 +389,7 @@ export function createProvisioning(opts: {
       });
       await server.query(`revoke connect, temporary on database ${ident(building)} from public`);
       await server.query(`alter database ${ident(building)} rename to ${ident(template)}`);
-      logger.info({ template }, 'data: project database template ready');
+      logger.info({ template, server: srv.id }, 'data: project database template ready');
     });
   };
 
@@ -342,10 +424,13 @@ export function createProvisioning(opts: {
     user_role_name: string;
     anon_role_name: string | null;
     password_sealed: string;
+    server_id: string;
   };
-  const ROW_COLUMNS = 'database_name, schema_name, role_name, user_role_name, anon_role_name, password_sealed';
+  const ROW_COLUMNS =
+    'database_name, schema_name, role_name, user_role_name, anon_role_name, password_sealed, server_id';
   const roleOf = (projectId: string, r: Row): ProjectRole => ({
     projectId,
+    serverId: r.server_id,
     databaseName: r.database_name!,
     schemaName: r.schema_name,
     roleName: r.role_name,
@@ -376,6 +461,7 @@ export function createProvisioning(opts: {
 
   /** Makes (or, after a crash, completes) the roles: one batch when none exists, step by step otherwise. */
   const makeRoles = async (
+    srv: ServerState,
     roleName: string,
     userRoleName: string,
     anonRoleName: string,
@@ -389,6 +475,7 @@ export function createProvisioning(opts: {
       `grant ${ident(userRoleName)}, ${ident(anonRoleName)} to ${ident(roleName)}`,
     ];
     const nologin = (name: string) => `create role ${ident(name)} with nologin ${attrs}`;
+    const server = srv.pool;
     try {
       await server.query(
         [
@@ -402,11 +489,11 @@ export function createProvisioning(opts: {
     } catch (err) {
       if ((err as { code?: string }).code !== '42710') throw err; // duplicate_object: left by a crash, go step by step
     }
-    if (await roleExists(roleName))
+    if (await roleExists(srv, roleName))
       await server.query(`alter role ${ident(roleName)} with login noinherit ${attrs} ${limit} password ${verifier}`);
     else
       await server.query(`create role ${ident(roleName)} with login noinherit ${attrs} ${limit} password ${verifier}`);
-    for (const r of [userRoleName, anonRoleName]) if (!(await roleExists(r))) await server.query(nologin(r));
+    for (const r of [userRoleName, anonRoleName]) if (!(await roleExists(srv, r))) await server.query(nologin(r));
     for (const g of grants) await server.query(g);
   };
 
@@ -416,6 +503,30 @@ export function createProvisioning(opts: {
     `alter default privileges for role ${ident(roleName)} in schema ${ident(schemaName)} grant select, insert, update, delete on tables to ${ident(to)}`,
     `alter default privileges for role ${ident(roleName)} in schema ${ident(schemaName)} grant usage, select on sequences to ${ident(to)}`,
   ];
+
+  /**
+   * On `srv`: the project's roles (the same names and password on every server), its database from the server's
+   * template, CONNECT for its login role only, the session defaults. Idempotent (a crash midway is completed).
+   */
+  const makeDatabase = async (srv: ServerState, names: ReturnType<typeof projectNamesOf>, password: string) => {
+    const { roleName, userRoleName, anonRoleName, databaseName, schemaName } = names;
+    await ensureTemplate(srv);
+    await makeRoles(srv, roleName, userRoleName, anonRoleName, literal(scramVerifier(password)));
+    await srv.pool
+      .query(`create database ${ident(databaseName)} template ${ident(template)}`)
+      .catch((err: { code?: string }) => {
+        if (err.code !== '42P04') throw err; // duplicate_database: left by a crash
+      });
+    await srv.pool.query(
+      [
+        `revoke connect, temporary on database ${ident(databaseName)} from public`,
+        `grant connect on database ${ident(databaseName)} to ${ident(roleName)}`,
+        ...sessionDefaults(schemaName, await srv.superuser).map(
+          ([name, value]) => `alter role ${ident(roleName)} in database ${ident(databaseName)} set ${name} = ${value}`,
+        ),
+      ].join('; '),
+    );
+  };
 
   /** Creates the project's roles, database and schema (idempotent); refuses a deleted project. */
   const create = (projectId: string): Promise<ProjectRole> =>
@@ -428,26 +539,14 @@ export function createProvisioning(opts: {
           projectId,
         ]);
         if (rows[0]?.database_name) return roleOf(projectId, rows[0]); // made before (an event delivered again)
+        // Placed once: a row left by a crash (or a 0.1 project) keeps its server.
+        const serverId = rows[0]?.server_id ?? (await directory.place(c));
+        const srv = await serverOf(serverId);
         const names = projectNamesOf(opts.secret, platformDatabase, projectId);
         const { roleName, userRoleName, anonRoleName, databaseName, schemaName } = names;
         const password = crypto.randomBytes(24).toString('base64url');
-        await makeRoles(roleName, userRoleName, anonRoleName, literal(scramVerifier(password)));
-        await server
-          .query(`create database ${ident(databaseName)} template ${ident(template)}`)
-          .catch((err: { code?: string }) => {
-            if (err.code !== '42P04') throw err; // duplicate_database: left by a crash
-          });
-        await server.query(
-          [
-            `revoke connect, temporary on database ${ident(databaseName)} from public`,
-            `grant connect on database ${ident(databaseName)} to ${ident(roleName)}`,
-            ...sessionDefaults(schemaName).map(
-              ([name, value]) =>
-                `alter role ${ident(roleName)} in database ${ident(databaseName)} set ${name} = ${value}`,
-            ),
-          ].join('; '),
-        );
-        await inDatabase(databaseName, async (d) => {
+        await makeDatabase(srv, names, password);
+        await inDatabase(srv, databaseName, async (d) => {
           await d.query(
             [
               `create schema if not exists ${ident(schemaName)} authorization ${ident(roleName)}`,
@@ -458,13 +557,13 @@ export function createProvisioning(opts: {
           );
         });
         await c.query(
-          `insert into data_project_roles (project_id, schema_name, role_name, user_role_name, anon_role_name, password_sealed, database_name) values ($1, $2, $3, $4, $5, $6, $7)
+          `insert into data_project_roles (project_id, schema_name, role_name, user_role_name, anon_role_name, password_sealed, database_name, server_id) values ($1, $2, $3, $4, $5, $6, $7, $8)
            on conflict (project_id) do update set schema_name = excluded.schema_name, role_name = excluded.role_name, user_role_name = excluded.user_role_name,
-             anon_role_name = excluded.anon_role_name, password_sealed = excluded.password_sealed, database_name = excluded.database_name`,
-          [projectId, schemaName, roleName, userRoleName, anonRoleName, box.encrypt(password), databaseName],
+             anon_role_name = excluded.anon_role_name, password_sealed = excluded.password_sealed, database_name = excluded.database_name, server_id = excluded.server_id`,
+          [projectId, schemaName, roleName, userRoleName, anonRoleName, box.encrypt(password), databaseName, serverId],
         );
-        logger.info({ project: projectId }, 'data: project database ready');
-        return { projectId, ...names, anonReady: true, password };
+        logger.info({ project: projectId, server: serverId }, 'data: project database ready');
+        return { projectId, serverId, ...names, anonReady: true, password };
       }),
     );
 
@@ -484,13 +583,14 @@ export function createProvisioning(opts: {
             if (!rows[0]?.database_name)
               throw new AppError('NOT_FOUND', 'The project was deleted', { resource: 'project', id: role.projectId });
             if (rows[0].anon_role_name === null) {
+              const srv = await serverOf(rows[0].server_id);
               const { roleName, anonRoleName, schemaName, databaseName } = role;
-              if (!(await roleExists(anonRoleName)))
-                await server.query(`create role ${ident(anonRoleName)} with nologin ${ROLE_ATTRS}`);
-              await server.query(
+              if (!(await roleExists(srv, anonRoleName)))
+                await srv.pool.query(`create role ${ident(anonRoleName)} with nologin ${ROLE_ATTRS}`);
+              await srv.pool.query(
                 `grant ${ident(anonRoleName)} to current_user; grant ${ident(anonRoleName)} to ${ident(roleName)}`,
               );
-              await inDatabase(databaseName, async (d) => {
+              await inDatabase(srv, databaseName, async (d) => {
                 await d.query(
                   [
                     ...schemaGrants(roleName, schemaName, anonRoleName),
@@ -508,15 +608,35 @@ export function createProvisioning(opts: {
               ]);
               logger.info({ project: role.projectId }, 'data: anonymous role of an older project made');
             }
-            const ready = { ...role, anonReady: true };
+            const ready = { ...role, serverId: rows[0].server_id, anonReady: true };
             roles.set(role.projectId, ready);
             return ready;
           }),
         );
 
-  /** Drops a project's roles as far as they exist (after their database is gone, nothing else depends on them). */
-  const dropRoles = async (names: string[]): Promise<void> => {
-    for (const role of names) if (await roleExists(role)) await server.query(`drop role ${ident(role)}`);
+  /** Drops a project's roles on `srv` as far as they exist (after their database is gone, nothing else depends on them). */
+  const dropRoles = async (srv: ServerState, names: string[]): Promise<void> => {
+    for (const role of names) if (await roleExists(srv, role)) await srv.pool.query(`drop role ${ident(role)}`);
+  };
+
+  /** Drops the project's database and roles on `srv` (named by its row `r`, or derived for a project without one). */
+  const dropDatabase = async (srv: ServerState, projectId: string, r: Row | undefined): Promise<void> => {
+    const names = r?.database_name
+      ? {
+          databaseName: r.database_name,
+          roleName: r.role_name,
+          userRoleName: r.user_role_name,
+          anonRoleName: r.anon_role_name ?? `${r.role_name}_a`,
+        }
+      : projectNamesOf(opts.secret, platformDatabase, projectId);
+    await srv.pool.query(`drop database if exists ${ident(names.databaseName)} with (force)`);
+    await dropRoles(srv, [names.roleName, names.userRoleName, names.anonRoleName]);
+  };
+
+  /** Forgets the project's cached role (it was dropped, or moved to another server). */
+  const forget = (projectId: string): void => {
+    drops++;
+    roles.delete(projectId);
   };
 
   return {
@@ -528,14 +648,12 @@ export function createProvisioning(opts: {
       const { rows } = await admin.query<{ db: string }>('select current_database() as db');
       platformDatabase = rows[0]!.db;
       template = templateNameOf(platformDatabase);
-      superuser =
-        (await server.query<{ su: boolean }>('select rolsuper as su from pg_roles where rolname = current_user'))
-          .rows[0]?.su === true;
-      if (!superuser)
+      const srv = defaultServer();
+      if (!(await srv.superuser))
         logger.info(
           'data: the platform role is not a superuser: temp_file_limit of project roles is left to the server configuration',
         );
-      await ensureTemplate();
+      await ensureTemplate(srv);
       // No project role ever connects to the platform database (nor may anyone else through PUBLIC). Best effort: a
       // platform role that does not own the database cannot revoke.
       await admin
@@ -554,6 +672,12 @@ export function createProvisioning(opts: {
     load,
     create,
     ensureAnonymous,
+    forget,
+    /** Forgets every cached role (a `data.project.moved` may have been missed): each is read again on next use. */
+    forgetAll(): void {
+      drops++;
+      roles.clear();
+    },
 
     /** The project's role, provisioning it now if it is not yet (a project is usable as soon as it exists). */
     async ensure(projectId: string): Promise<ProjectRole> {
@@ -562,8 +686,7 @@ export function createProvisioning(opts: {
 
     /** Drops the project's database and roles (idempotent); from now on the project cannot be provisioned again. */
     drop(projectId: string): Promise<void> {
-      drops++;
-      roles.delete(projectId);
+      forget(projectId);
       return once(`drop:${projectId}`, () =>
         locked(PROJECT_LOCK, [projectId], async (c) => {
           await c.query('insert into data_deleted_projects (project_id) values ($1) on conflict do nothing', [
@@ -573,21 +696,13 @@ export function createProvisioning(opts: {
             projectId,
           ]);
           const r = rows[0];
-          const names = r?.database_name
-            ? {
-                databaseName: r.database_name,
-                roleName: r.role_name,
-                userRoleName: r.user_role_name,
-                anonRoleName: r.anon_role_name ?? `${r.role_name}_a`,
-              }
-            : projectNamesOf(opts.secret, platformDatabase, projectId);
-          await server.query(`drop database if exists ${ident(names.databaseName)} with (force)`);
-          await dropRoles([names.roleName, names.userRoleName, names.anonRoleName]);
+          const srv = await serverOf(r?.server_id ?? DEFAULT_SERVER);
+          await dropDatabase(srv, projectId, r);
           if (r && !r.database_name) {
             // A 0.1 project: its schema and roles were in the platform database.
             await c.query(`drop schema if exists ${ident(schemaNameOf(projectId))} cascade`);
             for (const role of [r.role_name, r.user_role_name]) {
-              if (!(await roleExists(role))) continue;
+              if (!(await roleExists(srv, role))) continue;
               await c.query(`drop owned by ${ident(role)} cascade`);
               await c.query(`drop role ${ident(role)}`);
             }
@@ -596,23 +711,99 @@ export function createProvisioning(opts: {
           await c.query('delete from data_realtime_tables where project_id = $1', [projectId]);
           await c.query('delete from data_hook_outbox_projects where project_id = $1', [projectId]);
         }),
-      ).finally(() => {
-        drops++;
-        roles.delete(projectId);
+      ).finally(() => forget(projectId));
+    },
+
+    /**
+     * Moves (move.ts): makes the project's roles and an EMPTY database (no project schema: the copy brings it, with
+     * its owner and grants) on server `serverId`, dropping a copy a failed move left there first. Refuses the server
+     * the project lives on. Returns the project's role as it will be on that server.
+     */
+    async prepareCopy(projectId: string, serverId: string): Promise<ProjectRole> {
+      return await locked(PROJECT_LOCK, [projectId], async (c) => {
+        const { rows } = await c.query<Row>(`select ${ROW_COLUMNS} from data_project_roles where project_id = $1`, [
+          projectId,
+        ]);
+        const r = rows[0];
+        if (!r?.database_name) throw errors.notFound('project', projectId);
+        if (r.server_id === serverId)
+          throw errors.conflict(`The project lives on ${serverId} already`, {
+            project_id: projectId,
+            server: serverId,
+          });
+        const role = roleOf(projectId, r);
+        const srv = await serverOf(serverId);
+        await srv.pool.query(`drop database if exists ${ident(role.databaseName)} with (force)`);
+        await makeDatabase(
+          srv,
+          {
+            roleName: role.roleName,
+            userRoleName: role.userRoleName,
+            anonRoleName: role.anonRoleName,
+            databaseName: role.databaseName,
+            schemaName: role.schemaName,
+          },
+          role.password,
+        );
+        return { ...role, serverId };
       });
     },
 
-    /** The projects' server, as the platform role (its settings, e.g. max_connections). */
+    /**
+     * Moves: the one row saying where the project lives now names `serverId` (in `c`, the move's platform
+     * transaction, which also announces `data.project.moved`). Refuses a project deleted meanwhile.
+     */
+    async switchServer(c: Pick<pg.PoolClient, 'query'>, projectId: string, serverId: string): Promise<void> {
+      const { rowCount } = await c.query(
+        'update data_project_roles set server_id = $2 where project_id = $1 and database_name is not null',
+        [projectId, serverId],
+      );
+      if (rowCount === 0) throw errors.notFound('project', projectId);
+    },
+
+    /**
+     * Moves: drops the project's database and roles on `serverId`, which must NOT be where the project lives (the
+     * source after a confirmed switch, or a failed move's copy on the target). Checked under the project's lock.
+     */
+    async dropCopy(projectId: string, serverId: string): Promise<void> {
+      await locked(PROJECT_LOCK, [projectId], async (c) => {
+        const { rows } = await c.query<Row>(`select ${ROW_COLUMNS} from data_project_roles where project_id = $1`, [
+          projectId,
+        ]);
+        const r = rows[0];
+        if (r?.server_id === serverId)
+          throw errors.conflict(`The project lives on ${serverId}: its database there is not a copy`, {
+            project_id: projectId,
+            server: serverId,
+          });
+        await dropDatabase(await serverOf(serverId), projectId, r);
+      });
+    },
+
+    /** A server's URL changed or it was removed: its provisioning connections close (made again on next use). */
+    async forgetServer(serverId: string): Promise<void> {
+      const srv = serverStates.get(serverId);
+      if (!srv || serverId === DEFAULT_SERVER) return;
+      serverStates.delete(serverId);
+      await srv.pool.end().catch(() => {});
+    },
+
+    /** The default projects' server, as the platform role (its settings, e.g. max_connections). */
     server: server as Pick<pg.Pool, 'query'>,
+    /** Any project server of the fleet, as the platform role. */
+    async serverPool(serverId: string): Promise<Pick<pg.Pool, 'query'>> {
+      return (await serverOf(serverId)).pool;
+    },
 
     /** Cancels the statement running on a project's backend (the platform role is a member of every project role). */
-    async cancelBackend(pid: number): Promise<void> {
-      await server.query('select pg_cancel_backend($1)', [pid]);
+    async cancelBackend(pid: number, serverId = DEFAULT_SERVER): Promise<void> {
+      await (await serverOf(serverId)).pool.query('select pg_cancel_backend($1)', [pid]);
     },
 
     async stop(): Promise<void> {
       await Promise.allSettled([...inFlight.values()]);
-      await server.end();
+      await Promise.allSettled([...serverStates.values()].map((s) => s.pool.end()));
+      serverStates.clear();
       await locks.end();
     },
   };

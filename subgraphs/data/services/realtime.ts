@@ -15,7 +15,7 @@ import type { PlanLimitsReader, ProjectPlan } from '../../../platform/plan-limit
 import type { Logger } from '../../../platform/logger.ts';
 import { createLoop, type Loop } from '../../../platform/loop.ts';
 import { ident } from './names.ts';
-import type { ProjectPools } from './pools.ts';
+import type { RolePools } from './pools.ts';
 import type { ProjectRole } from './provisioning.ts';
 
 export const CHANNEL = 'tessera_realtime';
@@ -73,8 +73,10 @@ export function readChange(payload: string | undefined): Change | undefined {
 /** Creates the realtime service: `admin` keeps the switches (platform database), `databaseUrl` is the projects' server. */
 export function createRealtime(opts: {
   admin: pg.Pool;
-  pools: ProjectPools;
+  pools: RolePools;
   databaseUrl: string;
+  /** The URL (as the platform role) of a project server of the fleet; default: `databaseUrl` for every project. */
+  serverUrl?: (serverId: string) => Promise<string>;
   logger: Logger;
   maxSubscribers: number;
   /** The project's plan: max_realtime_subscribers (counted per server, like TESSERA_REALTIME_MAX_SUBSCRIBERS). */
@@ -86,7 +88,7 @@ export function createRealtime(opts: {
   let stopped = false;
 
   const connect = async (l: Listener, gapSince?: string): Promise<void> => {
-    const url = new URL(opts.databaseUrl);
+    const url = new URL(opts.serverUrl ? await opts.serverUrl(l.role.serverId) : opts.databaseUrl);
     url.username = encodeURIComponent(l.role.roleName);
     url.password = encodeURIComponent(l.role.password);
     url.pathname = `/${encodeURIComponent(l.role.databaseName)}`;
@@ -100,21 +102,13 @@ export function createRealtime(opts: {
     const lost = (reason: string) => {
       if (gone) return;
       gone = true;
+      // A connection replaced by another (the project moved: see `relocate`) is not reconnected.
+      if (l.client && l.client !== client) return void client.end().catch(() => {});
       if (l.client === client) l.client = undefined;
       void client.end().catch(() => {});
       if (l.closed || stopped) return;
       logger.warn({ project: l.role.projectId, reason }, 'realtime: listener connection lost; reconnecting');
-      l.lostAt ??= new Date().toISOString();
-      l.reconnect ??= createLoop({
-        name: 'realtime: reconnect',
-        logger: logger.child({ project: l.role.projectId }),
-        run: async () => {
-          if (!l.closed && !stopped && !l.client) await connect(l, l.lostAt);
-        },
-        retryDelayMs: (failures) => reconnectDelay(failures + 1),
-      });
-      // The first attempt waits too: after a PostgreSQL restart every project's listener comes back at once.
-      setTimeout(() => l.reconnect?.wake(), reconnectDelay(1)).unref();
+      reconnectLater(l, new Date().toISOString());
     };
     client.on('error', (err) => lost(err.message));
     client.on('end', () => lost('connection ended'));
@@ -128,6 +122,21 @@ export function createRealtime(opts: {
     l.lostAt = undefined;
     // Reconnected: what was committed while nobody listened is unknown to the subscribers.
     if (gapSince) pubsub.publish('change', l.role.projectId, { table: '*', op: 'gap', at: gapSince });
+  };
+
+  /** Reconnects the listener in the background (subscribers get a `gap` event since `since` once it is back). */
+  const reconnectLater = (l: Listener, since: string): void => {
+    l.lostAt ??= since;
+    l.reconnect ??= createLoop({
+      name: 'realtime: reconnect',
+      logger: logger.child({ project: l.role.projectId }),
+      run: async () => {
+        if (!l.closed && !stopped && !l.client) await connect(l, l.lostAt);
+      },
+      retryDelayMs: (failures) => reconnectDelay(failures + 1),
+    });
+    // The first attempt waits too: after a PostgreSQL restart every project's listener comes back at once.
+    setTimeout(() => l.reconnect?.wake(), reconnectDelay(1)).unref();
   };
 
   /** The wait before reconnection attempt `attempt`. */
@@ -282,6 +291,30 @@ export function createRealtime(opts: {
       projects: listeners.size,
       subscribers: [...listeners.values()].reduce((n, l) => n + l.subscribers, 0),
     }),
+
+    /**
+     * The project moved to another server: its listener listens there from now on, and its subscribers stay. They get
+     * a `gap` event (changes committed between the switch and this process hearing of it may not have reached them).
+     */
+    async relocate(role: ProjectRole): Promise<void> {
+      const l = listeners.get(role.projectId);
+      if (!l || l.closed || l.role.serverId === role.serverId) return;
+      const old = l.client;
+      l.role = role;
+      l.client = undefined;
+      const since = new Date().toISOString();
+      try {
+        await connect(l, since);
+      } catch (err) {
+        logger.warn(
+          { project: role.projectId, err: (err as Error).message },
+          'realtime: listener not moved; reconnecting',
+        );
+        reconnectLater(l, since);
+      } finally {
+        void old?.end().catch(() => {});
+      }
+    },
 
     /** Ends the project's listener (project deleted). */
     closeProject(projectId: string): void {

@@ -28,6 +28,7 @@ const suffix = crypto.randomBytes(4).toString('hex');
 let database = '';
 const roles: ProjectRole[] = ['hostile', 'victim', 'other'].map((x) => ({
   projectId: `fair-${x}`,
+  serverId: 'default',
   get databaseName() {
     return database;
   },

@@ -24,6 +24,7 @@ const suffix = crypto.randomBytes(4).toString('hex');
 let database = '';
 const roles: ProjectRole[] = ['a', 'b', 'c'].map((x) => ({
   projectId: `pool-${x}`,
+  serverId: 'default',
   get databaseName() {
     return database;
   },

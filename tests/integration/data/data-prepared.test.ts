@@ -22,6 +22,7 @@ const suffix = crypto.randomBytes(4).toString('hex');
 let database = '';
 const role: ProjectRole = {
   projectId: 'prepared-a',
+  serverId: 'default',
   get databaseName() {
     return database;
   },
