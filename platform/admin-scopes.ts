@@ -297,6 +297,11 @@ export const OPERATOR_FIELDS: ReadonlySet<string> = new Set([
   'operatorKeys',
   'createOperatorKey',
   'revokeOperatorKey',
+  // Online moves of project databases (data subgraph, issue 29).
+  'adminProjectMove',
+  'adminProjectMoves',
+  'moveProject',
+  'drainProjectServer',
 ]);
 
 /** Federation plumbing an operator's admin query plans through (never a root field of its own). */

@@ -52,6 +52,10 @@ export type BroadcastTopics = {
   'data.servers.changed': { serverId: string };
   /** A project's database now lives on `serverId` (a move switched it): drop its role, connections and listeners. */
   'data.project.moved': { projectId: string; serverId: string };
+  /** A move holds the project's writes (for `ttlMs` unless released or renewed): they wait (subgraphs/data/services/move-hold.ts). */
+  'data.project.hold': { projectId: string; moveId: string; ttlMs: number };
+  /** A move's hold is over; `movedTo`: the project now lives there (the switch is committed and announced). */
+  'data.project.released': { projectId: string; moveId: string; movedTo?: string };
 };
 export type BroadcastTopic = keyof BroadcastTopics;
 

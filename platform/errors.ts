@@ -203,7 +203,7 @@ const UNAVAILABLE_CODES = new Set([
   'EHOSTUNREACH',
 ]);
 const UNAVAILABLE_MESSAGE =
-  /Connection terminated|Client has encountered a connection error|Client was closed|timeout exceeded when trying to connect|terminating connection due to administrator command|the database system is (starting up|shutting down|in recovery)|Connection ended unexpectedly/i;
+  /Connection terminated|Client has encountered a connection error|Client was closed|timeout exceeded when trying to connect|terminating connection due to administrator command|the database system is (starting up|shutting down|in recovery)|is not currently accepting connections|Connection ended unexpectedly/i;
 
 /**
  * True when an error (or its cause, or the error a GraphQL error wraps) says the database could not be reached or

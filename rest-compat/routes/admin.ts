@@ -295,3 +295,65 @@ export const adminRoutes: RouteRow[] = [
     errors: [409],
   },
 ];
+
+// ── Online moves of project databases between project servers, and drains (data subgraph, issue 29 item 3) ──
+const MOVE = `id project_id: projectId from_server: fromServer to_server: toServer state phase mode reason
+  error_code: errorCode error tables { table rows } drain_of: drainOf attempts created_at: createdAt
+  started_at: startedAt finished_at: finishedAt`;
+const MOVE_DOC =
+  'A move is `queued`, `running` (its `phase`: prepare, check, schema, copy, hold, catch-up, sequences, verify, switch, switched, drop), `done` (the project lives on `to_server`, the source is dropped) or `failed` (the project stays on `from_server`; `error_code` and `error` say why, and what the move made is removed).';
+
+adminRoutes.push(
+  {
+    id: 'admin.projects.move',
+    method: 'POST',
+    path: `${BASE}/projects/:id/move`,
+    summary: "Move a project's database to another server (operator)",
+    description: `Body \`{server}\`: the id of an active project server. The project's database is copied online (logical replication where both servers allow it, else pg_dump/pg_restore: \`mode\` and \`reason\` say which), its writes held only for the final catch-up and switch (a write then waits, or answers 503 with \`Retry-After\`), verified table by table (rows and checksum), switched, and its source dropped. Answers 202 with the queued move; follow it with \`GET /admin/api/v1/moves/:id\`. 400 for an unknown server, 404 for an unknown project, 409 when the server takes no projects (draining, read-only, weight 0), the project lives there already or is being moved. ${MOVE_DOC}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `mutation AdminProjectMove($projectId: ID!, $server: String!) { move: moveProject(projectId: $projectId, server: $server) { ${MOVE} } }`,
+    status: 202,
+    variables: { projectId: 'params.id', server: 'body.server' },
+    errors: [409],
+  },
+  {
+    id: 'admin.moves.get',
+    method: 'GET',
+    path: `${BASE}/moves/:id`,
+    summary: 'One move of a project database (operator)',
+    description: `${MOVE_DOC} 404 for an unknown id.`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `query AdminProjectMoveGet($id: ID!) { move: adminProjectMove(id: $id) { ${MOVE} } }`,
+    status: 200,
+    variables: { id: 'params.id' },
+  },
+  {
+    id: 'admin.moves.list',
+    method: 'GET',
+    path: `${BASE}/moves`,
+    summary: 'The latest moves of project databases (operator)',
+    description: `Newest first. Query \`project_id\` (one project's moves), \`drain_of\` (the moves a drain of that server made) and \`first\` (1-100, default 50). ${MOVE_DOC}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `query AdminProjectMoveList($projectId: ID, $drainOf: String, $first: Int) {
+      moves: adminProjectMoves(projectId: $projectId, drainOf: $drainOf, first: $first) { ${MOVE} }
+    }`,
+    status: 200,
+    variables: { projectId: 'query.project_id', drainOf: 'query.drain_of', first: 'query.first' },
+  },
+  {
+    id: 'admin.servers.drain',
+    method: 'POST',
+    path: `${BASE}/servers/:id/drain`,
+    summary: 'Drain a project server (operator)',
+    description:
+      'The server is marked `draining` (no new project is placed there) and every project on it is moved, two at a time, to the server placement picks (an active one). Answers 202 `{drain: {server, state}}`; follow the moves with `GET /admin/api/v1/moves?drain_of=ID`. A project whose move fails stays where it is (run the drain again). 404 for an unknown server.',
+    tag: TAG,
+    auth: 'operator',
+    operation: 'mutation AdminServerDrain($id: String!) { drain: drainProjectServer(id: $id) { server state } }',
+    status: 202,
+    variables: { id: 'params.id' },
+  },
+);

@@ -2,5 +2,7 @@
 import { defineJobs } from '../../../platform/jobs.ts';
 import type { DataServices } from '../services/index.ts';
 import { sweepHookOutboxJob } from './sweep-hook-outbox.ts';
+import { moveProjectJob } from './move-project.ts';
+import { drainServerJob } from './drain-server.ts';
 
-export const dataJobs = defineJobs<DataServices>({ jobs: [sweepHookOutboxJob] });
+export const dataJobs = defineJobs<DataServices>({ jobs: [sweepHookOutboxJob, moveProjectJob, drainServerJob] });

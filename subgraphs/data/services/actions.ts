@@ -31,6 +31,7 @@ import type { AfterWrite, DataHooks, HookContext, HookEvent } from './hooks.ts';
 import { forEndUser, mapPgError } from './pg-errors.ts';
 import type { Db, LimitedResult, ProjectClient, ProjectPool, RolePools } from './pools.ts';
 import type { ProjectRole, Provisioning } from './provisioning.ts';
+import type { MoveHolds } from './move-hold.ts';
 import type { Realtime } from './realtime.ts';
 import { checkSqlScript, type ScriptStatement } from './sql-guard.ts';
 import { ident } from './names.ts';
@@ -187,6 +188,8 @@ export function createActions(deps: {
   maxResultBytes: number;
   /** The plan's database size limits (max_database_rows, max_database_bytes); none checked without it. */
   quota?: DatabaseQuota;
+  /** Writes of a project being switched to another server wait here, or answer 503 (move-hold.ts). */
+  holds?: Pick<MoveHolds, 'beforeWrite'>;
 }) {
   const { admin, provisioning, pools, catalog, realtime, hooks, outbox, maxRows, quota } = deps;
 
@@ -271,6 +274,12 @@ export function createActions(deps: {
     } finally {
       client.release(broken);
     }
+  };
+
+  /** A write waits while its project is held by a move (before its role is read: after a switch it is the new one). */
+  const holdOf = async (principal: Principal): Promise<void> => {
+    if (deps.holds && 'projectId' in principal && typeof principal.projectId === 'string')
+      await deps.holds.beforeWrite(principal.projectId);
   };
 
   const callerOf = async (principal: Principal): Promise<Caller> => {
@@ -584,6 +593,7 @@ export function createActions(deps: {
     body: Body,
     o: RunOptions = {},
   ): Promise<unknown> => {
+    if (!READ_ACTIONS.has(action)) await holdOf(principal);
     const caller = await callerOf(principal);
     const fn = actions[action] as (s: Session, b: Body) => Promise<unknown>;
     const over = await quotaFor(caller, [{ ...body, action }]);
@@ -652,6 +662,7 @@ export function createActions(deps: {
           );
       }
     });
+    if ((operations as Body[]).some((op) => !READ_ACTIONS.has(op.action as string))) await holdOf(principal);
     const caller = await callerOf(principal);
     const over = await quotaFor(caller, operations as Body[]);
     if ((operations as Body[]).some((op) => !READ_ACTIONS.has(op.action as string)))

@@ -27,6 +27,9 @@ import {
   type BroadcastListener,
 } from '../../../platform/broadcast.ts';
 import type { ProjectPools } from './pools.ts';
+import { schedulerOf } from '../../../platform/jobs.ts';
+import { createMoveHolds } from './move-hold.ts';
+import { createMoves } from './moves.ts';
 
 export type DataServices = Awaited<ReturnType<typeof createDataServices>>;
 
@@ -40,7 +43,8 @@ function ignoreDeleted(err: unknown): undefined {
 const PLATFORM_RESERVE = 60;
 
 /** Creates the data services over the platform database (and the projects' server, by default the same). */
-export async function createDataServices({ config, logger, databaseUrl, router }: SubgraphDeps) {
+export async function createDataServices(deps: SubgraphDeps) {
+  const { config, logger, databaseUrl, router } = deps;
   const log = logger.child({ component: 'data' });
   const admin = createPgPool(
     { connectionString: databaseUrl, max: 4, application_name: 'tessera-data-admin' },
@@ -114,7 +118,10 @@ export async function createDataServices({ config, logger, databaseUrl, router }
   const hooks = createDataHooks({ router, databaseUrl, logger: log, maxDepth: config.hookMaxDepth, admin });
   const quota = createDatabaseQuota({ db: (role) => pools.get(role), planLimits });
   const outbox = createHookOutbox({ admin, pools, provisioning, hooks, logger: log });
+  // Writes of a project being switched to another server wait (move-hold.ts); they then run where the row says.
+  const holds = createMoveHolds({ followMove: async (projectId) => await relocated(projectId) });
   const actions = createActions({
+    holds,
     admin,
     provisioning,
     pools,
@@ -192,6 +199,20 @@ export async function createDataServices({ config, logger, databaseUrl, router }
     if (role) await realtime.relocate(role);
   };
   let moves: BroadcastListener | undefined;
+  // Online moves and drains (moves.ts), run by the jobs data.project.move and data.server.drain.
+  const projectMoves = createMoves({
+    admin,
+    provisioning,
+    fleet,
+    holds,
+    announceMoved: async (projectId, serverId) => {
+      await publishBroadcastNow(admin, 'data.project.moved', { projectId, serverId });
+      announceLocally('data.project.moved', { projectId, serverId });
+    },
+    enqueue: async (name, data) => await schedulerOf(deps, 'data').enqueue(name, data),
+    pgBin: config.pgBin || undefined,
+    logger: log,
+  });
   // A server whose URL changed, or that was removed: the connections made with the old URL close.
   fleet.onChanged((ids) => {
     for (const id of ids) {
@@ -212,6 +233,10 @@ export async function createDataServices({ config, logger, databaseUrl, router }
       announceLocally('data.project.moved', { projectId, serverId });
     },
     relocated,
+    /** Online moves of project databases between servers, and drains (moves.ts). */
+    moves: projectMoves,
+    /** Writes held by a move's switch (move-hold.ts). */
+    holds,
     pools,
     /** The projects' plans as tenant management says (connections, statement time, database size, realtime subscribers). */
     planLimits,
@@ -275,6 +300,7 @@ export async function createDataServices({ config, logger, databaseUrl, router }
           log.warn({ err: err.message, project: m.projectId }, 'data: a moved project was not followed'),
         );
       });
+      projectMoves.listen(moves);
       // Missed messages: every cached role is read again when next used (their connections age out).
       moves.onReset(() => provisioning.forgetAll());
       await provisioning.init();

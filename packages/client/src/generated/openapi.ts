@@ -43,6 +43,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/api/v1/moves": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The latest moves of project databases (operator)
+         * @description Newest first. Query `project_id` (one project's moves), `drain_of` (the moves a drain of that server made) and `first` (1-100, default 50). A move is `queued`, `running` (its `phase`: prepare, check, schema, copy, hold, catch-up, sequences, verify, switch, switched, drop), `done` (the project lives on `to_server`, the source is dropped) or `failed` (the project stays on `from_server`; `error_code` and `error` say why, and what the move made is removed).
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        get: operations["admin.moves.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/v1/moves/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One move of a project database (operator)
+         * @description A move is `queued`, `running` (its `phase`: prepare, check, schema, copy, hold, catch-up, sequences, verify, switch, switched, drop), `done` (the project lives on `to_server`, the source is dropped) or `failed` (the project stays on `from_server`; `error_code` and `error` say why, and what the move made is removed). 404 for an unknown id.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        get: operations["admin.moves.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/api/v1/operator-keys": {
         parameters: {
             query?: never;
@@ -193,6 +237,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/api/v1/projects/{id}/move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a project's database to another server (operator)
+         * @description Body `{server}`: the id of an active project server. The project's database is copied online (logical replication where both servers allow it, else pg_dump/pg_restore: `mode` and `reason` say which), its writes held only for the final catch-up and switch (a write then waits, or answers 503 with `Retry-After`), verified table by table (rows and checksum), switched, and its source dropped. Answers 202 with the queued move; follow it with `GET /admin/api/v1/moves/:id`. 400 for an unknown server, 404 for an unknown project, 409 when the server takes no projects (draining, read-only, weight 0), the project lives there already or is being moved. A move is `queued`, `running` (its `phase`: prepare, check, schema, copy, hold, catch-up, sequences, verify, switch, switched, drop), `done` (the project lives on `to_server`, the source is dropped) or `failed` (the project stays on `from_server`; `error_code` and `error` say why, and what the move made is removed).
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        post: operations["admin.projects.move"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/api/v1/projects/{id}/resume": {
         parameters: {
             query?: never;
@@ -231,6 +297,28 @@ export interface paths {
          *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
          */
         post: operations["admin.projects.suspend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/v1/servers/{id}/drain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Drain a project server (operator)
+         * @description The server is marked `draining` (no new project is placed there) and every project on it is moved, two at a time, to the server placement picks (an active one). Answers 202 `{drain: {server, state}}`; follow the moves with `GET /admin/api/v1/moves?drain_of=ID`. A project whose move fails stays where it is (run the drain again). 404 for an unknown server.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        post: operations["admin.servers.drain"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3194,7 +3282,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "GRAPHQL_PARSE_FAILED" | "GRAPHQL_VALIDATION_FAILED" | "BAD_USER_INPUT" | "GRAPHQL_LIMIT_EXCEEDED" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "INVALID_API_KEY" | "MFA_REQUIRED" | "INVALID_MFA_CODE" | "INVALID_LINK" | "FORBIDDEN" | "ORIGIN_NOT_ALLOWED" | "PROJECT_SUSPENDED" | "TENANT_SUSPENDED" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "QUERY_TIMEOUT" | "CONFLICT" | "HOOK_DEPTH_EXCEEDED" | "EMAIL_TAKEN" | "MFA_NOT_ENROLLED" | "MFA_ALREADY_ENABLED" | "MFA_NOT_ENABLED" | "PLAN_LIMIT_REACHED" | "PLAN_IN_USE" | "EMAIL_NOT_CONFIGURED" | "PAYLOAD_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "HOOK_REJECTED" | "FUNCTION_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "SERVICE_INTERRUPTED" | "FUNCTION_TIMEOUT";
+                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "GRAPHQL_PARSE_FAILED" | "GRAPHQL_VALIDATION_FAILED" | "BAD_USER_INPUT" | "GRAPHQL_LIMIT_EXCEEDED" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "INVALID_API_KEY" | "MFA_REQUIRED" | "INVALID_MFA_CODE" | "INVALID_LINK" | "FORBIDDEN" | "ORIGIN_NOT_ALLOWED" | "PROJECT_SUSPENDED" | "TENANT_SUSPENDED" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "QUERY_TIMEOUT" | "CONFLICT" | "HOOK_DEPTH_EXCEEDED" | "EMAIL_TAKEN" | "MFA_NOT_ENROLLED" | "MFA_ALREADY_ENABLED" | "MFA_NOT_ENABLED" | "PLAN_LIMIT_REACHED" | "PLAN_IN_USE" | "SERVER_IN_USE" | "EMAIL_NOT_CONFIGURED" | "MOVE_UNSUPPORTED" | "PAYLOAD_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "HOOK_REJECTED" | "FUNCTION_FAILED" | "UPSTREAM_FAILED" | "SERVICE_UNAVAILABLE" | "SERVICE_INTERRUPTED" | "MOVE_FAILED" | "FUNCTION_TIMEOUT";
                 details?: Record<string, never>;
                 message: string;
                 request_id: string;
@@ -3256,7 +3344,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Conflict with the current state (a unique value taken, a run still in progress) (CONFLICT, HOOK_DEPTH_EXCEEDED, EMAIL_TAKEN, MFA_NOT_ENROLLED, MFA_ALREADY_ENABLED, MFA_NOT_ENABLED, PLAN_LIMIT_REACHED, PLAN_IN_USE, EMAIL_NOT_CONFIGURED) */
+        /** @description Conflict with the current state (a unique value taken, a run still in progress) (CONFLICT, HOOK_DEPTH_EXCEEDED, EMAIL_TAKEN, MFA_NOT_ENROLLED, MFA_ALREADY_ENABLED, MFA_NOT_ENABLED, PLAN_LIMIT_REACHED, PLAN_IN_USE, SERVER_IN_USE, EMAIL_NOT_CONFIGURED, MOVE_UNSUPPORTED) */
         E409: {
             headers: {
                 [name: string]: unknown;
@@ -3310,7 +3398,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Internal error (masked; the request id finds it in the logs) (INTERNAL) */
+        /** @description Internal error (masked; the request id finds it in the logs) (INTERNAL, MOVE_FAILED) */
         E500: {
             headers: {
                 [name: string]: unknown;
@@ -3417,6 +3505,150 @@ export interface operations {
                         }[];
                         /** @description Pass as `after` for the next page; null on the last page. */
                         next_cursor?: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.moves.list": {
+        parameters: {
+            query?: {
+                drain_of?: string;
+                first?: number;
+                project_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Operator only: the latest moves, newest first: all, one project's, or those of one server's drain. */
+                        moves: {
+                            /** @description How many times the move was started. */
+                            attempts: number;
+                            /** @description When it was asked for (ISO 8601). */
+                            created_at: string;
+                            /** @description The server whose drain asked for the move; null when the operator asked. */
+                            drain_of?: string | null;
+                            /** @description A failed move's error. */
+                            error?: string | null;
+                            /** @description A failed move's error code (MOVE_FAILED, MOVE_UNSUPPORTED, ...). */
+                            error_code?: string | null;
+                            /** @description When it ended (ISO 8601). */
+                            finished_at?: string | null;
+                            /** @description The server the project lived on when the move was asked for. */
+                            from_server: string;
+                            /** @description The move's id. */
+                            id: string;
+                            /** @description How the rows were copied: `logical` (logical replication) or `dump` (pg_dump/pg_restore, writes held for the copy). */
+                            mode?: string | null;
+                            /** @description Where a running move is: prepare, check, schema, copy, hold, catch-up, sequences, verify, switch, switched, drop, done. */
+                            phase?: string | null;
+                            /** @description The project moved. */
+                            project_id: string;
+                            /** @description Why that mode (what ruled logical replication out, when it was). */
+                            reason?: string | null;
+                            /** @description When it started (ISO 8601). */
+                            started_at?: string | null;
+                            /** @description `queued`, `running`, `done` (the project lives on `toServer`) or `failed` (it stays on `fromServer`). */
+                            state: string;
+                            /** @description The tables the verification compared (row counts equal on both servers). */
+                            tables?: {
+                                /** @description Its rows, the same on both servers. */
+                                rows: number;
+                                /** @description The table, qualified by its schema. */
+                                table: string;
+                            }[] | null;
+                            /** @description The server the project is moved to. */
+                            to_server: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.moves.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Operator only: one online move of a project's database (NOT_FOUND for an unknown id). */
+                        move: {
+                            /** @description How many times the move was started. */
+                            attempts: number;
+                            /** @description When it was asked for (ISO 8601). */
+                            created_at: string;
+                            /** @description The server whose drain asked for the move; null when the operator asked. */
+                            drain_of?: string | null;
+                            /** @description A failed move's error. */
+                            error?: string | null;
+                            /** @description A failed move's error code (MOVE_FAILED, MOVE_UNSUPPORTED, ...). */
+                            error_code?: string | null;
+                            /** @description When it ended (ISO 8601). */
+                            finished_at?: string | null;
+                            /** @description The server the project lived on when the move was asked for. */
+                            from_server: string;
+                            /** @description The move's id. */
+                            id: string;
+                            /** @description How the rows were copied: `logical` (logical replication) or `dump` (pg_dump/pg_restore, writes held for the copy). */
+                            mode?: string | null;
+                            /** @description Where a running move is: prepare, check, schema, copy, hold, catch-up, sequences, verify, switch, switched, drop, done. */
+                            phase?: string | null;
+                            /** @description The project moved. */
+                            project_id: string;
+                            /** @description Why that mode (what ruled logical replication out, when it was). */
+                            reason?: string | null;
+                            /** @description When it started (ISO 8601). */
+                            started_at?: string | null;
+                            /** @description `queued`, `running`, `done` (the project lives on `toServer`) or `failed` (it stays on `fromServer`). */
+                            state: string;
+                            /** @description The tables the verification compared (row counts equal on both servers). */
+                            tables?: {
+                                /** @description Its rows, the same on both servers. */
+                                rows: number;
+                                /** @description The table, qualified by its schema. */
+                                table: string;
+                            }[] | null;
+                            /** @description The server the project is moved to. */
+                            to_server: string;
+                        };
                     };
                 };
             };
@@ -4128,6 +4360,92 @@ export interface operations {
             503: components["responses"]["E503"];
         };
     };
+    "admin.projects.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    server: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Operator only: moves the project's database to another project server, online: copied while the project keeps
+                         *     working, its writes held only for the final catch-up and switch (they wait, or answer 503 with Retry-After), verified
+                         *     table by table, switched, and the source dropped. Runs as a background job: follow it with `adminProjectMove`. 409
+                         *     when the server takes no projects (draining, read-only, weight 0), the project lives there already, or it is being
+                         *     moved; 400 for an unknown server; 404 for an unknown project.
+                         */
+                        move: {
+                            /** @description How many times the move was started. */
+                            attempts: number;
+                            /** @description When it was asked for (ISO 8601). */
+                            created_at: string;
+                            /** @description The server whose drain asked for the move; null when the operator asked. */
+                            drain_of?: string | null;
+                            /** @description A failed move's error. */
+                            error?: string | null;
+                            /** @description A failed move's error code (MOVE_FAILED, MOVE_UNSUPPORTED, ...). */
+                            error_code?: string | null;
+                            /** @description When it ended (ISO 8601). */
+                            finished_at?: string | null;
+                            /** @description The server the project lived on when the move was asked for. */
+                            from_server: string;
+                            /** @description The move's id. */
+                            id: string;
+                            /** @description How the rows were copied: `logical` (logical replication) or `dump` (pg_dump/pg_restore, writes held for the copy). */
+                            mode?: string | null;
+                            /** @description Where a running move is: prepare, check, schema, copy, hold, catch-up, sequences, verify, switch, switched, drop, done. */
+                            phase?: string | null;
+                            /** @description The project moved. */
+                            project_id: string;
+                            /** @description Why that mode (what ruled logical replication out, when it was). */
+                            reason?: string | null;
+                            /** @description When it started (ISO 8601). */
+                            started_at?: string | null;
+                            /** @description `queued`, `running`, `done` (the project lives on `toServer`) or `failed` (it stays on `fromServer`). */
+                            state: string;
+                            /** @description The tables the verification compared (row counts equal on both servers). */
+                            tables?: {
+                                /** @description Its rows, the same on both servers. */
+                                rows: number;
+                                /** @description The table, qualified by its schema. */
+                                table: string;
+                            }[] | null;
+                            /** @description The server the project is moved to. */
+                            to_server: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
     "admin.projects.resume": {
         parameters: {
             query?: never;
@@ -4314,6 +4632,50 @@ export interface operations {
                             /** @description The account's id. */
                             id: string;
                         } | null;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.servers.drain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Operator only: marks the server draining (no new project is placed there) and moves every project off it, a few at
+                         *     a time, each to the server placement picks. Follow it with `adminProjectMoves(drainOf:)`.
+                         */
+                        drain: {
+                            /** @description The server drained. */
+                            server: string;
+                            /** @description Its state now (`draining`). */
+                            state: string;
+                        };
                     };
                 };
             };
