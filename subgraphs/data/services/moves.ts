@@ -181,6 +181,19 @@ export function createMoves(opts: {
     if (!rows[0]) throw errors.notFound('project', projectId);
     if (rows[0].server_id === toServer)
       throw errors.conflict(`The project lives on ${toServer} already`, { project_id: projectId, server: toServer });
+    // Two registrations of one PostgreSQL server (another URL of it): a "copy" would be the project's own database.
+    const identity = async (server: string): Promise<string> =>
+      (
+        await (
+          await provisioning.serverPool(server)
+        ).query<{ id: string }>(
+          `select pg_postmaster_start_time()::text || '/' || coalesce(inet_server_port(), 0) as id`,
+        )
+      ).rows[0]!.id;
+    if ((await identity(rows[0].server_id)) === (await identity(toServer)))
+      throw errors.conflict(`The servers ${rows[0].server_id} and ${toServer} are one PostgreSQL server`, {
+        server: toServer,
+      });
     const id = crypto.randomUUID();
     await admin
       .query(`insert into data_moves (id, project_id, from_server, to_server, drain_of) values ($1, $2, $3, $4, $5)`, [

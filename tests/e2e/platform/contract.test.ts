@@ -9,7 +9,10 @@
 // functions and event deliveries, the identity provider's flows and hosted pages, the documents, health).
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { Validator } from '@cfworker/json-schema';
-import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import { startOneProcess, TEST_SECRET, type TestPlatform } from '../../support/platform.ts';
+import { startPgServer } from '../../support/pg-servers.ts';
+import { createSecretBox } from '../../../platform/crypto.ts';
+import { withPgClient } from '../../../platform/pg-pool.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { nextCode } from '../../support/totp.ts';
 import { startMailbox, tokenOf } from '../identity/identity-fixtures.ts';
@@ -945,6 +948,41 @@ describe('the contract walk: every operation of /openapi.json, every answer chec
     await ok('GET', '/operator-keys', {});
     await ok('DELETE', '/operator-keys/{id}', { id: key.id });
     expect(problems).toEqual([]);
+  }, 120_000);
+
+  it('answers the success of the online moves of the admin API (a second project server), each as documented', async () => {
+    // A second project server (PostgreSQL 15 of this machine), registered as the fleet registers one.
+    const server = await startPgServer();
+    try {
+      const sealed = createSecretBox(TEST_SECRET, 'data:servers').encrypt(server.url);
+      await withPgClient(p.databaseUrl, (c) =>
+        c.query(`insert into data_servers (id, url_sealed) values ('contract-b', $1)`, [sealed]),
+      );
+      const op = { token: OPERATOR_KEY };
+      const ok = async (method: string, path: string, params: Record<string, string>, body?: unknown) => {
+        const a = await call(method, `/admin/api/v1${path}`, params, { ...op, body }, 'success');
+        if (a.status >= 400)
+          problems.push(`${method} ${path} (success call) answered ${a.status}: ${a.text.slice(0, 300)}`);
+        return a.body as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+      };
+      const ended = async () =>
+        await waitFor(
+          async () => {
+            const list = await ok('GET', '/moves', {}, undefined);
+            return (list.moves as { state: string }[]).every((m) => m.state === 'done' || m.state === 'failed');
+          },
+          { timeoutMs: 60_000, intervalMs: 250, message: 'the moves to end' },
+        );
+      // Queued, then done (or failed, where the server is newer than this machine's pg_dump): a 2xx either way.
+      const moved = await ok('POST', '/projects/{id}/move', { id: projectId }, { server: 'contract-b' });
+      await ok('GET', '/moves/{id}', { id: moved.move.id });
+      await ended();
+      await ok('POST', '/servers/{id}/drain', { id: 'contract-b' });
+      await ended();
+      expect(problems).toEqual([]);
+    } finally {
+      await server.stop();
+    }
   }, 120_000);
 
   it('answered a success (2xx, or the redirect of a hosted form) for every operation', () => {
