@@ -118,6 +118,21 @@ export async function startPgServer(settings: Record<string, string | number> = 
   child.stderr!.on('data', (d: Buffer) => {
     log = (log + d.toString()).slice(-20_000);
   });
+  // A watchdog outside this process: if it is killed (a Jest worker force-exited, SIGKILL) before stop(), the server
+  // is shut down and its folder removed all the same.
+  const watchdog = spawn(
+    'sh',
+    [
+      '-c',
+      'while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -INT "$2" 2>/dev/null; sleep 3; kill -QUIT "$2" 2>/dev/null; sleep 1; rm -rf "$3"',
+      'pg-watchdog',
+      String(process.pid),
+      String(child.pid),
+      dir,
+    ],
+    { detached: true, stdio: 'ignore' },
+  );
+  watchdog.unref();
   const entry: Running = { child, dir };
   running.add(entry);
   const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
@@ -129,6 +144,11 @@ export async function startPgServer(settings: Record<string, string | number> = 
       await exited;
     }
     running.delete(entry);
+    try {
+      if (watchdog.pid) process.kill(watchdog.pid);
+    } catch {
+      // already gone
+    }
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {

@@ -142,20 +142,24 @@ describe('moving a project database to another server', () => {
       'subscription { dataChanges(table: "items") { operation row } }',
     );
     const load = writeLoad(project);
-    await waitFor(() => load.acked.length > 20, { message: 'writes before the move' });
-    const asked = await operator('POST', `/admin/api/v1/projects/${project.id}/move`, { server: 'b' });
-    expect(asked.status).toBe(202);
-    expect(asked.body.move).toMatchObject({
-      project_id: project.id,
-      from_server: 'default',
-      to_server: 'b',
-      state: 'queued',
-    });
-    const move = await moveEnds(asked.body.move.id);
-    // Writes go on after the move, on the new server.
-    const after = load.acked.length;
-    await waitFor(() => load.acked.length > after + 20, { message: 'writes after the move' });
-    await load.stop();
+    let move: Record<string, unknown>;
+    try {
+      await waitFor(() => load.acked.length > 20, { message: 'writes before the move' });
+      const asked = await operator('POST', `/admin/api/v1/projects/${project.id}/move`, { server: 'b' });
+      expect(asked.status).toBe(202);
+      expect(asked.body.move).toMatchObject({
+        project_id: project.id,
+        from_server: 'default',
+        to_server: 'b',
+        state: 'queued',
+      });
+      move = await moveEnds(asked.body.move.id);
+      // Writes go on after the move, on the new server.
+      const after = load.acked.length;
+      await waitFor(() => load.acked.length > after + 20, { message: 'writes after the move' });
+    } finally {
+      await load.stop();
+    }
 
     expect(move).toMatchObject({ state: 'done', phase: 'done', mode: 'logical', error: null });
     expect(move.tables).toEqual(
@@ -173,8 +177,9 @@ describe('moving a project database to another server', () => {
     );
     // The subscriber heard changes made after the switch (the listener followed the project to B).
     const last = load.acked.at(-1)!;
-    await waitFor(() => sse.text().includes(`"n":${last}`), { message: 'a change made on the new server' });
-    await sse.close();
+    await waitFor(() => sse.text().includes(`"n":${last}`), { message: 'a change made on the new server' }).finally(
+      () => sse.close(),
+    );
     // The source is dropped once the switch is confirmed; the copy lives on B.
     expect(await databaseOn(b, project.id)).toBe(true);
     expect(await databaseOn(a, project.id)).toBe(false);
