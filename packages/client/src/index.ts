@@ -141,3 +141,4 @@ export class TesseraClient<DB extends DatabaseShape = DatabaseShape> {
 export function createClient<DB extends DatabaseShape = DatabaseShape>(opts: ClientOptions): TesseraClient<DB> {
   return new TesseraClient<DB>(opts);
 }
+export type { ProjectMove } from './operator.ts';

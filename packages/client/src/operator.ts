@@ -109,6 +109,9 @@ export type NewOperatorKey = ResponseOf<'/admin/api/v1/operator-keys', 'post'>;
 
 export type Page = { first?: number; after?: string };
 
+/** An online move of a project's database to another project server (issue 29): queued, running, done or failed. */
+export type ProjectMove = ResponseOf<'/admin/api/v1/moves/{id}', 'get'>['move'];
+
 export class OperatorAdmin {
   readonly #http: Http;
   constructor(http: Http) {
@@ -170,6 +173,30 @@ export class OperatorAdmin {
       }),
     resume: async (id: string): Promise<OperatorProject> =>
       await this.#http.request<OperatorProject>('POST', `${BASE}/projects/${seg(id)}/resume`),
+  };
+
+  /** Online moves of project databases between project servers, and drains of a server. */
+  readonly moves = {
+    /** Queues a move of the project's database to `server` (an active project server); follow it with `get`. */
+    start: async (projectId: string, server: string): Promise<ProjectMove> =>
+      (
+        await this.#http.request<{ move: ProjectMove }>('POST', `${BASE}/projects/${seg(projectId)}/move`, {
+          body: { server },
+        })
+      ).move,
+    get: async (id: string): Promise<ProjectMove> =>
+      (await this.#http.request<{ move: ProjectMove }>('GET', `${BASE}/moves/${seg(id)}`)).move,
+    /** The latest moves, newest first: all, one project's (`project_id`), or one drain's (`drain_of`). */
+    list: async (query: { project_id?: string; drain_of?: string; first?: number } = {}): Promise<ProjectMove[]> =>
+      (await this.#http.request<{ moves: ProjectMove[] }>('GET', `${BASE}/moves`, { query })).moves,
+    /** Marks the server draining and moves every project off it, a few at a time (follow with `list({drain_of})`). */
+    drain: async (serverId: string): Promise<{ server: string; state: string }> =>
+      (
+        await this.#http.request<{ drain: { server: string; state: string } }>(
+          'POST',
+          `${BASE}/servers/${seg(serverId)}/drain`,
+        )
+      ).drain,
   };
 
   readonly audit = {

@@ -427,6 +427,17 @@ export function createProjectPools(opts: {
     }
   };
 
+  /**
+   * A request waiting for a connection of a project whose connections were closed (deleted, or moved to another server:
+   * the request may be sent again at once, and then reaches the project where it lives now).
+   */
+  const closedUnderfoot = (): AppError =>
+    new AppError(
+      'SERVICE_UNAVAILABLE',
+      "The project's connections were closed (the project was deleted or moved to another server); retry",
+      { retry_after: 1 },
+    );
+
   /** Opens a connection for `p` (its slot already counted) and hands it to `resolve`; a failure frees the slot. */
   const open = (p: Project, resolve: (c: Conn) => void, reject: (err: Error) => void): void => {
     total++;
@@ -435,7 +446,7 @@ export function createProjectPools(opts: {
       (c) => {
         if (p.closed || stopped) {
           close(c);
-          reject(errors.unavailable('The project was deleted'));
+          reject(closedUnderfoot());
         } else resolve(c);
       },
       (err: Error) => {
@@ -680,7 +691,7 @@ export function createProjectPools(opts: {
         p.closed = true;
         for (const c of [...p.idle]) close(c);
         for (let i = waiters.length - 1; i >= 0; i--) {
-          if (waiters[i]!.project === p) take(i).reject(errors.unavailable('The project was deleted'));
+          if (waiters[i]!.project === p) take(i).reject(closedUnderfoot());
         }
         projects.delete(projectId);
       }

@@ -2,7 +2,10 @@
 // projects live on two real PostgreSQL 15 servers (tests/support/pg-servers.ts); the operator moves a project under a
 // steady write load (no acknowledged write lost, nothing failed but documented 503s in the switch window, realtime
 // subscribers keep receiving), drains a server, and nobody but the operator may do either.
+import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { createSecretBox } from '../../../platform/crypto.ts';
@@ -48,6 +51,35 @@ async function databaseOn(server: TestPgServer, projectId: string): Promise<bool
   } finally {
     await c.end();
   }
+}
+
+const CLI = new URL('../../../packages/client/src/cli/main.ts', import.meta.url).pathname;
+type Run = { code: number; stdout: string; stderr: string; json: () => any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Runs `tessera args...` as the operator runs it (a child process; TESSERA_OPERATOR_KEY unless `env` says otherwise). */
+function tessera(
+  args: string[],
+  env: Record<string, string> = { TESSERA_OPERATOR_KEY: TEST_OPERATOR_KEY },
+): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: os.tmpdir(),
+        TESSERA_CONFIG_DIR: path.join(os.tmpdir(), 'tessera-move-cli'),
+        TESSERA_URL: platform.url,
+        ...env,
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr, json: () => JSON.parse(stdout) }));
+    child.stdin.end('');
+  });
 }
 
 /** Waits for the move to end; answers it. */
@@ -141,45 +173,47 @@ describe('moving a project database to another server', () => {
       project.apiKey,
       'subscription { dataChanges(table: "items") { operation row } }',
     );
-    const load = writeLoad(project);
-    let move: Record<string, unknown>;
     try {
-      await waitFor(() => load.acked.length > 20, { message: 'writes before the move' });
-      const asked = await operator('POST', `/admin/api/v1/projects/${project.id}/move`, { server: 'b' });
-      expect(asked.status).toBe(202);
-      expect(asked.body.move).toMatchObject({
-        project_id: project.id,
-        from_server: 'default',
-        to_server: 'b',
-        state: 'queued',
-      });
-      move = await moveEnds(asked.body.move.id);
-      // Writes go on after the move, on the new server.
-      const after = load.acked.length;
-      await waitFor(() => load.acked.length > after + 20, { message: 'writes after the move' });
-    } finally {
-      await load.stop();
-    }
+      const load = writeLoad(project);
+      let move: Record<string, unknown>;
+      try {
+        await waitFor(() => load.acked.length > 20, { message: 'writes before the move' });
+        const asked = await operator('POST', `/admin/api/v1/projects/${project.id}/move`, { server: 'b' });
+        expect(asked.status).toBe(202);
+        expect(asked.body.move).toMatchObject({
+          project_id: project.id,
+          from_server: 'default',
+          to_server: 'b',
+          state: 'queued',
+        });
+        move = await moveEnds(asked.body.move.id);
+        // Writes go on after the move, on the new server.
+        const after = load.acked.length;
+        await waitFor(() => load.acked.length > after + 20, { message: 'writes after the move' });
+      } finally {
+        await load.stop();
+      }
 
-    expect(move).toMatchObject({ state: 'done', phase: 'done', mode: 'logical', error: null });
-    expect(move.tables).toEqual(
-      expect.arrayContaining([{ table: `p_${project.id.replace(/-/g, '')}.items`, rows: expect.any(Number) }]),
-    );
-    expect(load.failed).toEqual([]);
-    expect(await serverOf(project.id)).toBe('b');
-    // Every acknowledged write is there, read through the data API (on B now).
-    const rows = await data('rawSQL', { sql: 'select n from items where n > 0' });
-    expect(rows.status).toBe(200);
-    const stored = new Set(rows.body.rows.map((r: { n: number }) => r.n));
-    expect(load.acked.filter((n) => !stored.has(n))).toEqual([]);
-    expect((await data('rawSQL', { sql: 'select count(*)::int as c from items where n < 0' })).body.rows[0].c).toBe(
-      20000,
-    );
-    // The subscriber heard changes made after the switch (the listener followed the project to B).
-    const last = load.acked.at(-1)!;
-    await waitFor(() => sse.text().includes(`"n":${last}`), { message: 'a change made on the new server' }).finally(
-      () => sse.close(),
-    );
+      expect(move).toMatchObject({ state: 'done', phase: 'done', mode: 'logical', error: null });
+      expect(move.tables).toEqual(
+        expect.arrayContaining([{ table: `p_${project.id.replace(/-/g, '')}.items`, rows: expect.any(Number) }]),
+      );
+      expect(load.failed).toEqual([]);
+      expect(await serverOf(project.id)).toBe('b');
+      // Every acknowledged write is there, read through the data API (on B now).
+      const rows = await data('rawSQL', { sql: 'select n from items where n > 0' });
+      expect(rows.status).toBe(200);
+      const stored = new Set(rows.body.rows.map((r: { n: number }) => r.n));
+      expect(load.acked.filter((n) => !stored.has(n))).toEqual([]);
+      expect((await data('rawSQL', { sql: 'select count(*)::int as c from items where n < 0' })).body.rows[0].c).toBe(
+        20000,
+      );
+      // The subscriber heard changes made after the switch (the listener followed the project to B).
+      const last = load.acked.at(-1)!;
+      await waitFor(() => sse.text().includes(`"n":${last}`), { message: 'a change made on the new server' });
+    } finally {
+      await sse.close();
+    }
     // The source is dropped once the switch is confirmed; the copy lives on B.
     expect(await databaseOn(b, project.id)).toBe(true);
     expect(await databaseOn(a, project.id)).toBe(false);
@@ -233,6 +267,33 @@ describe('moving a project database to another server', () => {
     expect((await operator('POST', '/admin/api/v1/servers/nope/drain')).status).toBe(404);
   });
 
+  it('moves a project back with the command line: tessera admin projects move ID --to SERVER --wait', async () => {
+    const run = await tessera([
+      'admin',
+      'projects',
+      'move',
+      project.id,
+      '--to',
+      'default',
+      '--wait',
+      '--yes',
+      '--json',
+    ]);
+    expect(run.code).toBe(0);
+    expect(run.json()).toMatchObject({ project_id: project.id, from_server: 'b', to_server: 'default', state: 'done' });
+    expect(await serverOf(project.id)).toBe('default');
+    expect(
+      (await dataCall(call, project.apiKey)('find', { table: 'items', select: ['n'], where: { n: -7 } })).body.rows,
+    ).toEqual([{ n: -7 }]);
+    const listed = await tessera(['admin', 'moves', 'list', '--project', project.id, '--json']);
+    expect(listed.code).toBe(0);
+    expect(listed.json().map((m: { state: string }) => m.state)).toEqual(['done', 'done']);
+    // Usage errors and refusals have their exit codes: no --to (2), an unknown project (5), no operator key (3).
+    expect((await tessera(['admin', 'projects', 'move', project.id, '--yes'])).code).toBe(2);
+    expect((await tessera(['admin', 'projects', 'move', crypto.randomUUID(), '--to', 'b', '--yes'])).code).toBe(5);
+    expect((await tessera(['admin', 'moves', 'list'], {})).code).toBe(3);
+  }, 120_000);
+
   it('drains a server: every project on it moves to an active server, a few at a time', async () => {
     // Two more projects placed on B: the default server takes no new project while they are made (read-only).
     await platformDb.query(`update data_servers set state = 'read-only' where id = 'default'`);
@@ -248,7 +309,7 @@ describe('moving a project database to another server', () => {
         (r) => r.project_id,
       );
     const before = await onB();
-    expect(before).toContain(project.id);
+    expect(before.sort()).toEqual(more.map((p) => p.id).sort());
     const res = await operator('POST', '/admin/api/v1/servers/b/drain');
     expect(res.status).toBe(202);
     expect(res.body.drain).toEqual({ server: 'b', state: 'draining' });

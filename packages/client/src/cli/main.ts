@@ -78,6 +78,10 @@ const OPTIONS = {
   action: { type: 'string' },
   target: { type: 'string' },
   after: { type: 'string' },
+  // tessera admin projects move / servers drain
+  to: { type: 'string' },
+  wait: { type: 'boolean' },
+  drain: { type: 'string' },
 } as const;
 
 async function help(): Promise<string> {

@@ -17,6 +17,7 @@ import {
 import { arg, confirm, flag, type Command } from '../command.ts';
 import type { Ctx } from '../context.ts';
 import { CliError, EXIT, table } from '../output.ts';
+import { drainServer, moves, moveProject, MOVE_USAGE } from './admin-moves.ts';
 
 const USAGE = [
   'admin plans list',
@@ -34,6 +35,7 @@ const USAGE = [
   'admin projects show <id>',
   'admin projects suspend <id> [--reason TEXT] [--yes]',
   'admin projects resume <id>',
+  ...MOVE_USAGE,
   'admin audit [--action ACTION] [--target ID] [--first N]',
   'admin keys list',
   'admin keys create <name>',
@@ -181,7 +183,15 @@ const AREAS: Record<string, Area> = {
     } else if (sub === 'resume') {
       const p = await api.projects.resume(arg(args, 1, 'id'));
       ctx.out.result(p, `Resumed project ${p.name} (${p.id})`);
-    } else throw new CliError(`Unknown: admin projects ${sub}`);
+    } else if (sub === 'move') await moveProject(ctx, api, args);
+    else throw new CliError(`Unknown: admin projects ${sub}`);
+  },
+
+  // Online moves of project databases (admin-moves.ts).
+  moves,
+  async servers(ctx, api, args) {
+    if (args[0] === 'drain') await drainServer(ctx, api, args);
+    else throw new CliError(`Unknown: admin servers ${args[0] ?? ''}`);
   },
 
   async keys(ctx, api, args) {
