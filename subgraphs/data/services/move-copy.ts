@@ -434,6 +434,7 @@ export async function copyProjectDatabase(opts: MoveCopyOptions): Promise<MoveCo
   let work: string | undefined;
   try {
     dst = await connect(opts.targetUrl);
+    removeStaleWork();
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-move-'));
     signal?.throwIfAborted();
     report({ phase: 'check' });
@@ -588,6 +589,20 @@ export async function copyProjectDatabase(opts: MoveCopyOptions): Promise<MoveCo
       await cleanupLeftovers({ sourceUrl: opts.sourceUrl, targetUrl: opts.targetUrl }).catch((e: Error) =>
         opts.logger?.warn({ err: e.message }, 'move: cleanup failed; cleanupLeftovers will be tried again'),
       );
+    }
+  }
+}
+
+/** Work folders of moves whose process died (a day old: no copy runs that long without touching its folder). */
+function removeStaleWork(): void {
+  const dayAgo = Date.now() - 24 * 3600_000;
+  for (const name of fs.readdirSync(os.tmpdir())) {
+    if (!name.startsWith('tessera-move-')) continue;
+    const dir = path.join(os.tmpdir(), name);
+    try {
+      if (fs.statSync(dir).mtimeMs < dayAgo) fs.rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // gone meanwhile
     }
   }
 }

@@ -397,7 +397,18 @@ export function createMoves(opts: {
     /** Queues a move and its job. */
     async move(projectId: string, toServer: string): Promise<MoveView> {
       const view = await request(projectId, toServer);
-      await opts.enqueue(MOVE_JOB, { moveId: view.id });
+      try {
+        await opts.enqueue(MOVE_JOB, { moveId: view.id });
+      } catch (err) {
+        // Never queued: the move must not stay open (it would refuse every later move of the project).
+        await set(view.id, {
+          state: 'failed',
+          error_code: 'SERVICE_UNAVAILABLE',
+          error: (err as Error).message,
+          finished_at: new Date(),
+        });
+        throw err;
+      }
       return view;
     },
     /** One move (NOT_FOUND for an unknown id). */
