@@ -265,7 +265,15 @@ export function createMoves(opts: {
   /** Removes what a failed attempt left on both servers (replication objects, then the target's copy). */
   const undo = async (row: Row): Promise<void> => {
     const role = await provisioning.load(row.project_id);
-    if (!role) return;
+    if (!role) {
+      // Deleted meanwhile: its copy goes too (named as provisioning names it).
+      await provisioning
+        .dropCopy(row.project_id, row.to_server)
+        .catch((err: Error) =>
+          logger.warn({ err: err.message, move: row.id }, "data: a deleted project's copy was not dropped"),
+        );
+      return;
+    }
     const from = await fleet.get(row.from_server).catch(() => undefined);
     const to = await fleet.get(row.to_server).catch(() => undefined);
     if (from && to)
