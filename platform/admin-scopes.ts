@@ -297,6 +297,12 @@ export const OPERATOR_FIELDS: ReadonlySet<string> = new Set([
   'operatorKeys',
   'createOperatorKey',
   'revokeOperatorKey',
+  // the project servers (data subgraph, issue 29)
+  'adminServers',
+  'adminServer',
+  'addProjectServer',
+  'updateProjectServer',
+  'removeProjectServer',
 ]);
 
 /** Federation plumbing an operator's admin query plans through (never a root field of its own). */

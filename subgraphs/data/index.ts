@@ -7,6 +7,7 @@ import { dataMigrations } from './migrations/index.ts';
 import { actionResolvers } from './resolvers/actions.ts';
 import { projectResolvers } from './resolvers/project.ts';
 import { schemaResolvers } from './resolvers/schema.ts';
+import { serverResolvers } from './resolvers/servers.ts';
 import { createDataServices, type DataServices } from './services/index.ts';
 import { createRealtimeHttp, REALTIME_PREFIX } from './realtime/server.ts';
 
@@ -20,8 +21,8 @@ export const dataSubgraph = defineSubgraph<DataServices>({
     ...actionResolvers,
     ...projectResolvers,
     ...schemaResolvers,
-    Query: { ...actionResolvers.Query, ...schemaResolvers.Query },
-    Mutation: { ...actionResolvers.Mutation, ...schemaResolvers.Mutation },
+    Query: { ...actionResolvers.Query, ...schemaResolvers.Query, ...serverResolvers.Query },
+    Mutation: { ...actionResolvers.Mutation, ...schemaResolvers.Mutation, ...serverResolvers.Mutation },
   } as unknown as GraphQLResolverMap<SubgraphContext<DataServices>>,
   events: (services) => ({
     'project.created': async (e) => await services.onProjectCreated(e.payload.projectId),
