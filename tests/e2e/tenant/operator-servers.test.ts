@@ -147,6 +147,27 @@ describe('the operator registers project servers', () => {
     expect(answers.join('\n')).not.toContain('wrong-password-123');
     expectError(await op('GET', '/servers/pg9'), 404, 'NOT_FOUND');
   });
+
+  it('never echoes or logs a URL given with a wrong or unknown field', async () => {
+    const url = 'postgres://someone:echo-secret-789@127.0.0.1:1/postgres';
+    const unknown = await op('POST', '/servers', { id: 'pg9', url, colour: 'blue' });
+    expect(unknown.status).toBe(400);
+    const wrongType = await op('POST', '/servers', { id: 'pg9', url, weight: 'heavy' });
+    expect(wrongType.status).toBe(400);
+    const patched = await op('PATCH', '/servers/pg2', { url, colour: 'blue' });
+    expect(patched.status).toBe(400);
+    const gql = await call('POST', '/graphql', {
+      token: OPERATOR_KEY,
+      body: {
+        query: 'mutation ($input: AddProjectServerInput!) { addProjectServer(input: $input) { id } }',
+        variables: { input: { id: 'pg9', url, colour: 'blue' } },
+      },
+    });
+    // (GraphQL itself quotes a variable it refuses back to its own caller, as graphql-js does everywhere: not logged.)
+    expect(gql.body.errors?.length).toBeGreaterThan(0);
+    expect(answers.join('\n')).not.toContain('echo-secret-789');
+    expect(logLines.join('\n')).not.toContain('echo-secret-789');
+  });
 });
 
 describe('placement: fewest projects per weight among active servers', () => {
