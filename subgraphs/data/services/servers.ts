@@ -70,6 +70,14 @@ export function scrubSecret(text: string, url: string): string {
   return out;
 }
 
+/** Rethrows `err` with the URL and its password scrubbed from its message (a driver's text could one day carry them). */
+const scrubbed =
+  (url: string | undefined) =>
+  (err: unknown): never => {
+    if (url && err instanceof Error) err.message = scrubSecret(err.message, url);
+    throw err;
+  };
+
 /** Connects to the server with a short timeout and reads what the operator's view shows. */
 export async function inspectServer(url: string, projectDatabases: string[]): Promise<ServerHealth> {
   const measuredAt = new Date().toISOString();
@@ -192,10 +200,12 @@ export function createServers(opts: { admin: pg.Pool; fleet: Fleet; logger: Logg
         weight: input.weight ?? 1,
         state: input.state ?? 'active',
       };
-      const made = await fleet.add(
-        { id: input.id, url: input.url, weight: input.weight ?? undefined, state: input.state ?? undefined },
-        audit(by, 'server.add', input.id, details),
-      );
+      const made = await fleet
+        .add(
+          { id: input.id, url: input.url, weight: input.weight ?? undefined, state: input.state ?? undefined },
+          audit(by, 'server.add', input.id, details),
+        )
+        .catch(scrubbed(input.url));
       logger.info({ server: made.id, operator: by.operator }, 'data: an operator registered a project server');
       return await view(made);
     },
@@ -214,7 +224,9 @@ export function createServers(opts: { admin: pg.Pool; fleet: Fleet; logger: Logg
       if (change.state !== undefined) details.state = change.state;
       if (change.weight !== undefined) details.weight = change.weight;
       if (change.url !== undefined) details.url = redactUrl(change.url).url;
-      const changed = await fleet.update(id, change, audit(by, 'server.update', id, details));
+      const changed = await fleet
+        .update(id, change, audit(by, 'server.update', id, details))
+        .catch(scrubbed(change.url));
       return await view(changed);
     },
     /** Removes a server holding no project (409 SERVER_IN_USE otherwise; the default server stays). */
