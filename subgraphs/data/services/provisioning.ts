@@ -619,6 +619,20 @@ export function createProvisioning(opts: {
     for (const role of names) if (await roleExists(srv, role)) await srv.pool.query(`drop role ${ident(role)}`);
   };
 
+  /** Drops the project's database and roles on `srv` (named by its row `r`, or derived for a project without one). */
+  const dropDatabase = async (srv: ServerState, projectId: string, r: Row | undefined): Promise<void> => {
+    const names = r?.database_name
+      ? {
+          databaseName: r.database_name,
+          roleName: r.role_name,
+          userRoleName: r.user_role_name,
+          anonRoleName: r.anon_role_name ?? `${r.role_name}_a`,
+        }
+      : projectNamesOf(opts.secret, platformDatabase, projectId);
+    await srv.pool.query(`drop database if exists ${ident(names.databaseName)} with (force)`);
+    await dropRoles(srv, [names.roleName, names.userRoleName, names.anonRoleName]);
+  };
+
   /** Forgets the project's cached role (it was dropped, or moved to another server). */
   const forget = (projectId: string): void => {
     drops++;
@@ -682,17 +696,8 @@ export function createProvisioning(opts: {
             projectId,
           ]);
           const r = rows[0];
-          const names = r?.database_name
-            ? {
-                databaseName: r.database_name,
-                roleName: r.role_name,
-                userRoleName: r.user_role_name,
-                anonRoleName: r.anon_role_name ?? `${r.role_name}_a`,
-              }
-            : projectNamesOf(opts.secret, platformDatabase, projectId);
           const srv = await serverOf(r?.server_id ?? DEFAULT_SERVER);
-          await srv.pool.query(`drop database if exists ${ident(names.databaseName)} with (force)`);
-          await dropRoles(srv, [names.roleName, names.userRoleName, names.anonRoleName]);
+          await dropDatabase(srv, projectId, r);
           if (r && !r.database_name) {
             // A 0.1 project: its schema and roles were in the platform database.
             await c.query(`drop schema if exists ${ident(schemaNameOf(projectId))} cascade`);
@@ -771,17 +776,7 @@ export function createProvisioning(opts: {
             project_id: projectId,
             server: serverId,
           });
-        const names = r?.database_name
-          ? {
-              databaseName: r.database_name,
-              roleName: r.role_name,
-              userRoleName: r.user_role_name,
-              anonRoleName: r.anon_role_name ?? `${r.role_name}_a`,
-            }
-          : projectNamesOf(opts.secret, platformDatabase, projectId);
-        const srv = await serverOf(serverId);
-        await srv.pool.query(`drop database if exists ${ident(names.databaseName)} with (force)`);
-        await dropRoles(srv, [names.roleName, names.userRoleName, names.anonRoleName]);
+        await dropDatabase(await serverOf(serverId), projectId, r);
       });
     },
 
