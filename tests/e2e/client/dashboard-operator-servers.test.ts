@@ -4,23 +4,16 @@
 // list, and removing a server that holds a project (SERVER_IN_USE shown). Each page is saved as a screenshot
 // (tests/artifacts/dashboard) and scanned with axe-core: no serious or critical violation.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, requireChromium } from '../../support/browser.ts';
-import { axe, collectConsoleErrors, count, shown } from '../../support/browser-page.ts';
-import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import { openConsole, pageChecks, shown } from '../../support/browser-page.ts';
+import type { TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 import { startPgServer, type TestPgServer } from '../../support/pg-servers.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
 jest.setTimeout(60_000);
 
-const ROOT = new URL('../../../', import.meta.url).pathname;
-const ARTIFACTS = path.join(ROOT, 'tests/artifacts/dashboard');
 const OPERATOR_KEY = `top_${randomBytes(32).toString('base64url')}`;
 
 let platform: TestPlatform;
@@ -30,10 +23,11 @@ let browser: Browser;
 let page: Page;
 let call: ReturnType<typeof client>;
 let token = '';
+// Refused calls (the unreachable server, SERVER_IN_USE) show in the console as failed loads.
 const consoleErrors: string[] = [];
 const tenant = { email: `servers-${Date.now()}@example.com`, password: 'a long enough password 1' };
 
-const main = () => page.locator('main');
+const { main, checkPage } = pageChecks(() => page);
 const tab = (name: string) => page.getByRole('navigation', { name: 'Operator' }).getByRole('link', { name });
 const toast = (text: string | RegExp) => shown(page.locator('.toast').filter({ hasText: text }));
 const serverRow = (id: string) =>
@@ -44,32 +38,16 @@ const serverRow = (id: string) =>
 const op = (method: string, p: string, body?: unknown) =>
   call(method, `/admin/api/v1${p}`, { token: OPERATOR_KEY, body });
 
-async function checkPage(name: string): Promise<void> {
-  await page.waitForLoadState('networkidle');
-  await count(page.locator('.loading'), 0);
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
-  expect({ page: name, violations: await axe(page) }).toEqual({ page: name, violations: [] });
-}
-
 beforeAll(async () => {
-  requireChromium();
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  const build = promisify(execFile)(process.execPath, [path.join(ROOT, 'dashboard/build.ts')], { cwd: ROOT });
-  [platform, pg2] = await Promise.all([
-    startOneProcess({ TESSERA_OPERATOR_KEY: OPERATOR_KEY, TESSERA_DEFAULT_PLAN: 'self-hosted' }),
+  [{ platform, base, browser, page }, pg2] = await Promise.all([
+    openConsole({ TESSERA_OPERATOR_KEY: OPERATOR_KEY, TESSERA_DEFAULT_PLAN: 'self-hosted' }, consoleErrors, {
+      ignoreConsole: /the server responded with a status of 40[09]/,
+    }),
     startPgServer(),
   ]);
-  base = platform.url.replace('127.0.0.1', 'localhost');
   call = client(platform.url);
   await call('POST', '/auth/api/v1/tenants/signup', { body: tenant });
   token = (await call('POST', '/auth/api/v1/tenant/login', { body: tenant })).body.access_token;
-  await build;
-  browser = await launchChromium();
-  // CSP bypassed only so the test can inject axe-core (the page's own policy allows no inline script).
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, bypassCSP: true });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  collectConsoleErrors(page, consoleErrors);
 }, 180_000);
 
 afterAll(async () => {
@@ -161,6 +139,6 @@ describe("the operator's project servers", () => {
     await shown(alert.getByText(/HTTP 409/));
     await shown(serverRow('pg2'));
     await checkPage('operator-servers-05-in-use');
-    expect(consoleErrors.filter((e) => !/40[09]|Failed to load resource/.test(e))).toEqual([]);
+    expect(consoleErrors).toEqual([]);
   });
 });
