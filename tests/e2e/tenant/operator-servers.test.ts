@@ -1,7 +1,8 @@
 // The operator's fleet of project servers end to end (issue 29 items 1 and 4), with a second real PostgreSQL server
 // (the machine's PostgreSQL 15, tests/support/pg-servers.ts): register -> listed healthy; placement by fewest projects
 // per weight among active servers (read-only, draining and weight 0 get none); a project on the second server works;
-// remove refused while it holds projects; bad URLs refused naming `url`; the audit log; /metrics per server; and the
+// a changed URL (checked, and the project still working over it); remove refused while it holds projects; bad URLs
+// refused naming `url`; the audit log; /metrics per server; and the
 // URL's password in no answer, no log line and no audit entry.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Writable } from 'node:stream';
@@ -217,8 +218,11 @@ describe('placement: fewest projects per weight among active servers', () => {
     }
   }
 
+  let onPg2: { apiKey: string } | undefined;
+
   it('the data API reaches a project on pg2, and the rows are on that server', async () => {
     const made = await newProjectOn('pg2');
+    onPg2 = made;
     const h = { apiKey: made.apiKey };
     expect(
       (
@@ -253,6 +257,31 @@ describe('placement: fewest projects per weight among active servers', () => {
     }
     const health = (await op('GET', '/servers/pg2')).body.health;
     expect(health.database_bytes).toBeGreaterThan(0);
+  });
+
+  it("changes a server's URL (checked like a new one): its projects keep working over the new URL", async () => {
+    const before = (await op('GET', '/servers/pg2')).body;
+    const bad = await op('PATCH', '/servers/pg2', { url: 'postgres://postgres:nope@127.0.0.1:1/postgres' });
+    expectError(bad, 400, 'BAD_REQUEST', /url/);
+    expect((await op('GET', '/servers/pg2')).body.url).toBe(before.url);
+    // The same server through its other maintenance database: a new URL, every data process reconnects with it.
+    const changed = await op('PATCH', '/servers/pg2', { url: pg2.urlOf('template1') });
+    expect(changed.status).toBe(200);
+    expect(changed.body).toMatchObject({
+      database: 'template1',
+      url: `postgres://postgres@127.0.0.1:${pg2.port}/template1`,
+    });
+    expect(changed.body.health.reachable).toBe(true);
+    const found = await call('POST', '/v1/find', { apiKey: onPg2!.apiKey, body: { table: 'notes' } });
+    expect(found.status).toBe(200);
+    expect(found.body.rows).toEqual([{ id: 1, body: 'on pg2' }]);
+    const written = await call('POST', '/v1/insert', {
+      apiKey: onPg2!.apiKey,
+      body: { table: 'notes', values: { body: 'after the new URL' } },
+    });
+    expect(written.status).toBe(201);
+    const audit = (await op('GET', '/audit?action=server.update&target_id=pg2')).body.entries;
+    expect(audit[0].details).toEqual({ url: `postgres://postgres@127.0.0.1:${pg2.port}/template1` });
   });
 
   it('removing a server that holds projects answers 409 SERVER_IN_USE; the default cannot be removed', async () => {
