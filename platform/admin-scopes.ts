@@ -297,6 +297,12 @@ export const OPERATOR_FIELDS: ReadonlySet<string> = new Set([
   'operatorKeys',
   'createOperatorKey',
   'revokeOperatorKey',
+  // the project servers (data subgraph, issue 29)
+  'adminServers',
+  'adminServer',
+  'addProjectServer',
+  'updateProjectServer',
+  'removeProjectServer',
   // Online moves of project databases (data subgraph, issue 29).
   'adminProjectMove',
   'adminProjectMoves',

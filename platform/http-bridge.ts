@@ -8,6 +8,7 @@ import processRequest from 'graphql-upload/processRequest.mjs';
 import WebSocket, { WebSocketServer, type RawData } from 'ws';
 import { INTERNAL_CONTEXT_HEADER, signContext, type RequestContext } from './auth.ts';
 import { AppError } from './errors.ts';
+import { upgradeRequestId } from './http-edge.ts';
 import type { SubgraphHttp } from './subgraph.ts';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'host', 'upgrade']);
@@ -122,9 +123,14 @@ class CallerSocket extends WebSocket {
   }
 }
 
-/** The WebSocket server for callers' upgrades (the front door's and each subgraph server's): bounded messages, quiet faults. */
+/**
+ * The WebSocket server for callers' upgrades (the front door's and each subgraph server's): bounded messages, quiet
+ * faults, and the 101 names the upgrade's request id as every HTTP answer does (platform/http-edge.ts).
+ */
 export function callerWebSocketServer(): WebSocketServer {
-  return new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD, WebSocket: CallerSocket });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD, WebSocket: CallerSocket });
+  wss.on('headers', (headers, req) => headers.push(`X-Request-Id: ${upgradeRequestId(req)}`));
+  return wss;
 }
 
 /**
@@ -155,14 +161,18 @@ function forwardWebSocket(
     const params =
       message.payload && typeof message.payload === 'object' ? (message.payload as Record<string, unknown>) : {};
     let token: string;
+    let requestId: string;
     try {
-      token = await signContext(await authenticate(params), secret);
+      const ctx = await authenticate(params);
+      token = await signContext(ctx, secret);
+      requestId = ctx.requestId;
     } catch {
       return client.close(4403, 'Forbidden');
     }
     if (client.readyState !== WebSocket.OPEN) return;
+    // The upgrade's id (the caller's when sane) goes on to the subgraph's process, as on every HTTP hop.
     const up = new WebSocket(upstreamUrl, client.protocol ? [client.protocol] : [], {
-      headers: { [INTERNAL_CONTEXT_HEADER]: token },
+      headers: { [INTERNAL_CONTEXT_HEADER]: token, 'x-request-id': requestId },
       maxPayload: WS_MAX_PAYLOAD,
     });
     upstream = up;

@@ -6,7 +6,7 @@
 // bodies parsed with a nesting limit; query strings, path parameters and form fields checked for text PostgreSQL
 // cannot store (platform/input-guard.ts).
 import crypto from 'node:crypto';
-import http from 'node:http';
+import http, { type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyServerOptions, RawRequestDefaultExpression } from 'fastify';
 import type { Config } from './config.ts';
@@ -44,6 +44,17 @@ export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function requestIdOf(req: Pick<RawRequestDefaultExpression, 'headers'>): string {
   const given = req.headers['x-request-id'];
   return typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+}
+
+/**
+ * The id of a WebSocket upgrade (which no Fastify hook sees): `requestIdOf`, written back on the request's
+ * X-Request-Id, so that every listener of the upgrade (the access line, the 101's echo, the forwarder's hop to the
+ * subgraph, the caller's context) reads the same id, and a caller's unsafe one is gone for all of them.
+ */
+export function upgradeRequestId(req: IncomingMessage): string {
+  const id = requestIdOf(req);
+  req.headers['x-request-id'] = id;
+  return id;
 }
 
 /**

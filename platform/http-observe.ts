@@ -1,11 +1,13 @@
 // What every Tessera HTTP server reports about each request: Prometheus series (platform/metrics.ts) and one
 // access-log line (method, route, status, duration, request id, project), and the GET /metrics route itself.
 import crypto from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { isNonPublicAddress } from './addresses.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 import type { Principal } from './auth.ts';
+import { upgradeRequestId } from './http-edge.ts';
 import { httpDuration, httpRequests, registry } from './metrics.ts';
 
 const PROJECT = Symbol('tessera.project');
@@ -14,6 +16,28 @@ type Noted = FastifyRequest & { [PROJECT]?: string };
 /** Records the project a request acts for (from its authenticated principal), for the access log. */
 export function noteProject(req: FastifyRequest, principal: Principal): void {
   if ('projectId' in principal) (req as Noted)[PROJECT] = principal.projectId;
+}
+
+/** Where `logUpgrade` writes for each app observed with access logging on. */
+const upgradeLogs = new WeakMap<FastifyInstance, (fields: Record<string, unknown>) => void>();
+
+/**
+ * The access line of a WebSocket upgrade of `app` (Fastify never sees upgrades, so `observeHttp`'s hook cannot write
+ * it): the same line as an HTTP request's (`msg: "request"`, method, route, status, request id, project), with the
+ * endpoint's prefix as the route and 101 for an accepted socket. Nothing when `app` has no access log.
+ */
+export function logUpgrade(
+  app: FastifyInstance,
+  req: IncomingMessage,
+  line: { route: string; status: number; project?: string },
+): void {
+  upgradeLogs.get(app)?.({
+    method: req.method ?? 'GET',
+    route: line.route,
+    status: line.status,
+    request_id: upgradeRequestId(req),
+    project: line.project,
+  });
 }
 
 function sameToken(given: string, expected: string): boolean {
@@ -34,6 +58,7 @@ export function observeHttp(
   const access = opts.logger.child({ component: 'access' });
   // The level does not change while the process runs: below info, no line is even built.
   const logAccess = opts.config.accessLog && access.isLevelEnabled('info');
+  if (logAccess) upgradeLogs.set(app, (fields) => access.info(fields, 'request'));
   app.addHook('onResponse', (req, reply, done) => {
     // The route template (`/storage/api/v1/objects/:id`), never the raw path: bounded label values, no ids or secrets.
     const route = req.routeOptions.url ?? 'unmatched';

@@ -107,6 +107,59 @@ export function trackRealtime(stats: RealtimeStats): () => void {
   return () => realtimeSources.delete(stats);
 }
 
+/** One project server's figures (data subgraph, services/servers.ts): sampled, except `connections`. */
+export type ProjectServerFigures = {
+  server: string;
+  projects: number;
+  connections: number;
+  databaseBytes: number | null;
+  up: boolean;
+};
+type ProjectServerSource = () => ProjectServerFigures[];
+const projectServerSources = new Set<ProjectServerSource>();
+/** A gauge by server over every tracked source (a figure null: the server was not reached, no value rather than 0). */
+const projectServerGauge = (name: string, help: string, figure: (f: ProjectServerFigures) => number | null) =>
+  new client.Gauge({
+    name,
+    help,
+    labelNames: ['server'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const source of projectServerSources)
+        for (const f of source()) {
+          const v = figure(f);
+          if (v !== null) this.set({ server: f.server }, v);
+        }
+    },
+  });
+projectServerGauge(
+  'tessera_project_server_projects',
+  'Projects whose database lives on each project server (sampled every 30 s by each data process).',
+  (f) => f.projects,
+);
+projectServerGauge(
+  'tessera_project_server_connections',
+  "Connections this process holds open to each project server for projects' requests.",
+  (f) => f.connections,
+);
+projectServerGauge(
+  'tessera_project_server_database_bytes',
+  'Bytes of the project databases on each project server (pg_database_size, sampled every 30 s).',
+  (f) => f.databaseBytes,
+);
+projectServerGauge(
+  'tessera_project_server_up',
+  'Whether each project server answered the last sample (1) or not (0).',
+  (f) => (f.up ? 1 : 0),
+);
+
+/** Reports the project servers' figures (read at each scrape) until the returned function is called. */
+export function trackProjectServers(source: ProjectServerSource): () => void {
+  projectServerSources.add(source);
+  return () => projectServerSources.delete(source);
+}
+
 type QueueProbe = () => Promise<{ depth: number; oldestDueAt: Date | null }>;
 const queues = new Map<string, QueueProbe>();
 // Both gauges come from one probe per scheduler per scrape (prom-client collects metrics concurrently: the two

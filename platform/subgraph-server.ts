@@ -13,13 +13,14 @@ import {
 } from './http-bridge.ts';
 import { shapeError } from './errors.ts';
 import type { Config } from './config.ts';
-import { noteProject, observeHttp } from './http-observe.ts';
+import { logUpgrade, noteProject, observeHttp } from './http-observe.ts';
 import {
   clientErrorHandler,
   edgeServerOptions,
   frameworkErrorsOf,
   installEdge,
   underPath,
+  upgradeRequestId,
   type EdgeConfig,
 } from './http-edge.ts';
 
@@ -170,14 +171,25 @@ function serveWebSockets(
   );
   app.server.on('upgrade', (req, socket, head) => {
     const path = (req.url ?? '').split('?')[0] ?? '';
-    const refuse = (status: string) => {
-      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    // The front door's id of the socket (X-Request-Id), logged and echoed like an HTTP request's.
+    const id = upgradeRequestId(req);
+    const refuse = (status: number, text: string) => {
+      logUpgrade(app, req, { route: path === prefix || path.startsWith(`${prefix}/`) ? prefix : 'unmatched', status });
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nX-Request-Id: ${id}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     };
-    if (path !== prefix && !path.startsWith(`${prefix}/`)) return refuse('404 Not Found');
+    if (path !== prefix && !path.startsWith(`${prefix}/`)) return refuse(404, 'Not Found');
     const header = req.headers[INTERNAL_CONTEXT_HEADER];
     verifyContext(typeof header === 'string' ? header : undefined, secret).then(
-      () => wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)),
-      () => refuse('401 Unauthorized'),
+      (ctx) =>
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          logUpgrade(app, req, {
+            route: prefix,
+            status: 101,
+            project: 'projectId' in ctx.principal ? ctx.principal.projectId : undefined,
+          });
+          wss.emit('connection', ws, req);
+        }),
+      () => refuse(401, 'Unauthorized'),
     );
   });
   app.addHook('onClose', async () => {

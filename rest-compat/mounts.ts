@@ -8,6 +8,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Principal, RequestContext } from '../platform/auth.ts';
 import type { SubgraphHttp } from '../platform/subgraph.ts';
 import { callerWebSocketServer, sendWebResponse, toWebRequest } from '../platform/http-bridge.ts';
+import { upgradeRequestId } from '../platform/http-edge.ts';
+import { logUpgrade } from '../platform/http-observe.ts';
 import type { Router } from '../router/router.ts';
 import { AppError } from '../platform/errors.ts';
 import { authenticate, credentialsOf } from '../router/authenticate.ts';
@@ -66,7 +68,8 @@ export function mountSubgraphHttp(
         Object.entries(params).find(([k]) => k.toLowerCase() === name)?.[1];
       return typeof v === 'string' ? v : undefined;
     };
-    const requestId = crypto.randomUUID();
+    // The upgrade's own id (the caller's X-Request-Id when sane): the access line's, and the forwarded hop's.
+    const requestId = upgradeRequestId(request);
     const principal = await authenticate(
       credentialsOf({ 'x-api-key': header('x-api-key'), authorization: header('authorization') }),
       router.handles,
@@ -81,7 +84,11 @@ export function mountSubgraphHttp(
   app.server.on('upgrade', (req, socket, head) => {
     const path = (req.url ?? '').split('?')[0];
     if (path !== mount.prefix && !path?.startsWith(`${mount.prefix}/`)) return;
-    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    upgradeRequestId(req);
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      logUpgrade(app, req, { route: mount.prefix, status: 101 });
+      wss.emit('connection', ws, req);
+    });
   });
   app.addHook('onClose', async () => {
     for (const c of wss.clients) c.terminate();

@@ -25,7 +25,7 @@ const DATABASE_USAGE = 'database_usage: databaseUsage { rows bytes max_rows: max
 const FUNCTION_USAGE =
   'function_usage: functionUsage { runs_this_month: runsThisMonth running_now: runningNow cron_jobs: cronJobs }';
 const PROJECT = `id name tenant: owner { id email } plan { id name } suspended_at: suspendedAt
-  suspended_reason: suspendedReason created_at: createdAt ${STORAGE_USAGE} ${DATABASE_USAGE} ${FUNCTION_USAGE}`;
+  suspended_reason: suspendedReason created_at: createdAt server: databaseServer ${STORAGE_USAGE} ${DATABASE_USAGE} ${FUNCTION_USAGE}`;
 const AUDIT = 'id at operator action target_kind: targetKind target_id: targetId details';
 const KEY =
   'id name key_prefix: keyPrefix created_at: createdAt created_by: createdBy last_used_at: lastUsedAt revoked_at: revokedAt';
@@ -33,6 +33,13 @@ const LIMITS_DOC =
   '`limits` holds any of the 15 limits in snake_case (as `GET /auth/api/v1/plans` shows them): whole numbers ≥ 0 (≥ 1 for `min_cron_interval_seconds` and `max_database_connections`; `database_cpu_seconds_per_minute` above 0), or null for no limit';
 const PAGE_DOC = 'Query `first` (1-100, default 50) and `after` (the `next_cursor` of the previous page).';
 const AUDITED = 'Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.';
+// The project servers (issue 29): never the URL's password, in no answer.
+const SERVER = `id state weight built_in: builtIn url host port database user projects
+  health { reachable error version max_connections: maxConnections project_connections: projectConnections
+    connections database_bytes: databaseBytes measured_at: measuredAt }
+  created_at: createdAt updated_at: updatedAt`;
+const SERVER_DOC =
+  '`url` is shown without its password (`postgres://user@host:port/database`); `health` is measured now (a short connection, 3 s to connect): `reachable` (else `error`), `version`, `max_connections`, `project_connections` (open to the project databases there), `connections` (all clients), `database_bytes` (the project databases there)';
 
 export const adminRoutes: RouteRow[] = [
   {
@@ -290,6 +297,72 @@ export const adminRoutes: RouteRow[] = [
     tag: TAG,
     auth: 'operator',
     operation: 'mutation AdminOperatorKeyRevoke($id: ID!) { revokeOperatorKey(id: $id) }',
+    status: 204,
+    variables: { id: 'params.id' },
+    errors: [409],
+  },
+  // ── Project servers (issue 29): where project databases live ──
+  {
+    id: 'admin.servers.list',
+    method: 'GET',
+    path: `${BASE}/servers`,
+    summary: 'List project servers (operator)',
+    description: `Every PostgreSQL server where project databases live, the configured \`default\` first: \`state\` (\`active\`, \`draining\`, \`read-only\`), \`weight\`, \`built_in\`, \`projects\`; ${SERVER_DOC}. New projects go to the active server with the fewest projects per unit of weight.`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `query AdminServers { servers: adminServers { ${SERVER} } }`,
+    status: 200,
+    variables: {},
+  },
+  {
+    id: 'admin.servers.add',
+    method: 'POST',
+    path: `${BASE}/servers`,
+    summary: 'Register a project server (operator)',
+    description: `Body \`{id, url, weight?, state?}\`: \`id\` is 1 to 40 of a-z, 0-9 and \`-\`, starting with a letter; \`url\` \`postgres://user:password@host:port/postgres\` of a role with CREATEDB and CREATEROLE (or a superuser), checked now: 400 naming \`url\` when the server cannot be reached, refuses the login or the role lacks them. The URL is stored sealed and never shown again. \`weight\` 0 to 1000 (default 1), \`state\` \`active\` (default), \`draining\` or \`read-only\`. 409 CONFLICT on a taken id. ${AUDITED}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `mutation AdminServerAdd($input: AddProjectServerInput!) { addProjectServer(input: $input) { ${SERVER} } }`,
+    status: 201,
+    variables: { input: 'body' },
+    unwrap: true,
+    errors: [409],
+  },
+  {
+    id: 'admin.servers.get',
+    method: 'GET',
+    path: `${BASE}/servers/:id`,
+    summary: 'Read a project server (operator)',
+    description: `Its state, weight, projects; ${SERVER_DOC}.`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `query AdminServer($id: ID!) { adminServer(id: $id) { ${SERVER} } }`,
+    status: 200,
+    variables: { id: 'params.id' },
+    unwrap: true,
+  },
+  {
+    id: 'admin.servers.update',
+    method: 'PATCH',
+    path: `${BASE}/servers/:id`,
+    summary: 'Change a project server (operator)',
+    description: `Body \`{state?, weight?, url?}\`; omitted fields stay. \`draining\`, \`read-only\` or weight 0: no new project is placed there (its projects keep working). A new \`url\` is checked like a new server's (400 naming \`url\`); the default server's URL is the configuration's (400). Every process follows at once. ${AUDITED}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: `mutation AdminServerUpdate($id: ID!, $input: UpdateProjectServerInput!) { updateProjectServer(id: $id, input: $input) { ${SERVER} } }`,
+    status: 200,
+    variables: { id: 'params.id', input: 'body' },
+    unwrap: true,
+  },
+  {
+    id: 'admin.servers.remove',
+    method: 'DELETE',
+    path: `${BASE}/servers/:id`,
+    summary: 'Remove a project server (operator)',
+    description: `Only a server holding no project: 409 SERVER_IN_USE otherwise (move its projects off first: drain it). The default server cannot be removed (409 CONFLICT). ${AUDITED}`,
+    tag: TAG,
+    auth: 'operator',
+    operation: 'mutation AdminServerRemove($id: ID!) { removeProjectServer(id: $id) }',
     status: 204,
     variables: { id: 'params.id' },
     errors: [409],

@@ -8,6 +8,7 @@ import { actionResolvers } from './resolvers/actions.ts';
 import { projectResolvers } from './resolvers/project.ts';
 import { schemaResolvers } from './resolvers/schema.ts';
 import { moveResolvers } from './resolvers/moves.ts';
+import { serverResolvers } from './resolvers/servers.ts';
 import { createDataServices, type DataServices } from './services/index.ts';
 import { createRealtimeHttp, REALTIME_PREFIX } from './realtime/server.ts';
 
@@ -21,8 +22,13 @@ export const dataSubgraph = defineSubgraph<DataServices>({
     ...actionResolvers,
     ...projectResolvers,
     ...schemaResolvers,
-    Query: { ...actionResolvers.Query, ...schemaResolvers.Query, ...moveResolvers.Query },
-    Mutation: { ...actionResolvers.Mutation, ...schemaResolvers.Mutation, ...moveResolvers.Mutation },
+    Query: { ...actionResolvers.Query, ...schemaResolvers.Query, ...serverResolvers.Query, ...moveResolvers.Query },
+    Mutation: {
+      ...actionResolvers.Mutation,
+      ...schemaResolvers.Mutation,
+      ...serverResolvers.Mutation,
+      ...moveResolvers.Mutation,
+    },
   } as unknown as GraphQLResolverMap<SubgraphContext<DataServices>>,
   events: (services) => ({
     'project.created': async (e) => await services.onProjectCreated(e.payload.projectId),

@@ -177,6 +177,53 @@ describe('the admin API refuses everyone but the operator', () => {
       refused: { status: 401, code: 'UNAUTHENTICATED' },
       intact: async () => expect((await asOperator('GET', '/operator-keys')).body.operator_keys).toEqual([]),
     },
+    // The project servers (issue 29): where every project's database lives, and the URLs that reach them.
+    {
+      name: 'an anonymous caller lists the project servers',
+      attack: () => call('GET', '/admin/api/v1/servers'),
+      refused: { status: 401, code: 'UNAUTHENTICATED' },
+    },
+    {
+      name: 'a tenant registers a project server of its own',
+      attack: () =>
+        call('POST', '/admin/api/v1/servers', {
+          token: a.tenantToken,
+          body: { id: 'mine', url: 'postgres://me:pw@127.0.0.1:5432/postgres' },
+        }),
+      refused: { status: 403, code: 'FORBIDDEN' },
+      intact: async () =>
+        expect((await asOperator('GET', '/servers')).body.servers.map((s: { id: string }) => s.id)).toEqual([
+          'default',
+        ]),
+    },
+    {
+      name: "a project's secret key marks the default server read-only",
+      attack: () => call('PATCH', '/admin/api/v1/servers/default', { apiKey: a.apiKey, body: { state: 'read-only' } }),
+      refused: { status: 403, code: 'FORBIDDEN' },
+      intact: async () => expect((await asOperator('GET', '/servers/default')).body.state).toBe('active'),
+    },
+    {
+      name: 'an end-user token removes a project server',
+      attack: () => call('DELETE', '/admin/api/v1/servers/default', { token: userToken }),
+      refused: { status: 403, code: 'FORBIDDEN' },
+    },
+    {
+      name: 'a client_credentials token (granted admin) reads a project server',
+      attack: () => call('GET', '/admin/api/v1/servers/default', { token: clientToken }),
+      refused: { status: 403, code: 'FORBIDDEN' },
+    },
+    {
+      name: 'a tenant lists the project servers through /graphql',
+      attack: async () => asRest(await gql({ token: a.tenantToken }, '{ adminServers { id url } }')),
+      refused: { status: 403, code: 'FORBIDDEN' },
+    },
+    {
+      name: 'a tenant reads which server its project lives on through /graphql',
+      attack: async () =>
+        asRest(await gql({ token: a.tenantToken }, `{ project(id: "${a.id}") { id databaseServer } }`)),
+      refused: { status: 403, code: 'FORBIDDEN', notContaining: () => ['"default"'] },
+      intact: bIntact,
+    },
     {
       name: 'a forged operator key is refused',
       attack: () => call('GET', '/admin/api/v1/plans', { token: `top_${'x'.repeat(43)}` }),

@@ -328,6 +328,30 @@ describe('deploy/compose.yaml', () => {
     }
     expect(needed).toBeLessThanOrEqual(maxConnections);
   });
+
+  it("shows a second project server, set up like the first, that holds every data replica's budget there", () => {
+    const { services } = loadCompose(vars);
+    const second = services['postgres-2']!;
+    expect(second.image).toBe(services.postgres!.image);
+    expect(second.volumes).toContain('./postgres/init.sh:/docker-entrypoint-initdb.d/10-tessera.sh:ro');
+    // Its own passwords, not the first server's.
+    const env = second.environment as Env;
+    expect(env.POSTGRES_PASSWORD).not.toBe((services.postgres!.environment as Env).POSTGRES_PASSWORD);
+    expect(env.TESSERA_DB_PASSWORD).not.toBe((services.postgres!.environment as Env).TESSERA_DB_PASSWORD);
+    // Each data replica keeps a connection budget of its own on every project server (plus its provisioning pool).
+    const maxConnections = Number(/max_connections=(\d+)/.exec((second.command as string[]).join(' '))?.[1]);
+    const data = services.data!;
+    const replicas = (data.deploy as { replicas?: number }).replicas ?? 1;
+    const budget = loadConfig(
+      Object.fromEntries(Object.entries(data.environment as Env).map(([k, v]) => [k, String(v)])),
+    ).dataMaxConnections;
+    expect(replicas * (budget + 4) + 3).toBeLessThanOrEqual(maxConnections);
+    // How the operator registers it is written where the operator looks.
+    const compose = fs.readFileSync(path.join(DEPLOY, 'compose.yaml'), 'utf8');
+    expect(compose).toMatch(
+      /tessera admin servers add pg2[\s\\#]+--database-url "postgres:\/\/tessera:\$TESSERA_DB2_PASSWORD@postgres-2:5432\/postgres"/,
+    );
+  });
 });
 
 type K8sObject = {

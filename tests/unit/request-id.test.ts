@@ -1,11 +1,12 @@
 // The request id of every Tessera server (platform/http-edge.ts): a sane X-Request-Id is kept, anything else
 // replaced, and every line a request's logger writes names it `request_id`, as the access line does.
+import type { IncomingMessage } from 'node:http';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from '@jest/globals';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import { loadConfig } from '../../platform/config.ts';
-import { edgeServerOptions, requestIdOf } from '../../platform/http-edge.ts';
+import { edgeServerOptions, requestIdOf, upgradeRequestId } from '../../platform/http-edge.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -32,6 +33,24 @@ describe('requestIdOf', () => {
   it('makes a new UUID when there is no header, or several', () => {
     expect(requestIdOf({ headers: {} })).toMatch(UUID);
     expect(requestIdOf({ headers: { 'x-request-id': ['a', 'b'] as unknown as string } })).toMatch(UUID);
+  });
+});
+
+describe('upgradeRequestId', () => {
+  const upgrade = (id?: string) => ({ headers: id === undefined ? {} : { 'x-request-id': id } }) as IncomingMessage;
+
+  it('keeps a sane id and answers it again on every later call', () => {
+    const req = upgrade('trace-1');
+    expect([upgradeRequestId(req), upgradeRequestId(req)]).toEqual(['trace-1', 'trace-1']);
+  });
+
+  it('writes the replacement of a forged id (or of none) back on the request, so every listener reads one id', () => {
+    for (const req of [upgrade('x","level":60,"msg":"forged'), upgrade()]) {
+      const id = upgradeRequestId(req);
+      expect(id).toMatch(UUID);
+      expect(req.headers['x-request-id']).toBe(id);
+      expect(upgradeRequestId(req)).toBe(id);
+    }
   });
 });
 

@@ -54,6 +54,7 @@ export {
   storageUsageOf,
   databaseUsageOf,
   functionUsageOf,
+  SERVER_STATES,
 } from './operator.ts';
 export type {
   OperatorClientOptions,
@@ -72,6 +73,10 @@ export type {
   OperatorKey,
   NewOperatorKey,
   StorageUsage,
+  ProjectServer,
+  ServerState,
+  ServerInput,
+  ServerChange,
 } from './operator.ts';
 
 export type ClientOptions = AuthOptions & {

@@ -112,6 +112,19 @@ export type Page = { first?: number; after?: string };
 /** An online move of a project's database to another project server (issue 29): queued, running, done or failed. */
 export type ProjectMove = ResponseOf<'/admin/api/v1/moves/{id}', 'get'>['move'];
 
+/** A project server as the operator sees it: state, weight, projects, its URL without the password, live health. */
+export type ProjectServer = ResponseOf<'/admin/api/v1/servers/{id}', 'get'>;
+
+/** A project server's state: `active` takes new projects; `draining` and `read-only` take none. */
+export const SERVER_STATES = ['active', 'draining', 'read-only'] as const;
+export type ServerState = (typeof SERVER_STATES)[number];
+
+/** A server to register: `url` of a role with CREATEDB and CREATEROLE (or a superuser), its maintenance database. */
+export type ServerInput = { id: string; url: string; weight?: number; state?: ServerState };
+
+/** A change to a server: only what is given changes. */
+export type ServerChange = { state?: ServerState; weight?: number; url?: string };
+
 export class OperatorAdmin {
   readonly #http: Http;
   constructor(http: Http) {
@@ -197,6 +210,23 @@ export class OperatorAdmin {
           `${BASE}/servers/${seg(serverId)}/drain`,
         )
       ).drain,
+  };
+
+  readonly servers = {
+    /** Every project server (the default first), with its projects and its health measured now. */
+    list: async (): Promise<ProjectServer[]> =>
+      (await this.#http.request<{ servers: ProjectServer[] }>('GET', `${BASE}/servers`)).servers,
+    get: async (id: string): Promise<ProjectServer> =>
+      await this.#http.request<ProjectServer>('GET', `${BASE}/servers/${seg(id)}`),
+    /** Registers a server (400 naming `url` when it cannot be reached or its role may not create databases and roles). */
+    add: async (server: ServerInput): Promise<ProjectServer> =>
+      await this.#http.request<ProjectServer>('POST', `${BASE}/servers`, { body: server }),
+    /** Changes a server's state, weight or URL; every process follows at once. */
+    update: async (id: string, change: ServerChange): Promise<ProjectServer> =>
+      await this.#http.request<ProjectServer>('PATCH', `${BASE}/servers/${seg(id)}`, { body: change }),
+    /** Removes a server that holds no project (409 SERVER_IN_USE otherwise; the default server stays). */
+    remove: async (id: string): Promise<void> =>
+      void (await this.#http.request('DELETE', `${BASE}/servers/${seg(id)}`)),
   };
 
   readonly audit = {

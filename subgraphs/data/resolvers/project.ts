@@ -22,5 +22,11 @@ export const projectResolvers = {
       if (!allowed) throw errors.forbidden("The project's secret key, its owning tenant or the operator may read this");
       return await ctx.services.quota.usage(await ctx.services.provisioning.ensure(p.id));
     },
+    // Where a project lives is the operator's business (and the platform's): a tenant sees no server names.
+    databaseServer: async (p: Ref, _: unknown, ctx: Ctx) => {
+      const who = ctx.principal.kind;
+      if (who !== 'operator' && who !== 'internal') throw errors.forbidden('Only the operator may read this');
+      return await ctx.services.servers.serverOf(p.id);
+    },
   },
 };

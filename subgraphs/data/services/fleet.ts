@@ -131,6 +131,12 @@ type Row = {
 
 export type Fleet = ReturnType<typeof createFleet>;
 
+/**
+ * Runs after a registry change inside its platform transaction (the operator audit row: a change without its row
+ * cannot be).
+ */
+export type FleetAudit = (db: Pick<pg.PoolClient, 'query'>) => Promise<void>;
+
 /** The registry of project servers over the platform database (`admin`); `defaultUrl` is the configured server. */
 export function createFleet(opts: { admin: pg.Pool; box: SecretBox; defaultUrl: string; logger: Logger }) {
   const { admin, box, logger } = opts;
@@ -167,6 +173,24 @@ export function createFleet(opts: { admin: pg.Pool; box: SecretBox; defaultUrl: 
       loading = undefined;
     });
     return loading;
+  };
+
+  /** Runs `fn` on `admin`, or in a transaction that also runs `audit` when one is given. */
+  const audited = async <T>(audit: FleetAudit | undefined, fn: (db: Pick<pg.PoolClient, 'query'>) => Promise<T>) => {
+    if (!audit) return await fn(admin);
+    const c = await admin.connect();
+    try {
+      await c.query('begin');
+      const out = await fn(c);
+      await audit(c);
+      await c.query('commit');
+      return out;
+    } catch (err) {
+      await c.query('rollback').catch(() => {});
+      throw err;
+    } finally {
+      c.release();
+    }
   };
 
   const announce = async (serverId: string): Promise<void> => {
@@ -264,25 +288,34 @@ export function createFleet(opts: { admin: pg.Pool; box: SecretBox; defaultUrl: 
     },
 
     /** Registers a server after checking the platform role may create databases and roles on it. */
-    async add(input: { id: string; url: string; weight?: number; state?: string }): Promise<FleetServer> {
+    async add(
+      input: { id: string; url: string; weight?: number; state?: string },
+      audit?: FleetAudit,
+    ): Promise<FleetServer> {
       checkId(input.id);
       checkUrl(input.url);
       const weight = input.weight ?? 1;
       checkWeight(weight);
       const state = checkState(input.state ?? 'active');
       await probeServer(input.url);
-      const { rowCount } = await admin.query(
-        `insert into data_servers (id, url_sealed, weight, state) values ($1, $2, $3, $4) on conflict (id) do nothing`,
-        [input.id, box.encrypt(input.url), weight, state],
-      );
-      if (rowCount === 0) throw errors.conflict(`A server named ${input.id} exists already`, { id: input.id });
+      await audited(audit, async (db) => {
+        const { rowCount } = await db.query(
+          `insert into data_servers (id, url_sealed, weight, state) values ($1, $2, $3, $4) on conflict (id) do nothing`,
+          [input.id, box.encrypt(input.url), weight, state],
+        );
+        if (rowCount === 0) throw errors.conflict(`A server named ${input.id} exists already`, { id: input.id });
+      });
       logger.info({ server: input.id, state, weight }, 'data: project server registered');
       await announce(input.id);
       return await get(input.id);
     },
 
     /** Changes a server's state, weight or URL (a new URL is checked like a new server's). */
-    async update(id: string, patch: { state?: string; weight?: number; url?: string }): Promise<FleetServer> {
+    async update(
+      id: string,
+      patch: { state?: string; weight?: number; url?: string },
+      audit?: FleetAudit,
+    ): Promise<FleetServer> {
       const server = await get(id);
       const state = patch.state === undefined ? undefined : checkState(patch.state);
       if (patch.weight !== undefined) checkWeight(patch.weight);
@@ -294,11 +327,13 @@ export function createFleet(opts: { admin: pg.Pool; box: SecretBox; defaultUrl: 
         checkUrl(patch.url);
         await probeServer(patch.url);
       }
-      await admin.query(
-        `update data_servers set state = coalesce($2, state), weight = coalesce($3, weight),
-                url_sealed = coalesce($4, url_sealed), updated_at = now() where id = $1`,
-        [id, state ?? null, patch.weight ?? null, patch.url === undefined ? null : box.encrypt(patch.url)],
-      );
+      await audited(audit, async (db) => {
+        await db.query(
+          `update data_servers set state = coalesce($2, state), weight = coalesce($3, weight),
+                  url_sealed = coalesce($4, url_sealed), updated_at = now() where id = $1`,
+          [id, state ?? null, patch.weight ?? null, patch.url === undefined ? null : box.encrypt(patch.url)],
+        );
+      });
       logger.info(
         { server: id, state, weight: patch.weight, url_changed: patch.url !== undefined },
         'data: project server changed',
@@ -309,24 +344,26 @@ export function createFleet(opts: { admin: pg.Pool; box: SecretBox; defaultUrl: 
     },
 
     /** Removes a server holding no project (409 otherwise); the default server stays. */
-    async remove(id: string): Promise<void> {
+    async remove(id: string, audit?: FleetAudit): Promise<void> {
       const server = await get(id);
       if (server.builtIn)
         throw errors.conflict('The default server cannot be removed (mark it draining or read-only instead)', { id });
-      const { rows } = await admin.query<{ n: number }>(
-        'select count(*)::int as n from data_project_roles where server_id = $1',
-        [id],
-      );
-      if (rows[0]!.n > 0)
-        throw new AppError('SERVER_IN_USE', `The server holds ${rows[0]!.n} project(s): drain it first`, {
-          id,
-          projects: rows[0]!.n,
+      await audited(audit, async (db) => {
+        const { rows } = await db.query<{ n: number }>(
+          'select count(*)::int as n from data_project_roles where server_id = $1',
+          [id],
+        );
+        if (rows[0]!.n > 0)
+          throw new AppError('SERVER_IN_USE', `The server holds ${rows[0]!.n} project(s): drain it first`, {
+            id,
+            projects: rows[0]!.n,
+          });
+        // A project placed meanwhile references the row: the foreign key refuses the delete.
+        await db.query('delete from data_servers where id = $1', [id]).catch((err: { code?: string }) => {
+          if (err.code === '23503')
+            throw new AppError('SERVER_IN_USE', 'A project was placed on the server meanwhile', { id });
+          throw err;
         });
-      // A project placed meanwhile references the row: the foreign key refuses the delete.
-      await admin.query('delete from data_servers where id = $1', [id]).catch((err: { code?: string }) => {
-        if (err.code === '23503')
-          throw new AppError('SERVER_IN_USE', 'A project was placed on the server meanwhile', { id });
-        throw err;
       });
       logger.info({ server: id }, 'data: project server removed');
       await announce(id);

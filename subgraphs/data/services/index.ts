@@ -3,7 +3,7 @@
 import { createSecretBox } from '../../../platform/crypto.ts';
 import { AppError } from '../../../platform/errors.ts';
 import { graphqlLimitsOf } from '../../../platform/graphql-limits.ts';
-import { trackPool, trackRealtime, untrackPool } from '../../../platform/metrics.ts';
+import { trackPool, trackProjectServers, trackRealtime, untrackPool } from '../../../platform/metrics.ts';
 import type { SubgraphDeps } from '../../../platform/subgraph.ts';
 import { createActions } from './actions.ts';
 import { createCatalog } from './catalog.ts';
@@ -20,6 +20,7 @@ import { createStatementTimeSharing } from './statement-time-sharing.ts';
 import { createDatabaseQuota } from './usage.ts';
 import { createBackendPriority } from './backend-priority.ts';
 import { createFleet, createFleetPools, DEFAULT_SERVER, type FleetServer } from './fleet.ts';
+import { createServers } from './servers.ts';
 import {
   announceLocally,
   publishBroadcastNow,
@@ -41,6 +42,9 @@ function ignoreDeleted(err: unknown): undefined {
 
 /** Connections left to the platform's own pools, schedulers and listeners (~40 in one-process mode) and to other clients. */
 const PLATFORM_RESERVE = 60;
+
+/** How often /metrics' per-server projects, reachability and database bytes are read again. */
+const SERVER_SAMPLE_MS = 30_000;
 
 /** Creates the data services over the platform database (and the projects' server, by default the same). */
 export async function createDataServices(deps: SubgraphDeps) {
@@ -222,11 +226,22 @@ export async function createDataServices(deps: SubgraphDeps) {
     }
   });
 
+  // The operator's view of the fleet (health, usage, audited changes), and its /metrics sample.
+  const servers = createServers({ admin, fleet, logger: log });
+  let untrackServers: (() => void) | undefined;
+  let sampling: NodeJS.Timeout | undefined;
+  const sampleServers = (): void =>
+    void servers
+      .sample()
+      .catch((err: Error) => log.warn({ err: err.message }, 'data: could not sample the project servers for /metrics'));
+
   let untrackRealtime: (() => void) | undefined;
   return {
     provisioning,
     /** The project servers (registry, placement). */
     fleet,
+    /** The operator's servers: health, usage, audited changes (servers.ts). */
+    servers,
     /** Every data process drops what it holds of a moved project (see `relocated`); `moves` publishes it. */
     async announceMoved(projectId: string, serverId: string): Promise<void> {
       await publishBroadcastNow(admin, 'data.project.moved', { projectId, serverId });
@@ -292,6 +307,11 @@ export async function createDataServices(deps: SubgraphDeps) {
         },
       });
       untrackRealtime = trackRealtime(realtime.stats);
+      // Per server: projects, reachability and database bytes are sampled (a cheap periodic read, never per scrape);
+      // the connections this process holds there are read at each scrape.
+      untrackServers = trackProjectServers(() =>
+        servers.samples().map((s) => ({ ...s, connections: pools.server(s.server)?.stats().open ?? 0 })),
+      );
       await fleet.init();
       await fleet.listen(databaseUrl);
       moves = await startBroadcastListener({ url: databaseUrl, logger: log });
@@ -310,11 +330,16 @@ export async function createDataServices(deps: SubgraphDeps) {
       await realtime.start();
       await hooks.start();
       await catalog.start();
+      sampleServers();
+      sampling = setInterval(sampleServers, SERVER_SAMPLE_MS);
+      sampling.unref();
     },
     async stop(): Promise<void> {
       untrackPool('data:admin');
       untrackPool('data:projects');
       untrackRealtime?.();
+      clearInterval(sampling);
+      untrackServers?.();
       await outbox.stop();
       await moves?.stop();
       await fleet.stop();

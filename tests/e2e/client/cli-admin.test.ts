@@ -231,6 +231,56 @@ describe('tessera admin', () => {
     expect(human.stdout).toMatch(/bootstrap\s+project\.suspend/);
   });
 
+  it('registers, lists, changes and removes a project server; the URL password is never printed', async () => {
+    // The test's own database on the platform's server: a reachable server whose role may create databases and roles.
+    const url = platform.databaseUrl;
+    const secret = decodeURIComponent(new URL(url).password);
+    const added = await tessera([
+      'admin',
+      'servers',
+      'add',
+      'cli-pg',
+      '--database-url',
+      url,
+      '--weight',
+      '2',
+      '--state',
+      'read-only',
+    ]);
+    expect(added.code).toBe(0);
+    expect(added.stdout).toContain('Registered project server cli-pg');
+    const listed = await tessera(['admin', 'servers', 'list']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/default\s+active\s+1\s+1\s+up \(PostgreSQL/);
+    expect(listed.stdout).toMatch(/cli-pg\s+read-only\s+2\s+0\s+up/);
+    const shown = (await tessera(['admin', 'servers', 'show', 'cli-pg', '--json'])).json();
+    expect(shown).toMatchObject({ id: 'cli-pg', state: 'read-only', weight: 2, built_in: false, projects: 0 });
+    expect(shown.health.reachable).toBe(true);
+    const set = await tessera(['admin', 'servers', 'set', 'cli-pg', '--state', 'draining', '--weight', '0', '--json']);
+    expect(set.json()).toMatchObject({ state: 'draining', weight: 0 });
+    expect((await tessera(['admin', 'servers', 'set', 'cli-pg'])).code).toBe(2);
+    expect((await tessera(['admin', 'servers', 'set', 'cli-pg', '--state', 'asleep'])).code).toBe(2);
+    expect((await tessera(['admin', 'servers', 'add', 'cli-bad'])).code).toBe(2);
+    const unreachable = await tessera([
+      'admin',
+      'servers',
+      'add',
+      'cli-bad',
+      '--database-url',
+      'postgres://u:pw@127.0.0.1:1/postgres',
+    ]);
+    expect(unreachable.code).toBe(7);
+    expect(unreachable.stderr).toMatch(/url/);
+    // The default server holds this test's project: it cannot be removed, nor can any server holding projects.
+    const inUse = await tessera(['admin', 'servers', 'remove', 'default', '--yes']);
+    expect(inUse.code).toBe(6);
+    expect((await tessera(['admin', 'servers', 'remove', 'cli-pg', '--yes'])).code).toBe(0);
+    expect((await tessera(['admin', 'servers', 'show', 'cli-pg'])).code).toBe(5);
+    const shownProject = await tessera(['admin', 'projects', 'show', projectId]);
+    expect(shownProject.stdout).toMatch(/server:\s+default/);
+    for (const r of [added, listed, set]) expect(r.stdout + r.stderr).not.toContain(secret);
+  });
+
   it('creates an operator key that works, then revokes it: it is refused at once', async () => {
     const created = await tessera(['admin', 'keys', 'create', 'ci', '--json']);
     expect(created.code).toBe(0);

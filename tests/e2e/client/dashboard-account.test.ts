@@ -5,20 +5,15 @@
 // its mail); other sessions are listed and ended, "sign out everywhere" ends this one too; the account is deleted
 // with its projects after typing its address. Every page is scanned with axe-core.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, requireChromium } from '../../support/browser.ts';
-import { axe, contains, count, shown, until } from '../../support/browser-page.ts';
-import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import { contains, count, openConsole, pageChecks, sendSignUp, shown, until } from '../../support/browser-page.ts';
+import type { TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 import { nextCode } from '../../support/totp.ts';
 import { startMailbox, tokenOf } from '../identity/identity-fixtures.ts';
 
 jest.setTimeout(60_000);
 
-const ROOT = new URL('../../../', import.meta.url).pathname;
 let platform: TestPlatform;
 let mailbox: Awaited<ReturnType<typeof startMailbox>>;
 let base: string;
@@ -31,13 +26,7 @@ let secret = '';
 let lastCode = '';
 let recoveryCodes: string[] = [];
 
-const main = () => page.locator('main');
-
-async function scan(name: string): Promise<void> {
-  await page.waitForLoadState('networkidle');
-  await count(page.locator('.loading'), 0);
-  expect({ page: name, violations: await axe(page) }).toEqual({ page: name, violations: [] });
-}
+const { main, checkPage } = pageChecks(() => page);
 
 async function signIn(how: { code?: string; recovery?: string } = {}): Promise<void> {
   await shown(page.getByRole('heading', { name: 'Sign in to Tessera' }));
@@ -55,22 +44,12 @@ async function signIn(how: { code?: string; recovery?: string } = {}): Promise<v
 }
 
 beforeAll(async () => {
-  requireChromium();
-  const build = promisify(execFile)(process.execPath, [path.join(ROOT, 'dashboard/build.ts')], { cwd: ROOT });
   mailbox = await startMailbox();
-  platform = await startOneProcess({ TESSERA_SMTP_URL: mailbox.url });
-  base = platform.url.replace('127.0.0.1', 'localhost');
-  await build;
-  browser = await launchChromium();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, bypassCSP: true });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  page.on('console', (m) => {
-    // A refused call shows in the console as a failed resource load; the page shows the error itself.
-    if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) consoleErrors.push(m.text());
-  });
-  page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
+  // A refused call shows in the console as a failed resource load; the page shows the error itself.
+  ({ platform, base, browser, page } = await openConsole({ TESSERA_SMTP_URL: mailbox.url }, consoleErrors, {
+    clipboard: true,
+    ignoreConsole: /Failed to load resource/,
+  }));
 }, 180_000);
 
 afterAll(async () => {
@@ -82,10 +61,7 @@ afterAll(async () => {
 describe('the developer account in the dashboard', () => {
   it('signs up and leaves the address at the projects, not at /sign-up', async () => {
     await page.goto(`${base}/dashboard/sign-up`);
-    await page.getByLabel('Name').fill('Account Tester');
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Create account' }).click();
+    await sendSignUp(page, { name: 'Account Tester', email, password });
     await shown(page.getByRole('heading', { name: 'Projects' }));
     await until(
       async () => new URL(page.url()).pathname,
@@ -110,7 +86,7 @@ describe('the developer account in the dashboard', () => {
     await count(list.getByRole('listitem'), 10);
     recoveryCodes = (await list.getByRole('listitem').allInnerTexts()).map((c) => c.trim());
     for (const c of recoveryCodes) expect(c).toMatch(/^[a-z2-9]{5}-[a-z2-9]{5}$/);
-    await scan('account-recovery-codes');
+    await checkPage('account-recovery-codes');
     await page.getByRole('button', { name: 'I saved them' }).click();
     await contains(main(), 'Recovery codes left: 10 of 10');
     // Shown once: a reload does not show them again.
@@ -139,7 +115,7 @@ describe('the developer account in the dashboard', () => {
     const sessions = page.getByRole('table', { name: 'Sessions' });
     await count(sessions.locator('tbody tr'), 3);
     await contains(sessions, 'This session');
-    await scan('account-sessions');
+    await checkPage('account-sessions');
     await sessions
       .getByRole('button', { name: /^End the session/ })
       .first()
@@ -178,7 +154,7 @@ describe('the developer account in the dashboard', () => {
     const link = /http\S+confirm-email\?token=\S+/.exec((await mailbox.waitFor(moved, /Confirm your new/)).text)![0];
     await page.goto(link.replace(/^http:\/\/[^/]+/, base));
     await shown(page.getByRole('heading', { name: 'Confirm your new e-mail address' }));
-    await scan('confirm-email');
+    await checkPage('confirm-email');
     await page.getByRole('button', { name: 'Confirm address' }).click();
     await contains(main().getByRole('status'), `is now ${moved}`);
     await mailbox.waitFor(email, /is now/);
@@ -194,7 +170,7 @@ describe('the developer account in the dashboard', () => {
     await page.getByRole('banner').getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('link', { name: 'Forgot your password?' }).click();
     await shown(page.getByRole('heading', { name: 'Reset your password' }));
-    await scan('forgot-password');
+    await checkPage('forgot-password');
     await page.getByLabel('E-mail').fill(moved);
     await page.getByRole('button', { name: 'Send reset link' }).click();
     await contains(main().getByRole('status'), 'is on its way');
@@ -203,7 +179,7 @@ describe('the developer account in the dashboard', () => {
     const link = /http\S+reset-password\?token=\S+/.exec(mail.text)![0];
     await page.goto(link.replace(/^http:\/\/[^/]+/, base));
     await shown(page.getByRole('heading', { name: 'Choose a new password' }));
-    await scan('reset-password');
+    await checkPage('reset-password');
     await page.getByLabel('New password', { exact: true }).fill('a third long password');
     await page.getByLabel('New password again').fill('a third long password');
     await page.getByRole('button', { name: 'Set new password' }).click();
@@ -229,7 +205,7 @@ describe('the developer account in the dashboard', () => {
   it('deletes the account and its projects after the address is typed', async () => {
     const moved = (globalThis as { movedTo?: string }).movedTo!;
     await page.goto(`${base}/dashboard/account`);
-    await scan('account');
+    await checkPage('account');
     const form = page.getByRole('form', { name: 'Delete the account' });
     await form.getByLabel('Current password').fill(password);
     await form.getByRole('button', { name: 'Delete account…' }).click();

@@ -5,29 +5,22 @@
 // policy editor (create, edit, drop; the warning on a table with RLS on and no policy). Each view is saved as a
 // screenshot (tests/artifacts/dashboard) and scanned with axe-core: no serious or critical violation.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, requireChromium } from '../../support/browser.ts';
 import {
-  axe,
-  collectConsoleErrors,
   contains,
   count,
   gone,
+  openConsole,
+  pageChecks,
   shown,
   signUpWithProject,
 } from '../../support/browser-page.ts';
-import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import type { TestPlatform } from '../../support/platform.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { setPlanLimits } from '../../support/plans.ts';
 
 jest.setTimeout(60_000);
-
-const ROOT = new URL('../../../', import.meta.url).pathname;
-const ARTIFACTS = path.join(ROOT, 'tests/artifacts/dashboard');
 
 let platform: TestPlatform;
 let base: string;
@@ -76,41 +69,14 @@ async function tableExists(table: string): Promise<boolean> {
   );
 }
 
-async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
-
-/** Screenshot and accessibility scan of a view. */
-async function checkPage(name: string): Promise<void> {
-  await page.waitForLoadState('networkidle');
-  await count(page.locator('.loading'), 0);
-  await shot(name);
-  expect({ page: name, violations: await axe(page) }).toEqual({ page: name, violations: [] });
-}
-
-const main = () => page.locator('main');
+const { main, checkPage } = pageChecks(() => page);
 
 /** Opens a page of the project's console. */
 const open = async (address: string) => await page.goto(`${base}/dashboard/p/${projectId}${address}`);
 const tablePage = (table: string) => open(`/database/tables/${encodeURIComponent(table)}`);
 
 beforeAll(async () => {
-  requireChromium();
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  const build = promisify(execFile)(process.execPath, [path.join(ROOT, 'dashboard/build.ts')], { cwd: ROOT });
-  platform = await startOneProcess();
-  base = platform.url.replace('127.0.0.1', 'localhost');
-  await build;
-  browser = await launchChromium();
-  // bypassCSP: only so the test can inject axe-core into the page.
-  const context = await browser.newContext({
-    viewport: { width: 1280, height: 860 },
-    bypassCSP: true,
-    acceptDownloads: true,
-  });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  collectConsoleErrors(page, consoleErrors);
+  ({ platform, base, browser, page } = await openConsole({}, consoleErrors, { acceptDownloads: true }));
 
   ({ projectId, apiKey, publishableKey } = await signUpWithProject(page, base, platform.url, tenant, 'Shop'));
   await waitFor(async () => (await sql('select 1 as one')).status === 200, { message: 'the project database' });

@@ -5,32 +5,24 @@
 // answered 400 listed as succeeded, e-mail template fields pre-filled so typing appends). Each page is saved as a
 // screenshot (tests/artifacts/dashboard) and scanned with axe-core: no serious or critical violation.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { execFile } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium, requireChromium } from '../../support/browser.ts';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
-  axe,
-  collectConsoleErrors,
   contains,
   count,
   gone,
+  openConsole,
+  pageChecks,
   shown,
   signUpWithProject,
   until,
 } from '../../support/browser-page.ts';
-import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import type { TestPlatform } from '../../support/platform.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import type { Res } from '../../support/http.ts';
 import { Webhook } from 'standardwebhooks';
 import { startReceiver, type Receiver } from '../functions/event-receiver.ts';
 
 jest.setTimeout(60_000);
-
-const ROOT = new URL('../../../', import.meta.url).pathname;
-const ARTIFACTS = path.join(ROOT, 'tests/artifacts/dashboard');
 
 let platform: TestPlatform;
 let base: string;
@@ -53,41 +45,13 @@ async function api(method: string, url: string, body?: unknown): Promise<Pick<Re
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
-async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
-
-/** Screenshot and accessibility scan of a page. */
-async function checkPage(name: string): Promise<void> {
-  await page.waitForLoadState('networkidle');
-  await count(page.locator('.loading'), 0);
-  await shot(name);
-  expect({ page: name, violations: await axe(page) }).toEqual({ page: name, violations: [] });
-}
-
-const main = () => page.locator('main');
+const { main, checkPage } = pageChecks(() => page);
 
 /** Opens a page of the project's console. */
 const open = async (address: string) => await page.goto(`${base}/dashboard/p/${projectId}${address}`);
 
-beforeAll(async () => {
-  requireChromium();
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  const build = promisify(execFile)(process.execPath, [path.join(ROOT, 'dashboard/build.ts')], { cwd: ROOT });
-  // Event deliveries go to a receiver on loopback, which outbound HTTP refuses unless the operator allows it.
-  // Automatic retries of a failed delivery wait long enough not to race the redelivery the test asks for.
-  platform = await startOneProcess({
-    TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true',
-    TESSERA_EVENT_RETRY_BASE_MS: '600000',
-  });
-  base = platform.url.replace('127.0.0.1', 'localhost');
-  receiver = await startReceiver();
-  await build;
-  browser = await launchChromium();
-  // bypassCSP: only so the test can inject axe-core into the page.
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, bypassCSP: true });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
-  // What the page draws on canvases, per canvas since it was last cleared (the charts' axis labels).
+// What the page draws on canvases, per canvas since it was last cleared (the charts' axis labels).
+const recordCanvasTexts = async (context: BrowserContext) =>
   await context.addInitScript(() => {
     const drawn = new Map<HTMLCanvasElement, string[]>();
     (window as unknown as { __canvasTexts: typeof drawn }).__canvasTexts = drawn;
@@ -103,9 +67,16 @@ beforeAll(async () => {
       return clearRect.apply(this, args);
     };
   });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  collectConsoleErrors(page, consoleErrors);
+
+beforeAll(async () => {
+  // Event deliveries go to a receiver on loopback, which outbound HTTP refuses unless the operator allows it.
+  // Automatic retries of a failed delivery wait long enough not to race the redelivery the test asks for.
+  ({ platform, base, browser, page } = await openConsole(
+    { TESSERA_FUNCTIONS_ALLOW_PRIVATE_NETWORKS: 'true', TESSERA_EVENT_RETRY_BASE_MS: '600000' },
+    consoleErrors,
+    { clipboard: true, prepare: recordCanvasTexts },
+  ));
+  receiver = await startReceiver();
 
   // A tenant signs up and creates a project in the console.
   ({ projectId, apiKey } = await signUpWithProject(page, base, platform.url, tenant, 'Shop'));

@@ -5,21 +5,13 @@
 // critical violation.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import crypto from 'node:crypto';
-import { execFile } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, requireChromium } from '../../support/browser.ts';
-import { axe, collectConsoleErrors, contains, count, shown, signUpWithProject } from '../../support/browser-page.ts';
-import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import { contains, openConsole, pageChecks, shown, signUpWithProject } from '../../support/browser-page.ts';
+import type { TestPlatform } from '../../support/platform.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import type { Res } from '../../support/http.ts';
 
 jest.setTimeout(60_000);
-
-const ROOT = new URL('../../../', import.meta.url).pathname;
-const ARTIFACTS = path.join(ROOT, 'tests/artifacts/dashboard');
 
 let platform: TestPlatform;
 let base: string;
@@ -47,14 +39,7 @@ async function api(method: string, url: string, body?: unknown): Promise<Pick<Re
   return { status: res.status, body: parsed };
 }
 
-async function checkPage(name: string): Promise<void> {
-  await page.waitForLoadState('networkidle');
-  await count(page.locator('.loading'), 0);
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
-  expect({ page: name, violations: await axe(page) }).toEqual({ page: name, violations: [] });
-}
-
-const main = () => page.locator('main');
+const { main, checkPage } = pageChecks(() => page);
 const tables = async () =>
   (
     (
@@ -65,17 +50,7 @@ const tables = async () =>
   ).rows.map((r) => r.table_name);
 
 beforeAll(async () => {
-  requireChromium();
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  const build = promisify(execFile)(process.execPath, [path.join(ROOT, 'dashboard/build.ts')], { cwd: ROOT });
-  platform = await startOneProcess();
-  base = platform.url.replace('127.0.0.1', 'localhost');
-  await build;
-  browser = await launchChromium();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, bypassCSP: true });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  collectConsoleErrors(page, consoleErrors);
+  ({ platform, base, browser, page } = await openConsole({}, consoleErrors));
 
   ({ projectId, apiKey } = await signUpWithProject(page, base, platform.url, tenant, 'Blog'));
   await waitFor(async () => (await api('POST', '/v1/rawSQL', { sql: 'select 1 as one' })).status === 200, {

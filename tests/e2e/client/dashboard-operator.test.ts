@@ -4,21 +4,21 @@
 // suspended project in the tenant console. Each page
 // is saved as a screenshot (tests/artifacts/dashboard) and scanned with axe-core: no serious or critical violation.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium, requireChromium } from '../../support/browser.ts';
-import { axe, count, shown, textIs, until, openSignedIn } from '../../support/browser-page.ts';
-import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import {
+  openSignedIn,
+  pageChecks,
+  shown,
+  startConsole,
+  tenantWithProject,
+  textIs,
+  until,
+} from '../../support/browser-page.ts';
+import type { TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 
 jest.setTimeout(60_000);
-
-const ROOT = new URL('../../../', import.meta.url).pathname;
-const ARTIFACTS = path.join(ROOT, 'tests/artifacts/dashboard');
 
 let platform: TestPlatform;
 let base: string;
@@ -34,19 +34,7 @@ const tenant = { email: `operator-${Date.now()}@example.com`, password: 'a long 
 let token = '';
 let projectId = '';
 
-async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
-
-/** Screenshot and accessibility scan of a page once it has loaded. */
-async function checkPage(name: string): Promise<void> {
-  await page.waitForLoadState('networkidle');
-  await count(page.locator('.loading'), 0);
-  await shot(name);
-  expect({ page: name, violations: await axe(page) }).toEqual({ page: name, violations: [] });
-}
-
-const main = () => page.locator('main');
+const { main, shot, checkPage } = pageChecks(() => page);
 
 /** The cells of one plan's column in the tenant's Plan table (a limit per row), top to bottom. */
 async function planColumn(planName: string): Promise<string[]> {
@@ -60,19 +48,9 @@ async function planColumn(planName: string): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  requireChromium();
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  const build = promisify(execFile)(process.execPath, [path.join(ROOT, 'dashboard/build.ts')], { cwd: ROOT });
-  platform = await startOneProcess({ TESSERA_OPERATOR_KEY: OPERATOR_KEY });
-  base = platform.url.replace('127.0.0.1', 'localhost');
+  ({ platform, base, browser } = await startConsole({ TESSERA_OPERATOR_KEY: OPERATOR_KEY }));
   call = client(platform.url);
-  tenantId = (await call('POST', '/auth/api/v1/tenants/signup', { body: tenant })).body.tenant.id;
-  token = (await call('POST', '/auth/api/v1/tenant/login', { body: tenant })).body.access_token;
-  const created = await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Governed' } });
-  projectId = created.body.project.id;
-  apiKey = created.body.project.api_key;
-  await build;
-  browser = await launchChromium();
+  ({ tenantId, token, projectId, apiKey } = await tenantWithProject(platform.url, tenant, 'Governed'));
   ({ context, page } = await openSignedIn(browser, base, tenant, consoleErrors));
 }, 180_000);
 
@@ -249,7 +227,7 @@ describe("the operator's area", () => {
     await shown(tenantPage.locator('main > .error-box.suspended').getByText('Reason: abuse report'));
     await tenantPage.goto(`${base}/dashboard/`);
     await shown(tenantPage.getByRole('row').filter({ hasText: 'Governed' }).getByText('suspended by the operator'));
-    await tenantPage.screenshot({ path: path.join(ARTIFACTS, 'operator-07-tenant-suspended.png'), fullPage: true });
+    await pageChecks(() => tenantPage).shot('operator-07-tenant-suspended');
     await tenantPage.close();
     await row.getByRole('button', { name: 'Resume project Governed' }).click();
     await toast('Resumed Governed');

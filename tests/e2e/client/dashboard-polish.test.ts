@@ -2,20 +2,20 @@
 // log, filtered), and the console defects of the issue, each with the check that failed before its fix. Each new page is
 // saved as a screenshot (tests/artifacts/dashboard) and scanned with axe-core: no serious or critical violation.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { execFile } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { launchChromium, requireChromium } from '../../support/browser.ts';
-import { axe, count, shown, until, openSignedIn } from '../../support/browser-page.ts';
-import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import {
+  count,
+  openSignedIn,
+  pageChecks,
+  shown,
+  startConsole,
+  tenantWithProject,
+  until,
+} from '../../support/browser-page.ts';
+import type { TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 
 jest.setTimeout(60_000);
-
-const ROOT = new URL('../../../', import.meta.url).pathname;
-const ARTIFACTS = path.join(ROOT, 'tests/artifacts/dashboard');
 
 let platform: TestPlatform;
 let base: string;
@@ -30,39 +30,16 @@ let projectId = '';
 let apiKey = '';
 let publishableKey = '';
 
-async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
-
-/** Screenshot and accessibility scan of a page once it has loaded. */
-async function checkPage(name: string): Promise<void> {
-  await page.waitForLoadState('networkidle');
-  await count(page.locator('.loading'), 0);
-  await shot(name);
-  expect({ page: name, violations: await axe(page) }).toEqual({ page: name, violations: [] });
-}
-
-const main = () => page.locator('main');
+const { main, shot, checkPage } = pageChecks(() => page);
 
 /** The texts of every element of the locator, once `ok` holds for them. */
 const textsOf = async (l: Locator, ok: (texts: string[]) => boolean, what: string) =>
   await until(() => l.allInnerTexts(), ok, what);
 
 beforeAll(async () => {
-  requireChromium();
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  const build = promisify(execFile)(process.execPath, [path.join(ROOT, 'dashboard/build.ts')], { cwd: ROOT });
-  platform = await startOneProcess();
-  base = platform.url.replace('127.0.0.1', 'localhost');
+  ({ platform, base, browser } = await startConsole());
   call = client(platform.url);
-  await call('POST', '/auth/api/v1/tenants/signup', { body: tenant });
-  token = (await call('POST', '/auth/api/v1/tenant/login', { body: tenant })).body.access_token;
-  const created = await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Polish' } });
-  projectId = created.body.project.id;
-  apiKey = created.body.project.api_key;
-  publishableKey = created.body.project.publishable_key;
-  await build;
-  browser = await launchChromium();
+  ({ token, projectId, apiKey, publishableKey } = await tenantWithProject(platform.url, tenant, 'Polish'));
   ({ context, page } = await openSignedIn(browser, base, tenant, consoleErrors));
 }, 180_000);
 

@@ -5,21 +5,22 @@
 // project's tables. Every result is checked through the API too; each page is scanned with axe-core (no serious or
 // critical violation) and saved as a screenshot in tests/artifacts/dashboard.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { execFile } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, requireChromium } from '../../support/browser.ts';
-import { axe, collectConsoleErrors, contains, count, gone, shown, until } from '../../support/browser-page.ts';
-import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import {
+  contains,
+  count,
+  gone,
+  openConsole,
+  pageChecks,
+  sendSignUp,
+  shown,
+  until,
+} from '../../support/browser-page.ts';
+import type { TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 import { startMailbox } from '../identity/identity-fixtures.ts';
 
 jest.setTimeout(60_000);
-
-const ROOT = new URL('../../../', import.meta.url).pathname;
-const ARTIFACTS = path.join(ROOT, 'tests/artifacts/dashboard');
 
 let platform: TestPlatform;
 let mailbox: Awaited<ReturnType<typeof startMailbox>>;
@@ -60,32 +61,16 @@ const clientsOf = async () =>
     public: boolean;
   }[];
 
-/** Screenshot and accessibility scan of a page once it has settled. */
-async function checkPage(name: string): Promise<void> {
-  await page.waitForLoadState('networkidle');
-  await count(page.locator('.loading'), 0);
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
-  expect({ page: name, violations: await axe(page) }).toEqual({ page: name, violations: [] });
-}
-
-const main = () => page.locator('main');
+const { main, checkPage } = pageChecks(() => page);
 
 const toast = (m: string | RegExp) => contains(page.locator('.toasts'), m);
 
 beforeAll(async () => {
-  requireChromium();
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  const build = promisify(execFile)(process.execPath, [path.join(ROOT, 'dashboard/build.ts')], { cwd: ROOT });
   mailbox = await startMailbox();
-  platform = await startOneProcess({ TESSERA_SMTP_URL: mailbox.url, TESSERA_MAIL_FROM: 'Tessera <idp@example.com>' });
-  base = platform.url.replace('127.0.0.1', 'localhost');
-  await build;
-  browser = await launchChromium();
-  // bypassCSP: only so the test can inject axe-core into the page.
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, bypassCSP: true });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  collectConsoleErrors(page, consoleErrors);
+  ({ platform, base, browser, page } = await openConsole(
+    { TESSERA_SMTP_URL: mailbox.url, TESSERA_MAIL_FROM: 'Tessera <idp@example.com>' },
+    consoleErrors,
+  ));
 }, 180_000);
 
 afterAll(async () => {
@@ -97,10 +82,7 @@ afterAll(async () => {
 describe('the project console: OIDC clients, users, realtime tables', () => {
   it('signs a tenant up and creates a project', async () => {
     await page.goto(`${base}/dashboard/sign-up`);
-    await page.getByLabel('Name').fill('Project Owner');
-    await page.getByLabel('E-mail').fill(tenant.email);
-    await page.getByLabel('Password').fill(tenant.password);
-    await page.getByRole('button', { name: 'Create account' }).click();
+    await sendSignUp(page, { ...tenant, name: 'Project Owner' });
     await shown(main().getByText('No projects yet'));
     await page.getByLabel('Project name').fill('Console');
     await page.getByRole('button', { name: 'Create project' }).click();

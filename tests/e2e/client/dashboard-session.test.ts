@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 import { createClient } from '../../../packages/client/src/index.ts';
-import { launchChromium, requireChromium } from '../../support/browser.ts';
-import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import { openSignedIn, startConsole } from '../../support/browser-page.ts';
+import type { TestPlatform } from '../../support/platform.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
 const password = 'correct horse battery staple';
@@ -21,15 +21,13 @@ let email: string;
 let projectId: string;
 
 beforeAll(async () => {
-  requireChromium();
-  platform = await startOneProcess({ TESSERA_ACCESS_TOKEN_TTL: '5' });
+  ({ platform, browser } = await startConsole({ TESSERA_ACCESS_TOKEN_TTL: '5' }));
   const c = createClient({ url: platform.url });
   email = `tabs-${Date.now()}@example.com`;
   await c.tenant.signup({ email, password });
   await c.tenant.login({ email, password });
   projectId = (await c.tenant.projects.create('Tabs')).id;
-  browser = await launchChromium();
-}, 120_000);
+}, 180_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -43,17 +41,13 @@ const signedOut = async (page: Page) =>
 
 describe('a dashboard session with short-lived access tokens', () => {
   it('stays signed in across two tabs browsing every page through several token lifetimes', async () => {
-    const context = await browser.newContext();
     const refreshes: number[] = [];
-    context.on('response', (res) => {
-      if (res.url().endsWith('/auth/api/v1/tenant/refresh')) refreshes.push(res.status());
+    const { context, page: first } = await openSignedIn(browser, platform.url, { email, password }, [], {
+      prepare: async (context) =>
+        context.on('response', (res) => {
+          if (res.url().endsWith('/auth/api/v1/tenant/refresh')) refreshes.push(res.status());
+        }),
     });
-    const first = await context.newPage();
-    await first.goto(`${platform.url}/dashboard/`);
-    await first.getByLabel('E-mail').fill(email);
-    await first.getByLabel('Password').fill(password);
-    await first.getByRole('button', { name: 'Sign in' }).click();
-    await first.getByRole('heading', { name: 'Projects' }).first().waitFor({ state: 'visible' });
     const second = await context.newPage();
     const tabs = [first, second];
 

@@ -3,16 +3,11 @@
 // named by statement, the history of what ran and saved snippets (kept in this browser per project: another project's
 // editor shows neither), and axe with no serious violation.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, requireChromium } from '../../support/browser.ts';
-import { axe, contains, count, shown } from '../../support/browser-page.ts';
-import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import { axe, contains, count, openSignedIn, pageChecks, shown, startConsole } from '../../support/browser-page.ts';
+import type { TestPlatform } from '../../support/platform.ts';
 import { createClient } from '../../../packages/client/src/index.ts';
 
-const ROOT = new URL('../../../', import.meta.url).pathname;
 let platform: TestPlatform;
 let browser: Browser;
 let page: Page;
@@ -20,8 +15,10 @@ let base: string;
 const ids: string[] = [];
 const email = `sql-${Date.now()}@example.com`;
 const password = 'a long enough password 1';
+// The page's console errors (openSignedIn collects them; a failing script's 400 shows there, so none is asserted).
+const consoleErrors: string[] = [];
 
-const main = () => page.locator('main');
+const { main } = pageChecks(() => page);
 
 /** Replaces the editor's text (CodeMirror: select all, then type). */
 async function write(sql: string): Promise<void> {
@@ -33,24 +30,12 @@ async function write(sql: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  requireChromium();
-  const build = promisify(execFile)(process.execPath, [path.join(ROOT, 'dashboard/build.ts')], { cwd: ROOT });
-  platform = await startOneProcess();
-  base = platform.url.replace('127.0.0.1', 'localhost');
+  ({ platform, base, browser } = await startConsole());
   const c = createClient({ url: platform.url });
   await c.tenant.signup({ email, password });
   await c.tenant.login({ email, password });
   ids.push((await c.tenant.projects.create('First')).id, (await c.tenant.projects.create('Second')).id);
-  await build;
-  browser = await launchChromium();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  await page.goto(`${base}/dashboard/`);
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await shown(page.getByRole('heading', { name: 'Projects' }));
+  ({ page } = await openSignedIn(browser, base, { email, password }, consoleErrors));
 }, 180_000);
 
 afterAll(async () => {

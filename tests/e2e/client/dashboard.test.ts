@@ -6,25 +6,17 @@
 // critical violation. Also: errors show their code and request id, destructive actions ask first, the keyboard reaches the
 // content, a narrow window keeps everything reachable, and an expired session goes back to sign-in.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium, requireChromium } from '../../support/browser.ts';
-import { axe, contains, count, gone, shown, textIs, until } from '../../support/browser-page.ts';
-import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import type { Browser, Page } from 'playwright-core';
+import { contains, count, gone, openConsole, pageChecks, shown, textIs, until } from '../../support/browser-page.ts';
+import type { TestPlatform } from '../../support/platform.ts';
 import { nextCode } from '../../support/totp.ts';
 
 jest.setTimeout(60_000);
 
-const ROOT = new URL('../../../', import.meta.url).pathname;
-const ARTIFACTS = path.join(ROOT, 'tests/artifacts/dashboard');
-
 let platform: TestPlatform;
 let base: string;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 const consoleErrors: string[] = [];
 const outside: string[] = [];
@@ -46,43 +38,13 @@ async function projectKey(): Promise<string> {
   return ((await res.json()) as { project: { api_key: string } }).project.api_key;
 }
 
-/** A screenshot of the page as it is, in the artifacts folder. */
-async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
-
-/** Screenshot and accessibility scan of a main page. */
-async function checkPage(name: string): Promise<void> {
-  await page.waitForLoadState('networkidle');
-  await count(page.locator('.loading'), 0);
-  await shot(name);
-  expect({ page: name, violations: await axe(page) }).toEqual({ page: name, violations: [] });
-}
-
-const main = () => page.locator('main');
+const { main, shot, checkPage } = pageChecks(() => page);
 
 beforeAll(async () => {
-  requireChromium();
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  // The dashboard as `npm start` builds it (only when stale).
-  const build = promisify(execFile)(process.execPath, [path.join(ROOT, 'dashboard/build.ts')], { cwd: ROOT });
-  platform = await startOneProcess();
-  base = platform.url.replace('127.0.0.1', 'localhost');
-  await build;
-  browser = await launchChromium();
-  // bypassCSP: only so the test can inject axe-core into the page (the page's own policy allows no inline script).
-  context = await browser.newContext({
-    viewport: { width: 1280, height: 860 },
+  ({ platform, base, browser, page } = await openConsole({}, consoleErrors, {
     acceptDownloads: true,
-    bypassCSP: true,
-  });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-  });
-  page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
+    clipboard: true,
+  }));
   page.on('request', (r) => {
     const u = new URL(r.url());
     if (u.protocol.startsWith('http') && u.host !== new URL(base).host) outside.push(r.url());

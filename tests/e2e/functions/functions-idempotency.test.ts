@@ -22,34 +22,39 @@ const invoke = (name: string, body: unknown, key: string | null, query = '', api
     headers: key === null ? {} : { 'Idempotency-Key': key },
   });
 
-beforeAll(async () => {
-  // Behind a (simulated) reverse proxy: visitors are told apart by X-Forwarded-For.
-  w = await startEdgeWorld({ TESSERA_TRUST_PROXY: 'true' });
+/**
+ * Creates the table `runs` in the project of `apiKey` and the function `name`, each run of which writes a row (so runs
+ * can be counted) tagged `tag` and answers the row's id and tag.
+ */
+async function createRecorder(
+  apiKey: string,
+  name: string,
+  opts: { tag?: string; public?: boolean } = {},
+): Promise<void> {
   const sql = await w.call('POST', '/v1/rawSQL', {
-    apiKey: w.apiKey,
+    apiKey,
     body: { sql: 'create table runs (id serial primary key, tag text not null)' },
   });
   expect(sql.status).toBe(200);
-  // Each run writes a row (so runs can be counted) and answers the row's id.
+  const tag = opts.tag ?? '{{ input.body.tag }}';
   const fn = await w.call('POST', '/edge/api/v1/functions', {
-    apiKey: w.apiKey,
+    apiKey,
     body: {
-      name: 'record',
+      name,
+      public: opts.public ?? false,
       steps: [
-        {
-          name: 'save',
-          kind: 'Database',
-          query: { action: 'insert', table: 'runs', values: { tag: '{{ input.body.tag }}' } },
-        },
-        {
-          name: 'answer',
-          kind: 'Transform',
-          expression: { id: '{{ steps.save.body.rows[0].id }}', tag: '{{ input.body.tag }}' },
-        },
+        { name: 'save', kind: 'Database', query: { action: 'insert', table: 'runs', values: { tag } } },
+        { name: 'answer', kind: 'Transform', expression: { id: '{{ steps.save.body.rows[0].id }}', tag } },
       ],
     },
   });
   expect(fn.status).toBe(201);
+}
+
+beforeAll(async () => {
+  // Behind a (simulated) reverse proxy: visitors are told apart by X-Forwarded-For.
+  w = await startEdgeWorld({ TESSERA_TRUST_PROXY: 'true' });
+  await createRecorder(w.apiKey, 'record');
   // Fails until the table `later` exists.
   const flaky = await w.call('POST', '/edge/api/v1/functions', {
     apiKey: w.apiKey,
@@ -163,24 +168,7 @@ describe('Idempotency-Key on invoke', () => {
   });
 
   it('keeps keys of different functions and projects apart', async () => {
-    await w.call('POST', '/v1/rawSQL', {
-      apiKey: w.other.apiKey,
-      body: { sql: 'create table runs (id serial primary key, tag text not null)' },
-    });
-    const copy = await w.call('POST', '/edge/api/v1/functions', {
-      apiKey: w.other.apiKey,
-      body: {
-        name: 'record',
-        steps: [
-          {
-            name: 'save',
-            kind: 'Database',
-            query: { action: 'insert', table: 'runs', values: { tag: '{{ input.body.tag }}' } },
-          },
-        ],
-      },
-    });
-    expect(copy.status).toBe(201);
+    await createRecorder(w.other.apiKey, 'record');
     expect((await invoke('record', { tag: 'shared' }, 'key-shared')).status).toBe(200);
     const there = await invoke('record', { tag: 'shared' }, 'key-shared', '', w.other.apiKey);
     expect(there.status).toBe(200);
@@ -202,74 +190,50 @@ describe('Idempotency-Key on invoke', () => {
   });
 });
 
+/**
+ * Makes `name` in the project of `apiKey` a public recorder (`createRecorder`), then sends it the same Idempotency-Key
+ * and body as two callers (`first`, `second`, then `first` again): each caller's first call runs, and only the first
+ * caller's repeat answers its stored answer.
+ */
+async function expectKeysPerCaller(
+  apiKey: string,
+  name: string,
+  first: () => Promise<Res>,
+  second: () => Promise<Res>,
+): Promise<void> {
+  await createRecorder(apiKey, name, { tag: name, public: true });
+  const a1 = await first();
+  const b1 = await second();
+  const a2 = await first();
+  expect([a1.status, b1.status, a2.status]).toEqual([200, 200, 200]);
+  expect(b1.body.id).not.toBe(a1.body.id);
+  expect(b1.headers.get('x-idempotent-replay')).toBeNull();
+  expect(a2.body).toEqual(a1.body);
+  expect(a2.headers.get('x-idempotent-replay')).toBe('true');
+}
+
 describe('Idempotency-Key of end-users', () => {
   it("never answers one end-user another's stored answer", async () => {
     const project = await newProject(w.p.url);
-    await w.call('POST', '/v1/rawSQL', {
-      apiKey: project.apiKey,
-      body: { sql: 'create table runs (id serial primary key, tag text not null)' },
-    });
-    const fn = await w.call('POST', '/edge/api/v1/functions', {
-      apiKey: project.apiKey,
-      body: {
-        name: 'whoami',
-        public: true,
-        steps: [
-          { name: 'save', kind: 'Database', query: { action: 'insert', table: 'runs', values: { tag: 'who' } } },
-          { name: 'answer', kind: 'Transform', expression: { run: '{{ steps.save.body.rows[0].id }}' } },
-        ],
-      },
-    });
-    expect(fn.status).toBe(201);
     const tokenOf = async () =>
       (await passwordGrant(w.p.url, project, await registerUser(w.p.url, project))).body.access_token as string;
     const [alice, bob] = [await tokenOf(), await tokenOf()];
-    const asUser = (token: string) =>
+    const asUser = (token: string) => () =>
       w.call('POST', '/edge/api/v1/invoke/whoami', { token, body: {}, headers: { 'Idempotency-Key': 'shared-key' } });
-    const a1 = await asUser(alice);
-    const b1 = await asUser(bob);
-    const a2 = await asUser(alice);
-    expect([a1.status, b1.status, a2.status]).toEqual([200, 200, 200]);
-    expect(b1.body.run).not.toBe(a1.body.run);
-    expect(b1.headers.get('x-idempotent-replay')).toBeNull();
-    expect(a2.body).toEqual(a1.body);
-    expect(a2.headers.get('x-idempotent-replay')).toBe('true');
+    await expectKeysPerCaller(project.apiKey, 'whoami', asUser(alice), asUser(bob));
   });
 });
 
 describe('Idempotency-Key of visitors (the publishable key)', () => {
   it("never answers one visitor another's stored answer, and replays a visitor's own", async () => {
     const project = await newProjectWithPk(w.p.url);
-    await w.call('POST', '/v1/rawSQL', {
-      apiKey: project.apiKey,
-      body: { sql: 'create table runs (id serial primary key, tag text not null)' },
-    });
-    const fn = await w.call('POST', '/edge/api/v1/functions', {
-      apiKey: project.apiKey,
-      body: {
-        name: 'visit',
-        public: true,
-        steps: [
-          { name: 'save', kind: 'Database', query: { action: 'insert', table: 'runs', values: { tag: 'visit' } } },
-          { name: 'answer', kind: 'Transform', expression: { run: '{{ steps.save.body.rows[0].id }}' } },
-        ],
-      },
-    });
-    expect(fn.status).toBe(201);
-    const asVisitor = (address: string) =>
+    const asVisitor = (address: string) => () =>
       w.call('POST', '/edge/api/v1/invoke/visit', {
         apiKey: project.pk,
         body: { same: 'body' },
         headers: { 'Idempotency-Key': 'guessable-key', 'X-Forwarded-For': address },
       });
-    const a1 = await asVisitor('203.0.113.7');
-    const b1 = await asVisitor('198.51.100.9');
-    const a2 = await asVisitor('203.0.113.7');
-    expect([a1.status, b1.status, a2.status]).toEqual([200, 200, 200]);
-    expect(b1.body.run).not.toBe(a1.body.run);
-    expect(b1.headers.get('x-idempotent-replay')).toBeNull();
-    expect(a2.body).toEqual(a1.body);
-    expect(a2.headers.get('x-idempotent-replay')).toBe('true');
+    await expectKeysPerCaller(project.apiKey, 'visit', asVisitor('203.0.113.7'), asVisitor('198.51.100.9'));
   });
 });
 

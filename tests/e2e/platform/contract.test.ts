@@ -947,6 +947,12 @@ describe('the contract walk: every operation of /openapi.json, every answer chec
     const key = await ok('POST', '/operator-keys', {}, { name: 'contract' });
     await ok('GET', '/operator-keys', {});
     await ok('DELETE', '/operator-keys/{id}', { id: key.id });
+    // A second project server: the test's own database is a valid maintenance database on a reachable server.
+    await ok('GET', '/servers', {});
+    await ok('POST', '/servers', {}, { id: 'contract', url: p.databaseUrl, state: 'read-only' });
+    await ok('GET', '/servers/{id}', { id: 'contract' });
+    await ok('PATCH', '/servers/{id}', { id: 'contract' }, { weight: 2 });
+    await ok('DELETE', '/servers/{id}', { id: 'contract' });
     expect(problems).toEqual([]);
   }, 120_000);
 

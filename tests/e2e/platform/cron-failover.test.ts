@@ -23,8 +23,8 @@ import { freePort } from '../../../platform/net.ts';
 import { client } from '../../support/http.ts';
 import { newStorageProject } from '../storage/storage-fixtures.ts';
 import { waitFor } from '../../support/wait-for.ts';
+import { tickingCronJob } from '../../support/cron-job.ts';
 
-const F = '/edge/api/v1';
 const ROUNDS = 5;
 type Layout = { router: { url: string }; subgraphs: Record<string, { url: string; pid: number }> };
 
@@ -98,22 +98,10 @@ describe('cron ticks survive the death of the instance running them', () => {
 
   it('a per-second job loses at most 2 ticks per kill of the instance holding it, and never runs a tick twice', async () => {
     const project = await newStorageProject(platform.url);
-    const call = client(platform.url);
-    const as = { apiKey: project.apiKey };
-    expect(
-      (
-        await call('POST', `${F}/functions`, {
-          ...as,
-          body: { name: 'tick', steps: [{ name: 'out', kind: 'Transform', expression: { ok: true } }] },
-        })
-      ).status,
-    ).toBe(201);
-    const created = await call('POST', `${F}/cron`, {
-      ...as,
-      body: { name: 'every-second', schedule: '* * * * * *', function: 'tick' },
+    cronId = await tickingCronJob(client(platform.url), project.apiKey, {
+      name: 'every-second',
+      schedule: '* * * * * *',
     });
-    expect(created.status).toBe(201);
-    cronId = created.body.cron_job.id as string;
     await waitFor(async () => (await runs()).length >= 3, { message: 'the first ticks', timeoutMs: 30_000 });
 
     const report: { round: number; victim: string; bad: number[]; window: Record<number, number> }[] = [];

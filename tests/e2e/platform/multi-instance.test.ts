@@ -19,6 +19,7 @@ import { client } from '../../support/http.ts';
 import { download, newStorageProject, put } from '../storage/storage-fixtures.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { setPlanLimits } from '../../support/plans.ts';
+import { tickingCronJob } from '../../support/cron-job.ts';
 
 type Instance = { role: string; url: string; child: ChildProcess; dataDir: string; output: () => string };
 const F = '/edge/api/v1';
@@ -179,24 +180,9 @@ describe('two instances of every role behind round-robin proxies', () => {
 
   it('ticks a cron job once per tick across both functions instances', async () => {
     const as = { apiKey };
-    expect(
-      (
-        await call('POST', `${F}/functions`, {
-          ...as,
-          body: { name: 'tick', steps: [{ name: 'out', kind: 'Transform', expression: { ok: true } }] },
-        })
-      ).status,
-    ).toBe(201);
     // Every two seconds is under the free plan's minimum interval (10 s): the operator allows it for this test.
     await setPlanLimits(db.url, 'free', { min_cron_interval_seconds: 1 });
-    expect(
-      (
-        await call('POST', `${F}/cron`, {
-          ...as,
-          body: { name: 'every-2s', schedule: '*/2 * * * * *', timezone: 'Europe/Paris', function: 'tick' },
-        })
-      ).status,
-    ).toBe(201);
+    await tickingCronJob(call, apiKey, { name: 'every-2s', schedule: '*/2 * * * * *', timezone: 'Europe/Paris' });
     const runs = await waitFor(
       async () => {
         const list = (await call('GET', `${F}/executions?trigger=cron&first=100`, as)).body.executions as {

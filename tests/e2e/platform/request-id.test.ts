@@ -1,10 +1,13 @@
 // The caller's request id through every hop (split mode): the id a caller sends in X-Request-Id (when sane) or the
 // front door's own is what the access log line of every process that served the request carries (front door,
 // router process, subgraph processes), and what the answer echoes; an id a caller forged to break logs is replaced.
+// A WebSocket (graphql-ws at /realtime) is one request too: its upgrade is logged with the id by the front door and
+// by the subgraph process the front door forwards it to, and the 101 answer echoes the id.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
+import WebSocket from 'ws';
 import { outputOf } from '../../support/platform.ts';
 import { splitPlatformForFile } from '../../support/split-suite.ts';
 import { client } from '../../support/http.ts';
@@ -104,6 +107,62 @@ describe('the request id in split mode', () => {
     expect(res.status).toBe(201);
     expect(res.headers.get('x-request-id')).toBe(id);
     await rolesLogging(id, ['front-door', 'router', 'subgraph:storage', 'subgraph:tenant']);
+  }, 60_000);
+
+  /**
+   * Opens a graphql-ws connection to /realtime sending `requestId` on the upgrade, waits for `connection_ack` (the
+   * data subgraph's, through the front door's forwarder) and answers the id the 101 answer echoed.
+   */
+  const realtimeSocket = async (apiKey: string, requestId: string): Promise<string | undefined> => {
+    const socket = new WebSocket(`${platform().url.replace(/^http/, 'ws')}/realtime`, 'graphql-transport-ws', {
+      headers: { 'x-request-id': requestId },
+    });
+    try {
+      let echoed: string | undefined;
+      socket.on('upgrade', (res) => (echoed = res.headers['x-request-id'] as string | undefined));
+      await new Promise<void>((resolve, reject) => {
+        socket.on('open', () =>
+          socket.send(JSON.stringify({ type: 'connection_init', payload: { 'x-api-key': apiKey } })),
+        );
+        socket.on('message', (data) => {
+          if ((JSON.parse(data.toString()) as { type: string }).type === 'connection_ack') resolve();
+        });
+        socket.on('close', (code) => reject(new Error(`closed ${code} before connection_ack`)));
+        socket.on('error', reject);
+      });
+      return echoed;
+    } finally {
+      socket.close();
+    }
+  };
+
+  it('a graphql-ws connection carries the caller’s id from the front door to the data subgraph, and the 101 echoes it', async () => {
+    const call = client(platform().url);
+    const project = await createProject(call, await signIn(call), 'socket ids');
+    const id = crypto.randomUUID();
+    expect(await realtimeSocket(project.apiKey, id)).toBe(id);
+    await rolesLogging(id, ['front-door', 'subgraph:data']);
+    // Logged as the upgrade it was: GET of the endpoint, answered 101, once by each process the socket passed through
+    // (the credential's look-up on the way may add the router's and tenant management's /graphql lines, same id).
+    const roles = rolesByPid();
+    const upgrades = accessLines()
+      .filter((l) => l.request_id === id && l.route === '/realtime')
+      .map((l) => [roles.get(l.pid), l.status]);
+    expect(upgrades.sort()).toEqual([
+      ['front-door', 101],
+      ['subgraph:data', 101],
+    ]);
+  }, 60_000);
+
+  it('a graphql-ws connection with a forged id gets the front door’s own, everywhere', async () => {
+    const call = client(platform().url);
+    const project = await createProject(call, await signIn(call), 'hostile socket ids');
+    const hostile = 'x","msg":"forged-socket","level":60';
+    const given = await realtimeSocket(project.apiKey, hostile);
+    expect(given).toMatch(/^[0-9a-f-]{36}$/);
+    await rolesLogging(given!, ['front-door', 'subgraph:data']);
+    expect(accessLines().some((l) => l.request_id === hostile)).toBe(false);
+    expect(outputOf(platform().child!)).not.toContain('forged-socket');
   }, 60_000);
 
   it('an error answer names the caller’s id in its body too', async () => {

@@ -1,6 +1,6 @@
 // The operator's area of the console (/operator, a lazy chunk of its own): signed in with an operator key pasted here
 // and kept in this tab's sessionStorage only, apart from any tenant session. Pages: plans (and the default plan),
-// tenants, projects, the audit of every operator action, operator keys.
+// tenants, projects, project servers, the audit of every operator action, operator keys.
 import { useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { Link } from 'wouter';
@@ -10,6 +10,7 @@ import { useAction } from '../../ui/data.tsx';
 import { PlanEditor, Plans } from './plans.tsx';
 import { Projects, Tenants } from './tenants.tsx';
 import { Audit, OperatorKeys } from './audit.tsx';
+import { Servers } from './servers.tsx';
 
 export default function OperatorArea() {
   const key = useOperatorKey();
@@ -35,13 +36,14 @@ export default function OperatorArea() {
         {key ? (
           <Area
             title="Operator"
-            description="This install's plans, tenants and projects. Every change here is audited."
+            description="This install's plans, tenants, projects and project servers. Every change here is audited."
             label="Operator"
             base="/operator"
             tabs={[
               { path: 'plans', label: 'Plans', page: <Plans /> },
               { path: 'tenants', label: 'Tenants', page: <Tenants /> },
               { path: 'projects', label: 'Projects', page: <Projects /> },
+              { path: 'servers', label: 'Servers', page: <Servers /> },
               { path: 'audit', label: 'Audit', page: <Audit /> },
               { path: 'keys', label: 'Operator keys', page: <OperatorKeys /> },
             ]}

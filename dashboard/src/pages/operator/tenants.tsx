@@ -249,7 +249,7 @@ export function Projects() {
               wide
               label="Projects"
               actions
-              columns={['Project', 'Tenant', 'Plan', 'Storage', 'Database', 'Functions', 'Status', 'Created']}
+              columns={['Project', 'Tenant', 'Plan', 'Server', 'Storage', 'Database', 'Functions', 'Status', 'Created']}
             >
               {page.projects.map((p: OperatorProject) => (
                 <tr key={p.id}>
@@ -261,6 +261,7 @@ export function Projects() {
                   </td>
                   <td>{p.tenant?.email}</td>
                   <td>{p.plan?.name}</td>
+                  <td>{p.server ? <code>{p.server}</code> : <span className="muted">not yet made</span>}</td>
                   <td>{storageOf(p)}</td>
                   <td>{databaseOf(p)}</td>
                   <td>{functionsOf(p)}</td>

@@ -78,6 +78,10 @@ const OPTIONS = {
   action: { type: 'string' },
   target: { type: 'string' },
   after: { type: 'string' },
+  // tessera admin servers (--url is Tessera's own address: a server's is --database-url)
+  'database-url': { type: 'string' },
+  weight: { type: 'string' },
+  state: { type: 'string' },
   // tessera admin projects move / servers drain
   to: { type: 'string' },
   wait: { type: 'boolean' },

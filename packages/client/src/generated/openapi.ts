@@ -303,6 +303,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/api/v1/servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List project servers (operator)
+         * @description Every PostgreSQL server where project databases live, the configured `default` first: `state` (`active`, `draining`, `read-only`), `weight`, `built_in`, `projects`; `url` is shown without its password (`postgres://user@host:port/database`); `health` is measured now (a short connection, 3 s to connect): `reachable` (else `error`), `version`, `max_connections`, `project_connections` (open to the project databases there), `connections` (all clients), `database_bytes` (the project databases there). New projects go to the active server with the fewest projects per unit of weight.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        get: operations["admin.servers.list"];
+        put?: never;
+        /**
+         * Register a project server (operator)
+         * @description Body `{id, url, weight?, state?}`: `id` is 1 to 40 of a-z, 0-9 and `-`, starting with a letter; `url` `postgres://user:password@host:port/postgres` of a role with CREATEDB and CREATEROLE (or a superuser), checked now: 400 naming `url` when the server cannot be reached, refuses the login or the role lacks them. The URL is stored sealed and never shown again. `weight` 0 to 1000 (default 1), `state` `active` (default), `draining` or `read-only`. 409 CONFLICT on a taken id. Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        post: operations["admin.servers.add"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/v1/servers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a project server (operator)
+         * @description Its state, weight, projects; `url` is shown without its password (`postgres://user@host:port/database`); `health` is measured now (a short connection, 3 s to connect): `reachable` (else `error`), `version`, `max_connections`, `project_connections` (open to the project databases there), `connections` (all clients), `database_bytes` (the project databases there).
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        get: operations["admin.servers.get"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a project server (operator)
+         * @description Only a server holding no project: 409 SERVER_IN_USE otherwise (move its projects off first: drain it). The default server cannot be removed (409 CONFLICT). Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        delete: operations["admin.servers.remove"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a project server (operator)
+         * @description Body `{state?, weight?, url?}`; omitted fields stay. `draining`, `read-only` or weight 0: no new project is placed there (its projects keep working). A new `url` is checked like a new server's (400 naming `url`); the default server's URL is the configuration's (400). Every process follows at once. Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.
+         *
+         *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
+         */
+        patch: operations["admin.servers.update"];
+        trace?: never;
+    };
     "/admin/api/v1/servers/{id}/drain": {
         parameters: {
             query?: never;
@@ -4227,6 +4289,11 @@ export interface operations {
                                 /** @description Display name. */
                                 name: string;
                             } | null;
+                            /**
+                             * @description Operator only: the id of the project server its database lives on (one row of the platform database; null before
+                             *     its database was made). Other callers are refused.
+                             */
+                            server?: string | null;
                             /** @description Bytes stored against the plan's quota, per folder. Needs the project API key (or an operator key, through the admin API). */
                             storage_usage: {
                                 /** @description Bytes of ready objects. */
@@ -4323,6 +4390,11 @@ export interface operations {
                             /** @description Display name. */
                             name: string;
                         } | null;
+                        /**
+                         * @description Operator only: the id of the project server its database lives on (one row of the platform database; null before
+                         *     its database was made). Other callers are refused.
+                         */
+                        server?: string | null;
                         /** @description Bytes stored against the plan's quota, per folder. Needs the project API key (or an operator key, through the admin API). */
                         storage_usage: {
                             /** @description Bytes of ready objects. */
@@ -4504,6 +4576,11 @@ export interface operations {
                             /** @description Display name. */
                             name: string;
                         } | null;
+                        /**
+                         * @description Operator only: the id of the project server its database lives on (one row of the platform database; null before
+                         *     its database was made). Other callers are refused.
+                         */
+                        server?: string | null;
                         /** @description Bytes stored against the plan's quota, per folder. Needs the project API key (or an operator key, through the admin API). */
                         storage_usage: {
                             /** @description Bytes of ready objects. */
@@ -4608,6 +4685,11 @@ export interface operations {
                             /** @description Display name. */
                             name: string;
                         } | null;
+                        /**
+                         * @description Operator only: the id of the project server its database lives on (one row of the platform database; null before
+                         *     its database was made). Other callers are refused.
+                         */
+                        server?: string | null;
                         /** @description Bytes stored against the plan's quota, per folder. Needs the project API key (or an operator key, through the admin API). */
                         storage_usage: {
                             /** @description Bytes of ready objects. */
@@ -4632,6 +4714,362 @@ export interface operations {
                             /** @description The account's id. */
                             id: string;
                         } | null;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.servers.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Operator only: every project server (the default one first), with its projects and its health measured now. */
+                        servers: {
+                            /** @description Whether this is the configured `default` server (its URL comes from the configuration; it cannot be removed). */
+                            built_in: boolean;
+                            /** @description When it was registered (ISO 8601). */
+                            created_at: string;
+                            /** @description The maintenance database the platform connects to. */
+                            database: string;
+                            /** @description What the server answered just now. */
+                            health: {
+                                /** @description Client connections open on the server, by anyone. */
+                                connections?: number | null;
+                                /** @description Bytes of the project databases on this server (pg_database_size). */
+                                database_bytes?: number | null;
+                                /** @description Why it could not be reached (never the URL's password); null when reachable. */
+                                error?: string | null;
+                                /** @description The server's max_connections. */
+                                max_connections?: number | null;
+                                /** @description When this was measured (ISO 8601). */
+                                measured_at: string;
+                                /** @description Connections open to the project databases of this server (by every Tessera process). */
+                                project_connections?: number | null;
+                                /** @description Whether the server accepted the platform's login. */
+                                reachable: boolean;
+                                /** @description PostgreSQL's version (`server_version`). */
+                                version?: string | null;
+                            };
+                            /** @description Host name or address. */
+                            host: string;
+                            /** @description Its id: `default` (the configured server, TESSERA_PROJECTS_DATABASE_URL or the platform's), or the operator's name. */
+                            id: string;
+                            /** @description Port. */
+                            port: number;
+                            /** @description Projects whose database lives there. */
+                            projects: number;
+                            /** @description `active` (takes new projects), `draining` (none; its projects are to move elsewhere) or `read-only` (none, and none moved onto it). */
+                            state: string;
+                            /** @description When its state, weight or URL last changed (ISO 8601). */
+                            updated_at: string;
+                            /** @description The connection URL without its password: `postgres://user@host:port/database`. */
+                            url: string;
+                            /** @description The platform's role on the server. */
+                            user: string;
+                            /** @description Its share of new projects, 0 to 1000 (0: none). */
+                            weight: number;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.servers.add": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Its id: 1 to 40 of a-z, 0-9 and `-`, starting with a letter. */
+                    id: string;
+                    /** @description `active` (default), `draining` or `read-only`. */
+                    state?: string;
+                    /** @description `postgres://user:password@host:port/database`: a role with CREATEDB and CREATEROLE (or a superuser); the database is the maintenance one (`postgres`). */
+                    url: string;
+                    /** @description 0 to 1000 (default 1). */
+                    weight?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Whether this is the configured `default` server (its URL comes from the configuration; it cannot be removed). */
+                        built_in: boolean;
+                        /** @description When it was registered (ISO 8601). */
+                        created_at: string;
+                        /** @description The maintenance database the platform connects to. */
+                        database: string;
+                        /** @description What the server answered just now. */
+                        health: {
+                            /** @description Client connections open on the server, by anyone. */
+                            connections?: number | null;
+                            /** @description Bytes of the project databases on this server (pg_database_size). */
+                            database_bytes?: number | null;
+                            /** @description Why it could not be reached (never the URL's password); null when reachable. */
+                            error?: string | null;
+                            /** @description The server's max_connections. */
+                            max_connections?: number | null;
+                            /** @description When this was measured (ISO 8601). */
+                            measured_at: string;
+                            /** @description Connections open to the project databases of this server (by every Tessera process). */
+                            project_connections?: number | null;
+                            /** @description Whether the server accepted the platform's login. */
+                            reachable: boolean;
+                            /** @description PostgreSQL's version (`server_version`). */
+                            version?: string | null;
+                        };
+                        /** @description Host name or address. */
+                        host: string;
+                        /** @description Its id: `default` (the configured server, TESSERA_PROJECTS_DATABASE_URL or the platform's), or the operator's name. */
+                        id: string;
+                        /** @description Port. */
+                        port: number;
+                        /** @description Projects whose database lives there. */
+                        projects: number;
+                        /** @description `active` (takes new projects), `draining` (none; its projects are to move elsewhere) or `read-only` (none, and none moved onto it). */
+                        state: string;
+                        /** @description When its state, weight or URL last changed (ISO 8601). */
+                        updated_at: string;
+                        /** @description The connection URL without its password: `postgres://user@host:port/database`. */
+                        url: string;
+                        /** @description The platform's role on the server. */
+                        user: string;
+                        /** @description Its share of new projects, 0 to 1000 (0: none). */
+                        weight: number;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.servers.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Whether this is the configured `default` server (its URL comes from the configuration; it cannot be removed). */
+                        built_in: boolean;
+                        /** @description When it was registered (ISO 8601). */
+                        created_at: string;
+                        /** @description The maintenance database the platform connects to. */
+                        database: string;
+                        /** @description What the server answered just now. */
+                        health: {
+                            /** @description Client connections open on the server, by anyone. */
+                            connections?: number | null;
+                            /** @description Bytes of the project databases on this server (pg_database_size). */
+                            database_bytes?: number | null;
+                            /** @description Why it could not be reached (never the URL's password); null when reachable. */
+                            error?: string | null;
+                            /** @description The server's max_connections. */
+                            max_connections?: number | null;
+                            /** @description When this was measured (ISO 8601). */
+                            measured_at: string;
+                            /** @description Connections open to the project databases of this server (by every Tessera process). */
+                            project_connections?: number | null;
+                            /** @description Whether the server accepted the platform's login. */
+                            reachable: boolean;
+                            /** @description PostgreSQL's version (`server_version`). */
+                            version?: string | null;
+                        };
+                        /** @description Host name or address. */
+                        host: string;
+                        /** @description Its id: `default` (the configured server, TESSERA_PROJECTS_DATABASE_URL or the platform's), or the operator's name. */
+                        id: string;
+                        /** @description Port. */
+                        port: number;
+                        /** @description Projects whose database lives there. */
+                        projects: number;
+                        /** @description `active` (takes new projects), `draining` (none; its projects are to move elsewhere) or `read-only` (none, and none moved onto it). */
+                        state: string;
+                        /** @description When its state, weight or URL last changed (ISO 8601). */
+                        updated_at: string;
+                        /** @description The connection URL without its password: `postgres://user@host:port/database`. */
+                        url: string;
+                        /** @description The platform's role on the server. */
+                        user: string;
+                        /** @description Its share of new projects, 0 to 1000 (0: none). */
+                        weight: number;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.servers.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done, no content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            408: components["responses"]["E408"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    "admin.servers.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description `active`, `draining` or `read-only`. */
+                    state?: string;
+                    /** @description A new connection URL (checked like a new server's); not for the default server. */
+                    url?: string;
+                    /** @description 0 to 1000. */
+                    weight?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Whether this is the configured `default` server (its URL comes from the configuration; it cannot be removed). */
+                        built_in: boolean;
+                        /** @description When it was registered (ISO 8601). */
+                        created_at: string;
+                        /** @description The maintenance database the platform connects to. */
+                        database: string;
+                        /** @description What the server answered just now. */
+                        health: {
+                            /** @description Client connections open on the server, by anyone. */
+                            connections?: number | null;
+                            /** @description Bytes of the project databases on this server (pg_database_size). */
+                            database_bytes?: number | null;
+                            /** @description Why it could not be reached (never the URL's password); null when reachable. */
+                            error?: string | null;
+                            /** @description The server's max_connections. */
+                            max_connections?: number | null;
+                            /** @description When this was measured (ISO 8601). */
+                            measured_at: string;
+                            /** @description Connections open to the project databases of this server (by every Tessera process). */
+                            project_connections?: number | null;
+                            /** @description Whether the server accepted the platform's login. */
+                            reachable: boolean;
+                            /** @description PostgreSQL's version (`server_version`). */
+                            version?: string | null;
+                        };
+                        /** @description Host name or address. */
+                        host: string;
+                        /** @description Its id: `default` (the configured server, TESSERA_PROJECTS_DATABASE_URL or the platform's), or the operator's name. */
+                        id: string;
+                        /** @description Port. */
+                        port: number;
+                        /** @description Projects whose database lives there. */
+                        projects: number;
+                        /** @description `active` (takes new projects), `draining` (none; its projects are to move elsewhere) or `read-only` (none, and none moved onto it). */
+                        state: string;
+                        /** @description When its state, weight or URL last changed (ISO 8601). */
+                        updated_at: string;
+                        /** @description The connection URL without its password: `postgres://user@host:port/database`. */
+                        url: string;
+                        /** @description The platform's role on the server. */
+                        user: string;
+                        /** @description Its share of new projects, 0 to 1000 (0: none). */
+                        weight: number;
                     };
                 };
             };

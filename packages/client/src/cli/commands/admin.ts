@@ -1,4 +1,4 @@
-// `tessera admin plans|tenants|projects|audit|keys ...`: the operator's commands over the admin API. They take the
+// `tessera admin plans|tenants|projects|servers|audit|keys ...`: the operator's commands over the admin API. They take the
 // operator key from --operator-key or TESSERA_OPERATOR_KEY, never from the tenant's saved credentials (an operator
 // key is not a tenant session, and is not written to disk by the CLI).
 import {
@@ -13,6 +13,9 @@ import {
   type OperatorPlanLimits,
   type OperatorProject,
   type OperatorTenant,
+  type ProjectServer,
+  type ServerState,
+  SERVER_STATES,
 } from '../../operator.ts';
 import { arg, confirm, flag, type Command } from '../command.ts';
 import type { Ctx } from '../context.ts';
@@ -35,6 +38,11 @@ const USAGE = [
   'admin projects show <id>',
   'admin projects suspend <id> [--reason TEXT] [--yes]',
   'admin projects resume <id>',
+  'admin servers list',
+  'admin servers show <id>',
+  'admin servers add <id> --database-url URL [--weight N] [--state active|draining|read-only]',
+  'admin servers set <id> [--state active|draining|read-only] [--weight N] [--database-url URL]',
+  'admin servers remove <id> [--yes]',
   ...MOVE_USAGE,
   'admin audit [--action ACTION] [--target ID] [--first N]',
   'admin keys list',
@@ -44,7 +52,8 @@ const USAGE = [
 
 export const admin: Command = {
   name: 'admin',
-  summary: "The install's operator: plans, tenants, projects, audit, operator keys (needs TESSERA_OPERATOR_KEY)",
+  summary:
+    "The install's operator: plans, tenants, projects, project servers, audit, operator keys (needs TESSERA_OPERATOR_KEY)",
   usage: USAGE,
   async run(ctx, args) {
     const area = args[0];
@@ -190,8 +199,46 @@ const AREAS: Record<string, Area> = {
   // Online moves of project databases (admin-moves.ts).
   moves,
   async servers(ctx, api, args) {
-    if (args[0] === 'drain') await drainServer(ctx, api, args);
-    else throw new CliError(`Unknown: admin servers ${args[0] ?? ''}`);
+    const sub = args[0] ?? 'list';
+    if (sub === 'list') {
+      const servers = await api.servers.list();
+      ctx.out.result(servers, () => table(servers.map(serverRow), SERVER_COLUMNS));
+    } else if (sub === 'show') {
+      const s = await api.servers.get(arg(args, 1, 'id'));
+      ctx.out.result(s, () => props({ ...serverRow(s), url: s.url, max_connections: s.health.max_connections ?? '' }));
+    } else if (sub === 'add') {
+      // --url is Tessera's own address (every command's): the server's is --database-url.
+      const url = flag(ctx, 'database-url');
+      if (!url) throw new CliError('Missing --database-url postgres://user:password@host:port/postgres');
+      const weight = weightFlag(ctx);
+      const state = stateFlag(ctx);
+      const s = await api.servers.add({
+        id: arg(args, 1, 'id'),
+        url,
+        ...(weight !== undefined ? { weight } : {}),
+        ...(state !== undefined ? { state } : {}),
+      });
+      ctx.out.result(s, () => `Registered project server ${s.id} (${s.url})\n${props(serverRow(s))}`);
+    } else if (sub === 'set') {
+      const id = arg(args, 1, 'id');
+      const weight = weightFlag(ctx);
+      const state = stateFlag(ctx);
+      const url = flag(ctx, 'database-url');
+      if (weight === undefined && state === undefined && url === undefined)
+        throw new CliError('Nothing to change: give --state, --weight or --database-url');
+      const s = await api.servers.update(id, {
+        ...(weight !== undefined ? { weight } : {}),
+        ...(state !== undefined ? { state } : {}),
+        ...(url !== undefined ? { url } : {}),
+      });
+      ctx.out.result(s, () => `Updated project server ${s.id}\n${props(serverRow(s))}`);
+    } else if (sub === 'remove') {
+      const id = arg(args, 1, 'id');
+      await confirm(ctx, `Remove project server ${id} (only a server holding no project can be removed)`);
+      await api.servers.remove(id);
+      ctx.out.result({ removed: id }, `Removed project server ${id}`);
+    } else if (sub === 'drain') await drainServer(ctx, api, args);
+    else throw new CliError(`Unknown: admin servers ${sub}`);
   },
 
   async keys(ctx, api, args) {
@@ -248,18 +295,62 @@ const tenantRow = (t: OperatorTenant) => ({
   created_at: t.created_at,
 });
 
-const PROJECT_COLUMNS = ['id', 'name', 'tenant', 'plan', 'storage', 'database', 'functions', 'suspended', 'created_at'];
+const PROJECT_COLUMNS = [
+  'id',
+  'name',
+  'tenant',
+  'plan',
+  'server',
+  'storage',
+  'database',
+  'functions',
+  'suspended',
+  'created_at',
+];
 const projectRow = (p: OperatorProject) => ({
   id: p.id,
   name: p.name,
   tenant: p.tenant?.email ?? '',
   plan: p.plan?.id ?? '',
+  server: p.server ?? '',
   storage: storageText(p),
   database: databaseText(p),
   functions: functionsText(p),
   suspended: suspension(p.suspended_at ?? null, p.suspended_reason ?? null),
   created_at: p.created_at,
 });
+
+const SERVER_COLUMNS = ['id', 'state', 'weight', 'projects', 'health', 'connections', 'databases', 'host'];
+const serverRow = (s: ProjectServer) => ({
+  id: s.id,
+  state: s.state,
+  weight: s.weight,
+  projects: s.projects,
+  health: s.health.reachable ? `up (PostgreSQL ${s.health.version})` : `DOWN: ${s.health.error ?? ''}`,
+  connections: s.health.reachable
+    ? `${s.health.project_connections}/${s.health.connections} of ${s.health.max_connections}`
+    : '',
+  databases:
+    s.health.database_bytes === null || s.health.database_bytes === undefined ? '' : bytes(s.health.database_bytes),
+  host: `${s.host}:${s.port}`,
+});
+
+/** --weight N: a whole number 0-1000. */
+function weightFlag(ctx: Ctx): number | undefined {
+  const raw = flag(ctx, 'weight');
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw)) throw new CliError(`--weight takes a whole number from 0 to 1000 (got "${raw}")`);
+  return Number(raw);
+}
+
+/** --state active|draining|read-only. */
+function stateFlag(ctx: Ctx): ServerState | undefined {
+  const raw = flag(ctx, 'state');
+  if (raw === undefined) return undefined;
+  if (!(SERVER_STATES as readonly string[]).includes(raw))
+    throw new CliError(`--state takes one of ${SERVER_STATES.join(', ')} (got "${raw}")`);
+  return raw as ServerState;
+}
 
 function suspension(at: string | null, reason: string | null): string {
   if (!at) return '';
