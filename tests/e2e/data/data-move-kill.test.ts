@@ -172,4 +172,30 @@ describe('a move whose process is killed', () => {
     expect(await count(a, 'select 1 from pg_database where datname = $1', [db])).toBe(0);
     expect(await count(b, 'select 1 from pg_database where datname = $1', [db])).toBe(1);
   }, 240_000);
+
+  it('with its target server gone mid-copy: the move fails at once and the project keeps working on its source', async () => {
+    const project = projects.copy; // its earlier move was undone: it lives on A
+    expect((await serverOf(project.id)).server).toBe('default');
+    const asked = await operator('POST', `/admin/api/v1/projects/${project.id}/move`, { server: 'b' });
+    expect(asked.status).toBe(202);
+    const id = asked.body.move.id as string;
+    await waitFor(
+      async () =>
+        (await platformDb.query(`select 1 from data_moves where id = $1 and phase = 'copy'`, [id])).rowCount === 1,
+      { timeoutMs: 60_000, intervalMs: 10, message: 'the copy' },
+    );
+    await b.stop();
+    await waitFor(async () => (await moveState(id)).state === 'failed', {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+      message: 'the move failed',
+    });
+    const { server, db } = await serverOf(project.id);
+    expect(server).toBe('default');
+    // Nothing of the move is left on the source (its publication and slots; the target's leftovers go with its next move).
+    expect(await count(a, `select 1 from pg_replication_slots where database = $1`, [db])).toBe(0);
+    const data = dataCall(call, project.apiKey);
+    expect((await data('insert', { table: 'items', values: { n: -3 } })).status).toBe(201);
+    expect((await data('rawSQL', { sql: 'select count(*)::int as c from items' })).body.rows[0].c).toBe(ROWS + 3);
+  }, 120_000);
 });
