@@ -106,6 +106,9 @@ export async function startPgServer(settings: Record<string, string | number> = 
     max_logical_replication_workers: 8,
     max_worker_processes: 16,
     max_connections: 200,
+    // Logical replication's workers are (re)started this often: short, so a test's initial sync is not spent waiting.
+    wal_retrieve_retry_interval: '200ms',
+    max_sync_workers_per_subscription: 4,
     fsync: 'off',
     synchronous_commit: 'off',
     full_page_writes: 'off',
