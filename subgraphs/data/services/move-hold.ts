@@ -11,7 +11,7 @@ import { AppError } from '../../../platform/errors.ts';
 /** How long a write waits for a hold to end before it is answered 503 (Retry-After: 1). */
 export const HOLD_WAIT_MS = 5_000;
 /** A hold's life unless released: longer than any catch-up and switch should take; the mover fails past it. */
-export const HOLD_TTL_MS = 30_000;
+export const HOLD_TTL_MS = 15_000;
 
 type Held = { until: number; wake: Set<() => void>; timer: NodeJS.Timeout };
 
