@@ -534,7 +534,9 @@ export async function copyProjectDatabase(opts: MoveCopyOptions): Promise<MoveCo
 
     report({ phase: 'catch-up', mode });
     if (mode === 'logical') {
-      const lsn = (await src.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn')).rows[0]!.lsn;
+      // The insert position, not pg_current_wal_lsn() (the write position): under synchronous_commit = off a commit
+      // acknowledged before the hold may sit in WAL buffers past the write position (seen: a copy missing a row).
+      const lsn = (await src.query<{ lsn: string }>('select pg_current_wal_insert_lsn()::text as lsn')).rows[0]!.lsn;
       await waitForLsn(src, names.slot, lsn, signal);
       report({ phase: 'sequences', mode });
       const seqs = await sequencesOf(src, schema);
@@ -704,7 +706,11 @@ async function verify(
         ? [{ table: x.table, source_rows: x.rows, target_rows: sb[i]!.rows }]
         : [],
     );
-    if (differ.length) throw failed('the copy differs from the source', { tables: differ });
+    if (differ.length)
+      throw failed(
+        `the copy differs from the source (${differ.map((d) => `${d.table}: ${d.source_rows} rows there, ${d.target_rows} here`).join('; ')})`,
+        { tables: differ },
+      );
     const [qa, qb] = await Promise.all([sequencesOf(src, schema), sequencesOf(dst, schema)]);
     const seqDiffer = qa.filter(
       (s, i) => s.name !== qb[i]?.name || s.last !== qb[i]?.last || s.called !== qb[i]?.called,

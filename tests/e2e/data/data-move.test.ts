@@ -11,7 +11,14 @@ import pg from 'pg';
 import { createSecretBox } from '../../../platform/crypto.ts';
 import { client, type Res } from '../../support/http.ts';
 import { startPgServers, type TestPgServer } from '../../support/pg-servers.ts';
-import { startOneProcess, TEST_OPERATOR_KEY, TEST_SECRET, type TestPlatform } from '../../support/platform.ts';
+import {
+  startOneProcess,
+  TEST_OPERATOR_KEY,
+  TEST_SECRET,
+  tmpDataDir,
+  type TestPlatform,
+} from '../../support/platform.ts';
+import { startTessera, type Tessera } from '../../../main.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { createProject, dataCall, publish, signIn, sseText, type Call, type DataProject } from './data-support.ts';
 
@@ -21,6 +28,8 @@ let platform: TestPlatform;
 let call: Call;
 let platformDb: pg.Client;
 let tenantToken: string;
+/** A second instance of the install (another process would do the same): its own data services, broadcast listeners and scheduler. */
+let other: Tessera;
 
 const operator = (method: string, path: string, body?: unknown): Promise<Res> =>
   call(method, path, { token: TEST_OPERATOR_KEY, body });
@@ -95,8 +104,8 @@ async function moveEnds(id: string): Promise<Record<string, unknown>> {
 }
 
 /** Inserts through the data API until stopped: the acknowledged values, the 503s (with Retry-After) and anything else. */
-function writeLoad(project: DataProject) {
-  const data = dataCall(call, project.apiKey);
+function writeLoad(project: DataProject, via: Call = call) {
+  const data = dataCall(via, project.apiKey);
   const acked: number[] = [];
   const held: number[] = [];
   const failed: string[] = [];
@@ -140,6 +149,15 @@ beforeAll(async () => {
   await admin.end();
   // No plan caps: the write load is the point, not the request rate limit.
   platform = await startOneProcess({ DATABASE_URL: a.urlOf(name), TESSERA_DEFAULT_PLAN: 'self-hosted' });
+  other = await startTessera({
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: a.urlOf(name),
+    TESSERA_DATA_DIR: tmpDataDir(),
+    TESSERA_INTERNAL_SECRET: TEST_SECRET,
+    TESSERA_DEFAULT_PLAN: 'self-hosted',
+    TESSERA_OPERATOR_KEY: TEST_OPERATOR_KEY,
+  });
   call = client(platform.url);
   platformDb = new pg.Client({ connectionString: a.urlOf(name) });
   await platformDb.connect();
@@ -147,6 +165,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  await other?.close();
   await platformDb?.end();
   await platform?.close();
   await Promise.all([a?.stop(), b?.stop()]);
@@ -267,30 +286,64 @@ describe('moving a project database to another server', () => {
     expect((await operator('POST', '/admin/api/v1/servers/nope/drain')).status).toBe(404);
   });
 
-  it('moves a project back with the command line: tessera admin projects move ID --to SERVER --wait', async () => {
-    const run = await tessera([
-      'admin',
-      'projects',
-      'move',
-      project.id,
-      '--to',
-      'default',
-      '--wait',
-      '--yes',
-      '--json',
-    ]);
+  it('holds the writes arriving through another instance too, which then follow the move', async () => {
+    // The load and a realtime subscriber on the second instance; the move asked of the first (its job runs on either).
+    const via = client(other.url);
+    const sse = await sseText(
+      other.url,
+      project.apiKey,
+      'subscription { dataChanges(table: "items") { operation row } }',
+    );
+    try {
+      const load = writeLoad(project, via);
+      let move: Record<string, unknown>;
+      try {
+        await waitFor(() => load.acked.length > 20, { message: 'writes before the move' });
+        const asked = await operator('POST', `/admin/api/v1/projects/${project.id}/move`, { server: 'default' });
+        expect(asked.status).toBe(202);
+        move = await moveEnds(asked.body.move.id);
+        const after = load.acked.length;
+        await waitFor(() => load.acked.length > after + 20, { message: 'writes after the move' });
+      } finally {
+        await load.stop();
+      }
+      expect(move).toMatchObject({
+        error: null,
+        state: 'done',
+        from_server: 'b',
+        to_server: 'default',
+        mode: 'logical',
+      });
+      expect(load.failed).toEqual([]);
+      expect(await serverOf(project.id)).toBe('default');
+      const rows = await dataCall(via, project.apiKey)('rawSQL', { sql: 'select n from items where n > 0' });
+      const stored = new Set(rows.body.rows.map((r: { n: number }) => r.n));
+      expect(load.acked.filter((n) => !stored.has(n))).toEqual([]);
+      const last = load.acked.at(-1)!;
+      await waitFor(() => sse.text().includes(`"n":${last}`), {
+        message: 'a change made after the move, on the other instance',
+      });
+    } finally {
+      await sse.close();
+    }
+  }, 180_000);
+
+  it('moves a project with the command line: tessera admin projects move ID --to SERVER --wait', async () => {
+    const run = await tessera(['admin', 'projects', 'move', project.id, '--to', 'b', '--wait', '--yes', '--json']);
     expect(run.code).toBe(0);
-    expect(run.json()).toMatchObject({ project_id: project.id, from_server: 'b', to_server: 'default', state: 'done' });
-    expect(await serverOf(project.id)).toBe('default');
+    expect(run.json()).toMatchObject({ project_id: project.id, from_server: 'default', to_server: 'b', state: 'done' });
+    expect(await serverOf(project.id)).toBe('b');
     expect(
       (await dataCall(call, project.apiKey)('find', { table: 'items', select: ['n'], where: { n: -7 } })).body.rows,
     ).toEqual([{ n: -7 }]);
     const listed = await tessera(['admin', 'moves', 'list', '--project', project.id, '--json']);
     expect(listed.code).toBe(0);
-    expect(listed.json().map((m: { state: string }) => m.state)).toEqual(['done', 'done']);
+    expect(listed.json().map((m: { state: string }) => m.state)).toEqual(['done', 'done', 'done']);
     // Usage errors and refusals have their exit codes: no --to (2), an unknown project (5), no operator key (3).
     expect((await tessera(['admin', 'projects', 'move', project.id, '--yes'])).code).toBe(2);
-    expect((await tessera(['admin', 'projects', 'move', crypto.randomUUID(), '--to', 'b', '--yes'])).code).toBe(5);
+    expect((await tessera(['admin', 'projects', 'move', crypto.randomUUID(), '--to', 'default', '--yes'])).code).toBe(
+      5,
+    );
     expect((await tessera(['admin', 'moves', 'list'], {})).code).toBe(3);
   }, 120_000);
 
@@ -309,7 +362,7 @@ describe('moving a project database to another server', () => {
         (r) => r.project_id,
       );
     const before = await onB();
-    expect(before.sort()).toEqual(more.map((p) => p.id).sort());
+    expect(before.sort()).toEqual([project, ...more].map((p) => p.id).sort());
     const res = await operator('POST', '/admin/api/v1/servers/b/drain');
     expect(res.status).toBe(202);
     expect(res.body.drain).toEqual({ server: 'b', state: 'draining' });
