@@ -88,6 +88,8 @@ export type MoveCopyResult = {
 
 /** The schema every project database has from its template whose rows belong to the project (after-hook outbox). */
 const OUTBOX = { schema: 'tessera_hooks', table: 'outbox' } as const;
+/** How long a logical copy that differs from its (fenced) source may take to catch up before the move fails. */
+const VERIFY_SETTLE_MS = 5_000;
 const APP = 'tessera-move';
 
 /** Publication and subscription names (per database), and the replication slot's (cluster-wide: carries the database). */
@@ -574,7 +576,22 @@ export async function copyProjectDatabase(opts: MoveCopyOptions): Promise<MoveCo
     signal?.throwIfAborted();
 
     report({ phase: 'verify', mode });
-    const checked = await verify(src, opts.targetUrl, schema, roleName, tables, signal);
+    // Logical mode: the source is fenced and no longer changes, so a copy that differs can only be behind (a subscriber
+    // may confirm a position before it applied the transaction it was receiving): it is checked again for a moment
+    // before the move fails. A dump-mode copy is complete once restored: it is checked once.
+    const settle = Date.now() + (mode === 'logical' ? VERIFY_SETTLE_MS : 0);
+    let checked: Awaited<ReturnType<typeof verify>>;
+    for (;;) {
+      try {
+        checked = await verify(src, opts.targetUrl, schema, roleName, tables, signal);
+        break;
+      } catch (err) {
+        const behind = err instanceof AppError && Array.isArray(err.details?.tables);
+        if (!behind || Date.now() >= settle) throw err;
+        await pause(250, signal);
+        signal?.throwIfAborted();
+      }
+    }
     signal?.throwIfAborted();
     opts.logger?.info({ mode, tables: checked.tables.length }, 'move: copy verified');
     return { mode, reason, tools, tables: checked.tables, sequences: checked.sequences };
