@@ -8,14 +8,15 @@ import { configureBroadcasts, publishBroadcastNow } from '../../platform/broadca
 import { createSecretBox } from '../../platform/crypto.ts';
 import { TEST_SECRET, type TestPlatform } from './platform.ts';
 
-type Target = Pick<TestPlatform, 'databaseUrl'>;
+/** A platform database; `secret`: its internal secret when it is not the test platforms' (a benchmark's Tessera). */
+type Target = Pick<TestPlatform, 'databaseUrl'> & { secret?: string };
 type State = 'active' | 'draining' | 'read-only';
 
 async function onPlatform<T>(target: Target, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: target.databaseUrl });
   await c.connect();
   try {
-    configureBroadcasts(TEST_SECRET);
+    configureBroadcasts(target.secret ?? TEST_SECRET);
     return await fn(c);
   } finally {
     await c.end();
@@ -29,7 +30,7 @@ export async function addProjectServer(
   url: string,
   opts: { weight?: number; state?: State } = {},
 ): Promise<void> {
-  const box = createSecretBox(TEST_SECRET, 'data:servers');
+  const box = createSecretBox(target.secret ?? TEST_SECRET, 'data:servers');
   await onPlatform(target, async (c) => {
     await c.query('insert into data_servers (id, url_sealed, weight, state) values ($1, $2, $3, $4)', [
       id,
