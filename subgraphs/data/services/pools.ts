@@ -45,6 +45,13 @@ function serverUnavailable(cause: Error): AppError {
   );
 }
 
+/**
+ * Longest a new connection may take to log in. A project server that accepts the TCP connection and never answers
+ * (hung, or its host gone behind a still-open port) would otherwise hold the request, and a slot of the budget,
+ * for as long as the socket lives: after this its projects answer 503 (serverUnavailable) and the slot is free.
+ */
+const CONNECT_TIMEOUT_MS = 10_000;
+
 const INT8 = 20;
 const NUMERIC = 1700;
 const IDLE_TIMEOUT_MS = 30_000;
@@ -327,6 +334,7 @@ export function createProjectPools(opts: {
       connectionString: url.toString(),
       types,
       application_name: 'tessera-data',
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     });
     const c: Conn = {
       client,
@@ -456,7 +464,8 @@ export function createProjectPools(opts: {
         total--;
         p.open--;
         forget(p);
-        reject(isDatabaseUnavailable(err) ? serverUnavailable(err) : err);
+        // pg's own connect timeout says only "timeout expired".
+        reject(isDatabaseUnavailable(err) || err.message === 'timeout expired' ? serverUnavailable(err) : err);
         pump();
       },
     );
