@@ -5,6 +5,7 @@
 // writes back, a function's Database step invoked directly, usage, and the project's deletion (its database dropped
 // on ITS server). Each check is also made with SQL on the servers themselves: the rows are where the row says, and
 // nowhere else. Last, one server stopped: its projects answer 503 in the documented error shape, the others work on.
+import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import type { Client } from 'graphql-ws';
@@ -40,6 +41,8 @@ let token: string;
 const urls = new Map<ServerId, string>();
 const pgvector = new Map<ServerId, boolean>();
 const projects = new Map<ServerId, DataProject>();
+/** A postmaster the hung-server test stopped (SIGSTOP), continued whatever happens. */
+let paused: number | undefined;
 
 /** Runs `sql` on server `id` (in database `database`, else its maintenance database) as its superuser / platform role. */
 async function onServer<T extends pg.QueryResultRow = Record<string, unknown>>(
@@ -65,6 +68,21 @@ async function serversHolding(name: string): Promise<ServerId[]> {
   for (const id of SERVERS)
     if ((await onServer(id, 'select 1 from pg_database where datname = $1', [name])).length > 0) out.push(id);
   return out;
+}
+
+/** The postmaster of the PostgreSQL server listening on `port` (tests/support/pg-servers.ts starts it with `-c port=N`). */
+function postmasterOf(port: number): number {
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    let args: string[];
+    try {
+      args = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    if (/postgres$/.test(args[0] ?? '') && args.includes('-D') && args.includes(`port=${port}`)) return Number(d);
+  }
+  throw new Error(`no postmaster on port ${port}`);
 }
 
 /** A project of a new tenant placed on `id`, its database made (its first data call) before placement moves on. */
@@ -98,6 +116,7 @@ suite('projects on a fleet of servers', () => {
   }, 180_000);
 
   afterAll(async () => {
+    if (paused) process.kill(paused, 'SIGCONT');
     await platform?.close();
     await Promise.all(extra.map((s) => s.stop()));
   }, 120_000);
@@ -367,6 +386,37 @@ suite('projects on a fleet of servers', () => {
     },
     60_000,
   );
+
+  it("answers 503 for a project of a hung server (it takes connections and never answers), and the other servers' projects keep working meanwhile", async () => {
+    // A project of pg-b whose database the project.created event made: this process has no connection of it yet.
+    await placeOn(platform, 'pg-b');
+    const p = await createProject(call, await signIn(call), 'hung');
+    await waitFor(async () => (await projectServer(platform, p.id))?.serverId === 'pg-b', {
+      message: 'the project provisioned on pg-b',
+    });
+    await placeOn(platform, 'default');
+    const postmaster = postmasterOf(extra[1]!.port);
+    paused = postmaster;
+    process.kill(postmaster, 'SIGSTOP'); // the kernel still accepts connections; nobody answers them
+    try {
+      const hung = dataCall(call, p.apiKey)('rawSQL', { sql: 'select 1 as one' });
+      // Meanwhile the other servers' projects answer.
+      for (const id of ['default', 'pg-a'] as const)
+        expect((await dataCall(call, projects.get(id)!.apiKey)('rawSQL', { sql: 'select 1 as one' })).status).toBe(200);
+      const res = await hung;
+      expect({ status: res.status, code: res.body?.error?.code, retry: res.headers.get('retry-after') }).toEqual({
+        status: 503,
+        code: 'SERVICE_UNAVAILABLE',
+        retry: expect.stringMatching(/^\d+$/),
+      });
+    } finally {
+      process.kill(postmaster, 'SIGCONT');
+      paused = undefined;
+    }
+    await waitFor(async () => (await dataCall(call, p.apiKey)('rawSQL', { sql: 'select 1 as one' })).status === 200, {
+      message: 'the project answering once its server does',
+    });
+  }, 60_000);
 
   it("answers 503 for the projects of a stopped server, and the other servers' projects keep working", async () => {
     for (const id of SERVERS)
