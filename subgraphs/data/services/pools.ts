@@ -40,7 +40,7 @@ function serverUnavailable(cause: Error): AppError {
   return new AppError(
     'SERVICE_UNAVAILABLE',
     "The project's database server is unavailable; retry shortly",
-    { retry_after: 1 },
+    { retry_after: 1, reason: 'server_unavailable' },
     { cause },
   );
 }
