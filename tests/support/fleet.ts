@@ -78,3 +78,16 @@ export async function projectServer(
     return rows[0] && { serverId: rows[0].server_id, database: rows[0].database_name, role: rows[0].role_name };
   });
 }
+
+/** Points server `id` at another URL (sealed again), as the operator's `update` does; every data process follows. */
+export async function setServerUrl(target: Target, id: string, url: string): Promise<void> {
+  const box = createSecretBox(target.secret ?? TEST_SECRET, 'data:servers');
+  await onPlatform(target, async (c) => {
+    const { rowCount } = await c.query('update data_servers set url_sealed = $2, updated_at = now() where id = $1', [
+      id,
+      box.encrypt(url),
+    ]);
+    if (rowCount !== 1) throw new Error(`no project server ${id}`);
+    await publishBroadcastNow(c, 'data.servers.changed', { serverId: id });
+  });
+}

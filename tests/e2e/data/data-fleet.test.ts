@@ -6,12 +6,13 @@
 // on ITS server). Each check is also made with SQL on the servers themselves: the rows are where the row says, and
 // nowhere else. Last, one server stopped: its projects answer 503 in the documented error shape, the others work on.
 import fs from 'node:fs';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import type { Client } from 'graphql-ws';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { pg15Available, startPgServers, type TestPgServer } from '../../support/pg-servers.ts';
-import { addProjectServer, placeOn, projectServer } from '../../support/fleet.ts';
+import { addProjectServer, placeOn, projectServer, setServerUrl } from '../../support/fleet.ts';
 import { client } from '../../support/http.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import {
@@ -417,6 +418,121 @@ suite('projects on a fleet of servers', () => {
       message: 'the project answering once its server does',
     });
   }, 60_000);
+
+  it("sweeps the after-hook outbox of other servers' projects past an unreachable server, trying that server once per sweep", async () => {
+    // Three projects of pg-b, then pg-b's URL pointed at a port that takes connections and never answers (counted).
+    await placeOn(platform, 'pg-b');
+    const tenant = await signIn(call);
+    const stuck: DataProject[] = [];
+    for (let i = 0; i < 3; i++) stuck.push(await projectOn('pg-b', `unreachable ${i}`, tenant));
+    await placeOn(platform, 'default');
+    let attempts = 0;
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => {
+      attempts++;
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silentUrl = new URL(extra[1]!.url);
+    silentUrl.port = String((silent.address() as net.AddressInfo).port);
+    // A project of pg-a with an after-hook on `swept`, and a row in its outbox the sweeper must hand off.
+    const healthy = projects.get('pg-a')!;
+    const as = { apiKey: healthy.apiKey };
+    const data = dataCall(call, healthy.apiKey);
+    expect(
+      (
+        await data('rawSQL', {
+          sql: 'create table swept (id serial primary key, item text); create table swept_audit (id serial primary key, item text)',
+        })
+      ).status,
+    ).toBe(200);
+    const fn = {
+      name: 'swept-audit',
+      steps: [
+        {
+          name: 'w',
+          kind: 'Database',
+          query: { action: 'insert', table: 'swept_audit', values: { item: '{{ input.body.row.item }}' } },
+        },
+      ],
+    };
+    expect((await call('POST', `${F}/functions`, { ...as, body: fn })).status).toBe(201);
+    expect(
+      (
+        await call('POST', `${F}/hooks`, {
+          ...as,
+          body: { table: 'swept', timing: 'after', events: ['insert'], function: 'swept-audit' },
+        })
+      ).status,
+    ).toBe(201);
+    const platformDatabase = new URL(platform.databaseUrl).pathname.slice(1);
+    try {
+      // Markers left by earlier tests' writes (their outboxes are empty) would send sweeps to pg-b too.
+      await onServer('default', 'delete from data_hook_outbox_projects', [], platformDatabase);
+      await setServerUrl(platform, 'pg-b', silentUrl.toString());
+      // The data process follows the new URL: a pg-b project's call now waits on the silent port and answers 503.
+      await waitFor(
+        async () => (await dataCall(call, stuck[0]!.apiKey)('rawSQL', { sql: 'select 1' })).status === 503,
+        { message: "pg-b's projects unreachable", timeoutMs: 30_000, intervalMs: 1_000 },
+      );
+      // The outbox: the three pg-b projects marked first, the healthy one after them.
+      const where = (await projectServer(platform, healthy.id))!;
+      await onServer(
+        'pg-a',
+        `insert into tessera_hooks.outbox (payload, created_at) values ($1::jsonb, now() - interval '1 minute')`,
+        [
+          JSON.stringify({
+            userId: null,
+            depth: 1,
+            writes: [{ table: 'swept', event: 'insert', rows: [{ item: 'swept' }] }],
+          }),
+        ],
+        where.database,
+      );
+      attempts = 0;
+      await onServer(
+        'default',
+        `insert into data_hook_outbox_projects (project_id, touched_at, next_attempt_at)
+         select id::uuid, now() - interval '1 minute', now() - make_interval(secs => 60 + n)
+           from unnest($1::text[]) with ordinality as t(id, n)`,
+        [[...stuck.map((p) => p.id), healthy.id].reverse()],
+        platformDatabase,
+      );
+      // The sweep that hands the healthy project's row off deletes it in the same transaction: by then it has tried
+      // the unreachable server once, and passed over its other projects (the next sweep comes seconds later).
+      await waitFor(
+        async () =>
+          (
+            await onServer<{ n: number }>(
+              'pg-a',
+              'select count(*)::int as n from tessera_hooks.outbox',
+              [],
+              where.database,
+            )
+          )[0]!.n === 0,
+        { message: "the healthy project's outbox row handed off", timeoutMs: 60_000, intervalMs: 100 },
+      );
+      expect(attempts).toBe(1);
+      await waitFor(
+        async () => {
+          const found = await data('find', { table: 'swept_audit', select: ['item'] });
+          expect({ status: found.status, body: found.status === 200 ? undefined : found.body }).toEqual({
+            status: 200,
+            body: undefined,
+          });
+          return found.body.rows.length === 1;
+        },
+        // Polled gently: the project's plan counts requests per minute.
+        { message: "the healthy project's after-hook run", timeoutMs: 30_000, intervalMs: 1_000 },
+      );
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+      await setServerUrl(platform, 'pg-b', extra[1]!.url);
+    }
+  }, 120_000);
 
   it("answers 503 for the projects of a stopped server, and the other servers' projects keep working", async () => {
     for (const id of SERVERS)
