@@ -50,7 +50,7 @@ function serverUnavailable(cause: Error): AppError {
  * (hung, or its host gone behind a still-open port) would otherwise hold the request, and a slot of the budget,
  * for as long as the socket lives: after this its projects answer 503 (serverUnavailable) and the slot is free.
  */
-const CONNECT_TIMEOUT_MS = 10_000;
+export const CONNECT_TIMEOUT_MS = 10_000;
 
 const INT8 = 20;
 const NUMERIC = 1700;
