@@ -399,7 +399,15 @@ suite('projects on a fleet of servers', () => {
     const postmaster = postmasterOf(extra[1]!.port);
     paused = postmaster;
     process.kill(postmaster, 'SIGSTOP'); // the kernel still accepts connections; nobody answers them
+    // A realtime subscriber of the project: its listener cannot log in either.
+    const ws: Client = wsClient(platform.url, { 'x-api-key': p.apiKey });
     try {
+      const subscribed = new Promise<unknown>((resolve) => {
+        ws.subscribe(
+          { query: 'subscription { dataChanges { table operation } }' },
+          { next: resolve, error: resolve, complete: () => resolve('complete') },
+        );
+      });
       const hung = dataCall(call, p.apiKey)('rawSQL', { sql: 'select 1 as one' });
       // Meanwhile the other servers' projects answer.
       for (const id of ['default', 'pg-a'] as const)
@@ -410,9 +418,11 @@ suite('projects on a fleet of servers', () => {
         code: 'SERVICE_UNAVAILABLE',
         retry: expect.stringMatching(/^\d+$/),
       });
+      expect(JSON.stringify(await subscribed)).toMatch(/SERVICE_UNAVAILABLE|could not listen/);
     } finally {
       process.kill(postmaster, 'SIGCONT');
       paused = undefined;
+      await ws.dispose();
     }
     await waitFor(async () => (await dataCall(call, p.apiKey)('rawSQL', { sql: 'select 1 as one' })).status === 200, {
       message: 'the project answering once its server does',
