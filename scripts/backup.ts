@@ -2,16 +2,21 @@
 // `npm run backup -- restore <folder>`. A backup holds everything needed to bring an installation back:
 //   platform.dump        the platform database (pg_dump custom format): accounts, projects, keys, secrets (sealed),
 //                        tokens' revocation state, functions, executions, the scheduler's jobs...
-//   projects/<db>.dump   each project's own database, listed in the data subgraph's table `data_project_roles`
+//   projects/<db>.dump   each project's own database, listed in the data subgraph's table `data_project_roles`,
+//                        dumped from the project server its row names (`server_id`: `default` is the configured one,
+//                        TESSERA_PROJECTS_DATABASE_URL or the platform's; others are the fleet's `data_servers`, their
+//                        URLs sealed with the internal secret); the manifest records each project's server
 //   blobs/<key>          the bytes of every stored object, read through the blob store (fs or S3 alike)
 //   internal.secret      the internal secret when it lives in the data folder (it seals keys, secrets and the
 //                        projects' role passwords: without it a restored database cannot be read). When it comes
 //                        from TESSERA_INTERNAL_SECRET it is not written here: keep it with the backup yourself.
 //   manifest.json        what is in the folder
 // Restore expects the configured server with an empty platform database (DATABASE_URL) and no project databases or
-// roles of the backup on the projects' server, and the same platform role name as the backup's (it owns the
-// project databases). Run it with Tessera stopped. Needs pg_dump/pg_restore of the server's major version or newer
-// (TESSERA_PG_BIN names their folder; default: the PATH).
+// roles of the backup on the project servers, and the same platform role name as the backup's (it owns the
+// project databases). Each project comes back on the server its row names, at the URL the restored registry holds;
+// `--server ID=URL` (repeatable) restores a server's projects to another URL instead and registers that URL (new hosts).
+// Run it with Tessera stopped. Needs pg_dump/pg_restore of the servers' major version or newer (TESSERA_PG_BIN names
+// their folder; default: the PATH).
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -32,6 +37,8 @@ export type Manifest = {
   /** Each project's database and its roles (cluster-wide, so in no database dump): which may log in, who is a member of whom. */
   projects: {
     projectId: string;
+    /** The project server it was dumped from (`default`: the configured one); absent in backups before the fleet. */
+    server?: string;
     database: string;
     file: string;
     roles: ProjectRoleDef[];
@@ -111,18 +118,62 @@ type ProjectRow = {
   role_name: string;
   user_role_name: string;
   password_sealed: string;
+  server_id: string;
 };
 
 async function projectRows(platformUrl: string): Promise<ProjectRow[]> {
   return await withPgClient(platformUrl, async (c) => {
     const exists = (await c.query(`select to_regclass('data_project_roles') as t`)).rows[0].t;
     if (!exists) return [];
+    // `server_id` came with the fleet (data migration 0005): a platform database from before has every project on the default server.
+    const fleet = (
+      await c.query(
+        `select 1 from information_schema.columns where table_name = 'data_project_roles' and column_name = 'server_id' and table_schema = current_schema()`,
+      )
+    ).rowCount;
     return (
       await c.query<ProjectRow>(
-        'select project_id, database_name, role_name, user_role_name, password_sealed from data_project_roles order by project_id',
+        `select project_id, database_name, role_name, user_role_name, password_sealed, ${fleet ? 'server_id' : `'default' as server_id`}
+           from data_project_roles order by project_id`,
       )
     ).rows;
   });
+}
+
+/**
+ * The project servers' URLs (as the platform role) by id: `default` is `projectsUrl`, the others the fleet's
+ * `data_servers` rows, unsealed with `secret` (purpose 'data:servers', as the data subgraph seals them). Read lazily:
+ * an installation whose projects are all on the default server needs no secret here.
+ */
+function serverUrls(platformUrl: string, projectsUrl: string, secret: () => string) {
+  let read: Promise<Map<string, string>> | undefined;
+  const all = (): Promise<Map<string, string>> =>
+    (read ??= withPgClient(platformUrl, async (c) => {
+      const urls = new Map<string, string>([['default', projectsUrl]]);
+      if (!(await c.query(`select to_regclass('data_servers') as t`)).rows[0].t) return urls;
+      const rows = (
+        await c.query<{ id: string; url_sealed: string | null }>('select id, url_sealed from data_servers')
+      ).rows.filter((r) => r.url_sealed !== null);
+      if (rows.length === 0) return urls;
+      const box = createSecretBox(secret(), 'data:servers');
+      for (const r of rows) urls.set(r.id, box.decrypt(r.url_sealed!));
+      return urls;
+    }));
+  return async (id: string): Promise<string> => {
+    if (id === 'default') return projectsUrl;
+    const url = (await all()).get(id);
+    if (!url) throw new Error(`project server ${id} is not in data_servers`);
+    return url;
+  };
+}
+
+/** The internal secret of the installation `config` describes: TESSERA_INTERNAL_SECRET, else its data folder's file. */
+function installedSecret(config: Config): string {
+  if (config.internalSecret) return config.internalSecret;
+  const file = path.join(config.dataDirAbs, 'internal.secret');
+  if (!fs.existsSync(file))
+    throw new Error('no internal secret: neither TESSERA_INTERNAL_SECRET nor <data folder>/internal.secret');
+  return fs.readFileSync(file, 'utf8').trim();
 }
 
 /** Writes a backup of the installation `env` configures into `dir` (created; must be empty). */
@@ -131,6 +182,7 @@ export async function createBackup(
   env: Record<string, string | undefined> = process.env,
 ): Promise<Manifest> {
   const { config, platformUrl, projectsUrl } = databasesOf(env);
+  const urlOf = serverUrls(platformUrl, projectsUrl, () => installedSecret(config));
   fs.mkdirSync(path.join(dir, 'projects'), { recursive: true });
   if (fs.readdirSync(dir).some((f) => f !== 'projects')) throw new Error(`${dir} is not empty`);
   run(tool(config, 'pg_dump'), [
@@ -145,8 +197,9 @@ export async function createBackup(
         `project ${r.project_id} still lives in the platform database (made by 0.1): upgrade it first (README "Upgrading")`,
       );
     const file = path.join('projects', `${r.database_name}.dump`);
+    const serverUrl = await urlOf(r.server_id);
     // The project's roles: its login role and every role named after it (end users, anonymous visitors...).
-    const { roles, memberships } = await withPgClient(projectsUrl, async (c) => {
+    const { roles, memberships } = await withPgClient(serverUrl, async (c) => {
       const found = (
         await c.query<{ name: string; login: boolean; inherit: boolean; limit: number }>(
           `select rolname as name, rolcanlogin as login, rolinherit as inherit, rolconnlimit as limit from pg_roles where rolname = $1 or starts_with(rolname, $1 || '_') order by rolname`,
@@ -169,9 +222,16 @@ export async function createBackup(
     run(tool(config, 'pg_dump'), [
       '--format=custom',
       `--file=${path.join(dir, file)}`,
-      `--dbname=${onDatabase(projectsUrl, r.database_name)}`,
+      `--dbname=${onDatabase(serverUrl, r.database_name)}`,
     ]);
-    projects.push({ projectId: r.project_id, database: r.database_name, file, roles, memberships });
+    projects.push({
+      projectId: r.project_id,
+      server: r.server_id,
+      database: r.database_name,
+      file,
+      roles,
+      memberships,
+    });
   }
   // Blobs: every stored object's bytes, by key, through the configured driver.
   const blobs = openBlobStore(config);
@@ -221,10 +281,15 @@ export async function createBackup(
   return manifest;
 }
 
-/** Restores the backup in `dir` into the installation `env` configures (Tessera stopped, empty platform database). */
+/**
+ * Restores the backup in `dir` into the installation `env` configures (Tessera stopped, empty platform database).
+ * `servers` (id → URL as the platform role) puts the projects of those fleet servers on other servers, and registers
+ * those URLs in place of the backed-up ones.
+ */
 export async function restoreBackup(
   dir: string,
   env: Record<string, string | undefined> = process.env,
+  opts: { servers?: Record<string, string> } = {},
 ): Promise<Manifest> {
   const { config, platformUrl, projectsUrl } = databasesOf(env);
   const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as Manifest;
@@ -263,14 +328,28 @@ export async function restoreBackup(
   );
   if (tables > 0) throw new Error('the platform database is not empty: restore into a new, empty database');
   await restoreInto(config, platformUrl, path.join(dir, 'platform.dump'), ['--no-owner', '--no-acl']);
-  // Each project's roles (cluster-wide, so not in a database dump), as the data subgraph makes them, then its database.
+  // Fleet servers moving to other URLs (new hosts): registered under their new URL before anything is made there.
+  for (const [id, url] of Object.entries(opts.servers ?? {})) {
+    if (id === 'default')
+      throw new Error('the default server is TESSERA_PROJECTS_DATABASE_URL (or the platform server): set that instead');
+    const { rowCount } = await withPgClient(platformUrl, (c) =>
+      c.query('update data_servers set url_sealed = $2, updated_at = now() where id = $1', [
+        id,
+        createSecretBox(secret, 'data:servers').encrypt(url),
+      ]),
+    );
+    if (rowCount !== 1) throw new Error(`--server ${id}: the backup has no project server of that id`);
+  }
+  const urlOf = serverUrls(platformUrl, projectsUrl, () => secret);
+  // Each project's roles (cluster-wide, so not in a database dump), as the data subgraph makes them, then its
+  // database, on the server its row names.
   const box = createSecretBox(secret, 'data:project-roles');
   const rows = new Map((await projectRows(platformUrl)).map((r) => [r.project_id, r]));
   const attrs = 'nosuperuser nocreatedb nocreaterole noreplication nobypassrls';
-  await withPgClient(projectsUrl, async (c) => {
-    for (const p of manifest.projects) {
-      const r = rows.get(p.projectId);
-      if (!r) throw new Error(`project ${p.projectId} is in the backup's files but not in data_project_roles`);
+  for (const p of manifest.projects) {
+    const r = rows.get(p.projectId);
+    if (!r) throw new Error(`project ${p.projectId} is in the backup's files but not in data_project_roles`);
+    await withPgClient(await urlOf(r.server_id), async (c) => {
       // The login role's password is the one sealed in data_project_roles (the data subgraph logs in with it).
       const verifier = scramVerifier(box.decrypt(r.password_sealed));
       for (const role of p.roles) {
@@ -282,19 +361,20 @@ export async function restoreBackup(
       }
       for (const [role, member] of p.memberships)
         if (member !== current) await c.query(`grant ${ident(role)} to ${ident(member)}`);
-    }
-  });
+    });
+  }
   // Each project database as the data subgraph makes it (owned by the platform role, only its login role may
   // connect), then its contents with their owners and grants; the role's session settings are put back by the data
   // subgraph when it starts (it aligns every project role's settings with its configuration).
   for (const p of manifest.projects) {
     const r = rows.get(p.projectId)!;
-    await withPgClient(projectsUrl, async (c) => {
+    const serverUrl = await urlOf(r.server_id);
+    await withPgClient(serverUrl, async (c) => {
       await c.query(`create database ${ident(p.database)} template template1`);
       await c.query(`revoke connect, temporary on database ${ident(p.database)} from public`);
       await c.query(`grant connect on database ${ident(p.database)} to ${ident(r.role_name)}`);
     });
-    await restoreInto(config, onDatabase(projectsUrl, p.database), path.join(dir, p.file), []);
+    await restoreInto(config, onDatabase(serverUrl, p.database), path.join(dir, p.file), []);
   }
   // Blobs back through the configured driver (which may differ from the backup's: fs → S3 moves them).
   const blobs = openBlobStore(config);
@@ -312,12 +392,26 @@ export async function restoreBackup(
 }
 
 if (import.meta.main) {
-  const [action, dir] = process.argv.slice(2);
-  if ((action !== 'create' && action !== 'restore') || !dir) {
-    console.error('usage: npm run backup -- create <folder> | restore <folder>');
+  const [action, dir, ...rest] = process.argv.slice(2);
+  // restore --server ID=URL: that fleet server's projects go to URL (repeatable).
+  const servers: Record<string, string> = {};
+  for (let i = 0; i < rest.length; i++) {
+    const pair = rest[i] === '--server' ? rest[++i] : undefined;
+    const eq = pair?.indexOf('=') ?? -1;
+    if (!pair || eq < 1) {
+      servers[''] = '';
+      break;
+    }
+    servers[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  if ((action !== 'create' && action !== 'restore') || !dir || '' in servers || (action === 'create' && rest.length)) {
+    console.error('usage: npm run backup -- create <folder> | restore <folder> [--server ID=URL ...]');
     process.exit(2);
   }
-  (action === 'create' ? createBackup(path.resolve(dir)) : restoreBackup(path.resolve(dir))).then(
+  (action === 'create'
+    ? createBackup(path.resolve(dir))
+    : restoreBackup(path.resolve(dir), process.env, { servers })
+  ).then(
     (m) => {
       console.log(
         `${action === 'create' ? 'backed up' : 'restored'}: platform database, ${m.projects.length} project database(s), ${m.blobs} blob(s), internal secret ${m.secret === 'file' ? 'included' : 'from the environment (not in the backup)'}`,

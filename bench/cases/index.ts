@@ -14,6 +14,7 @@ import { p7 } from './p7-upload.ts';
 import { p8Drain } from './p8-drain.ts';
 import { p8Cron } from './p8-cron.ts';
 import { p9 } from './p9-projects.ts';
+import { p9Fleet } from './p9-fleet.ts';
 import { p10 } from './p10-vector.ts';
 import { p10Server } from './p10-server.ts';
 import { c1Client } from './c1-client.ts';
@@ -38,6 +39,7 @@ export const CASES: BenchCase[] = [
   p8Drain,
   p8Cron,
   p9,
+  p9Fleet,
   p10,
   p10Server,
   e1Events,

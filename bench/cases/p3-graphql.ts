@@ -21,7 +21,7 @@ const QUERY = 'query P3($id: ID!) { project(id: $id) { id name apiKeyPrefix crea
  * it with TESSERA_DATA_DIR (where it generates `internal.secret`) unless TESSERA_INTERNAL_SECRET is set.
  * The peer's subgraph process needs the same secret (stored secrets are sealed with it).
  */
-function tesseraSecret(pid: number): { secret: string; dataDir?: string } {
+export function tesseraSecret(pid: number): { secret: string; dataDir?: string } {
   const env = new Map(
     fs
       .readFileSync(`/proc/${pid}/environ`, 'utf8')

@@ -38,7 +38,7 @@ const COVER_MARGIN = 50;
 const PLATFORM_CONNECTIONS = 60;
 
 /** One Tessera process: its base URL and process id. */
-type Side = { url: string; pid: number };
+export type Side = { url: string; pid: number };
 
 function vmRss(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -52,7 +52,7 @@ function expectStatus(res: Res, status: number, what: string): Res {
 }
 
 /** Runs `fn` over `items` with at most `limit` calls in flight. */
-async function parallel<T, R>(items: T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+export async function parallel<T, R>(items: T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
   const worker = async () => {
@@ -66,7 +66,7 @@ async function parallel<T, R>(items: T[], limit: number, fn: (item: T, i: number
 }
 
 /** Connections open on the server (every database and role), and its limit. */
-async function connections(url: string): Promise<{ open: number; max: number; data: number }> {
+export async function connections(url: string): Promise<{ open: number; max: number; data: number }> {
   return await withPgClient(url, async (c) => {
     const { rows } = await c.query<{ open: string; data: string; max: string }>(
       `select count(*) as open, count(*) filter (where application_name = 'tessera-data') as data, current_setting('max_connections') as max from pg_stat_activity where backend_type = 'client backend'`,
@@ -119,10 +119,10 @@ function postgresCpu(url: string): number {
   return total;
 }
 
-type Made = { apiKey: string; createMs: number; readyMs: number };
+export type Made = { apiKey: string; createMs: number; readyMs: number };
 
 /** One project: created through the API (timed: answered, then usable), its table made and seeded through rawSQL with its own key. */
-async function makeProject(base: string, token: string, i: number): Promise<Made> {
+export async function makeProject(base: string, token: string, i: number): Promise<Made> {
   const call = client(base);
   const t0 = performance.now();
   const created = expectStatus(
@@ -172,7 +172,7 @@ async function makeProjects(ctx: BenchContext, count: number): Promise<Made[]> {
 const body = JSON.stringify({ table: TABLE, where: { category: CATEGORY }, limit: 10 });
 
 /** The find on `side`, sent with `keys[0]` only, or with the next key of `keys` on every request. */
-async function load(
+export async function load(
   ctx: BenchContext,
   side: Side,
   keys: string[],
@@ -220,7 +220,7 @@ async function load(
 }
 
 /** Sends the find to `side` with every key once (and fails unless each answers its 10 rows): every project's path warm. */
-async function checkAll(side: Side, keys: string[]): Promise<void> {
+export async function checkAll(side: Side, keys: string[]): Promise<void> {
   await parallel(keys, SETUP_CONCURRENCY, async (apiKey, i) => {
     const res = await client(side.url)('POST', '/v1/find', { apiKey, raw: body });
     expectStatus(res, 200, `find on project ${i}`);

@@ -16,7 +16,7 @@
 // than MARKER_KEEP_SECONDS ago (a writer touches it before its commit, which follows at once).
 import type pg from 'pg';
 import { backoffMs } from '../../../platform/backoff.ts';
-import { errors, type AppError } from '../../../platform/errors.ts';
+import { AppError, errors, isDatabaseUnavailable } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import type { AfterWrite, DataHooks, HookContext, HookEvent } from './hooks.ts';
 import type { Db, RolePools } from './pools.ts';
@@ -71,6 +71,12 @@ export function readPayload(p: unknown): OutboxPayload | string {
 }
 
 type Row = { id: string; payload: unknown; attempts: number };
+
+/** Whether a failed sweep of a project says its server is away (not the project: e.g. its connections busy). */
+function serverDown(err: unknown): boolean {
+  if (err instanceof AppError) return err.details?.reason === 'server_unavailable';
+  return isDatabaseUnavailable(err);
+}
 /** `touched_at` as PostgreSQL's text (a Date would lose its microseconds, and the comparison that forgets a mark with them). */
 type Marker = { project_id: string; touched_at: string; attempts: number };
 
@@ -166,27 +172,36 @@ export function createHookOutbox(opts: {
     }
   };
 
-  /** Sweeps one marked project inside the marker's platform transaction `m`. */
-  const sweepProject = async (m: pg.PoolClient, marker: Marker): Promise<void> => {
+  /**
+   * Sweeps one marked project inside the marker's platform transaction `m`. `down`: the project servers this sweep
+   * could not reach; their other projects are not tried again in it (each try of a server that never answers costs
+   * the connection timeout, and the projects of the other servers wait behind it), only rescheduled.
+   */
+  const sweepProject = async (m: pg.PoolClient, marker: Marker, down: Set<string>): Promise<void> => {
     const role = await provisioning.load(marker.project_id);
     if (!role) {
       await m.query('delete from data_hook_outbox_projects where project_id = $1', [marker.project_id]); // deleted since
       return;
     }
     let error: AppError | undefined;
-    try {
-      for (let i = 0; i < MAX_BATCHES && !stopped; i++) {
-        const batch = await sweepBatch(role);
-        error ??= batch.error;
-        if (batch.taken < BATCH) break;
+    if (down.has(role.serverId)) error = errors.unavailable(`The project server ${role.serverId} is unreachable`);
+    else
+      try {
+        for (let i = 0; i < MAX_BATCHES && !stopped; i++) {
+          const batch = await sweepBatch(role);
+          error ??= batch.error;
+          if (batch.taken < BATCH) break;
+        }
+      } catch (err) {
+        if (serverDown(err)) down.add(role.serverId);
+        error = errors.unavailable((err as Error).message);
       }
-    } catch (err) {
-      error = errors.unavailable((err as Error).message);
-    }
-    const { rows } = await pools
-      .get(role)
-      .query<{ n: number }>('select count(*)::int as n from tessera_hooks.outbox')
-      .catch(() => ({ rows: [{ n: 1 }] }));
+    const { rows } = down.has(role.serverId)
+      ? { rows: [{ n: 1 }] }
+      : await pools
+          .get(role)
+          .query<{ n: number }>('select count(*)::int as n from tessera_hooks.outbox')
+          .catch(() => ({ rows: [{ n: 1 }] }));
     if (rows[0]!.n === 0) {
       await m.query(
         `delete from data_hook_outbox_projects where project_id = $1 and touched_at = $2::timestamptz and touched_at <= now() - make_interval(secs => $3)`,
@@ -217,9 +232,10 @@ export function createHookOutbox(opts: {
           order by next_attempt_at limit $2 for update skip locked`,
         [GRACE_SECONDS, MAX_PROJECTS],
       );
+      const down = new Set<string>();
       for (const marker of rows) {
         if (stopped) break;
-        await sweepProject(m, marker);
+        await sweepProject(m, marker, down);
       }
       await m.query('commit');
     } catch (err) {

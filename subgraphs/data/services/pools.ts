@@ -24,12 +24,33 @@
 // minute: past the plan's database_cpu_seconds_per_minute a request is refused with 429 before it takes a connection.
 import pg from 'pg';
 import Cursor from 'pg-cursor';
-import { AppError, errors } from '../../../platform/errors.ts';
+import { AppError, errors, isDatabaseUnavailable } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import type { PlanLimitValues } from '../../../platform/plan-limits.ts';
 import { createStatementClock, nextWaiter } from './fair-share.ts';
 import type { ProjectRole } from './provisioning.ts';
 import { LONG_STATEMENT_MS, type BackendPriority } from './backend-priority.ts';
+
+/**
+ * The project's server refused or dropped a new connection (stopped, restarting, out of slots): 503 with Retry-After.
+ * Said here, not left to the error renderer: the socket's error may come from another realm than the GraphQL
+ * executor's (a test runner's sandbox), which then sees a non-Error and masks it as a 500.
+ */
+function serverUnavailable(cause: Error): AppError {
+  return new AppError(
+    'SERVICE_UNAVAILABLE',
+    "The project's database server is unavailable; retry shortly",
+    { retry_after: 1, reason: 'server_unavailable' },
+    { cause },
+  );
+}
+
+/**
+ * Longest a new connection may take to log in. A project server that accepts the TCP connection and never answers
+ * (hung, or its host gone behind a still-open port) would otherwise hold the request, and a slot of the budget,
+ * for as long as the socket lives: after this its projects answer 503 (serverUnavailable) and the slot is free.
+ */
+export const CONNECT_TIMEOUT_MS = 10_000;
 
 const INT8 = 20;
 const NUMERIC = 1700;
@@ -313,6 +334,7 @@ export function createProjectPools(opts: {
       connectionString: url.toString(),
       types,
       application_name: 'tessera-data',
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     });
     const c: Conn = {
       client,
@@ -453,7 +475,8 @@ export function createProjectPools(opts: {
         total--;
         p.open--;
         forget(p);
-        reject(err);
+        // pg's own connect timeout says only "timeout expired".
+        reject(isDatabaseUnavailable(err) || err.message === 'timeout expired' ? serverUnavailable(err) : err);
         pump();
       },
     );

@@ -15,7 +15,7 @@ import type { PlanLimitsReader, ProjectPlan } from '../../../platform/plan-limit
 import type { Logger } from '../../../platform/logger.ts';
 import { createLoop, type Loop } from '../../../platform/loop.ts';
 import { ident } from './names.ts';
-import type { RolePools } from './pools.ts';
+import { CONNECT_TIMEOUT_MS, type RolePools } from './pools.ts';
 import type { ProjectRole } from './provisioning.ts';
 
 export const CHANNEL = 'tessera_realtime';
@@ -92,7 +92,13 @@ export function createRealtime(opts: {
     url.username = encodeURIComponent(l.role.roleName);
     url.password = encodeURIComponent(l.role.password);
     url.pathname = `/${encodeURIComponent(l.role.databaseName)}`;
-    const client = new pg.Client({ connectionString: url.toString(), application_name: 'tessera-realtime' });
+    // Bounded like the data API's logins: a server that never answers fails the subscription (503) and the
+    // reconnection loop tries again, instead of every subscriber of the project waiting on one stuck login.
+    const client = new pg.Client({
+      connectionString: url.toString(),
+      application_name: 'tessera-realtime',
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    });
     client.on('notification', (msg) => {
       if (msg.channel !== CHANNEL) return;
       const change = readChange(msg.payload);

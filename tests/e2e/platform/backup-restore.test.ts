@@ -11,7 +11,11 @@ import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { startTessera, type Tessera } from '../../../main.ts';
-import { createTestDatabase, serverUrl } from '../../support/database.ts';
+import { createTestDatabase, dropInstallation, serverUrl } from '../../support/database.ts';
+import { PG15_BIN, pg15Available, startPgServers, type TestPgServer } from '../../support/pg-servers.ts';
+import { addProjectServer, placeOn, projectServer } from '../../support/fleet.ts';
+import { TEST_SECRET } from '../../support/platform.ts';
+import { createProject, dataCall, signIn, type DataProject } from '../data/data-support.ts';
 import { client } from '../../support/http.ts';
 import { createBackup, restoreBackup } from '../../../scripts/backup.ts';
 import { download, put, type StorageProject } from '../storage/storage-fixtures.ts';
@@ -207,4 +211,149 @@ describe('backup and restore', () => {
       /manifest/,
     );
   });
+});
+
+// A fleet (issue 29): each project is dumped from the server its `data_project_roles` row names and restored there;
+// `--server ID=URL` restores a server's projects on another host and registers that URL. Three PostgreSQL 15 servers
+// of tests/support/pg-servers.ts (so this runs wherever their binaries are, the embedded server's version aside):
+// the platform's (and default projects server), `pg-a`, and a new host for `pg-a`.
+describe('backup and restore over a fleet of project servers', () => {
+  const available = pg15Available();
+  let servers: TestPgServer[] = [];
+  let running: Tessera | undefined;
+  const folders: string[] = [];
+
+  const folder = (prefix: string) => {
+    const base = path.resolve('.tessera', 'test-data');
+    fs.mkdirSync(base, { recursive: true, mode: 0o755 });
+    const d = fs.mkdtempSync(path.join(base, prefix));
+    folders.push(d);
+    return d;
+  };
+  const sql = async <T extends pg.QueryResultRow>(url: string, text: string, params: unknown[] = []) => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      return (await c.query<T>(text, params)).rows;
+    } finally {
+      await c.end();
+    }
+  };
+  const envOf = (databaseUrl: string, dataDir: string) => ({
+    DATABASE_URL: databaseUrl,
+    TESSERA_DATA_DIR: dataDir,
+    TESSERA_INTERNAL_SECRET: TEST_SECRET,
+    TESSERA_PG_BIN: PG15_BIN,
+    LOG_LEVEL: 'silent',
+  });
+  const startOn = async (env: Record<string, string>) =>
+    (running = await startTessera({ ...env, PORT: '0', TESSERA_PUBLIC_URL: 'https://fleet-backup.example.com' }));
+  const stop = async () => {
+    await running?.close();
+    running = undefined;
+  };
+  /** Drops the project databases, templates and roles of the installation on platform database `name`, on every server. */
+  const wipe = async (name: string) => {
+    for (const s of servers) {
+      const c = new pg.Client({ connectionString: s.url });
+      await c.connect();
+      try {
+        await dropInstallation(c, name);
+      } finally {
+        await c.end();
+      }
+    }
+  };
+
+  afterAll(async () => {
+    await stop().catch(() => {});
+    await Promise.all(servers.map((s) => s.stop()));
+    for (const d of folders) fs.rmSync(d, { recursive: true, force: true });
+  }, 60_000);
+
+  it("dumps each project from its own server and brings it back there (or to a server's new host)", async () => {
+    if (!available) {
+      console.warn('fleet backup round trip skipped: no PostgreSQL 15 binaries (tests/support/pg-servers.ts)');
+      return;
+    }
+    servers = await startPgServers(3);
+    const [main, second, newHost] = servers as [TestPgServer, TestPgServer, TestPgServer];
+    for (const db of ['fleet_a', 'fleet_b', 'fleet_c']) await sql(main.url, `create database ${db}`);
+    const env = envOf(main.urlOf('fleet_a'), folder('fleet-a-'));
+    const target = { databaseUrl: env.DATABASE_URL };
+
+    // 1. Two projects: one on the default server, one on pg-a.
+    let t = await startOn(env);
+    let call = client(t.url);
+    await addProjectServer(target, 'pg-a', second.url);
+    const token = await signIn(call);
+    const made: Record<string, DataProject> = {};
+    for (const id of ['default', 'pg-a']) {
+      await placeOn(target, id);
+      const p = await createProject(call, token, `kept on ${id}`);
+      const data = dataCall(call, p.apiKey);
+      expect((await data('rawSQL', { sql: 'create table notes (id int primary key, body text)' })).status).toBe(200);
+      expect((await data('insert', { table: 'notes', values: { id: 1, body: `on ${id}` } })).status).toBe(201);
+      expect((await projectServer(target, p.id))?.serverId).toBe(id);
+      made[id] = p;
+    }
+    const databases = Object.fromEntries(
+      await Promise.all(
+        Object.entries(made).map(async ([id, p]) => [id, (await projectServer(target, p.id))!.database] as const),
+      ),
+    );
+    await stop();
+
+    // 2. Back up: the manifest says where each project was.
+    const backup = folder('fleet-files-');
+    fs.rmSync(backup, { recursive: true });
+    const manifest = await createBackup(backup, env);
+    expect(
+      manifest.projects.map((p) => ({ id: p.projectId, server: p.server })).sort((a, b) => a.id.localeCompare(b.id)),
+    ).toEqual(
+      Object.entries(made)
+        .map(([server, p]) => ({ id: p.id, server }))
+        .sort((a, b) => a.id.localeCompare(b.id)),
+    );
+
+    /** Starts on the restored `env`, reads both projects, and checks with SQL which server holds each database. */
+    const checkRestored = async (restored: Record<string, string>, pgA: TestPgServer) => {
+      const where = { default: main, 'pg-a': pgA } as Record<string, TestPgServer>;
+      for (const [id, p] of Object.entries(made)) {
+        const rows = await sql(
+          where[id]!.urlOf(databases[id]!),
+          `select body from "p_${p.id.replace(/-/g, '')}".notes`,
+        );
+        expect(rows).toEqual([{ body: `on ${id}` }]);
+        for (const s of servers.filter((x) => x !== where[id]))
+          expect(await sql(s.url, 'select 1 from pg_database where datname = $1', [databases[id]])).toEqual([]);
+      }
+      t = await startOn(restored);
+      call = client(t.url);
+      for (const [id, p] of Object.entries(made)) {
+        const data = dataCall(call, p.apiKey);
+        expect((await data('find', { table: 'notes', select: ['body'] })).body.rows).toEqual([{ body: `on ${id}` }]);
+        expect((await data('insert', { table: 'notes', values: { id: 2, body: 'after' } })).status).toBe(201);
+      }
+      await stop();
+    };
+
+    // 3. Wipe every server; restore: each project on its own server again.
+    await wipe('fleet_a');
+    await sql(main.url, 'drop database fleet_a with (force)');
+    const envB = envOf(main.urlOf('fleet_b'), folder('fleet-b-'));
+    await restoreBackup(backup, envB);
+    await checkRestored(envB, second);
+
+    // 4. Wipe again; restore with pg-a on a new host.
+    await wipe('fleet_a');
+    const envC = envOf(main.urlOf('fleet_c'), folder('fleet-c-'));
+    await expect(restoreBackup(backup, envC, { servers: { 'pg-z': newHost.url } })).rejects.toThrow(
+      /no project server/,
+    );
+    await sql(main.url, 'drop database fleet_c with (force)');
+    await sql(main.url, 'create database fleet_c');
+    await restoreBackup(backup, envC, { servers: { 'pg-a': newHost.url } });
+    await checkRestored(envC, newHost);
+  }, 240_000);
 });
