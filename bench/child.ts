@@ -1,5 +1,6 @@
 // Starting a server for the benchmark tools (bench/run.ts, bench/memory-probe.ts): a child node process, ready when
 // `ready` (a URL) answers 200 or its output matches `ready` (a pattern); its output is kept for error messages.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -29,8 +30,12 @@ export function scratchDir(prefix: string): string {
  * run (~15 min), or introspection measures the cheaper inactive answer; P6 drives one public webhook receiver far past
  * its default 600 requests/minute, so the limit is lifted, or it would measure 429s.
  */
+/** The operator key of the harness's Tessera (cases acting as the install's operator, e.g. F1's moves). */
+export const BENCH_OPERATOR_KEY = `top_${crypto.randomBytes(32).toString('base64url')}`;
+
 export function benchTesseraEnv(databaseUrl: string, dataDir: string): Record<string, string> {
   return {
+    TESSERA_OPERATOR_KEY: BENCH_OPERATOR_KEY,
     DATABASE_URL: databaseUrl,
     TESSERA_DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',

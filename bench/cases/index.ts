@@ -15,6 +15,7 @@ import { p8Drain } from './p8-drain.ts';
 import { p8Cron } from './p8-cron.ts';
 import { p9 } from './p9-projects.ts';
 import { p9Fleet } from './p9-fleet.ts';
+import { f1Move } from './f1-move.ts';
 import { p10 } from './p10-vector.ts';
 import { p10Server } from './p10-server.ts';
 import { c1Client } from './c1-client.ts';
@@ -40,6 +41,7 @@ export const CASES: BenchCase[] = [
   p8Cron,
   p9,
   p9Fleet,
+  f1Move,
   p10,
   p10Server,
   e1Events,
