@@ -11,7 +11,7 @@ type AddInput = { id: string; url: string; weight?: number | null; state?: strin
 type UpdateInput = { state?: string | null; weight?: number | null; url?: string | null };
 
 /** The operator running the call (a second wall behind the executor's check). */
-function operatorOf(ctx: Ctx): OperatorActor {
+export function operatorOf(ctx: Ctx): OperatorActor {
   const p = ctx.principal;
   if (p.kind === 'operator') return { operator: p.operator };
   if (p.kind === 'anonymous') throw errors.unauthenticated('The admin API needs an operator key');

@@ -25,6 +25,7 @@ import pg from 'pg';
 import { announceLocally, publishBroadcastNow, type BroadcastListener } from '../../../platform/broadcast.ts';
 import { AppError, errors } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
+import { writeOperatorAudit, type OperatorActor } from '../../../platform/operator-audit.ts';
 import type { Fleet, FleetServer } from './fleet.ts';
 import { HOLD_TTL_MS, type MoveHolds } from './move-hold.ts';
 import { cleanupLeftovers, copyProjectDatabase, type MoveProgress } from './move-copy.ts';
@@ -159,7 +160,13 @@ export function createMoves(opts: {
   };
 
   /** A move of `projectId` to `toServer`, queued (checked first: the target takes moves, the project exists and lives elsewhere). */
-  const request = async (projectId: string, toServer: string, drainOf?: string): Promise<MoveView> => {
+  /** Records a move (and, when an operator asked for it, its audit row in the same transaction). */
+  const request = async (
+    projectId: string,
+    toServer: string,
+    drainOf?: string,
+    by?: OperatorActor,
+  ): Promise<MoveView> => {
     if (!UUID.test(projectId)) throw errors.notFound('project', projectId);
     const target = await fleet.get(toServer).catch((err: unknown) => {
       if (err instanceof AppError && err.code === 'NOT_FOUND')
@@ -195,19 +202,32 @@ export function createMoves(opts: {
         server: toServer,
       });
     const id = crypto.randomUUID();
-    await admin
-      .query(`insert into data_moves (id, project_id, from_server, to_server, drain_of) values ($1, $2, $3, $4, $5)`, [
-        id,
-        projectId,
-        rows[0].server_id,
-        toServer,
-        drainOf ?? null,
-      ])
-      .catch((err: { code?: string }) => {
-        if (err.code === '23505')
-          throw errors.conflict('The project is being moved already', { project_id: projectId });
-        throw err;
-      });
+    const c = await admin.connect();
+    try {
+      await c.query('begin');
+      await c
+        .query(
+          `insert into data_moves (id, project_id, from_server, to_server, drain_of) values ($1, $2, $3, $4, $5)`,
+          [id, projectId, rows[0].server_id, toServer, drainOf ?? null],
+        )
+        .catch((err: { code?: string }) => {
+          if (err.code === '23505')
+            throw errors.conflict('The project is being moved already', { project_id: projectId });
+          throw err;
+        });
+      if (by)
+        await writeOperatorAudit(c, by, 'project.move', 'project', projectId, {
+          move: id,
+          from: rows[0].server_id,
+          to: toServer,
+        });
+      await c.query('commit');
+    } catch (err) {
+      await c.query('rollback').catch(() => {});
+      throw err;
+    } finally {
+      c.release();
+    }
     logger.info({ move: id, project: projectId, from: rows[0].server_id, to: toServer }, 'data: move queued');
     return viewOf((await read(id))!);
   };
@@ -403,8 +423,8 @@ export function createMoves(opts: {
   return {
     request,
     /** Queues a move and its job. */
-    async move(projectId: string, toServer: string): Promise<MoveView> {
-      const view = await request(projectId, toServer);
+    async move(projectId: string, toServer: string, by?: OperatorActor): Promise<MoveView> {
+      const view = await request(projectId, toServer, undefined, by);
       try {
         await opts.enqueue(MOVE_JOB, { moveId: view.id });
       } catch (err) {
@@ -441,9 +461,15 @@ export function createMoves(opts: {
     run,
 
     /** Marks the server draining and queues the drain job (moves every project off it, DRAIN_PARALLEL at a time). */
-    async drain(serverId: string): Promise<FleetServer> {
+    async drain(serverId: string, by?: OperatorActor): Promise<FleetServer> {
       const server = await fleet.get(serverId);
-      const updated = server.state === 'draining' ? server : await fleet.update(serverId, { state: 'draining' });
+      // The audit row goes with the state change (a drain asked again of a draining server is audited too).
+      const audit = by
+        ? async (db: Pick<pg.PoolClient, 'query'>) =>
+            await writeOperatorAudit(db, by, 'server.drain', 'server', serverId, { from_state: server.state })
+        : undefined;
+      const updated =
+        server.state === 'draining' && !audit ? server : await fleet.update(serverId, { state: 'draining' }, audit);
       await opts.enqueue(DRAIN_JOB, { serverId });
       logger.info({ server: serverId }, 'data: drain started');
       return updated;

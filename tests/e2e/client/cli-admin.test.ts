@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
+import { startPgServer } from '../../support/pg-servers.ts';
 
 const CLI = new URL('../../../packages/client/src/cli/main.ts', import.meta.url).pathname;
 const OPERATOR_KEY = `top_${randomBytes(32).toString('base64url')}`;
@@ -232,8 +233,18 @@ describe('tessera admin', () => {
   });
 
   it('registers, lists, changes and removes a project server; the URL password is never printed', async () => {
-    // The test's own database on the platform's server: a reachable server whose role may create databases and roles.
-    const url = platform.databaseUrl;
+    // A throwaway PostgreSQL server whose superuser has a random password (the platform's own URL may have a password
+    // as plain as its user name, which the answers show: "tessera:tessera" in CI).
+    const pg2 = await startPgServer();
+    try {
+      await registerServer(pg2.url);
+    } finally {
+      await pg2.stop();
+    }
+  });
+
+  /** Registers, lists, changes and removes the server at `url` with the CLI; its password is never printed. */
+  async function registerServer(url: string): Promise<void> {
     const secret = decodeURIComponent(new URL(url).password);
     const added = await tessera([
       'admin',
@@ -279,7 +290,7 @@ describe('tessera admin', () => {
     const shownProject = await tessera(['admin', 'projects', 'show', projectId]);
     expect(shownProject.stdout).toMatch(/server:\s+default/);
     for (const r of [added, listed, set]) expect(r.stdout + r.stderr).not.toContain(secret);
-  });
+  }
 
   it('creates an operator key that works, then revokes it: it is refused at once', async () => {
     const created = await tessera(['admin', 'keys', 'create', 'ci', '--json']);

@@ -214,6 +214,13 @@ describe('moving a project database to another server', () => {
       }
 
       expect(move).toMatchObject({ state: 'done', phase: 'done', mode: 'logical', error: null });
+      // The operator's action is in the audit log (written with the move's row).
+      const audited = await operator('GET', `/admin/api/v1/audit?action=project.move&target_id=${project.id}`);
+      expect(audited.body.entries[0]).toMatchObject({
+        action: 'project.move',
+        target_id: project.id,
+        details: { move: move.id, from: 'default', to: 'b' },
+      });
       expect(move.tables).toEqual(
         expect.arrayContaining([{ table: `p_${project.id.replace(/-/g, '')}.items`, rows: expect.any(Number) }]),
       );
@@ -366,6 +373,8 @@ describe('moving a project database to another server', () => {
     const res = await operator('POST', '/admin/api/v1/servers/b/drain');
     expect(res.status).toBe(202);
     expect(res.body.drain).toEqual({ server: 'b', state: 'draining' });
+    const drainAudit = await operator('GET', '/admin/api/v1/audit?action=server.drain&target_id=b');
+    expect(drainAudit.body.entries[0]).toMatchObject({ action: 'server.drain', target_id: 'b' });
     await waitFor(async () => (await onB()).length === 0, {
       timeoutMs: 120_000,
       intervalMs: 500,
