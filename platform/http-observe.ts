@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 import type { Principal } from './auth.ts';
 import { httpDuration, httpRequests, registry } from './metrics.ts';
+import { loadPressure } from './load-pressure.ts';
 
 const PROJECT = Symbol('tessera.project');
 type Noted = FastifyRequest & { [PROJECT]?: string };
@@ -34,6 +35,11 @@ export function observeHttp(
   const access = opts.logger.child({ component: 'access' });
   // The level does not change while the process runs: below info, no line is even built.
   const logAccess = opts.config.accessLog && access.isLevelEnabled('info');
+  // Background work of this process yields while requests are coming in and keep the event loop busy.
+  app.addHook('onRequest', (_req, _reply, done) => {
+    loadPressure.noteRequest();
+    done();
+  });
   app.addHook('onResponse', (req, reply, done) => {
     // The route template (`/storage/api/v1/objects/:id`), never the raw path: bounded label values, no ids or secrets.
     const route = req.routeOptions.url ?? 'unmatched';
