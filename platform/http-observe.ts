@@ -35,17 +35,14 @@ export function observeHttp(
   const access = opts.logger.child({ component: 'access' });
   // The level does not change while the process runs: below info, no line is even built.
   const logAccess = opts.config.accessLog && access.isLevelEnabled('info');
-  // Background work of this process yields while requests are coming in and keep the event loop busy.
-  app.addHook('onRequest', (_req, _reply, done) => {
-    loadPressure.noteRequest();
-    done();
-  });
   app.addHook('onResponse', (req, reply, done) => {
     // The route template (`/storage/api/v1/objects/:id`), never the raw path: bounded label values, no ids or secrets.
     const route = req.routeOptions.url ?? 'unmatched';
     const status = String(reply.statusCode);
     const ms = reply.elapsedTime;
     httpRequests.inc({ method: req.method, route, status });
+    // A project's background work in this process yields while other projects' requests are being answered.
+    loadPressure.noteRequest((req as Noted)[PROJECT]);
     httpDuration.observe({ method: req.method, route, status }, ms / 1000);
     if (logAccess)
       access.info(

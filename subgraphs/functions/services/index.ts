@@ -69,7 +69,7 @@ export function createFunctionsServices(deps: SubgraphDeps) {
   const runLimits = createRunLimits({ sql, limits: planLimits });
   const engine = createEngine({
     // Background runs yield to the requests this process answers (services/background-lane.ts).
-    lane: createBackgroundLane({ busy: loadPressure.busy }),
+    lane: createBackgroundLane({ busyFor: loadPressure.busyFor }),
     runQuota,
     runLimits,
     functions,
