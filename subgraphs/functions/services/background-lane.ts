@@ -84,6 +84,9 @@ export function createBackgroundLane(opts: {
   };
   const pump = () => {
     pumping = false;
+    // Once the share has no start left, this pass only lets go the runs of projects no longer busy: a start that came
+    // free during the pass must go to the next project in turn, not to one later in this pass.
+    let blocked = false;
     for (const [projectId, queue] of [...queues]) {
       if (waiting === 0) break;
       const w = queue[0]!;
@@ -96,7 +99,10 @@ export function createBackgroundLane(opts: {
         }
         continue;
       }
-      if (!takeStart()) continue;
+      if (blocked || !takeStart()) {
+        blocked = true;
+        continue;
+      }
       remove(projectId, queue, w);
       w.give(ender(true));
     }
