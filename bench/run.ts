@@ -95,7 +95,7 @@ async function main(): Promise<void> {
     quick,
     peers,
     spawnTessera: async (env) => {
-      const started = await startTessera([], { ...tesseraEnv, ...env }, await freePort());
+      const started = await startTessera(profArgs, { ...tesseraEnv, ...env }, await freePort());
       peers.push(started.child);
       const stop = async () => {
         if (started.child.exitCode !== null || started.child.signalCode !== null) return;

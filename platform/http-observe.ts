@@ -9,6 +9,7 @@ import type { Logger } from './logger.ts';
 import type { Principal } from './auth.ts';
 import { upgradeRequestId } from './http-edge.ts';
 import { httpDuration, httpRequests, registry } from './metrics.ts';
+import { loadPressure } from './load-pressure.ts';
 
 const PROJECT = Symbol('tessera.project');
 type Noted = FastifyRequest & { [PROJECT]?: string };
@@ -65,6 +66,8 @@ export function observeHttp(
     const status = String(reply.statusCode);
     const ms = reply.elapsedTime;
     httpRequests.inc({ method: req.method, route, status });
+    // A project's background work in this process yields while other projects' requests are being answered.
+    loadPressure.noteRequest((req as Noted)[PROJECT]);
     httpDuration.observe({ method: req.method, route, status }, ms / 1000);
     if (logAccess)
       access.info(

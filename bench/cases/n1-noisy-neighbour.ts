@@ -1,29 +1,44 @@
 // N1 "noisy neighbour" (issue 28): a victim project's `POST /v1/find` p99 alone, then while hostile free projects on
 // the same install do their worst: every connection they can get in `pg_sleep`, CPU-heavy statements back to back,
-// an every-second cron and async invokes fanned out. The case starts a Tessera of its own on the harness's database
-// with a small connection budget (TESSERA_DATA_MAX_CONNECTIONS 24; the default 200 takes ~20 free projects to fill,
-// which a bench cannot sign up quickly), so that three hostile projects (one free tenant's three) can contend it:
-// before fair shares each could hold 10 connections (30 > 24). The hostile tenant is on `n1-hostile`, a copy of the
-// free plan made here with a 1 s cron interval and no monthly invocation cap (the point is load); its request rate
-// (600 a minute per project) and database limits (5 connections, 15 s of statement time a minute) are free's. The
-// victim is on `pro`.
+// an every-second cron and async invokes fanned out. The case starts an install of its own (a one-process Tessera
+// with its own platform database on the harness's PostgreSQL server and its own data folder: on the harness's database
+// the harness's Tessera would be a second instance of that install on the same cores, taking over the background
+// work) with a small connection budget (TESSERA_DATA_MAX_CONNECTIONS 24; the default 200 takes ~20 free projects to
+// fill, which a bench cannot sign up quickly), so that three hostile projects (one free tenant's three) can contend
+// it: before fair shares each could hold 10 connections (30 > 24). The hostile tenant is on `n1-hostile`, a copy of
+// the free plan made here with a 1 s cron interval, no monthly invocation cap and no request rate (the point is load;
+// free's database and function limits stay: 5 connections, 15 s of statement time a minute, 10 runs at once). Until
+// 2026-11-27 the case copied free after the harness had lifted every plan's request rate (bench/child.ts
+// liftPlanLimits), so the hostile loops never had free's 600 a minute; the lift is now explicit, keeping that load.
+// The victim is on `n1-victim`, pro without a request rate or a statement-time budget (its own limits are not what
+// the case measures).
 // Victim load: autocannon, 4 connections, find of 10 rows on an indexed 1,000-row table. Goal: loaded p99 <= 1.5x
 // solo p99, 0 victim errors. Hostile answers are counted by status (429/503 are the platform saying no).
+import os from 'node:os';
 import { client } from '../../tests/support/http.ts';
 import { withPgClient } from '../../platform/pg-pool.ts';
 import { loadTarget } from '../lib/load.ts';
 import { planProject, planTenant } from '../lib/tenant.ts';
 import { oneStepFunction } from '../lib/functions.ts';
+import { scratchDir } from '../child.ts';
 import type { BenchContext, CustomCase, CustomFigures, Target } from './types.ts';
 
 const BUDGET = 24;
 const HOSTILE_PLAN = 'n1-hostile';
+const VICTIM_PLAN = 'n1-victim';
 const GOAL_FACTOR = 1.5;
 const VICTIM_CONNECTIONS = 4;
 /** Per hostile project: requests kept in pg_sleep, and CPU-heavy statements, at all times. */
 const SLEEPERS = 10;
 const BURNERS = 2;
 const ASYNC_INVOKERS = 4;
+/**
+ * Diagnosis only: BENCH_N1_OFF=sleepers,burners,async,cron switches parts of the hostile load off to see what the
+ * victim waits on. Figures recorded against the goal are taken with the whole load (the variable unset).
+ */
+const OFF = new Set((process.env.BENCH_N1_OFF ?? '').split(',').filter(Boolean));
+/** Hostile answers counted by status; anything else is `hostile_other`. */
+const HOSTILE_STATUSES = [200, 202, 429, 503] as const;
 
 /** The limit columns of a plan (copied from free for the hostile plan). */
 const LIMITS = [
@@ -44,8 +59,89 @@ const LIMITS = [
   'database_cpu_seconds_per_minute',
 ];
 
+/** Diagnosis only: BENCH_N1_ACTIVITY=1 prints what the server's backends were doing during the loaded phase. */
+const ACTIVITY = process.env.BENCH_N1_ACTIVITY === '1';
+
+/**
+ * Samples pg_stat_activity every 20 ms (active backends: database, application, what it waits on or CPU, the
+ * statement's first words) until
+ * stopped, then prints the most frequent on stderr: where the server's time goes, by who asks.
+ */
+function sampleActivity(url: string): { stop: () => Promise<void> } {
+  let done = false;
+  const seen = new Map<string, number>();
+  let samples = 0;
+  const counts = async (c: import('pg').Client) =>
+    JSON.stringify(
+      (
+        await c.query(
+          `select (select json_object_agg(status, n) from (select status, count(*) n from function_executions group by status) s) as executions,
+                  (select count(*) from agenda_jobs) as jobs`,
+        )
+      ).rows[0],
+    );
+  let first = '';
+  let last = '';
+  const running = withPgClient(url, async (c) => {
+    first = await counts(c);
+    while (!done) {
+      const r = await c.query<{ datname: string; app: string; wait: string; q: string }>(
+        `select coalesce(datname, '') as datname, coalesce(application_name, '') as app,
+                coalesce(wait_event_type || ':' || wait_event, 'CPU') as wait,
+                regexp_replace(left(query, 90), '[[:space:]]+', ' ', 'g') as q
+           from pg_stat_activity where state = 'active' and pid <> pg_backend_pid() and backend_type = 'client backend'`,
+      );
+      samples++;
+      for (const row of r.rows) {
+        const db = row.datname.startsWith('tsp_') ? 'project-db' : row.datname;
+        const key = `${db} | ${row.app} | ${row.wait} | ${row.q}`;
+        seen.set(key, (seen.get(key) ?? 0) + 1);
+      }
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    last = await counts(c);
+  });
+  return {
+    stop: async () => {
+      done = true;
+      await running;
+      console.error(`N1 activity: ${samples} samples of active backends (count = samples seen active)`);
+      console.error(`  executions and scheduler jobs at the start ${first}, at the end ${last}`);
+      for (const [k, n] of [...seen].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.error(`  ${n}\t${k}`);
+    },
+  };
+}
+
+/** The spawned Tessera's own process figures from GET /metrics (loopback), by series name (labels summed). */
+async function processMetrics(url: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const out: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const m =
+      /^(process_cpu_seconds_total|nodejs_eventloop_lag_\w+_seconds|nodejs_gc_duration_seconds_sum)(\{[^}]*\})? ([\d.e+-]+)$/.exec(
+        line,
+      );
+    if (m) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[3]);
+  }
+  return out;
+}
+
 async function hostilePlan(ctx: BenchContext): Promise<void> {
   await withPgClient(ctx.databaseUrl, async (c) => {
+    // The victim: pro without its statement-time budget. Four connections finding back to back book about four
+    // seconds of statement time a second, pro's 60 s a minute within a round or two: the victim's own 429s would be
+    // counted as errors the neighbour caused.
+    await c.query(
+      `insert into plans (id, name, description, sort_order, ${LIMITS.join(', ')})
+         select $1, 'N1 victim', 'Pro without a statement-time budget (bench N1)', 98, ${LIMITS.join(', ')}
+           from plans where id = 'pro'
+       on conflict (id) do nothing`,
+      [VICTIM_PLAN],
+    );
+    await c.query(
+      `update plans set database_cpu_seconds_per_minute = null, max_requests_per_minute = null where id = $1`,
+      [VICTIM_PLAN],
+    );
     await c.query(
       `insert into plans (id, name, description, sort_order, ${LIMITS.join(', ')})
          select $1, 'N1 hostile', 'Free with no request rate and a 1 s cron interval (bench N1)', 99, ${LIMITS.join(', ')}
@@ -54,7 +150,8 @@ async function hostilePlan(ctx: BenchContext): Promise<void> {
       [HOSTILE_PLAN],
     );
     await c.query(
-      `update plans set min_cron_interval_seconds = 1, max_function_invocations_per_month = null where id = $1`,
+      `update plans set min_cron_interval_seconds = 1, max_function_invocations_per_month = null,
+         max_requests_per_minute = null where id = $1`,
       [HOSTILE_PLAN],
     );
   });
@@ -68,11 +165,23 @@ export const n1: CustomCase = {
   goal: `loaded p99 <= ${GOAL_FACTOR}x solo p99, 0 victim errors`,
   async setup(ctx) {
     if (!ctx.spawnTessera) return { skipped: 'needs a second Tessera (spawnTessera)' };
-    await hostilePlan(ctx);
-    const own = await ctx.spawnTessera({ TESSERA_DATA_MAX_CONNECTIONS: String(BUDGET) });
+    // An install of its own (its platform database on the harness's server, its own data folder): on the harness's
+    // database the harness's Tessera would be a second instance of the victim's install, on the same two cores,
+    // taking over the background work the victim's process holds back.
+    const database = `n1_${Date.now()}`;
+    await withPgClient(ctx.databaseUrl, async (c) => await c.query(`create database ${database}`));
+    const url = new URL(ctx.databaseUrl);
+    url.pathname = `/${database}`;
+    const databaseUrl = url.toString();
+    const own = await ctx.spawnTessera({
+      DATABASE_URL: databaseUrl,
+      TESSERA_DATA_DIR: scratchDir('n1-'),
+      TESSERA_DATA_MAX_CONNECTIONS: String(BUDGET),
+    });
+    const octx: BenchContext = { ...ctx, tessera: own.url, databaseUrl };
+    await hostilePlan(octx);
     const call = client(own.url);
-    const octx: BenchContext = { ...ctx, tessera: own.url };
-    const victim = await planProject(octx, 'pro', 'n1-victim');
+    const victim = await planProject(octx, VICTIM_PLAN, 'n1-victim');
     const made = await call('POST', '/v1/rawSQL', {
       apiKey: victim.apiKey,
       body: {
@@ -119,14 +228,14 @@ export const n1: CustomCase = {
         })();
       const loops: Promise<void>[] = [];
       for (const key of hostile) {
-        for (let i = 0; i < SLEEPERS; i++)
+        for (let i = 0; i < (OFF.has('sleepers') ? 0 : SLEEPERS); i++)
           loops.push(
             loop(
               async () =>
                 (await call('POST', '/v1/rawSQL', { apiKey: key, body: { sql: 'select pg_sleep(1)' } })).status,
             ),
           );
-        for (let i = 0; i < BURNERS; i++)
+        for (let i = 0; i < (OFF.has('burners') ? 0 : BURNERS); i++)
           loops.push(
             loop(
               async () =>
@@ -139,33 +248,61 @@ export const n1: CustomCase = {
             ),
           );
       }
-      for (let i = 0; i < ASYNC_INVOKERS; i++)
+      for (let i = 0; i < (OFF.has('async') ? 0 : ASYNC_INVOKERS); i++)
         loops.push(
           loop(
             async () =>
               (await call('POST', '/edge/api/v1/invoke/n1-tick?async=true', { apiKey: hostile[0]!, body: {} })).status,
           ),
         );
-      const cron = await call('POST', '/edge/api/v1/cron', {
-        apiKey: hostile[0]!,
-        body: { name: `n1-${Date.now()}`, schedule: '* * * * * *', timezone: 'UTC', function: 'n1-tick' },
-      });
+      const cron = OFF.has('cron')
+        ? { status: 0, body: { cron_job: { id: '' } } }
+        : await call('POST', '/edge/api/v1/cron', {
+            apiKey: hostile[0]!,
+            body: { name: `n1-${Date.now()}`, schedule: '* * * * * *', timezone: 'UTC', function: 'n1-tick' },
+          });
       // Let the hostile load take what it can before the victim is measured again.
       await new Promise((r) => setTimeout(r, 2000));
       let loaded;
+      const loadedFrom = new Date().toISOString();
+      const activity = ACTIVITY ? sampleActivity(databaseUrl) : undefined;
+      // prom-client resets its event-loop delay histogram at each scrape: this one starts the loaded window's.
+      const metricsBefore = ACTIVITY ? await processMetrics(own.url) : undefined;
       try {
         loaded = await loadTarget(target, loadedS, VICTIM_CONNECTIONS);
       } finally {
         stop = true;
+        await activity?.stop();
+        if (metricsBefore) {
+          const after = await processMetrics(own.url);
+          const d = (k: string) => ((after[k] ?? 0) - (metricsBefore[k] ?? 0)).toFixed(2);
+          console.error(
+            `N1 process: event loop delay p50/p99/max ${['p50', 'p99', 'max'].map((q) => ((after[`nodejs_eventloop_lag_${q}_seconds`] ?? 0) * 1000).toFixed(1)).join('/')} ms, ` +
+              `CPU ${d('process_cpu_seconds_total')} s, GC ${d('nodejs_gc_duration_seconds_sum')} s over the loaded window`,
+          );
+        }
         if (cron.status === 201)
           await call('DELETE', `/edge/api/v1/cron?id=${cron.body.cron_job.id}`, {
             apiKey: hostile[0]!,
           });
         await Promise.all(loops);
       }
+      // The same keys every round (a status one round never saw is 0), so the rounds fold into medians.
       const hostileFigures: Record<string, number> = { cron_created: cron.status === 201 ? 1 : 0 };
-      for (const [s, n] of statuses) hostileFigures[`hostile_${s}`] = n;
+      for (const s of HOSTILE_STATUSES) hostileFigures[`hostile_${s}`] = statuses.get(s) ?? 0;
+      hostileFigures.hostile_other = [...statuses].reduce(
+        (a, [s, n]) => a + ((HOSTILE_STATUSES as readonly number[]).includes(s) ? 0 : n),
+        0,
+      );
       const ratio = solo.p99 / Math.max(loaded.p99, 0.001);
+      // Each round on stderr: the medians alone hide how much the rounds differ on a shared machine.
+      console.error(
+        `N1 round: solo p50/p99 ${solo.p50}/${solo.p99} ms, loaded p50/p99 ${loaded.p50}/${loaded.p99} ms, ` +
+          `loaded ${Math.round(loaded.rps)} req/s, victim errors ${loaded.errors + solo.errors}, ` +
+          `hostile ${JSON.stringify(hostileFigures)}, load average ${os.loadavg()[0]!.toFixed(1)}` +
+          `, loaded from ${loadedFrom} for ${loadedS} s` +
+          (OFF.size ? `, hostile parts off (diagnosis): ${[...OFF].join(',')}` : ''),
+      );
       return {
         tessera: {
           loaded_p50_ms: loaded.p50,
@@ -179,6 +316,15 @@ export const n1: CustomCase = {
         met: loaded.p99 <= GOAL_FACTOR * solo.p99 && loaded.errors + solo.errors === 0,
       };
     };
-    return { run, cleanup: async () => await own.stop() };
+    return {
+      run,
+      cleanup: async () => {
+        await own.stop();
+        await withPgClient(
+          ctx.databaseUrl,
+          async (c) => await c.query(`drop database if exists ${database} with (force)`),
+        );
+      },
+    };
   },
 };

@@ -17,6 +17,7 @@ import { createRedactor } from './redaction.ts';
 import { functionRuns } from '../../../platform/metrics.ts';
 import { backoffMs } from '../../../platform/backoff.ts';
 import type { RunLimits, RunSlot } from './run-limits.ts';
+import type { BackgroundLane } from './background-lane.ts';
 
 export const EXECUTION_JOB = 'functions.execution.run';
 /**
@@ -27,6 +28,11 @@ export type QueuedJob = { executionIds?: string[]; executionId?: string; deferra
 /** A queued run that finds no free run slot waits 250 ms doubling to 15 s (±50%), then tries again. */
 const DEFER_BASE_MS = 250;
 const DEFER_MAX_MS = 15_000;
+/**
+ * How long a background run waits for its turn while the process is busy with requests before it is put back in line
+ * (a queued execution is claimed meanwhile: the wait stays far below the lost-execution sweep's grace).
+ */
+const TURN_WAIT_MS = 1000;
 /** A run slot outlives a process that died mid-run by this much past the function's timeout. */
 const SLOT_LEASE_GRACE_MS = 60_000;
 /** Most executions queued under one scheduler job, and most JSON of their inputs in one insert. */
@@ -228,10 +234,17 @@ export function createEngine(deps: {
   onFailed?: (e: FailedExecution) => Promise<unknown>;
   /** The plan's concurrent runs and async fan-out (services/run-limits.ts); absent: neither is limited. */
   runLimits?: Pick<RunLimits, 'takeSlot' | 'slotRefusal' | 'takeAsyncInvoke'>;
+  /** Where background runs take their turn (services/background-lane.ts); absent: they go at once. */
+  lane?: BackgroundLane;
 }) {
   const { functions, secrets, executions, scheduler, logger } = deps;
 
   const leaseOf = (fn: EdgeFunction) => fn.timeoutMs + SLOT_LEASE_GRACE_MS;
+
+  /** A background run's turn (null: none came in time; it waits in line); without a lane, at once. */
+  const noTurn = () => {};
+  const turn = async (projectId: string): Promise<(() => void) | null> =>
+    deps.lane ? await deps.lane.turn(projectId, TURN_WAIT_MS) : noTurn;
 
   /** A run slot of the function's project, or null when all are taken (no limit: a slot that costs nothing). */
   const takeSlot = async (fn: EdgeFunction): Promise<RunSlot | null> =>
@@ -645,14 +658,20 @@ export function createEngine(deps: {
       await executions.fail([e.id], { code: refusal.code, message: refusal.message });
       return true;
     }
-    const slot = await takeSlot(fn);
-    if (!slot) return e.id;
+    const end = await turn(fn.projectId);
+    if (!end) return e.id;
     try {
-      await runClaimedIn(slot, { execution: e, fn, sealedSecrets });
+      const slot = await takeSlot(fn);
+      if (!slot) return e.id;
+      try {
+        await runClaimedIn(slot, { execution: e, fn, sealedSecrets });
+      } finally {
+        await slot.release().catch(() => {});
+      }
+      return true;
     } finally {
-      await slot.release().catch(() => {});
+      end();
     }
-    return true;
   }
 
   async function runClaimedIn(slot: RunSlot, { execution: e, fn, sealedSecrets }: Claimed & { fn: EdgeFunction }) {
@@ -743,12 +762,18 @@ export function createEngine(deps: {
    * of the queued execution.
    */
   async function runOrQueue(req: Omit<RunRequest, 'dryRun' | 'slot'>): Promise<RunOutcome | { queued: string }> {
-    const slot = await takeSlot(req.fn);
-    if (!slot) return { queued: await enqueue(req) };
+    const end = await turn(req.fn.projectId);
+    if (!end) return { queued: await enqueue(req) };
     try {
-      return await runSync({ ...req, dryRun: false, slot });
+      const slot = await takeSlot(req.fn);
+      if (!slot) return { queued: await enqueue(req) };
+      try {
+        return await runSync({ ...req, dryRun: false, slot });
+      } finally {
+        await slot.release().catch(() => {});
+      }
     } finally {
-      await slot.release().catch(() => {});
+      end();
     }
   }
 

@@ -7,6 +7,8 @@ import type { SubgraphDeps } from '../../../platform/subgraph.ts';
 import { createCronService } from './cron.ts';
 import { createEmailService } from './email.ts';
 import { createEngine } from './engine.ts';
+import { createBackgroundLane } from './background-lane.ts';
+import { loadPressure } from '../../../platform/load-pressure.ts';
 import { createEventDeliveryService } from './event-deliveries.ts';
 import { createEventSubscriptionService, INTEREST_CONSUMER } from './event-subscriptions.ts';
 import { createExecutionService } from './executions.ts';
@@ -66,6 +68,8 @@ export function createFunctionsServices(deps: SubgraphDeps) {
   // The plan's concurrent runs per project and async invokes per tree of runs.
   const runLimits = createRunLimits({ sql, limits: planLimits });
   const engine = createEngine({
+    // Background runs yield to the requests this process answers (services/background-lane.ts).
+    lane: createBackgroundLane({ busyFor: loadPressure.busyFor }),
     runQuota,
     runLimits,
     functions,

@@ -1,9 +1,10 @@
 // The plan's limits on how functions run (issue 28), read through the one plan reader (platform/plan-limits.ts):
 // - max_concurrent_function_runs: runs of a project executing at once, across every instance. A run takes a slot, a
 //   row of `function_run_slots` (project, slot number < the limit) leased for the function's timeout plus a minute,
-//   and gives it back when it ends; a process that dies mid-run frees its slots when their lease ends. A project whose
-//   plan has no such limit takes no slot (no statement on its path). A synchronous Invoke step's child runs in its
-//   parent's slot; a before-hook, part of a data API write, takes none (services/hooks.ts says why).
+//   and gives it back when it ends (the row stays, its lease ended); a process that dies mid-run frees its slots when
+//   their lease ends. An instance that holds every slot of a project refuses the next run without a statement. A
+//   project whose plan has no such limit takes no slot (no statement on its path). A synchronous Invoke step's child
+//   runs in its parent's slot; a before-hook, part of a data API write, takes none (services/hooks.ts says why).
 // - max_async_invokes_per_run: async Invoke steps a tree of runs may start, counted against the tree's root in
 //   `function_fanout` (one conditional upsert per async invoke, so two instances cannot both pass the last one).
 import crypto from 'node:crypto';
@@ -15,8 +16,11 @@ import type { Sql } from './sql.ts';
 export type RunSlot = { release: () => Promise<void> };
 /** The slot of a run whose plan does not cap concurrent runs. */
 const UNLIMITED: RunSlot = { release: async () => {} };
-/** Collisions on one free slot (two runs choosing it at once) are tried again this often before "all taken". */
-const SLOT_ATTEMPTS = 4;
+/** How long a check that a project's slot rows exist is trusted, and how many projects' checks are kept. */
+const ENSURED_KEEP_MS = 60_000;
+const ENSURED_MAX = 10_000;
+/** The holder of a free slot row (its lease ended at -infinity). */
+const FREE_HOLDER = '00000000-0000-0000-0000-000000000000';
 /** How long after a refusal a synchronous caller is told to try again (runs are short; the slot frees on its end). */
 export const SLOT_RETRY_AFTER_S = 1;
 /** A fan-out count untouched this long is dropped (its tree has ended). */
@@ -39,28 +43,45 @@ export function createRunLimits({ sql, limits }: { sql: Sql; limits: PlanLimitsR
     return known === undefined ? await limits.plan(projectId) : known;
   };
 
-  /** Tries once to take a free slot: the slot taken, or whether a free one was seen (a collision) when none was. */
-  const tryTake = async (projectId: string, max: number, holder: string, leaseMs: number) => {
-    const rows = await sql.rows<{ slot: number | null; had_free: boolean }>(
-      // With L slots live, one of the numbers 0..L is free (when L < max): only those are looked at, so a large
-      // limit costs no more than a small one.
-      `with live as (
-         select slot from function_run_slots where project_id = ?::uuid and expires_at > now()
-       ), free as (
-         select s from generate_series(0, least(?::int, (select count(*)::int from live) + 1) - 1) s
-         where s not in (select slot from live)
-         order by random() limit 1
-       ), taken as (
-         insert into function_run_slots (project_id, slot, holder, expires_at)
-         select ?::uuid, s, ?::uuid, now() + make_interval(secs => ?::float8 / 1000) from free
-         on conflict (project_id, slot) do update set holder = excluded.holder, expires_at = excluded.expires_at
-           where function_run_slots.expires_at <= now()
-         returning slot
-       )
-       select (select slot from taken) as slot, exists (select 1 from free) as had_free`,
-      [projectId, max, projectId, holder, leaseMs],
+  /**
+   * Takes a free slot of the project (one of its rows 0..max-1 whose lease has ended) for `holder`, or null when none
+   * is free. The rows stay (a released slot's lease is ended, not deleted): a slot taken and given back hundreds of
+   * times a second is an update of one row in place, where an insert and a delete each time left dead index entries
+   * that every later take had to step over (bench N1). A row another taker is taking is skipped, not waited for.
+   */
+  const tryTake = async (projectId: string, max: number, holder: string, leaseMs: number): Promise<number | null> => {
+    const rows = await sql.rows<{ slot: number }>(
+      `update function_run_slots set holder = ?::uuid, expires_at = now() + make_interval(secs => ?::float8 / 1000)
+        where project_id = ?::uuid and slot = (
+          select slot from function_run_slots where project_id = ?::uuid and slot < ?::int and expires_at <= now()
+          order by slot limit 1 for update skip locked)
+        returning slot`,
+      [holder, leaseMs, projectId, projectId, max],
     );
-    return rows[0] ?? { slot: null, had_free: false };
+    return rows[0] ? Number(rows[0].slot) : null;
+  };
+  /** Makes the project's slot rows 0..max-1 that do not exist yet (free: a lease that ended long ago). */
+  const ensureRows = async (projectId: string, max: number): Promise<number> =>
+    await sql.run(
+      `insert into function_run_slots (project_id, slot, holder, expires_at)
+       select ?::uuid, s, ?::uuid, '-infinity'::timestamptz from generate_series(0, ?::int - 1) s
+       on conflict (project_id, slot) do nothing`,
+      [projectId, FREE_HOLDER, max],
+    );
+
+  /** When this instance last made sure a project's rows 0..max-1 exist, by `project/max` (bounded: oldest dropped). */
+  const ensured = new Map<string, number>();
+  const markEnsured = (key: string) => {
+    ensured.delete(key);
+    if (ensured.size >= ENSURED_MAX) ensured.delete(ensured.keys().next().value!);
+    ensured.set(key, Date.now());
+  };
+  /** Slots each project holds (or is taking) through this instance; a project holding none is not kept. */
+  const here = new Map<string, number>();
+  const unhold = (projectId: string) => {
+    const n = (here.get(projectId) ?? 1) - 1;
+    if (n > 0) here.set(projectId, n);
+    else here.delete(projectId);
   };
 
   return {
@@ -73,27 +94,51 @@ export function createRunLimits({ sql, limits }: { sql: Sql; limits: PlanLimitsR
       const max = plan?.limits.maxConcurrentFunctionRuns ?? null;
       if (max === null) return UNLIMITED;
       if (max <= 0) return null;
+      // This instance already holds (or is taking) every slot of the project: none can be free anywhere, and asking
+      // the table would only cost the server a statement. A backlog of queued runs at its cap otherwise sent one
+      // failing statement per run (bench N1: the busiest statement on the platform database).
+      const mine = here.get(projectId) ?? 0;
+      if (mine >= max) return null;
+      here.set(projectId, mine + 1);
       const holder = crypto.randomUUID();
-      for (let attempt = 0; attempt < SLOT_ATTEMPTS; attempt++) {
-        const r = await tryTake(projectId, max, holder, leaseMs);
-        if (r.slot !== null && r.slot !== undefined) {
-          const slot = Number(r.slot);
-          let released = false;
-          return {
-            release: async () => {
-              if (released) return;
-              released = true;
-              await sql.run('delete from function_run_slots where project_id = ? and slot = ? and holder = ?', [
-                projectId,
-                slot,
-                holder,
-              ]);
-            },
-          };
+      let slot: number | null = null;
+      try {
+        slot = await tryTake(projectId, max, holder, leaseMs);
+        // None free: perhaps the project's first runs here (no rows yet), or a limit the operator raised (rows
+        // missing above the old one). The rows are made and the take tried once more; once this instance has seen
+        // the rows made (within a minute), none free means all taken.
+        const key = `${projectId}/${max}`;
+        const seen = ensured.get(key);
+        if (slot === null && (seen === undefined || Date.now() - seen > ENSURED_KEEP_MS)) {
+          await ensureRows(projectId, max);
+          markEnsured(key);
+          slot = await tryTake(projectId, max, holder, leaseMs);
         }
-        if (!r.had_free) return null;
+      } finally {
+        if (slot === null) unhold(projectId);
       }
-      return null;
+      if (slot === null) return null;
+      let released = false;
+      return {
+        release: async () => {
+          if (released) return;
+          released = true;
+          try {
+            await sql.run(
+              `update function_run_slots set holder = ?::uuid, expires_at = '-infinity'::timestamptz
+                where project_id = ?::uuid and slot = ? and holder = ?::uuid`,
+              [FREE_HOLDER, projectId, slot, holder],
+            );
+          } finally {
+            unhold(projectId);
+          }
+        },
+      };
+    },
+
+    /** Slots of `projectId` this instance holds or is taking now (its share of the table's rows). */
+    heldHere(projectId: string): number {
+      return here.get(projectId) ?? 0;
     },
 
     /** The answer of a synchronous call refused for want of a slot: 429 RATE_LIMITED with Retry-After. */

@@ -73,6 +73,59 @@ describe('concurrent-run slots across instances', () => {
     await slot.release();
   });
 
+  it('asks the table nothing while this instance holds every slot of the project', async () => {
+    const sql = createSql(tables.orm);
+    let statements = 0;
+    const counted = {
+      ...sql,
+      rows: (async (q: string, p?: unknown[]) => (statements++, await sql.rows(q, p))) as typeof sql.rows,
+      run: async (q: string, p?: unknown[]) => (statements++, await sql.run(q, p)),
+    };
+    const limits = createRunLimits({ sql: counted, limits: plan.reader });
+    const projectId = crypto.randomUUID();
+    const held = [await limits.takeSlot(projectId, 60_000), await limits.takeSlot(projectId, 60_000)];
+    expect(held.every((s) => s !== null)).toBe(true);
+    expect(limits.heldHere(projectId)).toBe(2);
+    const before = statements;
+    const refused = await Promise.all(Array.from({ length: 50 }, () => limits.takeSlot(projectId, 60_000)));
+    expect(refused.every((s) => s === null)).toBe(true);
+    expect(statements).toBe(before);
+    await held[0]!.release();
+    expect(limits.heldHere(projectId)).toBe(1);
+    const again = await limits.takeSlot(projectId, 60_000);
+    expect(again).not.toBeNull();
+    await Promise.all([again!.release(), held[1]!.release()]);
+    expect(limits.heldHere(projectId)).toBe(0);
+  });
+
+  it('keeps one row per slot: taking and giving back updates it in place, and a raised limit adds rows', async () => {
+    const projectId = crypto.randomUUID();
+    const a = instance();
+    for (let i = 0; i < 20; i++) {
+      const slots = await Promise.all([a.takeSlot(projectId, 60_000), instance().takeSlot(projectId, 60_000)]);
+      expect(slots.every((s) => s !== null)).toBe(true);
+      await Promise.all(slots.map((s) => s!.release()));
+    }
+    const rows = async () =>
+      (
+        await tables.client.query('select slot from function_run_slots where project_id = $1 order by slot', [
+          projectId,
+        ])
+      ).rows.map((r: { slot: number }) => r.slot);
+    expect(await rows()).toEqual([0, 1]);
+    expect((await a.usage(projectId)).runningNow).toBe(0);
+    plan.plan.limits.maxConcurrentFunctionRuns = 3;
+    try {
+      const three = await Promise.all([0, 1, 2].map(() => instance().takeSlot(projectId, 60_000)));
+      expect(three.every((s) => s !== null)).toBe(true);
+      expect(await instance().takeSlot(projectId, 60_000)).toBeNull();
+      expect(await rows()).toEqual([0, 1, 2]);
+      await Promise.all(three.map((s) => s!.release()));
+    } finally {
+      plan.plan.limits.maxConcurrentFunctionRuns = 2;
+    }
+  });
+
   it('takes no slot (no statement) when the plan has no limit', async () => {
     const free = createRunLimits({ sql: createSql(tables.orm), limits: heldPlan({}).reader });
     const projectId = crypto.randomUUID();
