@@ -3,16 +3,15 @@
 // (their calls refused with PROJECT_SUSPENDED / TENANT_SUSPENDED) and resumed; the audit listing each action; operator
 // keys created, used and revoked; and what is refused: no key, a tenant's token as the key, an unknown limit name.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
+import { runCli, type CliRun } from '../../support/cli.ts';
 import { startPgServer } from '../../support/pg-servers.ts';
 
-const CLI = new URL('../../../packages/client/src/cli/main.ts', import.meta.url).pathname;
 const OPERATOR_KEY = `top_${randomBytes(32).toString('base64url')}`;
 
 let platform: TestPlatform;
@@ -24,29 +23,12 @@ let tenantId = '';
 let projectId = '';
 let apiKey = '';
 
-type Run = { code: number; stdout: string; stderr: string; json: () => any }; // eslint-disable-line @typescript-eslint/no-explicit-any
-
 /** Runs `tessera args...` as the operator (TESSERA_OPERATOR_KEY set unless `env` says otherwise). */
-function tessera(args: string[], env: Record<string, string> = { TESSERA_OPERATOR_KEY: OPERATOR_KEY }): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: {
-        PATH: process.env.PATH,
-        HOME: dir,
-        TESSERA_CONFIG_DIR: path.join(dir, 'config'),
-        TESSERA_URL: platform.url,
-        ...env,
-      },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr, json: () => JSON.parse(stdout) }));
-    child.stdin.end('');
-  });
+function tessera(
+  args: string[],
+  env: Record<string, string> = { TESSERA_OPERATOR_KEY: OPERATOR_KEY },
+): Promise<CliRun> {
+  return runCli(args, { url: platform.url, home: dir, configDir: path.join(dir, 'config'), env });
 }
 
 beforeAll(async () => {

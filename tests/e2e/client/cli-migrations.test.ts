@@ -4,15 +4,13 @@
 // stops the push, `migration list` shows local against applied with checksums, and `db pull` writes the schema as a
 // migration that, pushed to a fresh project, gives it the same schema (`db dump --schema` of both are equal).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
-
-const CLI = new URL('../../../packages/client/src/cli/main.ts', import.meta.url).pathname;
+import { runCli, type CliRun } from '../../support/cli.ts';
 
 let platform: TestPlatform;
 let dir: string;
@@ -25,24 +23,9 @@ const password = 'correct horse battery staple';
 let projectA: { id: string; api_key: string };
 let projectB: { id: string; api_key: string };
 
-type Run = { code: number; stdout: string; stderr: string; json: () => any }; // eslint-disable-line @typescript-eslint/no-explicit-any
-
 /** Runs `tessera args...` in `cwd` with the test's config folder and address. */
-function tessera(args: string[], opts: { cwd?: string; input?: string } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: opts.cwd ?? appDir,
-      env: { PATH: process.env.PATH, HOME: dir, TESSERA_CONFIG_DIR: configDir, TESSERA_URL: platform.url },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr, json: () => JSON.parse(stdout) }));
-    child.stdin.end(opts.input ?? '');
-  });
+function tessera(args: string[], opts: { cwd?: string; input?: string } = {}): Promise<CliRun> {
+  return runCli(args, { url: platform.url, home: dir, configDir, cwd: opts.cwd ?? appDir, input: opts.input });
 }
 
 const migrationsOf = (folder: string) => path.join(folder, 'tessera', 'migrations');

@@ -3,16 +3,14 @@
 // secrets, executions list/show/tail, db sql from a file and stdin, storage ls/cp/rm, gen types; --json output;
 // exit codes; credentials kept with mode 0600.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { generate } from 'otplib';
 import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
+import { runCli, type CliRun } from '../../support/cli.ts';
 import { nextCode } from '../../support/totp.ts';
-
-const CLI = new URL('../../../packages/client/src/cli/main.ts', import.meta.url).pathname;
 
 let platform: TestPlatform;
 let dir: string;
@@ -24,23 +22,9 @@ let mfaSecret = '';
 let recoveryCodes: string[] = [];
 let lastTotp = '';
 
-type Run = { code: number; stdout: string; stderr: string; json: () => any }; // eslint-disable-line @typescript-eslint/no-explicit-any
-
 /** Runs `tessera args...` with the test's config folder and address; `input` goes to stdin. */
-function tessera(args: string[], opts: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH, HOME: dir, TESSERA_CONFIG_DIR: configDir, TESSERA_URL: platform.url, ...opts.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr, json: () => JSON.parse(stdout) }));
-    child.stdin.end(opts.input ?? '');
-  });
+function tessera(args: string[], opts: { input?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
+  return runCli(args, { url: platform.url, home: dir, configDir, ...opts });
 }
 
 beforeAll(async () => {

@@ -2,7 +2,6 @@
 // projects live on two real PostgreSQL 15 servers (tests/support/pg-servers.ts); the operator moves a project under a
 // steady write load (no acknowledged write lost, nothing failed but documented 503s in the switch window, realtime
 // subscribers keep receiving), drains a server, and nobody but the operator may do either.
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { createSecretBox } from '../../../platform/crypto.ts';
 import { client, type Res } from '../../support/http.ts';
+import { runCli, type CliRun } from '../../support/cli.ts';
 import { startPgServers, type TestPgServer } from '../../support/pg-servers.ts';
 import {
   startOneProcess,
@@ -62,32 +62,16 @@ async function databaseOn(server: TestPgServer, projectId: string): Promise<bool
   }
 }
 
-const CLI = new URL('../../../packages/client/src/cli/main.ts', import.meta.url).pathname;
-type Run = { code: number; stdout: string; stderr: string; json: () => any }; // eslint-disable-line @typescript-eslint/no-explicit-any
-
 /** Runs `tessera args...` as the operator runs it (a child process; TESSERA_OPERATOR_KEY unless `env` says otherwise). */
 function tessera(
   args: string[],
   env: Record<string, string> = { TESSERA_OPERATOR_KEY: TEST_OPERATOR_KEY },
-): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: {
-        PATH: process.env.PATH,
-        HOME: os.tmpdir(),
-        TESSERA_CONFIG_DIR: path.join(os.tmpdir(), 'tessera-move-cli'),
-        TESSERA_URL: platform.url,
-        ...env,
-      },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr, json: () => JSON.parse(stdout) }));
-    child.stdin.end('');
+): Promise<CliRun> {
+  return runCli(args, {
+    url: platform.url,
+    home: os.tmpdir(),
+    configDir: path.join(os.tmpdir(), 'tessera-move-cli'),
+    env,
   });
 }
 
