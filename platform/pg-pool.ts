@@ -34,3 +34,19 @@ export async function withPgClient<T>(url: string, fn: (client: pg.Client) => Pr
     await client.end();
   }
 }
+
+/** Runs `fn` in a transaction on a connection of `pool`: committed when it resolves, rolled back when it throws. */
+export async function inPgTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  try {
+    await c.query('begin');
+    const out = await fn(c);
+    await c.query('commit');
+    return out;
+  } catch (err) {
+    await c.query('rollback').catch(() => {});
+    throw err;
+  } finally {
+    c.release();
+  }
+}

@@ -23,6 +23,7 @@ import {
 import type { SecretBox } from '../../../platform/crypto.ts';
 import { AppError, errors } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
+import { inPgTransaction } from '../../../platform/pg-pool.ts';
 import type { ProjectPool, ProjectPools } from './pools.ts';
 import type { ProjectRole } from './provisioning.ts';
 
@@ -178,19 +179,11 @@ export function createFleet(opts: { admin: pg.Pool; box: SecretBox; defaultUrl: 
   /** Runs `fn` on `admin`, or in a transaction that also runs `audit` when one is given. */
   const audited = async <T>(audit: FleetAudit | undefined, fn: (db: Pick<pg.PoolClient, 'query'>) => Promise<T>) => {
     if (!audit) return await fn(admin);
-    const c = await admin.connect();
-    try {
-      await c.query('begin');
+    return await inPgTransaction(admin, async (c) => {
       const out = await fn(c);
       await audit(c);
-      await c.query('commit');
       return out;
-    } catch (err) {
-      await c.query('rollback').catch(() => {});
-      throw err;
-    } finally {
-      c.release();
-    }
+    });
   };
 
   const announce = async (serverId: string): Promise<void> => {

@@ -26,6 +26,7 @@ import { announceLocally, publishBroadcastNow, type BroadcastListener } from '..
 import { AppError, errors } from '../../../platform/errors.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import { writeOperatorAudit, type OperatorActor } from '../../../platform/operator-audit.ts';
+import { inPgTransaction } from '../../../platform/pg-pool.ts';
 import type { Fleet, FleetServer } from './fleet.ts';
 import { HOLD_TTL_MS, type MoveHolds } from './move-hold.ts';
 import { cleanupLeftovers, copyProjectDatabase, type MoveProgress } from './move-copy.ts';
@@ -202,9 +203,7 @@ export function createMoves(opts: {
         server: toServer,
       });
     const id = crypto.randomUUID();
-    const c = await admin.connect();
-    try {
-      await c.query('begin');
+    await inPgTransaction(admin, async (c) => {
       await c
         .query(
           `insert into data_moves (id, project_id, from_server, to_server, drain_of) values ($1, $2, $3, $4, $5)`,
@@ -221,13 +220,7 @@ export function createMoves(opts: {
           from: rows[0].server_id,
           to: toServer,
         });
-      await c.query('commit');
-    } catch (err) {
-      await c.query('rollback').catch(() => {});
-      throw err;
-    } finally {
-      c.release();
-    }
+    });
     logger.info({ move: id, project: projectId, from: rows[0].server_id, to: toServer }, 'data: move queued');
     return viewOf((await read(id))!);
   };

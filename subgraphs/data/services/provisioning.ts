@@ -25,7 +25,7 @@ import {
   schemaNameOf,
   templateNameOf,
 } from './names.ts';
-import { createPgPool } from '../../../platform/pg-pool.ts';
+import { createPgPool, inPgTransaction } from '../../../platform/pg-pool.ts';
 import { DEFAULT_SERVER, singleServer, type ServerDirectory } from './fleet.ts';
 
 /** `anonReady`: the anonymous role exists with its grants (false for a project made before it; see ensureAnonymous). */
@@ -230,21 +230,11 @@ export function createProvisioning(opts: {
   };
 
   /** Runs `fn` in a platform transaction holding `lock` (a statement taking `params`). */
-  const locked = async <T>(lock: string, params: unknown[], fn: (c: pg.PoolClient) => Promise<T>): Promise<T> => {
-    const c = await locks.connect();
-    try {
-      await c.query('begin');
+  const locked = async <T>(lock: string, params: unknown[], fn: (c: pg.PoolClient) => Promise<T>): Promise<T> =>
+    await inPgTransaction(locks, async (c) => {
       await c.query(lock, params);
-      const out = await fn(c);
-      await c.query('commit');
-      return out;
-    } catch (err) {
-      await c.query('rollback').catch(() => {});
-      throw err;
-    } finally {
-      c.release();
-    }
-  };
+      return await fn(c);
+    });
 
   /** Runs `fn` on a fresh connection to database `name` of server `srv`, as the platform role. */
   const inDatabase = async <T>(srv: ServerState, name: string, fn: (c: pg.Client) => Promise<T>): Promise<T> => {
