@@ -252,7 +252,9 @@ export const p9: CustomCase = {
       const setupSeconds = Number(process.hrtime.bigint() - started) / 1e9;
       const disk = await withPgClient(ctx.databaseUrl, async (c) => {
         const { rows } = await c.query<{ mb: number }>(
-          `select avg(pg_database_size(database_name))::float8 / 1e6 as mb from data_project_roles where database_name is not null`,
+          // Databases of the default server only: other cases (F1, P9-fleet) place projects on servers of their own.
+          `select avg(pg_database_size(database_name))::float8 / 1e6 as mb from data_project_roles
+            where database_name is not null and server_id = 'default'`,
         );
         return rows[0]!.mb;
       });
