@@ -124,8 +124,13 @@ export const f1Move: CustomCase = {
       const times = acked.map((a) => a.at).sort((x, y) => x - y);
       let pause = 0;
       for (let i = 1; i < times.length; i++) pause = Math.max(pause, times[i]! - times[i - 1]!);
-      const stored = await call('POST', '/v1/rawSQL', { apiKey, body: { sql: 'select n from items where n > 0' } });
-      const have = new Set((stored.body.rows as { n: string | number }[]).map((r) => Number(r.n)));
+      // One row (an array): the rounds' writes add up past the rows a rawSQL may answer (TESSERA_DATA_MAX_ROWS).
+      const stored = await call('POST', '/v1/rawSQL', {
+        apiKey,
+        body: { sql: "select coalesce(array_agg(n), '{}') as ns from items where n > 0" },
+      });
+      if (stored.status !== 200) throw new Error(`F1 read back: ${stored.status} ${JSON.stringify(stored.body)}`);
+      const have = new Set((stored.body.rows[0].ns as (string | number)[]).map(Number));
       const lost = acked.filter((a) => !have.has(a.n)).length;
       const onTarget = await withPgClient(
         ctx.databaseUrl,
