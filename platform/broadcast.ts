@@ -48,6 +48,8 @@ export type BroadcastTopics = {
   'cors.changed': { projectId: string };
   /** Statement time (ms) a data process booked to each project since it last said, at `at` (fair shares, pools.ts). */
   'data.statement-time': { origin: string; at: number; ms: Record<string, number> };
+  /** Realtime subscribers a data process holds per project (changed ones, open ones again every 2 s; 0: none left). */
+  'data.realtime-subscribers': { origin: string; counts: Record<string, number> };
   /** The operator registered, changed or removed a project server: reload the fleet (subgraphs/data/services/fleet.ts). */
   'data.servers.changed': { serverId: string };
   /** A project's database now lives on `serverId` (a move switched it): drop its role, connections and listeners. */

@@ -76,7 +76,7 @@ export function untrackPool(name: string): void {
   pools.delete(name);
 }
 
-type RealtimeStats = () => { projects: number; subscribers: number };
+type RealtimeStats = () => { projects: number; subscribers: number; elsewhere?: number };
 const realtimeSources = new Set<RealtimeStats>();
 /** A gauge summing one figure of every tracked realtime service at each scrape. */
 const realtimeGauge = (name: string, help: string, figure: keyof ReturnType<RealtimeStats>) =>
@@ -86,7 +86,7 @@ const realtimeGauge = (name: string, help: string, figure: keyof ReturnType<Real
     registers: [registry],
     collect() {
       let n = 0;
-      for (const stats of realtimeSources) n += stats()[figure];
+      for (const stats of realtimeSources) n += stats()[figure] ?? 0;
       this.set(n);
     },
   });
@@ -94,6 +94,11 @@ realtimeGauge(
   'tessera_realtime_subscribers',
   "Realtime subscriptions (SSE and WebSocket) open on this process, each listening for its project's changes.",
   'subscribers',
+);
+realtimeGauge(
+  'tessera_realtime_subscribers_elsewhere',
+  "Realtime subscriptions the other data processes last reported (within 5 s), counted against the plans' max_realtime_subscribers.",
+  'elsewhere',
 );
 realtimeGauge(
   'tessera_realtime_listening_projects',

@@ -14,6 +14,7 @@ import { schemaNameOf } from './names.ts';
 import { budgetFor, createProjectPools, shortfallOf } from './pools.ts';
 import { createProvisioning } from './provisioning.ts';
 import { createRealtime } from './realtime.ts';
+import { createRealtimeSharing } from './realtime-sharing.ts';
 import { createPgPool } from '../../../platform/pg-pool.ts';
 import { createPlanLimitsReader } from '../../../platform/plan-limits.ts';
 import { createStatementTimeSharing } from './statement-time-sharing.ts';
@@ -110,8 +111,11 @@ export async function createDataServices(deps: SubgraphDeps) {
     logger: log,
   });
   const catalog = createCatalog({ databaseUrl, logger: log });
+  // The plan's max_realtime_subscribers counts the other data processes' subscribers too (as they last said).
+  const realtimeCounts = createRealtimeSharing({ local: () => realtime.localCounts(), logger: log });
   const realtime = createRealtime({
     planLimits,
+    elsewhere: (projectId) => realtimeCounts.elsewhere(projectId),
     admin,
     pools,
     databaseUrl: serverUrl,
@@ -306,7 +310,7 @@ export async function createDataServices(deps: SubgraphDeps) {
           return pools.stats().waiting;
         },
       });
-      untrackRealtime = trackRealtime(realtime.stats);
+      untrackRealtime = trackRealtime(() => ({ ...realtime.stats(), elsewhere: realtimeCounts.total() }));
       // Per server: projects, reachability and database bytes are sampled (a cheap periodic read, never per scrape);
       // the connections this process holds there are read at each scrape.
       untrackServers = trackProjectServers(() =>
@@ -328,6 +332,7 @@ export async function createDataServices(deps: SubgraphDeps) {
       await planLimits.listen(databaseUrl, log);
       await statementTime.start(databaseUrl);
       await realtime.start();
+      await realtimeCounts.start(databaseUrl);
       await hooks.start();
       await catalog.start();
       sampleServers();
@@ -346,6 +351,7 @@ export async function createDataServices(deps: SubgraphDeps) {
       await planLimits.stop();
       await catalog.stop();
       await hooks.stop();
+      await realtimeCounts.stop();
       await realtime.stop();
       await pools.closeAll();
       await statementTime.stop();

@@ -79,8 +79,10 @@ export function createRealtime(opts: {
   serverUrl?: (serverId: string) => Promise<string>;
   logger: Logger;
   maxSubscribers: number;
-  /** The project's plan: max_realtime_subscribers (counted per server, like TESSERA_REALTIME_MAX_SUBSCRIBERS). */
+  /** The project's plan: max_realtime_subscribers (across every data process; see `elsewhere`). */
   planLimits?: Pick<PlanLimitsReader, 'plan'>;
+  /** The project's subscribers the other data processes reported (realtime-sharing.ts); none by default. */
+  elsewhere?: (projectId: string) => number;
 }) {
   const { admin, pools, logger } = opts;
   const pubsub = createPubSub<{ change: [projectId: string, change: Change] }>();
@@ -158,18 +160,23 @@ export function createRealtime(opts: {
     l.client = undefined;
   };
 
-  /** PLAN_LIMIT_REACHED when `open` subscriptions already fill the project plan's max_realtime_subscribers. */
-  const planRoom = (plan: ProjectPlan | null | undefined, open: number): void => {
+  /**
+   * PLAN_LIMIT_REACHED when the project's subscriptions, here and as the other data processes last reported them, already
+   * fill its plan's max_realtime_subscribers. TESSERA_REALTIME_MAX_SUBSCRIBERS stays this process's own cap.
+   */
+  const planRoom = (plan: ProjectPlan | null | undefined, projectId: string): void => {
     const max = plan?.limits.maxRealtimeSubscribers ?? null;
-    if (max !== null && open >= max)
-      throw planLimitReached(plan!.planId, 'max_realtime_subscribers', max, 'realtime subscribers');
+    if (max === null) return;
+    const open = (listeners.get(projectId)?.subscribers ?? 0) + (opts.elsewhere?.(projectId) ?? 0);
+    if (open >= max) throw planLimitReached(plan!.planId, 'max_realtime_subscribers', max, 'realtime subscribers');
   };
 
   /** The project's listener with one more subscriber (opened now if needed); refuses past the subscriber caps. */
   const acquire = async (role: ProjectRole): Promise<Listener> => {
     const plan = await opts.planLimits?.plan(role.projectId);
-    // From here to the count below nothing waits: two subscriptions cannot both take the last slot.
-    planRoom(plan, listeners.get(role.projectId)?.subscribers ?? 0);
+    // From here to the count below nothing waits: two subscriptions of this process cannot both take the last slot
+    // (those of other processes may, within the second before they hear of each other: realtime-sharing.ts).
+    planRoom(plan, role.projectId);
     let l = listeners.get(role.projectId);
     if (l && (l.role.roleName !== role.roleName || l.role.password !== role.password)) {
       close(l); // re-provisioned
@@ -247,11 +254,11 @@ export function createRealtime(opts: {
     },
 
     /**
-     * Refuses (PLAN_LIMIT_REACHED) when the project's subscriptions on this server fill its plan: the SSE endpoint asks
-     * before its stream starts, so the refusal is the HTTP status. `subscribe` checks again, atomically.
+     * Refuses (PLAN_LIMIT_REACHED) when the project's subscriptions (every data process's) fill its plan: the SSE
+     * endpoint asks before its stream starts, so the refusal is the HTTP status. `subscribe` checks again, atomically.
      */
     async assertRoom(projectId: string): Promise<void> {
-      planRoom(await opts.planLimits?.plan(projectId), listeners.get(projectId)?.subscribers ?? 0);
+      planRoom(await opts.planLimits?.plan(projectId), projectId);
     },
 
     /**
@@ -291,6 +298,9 @@ export function createRealtime(opts: {
       };
       return { [Symbol.asyncIterator]: () => iterator };
     },
+
+    /** Subscribers per project in this process (told to the other data processes: realtime-sharing.ts). */
+    localCounts: (): [string, number][] => [...listeners].map(([projectId, l]) => [projectId, l.subscribers]),
 
     /** Subscribers and listening projects of this process (tests, metrics). */
     stats: () => ({

@@ -132,13 +132,14 @@ export async function dropLeftoverRoles(databaseUrl: string): Promise<void> {
 
 /**
  * Realtime subscriptions open on the process serving `url` (its `tessera_realtime_subscribers` gauge): a WebSocket
- * subscription counts once it listens, and graphql-ws itself says nothing when that is.
+ * subscription counts once it listens, and graphql-ws itself says nothing when that is. `gauge` reads another of its
+ * realtime gauges (`tessera_realtime_subscribers_elsewhere`: what the other data processes reported).
  */
-export async function realtimeSubscribers(url: string): Promise<number> {
+export async function realtimeSubscribers(url: string, gauge = 'tessera_realtime_subscribers'): Promise<number> {
   const metrics = new URL('/metrics', url);
   const text = await (await fetch(metrics)).text();
-  const m = /^tessera_realtime_subscribers(?:\{[^}]*\})? (\d+)$/m.exec(text);
-  if (!m) throw new Error(`no tessera_realtime_subscribers in ${metrics.href}`);
+  const m = new RegExp(`^${gauge}(?:\\{[^}]*\\})? (\\d+)$`, 'm').exec(text);
+  if (!m) throw new Error(`no ${gauge} in ${metrics.href}`);
   return Number(m[1]);
 }
 

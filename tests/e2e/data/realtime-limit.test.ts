@@ -1,8 +1,12 @@
 // Realtime subscribers against the plan's max_realtime_subscribers (issue 28): up to the limit subscriptions open,
 // past it SSE is refused with 409 PLAN_LIMIT_REACHED before its stream starts and graphql-ws answers the
-// subscription with that error; closing one frees a slot, and the operator raising the limit lets more in.
+// subscription with that error; closing one frees a slot, and the operator raising the limit lets more in. A second
+// instance on the same platform database counts with the first: the limit holds across them.
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
+import { startTessera } from '../../../main.ts';
+import { startOneProcess, TEST_SECRET, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 import { setPlanLimits } from '../../support/plans.ts';
 import { waitFor } from '../../support/wait-for.ts';
@@ -28,10 +32,10 @@ afterAll(async () => {
   await p?.close();
 });
 
-/** An SSE subscription with `apiKey`: its status, and its JSON body when refused (an accepted one streams until closed). */
-async function sse(apiKey: string) {
+/** An SSE subscription with `apiKey` (to `url`, by default the first instance): its status, and its JSON body when refused (an accepted one streams until closed). */
+async function sse(apiKey: string, url = p.url) {
   const ctrl = new AbortController();
-  const res = await fetch(`${p.url}/realtime`, {
+  const res = await fetch(`${url}/realtime`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': apiKey },
     body: JSON.stringify({ query: SUBSCRIPTION }),
@@ -111,4 +115,70 @@ describe('max_realtime_subscribers', () => {
     await ws.dispose();
     await waitFor(async () => (await realtimeSubscribers(p.url)) === 0, { message: 'every subscription released' });
   });
+});
+
+describe('max_realtime_subscribers across two instances', () => {
+  let secondDir: string;
+  let second: Awaited<ReturnType<typeof startTessera>>;
+  // Both instances run in this Node process and so report to one /metrics registry: each gauge is their sum.
+  const subscribers = async () => await realtimeSubscribers(p.url);
+  const elsewhere = async () => await realtimeSubscribers(p.url, 'tessera_realtime_subscribers_elsewhere');
+
+  beforeAll(async () => {
+    // Another instance on the same platform database (as a second server behind a load balancer would be).
+    secondDir = fs.mkdtempSync(path.join(path.resolve('.tessera', 'test-data'), 'p-'));
+    second = await startTessera({
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: p.databaseUrl,
+      TESSERA_DATA_DIR: secondDir,
+      TESSERA_INTERNAL_SECRET: TEST_SECRET,
+    });
+    await setPlanLimits(p, 'free', { max_realtime_subscribers: 2 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await second?.close();
+    if (secondDir) fs.rmSync(secondDir, { recursive: true, force: true });
+  });
+
+  it('counts the subscribers of both instances, frees the slot of a closed one and follows a raised limit', async () => {
+    const here = await sse(a.apiKey, p.url);
+    const there = await sse(a.apiKey, second.url);
+    expect([here.status, there.status]).toEqual([200, 200]);
+    // Each instance hears of the other's subscriber (within about a second): a third is refused on either.
+    await waitFor(async () => (await elsewhere()) === 2, { message: 'each instance to hear of the other subscriber' });
+    for (const url of [p.url, second.url]) {
+      const third = await sse(a.apiKey, url);
+      expect(third.status).toBe(409);
+      expect(third.body.error).toMatchObject({
+        code: 'PLAN_LIMIT_REACHED',
+        details: { limit: 'max_realtime_subscribers', max: 2 },
+      });
+    }
+    // The subscriber on the second instance leaves: once the first hears it, a new one is accepted there.
+    there.close();
+    await waitFor(async () => (await subscribers()) === 1 && (await elsewhere()) === 1, {
+      message: 'the first instance to hear that the second has no subscriber left',
+    });
+    const again = await sse(a.apiKey, p.url);
+    expect(again.status).toBe(200);
+    // Both on the first instance now: the second, once it hears so, refuses.
+    await waitFor(async () => (await elsewhere()) === 2, { message: 'the second instance to hear of both' });
+    expect((await sse(a.apiKey, second.url)).status).toBe(409);
+    // The operator raises the limit to 3: the second instance lets a third in (as soon as it has the new plan; a
+    // refused attempt holds no slot) and, once the first hears of it, the first refuses a fourth.
+    await setPlanLimits(p, 'free', { max_realtime_subscribers: 3 });
+    const third = await waitFor(
+      async () => {
+        const s = await sse(a.apiKey, second.url);
+        return s.status === 200 ? s : undefined;
+      },
+      { message: 'the raised limit to let a third subscriber in' },
+    );
+    await waitFor(async () => (await elsewhere()) === 3, { message: 'the first instance to hear of the third' });
+    expect((await sse(a.apiKey, p.url)).status).toBe(409);
+    for (const s of [here, again, third]) s.close();
+    await waitFor(async () => (await subscribers()) === 0, { message: 'every subscription released' });
+  }, 60_000);
 });
