@@ -17,6 +17,7 @@ import {
   operatorBlocked,
   operatorOnly,
   operatorRefusal,
+  requireOperatorPrincipal,
   type AdminScope,
 } from './admin-scopes.ts';
 import type { Principal } from './auth.ts';
@@ -273,6 +274,16 @@ describe('operator fields', () => {
     for (const p of [key, client(['admin']), user, { kind: 'tenant', tenantId: 't', sessionId: 's' } as Principal])
       expect(operatorRefusal(p)?.code).toBe('FORBIDDEN');
     expect(operatorRefusal({ kind: 'publishable', projectId: 'p', tenantId: 't' })?.code).toBe('FORBIDDEN');
+  });
+
+  it("guards the fields other subgraphs add to an operator's tenant row (usage totals) the same way", () => {
+    expect(() => requireOperatorPrincipal({ kind: 'operator', operator: 'alice', keyId: 'k' })).not.toThrow();
+    expect(() => requireOperatorPrincipal({ kind: 'internal' })).not.toThrow();
+    expect(() => requireOperatorPrincipal({ kind: 'anonymous' })).toThrow(
+      expect.objectContaining({ code: 'UNAUTHENTICATED' }),
+    );
+    for (const p of [key, client(['admin']), user, { kind: 'tenant', tenantId: 't', sessionId: 's' } as Principal])
+      expect(() => requireOperatorPrincipal(p)).toThrow(expect.objectContaining({ code: 'FORBIDDEN' }));
   });
 
   it('lets the operator run nothing but the operator fields (and federation plumbing)', () => {

@@ -333,6 +333,15 @@ export function operatorRefusal(principal: Principal): AppError | null {
   });
 }
 
+/**
+ * Throws `operatorRefusal` unless `principal` is the operator (or the platform). For the fields of `OperatorTenant`
+ * that storage, data and functions add (usage totals): the root fields reaching that type are operator-only already,
+ * this keeps a field from answering anyone else whichever way its `_entities` call came.
+ */
+export function requireOperatorPrincipal(principal: Principal): void {
+  const refusal = operatorRefusal(principal);
+  if (refusal) throw refusal;
+}
 /** The 403 an operator key gets outside the admin API. */
 export function operatorOutsideAdmin(what: string): AppError {
   return new AppError(

@@ -17,8 +17,14 @@ const LIMITS = `limits {
 const PLAN = `id name description price_cents_per_month: priceCentsPerMonth sort_order: sortOrder ${LIMITS}
   tenant_count: tenantCount default created_at: createdAt updated_at: updatedAt`;
 const SETTINGS = 'default_plan: defaultPlan default_plan_source: defaultPlanSource';
+// An account's usage: its projects' together, each total computed by the subgraph that owns it (`@requires` ids).
+const TENANT_USAGE = `storage_usage: storageUsage { objects bytes pending_objects: pendingObjects pending_bytes: pendingBytes }
+  database_usage: databaseUsage { rows bytes unmeasured }
+  function_usage: functionUsage { runs_this_month: runsThisMonth running_now: runningNow cron_jobs: cronJobs }`;
 const TENANT = `id email name plan { id name } project_count: projectCount suspended_at: suspendedAt
-  suspended_reason: suspendedReason created_at: createdAt`;
+  suspended_reason: suspendedReason created_at: createdAt ${TENANT_USAGE}`;
+const TENANT_USAGE_DOC =
+  'Each account carries the usage of all its projects together: `storage_usage` (`objects`, `bytes` of ready files, `pending_objects`, `pending_bytes` of unconfirmed uploads), `database_usage` (`rows`: live rows, `bytes`: size on disk of its project databases, `unmeasured`: databases left out because their server could not be reached now) and `function_usage` (`runs_this_month`, `running_now`, `cron_jobs`); zeros for an account without projects.';
 const STORAGE_USAGE = `storage_usage: storageUsage { objects bytes pending_objects: pendingObjects pending_bytes: pendingBytes
   quota_bytes: quotaBytes }`;
 const DATABASE_USAGE = 'database_usage: databaseUsage { rows bytes max_rows: maxRows max_bytes: maxBytes }';
@@ -127,7 +133,7 @@ export const adminRoutes: RouteRow[] = [
     method: 'GET',
     path: `${BASE}/tenants`,
     summary: 'List developer accounts (operator)',
-    description: `Oldest first. Query \`search\` (text the e-mail address or name contains, or an account id). ${PAGE_DOC}`,
+    description: `Oldest first. Query \`search\` (text the e-mail address or name contains, or an account id). ${TENANT_USAGE_DOC} ${PAGE_DOC}`,
     tag: TAG,
     auth: 'operator',
     operation: `query AdminTenants($search: String, $first: Int, $after: String) {
@@ -142,7 +148,7 @@ export const adminRoutes: RouteRow[] = [
     method: 'GET',
     path: `${BASE}/tenants/:id`,
     summary: 'Read a developer account (operator)',
-    description: 'Its plan, project count and suspension.',
+    description: `Its plan, project count, suspension and usage. ${TENANT_USAGE_DOC}`,
     tag: TAG,
     auth: 'operator',
     operation: `query AdminTenant($id: ID!) { adminTenant(id: $id) { ${TENANT} } }`,

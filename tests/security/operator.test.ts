@@ -1,5 +1,5 @@
 // Attack table of the operator credential (issue 28): an operator key opens the admin API and nothing else; the admin
-// API refuses every other credential; guessing operator keys is rate limited per client address; and a project the
+// API (and the usage totals it shows per account) refuses every other credential; guessing operator keys is rate limited per client address; and a project the
 // operator suspended refuses every kind of caller — each with the neighbour (the other project, the admin API) intact.
 import { afterAll, beforeAll, describe, expect } from '@jest/globals';
 import { startOneProcess, type TestPlatform } from '../support/platform.ts';
@@ -48,6 +48,9 @@ const bIntact = async () => {
   expect(res.status).toBe(200);
   expect(res.body.rows).toEqual([{ id: 1, body: 'neighbour' }]);
 };
+/** The id of the account owning a project (its tenant token says). */
+const tenantIdOf = async (p: Project) =>
+  (await call('GET', '/auth/api/v1/tenant', { token: p.tenantToken })).body.tenant.id as string;
 const adminIntact = async () => {
   expect((await asOperator('GET', '/plans')).status).toBe(200);
 };
@@ -222,6 +225,46 @@ describe('the admin API refuses everyone but the operator', () => {
       attack: async () =>
         asRest(await gql({ token: a.tenantToken }, `{ project(id: "${a.id}") { id databaseServer } }`)),
       refused: { status: 403, code: 'FORBIDDEN', notContaining: () => ['"default"'] },
+      intact: bIntact,
+    },
+    // An account's usage totals (summed over its projects by storage, data and functions): the operator's alone.
+    {
+      name: "a tenant reads its own account's usage totals through the admin API",
+      attack: async () => call('GET', `/admin/api/v1/tenants/${await tenantIdOf(a)}`, { token: a.tenantToken }),
+      refused: { status: 403, code: 'FORBIDDEN', notContaining: () => ['storage_usage', 'database_usage'] },
+      intact: async () => {
+        const row = (await asOperator('GET', `/tenants/${await tenantIdOf(b)}`)).body;
+        expect(row).toMatchObject({ project_count: 1, database_usage: { unmeasured: 0 } });
+        expect(row.database_usage.bytes).toBeGreaterThan(0);
+      },
+    },
+    {
+      name: "a project's secret key reads its account's usage totals through /graphql",
+      attack: async () =>
+        asRest(
+          await gql(
+            { apiKey: a.apiKey },
+            '{ adminTenants { items { id storageUsage { bytes } databaseUsage { rows } functionUsage { runsThisMonth } } } }',
+          ),
+        ),
+      refused: { status: 403, code: 'FORBIDDEN', notContaining: () => ['storageUsage', 'databaseUsage'] },
+    },
+    {
+      name: "an anonymous caller reads an account's usage totals",
+      attack: async () => call('GET', `/admin/api/v1/tenants/${await tenantIdOf(b)}`),
+      refused: { status: 401, code: 'UNAUTHENTICATED', notContaining: () => ['storage_usage'] },
+    },
+    {
+      name: "a tenant hands its neighbour's project ids to the totals itself (_entities) through /graphql",
+      attack: async () =>
+        asRest(
+          await gql(
+            { token: a.tenantToken },
+            `{ _entities(representations: [{ __typename: "OperatorTenant", id: "${b.id}", projectIds: ["${b.id}"] }]) {
+                ... on OperatorTenant { storageUsage { bytes } databaseUsage { rows } } } }`,
+          ),
+        ),
+      refused: { status: 400, code: 'GRAPHQL_VALIDATION_FAILED', notContaining: () => ['"rows"'] },
       intact: bIntact,
     },
     {

@@ -73,6 +73,8 @@ export type {
   OperatorKey,
   NewOperatorKey,
   StorageUsage,
+  TenantStorageUsage,
+  TenantDatabaseUsage,
   ProjectServer,
   ServerState,
   ServerInput,

@@ -68,6 +68,10 @@ export type PlanChange = {
 
 export type OperatorSettings = ResponseOf<'/admin/api/v1/settings', 'get'>;
 
+/**
+ * A tenant as the operator sees it: plan, project count, suspension, and the usage of all its projects together
+ * (`storage_usage`, `database_usage`, `function_usage`; zeros without projects).
+ */
 export type OperatorTenant = ResponseOf<'/admin/api/v1/tenants/{id}', 'get'>;
 
 /** A project as the operator sees it (owner, plan, suspension, storage, database and functions usage). */
@@ -76,26 +80,41 @@ export type OperatorProject = ResponseOf<'/admin/api/v1/projects/{id}', 'get'>;
 /** A project's file storage: objects and bytes stored, uploads pending, the plan's quota (null: none). */
 export type StorageUsage = OperatorProject['storage_usage'];
 
-/** The storage a project uses (undefined when the answer has none). */
-export function storageUsageOf(p: Pick<OperatorProject, 'storage_usage'>): StorageUsage | undefined {
-  const u = p.storage_usage as StorageUsage | null | undefined;
-  return u && typeof u.bytes === 'number' ? u : undefined;
+/** A tenant's file storage, all its projects together: objects and bytes stored, uploads pending. */
+export type TenantStorageUsage = OperatorTenant['storage_usage'];
+
+/** The storage a project (or a tenant, all its projects) uses (undefined when the answer has none). */
+export function storageUsageOf<
+  T extends Pick<OperatorProject, 'storage_usage'> | Pick<OperatorTenant, 'storage_usage'>,
+>(p: T): T['storage_usage'] | undefined {
+  const u = p.storage_usage as { bytes?: unknown } | null | undefined;
+  return u && typeof u.bytes === 'number' ? p.storage_usage : undefined;
 }
 
 /** A project's database: live rows and bytes, and the plan's limits on them (null: none). */
 export type OperatorDatabaseUsage = OperatorProject['database_usage'];
 
-/** The database a project uses (undefined when the answer has none). */
-export function databaseUsageOf(p: Pick<OperatorProject, 'database_usage'>): OperatorDatabaseUsage | undefined {
-  const u = p.database_usage as OperatorDatabaseUsage | null | undefined;
-  return u && typeof u.rows === 'number' ? u : undefined;
+/**
+ * A tenant's databases, all its projects together: live rows and bytes, and how many could not be measured now
+ * (`unmeasured`: their server unreachable; left out of the sums).
+ */
+export type TenantDatabaseUsage = OperatorTenant['database_usage'];
+
+/** The database a project (or a tenant, all its projects) uses (undefined when the answer has none). */
+export function databaseUsageOf<
+  T extends Pick<OperatorProject, 'database_usage'> | Pick<OperatorTenant, 'database_usage'>,
+>(p: T): T['database_usage'] | undefined {
+  const u = p.database_usage as { rows?: unknown } | null | undefined;
+  return u && typeof u.rows === 'number' ? p.database_usage : undefined;
 }
 
-/** A project's functions: runs this month, runs executing now, cron jobs. */
+/** A project's (or a tenant's, all its projects together) functions: runs this month, runs executing now, cron jobs. */
 export type FunctionUsage = OperatorProject['function_usage'];
 
-/** The functions usage of a project (undefined when the answer has none). */
-export function functionUsageOf(p: Pick<OperatorProject, 'function_usage'>): FunctionUsage | undefined {
+/** The functions usage of a project or a tenant (undefined when the answer has none). */
+export function functionUsageOf(
+  p: Pick<OperatorProject, 'function_usage'> | Pick<OperatorTenant, 'function_usage'>,
+): FunctionUsage | undefined {
   const u = p.function_usage as FunctionUsage | null | undefined;
   return u && typeof u.runs_this_month === 'number' ? u : undefined;
 }

@@ -1,3 +1,4 @@
+import { requireOperatorPrincipal } from '../../../platform/admin-scopes.ts';
 import { errors } from '../../../platform/errors.ts';
 import type { SubgraphContext } from '../../../platform/subgraph.ts';
 import type { DataServices } from '../services/index.ts';
@@ -27,6 +28,13 @@ export const projectResolvers = {
       const who = ctx.principal.kind;
       if (who !== 'operator' && who !== 'internal') throw errors.forbidden('Only the operator may read this');
       return await ctx.services.servers.serverOf(p.id);
+    },
+  },
+  // An operator's tenant row: all the account's project databases together (the router hands over their ids).
+  OperatorTenant: {
+    databaseUsage: async (t: { projectIds?: string[] | null }, _: unknown, ctx: Ctx) => {
+      requireOperatorPrincipal(ctx.principal);
+      return await ctx.services.databaseTotals(t.projectIds ?? []);
     },
   },
 };

@@ -18,7 +18,8 @@ import { createRealtimeSharing } from './realtime-sharing.ts';
 import { createPgPool } from '../../../platform/pg-pool.ts';
 import { createPlanLimitsReader } from '../../../platform/plan-limits.ts';
 import { createStatementTimeSharing } from './statement-time-sharing.ts';
-import { createDatabaseQuota } from './usage.ts';
+import { createDatabaseQuota, type DatabaseTotals } from './usage.ts';
+import { isUuid } from '../../../platform/ids.ts';
 import { createBackendPriority } from './backend-priority.ts';
 import { createFleet, createFleetPools, DEFAULT_SERVER, type FleetServer } from './fleet.ts';
 import { createServers } from './servers.ts';
@@ -272,6 +273,14 @@ export async function createDataServices(deps: SubgraphDeps) {
     projectSchema: { schemaOf: schemaNameOf, apiUrl: () => `${config.issuer}/v1` },
     limits: { realtimeMaxSubscribers: config.realtimeMaxSubscribers, graphql: graphqlLimitsOf(config) },
 
+    /**
+     * Rows and bytes of the given projects' databases together (an operator's tenant row). A project whose database is
+     * not made yet counts nothing: reading never provisions.
+     */
+    async databaseTotals(projectIds: readonly string[]): Promise<DatabaseTotals> {
+      const roles = await Promise.all(projectIds.filter((id) => isUuid(id)).map((id) => provisioning.load(id)));
+      return await quota.totals(roles.filter((r) => r !== undefined));
+    },
     /** `project.created`: the project's database and roles (unless its first request made them already). */
     async onProjectCreated(projectId: string): Promise<void> {
       await provisioning.ensure(projectId).catch(ignoreDeleted);

@@ -32,6 +32,30 @@ export type DatabaseUsage = {
 
 type Measured = { rows: number; bytes: number; at: number; dirty: boolean };
 
+/** Several projects' databases together; `unmeasured`: databases left out because they could not be measured now. */
+export type DatabaseTotals = { rows: number; bytes: number; unmeasured: number };
+
+/** Measurements for account totals running at once in a process (each takes a connection of its project). */
+const TOTALS_AT_ONCE = 4;
+
+/** Runs at most `n` of the given tasks at once, the others waiting in order. */
+function gate(n: number) {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(task: () => Promise<T>): Promise<T> => {
+    // A finishing task hands its place to the next in line, so no newcomer slips in between.
+    if (running >= n) await new Promise<void>((go) => waiting.push(go));
+    else running++;
+    try {
+      return await task();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
+  };
+}
+
 /** Statements a project past its quota may still run through rawSQL: they read or make room. */
 export const ROOM_MAKING_STATEMENTS = new Set([
   'SelectStmt',
@@ -56,6 +80,7 @@ export function createDatabaseQuota(deps: {
 }) {
   const now = deps.now ?? Date.now;
   const kept = new Map<string, Measured>();
+  const totalsGate = gate(TOTALS_AT_ONCE);
   const inflight = new Map<string, Promise<Measured>>();
 
   const measure = async (role: ProjectRole): Promise<Measured> => {
@@ -77,6 +102,13 @@ export function createDatabaseQuota(deps: {
     return await pending;
   };
 
+  /** Whether a kept measurement may still be trusted: under FRESH_MS old, and under DIRTY_MS once a write ran since. */
+  const fresh = (m: Measured | undefined): m is Measured => {
+    if (!m) return false;
+    const age = now() - m.at;
+    return age < FRESH_MS && !(m.dirty && age >= DIRTY_MS);
+  };
+
   const overOf = (planId: string, m: Measured, maxRows: number | null, maxBytes: number | null): AppError | null => {
     if (maxRows !== null && m.rows >= maxRows)
       return quotaExceeded(planId, 'max_database_rows', maxRows, m.rows, (n) => `${n} database rows`);
@@ -96,8 +128,7 @@ export function createDatabaseQuota(deps: {
       const maxBytes = plan?.limits.maxDatabaseBytes ?? null;
       if (!plan || (maxRows === null && maxBytes === null)) return null;
       let m = kept.get(role.projectId);
-      const age = m ? now() - m.at : Infinity;
-      if (!m || age >= FRESH_MS || (m.dirty && age >= DIRTY_MS)) m = await measure(role);
+      if (!fresh(m)) m = await measure(role);
       let over = overOf(plan.planId, m, maxRows, maxBytes);
       if (over && now() - m.at >= REFUSE_MS) over = overOf(plan.planId, (m = await measure(role)), maxRows, maxBytes);
       return over;
@@ -116,6 +147,28 @@ export function createDatabaseQuota(deps: {
         maxRows: plan?.limits.maxDatabaseRows ?? null,
         maxBytes: plan?.limits.maxDatabaseBytes ?? null,
         measuredAt: new Date(m.at).toISOString(),
+      };
+    },
+    /**
+     * Rows and bytes of several projects' databases together (an account's, for the operator). Each database is its
+     * own (perhaps on another server), so each is measured on its own connection, as `check` does: a measurement still
+     * fresh for `check` is reused, at most TOTALS_AT_ONCE run at once in this process (a page of accounts may name
+     * hundreds of projects). A database that cannot be measured now (its server down) is left out and counted in
+     * `unmeasured`, so one unreachable server does not take the operator's whole list down.
+     */
+    async totals(roles: readonly ProjectRole[]): Promise<DatabaseTotals> {
+      const all = await Promise.all(
+        roles.map(async (role) => {
+          const m = kept.get(role.projectId);
+          if (fresh(m)) return m;
+          return await totalsGate(() => measure(role)).catch(() => null);
+        }),
+      );
+      const measured = all.filter((m): m is Measured => m !== null);
+      return {
+        rows: measured.reduce((n, m) => n + m.rows, 0),
+        bytes: measured.reduce((n, m) => n + m.bytes, 0),
+        unmeasured: all.length - measured.length,
       };
     },
     /** Forgets a deleted project. */

@@ -5,6 +5,7 @@ import type { EventSubscription } from '../services/event-subscriptions.ts';
 import type { Execution, ExecutionEvent } from '../services/executions.ts';
 import type { Hook } from '../services/hooks.ts';
 import type { WebhookReceiver } from '../services/webhooks.ts';
+import { requireOperatorPrincipal } from '../../../platform/admin-scopes.ts';
 import { usageReader, type FunctionsContext as Ctx } from './context.ts';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
@@ -62,5 +63,12 @@ export const typeResolvers = {
     functionsApiUrl: (_p: { id: string }, _a: unknown, ctx: Ctx) => ctx.services.locations.apiUrl(),
     functionUsage: async (p: { id: string }, _a: unknown, ctx: Ctx) =>
       await ctx.services.runLimits.usage(usageReader(ctx, p.id)),
+  },
+  // An operator's tenant row: all the account's projects together (the router hands over their ids).
+  OperatorTenant: {
+    functionUsage: async (t: { projectIds?: string[] | null }, _a: unknown, ctx: Ctx) => {
+      requireOperatorPrincipal(ctx.principal);
+      return await ctx.services.runLimits.usageTotals(t.projectIds ?? []);
+    },
   },
 };

@@ -9,6 +9,7 @@
 //   `function_fanout` (one conditional upsert per async invoke, so two instances cannot both pass the last one).
 import crypto from 'node:crypto';
 import { AppError } from '../../../platform/errors.ts';
+import { isUuid } from '../../../platform/ids.ts';
 import type { PlanLimitsReader, ProjectPlan } from '../../../platform/plan-limits.ts';
 import type { Sql } from './sql.ts';
 
@@ -32,6 +33,19 @@ export function planLimitReached(message: string, limit: string, max: number): A
 }
 
 const planName = (plan: ProjectPlan) => `The ${plan.planId} plan`;
+
+/** Runs this month, runs executing now, cron jobs: of one project, or summed over an account's. */
+export type FunctionUsage = { runsThisMonth: number; runningNow: number; cronJobs: number };
+
+const sumUsage = (all: FunctionUsage[]): FunctionUsage =>
+  all.reduce(
+    (t, u) => ({
+      runsThisMonth: t.runsThisMonth + u.runsThisMonth,
+      runningNow: t.runningNow + u.runningNow,
+      cronJobs: t.cronJobs + u.cronJobs,
+    }),
+    { runsThisMonth: 0, runningNow: 0, cronJobs: 0 },
+  );
 
 /** Slots, fan-out counts and the usage the operator sees. */
 export type RunLimits = ReturnType<typeof createRunLimits>;
@@ -76,6 +90,27 @@ export function createRunLimits({ sql, limits }: { sql: Sql; limits: PlanLimitsR
     if (ensured.size >= ENSURED_MAX) ensured.delete(ensured.keys().next().value!);
     ensured.set(key, Date.now());
   };
+  /** Each project's usage (the three indexed reads per project), one statement; ids that are not UUIDs are left out. */
+  const usageOf = async (projectIds: readonly string[]): Promise<FunctionUsage[]> => {
+    const ids = projectIds.filter((id) => isUuid(id));
+    if (ids.length === 0) return [];
+    const rows = await sql.rows<{ runs: string | null; slots: number; running: number; cron: number }>(
+      `select
+         (select runs from function_run_counts c where c.project_id = p.id and c.month = date_trunc('month', now() at time zone 'utc')::date) as runs,
+         (select count(*)::int from function_run_slots s where s.project_id = p.id and s.expires_at > now()) as slots,
+         (select count(*)::int from function_executions e where e.project_id = p.id and e.status = 'running') as running,
+         (select count(*)::int from cron_jobs j where j.project_id = p.id) as cron
+       from (select distinct (jsonb_array_elements_text(?::jsonb))::uuid as id) p`,
+      [JSON.stringify(ids)],
+    );
+    return rows.map((r) => ({
+      runsThisMonth: Number(r.runs ?? 0),
+      // Per project: its slots when its plan caps concurrency, else its running executions.
+      runningNow: Math.max(Number(r.slots), Number(r.running)),
+      cronJobs: Number(r.cron),
+    }));
+  };
+
   /** Slots each project holds (or is taking) through this instance; a project holding none is not kept. */
   const here = new Map<string, number>();
   const unhold = (projectId: string) => {
@@ -189,21 +224,13 @@ export function createRunLimits({ sql, limits }: { sql: Sql; limits: PlanLimitsR
      * counts them, up to a second behind), runs executing now (the slots held when the plan caps concurrency, or the
      * queued runs being run), cron jobs. Three indexed reads.
      */
-    async usage(projectId: string): Promise<{ runsThisMonth: number; runningNow: number; cronJobs: number }> {
-      const rows = await sql.rows<{ runs: string | null; slots: number; running: number; cron: number }>(
-        `select
-           (select runs from function_run_counts where project_id = ?::uuid and month = date_trunc('month', now() at time zone 'utc')::date) as runs,
-           (select count(*)::int from function_run_slots where project_id = ?::uuid and expires_at > now()) as slots,
-           (select count(*)::int from function_executions where project_id = ?::uuid and status = 'running') as running,
-           (select count(*)::int from cron_jobs where project_id = ?::uuid) as cron`,
-        [projectId, projectId, projectId, projectId],
-      );
-      const r = rows[0];
-      return {
-        runsThisMonth: Number(r?.runs ?? 0),
-        runningNow: Math.max(Number(r?.slots ?? 0), Number(r?.running ?? 0)),
-        cronJobs: Number(r?.cron ?? 0),
-      };
+    async usage(projectId: string): Promise<FunctionUsage> {
+      return sumUsage(await usageOf([projectId]));
+    },
+
+    /** The same summed over several projects (an account's, for the operator): one statement for all of them. */
+    async usageTotals(projectIds: readonly string[]): Promise<FunctionUsage> {
+      return sumUsage(await usageOf(projectIds));
     },
   };
 }

@@ -2,6 +2,7 @@
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import GraphQLUpload from 'graphql-upload/GraphQLUpload.mjs';
 import type { FileUpload } from 'graphql-upload/processRequest.mjs';
+import { requireOperatorPrincipal } from '../../../platform/admin-scopes.ts';
 import { errors } from '../../../platform/errors.ts';
 import type { StoragePolicy } from '../entities/index.ts';
 import { requireKey } from '../services/access.ts';
@@ -11,6 +12,7 @@ import { projectForKeyOrInternal, type StorageContext } from './context.ts';
 
 type Ctx = StorageContext;
 type ProjectRef = { id: string; plan?: { limits?: PlanLimits | null } | null };
+type TenantRef = { id: string; projectIds?: string[] | null };
 type PageArgs = { first?: number | null; after?: string | null };
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -114,6 +116,14 @@ const Project = {
   },
 };
 
+// An operator's tenant row: the files of all the account's projects (the router hands over their ids).
+const OperatorTenant = {
+  storageUsage: async (t: TenantRef, _a: unknown, ctx: Ctx) => {
+    requireOperatorPrincipal(ctx.principal);
+    return await ctx.services.objects.usageTotals(t.projectIds ?? []);
+  },
+};
+
 const StorageObject = {
   etag: (o: StoredObject) => (o.sha256 ? `"${o.sha256}"` : null),
   downloadUrl: (o: StoredObject, _a: unknown, ctx: Ctx) => ctx.services.locations.downloadPath(o.id),
@@ -132,6 +142,7 @@ export const storageResolvers = {
   Query,
   Mutation,
   Project,
+  OperatorTenant,
   StorageObject,
   StoragePolicy: StoragePolicyType,
 } as unknown as GraphQLResolverMap<StorageContext>;

@@ -176,6 +176,9 @@ export type UploadTicket = { id: string; projectId: string; maxBytes: number; li
 
 export type ObjectService = ReturnType<typeof createObjectService>;
 
+/** Ready objects and their bytes, and uploads awaiting confirmation and theirs. */
+export type UsageTotals = { objects: number; bytes: number; pendingObjects: number; pendingBytes: number };
+
 export function createObjectService(deps: {
   db: SubgraphDatabase;
   blobs: BlobStore;
@@ -196,6 +199,27 @@ export function createObjectService(deps: {
       [projectId, uploadLifetimeSeconds(deps.config)],
     )) as { n: number }[];
     return r!.n;
+  };
+
+  /**
+   * Ready and pending objects and bytes of the given projects together, in one statement: a project's usage, or an
+   * account's total for the operator. Ids that are not UUIDs match nothing.
+   */
+  const usageTotals = async (projectIds: readonly string[]): Promise<UsageTotals> => {
+    const ids = projectIds.filter((id) => isUuid(id));
+    if (ids.length === 0) return { objects: 0, bytes: 0, pendingObjects: 0, pendingBytes: 0 };
+    const [t] = (await db.em().execute(
+      `select count(*) filter (where status = 'ready')::bigint as objects, coalesce(sum(size) filter (where status = 'ready'), 0)::bigint as bytes,
+              count(*) filter (where status = 'pending')::bigint as pending_objects, coalesce(sum(size) filter (where status = 'pending'), 0)::bigint as pending_bytes
+       from storage_objects where project_id in (select (jsonb_array_elements_text(?::jsonb))::uuid)`,
+      [JSON.stringify(ids)],
+    )) as { objects: string; bytes: string; pending_objects: string; pending_bytes: string }[];
+    return {
+      objects: Number(t!.objects),
+      bytes: Number(t!.bytes),
+      pendingObjects: Number(t!.pending_objects),
+      pendingBytes: Number(t!.pending_bytes),
+    };
   };
 
   /** Deletes blobs after the rows that named them are gone; a failure leaves an orphan, logged, never an error. */
@@ -417,12 +441,7 @@ export function createObjectService(deps: {
 
     /** Usage of a project: totals and per folder. */
     async usage(projectId: string) {
-      const [t] = (await db.em().execute(
-        `select count(*) filter (where status = 'ready')::int as objects, coalesce(sum(size) filter (where status = 'ready'), 0)::bigint as bytes,
-                count(*) filter (where status = 'pending')::int as pending_objects, coalesce(sum(size) filter (where status = 'pending'), 0)::bigint as pending_bytes
-         from storage_objects where project_id = ?`,
-        [projectId],
-      )) as { objects: number; bytes: string; pending_objects: number; pending_bytes: string }[];
+      const totals = await usageTotals([projectId]);
       const folders = (await db
         .em()
         .execute(
@@ -430,13 +449,13 @@ export function createObjectService(deps: {
           [projectId],
         )) as { folder: string; objects: number; bytes: string }[];
       return {
-        objects: t!.objects,
-        bytes: Number(t!.bytes),
-        pendingObjects: t!.pending_objects,
-        pendingBytes: Number(t!.pending_bytes),
+        ...totals,
         folders: folders.map((f) => ({ folder: f.folder, objects: f.objects, bytes: Number(f.bytes) })),
       };
     },
+
+    /** Usage summed over several projects (an account's, for the operator): the totals of `usage`, in one query. */
+    usageTotals,
 
     /**
      * Checks an upload may start (names, policy, name clash, quota) and records it as `uploading`.

@@ -1,5 +1,6 @@
 // The operator's admin API: thin resolvers over the operator services. Who may run these is decided once, by every
 // executor (platform/admin-scopes.ts OPERATOR_FIELDS); `requireOperator` names the acting operator for the audit log.
+import { requireOperatorPrincipal } from '../../../platform/admin-scopes.ts';
 import { errors } from '../../../platform/errors.ts';
 import { JSONScalar } from '../../../platform/graphql-scalars.ts';
 import type { TenantContext } from './context.ts';
@@ -108,6 +109,11 @@ export const operatorTypes = {
     updatedAt: (v: OperatorPlanView) => iso(v.plan.updatedAt),
   },
   OperatorTenant: {
+    // The router comes back for an account only with an operator's query plan (the totals' `@requires`).
+    __resolveReference: async (ref: Id, ctx: TenantContext) => {
+      requireOperatorPrincipal(ctx.principal);
+      return await ctx.services.operator.tenant(ref.id);
+    },
     plan: async (t: OperatorTenantView, _: unknown, ctx: TenantContext) => await ctx.services.plans.get(t.planId),
     suspendedAt: (t: OperatorTenantView) => iso(t.suspendedAt),
     createdAt: (t: OperatorTenantView) => iso(t.createdAt),

@@ -11,6 +11,8 @@ import { startOneProcess, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 import { runCli, type CliRun } from '../../support/cli.ts';
 import { startPgServer } from '../../support/pg-servers.ts';
+import { waitFor } from '../../support/wait-for.ts';
+import { put } from '../storage/storage-fixtures.ts';
 
 const OPERATOR_KEY = `top_${randomBytes(32).toString('base64url')}`;
 
@@ -188,6 +190,33 @@ describe('tessera admin', () => {
     expect((await call('GET', '/storage/api/v1/storage/policies', { apiKey })).status).toBe(403);
     expect((await tessera(['admin', 'tenants', 'resume', tenantId])).code).toBe(0);
     expect((await call('POST', '/auth/api/v1/tenant/login', { body: tenant })).status).toBe(200);
+  });
+
+  it("shows a tenant's usage (all its projects together) in its row, as text and with --json", async () => {
+    for (const sql of ['create table cli_items (n int)', 'insert into cli_items select g from generate_series(1, 3) g'])
+      expect((await call('POST', '/v1/rawSQL', { apiKey, body: { sql } })).status).toBe(200);
+    const file = await put(platform.url, { id: projectId, apiKey, tenantToken: token }, '', 'note.txt', 'twelve bytes');
+    expect(file.status).toBe(201);
+    // The database's statistics see the rows about a second after they are written.
+    const shown = await waitFor(
+      async () => {
+        const run = await tessera(['admin', 'tenants', 'show', tenantId]);
+        return /database:\s+3 rows, /.test(run.stdout) && run;
+      },
+      { timeoutMs: 30_000, message: 'the tenant row to show its 3 rows' },
+    );
+    expect(shown.stdout).toMatch(/storage:\s+12 B in 1 files/);
+    expect(shown.stdout).toMatch(/functions:\s+0 runs\/month, 0 running, 0 cron/);
+    const listed = (await tessera(['admin', 'tenants', 'list', '--search', tenant.email, '--json'])).json();
+    expect(listed.tenants[0]).toMatchObject({
+      project_count: 1,
+      storage_usage: { objects: 1, bytes: 12, pending_objects: 0, pending_bytes: 0 },
+      database_usage: { rows: 3, unmeasured: 0 },
+      function_usage: { runs_this_month: 0, running_now: 0, cron_jobs: 0 },
+    });
+    const table = (await tessera(['admin', 'tenants', 'list', '--search', tenant.email])).stdout;
+    expect(table).toContain('12 B in 1 files');
+    expect(table).toMatch(/3 rows, \d/);
   });
 
   it('lists every action in the audit, filtered by action', async () => {

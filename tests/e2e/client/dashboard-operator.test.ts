@@ -176,7 +176,7 @@ describe("the operator's area", () => {
     expect((await call('GET', '/admin/api/v1/settings', { token: OPERATOR_KEY })).body.default_plan).toBe('team');
   });
 
-  it('moves a tenant to another plan; a plan in use is not deleted (PLAN_IN_USE shown)', async () => {
+  it("shows a tenant's usage and moves it to another plan; a plan in use is not deleted (PLAN_IN_USE shown)", async () => {
     await tab('Tenants').click();
     await page.getByLabel('Search tenants by e-mail or name').fill(tenant.email);
     await page.getByRole('button', { name: 'Search' }).click();
@@ -186,6 +186,11 @@ describe("the operator's area", () => {
       (n) => n === 2,
       'one tenant found',
     );
+    // The tenant's usage: all its projects together, gathered from storage, data and functions through the router.
+    const row = tenants.getByRole('row').filter({ hasText: tenant.email });
+    await shown(row.getByRole('cell', { name: '0 B in 0 files' }));
+    await shown(row.getByRole('cell', { name: /^\d[\d,]* rows · [\d.]+ [KMG]?B$/ }));
+    await shown(row.getByRole('cell', { name: '0 runs this month · 0 running · 0 cron jobs' }));
     await page.getByLabel(`Plan of ${tenant.email}`).selectOption('team');
     await toast(`${tenant.email} is now on Team`);
     expect((await call('GET', '/auth/api/v1/tenant', { token })).body.tenant.plan.id).toBe('team');

@@ -18,6 +18,7 @@ import {
 import { freePort } from '../../../platform/net.ts';
 import { client, type Res } from '../../support/http.ts';
 import { ROUTE_TABLE } from '../../../rest-compat/route-table.ts';
+import { put } from '../storage/storage-fixtures.ts';
 
 const OPERATOR_KEY = `top_${'k'.repeat(43)}`;
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
@@ -219,6 +220,111 @@ describe('the operator admin API', () => {
     const seen = [...first.body.tenants, ...second.body.tenants].map((t: { id: string }) => t.id);
     expect(new Set(seen).size).toBe(seen.length);
   });
+
+  it("shows each account's usage: all its projects' together, no other account's; zeros without projects", async () => {
+    type Made = { id: string; apiKey: string; tenantToken: string };
+    const account = async (email: string, names: string[]) => {
+      await call('POST', '/auth/api/v1/tenants/signup', { body: { email, password: PASSWORD } });
+      const login = await call('POST', '/auth/api/v1/tenant/login', { body: { email, password: PASSWORD } });
+      const t = login.body.access_token as string;
+      const projects: Made[] = [];
+      for (const name of names) {
+        const res = await call('POST', '/auth/api/v1/projects', { token: t, body: { name } });
+        expect(res.status).toBe(201);
+        projects.push({ id: res.body.project.id, apiKey: res.body.project.api_key, tenantToken: t });
+      }
+      return { id: login.body.tenant.id as string, projects };
+    };
+    const rows = async (pr: Made, n: number) => {
+      expect(
+        (await call('POST', '/v1/rawSQL', { apiKey: pr.apiKey, body: { sql: 'create table items (n int)' } })).status,
+      ).toBe(200);
+      const sql = `insert into items select g from generate_series(1, ${n}) g`;
+      expect((await call('POST', '/v1/rawSQL', { apiKey: pr.apiKey, body: { sql } })).status).toBe(200);
+    };
+    const file = async (pr: Made, name: string, content: string, confirm = true) =>
+      expect((await put(p.url, pr, '', name, content, { confirm })).status).toBe(201);
+    const runs = async (pr: Made, n: number, cron = false) => {
+      const fn = await call('POST', '/edge/api/v1/functions', {
+        apiKey: pr.apiKey,
+        body: { name: 'hello', steps: [{ name: 'out', kind: 'Transform', expression: { ok: true } }] },
+      });
+      expect(fn.status).toBe(201);
+      for (let i = 0; i < n; i++)
+        expect((await call('POST', '/edge/api/v1/invoke/hello', { apiKey: pr.apiKey, body: {} })).status).toBe(200);
+      if (cron) {
+        const job = { name: 'yearly', schedule: '0 0 1 1 *', timezone: 'UTC', function: 'hello' };
+        expect((await call('POST', '/edge/api/v1/cron', { apiKey: pr.apiKey, body: job })).status).toBe(201);
+      }
+    };
+
+    const two = await account('two-projects@example.com', ['One', 'Two']);
+    const [one, other] = two.projects as [Made, Made];
+    await rows(one, 3);
+    await rows(other, 2);
+    await file(one, 'a.txt', 'hello');
+    await file(one, 'b.txt', 'goodbye');
+    await file(other, 'pending.txt', 'wait', false);
+    await runs(one, 1, true);
+    await runs(other, 1);
+    // A neighbour with usage of its own, none of which may show in the first account's totals.
+    const neighbour = await account('neighbour-usage@example.com', ['Theirs']);
+    const [theirs] = neighbour.projects as [Made];
+    await rows(theirs, 40);
+    await file(theirs, 'big.txt', 'x'.repeat(100));
+    await runs(theirs, 3, true);
+    const empty = await account('no-projects@example.com', []);
+
+    /** The account's row, once its database and run totals have caught up (statistics and run counts lag ~1 s). */
+    const settled = async (id: string, wantRows: number, wantRuns: number) =>
+      await waitFor(
+        async () => {
+          const listed = (await op('GET', `/projects?tenant_id=${id}`)).body.projects as {
+            database_usage: { bytes: number };
+          }[];
+          const row = (await op('GET', `/tenants/${id}`)).body;
+          const bytes = listed.reduce((n, x) => n + x.database_usage.bytes, 0);
+          return (
+            row.database_usage.rows === wantRows &&
+            row.database_usage.bytes === bytes &&
+            row.function_usage.runs_this_month === wantRuns &&
+            row
+          );
+        },
+        { timeoutMs: 30_000, message: `the totals of ${id}` },
+      );
+    const mine = await settled(two.id, 5, 2);
+    expect(mine).toMatchObject({
+      project_count: 2,
+      storage_usage: { objects: 2, bytes: 12, pending_objects: 1, pending_bytes: 4 },
+      database_usage: { rows: 5, unmeasured: 0 },
+      function_usage: { runs_this_month: 2, running_now: 0, cron_jobs: 1 },
+    });
+    // Two databases, each at least the template's size.
+    expect(mine.database_usage.bytes).toBeGreaterThan(2 * 1024 * 1024);
+    const theirsRow = await settled(neighbour.id, 40, 3);
+    expect(theirsRow).toMatchObject({
+      project_count: 1,
+      storage_usage: { objects: 1, bytes: 100, pending_objects: 0, pending_bytes: 0 },
+      function_usage: { runs_this_month: 3, running_now: 0, cron_jobs: 1 },
+    });
+
+    // The list carries the same totals; an account without projects shows zeros.
+    const listed = (await op('GET', '/tenants?first=100')).body.tenants as { id: string }[];
+    expect(listed.find((t) => t.id === two.id)).toMatchObject({
+      storage_usage: mine.storage_usage,
+      database_usage: mine.database_usage,
+      function_usage: mine.function_usage,
+    });
+    expect(listed.find((t) => t.id === empty.id)).toMatchObject({
+      project_count: 0,
+      storage_usage: { objects: 0, bytes: 0, pending_objects: 0, pending_bytes: 0 },
+      database_usage: { rows: 0, bytes: 0, unmeasured: 0 },
+      function_usage: { runs_this_month: 0, running_now: 0, cron_jobs: 0 },
+    });
+    // The ids the totals are summed over stay inside the platform.
+    expect(JSON.stringify(listed)).not.toMatch(/project_?ids/i);
+  }, 120_000);
 
   it("moves a tenant to another plan: its project's limits change at once", async () => {
     const moved = await op('PUT', `/tenants/${tenantId}/plan`, { plan_id: 'pro' });

@@ -1,7 +1,8 @@
 // The operator's project servers in split mode (each subgraph, the router and the front door a process of its own):
 // the operator fields of the data subgraph reached over HTTP with the operator's principal, a project's server on the
-// admin project answer gathered from the data process (`_entities`), a project placed on a second real PostgreSQL
-// server working through the data process, and the data process's /metrics by server.
+// admin project answer (and an account's usage totals) gathered from the data process (`_entities`), a project
+// placed on a second real PostgreSQL server working through the data process, and the data process's /metrics by
+// server.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -37,7 +38,8 @@ describe('project servers in split mode', () => {
 
     const account = { email: 'split-fleet@example.com', password: 'a long password' };
     await call('POST', '/auth/api/v1/tenants/signup', { body: account });
-    const token = (await call('POST', '/auth/api/v1/tenant/login', { body: account })).body.access_token;
+    const login = (await call('POST', '/auth/api/v1/tenant/login', { body: account })).body;
+    const token = login.access_token as string;
     const created = await call('POST', '/auth/api/v1/projects', { token, body: { name: 'Split' } });
     const id = created.body.project.id as string;
     const apiKey = created.body.project.api_key as string;
@@ -52,6 +54,21 @@ describe('project servers in split mode', () => {
     expect((await call('POST', '/v1/find', { ...h, body: { table: 'notes' } })).body.rows).toEqual([
       { id: 1, body: 'split' },
     ]);
+    // The account's totals come from the data (measuring its database on pg2), storage and functions processes, each
+    // handed the account's project ids over HTTP with the operator's principal.
+    const row = await waitFor(
+      async () => {
+        const r = (await op('GET', `/tenants/${login.tenant.id}`)).body;
+        return r.database_usage?.rows === 1 && r;
+      },
+      { timeoutMs: 30_000, message: "the account's row to count its one database row" },
+    );
+    expect(row).toMatchObject({
+      project_count: 1,
+      storage_usage: { objects: 0, bytes: 0 },
+      database_usage: { unmeasured: 0 },
+      function_usage: { runs_this_month: 0, running_now: 0, cron_jobs: 0 },
+    });
     expect((await op('PATCH', '/servers/default', { state: 'active' })).status).toBe(200);
   });
 

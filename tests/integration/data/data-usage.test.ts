@@ -96,4 +96,47 @@ describe('the database quota', () => {
       c.release();
     }
   });
+
+  it("sums several projects' databases for an account's total: fresh measurements reused, 4 at a time, an unreachable one counted apart", async () => {
+    let clock = 5_000_000;
+    let running = 0;
+    let most = 0;
+    let asked = 0;
+    // Every "project" measures this one database (so each counts its rows); `down` is a server that cannot be reached.
+    const counting = {
+      query: async (text: string) => {
+        asked++;
+        running++;
+        most = Math.max(most, running);
+        try {
+          return await pool.query(text);
+        } finally {
+          running--;
+        }
+      },
+    };
+    const down = { query: async () => Promise.reject(new Error('connect ECONNREFUSED')) };
+    const quota = createDatabaseQuota({
+      db: (r) => (r.projectId === 'down' ? down : counting) as never,
+      planLimits: heldPlan({}).reader,
+      now: () => clock,
+    });
+    const rows = await statRows();
+    const one = await quota.usage(role);
+    const roles = Array.from({ length: 9 }, (_, i) => ({ projectId: `p${i}` }) as ProjectRole);
+    asked = 0;
+    const totals = await quota.totals([...roles, { projectId: 'down' } as ProjectRole]);
+    expect(totals).toEqual({ rows: 9 * rows, bytes: 9 * one.bytes, unmeasured: 1 });
+    expect(asked).toBe(9);
+    expect(most).toBeLessThanOrEqual(4);
+    // Measured a second ago and not written since: trusted, nothing is asked again; a write makes it measure anew.
+    clock += 1_000;
+    asked = 0;
+    expect(await quota.totals(roles)).toMatchObject({ rows: 9 * rows, unmeasured: 0 });
+    expect(asked).toBe(0);
+    quota.wrote('p0');
+    await quota.totals(roles);
+    expect(asked).toBe(1);
+    expect(await quota.totals([])).toEqual({ rows: 0, bytes: 0, unmeasured: 0 });
+  });
 });

@@ -194,3 +194,35 @@ describe('who may read a project’s function usage', () => {
     else expect(() => usageReader(as(principal), projectId)).toThrow(expect.objectContaining({ code: refusal }));
   });
 });
+
+describe('an account’s function usage (the operator’s tenant row)', () => {
+  it('sums its projects in one statement and counts no other project’s runs', async () => {
+    const sql = createSql(tables.orm);
+    const [mine, alsoMine, theirs] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    await sql.run(
+      `insert into function_run_counts (project_id, month, runs)
+       select id::uuid, date_trunc('month', now() at time zone 'utc')::date, n from (values (?, 3), (?, 4), (?, 50)) v(id, n)`,
+      [mine, alsoMine, theirs],
+    );
+    let statements = 0;
+    const counted = {
+      ...sql,
+      rows: (async (q: string, p?: unknown[]) => (statements++, await sql.rows(q, p))) as typeof sql.rows,
+    };
+    const limits = createRunLimits({ sql: counted, limits: plan.reader });
+    const slot = await limits.takeSlot(alsoMine, 60_000);
+    const theirSlot = await limits.takeSlot(theirs, 60_000);
+    statements = 0;
+    // A duplicate id counts once; an id that is not a UUID matches nothing.
+    expect(await limits.usageTotals([mine, alsoMine, mine, 'not-a-uuid'])).toEqual({
+      runsThisMonth: 7,
+      runningNow: 1,
+      cronJobs: 0,
+    });
+    expect(statements).toBe(1);
+    expect(await limits.usageTotals([])).toEqual({ runsThisMonth: 0, runningNow: 0, cronJobs: 0 });
+    // A project's own usage is the same query for one id.
+    expect(await limits.usage(theirs)).toEqual({ runsThisMonth: 50, runningNow: 1, cronJobs: 0 });
+    await Promise.all([slot?.release(), theirSlot?.release()]);
+  });
+});

@@ -1,5 +1,6 @@
-// The operator's tenants (search, plan, project count, suspend with a reason / resume) and projects (search, tenant,
-// plan, storage used, suspend / resume). A suspended tenant or project keeps its data; every call for it answers 403.
+// The operator's tenants (search, plan, project count, the usage of all their projects together, suspend with a
+// reason / resume) and projects (search, tenant, plan, storage, database and functions used, suspend / resume). A
+// suspended tenant or project keeps its data; every call for it answers 403.
 import { useState, type ReactNode } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import {
@@ -132,7 +133,12 @@ export function Tenants() {
       <QueryView query={tenants} loading="Loading tenants" failed="Could not list the tenants">
         {(page) => (
           <>
-            <DataTable wide label="Tenants" actions columns={['Tenant', 'Plan', 'Projects', 'Status', 'Signed up']}>
+            <DataTable
+              wide
+              label="Tenants"
+              actions
+              columns={['Tenant', 'Plan', 'Projects', 'Storage', 'Database', 'Functions', 'Status', 'Signed up']}
+            >
               {page.tenants.map((t: OperatorTenant) => (
                 <tr key={t.id}>
                   <td>
@@ -157,6 +163,9 @@ export function Tenants() {
                     </select>
                   </td>
                   <td className="num">{t.project_count}</td>
+                  <td>{storageOf(t)}</td>
+                  <td>{tenantDatabaseOf(t)}</td>
+                  <td>{functionsOf(t)}</td>
                   <td>
                     <Status at={t.suspended_at ?? null} reason={t.suspended_reason ?? null} />
                   </td>
@@ -182,10 +191,20 @@ export function Tenants() {
   );
 }
 
-/** The storage a project uses (when the install reports it). */
-function storageOf(p: OperatorProject): string {
+/** The storage a project (or a tenant, all its projects together) uses (when the install reports it). */
+function storageOf(p: OperatorProject | OperatorTenant): string {
   const s = storageUsageOf(p);
-  return s ? `${bytes(s.bytes)} in ${s.objects.toLocaleString()} files` : 'unknown';
+  if (!s) return 'unknown';
+  const pending = s.pending_objects ? ` (+${s.pending_objects.toLocaleString()} pending)` : '';
+  return `${bytes(s.bytes)} in ${s.objects.toLocaleString()} files${pending}`;
+}
+
+/** A tenant's databases, all its projects together; those that could not be measured now are left out, and said. */
+function tenantDatabaseOf(t: OperatorTenant): string {
+  const d = databaseUsageOf(t);
+  if (!d) return 'unknown';
+  const left = d.unmeasured ? ` · ${d.unmeasured} not measured` : '';
+  return `${d.rows.toLocaleString()} rows · ${bytes(d.bytes)}${left}`;
 }
 
 /** The project's database against its plan (when the install reports it). */
@@ -197,8 +216,8 @@ function databaseOf(p: OperatorProject): string {
   return `${rows} · ${size}`;
 }
 
-/** The project's functions this month (when the install reports it). */
-function functionsOf(p: OperatorProject): string {
+/** The functions of a project (or a tenant, all its projects together) this month (when the install reports it). */
+function functionsOf(p: OperatorProject | OperatorTenant): string {
   const f = functionUsageOf(p);
   return f
     ? `${f.runs_this_month.toLocaleString()} runs this month · ${f.running_now} running · ${f.cron_jobs} cron jobs`

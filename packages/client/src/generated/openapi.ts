@@ -440,7 +440,7 @@ export interface paths {
         };
         /**
          * List developer accounts (operator)
-         * @description Oldest first. Query `search` (text the e-mail address or name contains, or an account id). Query `first` (1-100, default 50) and `after` (the `next_cursor` of the previous page).
+         * @description Oldest first. Query `search` (text the e-mail address or name contains, or an account id). Each account carries the usage of all its projects together: `storage_usage` (`objects`, `bytes` of ready files, `pending_objects`, `pending_bytes` of unconfirmed uploads), `database_usage` (`rows`: live rows, `bytes`: size on disk of its project databases, `unmeasured`: databases left out because their server could not be reached now) and `function_usage` (`runs_this_month`, `running_now`, `cron_jobs`); zeros for an account without projects. Query `first` (1-100, default 50) and `after` (the `next_cursor` of the previous page).
          *
          *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
          */
@@ -462,7 +462,7 @@ export interface paths {
         };
         /**
          * Read a developer account (operator)
-         * @description Its plan, project count and suspension.
+         * @description Its plan, project count, suspension and usage. Each account carries the usage of all its projects together: `storage_usage` (`objects`, `bytes` of ready files, `pending_objects`, `pending_bytes` of unconfirmed uploads), `database_usage` (`rows`: live rows, `bytes`: size on disk of its project databases, `unmeasured`: databases left out because their server could not be reached now) and `function_usage` (`runs_this_month`, `running_now`, `cron_jobs`); zeros for an account without projects.
          *
          *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
          */
@@ -5231,8 +5231,29 @@ export interface operations {
                         tenants: {
                             /** @description When the account was created (ISO 8601). */
                             created_at: string;
+                            /**
+                             * @description Operator only: live rows and bytes of all the account's project databases together. Each project has a database of
+                             *     its own, so each is measured (a measurement up to 5 s old, 1 s after a write, is reused).
+                             */
+                            database_usage: {
+                                /** @description Size of the projects' databases on disk, in bytes. */
+                                bytes: number;
+                                /** @description Live rows in the projects' tables (PostgreSQL's statistics, about a second behind). */
+                                rows: number;
+                                /** @description Databases left out of the sums because they could not be measured now (their server unreachable); 0 normally. */
+                                unmeasured: number;
+                            };
                             /** @description The sign-in e-mail address. */
                             email: string;
+                            /** @description Operator only: runs this month, runs executing now and cron jobs of all the account's projects together (one query). */
+                            function_usage: {
+                                /** @description Cron jobs of the project (enabled or not), as max_cron_jobs counts them. */
+                                cron_jobs: number;
+                                /** @description Runs executing now (across every instance). */
+                                running_now: number;
+                                /** @description Runs this calendar month (UTC), as the plan's monthly quota counts them (up to a second behind). */
+                                runs_this_month: number;
+                            };
                             /** @description The account's id (a UUID). */
                             id: string;
                             /** @description Display name. */
@@ -5246,6 +5267,17 @@ export interface operations {
                             };
                             /** @description How many projects the account owns. */
                             project_count: number;
+                            /** @description Operator only: the files of all the account's projects together (one query over its project ids). */
+                            storage_usage: {
+                                /** @description Bytes of ready objects. */
+                                bytes: number;
+                                /** @description Ready objects. */
+                                objects: number;
+                                /** @description Bytes of unconfirmed uploads. */
+                                pending_bytes: number;
+                                /** @description Uploads not confirmed yet. */
+                                pending_objects: number;
+                            };
                             /** @description When the operator suspended the account (ISO 8601); null when it is not. */
                             suspended_at?: string | null;
                             /** @description The operator's reason for the suspension, when given. */
@@ -5284,8 +5316,29 @@ export interface operations {
                     "application/json": {
                         /** @description When the account was created (ISO 8601). */
                         created_at: string;
+                        /**
+                         * @description Operator only: live rows and bytes of all the account's project databases together. Each project has a database of
+                         *     its own, so each is measured (a measurement up to 5 s old, 1 s after a write, is reused).
+                         */
+                        database_usage: {
+                            /** @description Size of the projects' databases on disk, in bytes. */
+                            bytes: number;
+                            /** @description Live rows in the projects' tables (PostgreSQL's statistics, about a second behind). */
+                            rows: number;
+                            /** @description Databases left out of the sums because they could not be measured now (their server unreachable); 0 normally. */
+                            unmeasured: number;
+                        };
                         /** @description The sign-in e-mail address. */
                         email: string;
+                        /** @description Operator only: runs this month, runs executing now and cron jobs of all the account's projects together (one query). */
+                        function_usage: {
+                            /** @description Cron jobs of the project (enabled or not), as max_cron_jobs counts them. */
+                            cron_jobs: number;
+                            /** @description Runs executing now (across every instance). */
+                            running_now: number;
+                            /** @description Runs this calendar month (UTC), as the plan's monthly quota counts them (up to a second behind). */
+                            runs_this_month: number;
+                        };
                         /** @description The account's id (a UUID). */
                         id: string;
                         /** @description Display name. */
@@ -5299,6 +5352,17 @@ export interface operations {
                         };
                         /** @description How many projects the account owns. */
                         project_count: number;
+                        /** @description Operator only: the files of all the account's projects together (one query over its project ids). */
+                        storage_usage: {
+                            /** @description Bytes of ready objects. */
+                            bytes: number;
+                            /** @description Ready objects. */
+                            objects: number;
+                            /** @description Bytes of unconfirmed uploads. */
+                            pending_bytes: number;
+                            /** @description Uploads not confirmed yet. */
+                            pending_objects: number;
+                        };
                         /** @description When the operator suspended the account (ISO 8601); null when it is not. */
                         suspended_at?: string | null;
                         /** @description The operator's reason for the suspension, when given. */
@@ -5342,8 +5406,29 @@ export interface operations {
                     "application/json": {
                         /** @description When the account was created (ISO 8601). */
                         created_at: string;
+                        /**
+                         * @description Operator only: live rows and bytes of all the account's project databases together. Each project has a database of
+                         *     its own, so each is measured (a measurement up to 5 s old, 1 s after a write, is reused).
+                         */
+                        database_usage: {
+                            /** @description Size of the projects' databases on disk, in bytes. */
+                            bytes: number;
+                            /** @description Live rows in the projects' tables (PostgreSQL's statistics, about a second behind). */
+                            rows: number;
+                            /** @description Databases left out of the sums because they could not be measured now (their server unreachable); 0 normally. */
+                            unmeasured: number;
+                        };
                         /** @description The sign-in e-mail address. */
                         email: string;
+                        /** @description Operator only: runs this month, runs executing now and cron jobs of all the account's projects together (one query). */
+                        function_usage: {
+                            /** @description Cron jobs of the project (enabled or not), as max_cron_jobs counts them. */
+                            cron_jobs: number;
+                            /** @description Runs executing now (across every instance). */
+                            running_now: number;
+                            /** @description Runs this calendar month (UTC), as the plan's monthly quota counts them (up to a second behind). */
+                            runs_this_month: number;
+                        };
                         /** @description The account's id (a UUID). */
                         id: string;
                         /** @description Display name. */
@@ -5357,6 +5442,17 @@ export interface operations {
                         };
                         /** @description How many projects the account owns. */
                         project_count: number;
+                        /** @description Operator only: the files of all the account's projects together (one query over its project ids). */
+                        storage_usage: {
+                            /** @description Bytes of ready objects. */
+                            bytes: number;
+                            /** @description Ready objects. */
+                            objects: number;
+                            /** @description Bytes of unconfirmed uploads. */
+                            pending_bytes: number;
+                            /** @description Uploads not confirmed yet. */
+                            pending_objects: number;
+                        };
                         /** @description When the operator suspended the account (ISO 8601); null when it is not. */
                         suspended_at?: string | null;
                         /** @description The operator's reason for the suspension, when given. */
@@ -5397,8 +5493,29 @@ export interface operations {
                     "application/json": {
                         /** @description When the account was created (ISO 8601). */
                         created_at: string;
+                        /**
+                         * @description Operator only: live rows and bytes of all the account's project databases together. Each project has a database of
+                         *     its own, so each is measured (a measurement up to 5 s old, 1 s after a write, is reused).
+                         */
+                        database_usage: {
+                            /** @description Size of the projects' databases on disk, in bytes. */
+                            bytes: number;
+                            /** @description Live rows in the projects' tables (PostgreSQL's statistics, about a second behind). */
+                            rows: number;
+                            /** @description Databases left out of the sums because they could not be measured now (their server unreachable); 0 normally. */
+                            unmeasured: number;
+                        };
                         /** @description The sign-in e-mail address. */
                         email: string;
+                        /** @description Operator only: runs this month, runs executing now and cron jobs of all the account's projects together (one query). */
+                        function_usage: {
+                            /** @description Cron jobs of the project (enabled or not), as max_cron_jobs counts them. */
+                            cron_jobs: number;
+                            /** @description Runs executing now (across every instance). */
+                            running_now: number;
+                            /** @description Runs this calendar month (UTC), as the plan's monthly quota counts them (up to a second behind). */
+                            runs_this_month: number;
+                        };
                         /** @description The account's id (a UUID). */
                         id: string;
                         /** @description Display name. */
@@ -5412,6 +5529,17 @@ export interface operations {
                         };
                         /** @description How many projects the account owns. */
                         project_count: number;
+                        /** @description Operator only: the files of all the account's projects together (one query over its project ids). */
+                        storage_usage: {
+                            /** @description Bytes of ready objects. */
+                            bytes: number;
+                            /** @description Ready objects. */
+                            objects: number;
+                            /** @description Bytes of unconfirmed uploads. */
+                            pending_bytes: number;
+                            /** @description Uploads not confirmed yet. */
+                            pending_objects: number;
+                        };
                         /** @description When the operator suspended the account (ISO 8601); null when it is not. */
                         suspended_at?: string | null;
                         /** @description The operator's reason for the suspension, when given. */
@@ -5458,8 +5586,29 @@ export interface operations {
                     "application/json": {
                         /** @description When the account was created (ISO 8601). */
                         created_at: string;
+                        /**
+                         * @description Operator only: live rows and bytes of all the account's project databases together. Each project has a database of
+                         *     its own, so each is measured (a measurement up to 5 s old, 1 s after a write, is reused).
+                         */
+                        database_usage: {
+                            /** @description Size of the projects' databases on disk, in bytes. */
+                            bytes: number;
+                            /** @description Live rows in the projects' tables (PostgreSQL's statistics, about a second behind). */
+                            rows: number;
+                            /** @description Databases left out of the sums because they could not be measured now (their server unreachable); 0 normally. */
+                            unmeasured: number;
+                        };
                         /** @description The sign-in e-mail address. */
                         email: string;
+                        /** @description Operator only: runs this month, runs executing now and cron jobs of all the account's projects together (one query). */
+                        function_usage: {
+                            /** @description Cron jobs of the project (enabled or not), as max_cron_jobs counts them. */
+                            cron_jobs: number;
+                            /** @description Runs executing now (across every instance). */
+                            running_now: number;
+                            /** @description Runs this calendar month (UTC), as the plan's monthly quota counts them (up to a second behind). */
+                            runs_this_month: number;
+                        };
                         /** @description The account's id (a UUID). */
                         id: string;
                         /** @description Display name. */
@@ -5473,6 +5622,17 @@ export interface operations {
                         };
                         /** @description How many projects the account owns. */
                         project_count: number;
+                        /** @description Operator only: the files of all the account's projects together (one query over its project ids). */
+                        storage_usage: {
+                            /** @description Bytes of ready objects. */
+                            bytes: number;
+                            /** @description Ready objects. */
+                            objects: number;
+                            /** @description Bytes of unconfirmed uploads. */
+                            pending_bytes: number;
+                            /** @description Uploads not confirmed yet. */
+                            pending_objects: number;
+                        };
                         /** @description When the operator suspended the account (ISO 8601); null when it is not. */
                         suspended_at?: string | null;
                         /** @description The operator's reason for the suspension, when given. */

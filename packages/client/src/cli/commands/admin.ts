@@ -284,13 +284,28 @@ async function audit(ctx: Ctx, api: OperatorAdmin): Promise<void> {
   );
 }
 
-const TENANT_COLUMNS = ['id', 'email', 'name', 'plan', 'projects', 'suspended', 'created_at'];
+// A tenant's usage is all its projects' together.
+const TENANT_COLUMNS = [
+  'id',
+  'email',
+  'name',
+  'plan',
+  'projects',
+  'storage',
+  'database',
+  'functions',
+  'suspended',
+  'created_at',
+];
 const tenantRow = (t: OperatorTenant) => ({
   id: t.id,
   email: t.email,
   name: t.name ?? '',
   plan: t.plan.id,
   projects: t.project_count,
+  storage: storageText(t),
+  database: databaseText(t),
+  functions: functionsText(t),
   suspended: suspension(t.suspended_at ?? null, t.suspended_reason ?? null),
   created_at: t.created_at,
 });
@@ -357,17 +372,22 @@ function suspension(at: string | null, reason: string | null): string {
   return reason ? `since ${at}: ${reason}` : `since ${at}`;
 }
 
-function storageText(p: OperatorProject): string {
+function storageText(p: OperatorProject | OperatorTenant): string {
   const s = storageUsageOf(p);
-  return s ? `${bytes(s.bytes)} in ${s.objects} files` : '';
+  if (!s) return '';
+  const pending = s.pending_objects ? ` (+${s.pending_objects} pending, ${bytes(s.pending_bytes)})` : '';
+  return `${bytes(s.bytes)} in ${s.objects} files${pending}`;
 }
 
-function databaseText(p: OperatorProject): string {
+function databaseText(p: OperatorProject | OperatorTenant): string {
   const d = databaseUsageOf(p);
-  return d ? `${d.rows} rows, ${bytes(d.bytes)}` : '';
+  if (!d) return '';
+  // A tenant's databases on a server that could not be reached are left out of its sums: say so.
+  const unmeasured = 'unmeasured' in d && d.unmeasured ? ` (${d.unmeasured} not measured)` : '';
+  return `${d.rows} rows, ${bytes(d.bytes)}${unmeasured}`;
 }
 
-function functionsText(p: OperatorProject): string {
+function functionsText(p: OperatorProject | OperatorTenant): string {
   const f = functionUsageOf(p);
   return f ? `${f.runs_this_month} runs/month, ${f.running_now} running, ${f.cron_jobs} cron` : '';
 }
