@@ -1,8 +1,8 @@
-// Per-project figures shared across processes by broadcast (the pattern of the front doors' `request-counts`): about
-// once a second a process publishes what it has to tell the others, split into messages of at most
-// PROJECTS_PER_MESSAGE projects (a NOTIFY payload holds at most 8,000 bytes), on a one-connection pool of its own, and
-// hears what the others publish (its own messages, known by `origin`, are skipped). Messages are signed like every
-// broadcast (platform/broadcast.ts). Used by the data processes' statement time and realtime subscribers.
+// Per-project figures shared across processes by broadcast: about once a second a process publishes what it has to
+// tell the others, split into messages of at most PROJECTS_PER_MESSAGE projects (a NOTIFY payload holds at most 8,000
+// bytes), on a one-connection pool of its own, and hears what the others publish (its own messages, known by `origin`,
+// are skipped). Messages are signed like every broadcast (platform/broadcast.ts). Used by the front doors' request
+// counts (router/request-quota.ts) and the data processes' statement time and realtime subscribers.
 import crypto from 'node:crypto';
 import type pg from 'pg';
 import {

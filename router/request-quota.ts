@@ -1,19 +1,16 @@
 // The plan's requests per minute, per project, enforced where requests come in (the front door, on every
 // authenticated request that acts for a project: its keys, client or end-user tokens). A fixed window per minute;
 // past the limit 429 RATE_LIMITED with Retry-After (the seconds left in the minute). Counting is a memory
-// increment; every process tells the others what it counted once a second (the `request-counts` broadcast), so
-// N front doors together allow about the limit, not N times it (a burst may overshoot by a second's worth).
-import crypto from 'node:crypto';
-import pg from 'pg';
+// increment; every process tells the others what it counted once a second (the `request-counts` broadcast, at most 80
+// projects a message: platform/broadcast-sharing.ts), so N front doors together allow about the limit, not N times it
+// (a burst may overshoot by a second's worth).
 import { errors } from '../platform/errors.ts';
 import type { Principal } from '../platform/auth.ts';
 import type { Logger } from '../platform/logger.ts';
-import { publishBroadcastNow, startBroadcastListener, type BroadcastListener } from '../platform/broadcast.ts';
+import { createBroadcastSharing, inMessages } from '../platform/broadcast-sharing.ts';
 import type { PlanLimitsReader, ProjectPlan } from '../platform/plan-limits.ts';
-import { createPgPool } from '../platform/pg-pool.ts';
 
 const WINDOW_MS = 60_000;
-const SHARE_EVERY_MS = 1_000;
 
 export type RequestQuota = {
   /**
@@ -36,7 +33,6 @@ export async function startRequestQuota(opts: {
   now?: () => number;
 }): Promise<RequestQuota> {
   const now = opts.now ?? Date.now;
-  const origin = crypto.randomUUID();
   const counts = new Map<string, Count>();
   const windowOf = () => Math.floor(now() / WINDOW_MS);
   const countOf = (projectId: string, window: number): Count => {
@@ -48,38 +44,29 @@ export async function startRequestQuota(opts: {
     return c;
   };
 
-  let listener: BroadcastListener | undefined;
-  let pool: pg.Pool | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  if (opts.broadcastUrl) {
-    listener = await startBroadcastListener({ url: opts.broadcastUrl, logger: opts.logger });
-    listener.on('request-counts', (m) => {
-      if (m.origin === origin || m.window !== windowOf()) return;
-      for (const [projectId, n] of Object.entries(m.counts))
-        if (typeof n === 'number') countOf(projectId, m.window).remote += n;
-    });
-    pool = createPgPool(
-      { connectionString: opts.broadcastUrl, max: 1, application_name: 'tessera-request-quota' },
-      opts.logger,
-      'request quota',
-    );
-    timer = setInterval(() => {
+  const sharing = createBroadcastSharing({
+    topic: 'request-counts',
+    name: 'request quota',
+    logger: opts.logger,
+    outgoing: (origin) => {
       const window = windowOf();
-      const batch: Record<string, number> = {};
+      const unsent: [string, number][] = [];
       for (const [projectId, c] of counts) {
         if (c.window !== window) counts.delete(projectId);
         else if (c.unsent > 0) {
-          batch[projectId] = c.unsent;
+          unsent.push([projectId, c.unsent]);
           c.unsent = 0;
         }
       }
-      if (Object.keys(batch).length === 0) return;
-      publishBroadcastNow(pool!, 'request-counts', { origin, window, counts: batch }).catch((err: unknown) =>
-        opts.logger.warn({ err: (err as Error).message }, 'request quota: counts not shared'),
-      );
-    }, SHARE_EVERY_MS);
-    timer.unref();
-  }
+      return inMessages(unsent).map((batch) => ({ origin, window, counts: batch }));
+    },
+    heard: (m) => {
+      if (m.window !== windowOf()) return;
+      for (const [projectId, n] of Object.entries(m.counts))
+        if (typeof n === 'number') countOf(projectId, m.window).remote += n;
+    },
+  });
+  if (opts.broadcastUrl) await sharing.start(opts.broadcastUrl);
 
   const count = (projectId: string, limit: number | null): void => {
     if (limit === null) return;
@@ -111,10 +98,6 @@ export async function startRequestQuota(opts: {
       const c = counts.get(projectId);
       return c && c.window === windowOf() ? c.local + c.remote : 0;
     },
-    async stop() {
-      if (timer) clearInterval(timer);
-      await listener?.stop();
-      await pool?.end();
-    },
+    stop: sharing.stop,
   };
 }

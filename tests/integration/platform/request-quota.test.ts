@@ -1,5 +1,6 @@
 // The plan's requests per minute hold across front doors: each counts in memory and tells the others what it
 // counted once a second, so two processes together allow about the limit, not twice it.
+import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { configureBroadcasts } from '../../../platform/broadcast.ts';
 import { createLogger } from '../../../platform/logger.ts';
@@ -42,14 +43,17 @@ const refused = (q: RequestQuota, projectId: string): boolean => {
   }
 };
 
+/** Waits, if needed, for a minute with time to spare, so that the window does not turn during a test. */
+const earlyInAMinute = () =>
+  waitFor(() => new Date().getSeconds() <= 45, {
+    timeoutMs: 16_000,
+    intervalMs: 250,
+    message: 'a minute with time to spare',
+  });
+
 describe('the request quota across processes', () => {
   it("refuses one process's requests once another process spent the project's minute", async () => {
-    // Far from a minute's end, so the window does not turn during the test.
-    await waitFor(() => new Date().getSeconds() <= 45, {
-      timeoutMs: 16_000,
-      intervalMs: 250,
-      message: 'a minute with time to spare',
-    });
+    await earlyInAMinute();
     const projectId = '11111111-1111-4111-8111-111111111111';
     for (let i = 0; i < LIMIT; i++) expect(refused(a, projectId)).toBe(false);
     expect(refused(a, projectId)).toBe(true);
@@ -63,5 +67,20 @@ describe('the request quota across processes', () => {
     // Another project is not affected, and a principal without a project is never counted.
     expect(refused(b, '22222222-2222-4222-8222-222222222222')).toBe(false);
     expect(() => b.hit({ kind: 'tenant', tenantId: 't', sessionId: 's' })).not.toThrow();
+  });
+
+  it('tells the other process the counts of 300 projects counted in one second (more than one NOTIFY holds)', async () => {
+    await earlyInAMinute();
+    // 1 to 3 requests each, so that each project's own count is checked, not only that some message arrived.
+    const counted = Array.from({ length: 300 }, (_, i): [string, number] => [crypto.randomUUID(), (i % 3) + 1]);
+    for (const [projectId, n] of counted) for (let i = 0; i < n; i++) expect(refused(a, projectId)).toBe(false);
+    const missing = () => counted.filter(([projectId, n]) => b.used(projectId) !== n).length;
+    await waitFor(() => missing() === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 100,
+      message: "the other process to hear every project's count",
+    }).catch((err: Error) => {
+      throw new Error(`${err.message}; ${missing()} of 300 projects not heard`);
+    });
   });
 });
