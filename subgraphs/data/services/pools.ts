@@ -123,6 +123,12 @@ type Project = {
   pool: ProjectPool;
   /** Its open connections (for the time of statements still running). */
   conns: Set<Conn>;
+  /**
+   * Until when its statements start at the lowered CPU priority (backend-priority.ts): it ran a long statement within
+   * the last HEAVY_MS. A project running heavy statements back to back would otherwise take the CPU at full priority
+   * for the first LONG_STATEMENT_MS of each.
+   */
+  heavyUntil: number;
 };
 /**
  * `busySince`: when the statement on the wire was sent (0: none); `cancelled`: the `busySince` a cancel was sent for;
@@ -183,7 +189,9 @@ const unnamed = (q: string | pg.QueryConfig): string | pg.QueryConfig =>
 
 /** How long past the statement timeout the pool waits before it cancels a statement itself. */
 const CANCEL_GRACE_MS = 1000;
-const WATCH_INTERVAL_MS = 250;
+const WATCH_INTERVAL_MS = 25;
+/** How long a project that ran a long statement has its next statements start at the lowered priority. */
+const HEAVY_MS = 10_000;
 
 /**
  * Whether a connection that answered `err` can serve the next statement: a statement error from the server
@@ -232,6 +240,8 @@ export function createProjectPools(opts: {
   onBooked?: (projectId: string, ms: number) => void;
   /** Lowers the CPU priority of backends running long statements (backend-priority.ts); absent: never. */
   priority?: BackendPriority | null;
+  /** How long a project that ran a long statement starts its statements lowered (default HEAVY_MS; tests shorten it). */
+  heavyMs?: number;
 }) {
   const waitMs = opts.waitMs ?? 5000;
   const statementTimeoutMs = opts.statementTimeoutMs ?? 5000;
@@ -360,6 +370,23 @@ export function createProjectPools(opts: {
     return c;
   };
 
+  const pidOf = (c: Conn): number | null => (c.client as unknown as { processID: number | null }).processID;
+  /**
+   * A statement starts on `c`: its start is noted (statement time, the timeout), and its backend runs at the lowered
+   * priority from the start while its project is heavy, at the default one otherwise.
+   */
+  const startStatement = (c: Conn): void => {
+    c.busySince = Date.now();
+    if (!opts.priority) return;
+    const heavy = c.project.heavyUntil > c.busySince;
+    if (heavy === c.lowered) return;
+    const pid = pidOf(c);
+    if (!pid) return;
+    if (heavy) c.lowered = opts.priority.lower(pid);
+    else if (opts.priority.restore(pid)) c.lowered = false;
+    else c.broken = true; // may not raise it again here: closed when it comes back
+  };
+
   /** Reads a statement's rows through a cursor within `limits` (see ProjectClient.readLimited). */
   const readLimited = async (
     c: Conn,
@@ -367,7 +394,7 @@ export function createProjectPools(opts: {
     values: unknown[],
     limits: ResultLimits,
   ): Promise<LimitedResult> => {
-    c.busySince = Date.now();
+    startStatement(c);
     const cursor = c.client.query(new Cursor(text, values, { types }));
     const rows: Record<string, unknown>[] = [];
     let bytes = 0;
@@ -439,7 +466,7 @@ export function createProjectPools(opts: {
   ): Promise<pg.QueryResult> => {
     const name = typeof q === 'object' ? q.name : undefined;
     if (name && !(named && (c.prepared.has(name) || c.prepared.size < MAX_PREPARED_PER_CONNECTION))) q = unnamed(q);
-    c.busySince = Date.now();
+    startStatement(c);
     try {
       const res = await c.client.query(q as string, values);
       if (name && typeof q === 'object' && q.name) c.prepared.add(name);
@@ -553,9 +580,10 @@ export function createProjectPools(opts: {
 
   const release = (c: Conn, how: boolean | 'reset'): void => {
     const p = c.project;
-    if (c.lowered && how !== true && !c.broken) {
-      // Back to the default priority for the next statement, or closed where this process may not raise it again.
-      const pid = (c.client as unknown as { processID: number | null }).processID;
+    if (c.lowered && how !== true && !c.broken && p.heavyUntil <= Date.now()) {
+      // Back to the default priority for the next statement, or closed where this process may not raise it again. A
+      // heavy project's connection stays lowered (its next statement would be lowered at once).
+      const pid = pidOf(c);
       if (pid && opts.priority?.restore(pid)) c.lowered = false;
       else how = true;
     }
@@ -626,6 +654,7 @@ export function createProjectPools(opts: {
       idle: [],
       closed: false,
       conns: new Set(),
+      heavyUntil: 0,
       pool: {
         query: async (q, values) => {
           const c = await acquire(created);
@@ -672,13 +701,15 @@ export function createProjectPools(opts: {
     const late = Date.now() - statementTimeoutMs - CANCEL_GRACE_MS;
     const long = Date.now() - LONG_STATEMENT_MS;
     for (const c of all) {
-      if (opts.priority && !c.lowered && c.busySince > 0 && c.busySince <= long) {
-        const pid = (c.client as unknown as { processID: number | null }).processID;
-        if (pid) c.lowered = opts.priority.lower(pid);
+      if (opts.priority && c.busySince > 0 && c.busySince <= long) {
+        // A long statement: its project is heavy for a while (its next statements start lowered), and it is lowered.
+        c.project.heavyUntil = Date.now() + (opts.heavyMs ?? HEAVY_MS);
+        const pid = pidOf(c);
+        if (!c.lowered && pid) c.lowered = opts.priority.lower(pid);
       }
       if (c.busySince === 0 || c.busySince > late || c.cancelled === c.busySince) continue;
       c.cancelled = c.busySince;
-      const pid = (c.client as unknown as { processID: number | null }).processID;
+      const pid = pidOf(c);
       if (!opts.cancelBackend || !pid) continue;
       opts.logger.warn(
         { project: c.project.id, pid },

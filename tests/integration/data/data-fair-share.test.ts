@@ -12,6 +12,8 @@ import { NO_LIMITS, type PlanLimitValues } from '../../../platform/plan-limits.t
 import { createProjectPools, type ProjectPools } from '../../../subgraphs/data/services/pools.ts';
 import { scramVerifier, type ProjectRole } from '../../../subgraphs/data/services/provisioning.ts';
 import {
+  autogroupNiceOf,
+  autogroupsEnabled,
   createBackendPriority,
   isLocalServer,
   LOWERED_NICE,
@@ -40,6 +42,8 @@ const roles: ProjectRole[] = ['hostile', 'victim', 'other'].map((x) => ({
   password: crypto.randomBytes(24).toString('base64url'),
 }));
 const [HOSTILE, VICTIM, OTHER] = roles as [ProjectRole, ProjectRole, ProjectRole];
+/** Whether this machine's kernel shares the CPU between sessions first (backend-priority.ts sets autogroup nice too). */
+const AUTOGROUPS = autogroupsEnabled();
 
 /** The plans the pools read, per project (what tenant management would answer); change them in a test. */
 const plans = new Map<string, PlanLimitValues>();
@@ -48,9 +52,10 @@ const limits = {
   get: async (projectId: string) => plans.get(projectId) ?? NO_LIMITS,
 };
 
-function start(maxConnections: number, size = 10, priority?: BackendPriority | null): ProjectPools {
+function start(maxConnections: number, size = 10, priority?: BackendPriority | null, heavyMs?: number): ProjectPools {
   pools = createProjectPools({
     priority,
+    heavyMs,
     databaseUrl: db.url,
     maxConnections,
     size,
@@ -226,13 +231,13 @@ describe('long statements yield the CPU to short ones (a server on this machine)
     expect(createBackendPriority('postgres://u:p@db.internal/d', createLogger('silent'))).toBeNull();
   });
 
-  it("lowers a long statement's backend, never a short one's, and runs the next statement at the default priority", async () => {
+  it("lowers a long statement's backend (and its session's autogroup), never a short one's; the project's next statements start lowered until it has run none for a while", async () => {
     const priority = createBackendPriority(db.url, createLogger('silent'));
     expect(priority).not.toBeNull();
     // Never a process that is not a PostgreSQL backend (this test's own process here).
     expect(priority!.lower(process.pid)).toBe(false);
     expect(os.getPriority(process.pid)).toBe(0);
-    const p = start(4, 10, priority);
+    const p = start(4, 10, priority, 1_500);
     await locks.query('select pg_advisory_lock(21)');
     const long = p.get(HOSTILE).query('select pg_advisory_xact_lock_shared(21)');
     const waitingPid = async () =>
@@ -245,13 +250,31 @@ describe('long statements yield the CPU to short ones (a server on this machine)
     await waitFor(async () => (await waitingPid()) !== undefined, { message: 'the long statement running' });
     const pid = (await waitingPid())!;
     await waitFor(() => os.getPriority(pid) === LOWERED_NICE, { message: "the long statement's backend lowered" });
+    // Where the kernel shares the CPU between sessions first, the backend's own session weighs less too (its nice
+    // value alone would only order it within that session, which it leads alone).
+    if (AUTOGROUPS) expect(autogroupNiceOf(pid)).toBe(LOWERED_NICE);
     // Another project's short statement runs at the default priority meanwhile.
     const short = await p.get(VICTIM).query<{ pid: number }>('select pg_backend_pid() as pid');
     expect(os.getPriority(short.rows[0]!.pid)).toBe(0);
+    if (AUTOGROUPS) expect(autogroupNiceOf(short.rows[0]!.pid)).toBe(0);
     await locks.query('select pg_advisory_unlock(21)');
     await long;
-    // The next statement of the project runs at the default priority (its backend given it back, or a new one).
+    // The project's next statement starts lowered: a project running heavy statements back to back would otherwise
+    // have the CPU at full priority for the first part of each.
     const next = await p.get(HOSTILE).query<{ pid: number }>('select pg_backend_pid() as pid');
-    expect(os.getPriority(next.rows[0]!.pid)).toBe(0);
+    expect(os.getPriority(next.rows[0]!.pid)).toBe(LOWERED_NICE);
+    if (AUTOGROUPS) expect(autogroupNiceOf(next.rows[0]!.pid)).toBe(LOWERED_NICE);
+    expect(
+      os.getPriority((await p.get(VICTIM).query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid),
+    ).toBe(0);
+    // Once it has run no long statement for a while, its statements run at the default priority again.
+    const after = await waitFor(
+      async () => {
+        const r = await p.get(HOSTILE).query<{ pid: number }>('select pg_backend_pid() as pid');
+        return os.getPriority(r.rows[0]!.pid) === 0 ? r.rows[0]!.pid : undefined;
+      },
+      { message: "the project's statements back at the default priority", intervalMs: 200 },
+    );
+    if (AUTOGROUPS) expect(autogroupNiceOf(after)).toBe(0);
   }, 60_000);
 });
