@@ -2,7 +2,7 @@
 // while the event loop is busy; never because of the project's own requests, nor for a busy loop with no requests
 // (its own background work), nor for a trickle of requests.
 import { describe, expect, it } from '@jest/globals';
-import { BUSY_REQUESTS_PER_S, BUSY_UTILIZATION, createLoadPressure } from './load-pressure.ts';
+import { BUSY_REQUESTS_PER_S, BUSY_UTILIZATION, SATURATED_UTILIZATION, createLoadPressure } from './load-pressure.ts';
 
 /** A gauge on a clock and an event loop utilization the test sets; each window is 100 ms. */
 function gauge() {
@@ -56,6 +56,21 @@ describe('load pressure', () => {
     expect(p.busyFor('hostile')).toBe(false);
     window({ requests: {}, utilization: 0.9 });
     expect(p.busyFor('victim')).toBe(false);
+    p.stop();
+  });
+  it('is saturated for a project while the event loop is saturated and other projects’ requests come in, never for one project alone', () => {
+    const { p, window } = gauge();
+    expect(p.saturatedFor('a')).toBe(false);
+    // One project alone saturating the loop: nobody to share with.
+    window({ requests: { a: 500 }, utilization: 1 });
+    expect(p.saturatedFor('a')).toBe(false);
+    expect(p.saturatedFor('b')).toBe(true);
+    window({ requests: { a: 500, b: 1 }, utilization: SATURATED_UTILIZATION });
+    expect(p.saturatedFor('a')).toBe(true);
+    expect(p.saturatedFor('b')).toBe(true);
+    // Busy but keeping up: not saturated, however many requests.
+    window({ requests: { a: 500, b: 500 }, utilization: SATURATED_UTILIZATION - 0.01 });
+    expect(p.saturatedFor('a')).toBe(false);
     p.stop();
   });
 });

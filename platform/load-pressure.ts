@@ -16,6 +16,8 @@ const WINDOW_MS = 100;
 export const BUSY_UTILIZATION = 0.5;
 /** Requests a second at which the process counts as busy whatever its event loop (a browser's page is a few). */
 export const BUSY_REQUESTS_PER_S = 50;
+/** Event loop utilization over a window at which the process counts as saturated (platform/request-lane.ts). */
+export const SATURATED_UTILIZATION = 0.8;
 /** Most projects counted apart in one window (the rest count together, as no project). */
 const MAX_PROJECTS = 10_000;
 
@@ -24,6 +26,8 @@ export type LoadPressure = {
   noteRequest: (projectId?: string) => void;
   /** True while other projects' requests come in fast, or come in while the event loop is busy (last window). */
   busyFor: (projectId: string) => boolean;
+  /** True while the event loop is saturated and other projects' requests come in too (last window). */
+  saturatedFor: (projectId: string) => boolean;
   /** Closes the current window (the timer does, every window; tests call it themselves). */
   sample: () => void;
   /** Ends the timer (tests). */
@@ -76,6 +80,10 @@ export function createLoadPressure(
       const others = last.total - (last.perProject.get(projectId) ?? 0);
       if (others <= 0) return false;
       return (others * 1000) / last.ms >= BUSY_REQUESTS_PER_S || last.utilization >= BUSY_UTILIZATION;
+    },
+    saturatedFor(projectId) {
+      if (last.utilization < SATURATED_UTILIZATION) return false;
+      return last.total - (last.perProject.get(projectId) ?? 0) > 0;
     },
     sample,
     stop() {

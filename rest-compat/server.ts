@@ -42,6 +42,8 @@ import { mountSubgraphHttp, type HttpMount } from './mounts.ts';
 import { lazyRequestLogger } from './request-logger.ts';
 import { notePrincipal, startRequestLog } from './request-log.ts';
 import { noteProject, observeHttp } from '../platform/http-observe.ts';
+import { loadPressure } from '../platform/load-pressure.ts';
+import { createRequestLane } from '../platform/request-lane.ts';
 import { installCors } from './cors.ts';
 import { sendGraphiQL, wantsGraphiQL } from './graphiql.ts';
 import { registerDashboard } from './dashboard.ts';
@@ -246,6 +248,11 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
   };
 
   const execute = router.run;
+  // Fair shares of this process's event loop: an operation acting for a project takes a turn first (request-lane.ts).
+  const lane = createRequestLane({ saturatedFor: (projectId) => loadPressure.saturatedFor(projectId) });
+  const NO_TURN = () => {};
+  const turnOf = (principal: Principal): Promise<() => void> | (() => void) =>
+    'projectId' in principal && typeof principal.projectId === 'string' ? lane.enter(principal.projectId) : NO_TURN;
 
   /** Anonymous calls naming a project (webhooks, public storage, hosted sign-in): refused while it is suspended. */
   const checkProject = async (projectId: unknown): Promise<void> => {
@@ -292,7 +299,13 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
           configurable: true,
           enumerable: true,
         });
-        const result = await execute(row.operation, variables, ctx);
+        const leave = await turnOf(ctx.principal);
+        let result;
+        try {
+          result = await execute(row.operation, variables, ctx);
+        } finally {
+          leave();
+        }
         if (result.errors?.length) {
           // A variable graphql-js refused is named the way the request sent it (`table: is required`).
           const renamed =
@@ -318,8 +331,14 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
       // A browser opening the address gets the explorer (GraphiQL, served offline from the package).
       if (wantsGraphiQL(req)) return sendGraphiQL(reply);
       const ctx = await contextOf(req);
-      if (!isMultipartRequest(req))
-        return serveGraphQL(router, req, reply, ctx, undefined, { jsonMaxDepth: config.jsonMaxDepth });
+      if (!isMultipartRequest(req)) {
+        const leave = await turnOf(ctx.principal);
+        try {
+          return await serveGraphQL(router, req, reply, ctx, undefined, { jsonMaxDepth: config.jsonMaxDepth });
+        } finally {
+          leave();
+        }
+      }
       const body = await readMultipartRequest(req, reply, { maxFileSize: config.storageMaxUploadBytes });
       checkJsonValue(body, { maxDepth: config.jsonMaxDepth, where: 'operations' });
       return serveGraphQL(router, req, reply, ctx, body, { jsonMaxDepth: config.jsonMaxDepth });

@@ -9,6 +9,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { startTessera } from '../../../main.ts';
+import { loadPressure } from '../../../platform/load-pressure.ts';
+import { PER_PROJECT } from '../../../platform/request-lane.ts';
 import { startOneProcess, TEST_SECRET, type TestPlatform } from '../../support/platform.ts';
 import { client } from '../../support/http.ts';
 import { setPlanLimits } from '../../support/plans.ts';
@@ -126,6 +128,57 @@ describe('connections by plan and by share', () => {
     expect(statuses.length).toBeGreaterThan(0);
     expect(statuses.filter((s) => s !== 200 && s !== 503)).toEqual([]);
   }, 120_000);
+});
+
+describe("the process's event loop by share (platform/request-lane.ts)", () => {
+  // Saturation is the gauge's verdict on this process's event loop, which a test cannot make happen on cue: the test
+  // gives the verdict itself (in one-process mode the platform runs in this process, with this module instance).
+  const saturatedFor = loadPressure.saturatedFor;
+  afterAll(async () => {
+    loadPressure.saturatedFor = saturatedFor;
+    await setPlanLimits(databaseUrl, 'free', { max_database_connections: 2 });
+  });
+
+  it("while saturated, runs a project's requests PER_PROJECT at a time, the rest in line, and serves another project before that backlog", async () => {
+    // Connections are not what holds the project back here: its plan allows more than the lane lets run.
+    await setPlanLimits(databaseUrl, 'free', { max_database_connections: 5 });
+    loadPressure.saturatedFor = () => true;
+    const flood = dataCall(call, hostile[0]!.apiKey);
+    const sleeping = async () => {
+      const c = new pg.Client({ connectionString: databaseUrl });
+      await c.connect();
+      try {
+        const { rows } = await c.query<{ n: number }>(
+          `select count(*)::int as n from pg_stat_activity a join data_project_roles r on r.role_name = a.usename
+            where r.project_id = $1 and a.query like 'select pg_sleep%' and a.state = 'active'`,
+          [hostile[0]!.id],
+        );
+        return rows[0]!.n;
+      } finally {
+        await c.end();
+      }
+    };
+    const answered: string[] = [];
+    const sent = Array.from({ length: 8 }, (_, i) =>
+      flood('rawSQL', { sql: 'select pg_sleep(0.4)' }).then((res) => {
+        answered.push(`hostile ${i}`);
+        return res.status;
+      }),
+    );
+    await waitFor(async () => (await sleeping()) === PER_PROJECT, { message: 'the first turns running' });
+    const victimFind = await dataCall(call, victim.apiKey)('find', { table: 'notes', select: ['title'] });
+    answered.push('victim');
+    expect(victimFind.status).toBe(200);
+    // The victim was answered while most of the flood still waited in line.
+    expect(answered.indexOf('victim')).toBeLessThan(4);
+    let most = 0;
+    while (answered.length < 9) {
+      most = Math.max(most, await sleeping());
+      await new Promise((r) => setTimeout(r, 50)); // sampling how many run at once, not waiting for a result
+    }
+    expect(await Promise.all(sent)).toEqual(Array(8).fill(200));
+    expect(most).toBeLessThanOrEqual(PER_PROJECT);
+  }, 60_000);
 });
 
 describe('statement time by plan (database_cpu_seconds_per_minute)', () => {

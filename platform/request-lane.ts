@@ -1,0 +1,117 @@
+// Fair shares of this process's event loop between projects: a request acting for a project takes a turn here before
+// its operation runs. While the process keeps up, or only one project's requests come in, every turn is given at once.
+// While it is saturated (its event loop busy SATURATED_UTILIZATION of the last window) with several projects' requests,
+// a project has at most PER_PROJECT requests running here; the others wait in line, and turns go round-robin across
+// projects (FIFO within one), so a neighbour sending dozens of requests at once has its own wait in line while a
+// project sending a few is served at once. Without it the event loop served requests in arrival order: a flood of
+// one project's requests (async invokes accepted, refusals, statements waiting for their connection) put hundreds of
+// callbacks ahead of every other project's (bench N1; docs/architecture.md, "Fair shares of the shared database").
+// A request that gets no turn within its wait is answered 503 SERVICE_UNAVAILABLE with Retry-After (it never ran).
+import { AppError } from './errors.ts';
+
+/** Requests of one project running at once while the process is saturated with several projects' requests. */
+export const PER_PROJECT = 2;
+/** Longest wait for a turn before 503 (ms). */
+export const MAX_WAIT_MS = 30_000;
+/** While requests wait, how often the lane looks again whether the process is still saturated (ms). */
+const RECHECK_MS = 10;
+
+export type RequestLane = {
+  /** A turn for one request of `projectId`: resolves with the function that ends it (call it once), or rejects 503. */
+  enter: (projectId: string) => Promise<() => void>;
+  /** Requests running per project and waiting in line now (tests, metrics). */
+  state: () => { running: number; waiting: number };
+};
+
+type Waiter = { admit: () => void; timer: NodeJS.Timeout };
+
+/**
+ * Creates a lane. `saturatedFor(projectId)` says whether the process is saturated while other projects' requests come
+ * in (platform/load-pressure.ts).
+ */
+export function createRequestLane(opts: {
+  saturatedFor: (projectId: string) => boolean;
+  perProject?: number;
+  maxWaitMs?: number;
+}): RequestLane {
+  const perProject = opts.perProject ?? PER_PROJECT;
+  const maxWaitMs = opts.maxWaitMs ?? MAX_WAIT_MS;
+  const running = new Map<string, number>();
+  /** Waiting requests per project, FIFO; the Map's order is the round-robin order (a served project goes last). */
+  const queues = new Map<string, Waiter[]>();
+  let waiting = 0;
+  let recheck: NodeJS.Timeout | undefined;
+
+  const start = (projectId: string): (() => void) => {
+    running.set(projectId, (running.get(projectId) ?? 0) + 1);
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      const n = (running.get(projectId) ?? 1) - 1;
+      if (n > 0) running.set(projectId, n);
+      else running.delete(projectId);
+      if (waiting > 0) pump();
+    };
+  };
+  const mayStart = (projectId: string): boolean =>
+    (running.get(projectId) ?? 0) < perProject || !opts.saturatedFor(projectId);
+
+  const pump = (): void => {
+    let admitted = true;
+    // Round-robin: one request of each project in turn, as long as someone may start.
+    while (admitted && waiting > 0) {
+      admitted = false;
+      for (const [projectId, queue] of [...queues]) {
+        if (!mayStart(projectId)) continue;
+        const w = queue.shift()!;
+        waiting--;
+        clearTimeout(w.timer);
+        queues.delete(projectId);
+        if (queue.length > 0) queues.set(projectId, queue);
+        w.admit();
+        admitted = true;
+      }
+    }
+    if (waiting > 0 && !recheck) {
+      recheck = setTimeout(() => {
+        recheck = undefined;
+        pump();
+      }, RECHECK_MS);
+      recheck.unref();
+    }
+  };
+
+  return {
+    enter(projectId) {
+      if (!queues.has(projectId) && mayStart(projectId)) return Promise.resolve(start(projectId));
+      return new Promise((resolve, reject) => {
+        const queue = queues.get(projectId) ?? [];
+        const w: Waiter = {
+          admit: () => resolve(start(projectId)),
+          timer: setTimeout(() => {
+            const q = queues.get(projectId);
+            const i = q?.indexOf(w) ?? -1;
+            if (i < 0) return;
+            q!.splice(i, 1);
+            if (q!.length === 0) queues.delete(projectId);
+            waiting--;
+            reject(
+              new AppError(
+                'SERVICE_UNAVAILABLE',
+                `This server is saturated and this project has ${perProject} requests running here already; its other requests waited ${Math.round(maxWaitMs / 1000)} s for a turn: retry shortly, or send fewer at once`,
+                { retry_after: 1, reason: 'fair_share', running: perProject },
+              ),
+            );
+          }, maxWaitMs),
+        };
+        w.timer.unref();
+        queue.push(w);
+        queues.set(projectId, queue);
+        waiting++;
+        pump();
+      });
+    },
+    state: () => ({ running: [...running.values()].reduce((a, n) => a + n, 0), waiting }),
+  };
+}
