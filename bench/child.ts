@@ -49,12 +49,14 @@ export async function startTessera(
   nodeArgs: string[],
   env: Record<string, string>,
   port: number,
+  ownSession = false,
 ): Promise<Started & { url: string }> {
   const url = `http://127.0.0.1:${port}`;
   const started = await startChild(
     [...nodeArgs, path.join(ROOT, 'main.ts')],
     { ...env, PORT: String(port) },
     `${url}/health`,
+    ownSession,
   );
   return { ...started, url };
 }
@@ -82,12 +84,23 @@ export async function startFloor(databaseUrl: string): Promise<Started & { url: 
   return { ...floor, url: `http://127.0.0.1:${/listening (\d+)/.exec(floor.output())![1]}` };
 }
 
-export function startChild(args: string[], env: Record<string, string>, ready: RegExp | string): Promise<Started> {
+export function startChild(
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp | string,
+  /**
+   * A session of its own (`setsid`): where the kernel shares the CPU between sessions first (autogroups), the child
+   * weighs as one group, as a service in a cgroup of its own does, instead of sharing the harness's group with the
+   * load clients. It still ends itself if the harness is killed (TESSERA_PARENT_PID).
+   */
+  ownSession = false,
+): Promise<Started> {
   return new Promise((resolve, reject) => {
     // TESSERA_PARENT_PID: a Tessera child ends itself if the harness is killed (platform/parent-watch.ts).
     const child = spawn(process.execPath, args, {
       env: { ...process.env, ...env, [PARENT_PID_ENV]: String(process.pid) },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: ownSession,
     });
     let out = '';
     const timer = setTimeout(() => reject(new Error(`not ready: ${args.join(' ')}\n${out}`)), 60_000);

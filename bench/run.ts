@@ -94,8 +94,8 @@ async function main(): Promise<void> {
     outDir: OUT,
     quick,
     peers,
-    spawnTessera: async (env) => {
-      const started = await startTessera(profArgs, { ...tesseraEnv, ...env }, await freePort());
+    spawnTessera: async (env, ownSession) => {
+      const started = await startTessera(profArgs, { ...tesseraEnv, ...env }, await freePort(), ownSession);
       peers.push(started.child);
       const stop = async () => {
         if (started.child.exitCode !== null || started.child.signalCode !== null) return;

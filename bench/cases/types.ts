@@ -28,7 +28,11 @@ export type BenchContext = {
    * ends. It runs background jobs too (it would take queued work from the other cases): stop it after use. Absent
    * where a tool has no harness (memory probe).
    */
-  spawnTessera?: (env: Record<string, string>) => Promise<{ url: string; pid: number; stop: () => Promise<void> }>;
+  spawnTessera?: (
+    env: Record<string, string>,
+    /** A session of its own (bench/child.ts startChild `ownSession`). */
+    ownSession?: boolean,
+  ) => Promise<{ url: string; pid: number; stop: () => Promise<void> }>;
   /** Starts a peer process (killed when the run ends). */
   spawnPeer: (
     args: string[],

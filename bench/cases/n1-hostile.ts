@@ -1,0 +1,80 @@
+// Bench N1's hostile load, in a process of its own (bench/cases/n1-noisy-neighbour.ts starts it): the loops that keep
+// the hostile projects' requests in pg_sleep, CPU-heavy statements and async invokes. A neighbour's load comes from
+// somewhere else than the victim's client: run in the harness's process, its ~400 answers a second shared one event
+// loop with autocannon, which then timed its own waits for that loop into the victim's latency.
+// Config: N1_HOSTILE (JSON {url, keys, sleepers, burners, asyncInvokers, invokeKey}). Prints `ready` once the loops
+// run; on SIGTERM the loops stop and it prints the answers counted by status as one JSON line, then exits.
+import http from 'node:http';
+import { watchParent } from '../../platform/parent-watch.ts';
+
+type Config = {
+  url: string;
+  keys: string[];
+  sleepers: number;
+  burners: number;
+  asyncInvokers: number;
+  invokeKey: string;
+};
+
+const config = JSON.parse(process.env.N1_HOSTILE ?? '{}') as Config;
+const base = new URL(config.url);
+// A lean client (keep-alive, the status read and the body thrown away): this process shares the machine's two cores
+// with the server, and a neighbour's client would not (fetch took about twice the CPU per request).
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+const post = (path: string, apiKey: string, body: unknown): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: base.hostname,
+        port: base.port,
+        path,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+let stop = false;
+const statuses: Record<number, number> = {};
+
+// A refused request is sent again 100 ms later (a loop re-sending at once measured this machine's client more than
+// the server: each loop still sends ten refused requests a second).
+const loop = (fn: () => Promise<number>) =>
+  (async () => {
+    while (!stop) {
+      const status = await fn().catch(() => 0);
+      statuses[status] = (statuses[status] ?? 0) + 1;
+      if (status === 429) await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+
+const sql = (key: string, text: string) => () => post('/v1/rawSQL', key, { sql: text });
+
+const loops: Promise<void>[] = [];
+for (const key of config.keys) {
+  for (let i = 0; i < config.sleepers; i++) loops.push(loop(sql(key, 'select pg_sleep(1)')));
+  for (let i = 0; i < config.burners; i++)
+    loops.push(loop(sql(key, 'select count(*) from generate_series(1, 3000000) g where g % 7 = 3')));
+}
+for (let i = 0; i < config.asyncInvokers; i++)
+  loops.push(loop(() => post('/edge/api/v1/invoke/n1-tick?async=true', config.invokeKey, {})));
+
+// It ends itself when the harness is gone (its loops would otherwise hit a closed port in a tight loop).
+watchParent(() => process.exit(1));
+// Alive until told to stop, also with every loop switched off (BENCH_N1_OFF).
+const alive = setInterval(() => {}, 1_000);
+process.on('SIGTERM', () => {
+  stop = true;
+  clearInterval(alive);
+  void Promise.all(loops).then(() => {
+    process.stdout.write(`${JSON.stringify(statuses)}\n`);
+    process.exit(0);
+  });
+});
+process.stdout.write('ready\n');
