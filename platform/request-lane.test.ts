@@ -1,6 +1,6 @@
 // The request lane: every turn at once while the process keeps up (or serves one project alone); while saturated with
 // several projects' requests, PER_PROJECT requests of a project at once, the others in line, turns round-robin across
-// projects, and a request that waits too long answered 503 with Retry-After.
+// projects, and a request that waits too long answered 503 with Retry-After; a request running long stops counting.
 import { describe, expect, it } from '@jest/globals';
 import { createRequestLane } from './request-lane.ts';
 import { AppError } from './errors.ts';
@@ -93,5 +93,22 @@ describe('the request lane', () => {
     // Its end later lets nobody else run twice.
     a.ends[0]!();
     expect(lane.state()).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('stops counting a request that has run settledMs (it waits, as for another request of its own project): the next one goes', async () => {
+    const lane = createRequestLane({ saturatedFor: () => true, perProject: 1, settledMs: 60 });
+    // A request calling its own project's API while the process is saturated: the inner one waits for a turn...
+    const outer = enter(lane, 'a', 1);
+    await tick();
+    const inner = enter(lane, 'a', 2);
+    await tick();
+    expect(inner.ends.map((e) => typeof e)).toEqual(['undefined', 'undefined']);
+    // ...and gets it once the outer has run settledMs, though the outer has not ended; one at a time still.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(typeof outer.ends[0]).toBe('function');
+    expect(inner.ends.map((e) => typeof e)).toEqual(['function', 'undefined']);
+    expect(lane.state()).toEqual({ running: 2, waiting: 1 });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(lane.state()).toEqual({ running: 3, waiting: 0 });
   });
 });

@@ -7,10 +7,16 @@
 // one project's requests (async invokes accepted, refusals, statements waiting for their connection) put hundreds of
 // callbacks ahead of every other project's (bench N1; docs/architecture.md, "Fair shares of the shared database").
 // A request that gets no turn within its wait is answered 503 SERVICE_UNAVAILABLE with Retry-After (it never ran).
+// A request running longer than SETTLED_MS no longer counts against its project's turns: it is waiting (for a
+// statement, a function run, another service), not taking the event loop, and a request that waits for another
+// request of its own project (a function's HTTP step calling its project's API) must not wait for a turn that only
+// its own end would give back.
 import { AppError } from './errors.ts';
 
 /** Requests of one project running at once while the process is saturated with several projects' requests. */
 export const PER_PROJECT = 2;
+/** A request running this long (ms) no longer counts against its project's turns. */
+export const SETTLED_MS = 1000;
 /** Longest wait for a turn before 503 (ms). */
 export const MAX_WAIT_MS = 30_000;
 /** While requests wait, how often the lane looks again whether the process is still saturated (ms). */
@@ -33,29 +39,46 @@ export function createRequestLane(opts: {
   saturatedFor: (projectId: string) => boolean;
   perProject?: number;
   maxWaitMs?: number;
+  settledMs?: number;
 }): RequestLane {
   const perProject = opts.perProject ?? PER_PROJECT;
   const maxWaitMs = opts.maxWaitMs ?? MAX_WAIT_MS;
-  const running = new Map<string, number>();
+  const settledMs = opts.settledMs ?? SETTLED_MS;
+  /** The start times of the requests running per project (one entry per request). */
+  const running = new Map<string, Set<{ since: number }>>();
+  let total = 0;
   /** Waiting requests per project, FIFO; the Map's order is the round-robin order (a served project goes last). */
   const queues = new Map<string, Waiter[]>();
   let waiting = 0;
   let recheck: NodeJS.Timeout | undefined;
 
   const start = (projectId: string): (() => void) => {
-    running.set(projectId, (running.get(projectId) ?? 0) + 1);
+    const turn = { since: Date.now() };
+    const mine = running.get(projectId) ?? new Set();
+    mine.add(turn);
+    running.set(projectId, mine);
+    total++;
     let ended = false;
     return () => {
       if (ended) return;
       ended = true;
-      const n = (running.get(projectId) ?? 1) - 1;
-      if (n > 0) running.set(projectId, n);
-      else running.delete(projectId);
+      total--;
+      mine.delete(turn);
+      if (mine.size === 0) running.delete(projectId);
       if (waiting > 0) pump();
     };
   };
-  const mayStart = (projectId: string): boolean =>
-    (running.get(projectId) ?? 0) < perProject || !opts.saturatedFor(projectId);
+  /** Requests of the project that started within the last settledMs (at most perProject counted). */
+  const recent = (mine: Set<{ since: number }>): number => {
+    const after = Date.now() - settledMs;
+    let n = 0;
+    for (const turn of mine) if (turn.since > after && ++n >= perProject) break;
+    return n;
+  };
+  const mayStart = (projectId: string): boolean => {
+    const mine = running.get(projectId);
+    return !mine || mine.size < perProject || !opts.saturatedFor(projectId) || recent(mine) < perProject;
+  };
 
   const pump = (): void => {
     let admitted = true;
@@ -112,6 +135,6 @@ export function createRequestLane(opts: {
         pump();
       });
     },
-    state: () => ({ running: [...running.values()].reduce((a, n) => a + n, 0), waiting }),
+    state: () => ({ running: total, waiting }),
   };
 }

@@ -1,12 +1,17 @@
 // Long statements yield the CPU to short ones. Every project connection is a PostgreSQL backend process of its own;
 // when the server runs on this machine (the embedded default, or a server on loopback), the pool lowers the CPU
-// priority (nice 10) of a backend whose statement has run longer than LONG_STATEMENT_MS, and gives it back (or closes
-// the connection, where this process may not raise a priority again) when the statement ends. The kernel then serves
-// the short statements of every project before the long ones of any: a neighbour's back-to-back heavy statements
-// cannot lengthen a well-behaved project's finds, while alone (no one else wants the CPU) a lowered backend runs at
-// full speed. This is the interactive-versus-batch rule of every time-sharing scheduler; the plan's statement-time
-// budget (database_cpu_seconds_per_minute) still caps how much a project may spend. A server on another host is out
-// of reach (its pids are not ours): there, only the budget applies. docs/architecture.md, "Fair shares".
+// priority (nice LOWERED_NICE) of a backend whose statement has used more than LONG_STATEMENT_MS of CPU time, and gives
+// it back (or closes the connection, where this process may not raise a priority again) when the statement ends. CPU
+// time, not the time since the statement started: a statement waiting (for a lock, in pg_sleep, for I/O, or for a CPU
+// on a busy machine) takes nothing from anyone, and lowering it would only make it wait longer: by elapsed time, a busy
+// machine's merely slow statements were lowered, marked their project heavy (its next statements start lowered, see
+// pools.ts) and ran slower still, a feedback loop that hurt a well-behaved project most when the machine had the least
+// to spare. The kernel then serves the short statements of every project before the long ones of any: a neighbour's
+// back-to-back heavy statements cannot lengthen a well-behaved project's finds, while alone (no one else wants the CPU)
+// a lowered backend runs at full speed. This is the interactive-versus-batch rule of every time-sharing scheduler; the
+// plan's statement-time budget (database_cpu_seconds_per_minute) still caps how much a project may spend. A server on
+// another host is out of reach (its pids are not ours): there, only the budget applies. docs/architecture.md, "Fair
+// shares".
 //
 // Where the kernel groups processes by session (`kernel.sched_autogroup_enabled`, on by default in Debian's and most
 // distributions' kernels, for processes outside a CPU cgroup of their own), a process's nice value only orders it among
@@ -19,12 +24,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import type { Logger } from '../../../platform/logger.ts';
 
-/** A statement running longer than this has its backend's CPU priority lowered. */
+/** A statement that has used more CPU time than this (ms) has its backend's CPU priority lowered. */
 export const LONG_STATEMENT_MS = 100;
 /** The nice value of a lowered backend (0 is the default; 19 the lowest priority). */
 export const LOWERED_NICE = 19;
 
 export type BackendPriority = {
+  /** The CPU time (ms) the backend has used since it started; NaN when it cannot be read. */
+  cpuMs: (pid: number) => number;
   /** Lowers the backend's CPU priority; false when it cannot (not a local PostgreSQL backend, not permitted). */
   lower: (pid: number) => boolean;
   /** Gives the backend its default priority back; false when this process may not (the connection should close). */
@@ -92,6 +99,25 @@ export function autogroupNiceOf(pid: number): number {
 }
 
 /**
+ * CPU time (ms) `pid` has used: the first field of /proc/<pid>/schedstat (ns, where the kernel keeps scheduler
+ * statistics), otherwise utime + stime of /proc/<pid>/stat (in the 1/100 s ticks Linux reports to user space).
+ */
+export function cpuMsOf(pid: number): number {
+  try {
+    return Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime and stime are the 14th and 15th fields of the line, the 12th and 13th after the command name.
+      return (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      return NaN;
+    }
+  }
+}
+
+/**
  * Creates the priority control for backends of the server at `databaseUrl`; null when it is not on this machine or
  * the platform cannot see its processes (no /proc): then statements are not reprioritised.
  */
@@ -100,6 +126,7 @@ export function createBackendPriority(databaseUrl: string, logger: Logger): Back
   let working = true;
   const autogroups = autogroupsEnabled();
   return {
+    cpuMs: cpuMsOf,
     lower(pid) {
       if (!working || !isPostgresBackend(pid)) return false;
       try {

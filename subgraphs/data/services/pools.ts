@@ -124,9 +124,9 @@ type Project = {
   /** Its open connections (for the time of statements still running). */
   conns: Set<Conn>;
   /**
-   * Until when its statements start at the lowered CPU priority (backend-priority.ts): it ran a long statement within
-   * the last HEAVY_MS. A project running heavy statements back to back would otherwise take the CPU at full priority
-   * for the first LONG_STATEMENT_MS of each.
+   * Until when its statements start at the lowered CPU priority (backend-priority.ts): it ran a long statement (one
+   * that used LONG_STATEMENT_MS of CPU time) within the last HEAVY_MS. A project running heavy statements back to
+   * back would otherwise take the CPU at full priority for the first LONG_STATEMENT_MS of each.
    */
   heavyUntil: number;
 };
@@ -144,6 +144,13 @@ type Conn = {
   prepared: Set<string>;
   /** Its backend's CPU priority was lowered for a long statement (backend-priority.ts). */
   lowered: boolean;
+  /**
+   * The CPU time of its backend (ms) when the watch first saw the statement of `cpuFor` (its `busySince`) running, and
+   * when it was last read; `cpuFor` is -`busySince` once that statement was found long (nothing more to read).
+   */
+  cpuAt: number;
+  cpuFor: number;
+  cpuReadAt: number;
 };
 type Waiter = {
   projectId: string;
@@ -190,6 +197,8 @@ const unnamed = (q: string | pg.QueryConfig): string | pg.QueryConfig =>
 /** How long past the statement timeout the pool waits before it cancels a statement itself. */
 const CANCEL_GRACE_MS = 1000;
 const WATCH_INTERVAL_MS = 25;
+/** How often the watch reads the CPU time of a backend whose statement has run LONG_STATEMENT_MS or more. */
+const CPU_READ_INTERVAL_MS = 50;
 /** How long a project that ran a long statement has its next statements start at the lowered priority. */
 const HEAVY_MS = 10_000;
 
@@ -355,6 +364,9 @@ export function createProjectPools(opts: {
       cancelled: 0,
       prepared: new Set(),
       lowered: false,
+      cpuAt: 0,
+      cpuFor: 0,
+      cpuReadAt: 0,
     };
     client.on('error', (err) => {
       c.broken = true;
@@ -696,17 +708,42 @@ export function createProjectPools(opts: {
   }, 5_000);
   sweep.unref();
 
+  /**
+   * Long statements yield the CPU: a statement that has used LONG_STATEMENT_MS of CPU time since the watch first saw it
+   * running makes its project heavy for a while (its next statements start lowered) and is lowered itself. Its time
+   * on the clock alone says nothing (waiting for a lock, a sleep or a CPU on a busy machine takes nothing from anyone).
+   * The CPU time is read once a statement has run WATCH_INTERVAL_MS (most never do), then every CPU_READ_INTERVAL_MS
+   * from LONG_STATEMENT_MS on.
+   */
+  const longStatement = (c: Conn, now: number, long: number): void => {
+    if (c.cpuFor === -c.busySince) {
+      c.project.heavyUntil = now + (opts.heavyMs ?? HEAVY_MS);
+      return;
+    }
+    const pid = pidOf(c);
+    if (!pid) return;
+    if (c.cpuFor !== c.busySince) {
+      if (now - c.busySince < WATCH_INTERVAL_MS) return;
+      c.cpuFor = c.busySince;
+      c.cpuAt = opts.priority!.cpuMs(pid);
+      c.cpuReadAt = now;
+      return;
+    }
+    if (c.busySince > long || now - c.cpuReadAt < CPU_READ_INTERVAL_MS) return;
+    c.cpuReadAt = now;
+    if (!(opts.priority!.cpuMs(pid) - c.cpuAt >= LONG_STATEMENT_MS)) return;
+    c.cpuFor = -c.busySince;
+    c.project.heavyUntil = now + (opts.heavyMs ?? HEAVY_MS);
+    if (!c.lowered) c.lowered = opts.priority!.lower(pid);
+  };
+
   // The statement timeout, enforced here whatever the session's own setting says; and long statements yield the CPU.
   const watch = setInterval(() => {
-    const late = Date.now() - statementTimeoutMs - CANCEL_GRACE_MS;
-    const long = Date.now() - LONG_STATEMENT_MS;
+    const now = Date.now();
+    const late = now - statementTimeoutMs - CANCEL_GRACE_MS;
+    const long = now - LONG_STATEMENT_MS;
     for (const c of all) {
-      if (opts.priority && c.busySince > 0 && c.busySince <= long) {
-        // A long statement: its project is heavy for a while (its next statements start lowered), and it is lowered.
-        c.project.heavyUntil = Date.now() + (opts.heavyMs ?? HEAVY_MS);
-        const pid = pidOf(c);
-        if (!c.lowered && pid) c.lowered = opts.priority.lower(pid);
-      }
+      if (opts.priority && c.busySince > 0) longStatement(c, now, long);
       if (c.busySince === 0 || c.busySince > late || c.cancelled === c.busySince) continue;
       c.cancelled = c.busySince;
       const pid = pidOf(c);

@@ -231,24 +231,41 @@ describe('long statements yield the CPU to short ones (a server on this machine)
     expect(createBackendPriority('postgres://u:p@db.internal/d', createLogger('silent'))).toBeNull();
   });
 
-  it("lowers a long statement's backend (and its session's autogroup), never a short one's; the project's next statements start lowered until it has run none for a while", async () => {
+  it("lowers the backend of a statement that uses the CPU long (and its session's autogroup), never one that waits; the project's next statements start lowered until it has run none for a while", async () => {
     const priority = createBackendPriority(db.url, createLogger('silent'));
     expect(priority).not.toBeNull();
     // Never a process that is not a PostgreSQL backend (this test's own process here).
     expect(priority!.lower(process.pid)).toBe(false);
     expect(os.getPriority(process.pid)).toBe(0);
     const p = start(4, 10, priority, 1_500);
-    await locks.query('select pg_advisory_lock(21)');
-    const long = p.get(HOSTILE).query('select pg_advisory_xact_lock_shared(21)');
-    const waitingPid = async () =>
+    const pidOf = async (where: string) =>
       (
         await admin.query<{ pid: number }>(
-          `select pid from pg_stat_activity where usename = $1 and wait_event_type = 'Lock'`,
+          `select pid from pg_stat_activity where usename = $1 and state = 'active' and ${where}`,
           [HOSTILE.roleName],
         )
       ).rows[0]?.pid;
-    await waitFor(async () => (await waitingPid()) !== undefined, { message: 'the long statement running' });
-    const pid = (await waitingPid())!;
+    // A statement that waits a long time (here for a lock) uses no CPU: it keeps its priority, and its project is not
+    // made heavy (lowering a statement that waits for a CPU on a busy machine would only make it wait longer).
+    await locks.query('select pg_advisory_lock(21)');
+    const waiting = p.get(HOSTILE).query('select pg_advisory_xact_lock_shared(21)');
+    await waitFor(async () => (await pidOf(`wait_event_type = 'Lock'`)) !== undefined, { message: 'the wait' });
+    const waitingPid = (await pidOf(`wait_event_type = 'Lock'`))!;
+    await new Promise((r) => setTimeout(r, 400));
+    expect(os.getPriority(waitingPid)).toBe(0);
+    if (AUTOGROUPS) expect(autogroupNiceOf(waitingPid)).toBe(0);
+    await locks.query('select pg_advisory_unlock(21)');
+    await waiting;
+    const afterWait = await p.get(HOSTILE).query<{ pid: number }>('select pg_backend_pid() as pid');
+    expect(os.getPriority(afterWait.rows[0]!.pid)).toBe(0);
+    // A statement that computes for 3 s: lowered once it has used LONG_STATEMENT_MS of CPU time.
+    const long = p
+      .get(HOSTILE)
+      .query(
+        `do $$ begin while clock_timestamp() < statement_timestamp() + interval '3 s' loop perform 1; end loop; end $$`,
+      );
+    await waitFor(async () => (await pidOf(`query like 'do $$%'`)) !== undefined, { message: 'the long statement' });
+    const pid = (await pidOf(`query like 'do $$%'`))!;
     await waitFor(() => os.getPriority(pid) === LOWERED_NICE, { message: "the long statement's backend lowered" });
     // Where the kernel shares the CPU between sessions first, the backend's own session weighs less too (its nice
     // value alone would only order it within that session, which it leads alone).
@@ -257,7 +274,6 @@ describe('long statements yield the CPU to short ones (a server on this machine)
     const short = await p.get(VICTIM).query<{ pid: number }>('select pg_backend_pid() as pid');
     expect(os.getPriority(short.rows[0]!.pid)).toBe(0);
     if (AUTOGROUPS) expect(autogroupNiceOf(short.rows[0]!.pid)).toBe(0);
-    await locks.query('select pg_advisory_unlock(21)');
     await long;
     // The project's next statement starts lowered: a project running heavy statements back to back would otherwise
     // have the CPU at full priority for the first part of each.
