@@ -166,6 +166,20 @@ describe('the dashboard, end to end in chromium', () => {
     await page.getByRole('textbox', { name: 'SQL' }).fill('select count(*)::int as n from items where title <> $1');
     await page.getByLabel('Parameters (JSON array').fill('["nothing"]');
     await page.getByRole('button', { name: 'Run' }).click();
+    // The answer is the result table or an alert; an alert fails here with its own words (a failed CI run once saw
+    // neither within 15 s on a machine at load 6-7, and left nothing to say which).
+    const outcome = await until(
+      async () =>
+        (await main().getByRole('table', { name: 'Result rows' }).count()) > 0
+          ? await main().getByRole('table', { name: 'Result rows' }).innerText()
+          : (await main().getByRole('alert').count()) > 0
+            ? `alert: ${await main().getByRole('alert').first().innerText()}`
+            : undefined,
+      (v) => v !== undefined,
+      'the result of the SQL run',
+      30_000,
+    );
+    expect(outcome).not.toMatch(/^alert:/);
     await contains(main().getByRole('table', { name: 'Result rows' }), '2');
     await checkPage('07-sql-editor');
     await page.getByRole('textbox', { name: 'SQL' }).fill('select * from no_such_table');

@@ -122,6 +122,8 @@ describe('max_realtime_subscribers across two instances', () => {
   let second: Awaited<ReturnType<typeof startTessera>>;
   // Both instances run in this Node process and so report to one /metrics registry: each gauge is their sum.
   const subscribers = async () => await realtimeSubscribers(p.url);
+  // Counts are told about once a second; on a machine at load 6-7 (a CI run) one wait once took over 15 s.
+  const HEARING_MS = 45_000;
   const elsewhere = async () => await realtimeSubscribers(p.url, 'tessera_realtime_subscribers_elsewhere');
 
   beforeAll(async () => {
@@ -147,7 +149,10 @@ describe('max_realtime_subscribers across two instances', () => {
     const there = await sse(a.apiKey, second.url);
     expect([here.status, there.status]).toEqual([200, 200]);
     // Each instance hears of the other's subscriber (within about a second): a third is refused on either.
-    await waitFor(async () => (await elsewhere()) === 2, { message: 'each instance to hear of the other subscriber' });
+    await waitFor(async () => (await elsewhere()) === 2, {
+      timeoutMs: HEARING_MS,
+      message: 'each instance to hear of the other subscriber',
+    });
     for (const url of [p.url, second.url]) {
       const third = await sse(a.apiKey, url);
       expect(third.status).toBe(409);
@@ -164,7 +169,10 @@ describe('max_realtime_subscribers across two instances', () => {
     const again = await sse(a.apiKey, p.url);
     expect(again.status).toBe(200);
     // Both on the first instance now: the second, once it hears so, refuses.
-    await waitFor(async () => (await elsewhere()) === 2, { message: 'the second instance to hear of both' });
+    await waitFor(async () => (await elsewhere()) === 2, {
+      timeoutMs: HEARING_MS,
+      message: 'the second instance to hear of both',
+    });
     expect((await sse(a.apiKey, second.url)).status).toBe(409);
     // The operator raises the limit to 3: the second instance lets a third in (as soon as it has the new plan; a
     // refused attempt holds no slot) and, once the first hears of it, the first refuses a fourth.
@@ -174,11 +182,17 @@ describe('max_realtime_subscribers across two instances', () => {
         const s = await sse(a.apiKey, second.url);
         return s.status === 200 ? s : undefined;
       },
-      { message: 'the raised limit to let a third subscriber in' },
+      { timeoutMs: HEARING_MS, message: 'the raised limit to let a third subscriber in' },
     );
-    await waitFor(async () => (await elsewhere()) === 3, { message: 'the first instance to hear of the third' });
+    await waitFor(async () => (await elsewhere()) === 3, {
+      timeoutMs: HEARING_MS,
+      message: 'the first instance to hear of the third',
+    });
     expect((await sse(a.apiKey, p.url)).status).toBe(409);
     for (const s of [here, again, third]) s.close();
-    await waitFor(async () => (await subscribers()) === 0, { message: 'every subscription released' });
-  }, 60_000);
+    await waitFor(async () => (await subscribers()) === 0, {
+      timeoutMs: HEARING_MS,
+      message: 'every subscription released',
+    });
+  }, 180_000);
 });
