@@ -31,7 +31,7 @@ import {
 } from './platform/http-edge.ts';
 import { graphqlLimitsOf } from './platform/graphql-limits.ts';
 import { SUBGRAPHS } from './subgraphs/index.ts';
-import { createRouter, type Router } from './router/router.ts';
+import { createRouter, createRouterClient, type Router } from './router/router.ts';
 import { readSupergraphConfig, SUPERGRAPH_FILE } from './router/compose.ts';
 import { remoteSubgraph } from './router/remote-subgraph.ts';
 import { authenticate, credentialsOf } from './router/authenticate.ts';
@@ -128,20 +128,16 @@ async function runSubgraph(name: string, config: Config, log: Logger): Promise<(
   if (!config.databaseUrl)
     throw new ConfigError(['DATABASE_URL: required for a subgraph process in split mode (scripts/split.ts passes it)']);
   const secret = ensureInternalSecret(config);
-  // Calls to other domains go through a router over the HTTP subgraphs, built on first use.
-  let routing: Promise<RouterClient> | undefined;
-  const router: RouterClient = {
-    run: async (query, variables, ctx) => {
-      routing ??= createRouter({
-        supergraphSdl: supergraphSdl(),
-        handles: remoteHandles(config, secret),
-        logger: log,
-        remote: remoteRouterOf(config, secret),
-        limits: graphqlLimitsOf(config),
-      });
-      return (await routing).run(query, variables, ctx);
-    },
-  };
+  // Calls to other domains: straight to the subgraph that answers alone, else through the router process
+  // (router/router.ts createRouterClient), or a gateway of its own without TESSERA_ROUTER_URL. Built now, before the
+  // subgraph's jobs start and it listens: built on first use, it held the event loop in the middle of a job.
+  const remote = remoteRouterOf(config, secret);
+  const handles = remoteHandles(config, secret);
+  const gateway = remote
+    ? undefined
+    : await createRouter({ supergraphSdl: supergraphSdl(), handles, logger: log, limits: graphqlLimitsOf(config) });
+  const router: RouterClient =
+    gateway ?? createRouterClient({ supergraphSdl: supergraphSdl(), handles, remote: remote! });
   const sub = countOperations(
     await startSubgraph(def, { config, databaseUrl: config.databaseUrl, logger: log, router }),
   );
@@ -160,6 +156,7 @@ async function runSubgraph(name: string, config: Config, log: Logger): Promise<(
   return async () => {
     await app.close();
     await sub.close();
+    await gateway?.stop();
   };
 }
 

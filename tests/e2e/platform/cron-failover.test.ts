@@ -104,7 +104,13 @@ describe('cron ticks survive the death of the instance running them', () => {
     });
     await waitFor(async () => (await runs()).length >= 3, { message: 'the first ticks', timeoutMs: 30_000 });
 
-    const report: { round: number; victim: string; bad: number[]; window: Record<number, number> }[] = [];
+    const report: {
+      round: number;
+      victim: string;
+      bad: number[];
+      window: Record<number, number>;
+      lateS: Record<number, number[]>;
+    }[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       // Both instances up: the launcher restarted its own, this test restarts the second.
       if (!second || second.exitCode !== null || second.signalCode !== null) await startSecond();
@@ -140,13 +146,16 @@ describe('cron ticks survive the death of the instance running them', () => {
         { message: `ticks after kill ${round}`, timeoutMs: 30_000, intervalMs: 200 },
       );
       const window: Record<number, number> = {};
+      // How late each tick's runs started (s): a failure shows whether the job moved late or ticks were lost.
+      const lateS: Record<number, number[]> = {};
       const bad: number[] = [];
       for (let s = from; s <= to; s++) {
         const these = all.filter((x) => x.second === s);
         window[s - from] = these.length;
+        lateS[s - from] = these.map((x) => Math.round(x.late / 10) / 100);
         if (these.length === 0 || these.every((x) => x.late > 2000)) bad.push(s - from);
       }
-      report.push({ round, victim, bad, window });
+      report.push({ round, victim, bad, window, lateS });
     }
     // Never a tick run twice, across the whole run (kills included).
     const perSecond = new Map<number, number>();
