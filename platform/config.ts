@@ -199,7 +199,7 @@ export const CONFIG_SCHEMA = {
     default: '',
     parse: optionalUrl(['http:', 'https:']),
     description:
-      'Split mode: the router process the front door sends multi-subgraph operations to. Empty: the front door routes them itself.',
+      'Split mode: the router process that front doors and subgraph processes send multi-subgraph operations to. Empty: each process routes them itself (a gateway of its own).',
   },
   accessLog: {
     env: 'TESSERA_ACCESS_LOG',
