@@ -61,6 +61,7 @@ export type PlanLimitValues = {
   maxCronJobs: number | null;
   maxConcurrentFunctionRuns: number | null;
   maxAsyncInvokesPerRun: number | null;
+  maxQueuedFunctionRuns: number | null;
   maxRealtimeSubscribers: number | null;
   maxPendingUploads: number | null;
   maxDatabaseConnections: number | null;
@@ -195,7 +196,7 @@ export const INTERNAL_OPERATIONS = {
     planId suspended
     limits {
       maxProjects maxStorageBytes maxUploadBytes maxDatabaseRows maxDatabaseBytes maxFunctionInvocationsPerMonth
-      maxRequestsPerMinute minCronIntervalSeconds maxCronJobs maxConcurrentFunctionRuns maxAsyncInvokesPerRun
+      maxRequestsPerMinute minCronIntervalSeconds maxCronJobs maxConcurrentFunctionRuns maxAsyncInvokesPerRun maxQueuedFunctionRuns
       maxRealtimeSubscribers maxPendingUploads maxDatabaseConnections databaseCpuSecondsPerMinute
     }
   }

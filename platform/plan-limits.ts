@@ -122,6 +122,7 @@ export const NO_LIMITS: PlanLimitValues = {
   maxCronJobs: null,
   maxConcurrentFunctionRuns: null,
   maxAsyncInvokesPerRun: null,
+  maxQueuedFunctionRuns: null,
   maxRealtimeSubscribers: null,
   maxPendingUploads: null,
   maxDatabaseConnections: null,

@@ -60,6 +60,7 @@ const LIMITS = [
   'max_cron_jobs',
   'max_concurrent_function_runs',
   'max_async_invokes_per_run',
+  'max_queued_function_runs',
   'max_realtime_subscribers',
   'max_pending_uploads',
   'max_database_connections',

@@ -11,6 +11,7 @@ const LIMITS = `limits {
   max_function_invocations_per_month: maxFunctionInvocationsPerMonth max_requests_per_minute: maxRequestsPerMinute
   min_cron_interval_seconds: minCronIntervalSeconds max_cron_jobs: maxCronJobs
   max_concurrent_function_runs: maxConcurrentFunctionRuns max_async_invokes_per_run: maxAsyncInvokesPerRun
+  max_queued_function_runs: maxQueuedFunctionRuns
   max_realtime_subscribers: maxRealtimeSubscribers max_pending_uploads: maxPendingUploads
   max_database_connections: maxDatabaseConnections database_cpu_seconds_per_minute: databaseCpuSecondsPerMinute
 }`;
@@ -36,7 +37,7 @@ const AUDIT = 'id at operator action target_kind: targetKind target_id: targetId
 const KEY =
   'id name key_prefix: keyPrefix created_at: createdAt created_by: createdBy last_used_at: lastUsedAt revoked_at: revokedAt';
 const LIMITS_DOC =
-  '`limits` holds any of the 15 limits in snake_case (as `GET /auth/api/v1/plans` shows them): whole numbers ≥ 0 (≥ 1 for `min_cron_interval_seconds` and `max_database_connections`; `database_cpu_seconds_per_minute` above 0), or null for no limit';
+  '`limits` holds any of the 16 limits in snake_case (as `GET /auth/api/v1/plans` shows them): whole numbers ≥ 0 (≥ 1 for `min_cron_interval_seconds` and `max_database_connections`; `database_cpu_seconds_per_minute` above 0), or null for no limit';
 const PAGE_DOC = 'Query `first` (1-100, default 50) and `after` (the `next_cursor` of the previous page).';
 const AUDITED = 'Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.';
 // The project servers (issue 29): never the URL's password, in no answer.

@@ -21,6 +21,7 @@ const PLAN = `id name description price_cents_per_month: priceCentsPerMonth limi
   max_function_invocations_per_month: maxFunctionInvocationsPerMonth max_requests_per_minute: maxRequestsPerMinute
   min_cron_interval_seconds: minCronIntervalSeconds max_cron_jobs: maxCronJobs
   max_concurrent_function_runs: maxConcurrentFunctionRuns max_async_invokes_per_run: maxAsyncInvokesPerRun
+  max_queued_function_runs: maxQueuedFunctionRuns
   max_realtime_subscribers: maxRealtimeSubscribers max_pending_uploads: maxPendingUploads
   max_database_connections: maxDatabaseConnections database_cpu_seconds_per_minute: databaseCpuSecondsPerMinute
 }`;

@@ -20,6 +20,7 @@ export type PlanLimitChange = Partial<
     | 'max_cron_jobs'
     | 'max_concurrent_function_runs'
     | 'max_async_invokes_per_run'
+    | 'max_queued_function_runs'
     | 'max_realtime_subscribers'
     | 'max_pending_uploads'
     | 'max_database_connections'

@@ -30,6 +30,7 @@ export const PLAN_LIMITS = [
   { key: 'max_function_invocations_per_month', label: 'Function runs per month', unit: 'count' },
   { key: 'max_concurrent_function_runs', label: 'Concurrent function runs', unit: 'count' },
   { key: 'max_async_invokes_per_run', label: 'Async invokes per run', unit: 'count' },
+  { key: 'max_queued_function_runs', label: 'Queued function runs', unit: 'count' },
   { key: 'max_cron_jobs', label: 'Cron jobs', unit: 'count' },
   { key: 'min_cron_interval_seconds', label: 'Shortest cron interval', unit: 'seconds' },
   { key: 'max_realtime_subscribers', label: 'Realtime subscribers', unit: 'count' },

@@ -11,6 +11,7 @@ import { FunctionsEventSubscriptionsMigration } from './0008-event-subscriptions
 import { FunctionsStepLogColumnMigration } from './0009-step-log-column.ts';
 import { FunctionsPlanLimitsMigration } from './0010-plan-limits.ts';
 import { FunctionsCronLastTickMigration } from './0011-cron-last-tick.ts';
+import { FunctionsQueuedRunsMigration } from './0012-queued-runs.ts';
 
 export const functionsMigrations: MigrationObject[] = [
   { name: '0001-functions-initial', class: FunctionsInitialMigration },
@@ -24,4 +25,5 @@ export const functionsMigrations: MigrationObject[] = [
   { name: '0009-functions-step-log-column', class: FunctionsStepLogColumnMigration },
   { name: '0010-functions-plan-limits', class: FunctionsPlanLimitsMigration },
   { name: '0011-functions-cron-last-tick', class: FunctionsCronLastTickMigration },
+  { name: '0012-functions-queued-runs', class: FunctionsQueuedRunsMigration },
 ];

@@ -191,6 +191,8 @@ export const MAX_RUN_VALUE_CHARS = 32 * 1024 * 1024;
 
 /** What is left of a run's value budget (MAX_RUN_VALUE_CHARS). */
 type ValueBudget = { left: number };
+/** A run to queue: its execution row (JSON), its project, and whether the queue bound applies (async invokes). */
+type QueueItem = { id: string; row: string; projectId: string; bounded: boolean };
 
 /**
  * A JSON copy (a step cannot change what another sees; only JSON is recorded), charged to the run's budget. Strings,
@@ -233,7 +235,7 @@ export function createEngine(deps: {
   /** Told of every recorded execution that failed, once it is recorded (outbound `execution.failed` events). */
   onFailed?: (e: FailedExecution) => Promise<unknown>;
   /** The plan's concurrent runs and async fan-out (services/run-limits.ts); absent: neither is limited. */
-  runLimits?: Pick<RunLimits, 'takeSlot' | 'slotRefusal' | 'takeAsyncInvoke'>;
+  runLimits?: Pick<RunLimits, 'takeSlot' | 'slotRefusal' | 'takeAsyncInvoke' | 'queueRefusals'>;
   /** Where background runs take their turn (services/background-lane.ts); absent: they go at once. */
   lane?: BackgroundLane;
 }) {
@@ -556,8 +558,30 @@ export function createEngine(deps: {
   // An invoke answered 503 has not run and will not run: the rows are written `held` (no job claims them), then
   // their job, then they are released. Queuing that fails at any step leaves them held (marked failed at once, or
   // by the sweep when the database is away), and a job that finds its executions still held waits for the release.
-  const enqueueBatch = createBatcher<{ id: string; row: string }>(
-    async (items) => {
+  // Async invokes (`bounded`) are refused past the plan's max_queued_function_runs first (one count for the batch),
+  // then each queued run is counted against the month's runs: a refused one is neither counted nor saved. Answers
+  // each item's refusal (undefined: queued).
+  const enqueueBatch = createBatcher<QueueItem, AppError | undefined>(
+    async (batch) => {
+      const refusals: (AppError | undefined)[] = batch.map(() => undefined);
+      const bounded = batch.flatMap((item, i) => (item.bounded && deps.runLimits ? [i] : []));
+      if (bounded.length > 0) {
+        const refused = await deps.runLimits!.queueRefusals(bounded.map((i) => batch[i]!.projectId));
+        bounded.forEach((i, k) => (refusals[i] = refused[k]));
+      }
+      for (const [i, item] of batch.entries()) {
+        if (refusals[i]) continue;
+        try {
+          await deps.runQuota?.take(item.projectId);
+        } catch (err) {
+          refusals[i] =
+            err instanceof AppError
+              ? err
+              : errors.unavailable(`the run could not be counted: ${(err as Error).message}`);
+        }
+      }
+      const items = batch.filter((_, i) => !refusals[i]);
+      if (items.length === 0) return refusals;
       const executionIds = items.map((i) => i.id);
       const unavailable = (err: unknown) =>
         err instanceof AppError
@@ -577,6 +601,7 @@ export function createEngine(deps: {
           .catch(() => {});
         throw unavailable(err);
       }
+      return refusals;
     },
     {
       max: ENQUEUE_BATCH_MAX,
@@ -587,16 +612,19 @@ export function createEngine(deps: {
     },
   );
 
-  /** Queues a run through the scheduler; answers its execution id at once. */
-  async function enqueue(req: Omit<RunRequest, 'dryRun'>): Promise<string> {
-    // Counted (and refused past the plan) when it is queued, not again when it runs.
-    await deps.runQuota?.take(req.fn.projectId);
+  /**
+   * Queues a run through the scheduler; answers its execution id at once. Counted against the month's runs (and
+   * refused past the plan) when it is queued, not again when it runs. `bounded`: an async invoke, refused 429 past the
+   * plan's max_queued_function_runs (a cron tick or an after-hook waiting for a run slot is not).
+   */
+  async function enqueue(req: Omit<RunRequest, 'dryRun'>, bounded = false): Promise<string> {
     const id = crypto.randomUUID();
     const row = executions.queuedRow({
       ...executionOf(id, req),
       input: { ...req.input, rawBody: undefined },
     });
-    await enqueueBatch({ id, row });
+    const refusal = await enqueueBatch({ id, row, projectId: req.fn.projectId, bounded });
+    if (refusal) throw refusal;
     return id;
   }
 
@@ -743,7 +771,15 @@ export function createEngine(deps: {
           throw err;
         }
       }
-      const id = await enqueue(common);
+      let id: string;
+      try {
+        id = await enqueue(common, true);
+      } catch (err) {
+        // A full queue fails the step with the refusal's code (retryable: the queue drains as runs start).
+        if (err instanceof AppError && err.details?.limit === 'max_queued_function_runs')
+          throw new StepFailure('RATE_LIMITED', err.message, true, 'RATE_LIMITED');
+        throw err;
+      }
       return { body: { execution_id: id, status: 'queued' } };
     }
     // A synchronous child runs inside its parent's time and run slot.

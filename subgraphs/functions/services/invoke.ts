@@ -120,7 +120,7 @@ export function createInvokeService({
       };
       if (args.async) {
         return await idempotency.run(request, async () => {
-          const id = await engine.enqueue({ fn, input, trigger: 'invoke', depth: 0 });
+          const id = await engine.enqueue({ fn, input, trigger: 'invoke', depth: 0 }, true);
           return { status: 202, body: { execution_id: id, status: 'queued' }, headers: { 'x-execution-id': id } };
         });
       }

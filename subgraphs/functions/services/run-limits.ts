@@ -7,6 +7,14 @@
 //   runs in its parent's slot; a before-hook, part of a data API write, takes none (services/hooks.ts says why).
 // - max_async_invokes_per_run: async Invoke steps a tree of runs may start, counted against the tree's root in
 //   `function_fanout` (one conditional upsert per async invoke, so two instances cannot both pass the last one).
+// - max_queued_function_runs: queued runs of a project not yet ended (waiting, or running: a run a job claimed is
+//   `running` while it waits for its turn and a slot, so counting waiting rows alone would let a backlog grow while its
+//   jobs retry). Async invokes (the API's `async`, async Invoke steps) are refused past it; checked where runs are
+//   queued, for a batch at once (one indexed count of the batch's projects' `held`, `queued` and `running`
+//   executions); past it 429 RATE_LIMITED with Retry-After, nothing counted or saved. Instances
+//   queuing for one project at the same moment may each pass the last place: the queue can exceed the limit by what
+//   they queue in one batch each. Cron ticks and after-hooks that find no free run slot are not refused by it (their
+//   rate is bounded by the cron interval and jobs, and by the project's own requests).
 import crypto from 'node:crypto';
 import { AppError } from '../../../platform/errors.ts';
 import { isUuid } from '../../../platform/ids.ts';
@@ -24,6 +32,8 @@ const ENSURED_MAX = 10_000;
 const FREE_HOLDER = '00000000-0000-0000-0000-000000000000';
 /** How long after a refusal a synchronous caller is told to try again (runs are short; the slot frees on its end). */
 export const SLOT_RETRY_AFTER_S = 1;
+/** How long a caller refused for a full queue is told to wait (runs are short; the queue drains as they end). */
+export const QUEUE_RETRY_AFTER_S = 1;
 /** A fan-out count untouched this long is dropped (its tree has ended). */
 const FANOUT_KEEP_MS = 24 * 3600_000;
 
@@ -210,6 +220,43 @@ export function createRunLimits({ sql, limits }: { sql: Sql; limits: PlanLimitsR
         [rootId, projectId, max],
       );
       if (n === 0) throw refuse();
+    },
+
+    /**
+     * For runs about to be queued, one per entry of `projectIds` (in order, a project repeated for each of its runs):
+     * undefined where there is room in the project's queue, 429 RATE_LIMITED where the plan's
+     * max_queued_function_runs is reached. One statement for every capped project of the batch; none when no plan caps it.
+     */
+    async queueRefusals(projectIds: readonly string[]): Promise<(AppError | undefined)[]> {
+      const plans = new Map<string, ProjectPlan | null>();
+      for (const id of projectIds) if (!plans.has(id)) plans.set(id, await planOf(id));
+      const maxOf = (id: string) => plans.get(id)?.limits.maxQueuedFunctionRuns ?? null;
+      const capped = [...plans.keys()].filter((id) => maxOf(id) !== null);
+      const waiting = new Map<string, number>();
+      if (capped.length > 0) {
+        const rows = await sql.rows<{ project_id: string; n: number }>(
+          `select project_id::text as project_id, count(*)::int as n from function_executions
+            where project_id in (select (jsonb_array_elements_text(?::jsonb))::uuid) and status in ('held', 'queued', 'running')
+            group by project_id`,
+          [JSON.stringify(capped)],
+        );
+        for (const r of rows) waiting.set(r.project_id, Number(r.n));
+      }
+      return projectIds.map((id) => {
+        const max = maxOf(id);
+        const plan = plans.get(id);
+        if (max === null || !plan) return undefined;
+        const n = waiting.get(id) ?? 0;
+        if (n < max) {
+          waiting.set(id, n + 1);
+          return undefined;
+        }
+        return new AppError(
+          'RATE_LIMITED',
+          `${planName(plan)} allows ${max} queued function runs per project (max_queued_function_runs) and as many are queued or running; try again in ${QUEUE_RETRY_AFTER_S} s, once some have ended, or ask the operator to raise it`,
+          { retry_after: QUEUE_RETRY_AFTER_S, limit: 'max_queued_function_runs', max },
+        );
+      });
     },
 
     /** Drops fan-out counts of trees untouched for a day (the sweep). */

@@ -22,6 +22,7 @@ export const PlanEntity = defineEntity({
     maxCronJobs: p.integer().nullable(),
     maxConcurrentFunctionRuns: p.integer().nullable(),
     maxAsyncInvokesPerRun: p.integer().nullable(),
+    maxQueuedFunctionRuns: p.integer().nullable(),
     maxRealtimeSubscribers: p.integer().nullable(),
     maxPendingUploads: p.integer().nullable(),
     maxDatabaseConnections: p.integer().nullable(),

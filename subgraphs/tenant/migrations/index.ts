@@ -8,6 +8,7 @@ import { TenantSessionRefreshReuseMigration } from './0005-session-refresh-reuse
 import { TenantAccountLifecycleMigration } from './0006-account-lifecycle.ts';
 import { TenantRequestLogBrandingMigration } from './0007-request-log-branding.ts';
 import { TenantOperatorPlansMigration } from './0008-operator-plans.ts';
+import { TenantQueuedRunsMigration } from './0009-queued-runs.ts';
 
 export const tenantMigrations: MigrationObject[] = [
   { name: '0001-tenant-initial', class: TenantInitialMigration },
@@ -18,4 +19,5 @@ export const tenantMigrations: MigrationObject[] = [
   { name: '0006-tenant-account-lifecycle', class: TenantAccountLifecycleMigration },
   { name: '0007-tenant-request-log-branding', class: TenantRequestLogBrandingMigration },
   { name: '0008-tenant-operator-plans', class: TenantOperatorPlansMigration },
+  { name: '0009-tenant-queued-runs', class: TenantQueuedRunsMigration },
 ];

@@ -29,6 +29,7 @@ export const PLAN_LIMIT_FIELDS = {
   maxCronJobs: { column: 'max_cron_jobs', kind: 'int', min: 0 },
   maxConcurrentFunctionRuns: { column: 'max_concurrent_function_runs', kind: 'int', min: 0 },
   maxAsyncInvokesPerRun: { column: 'max_async_invokes_per_run', kind: 'int', min: 0 },
+  maxQueuedFunctionRuns: { column: 'max_queued_function_runs', kind: 'int', min: 0 },
   maxRealtimeSubscribers: { column: 'max_realtime_subscribers', kind: 'int', min: 0 },
   maxPendingUploads: { column: 'max_pending_uploads', kind: 'int', min: 0 },
   maxDatabaseConnections: { column: 'max_database_connections', kind: 'int', min: 1 },

@@ -30,6 +30,7 @@ export function limitsOf(plan: Plan): PlanLimitValues {
     maxCronJobs: n(plan.maxCronJobs),
     maxConcurrentFunctionRuns: n(plan.maxConcurrentFunctionRuns),
     maxAsyncInvokesPerRun: n(plan.maxAsyncInvokesPerRun),
+    maxQueuedFunctionRuns: n(plan.maxQueuedFunctionRuns),
     maxRealtimeSubscribers: n(plan.maxRealtimeSubscribers),
     maxPendingUploads: n(plan.maxPendingUploads),
     maxDatabaseConnections: n(plan.maxDatabaseConnections),

@@ -69,6 +69,7 @@ describe("the tenant console's Plan section", () => {
       'Cron jobs',
       'Shortest cron interval',
       'Concurrent function runs',
+      'Queued function runs',
       'Realtime subscribers',
       'Pending uploads',
       'Database rows',
@@ -77,10 +78,10 @@ describe("the tenant console's Plan section", () => {
       'Database CPU per minute',
     ])
       expect(limits).toContain(h);
-    expect(limits).toHaveLength(15);
+    expect(limits).toHaveLength(16);
     expect(limits).not.toContain('Price / month');
     // The self-hosted plan has no caps: every limit says so, none is a dash.
-    expect(await planColumn('Self-hosted')).toEqual(Array(15).fill('unlimited'));
+    expect(await planColumn('Self-hosted')).toEqual(Array(16).fill('unlimited'));
     const free = await planColumn('Free');
     expect(free[limits.indexOf('Cron jobs')]).toBe('5');
     expect(free[limits.indexOf('Shortest cron interval')]).toBe('10 s');

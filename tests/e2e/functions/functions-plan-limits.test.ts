@@ -328,3 +328,71 @@ describe('async fan-out per tree of runs (max_async_invokes_per_run)', () => {
     await setPlanLimits(w.p, 'free', { max_async_invokes_per_run: 100 });
   });
 });
+
+describe('queued runs per project (max_queued_function_runs)', () => {
+  it('refuses an async invoke past the bound 429 with Retry-After (nothing saved), fails an async Invoke step so, and queues more once raised', async () => {
+    await db.query('delete from function_executions where project_id = $1', [w.projectId]);
+    // One run at a time, held: the async invokes below stay queued.
+    await setPlanLimits(w.p, 'free', { max_concurrent_function_runs: 1, max_queued_function_runs: 3 });
+    const first = api('POST', `${E}/invoke/hold`, {});
+    await waitFor(() => held.length === 1, { message: 'a run holding the only slot' });
+
+    // At the bound (sent together: one batch, counted one by one).
+    const queued = await Promise.all([1, 2, 3].map(() => api('POST', `${E}/invoke/tick?async=true`, {})));
+    expect(queued.map((r) => r.status)).toEqual([202, 202, 202]);
+    // Past it: refused, and no execution saved for it.
+    const refused = await api('POST', `${E}/invoke/tick?async=true`, {});
+    expectError(
+      refused,
+      429,
+      'RATE_LIMITED',
+      /free plan allows 3 queued function runs per project \(max_queued_function_runs\).*ask the operator to raise it/,
+    );
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(refused.body.error.details).toMatchObject({ limit: 'max_queued_function_runs', max: 3 });
+    expect((await executionsOf('tick')).length).toBe(3);
+    // Another project's queue is its own.
+    await w.call('POST', `${E}/functions`, {
+      apiKey: w.other.apiKey,
+      body: { name: 'queued-elsewhere', steps: [{ name: 'out', kind: 'Transform', expression: 1 }] },
+    });
+    const elsewhere = await w.call('POST', `${E}/invoke/queued-elsewhere?async=true`, {
+      apiKey: w.other.apiKey,
+      body: {},
+    });
+    expect(elsewhere.status).toBe(202);
+
+    // Raised by the operator: one more queues.
+    await setPlanLimits(w.p, 'free', { max_queued_function_runs: 4 });
+    expect((await api('POST', `${E}/invoke/tick?async=true`, {})).status).toBe(202);
+    expect((await api('POST', `${E}/invoke/tick?async=true`, {})).status).toBe(429);
+
+    releaseHeld();
+    expect((await first).status).toBe(200);
+    await settled('tick');
+    expect((await executionsOf('tick')).map((e) => e.status)).toEqual([
+      'succeeded',
+      'succeeded',
+      'succeeded',
+      'succeeded',
+    ]);
+    await setPlanLimits(w.p, 'free', { max_concurrent_function_runs: 10 });
+
+    // An async Invoke step finding the queue full fails with the refusal's code (the run is recorded failed).
+    await setPlanLimits(w.p, 'free', { max_queued_function_runs: 0 });
+    expect(
+      (
+        await api('POST', `${E}/functions`, {
+          name: 'spawn',
+          steps: [{ name: 'later', kind: 'Invoke', function: 'tick', async: true, input: {} }],
+        })
+      ).status,
+    ).toBe(201);
+    await api('POST', `${E}/invoke/spawn`, {});
+    const [spawned] = await executionsOf('spawn');
+    expect(spawned).toMatchObject({ status: 'failed', error: { code: 'RATE_LIMITED' } });
+    expect(JSON.stringify(spawned!.error)).toMatch(/max_queued_function_runs/);
+    expect((await executionsOf('tick')).length).toBe(4);
+    await setPlanLimits(w.p, 'free', { max_queued_function_runs: 50 });
+  });
+});

@@ -74,7 +74,7 @@ describe('the operator admin API', () => {
     const free = res.body.plans.find((x: { id: string }) => x.id === 'free');
     expect(free).toMatchObject({ default: true, tenant_count: 1, price_cents_per_month: null });
     expect(free.limits).toMatchObject({ max_cron_jobs: 5, min_cron_interval_seconds: 10, max_projects: 3 });
-    expect(Object.keys(free.limits)).toHaveLength(15);
+    expect(Object.keys(free.limits)).toHaveLength(16);
     const selfHosted = res.body.plans.find((x: { id: string }) => x.id === 'self-hosted');
     expect(Object.values(selfHosted.limits).every((v) => v === null)).toBe(true);
   });

@@ -161,6 +161,43 @@ describe('async invokes per tree of runs', () => {
   });
 });
 
+describe('queued runs per project', () => {
+  const queue = async (projectId: string, status: string, n: number) => {
+    const sql = createSql(tables.orm);
+    for (let i = 0; i < n; i++)
+      await sql.run(
+        `insert into function_executions (id, project_id, function_name, function_version, trigger, status, created_at)
+         values (?, ?, 'f', 1, 'invoke', ?, now())`,
+        [crypto.randomUUID(), projectId, status],
+      );
+  };
+
+  it('counts held, queued and running executions (not ended ones) against the bound, in the batch’s order', async () => {
+    plan.plan.limits.maxQueuedFunctionRuns = 5;
+    const projectId = crypto.randomUUID();
+    const other = crypto.randomUUID();
+    await queue(projectId, 'queued', 1);
+    await queue(projectId, 'held', 1);
+    await queue(projectId, 'running', 1);
+    await queue(projectId, 'succeeded', 5);
+    await queue(projectId, 'failed', 2);
+    // Two places left: a batch of four of the project (and one of another project) gets two, then refusals.
+    const answers = await instance().queueRefusals([projectId, other, projectId, projectId, projectId]);
+    expect(answers.map((a) => (a ? a.code : 'ok'))).toEqual(['ok', 'ok', 'ok', 'RATE_LIMITED', 'RATE_LIMITED']);
+    const refused = answers[3]!;
+    expect(refused.status).toBe(429);
+    expect(refused.details).toEqual({ retry_after: 1, limit: 'max_queued_function_runs', max: 5 });
+    expect(refused.message).toMatch(/test plan allows 5 queued function runs per project \(max_queued_function_runs\)/);
+    // Without a bound, nothing is counted or refused.
+    plan.plan.limits.maxQueuedFunctionRuns = null;
+    expect(await instance().queueRefusals([projectId, projectId, projectId])).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+});
+
 describe('a cron schedule’s shortest interval', () => {
   it.each([
     ['* * * * * *', 'UTC', 1_000],

@@ -307,6 +307,7 @@ describe('tenant REST bodies', () => {
       price_cents_per_month: null,
       limits: {
         max_projects: 3,
+        max_queued_function_runs: 50,
         max_storage_bytes: 1024 ** 3,
         max_upload_bytes: 50 * 1024 ** 2,
         max_database_rows: 100_000,

@@ -154,7 +154,7 @@ export interface paths {
         put?: never;
         /**
          * Create a plan (operator)
-         * @description Body `{id, name, description?, price_cents_per_month?, limits?}`: `id` is 1 to 40 lower case letters, digits and dashes; `limits` holds any of the 15 limits in snake_case (as `GET /auth/api/v1/plans` shows them): whole numbers ≥ 0 (≥ 1 for `min_cron_interval_seconds` and `max_database_connections`; `database_cpu_seconds_per_minute` above 0), or null for no limit; limits left out have no limit. 409 CONFLICT on a taken id. Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.
+         * @description Body `{id, name, description?, price_cents_per_month?, limits?}`: `id` is 1 to 40 lower case letters, digits and dashes; `limits` holds any of the 16 limits in snake_case (as `GET /auth/api/v1/plans` shows them): whole numbers ≥ 0 (≥ 1 for `min_cron_interval_seconds` and `max_database_connections`; `database_cpu_seconds_per_minute` above 0), or null for no limit; limits left out have no limit. 409 CONFLICT on a taken id. Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.
          *
          *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
          */
@@ -186,7 +186,7 @@ export interface paths {
         head?: never;
         /**
          * Change a plan (operator)
-         * @description Body `{name?, description?, price_cents_per_month?, sort_order?, limits?}`; `limits` holds any of the 15 limits in snake_case (as `GET /auth/api/v1/plans` shows them): whole numbers ≥ 0 (≥ 1 for `min_cron_interval_seconds` and `max_database_connections`; `database_cpu_seconds_per_minute` above 0), or null for no limit; omitted fields stay. The change applies at once to every project of the plan's accounts, in every process. Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.
+         * @description Body `{name?, description?, price_cents_per_month?, sort_order?, limits?}`; `limits` holds any of the 16 limits in snake_case (as `GET /auth/api/v1/plans` shows them): whole numbers ≥ 0 (≥ 1 for `min_cron_interval_seconds` and `max_database_connections`; `database_cpu_seconds_per_minute` above 0), or null for no limit; omitted fields stay. The change applies at once to every project of the plan's accounts, in every process. Written to the audit log (`GET /admin/api/v1/audit`) in the same transaction.
          *
          *     Needs an operator key (`Authorization: Bearer top_...`: the install's `TESSERA_OPERATOR_KEY`, or a key made with `POST /admin/api/v1/operator-keys`). Every other credential is refused (403).
          */
@@ -3898,6 +3898,8 @@ export interface operations {
                                 max_pending_uploads?: number | null;
                                 /** @description Projects a tenant may own. */
                                 max_projects?: number | null;
+                                /** @description Queued runs of a project not yet ended (waiting or running); past it, asynchronous invokes (the API's and `Invoke` steps') are refused 429. */
+                                max_queued_function_runs?: number | null;
                                 /** @description Realtime subscriptions open at once per project. */
                                 max_realtime_subscribers?: number | null;
                                 /** @description Requests per project and minute. */
@@ -3969,6 +3971,8 @@ export interface operations {
                         max_pending_uploads?: number;
                         /** @description Projects an account may own. */
                         max_projects?: number;
+                        /** @description Queued runs of a project not yet ended (waiting or running); past it, asynchronous invokes are refused. */
+                        max_queued_function_runs?: number;
                         /** @description Realtime subscriptions open at once per project. */
                         max_realtime_subscribers?: number;
                         /** @description Requests per project and minute. */
@@ -4025,6 +4029,8 @@ export interface operations {
                             max_pending_uploads?: number | null;
                             /** @description Projects a tenant may own. */
                             max_projects?: number | null;
+                            /** @description Queued runs of a project not yet ended (waiting or running); past it, asynchronous invokes (the API's and `Invoke` steps') are refused 429. */
+                            max_queued_function_runs?: number | null;
                             /** @description Realtime subscriptions open at once per project. */
                             max_realtime_subscribers?: number | null;
                             /** @description Requests per project and minute. */
@@ -4129,6 +4135,8 @@ export interface operations {
                         max_pending_uploads?: number;
                         /** @description Projects an account may own. */
                         max_projects?: number;
+                        /** @description Queued runs of a project not yet ended (waiting or running); past it, asynchronous invokes are refused. */
+                        max_queued_function_runs?: number;
                         /** @description Realtime subscriptions open at once per project. */
                         max_realtime_subscribers?: number;
                         /** @description Requests per project and minute. */
@@ -4187,6 +4195,8 @@ export interface operations {
                             max_pending_uploads?: number | null;
                             /** @description Projects a tenant may own. */
                             max_projects?: number | null;
+                            /** @description Queued runs of a project not yet ended (waiting or running); past it, asynchronous invokes (the API's and `Invoke` steps') are refused 429. */
+                            max_queued_function_runs?: number | null;
                             /** @description Realtime subscriptions open at once per project. */
                             max_realtime_subscribers?: number | null;
                             /** @description Requests per project and minute. */
@@ -6558,6 +6568,8 @@ export interface operations {
                                 max_pending_uploads?: number | null;
                                 /** @description Projects a tenant may own. */
                                 max_projects?: number | null;
+                                /** @description Queued runs of a project not yet ended (waiting or running); past it, asynchronous invokes (the API's and `Invoke` steps') are refused 429. */
+                                max_queued_function_runs?: number | null;
                                 /** @description Realtime subscriptions open at once per project. */
                                 max_realtime_subscribers?: number | null;
                                 /** @description Requests per project and minute. */
