@@ -13,7 +13,8 @@
 // `n1-victim`, pro without a request rate or a statement-time budget (its own limits are not what the case measures).
 // The hostile loops run in a process of their own (n1-hostile.ts), as a neighbour's load comes from elsewhere.
 // Victim loads, each alone and then loaded: a steady caller, 200 finds a second on a schedule (an open loop:
-// bench/lib/load.ts steadyLoad), the well-behaved project the goal is about; and autocannon's 4 connections back to
+// bench/lib/load.ts steadyStream), the well-behaved project the goal is about, which goes on through the hostile
+// load's start (from 2 s before it; measured over the loaded window after the 2 s ramp, the ramp reported apart); and autocannon's 4 connections back to
 // back (a closed loop that asks for the whole machine: under contention its fair outcome is a share, so its latency
 // grows by design; recorded for comparison with earlier runs). A find of 10 rows on an indexed 1,000-row table.
 // Goal: the steady caller's loaded p99 <= 1.5x its solo p99, 0 victim errors. Hostile answers are counted by status
@@ -23,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { client } from '../../tests/support/http.ts';
 import { withPgClient } from '../../platform/pg-pool.ts';
-import { loadTarget, steadyLoad } from '../lib/load.ts';
+import { figuresOf, loadTarget, steadyLoad, steadyStream } from '../lib/load.ts';
 import { planProject, planTenant } from '../lib/tenant.ts';
 import { oneStepFunction } from '../lib/functions.ts';
 import { scratchDir, startChild } from '../child.ts';
@@ -242,14 +243,29 @@ export const n1: CustomCase = {
       const solo = await loadTarget(target, soloS, VICTIM_CONNECTIONS);
       // A full run starts the hostile load as a minute begins: its plan's request rate and statement time are
       // counted per minute, so that is when it has the most to spend, and every round then sees the same.
-      if (!ctx.quick) await new Promise((r) => setTimeout(r, 60_000 - (Date.now() % 60_000)));
+      // The steady victim goes on through the hostile load's start, as a well-behaved project's callers do (it does not
+      // wait for the neighbour to settle): it starts 2 s before, is measured over the loaded window after the ramp,
+      // and the ramp's own figures are reported beside (steady_ramp_*). Until 2026-12-02 it started after the ramp,
+      // so its first requests met the backlog the hostile had built while nothing else asked for the process.
+      let toBoundary = ctx.quick ? 2_000 : 60_000 - (Date.now() % 60_000);
+      if (toBoundary < 2_500) toBoundary += 60_000;
+      await new Promise((r) => setTimeout(r, toBoundary - 2_000));
+      const boundary = Date.now() + 2_000;
+      const victimStream = steadyStream(target, STEADY_RATE);
+      let victimSamples: Awaited<ReturnType<typeof victimStream.stop>> | undefined;
+      const stopVictim = async () => (victimSamples ??= await victimStream.stop());
+      await new Promise((r) => setTimeout(r, Math.max(0, boundary - Date.now())));
       // The cron job is made before the loops start: they spend the project's request rate within seconds.
-      const cron = OFF.has('cron')
-        ? { status: 0, body: { cron_job: { id: '' } } }
-        : await call('POST', '/edge/api/v1/cron', {
-            apiKey: hostile[0]!,
-            body: { name: `n1-${Date.now()}`, schedule: '* * * * * *', timezone: 'UTC', function: 'n1-tick' },
-          });
+      const cron = await (async () =>
+        OFF.has('cron')
+          ? { status: 0, body: { cron_job: { id: '' } } }
+          : await call('POST', '/edge/api/v1/cron', {
+              apiKey: hostile[0]!,
+              body: { name: `n1-${Date.now()}`, schedule: '* * * * * *', timezone: 'UTC', function: 'n1-tick' },
+            }))().catch(async (err: unknown) => {
+        await stopVictim();
+        throw err;
+      });
       // The hostile loops run in a process of their own (n1-hostile.ts): a neighbour's load does not share the
       // victim's client's event loop.
       const hostileLoad = await startChild(
@@ -266,9 +282,14 @@ export const n1: CustomCase = {
         },
         /ready\n/,
         true,
-      );
+      ).catch(async (err: unknown) => {
+        await stopVictim();
+        throw err;
+      });
       // Let the hostile load take what it can before the victim is measured again.
+      const rampFrom = performance.now();
       await new Promise((r) => setTimeout(r, 2000));
+      const loadedFromMs = performance.now();
       let loaded;
       const loadedFrom = new Date().toISOString();
       const activity = ACTIVITY ? sampleActivity(databaseUrl) : undefined;
@@ -276,10 +297,16 @@ export const n1: CustomCase = {
       const metricsBefore = ACTIVITY ? await processMetrics(own.url) : undefined;
       const schedBefore = ACTIVITY ? schedOf(own.pid) : undefined;
       let steadyLoaded;
+      let steadyRamp;
       try {
-        steadyLoaded = await steadyLoad(target, loadedS, STEADY_RATE);
+        await new Promise((r) => setTimeout(r, loadedS * 1000));
+        const loadedTo = performance.now();
+        const samples = await stopVictim();
+        steadyLoaded = figuresOf(samples, loadedFromMs, loadedTo);
+        steadyRamp = figuresOf(samples, rampFrom, loadedFromMs);
         loaded = await loadTarget(target, loadedS, VICTIM_CONNECTIONS);
       } finally {
+        await stopVictim();
         const ended = new Promise((resolve) => hostileLoad.child.once('exit', resolve));
         hostileLoad.child.kill('SIGTERM');
         await ended;
@@ -324,13 +351,13 @@ export const n1: CustomCase = {
       const ratio = steadySolo.p99 / Math.max(steadyLoaded.p99, 0.001);
       // Each round on stderr: the medians alone hide how much the rounds differ on a shared machine.
       console.error(
-        `N1 round: steady ${STEADY_RATE}/s solo p50/p99 ${steadySolo.p50}/${steadySolo.p99} ms, loaded p50/p99 ${steadyLoaded.p50}/${steadyLoaded.p99} ms (errors ${steadySolo.errors + steadyLoaded.errors}); ` +
+        `N1 round: steady ${STEADY_RATE}/s solo p50/p99 ${steadySolo.p50}/${steadySolo.p99} ms, loaded p50/p99 ${steadyLoaded.p50}/${steadyLoaded.p99} ms, ramp p50/p99 ${steadyRamp.p50}/${steadyRamp.p99} ms (errors ${steadySolo.errors + steadyLoaded.errors + steadyRamp.errors}); ` +
           `saturating: solo p50/p99 ${solo.p50}/${solo.p99} ms, loaded p50/p99 ${loaded.p50}/${loaded.p99} ms, ` +
           `loaded ${Math.round(loaded.rps)} req/s, victim errors ${loaded.errors + solo.errors}, ` +
           `hostile ${JSON.stringify(hostileFigures)}, load average ${os.loadavg()[0]!.toFixed(1)}` +
           `, loaded from ${loadedFrom} for ${loadedS} s` +
           (ACTIVITY
-            ? `, steady slowest answer per second alone ${steadySolo.slowestPerSecond} and loaded ${steadyLoaded.slowestPerSecond}`
+            ? `, steady slowest answer per second alone ${steadySolo.slowestPerSecond} , in the ramp ${steadyRamp.slowestPerSecond} and loaded ${steadyLoaded.slowestPerSecond}`
             : '') +
           (OFF.size ? `, hostile parts off (diagnosis): ${[...OFF].join(',')}` : ''),
       );
@@ -338,10 +365,11 @@ export const n1: CustomCase = {
         tessera: {
           steady_loaded_p50_ms: steadyLoaded.p50,
           steady_loaded_p99_ms: steadyLoaded.p99,
+          steady_ramp_p99_ms: steadyRamp.p99,
           loaded_p50_ms: loaded.p50,
           loaded_p99_ms: loaded.p99,
           loaded_rps: loaded.rps,
-          victim_errors: loaded.errors + solo.errors + steadyLoaded.errors + steadySolo.errors,
+          victim_errors: loaded.errors + solo.errors + steadyLoaded.errors + steadySolo.errors + steadyRamp.errors,
           ...hostileFigures,
         },
         peer: {
@@ -354,7 +382,7 @@ export const n1: CustomCase = {
         ratio,
         met:
           steadyLoaded.p99 <= GOAL_FACTOR * steadySolo.p99 &&
-          loaded.errors + solo.errors + steadyLoaded.errors + steadySolo.errors === 0,
+          loaded.errors + solo.errors + steadyLoaded.errors + steadySolo.errors + steadyRamp.errors === 0,
       };
     };
     return {

@@ -35,20 +35,21 @@ export async function loadTarget(t: Target, seconds: number, connections = 32): 
   };
 }
 
+/** One request of a steady caller: when it was sent (performance.now() ms), how long it took (ms), whether it failed. */
+export type SteadySample = { sent: number; ms: number; failed: boolean };
+
 /**
- * Sends `rate` requests a second to `t` for `seconds`, each at its scheduled time whatever the earlier ones take (an open
- * loop over keep-alive connections, as many as are in flight), and times each from its send to its answer's end: a
- * server that falls behind shows it in the latency, since later requests do not wait for it (no coordinated
- * omission). autocannon's `overallRate` was tried first: it sends in bursts, and against a server answering a constant
- * at once its p99 was 9-16 ms at 200/s (this caller: 1-3 ms).
+ * Sends `rate` requests a second to `t` until stopped, each at its scheduled time whatever the earlier ones take (an
+ * open loop over keep-alive connections, as many as are in flight), and times each from its send to its answer's end:
+ * a server that falls behind shows it in the latency, since later requests do not wait for it (no coordinated
+ * omission). `stop` sends no more and answers every request's sample once the last is answered. autocannon's
+ * `overallRate` was tried first: it sends in bursts, and against a server answering a constant at once its p99 was
+ * 9-16 ms at 200/s (this caller: 1-3 ms).
  */
-export async function steadyLoad(t: Target, seconds: number, rate: number): Promise<LoadFigures> {
+export function steadyStream(t: Target, rate: number): { stop: () => Promise<SteadySample[]> } {
   const url = new URL(t.url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  const latencies: number[] = [];
-  const slowestPerSecond: number[] = [];
-  let errors = 0;
-  const start = performance.now();
+  const samples: SteadySample[] = [];
   const one = (): Promise<void> =>
     new Promise((resolve) => {
       const sent = performance.now();
@@ -64,34 +65,67 @@ export async function steadyLoad(t: Target, seconds: number, rate: number): Prom
         (res) => {
           res.resume();
           res.on('end', () => {
-            const ms = performance.now() - sent;
-            latencies.push(ms);
-            const second = Math.floor((sent - start) / 1000);
-            slowestPerSecond[second] = Math.max(slowestPerSecond[second] ?? 0, Math.round(ms));
-            if ((res.statusCode ?? 0) >= 300) errors++;
+            samples.push({ sent, ms: performance.now() - sent, failed: (res.statusCode ?? 0) >= 300 });
             resolve();
           });
         },
       );
       req.on('error', () => {
-        errors++;
+        samples.push({ sent, ms: performance.now() - sent, failed: true });
         resolve();
       });
       req.end(t.body);
     });
-  const inFlight: Promise<void>[] = [];
-  const n = Math.round(rate * seconds);
-  for (let i = 0; i < n; i++) {
-    const due = start + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    inFlight.push(one());
+  const inFlight = new Set<Promise<void>>();
+  let stopped = false;
+  const start = performance.now();
+  const sending = (async () => {
+    for (let i = 0; !stopped; i++) {
+      const wait = start + (i * 1000) / rate - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (stopped) break;
+      const p = one();
+      inFlight.add(p);
+      void p.then(() => inFlight.delete(p));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await sending;
+      await Promise.all(inFlight);
+      agent.destroy();
+      return samples;
+    },
+  };
+}
+
+/** The figures of the samples sent in [from, to) (performance.now() ms; all when left out). */
+export function figuresOf(all: SteadySample[], from = -Infinity, to = Infinity): LoadFigures {
+  const samples = all.filter((x) => x.sent >= from && x.sent < to);
+  const first = Math.min(...samples.map((x) => x.sent));
+  const slowestPerSecond: number[] = [];
+  for (const x of samples) {
+    const second = Math.floor((x.sent - first) / 1000);
+    slowestPerSecond[second] = Math.max(slowestPerSecond[second] ?? 0, Math.round(x.ms));
   }
-  await Promise.all(inFlight);
-  const took = (performance.now() - start) / 1000;
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
+  const latencies = samples.map((x) => x.ms).sort((a, b) => a - b);
+  const took = samples.length ? (Math.max(...samples.map((x) => x.sent + x.ms)) - first) / 1000 : 1;
   const q = (p: number) =>
     Math.round((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0) * 10) / 10;
-  return { rps: latencies.length / took, p50: q(0.5), p99: q(0.99), errors, total: latencies.length, slowestPerSecond };
+  return {
+    rps: latencies.length / took,
+    p50: q(0.5),
+    p99: q(0.99),
+    errors: samples.filter((x) => x.failed).length,
+    total: latencies.length,
+    slowestPerSecond,
+  };
+}
+
+/** A steady caller (steadyStream) for `seconds`: the figures of all its requests. */
+export async function steadyLoad(t: Target, seconds: number, rate: number): Promise<LoadFigures> {
+  const stream = steadyStream(t, rate);
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  return figuresOf(await stream.stop());
 }
