@@ -1,6 +1,7 @@
 // Long statements yield the CPU to short ones. Every project connection is a PostgreSQL backend process of its own;
 // when the server runs on this machine (the embedded default, or a server on loopback), the pool lowers the CPU
-// priority (nice LOWERED_NICE) of a backend whose statement has used more than LONG_STATEMENT_MS of CPU time, and gives
+// priority (nice LOWERED_NICE) of a backend whose statement has used more than LONG_STATEMENT_MS of CPU time while
+// another project has a statement in flight (alone, lowering serves no one: pools.ts othersBusy), and gives
 // it back (or closes the connection, where this process may not raise a priority again) when the statement ends. CPU
 // time, not the time since the statement started: a statement waiting (for a lock, in pg_sleep, for I/O, or for a CPU
 // on a busy machine) takes nothing from anyone, and lowering it would only make it wait longer: by elapsed time, a busy

@@ -384,13 +384,24 @@ export function createProjectPools(opts: {
 
   const pidOf = (c: Conn): number | null => (c.client as unknown as { processID: number | null }).processID;
   /**
+   * Whether another project has a statement in flight on this server now: the only time lowering a backend serves
+   * anyone. A project alone keeps its statements at the default priority whatever they cost, so on a machine busy with
+   * other work (a build, another service) its long statement is not starved into its timeout by the lowering meant for
+   * its neighbours. Read only where a statement is about to be lowered (rare): one pass over the connections.
+   */
+  const othersBusy = (project: Project): boolean => {
+    for (const o of all) if (o.busySince > 0 && o.project !== project) return true;
+    return false;
+  };
+  /**
    * A statement starts on `c`: its start is noted (statement time, the timeout), and its backend runs at the lowered
-   * priority from the start while its project is heavy, at the default one otherwise.
+   * priority from the start while its project is heavy and another project has a statement in flight, at the default
+   * one otherwise.
    */
   const startStatement = (c: Conn): void => {
     c.busySince = Date.now();
     if (!opts.priority) return;
-    const heavy = c.project.heavyUntil > c.busySince;
+    const heavy = c.project.heavyUntil > c.busySince && (c.lowered || othersBusy(c.project));
     if (heavy === c.lowered) return;
     const pid = pidOf(c);
     if (!pid) return;
@@ -710,7 +721,8 @@ export function createProjectPools(opts: {
 
   /**
    * Long statements yield the CPU: a statement that has used LONG_STATEMENT_MS of CPU time since the watch first saw it
-   * running makes its project heavy for a while (its next statements start lowered) and is lowered itself. Its time
+   * running makes its project heavy for a while (its next statements start lowered) and is lowered itself, while
+   * another project has a statement in flight (othersBusy; alone it is looked at again at the next read). Its time
    * on the clock alone says nothing (waiting for a lock, a sleep or a CPU on a busy machine takes nothing from anyone).
    * The CPU time is read once a statement has run WATCH_INTERVAL_MS (most never do), then every CPU_READ_INTERVAL_MS
    * from LONG_STATEMENT_MS on.
@@ -732,8 +744,10 @@ export function createProjectPools(opts: {
     if (c.busySince > long || now - c.cpuReadAt < CPU_READ_INTERVAL_MS) return;
     c.cpuReadAt = now;
     if (!(opts.priority!.cpuMs(pid) - c.cpuAt >= LONG_STATEMENT_MS)) return;
-    c.cpuFor = -c.busySince;
     c.project.heavyUntil = now + (opts.heavyMs ?? HEAVY_MS);
+    // Alone on the server, it keeps its priority and is looked at again (another project may start meanwhile).
+    if (!c.lowered && !othersBusy(c.project)) return;
+    c.cpuFor = -c.busySince;
     if (!c.lowered) c.lowered = opts.priority!.lower(pid);
   };
 

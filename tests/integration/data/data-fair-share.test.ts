@@ -231,13 +231,20 @@ describe('long statements yield the CPU to short ones (a server on this machine)
     expect(createBackendPriority('postgres://u:p@db.internal/d', createLogger('silent'))).toBeNull();
   });
 
-  it("lowers the backend of a statement that uses the CPU long (and its session's autogroup), never one that waits; the project's next statements start lowered until it has run none for a while", async () => {
+  it("lowers the backend of a statement that uses the CPU long (and its session's autogroup) while another project has one in flight, never one alone or one that waits; the project's next statements start lowered until it has run none for a while", async () => {
     const priority = createBackendPriority(db.url, createLogger('silent'));
     expect(priority).not.toBeNull();
     // Never a process that is not a PostgreSQL backend (this test's own process here).
     expect(priority!.lower(process.pid)).toBe(false);
     expect(os.getPriority(process.pid)).toBe(0);
     const p = start(4, 10, priority, 1_500);
+    const victimSleeping = async () =>
+      (
+        await admin.query<{ pid: number }>(
+          `select pid from pg_stat_activity where usename = $1 and state = 'active' and query like 'select pg_sleep%'`,
+          [VICTIM.roleName],
+        )
+      ).rows[0]?.pid;
     const pidOf = async (where: string) =>
       (
         await admin.query<{ pid: number }>(
@@ -258,7 +265,23 @@ describe('long statements yield the CPU to short ones (a server on this machine)
     await waiting;
     const afterWait = await p.get(HOSTILE).query<{ pid: number }>('select pg_backend_pid() as pid');
     expect(os.getPriority(afterWait.rows[0]!.pid)).toBe(0);
-    // A statement that computes for 3 s: lowered once it has used LONG_STATEMENT_MS of CPU time.
+    // Alone on the server (no other project's statement in flight), a statement that computes keeps its priority:
+    // lowering it would serve no one, and on a machine busy with other work it would starve it into its timeout.
+    const lone = p
+      .get(HOSTILE)
+      .query(
+        `do $$ begin while clock_timestamp() < statement_timestamp() + interval '1 s' loop perform 1; end loop; end $$`,
+      );
+    await waitFor(async () => (await pidOf(`query like 'do $$%'`)) !== undefined, { message: 'the lone statement' });
+    const lonePid = (await pidOf(`query like 'do $$%'`))!;
+    await new Promise((r) => setTimeout(r, 700));
+    expect(os.getPriority(lonePid)).toBe(0);
+    if (AUTOGROUPS) expect(autogroupNiceOf(lonePid)).toBe(0);
+    await lone;
+    // With another project's statement in flight (here one that sleeps), a statement that computes for 3 s is lowered
+    // once it has used LONG_STATEMENT_MS of CPU time (or from its start: its project ran a long one just now).
+    const neighbour = p.get(VICTIM).query('select pg_sleep(6)');
+    await waitFor(async () => (await victimSleeping()) !== undefined, { message: "the neighbour's statement" });
     const long = p
       .get(HOSTILE)
       .query(
@@ -275,7 +298,7 @@ describe('long statements yield the CPU to short ones (a server on this machine)
     expect(os.getPriority(short.rows[0]!.pid)).toBe(0);
     if (AUTOGROUPS) expect(autogroupNiceOf(short.rows[0]!.pid)).toBe(0);
     await long;
-    // The project's next statement starts lowered: a project running heavy statements back to back would otherwise
+    // The project's next statement starts lowered (the neighbour's statement still in flight): a project running heavy statements back to back would otherwise
     // have the CPU at full priority for the first part of each.
     const next = await p.get(HOSTILE).query<{ pid: number }>('select pg_backend_pid() as pid');
     expect(os.getPriority(next.rows[0]!.pid)).toBe(LOWERED_NICE);
@@ -292,5 +315,6 @@ describe('long statements yield the CPU to short ones (a server on this machine)
       { message: "the project's statements back at the default priority", intervalMs: 200 },
     );
     if (AUTOGROUPS) expect(autogroupNiceOf(after)).toBe(0);
+    await neighbour;
   }, 60_000);
 });
