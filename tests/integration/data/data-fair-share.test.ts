@@ -252,6 +252,16 @@ describe('long statements yield the CPU to short ones (a server on this machine)
           [HOSTILE.roleName],
         )
       ).rows[0]?.pid;
+    /** A statement of the hostile project that computes for `seconds`, once its backend is seen running it. */
+    const compute = async (seconds: number, message: string) => {
+      const done = p
+        .get(HOSTILE)
+        .query(
+          `do $$ begin while clock_timestamp() < statement_timestamp() + interval '${seconds} s' loop perform 1; end loop; end $$`,
+        );
+      const pid = await waitFor(async () => await pidOf(`query like 'do $$%'`), { message });
+      return { done, pid };
+    };
     // A statement that waits a long time (here for a lock) uses no CPU: it keeps its priority, and its project is not
     // made heavy (lowering a statement that waits for a CPU on a busy machine would only make it wait longer).
     await locks.query('select pg_advisory_lock(21)');
@@ -267,13 +277,7 @@ describe('long statements yield the CPU to short ones (a server on this machine)
     expect(os.getPriority(afterWait.rows[0]!.pid)).toBe(0);
     // Alone on the server (no other project's statement in flight), a statement that computes keeps its priority:
     // lowering it would serve no one, and on a machine busy with other work it would starve it into its timeout.
-    const lone = p
-      .get(HOSTILE)
-      .query(
-        `do $$ begin while clock_timestamp() < statement_timestamp() + interval '1 s' loop perform 1; end loop; end $$`,
-      );
-    await waitFor(async () => (await pidOf(`query like 'do $$%'`)) !== undefined, { message: 'the lone statement' });
-    const lonePid = (await pidOf(`query like 'do $$%'`))!;
+    const { done: lone, pid: lonePid } = await compute(1, 'the lone statement');
     await new Promise((r) => setTimeout(r, 700));
     expect(os.getPriority(lonePid)).toBe(0);
     if (AUTOGROUPS) expect(autogroupNiceOf(lonePid)).toBe(0);
@@ -282,13 +286,7 @@ describe('long statements yield the CPU to short ones (a server on this machine)
     // once it has used LONG_STATEMENT_MS of CPU time (or from its start: its project ran a long one just now).
     const neighbour = p.get(VICTIM).query('select pg_sleep(6)');
     await waitFor(async () => (await victimSleeping()) !== undefined, { message: "the neighbour's statement" });
-    const long = p
-      .get(HOSTILE)
-      .query(
-        `do $$ begin while clock_timestamp() < statement_timestamp() + interval '3 s' loop perform 1; end loop; end $$`,
-      );
-    await waitFor(async () => (await pidOf(`query like 'do $$%'`)) !== undefined, { message: 'the long statement' });
-    const pid = (await pidOf(`query like 'do $$%'`))!;
+    const { done: long, pid } = await compute(3, 'the long statement');
     await waitFor(() => os.getPriority(pid) === LOWERED_NICE, { message: "the long statement's backend lowered" });
     // Where the kernel shares the CPU between sessions first, the backend's own session weighs less too (its nice
     // value alone would only order it within that session, which it leads alone).
