@@ -158,6 +158,12 @@ type Waiter = {
   resolve: (c: Conn) => void;
   reject: (err: Error) => void;
   timer?: NodeJS.Timeout;
+  /**
+   * A connection is being opened for this request: it waits in line too and takes whichever comes first, a connection
+   * its project releases or the new one (which, if not needed by then, goes to the next waiter or idle). Without a
+   * timer: the open ends its wait (CONNECT_TIMEOUT_MS at most), as when the request waited for the open alone.
+   */
+  opening?: boolean;
 };
 
 /** The plan limits the pools enforce, read without a round trip when known (platform/plan-limits.ts's reader). */
@@ -336,12 +342,17 @@ export function createProjectPools(opts: {
     if (p.open === 0 && projects.get(p.id) === p && !waiters.some((w) => w.project === p)) projects.delete(p.id);
   };
 
-  /** The waiter to serve next (fewest connections held first, FIFO within a project; see fair-share.ts). */
+  /**
+   * The waiter to serve next (fewest connections held first, FIFO within a project; see fair-share.ts): with `released`,
+   * the one that gets a connection `released` hands on (any of its own project's, or one of another project's that
+   * room is made for); without, the one a new connection is opened for. A waiter of another project whose connection
+   * is opening already needs no room.
+   */
   const next = (released?: Project): number =>
     nextWaiter(
       waiters,
       (w) => (w.project === released ? w.project.open - 1 : w.project.open),
-      (w) => w.project === released || w.project.open < capOf(w.project),
+      (w) => w.project === released || (!w.opening && w.project.open < capOf(w.project)),
     );
 
   const connect = async (p: Project): Promise<Conn> => {
@@ -532,6 +543,32 @@ export function createProjectPools(opts: {
     );
   };
 
+  /**
+   * Opens a connection for a request of `p` that found none idle, the request waiting in line meanwhile (a Waiter
+   * `opening`): opening one costs the server a new backend (a fork and a login, 100-200 ms on a busy machine, bench N1),
+   * while the project's busy connections are often released within milliseconds, so the request takes whichever comes
+   * first, as HikariCP's pool does. The new connection then serves the next waiter (or goes idle); a failed open fails
+   * the request that asked for it if it still waits.
+   */
+  const openFor = (p: Project, resolve: (c: Conn) => void, reject: (err: Error) => void): void => {
+    const w: Waiter = { projectId: p.id, project: p, resolve, reject, opening: true };
+    waiters.push(w);
+    const waiting = (): number => waiters.indexOf(w);
+    open(
+      p,
+      (c) => {
+        const i = waiting();
+        if (i >= 0) take(i).resolve(c);
+        else release(c, false);
+      },
+      (err) => {
+        const i = waiting();
+        if (i >= 0) take(i).reject(err);
+        forget(p);
+      },
+    );
+  };
+
   /** Room was made (a connection closed): serve the next waiter that may open one (fair-share.ts). */
   const pump = (): void => {
     while (waiters.length > 0) {
@@ -562,12 +599,13 @@ export function createProjectPools(opts: {
     return new Promise<Conn>((resolve, reject) => {
       if (stopped) return reject(errors.unavailable('The data service is stopping'));
       if (p.open < capOf(p)) {
-        if (total < budget) return open(p, resolve, reject);
-        const oldest = idle.values().next().value; // another project's: this one has none idle
+        let room = total < budget;
+        const oldest = room ? undefined : idle.values().next().value; // another project's: this one has none idle
         if (oldest) {
           close(oldest);
-          return open(p, resolve, reject);
+          room = true;
         }
+        if (room) return openFor(p, resolve, reject);
       }
       const w: Waiter = { projectId: p.id, project: p, resolve, reject };
       w.timer = setTimeout(() => {

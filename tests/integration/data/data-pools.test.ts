@@ -3,7 +3,10 @@
 // (a bounded time, then 503) while every connection is busy, and a statement error does not cost the connection.
 // Limits the project cannot lift: statements past the timeout are cancelled by the pool whatever the session says,
 // a session released for reset gets its settings back, and a cursor read stops past its row or byte limit.
+// A request that finds no idle connection takes whichever comes first: one its project releases, or the one opened for
+// it (a new backend costs the server a fork and a login, slow on a busy machine; bench N1).
 import crypto from 'node:crypto';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { createLogger } from '../../../platform/logger.ts';
@@ -238,6 +241,110 @@ describe('the budget on a server that allows fewer connections', () => {
       expect(p.budget()).toBe(50); // never above TESSERA_DATA_MAX_CONNECTIONS
     } finally {
       await p.closeAll();
+    }
+  });
+});
+
+/**
+ * A TCP proxy to the test server that holds each new connection `delayMs` before it reaches the server, or drops it
+ * then (`drop`): a server slow to take new connections, or one refusing them, while the open ones keep working.
+ */
+async function slowDoor(
+  target: URL,
+): Promise<{ url: string; set: (o: { drop: boolean }) => void; close: () => Promise<void> }> {
+  const delayMs = 1000;
+  let drop = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.pause();
+    setTimeout(() => {
+      if (drop) return socket.destroy();
+      const upstream = net.connect(Number(target.port || 5432), target.hostname, () => {
+        socket.pipe(upstream).pipe(socket);
+        socket.resume();
+      });
+      sockets.add(upstream);
+      upstream.on('error', () => socket.destroy());
+      socket.on('error', () => upstream.destroy());
+      socket.on('close', () => upstream.destroy());
+    }, delayMs);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(target);
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as net.AddressInfo).port);
+  return {
+    url: url.toString(),
+    set: (o) => void (drop = o.drop),
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe('a request that opens a connection', () => {
+  let door: Awaited<ReturnType<typeof slowDoor>>;
+  let slow: ProjectPools;
+  const pidOf = async (q: Promise<pg.QueryResult<{ pid: number }>>) => (await q).rows[0]!.pid;
+  beforeAll(async () => {
+    door = await slowDoor(new URL(db.url));
+    slow = createProjectPools({
+      databaseUrl: door.url,
+      maxConnections: 4,
+      size: 2,
+      waitMs: 5000,
+      logger: createLogger('silent'),
+    });
+  });
+  afterAll(async () => {
+    await slow?.closeAll();
+    await door?.close();
+  });
+
+  it('takes a connection its project releases meanwhile, and the new one goes idle for the next', async () => {
+    const first = await slow.get(A).connect(); // opened through the slow door
+    const firstPid = await pidOf(first.query('select pg_backend_pid() as pid'));
+    const asked = pidOf(slow.get(A).query('select pg_backend_pid() as pid')); // none idle: a second is opened (1 s)
+    await new Promise((r) => setTimeout(r, 100));
+    expect(slow.stats()).toMatchObject({ open: 2, waiting: 1 });
+    first.release();
+    expect(await asked).toBe(firstPid); // served by the released one, not held for the new backend
+    expect(slow.stats()).toMatchObject({ waiting: 0 });
+    await waitFor(() => slow.stats().idle === 2, { timeoutMs: 15_000, message: 'the new connection to go idle' });
+    expect(slow.stats()).toMatchObject({ open: 2, idle: 2, waiting: 0 });
+  });
+
+  it("fails only a request still waiting when its connection cannot be opened, and keeps the pool's count", async () => {
+    await slow.closeAll();
+    slow = createProjectPools({
+      databaseUrl: door.url,
+      maxConnections: 4,
+      size: 2,
+      waitMs: 5000,
+      logger: createLogger('silent'),
+    });
+    const first = await slow.get(B).connect();
+    door.set({ drop: true });
+    try {
+      // Served by the released connection before the failed open ends: no error reaches anyone.
+      const served = slow.get(B).query('select 1 as one');
+      await new Promise((r) => setTimeout(r, 100));
+      first.release();
+      expect((await served).rows).toEqual([{ one: 1 }]);
+      await waitFor(() => slow.stats().open === 1, { timeoutMs: 15_000, message: 'the failed open to be counted out' });
+      // Nobody releases: the request that asked for the connection gets the server's refusal, not a hang.
+      const held = await slow.get(B).connect();
+      const err = await slow
+        .get(B)
+        .query('select 1')
+        .catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { reason: 'server_unavailable' } });
+      held.release();
+      expect(slow.stats()).toMatchObject({ open: 1, idle: 1, waiting: 0 });
+    } finally {
+      door.set({ drop: false });
     }
   });
 });
