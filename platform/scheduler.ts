@@ -3,10 +3,17 @@
 // (platform/scheduler-backend.ts). A process only runs the jobs it defines, so each subgraph makes its own
 // scheduler with its own job names (dotted: `identity.mail.send`).
 import os from 'node:os';
+import tty from 'node:tty';
 import { Agenda, backoffStrategies, type Job } from 'agenda';
+import debug from 'debug';
 import type { Logger } from './logger.ts';
 import { createSchedulerBackend } from './scheduler-backend.ts';
 import { trackQueue, untrackQueue } from './metrics.ts';
+
+// Agenda makes a `debug` logger for each job it locks and runs (JobProcessor's debug.extend), and each new logger
+// asks whether stderr is a terminal (an isatty system call) unless DEBUG_COLORS said it: under a flood of queued
+// function runs that was ~3% of the process's CPU (bench N1's profile). Asked once here; the answer does not change.
+if (debug.inspectOpts && !('colors' in debug.inspectOpts)) debug.inspectOpts.colors = tty.isatty(process.stderr.fd);
 
 export type JobHandler<D> = (data: D, job: Job<D>) => Promise<void>;
 
