@@ -42,6 +42,9 @@ const post = (path: string, apiKey: string, body: unknown): Promise<number> =>
   });
 let stop = false;
 const statuses: Record<number, number> = {};
+/** Answers by status per second since `ready` (diagnosis: which second the hostile load changed shape). */
+const started = performance.now();
+const perSecond: Record<number, number>[] = [];
 
 // A refused request is sent again 100 ms later (a loop re-sending at once measured this machine's client more than
 // the server: each loop still sends ten refused requests a second).
@@ -50,6 +53,8 @@ const loop = (fn: () => Promise<number>) =>
     while (!stop) {
       const status = await fn().catch(() => 0);
       statuses[status] = (statuses[status] ?? 0) + 1;
+      const second = (perSecond[Math.floor((performance.now() - started) / 1000)] ??= {});
+      second[status] = (second[status] ?? 0) + 1;
       if (status === 429) await new Promise((r) => setTimeout(r, 100));
     }
   })();
@@ -73,6 +78,7 @@ process.on('SIGTERM', () => {
   stop = true;
   clearInterval(alive);
   void Promise.all(loops).then(() => {
+    process.stdout.write(`N1 hostile answers per second: ${JSON.stringify(perSecond)}\n`);
     process.stdout.write(`${JSON.stringify(statuses)}\n`);
     process.exit(0);
   });

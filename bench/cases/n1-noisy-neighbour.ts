@@ -201,6 +201,10 @@ export const n1: CustomCase = {
         DATABASE_URL: databaseUrl,
         TESSERA_DATA_DIR: scratchDir('n1-'),
         TESSERA_DATA_MAX_CONNECTIONS: String(BUDGET),
+        // Diagnosis only: BENCH_N1_PROFILE=<folder> writes the spawned Tessera's CPU profile there when it stops.
+        ...(process.env.BENCH_N1_PROFILE
+          ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_N1_PROFILE}` }
+          : {}),
       },
       true,
     );
@@ -347,11 +351,19 @@ export const n1: CustomCase = {
         (a, [s, n]) => a + ((HOSTILE_STATUSES as readonly number[]).includes(s) ? 0 : n),
         0,
       );
-      if (ACTIVITY) console.error(`N1 hostile answers by status: ${JSON.stringify(Object.fromEntries(statuses))}`);
+      if (ACTIVITY) {
+        console.error(`N1 hostile answers by status: ${JSON.stringify(Object.fromEntries(statuses))}`);
+        console.error(
+          hostileLoad
+            .output()
+            .split('\n')
+            .find((l) => l.startsWith('N1 hostile answers per second')),
+        );
+      }
       const ratio = steadySolo.p99 / Math.max(steadyLoaded.p99, 0.001);
       // Each round on stderr: the medians alone hide how much the rounds differ on a shared machine.
       console.error(
-        `N1 round: steady ${STEADY_RATE}/s solo p50/p99 ${steadySolo.p50}/${steadySolo.p99} ms, loaded p50/p99 ${steadyLoaded.p50}/${steadyLoaded.p99} ms, ramp p50/p99 ${steadyRamp.p50}/${steadyRamp.p99} ms (errors ${steadySolo.errors + steadyLoaded.errors + steadyRamp.errors}); ` +
+        `N1 round: steady ${STEADY_RATE}/s solo p50/p99 ${steadySolo.p50}/${steadySolo.p99} ms, loaded p50/p99 ${steadyLoaded.p50}/${steadyLoaded.p99} ms, ramp p50/p99 ${steadyRamp.p50}/${steadyRamp.p99} ms (errors ${steadySolo.errors + steadyLoaded.errors + steadyRamp.errors}${steadySolo.errors + steadyLoaded.errors + steadyRamp.errors ? `, by status: solo ${JSON.stringify(steadySolo.failedByStatus)} ramp ${JSON.stringify(steadyRamp.failedByStatus)} loaded ${JSON.stringify(steadyLoaded.failedByStatus)}` : ''}); ` +
           `saturating: solo p50/p99 ${solo.p50}/${solo.p99} ms, loaded p50/p99 ${loaded.p50}/${loaded.p99} ms, ` +
           `loaded ${Math.round(loaded.rps)} req/s, victim errors ${loaded.errors + solo.errors}, ` +
           `hostile ${JSON.stringify(hostileFigures)}, load average ${os.loadavg()[0]!.toFixed(1)}` +

@@ -14,6 +14,8 @@ export type LoadFigures = {
   total: number;
   /** Steady loads: the slowest answer (ms) of each second's requests, by when they were sent (diagnosis). */
   slowestPerSecond?: number[];
+  /** Steady loads: the failed requests by status (0: no answer), e.g. `{"503": 2}`. */
+  failedByStatus?: Record<string, number>;
 };
 
 /** Drives `t` for `seconds` from `connections` connections at once, each sending its next request when the last is answered. */
@@ -35,8 +37,11 @@ export async function loadTarget(t: Target, seconds: number, connections = 32): 
   };
 }
 
-/** One request of a steady caller: when it was sent (performance.now() ms), how long it took (ms), whether it failed. */
-export type SteadySample = { sent: number; ms: number; failed: boolean };
+/**
+ * One request of a steady caller: when it was sent (performance.now() ms), how long it took (ms), whether it failed,
+ * and its status (0: no answer).
+ */
+export type SteadySample = { sent: number; ms: number; failed: boolean; status: number };
 
 /**
  * Sends `rate` requests a second to `t` until stopped, each at its scheduled time whatever the earlier ones take (an
@@ -65,13 +70,14 @@ export function steadyStream(t: Target, rate: number): { stop: () => Promise<Ste
         (res) => {
           res.resume();
           res.on('end', () => {
-            samples.push({ sent, ms: performance.now() - sent, failed: (res.statusCode ?? 0) >= 300 });
+            const status = res.statusCode ?? 0;
+            samples.push({ sent, ms: performance.now() - sent, failed: status >= 300, status });
             resolve();
           });
         },
       );
       req.on('error', () => {
-        samples.push({ sent, ms: performance.now() - sent, failed: true });
+        samples.push({ sent, ms: performance.now() - sent, failed: true, status: 0 });
         resolve();
       });
       req.end(t.body);
@@ -113,7 +119,10 @@ export function figuresOf(all: SteadySample[], from = -Infinity, to = Infinity):
   const took = samples.length ? (Math.max(...samples.map((x) => x.sent + x.ms)) - first) / 1000 : 1;
   const q = (p: number) =>
     Math.round((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0) * 10) / 10;
+  const failedByStatus: Record<string, number> = {};
+  for (const x of samples) if (x.failed) failedByStatus[x.status] = (failedByStatus[x.status] ?? 0) + 1;
   return {
+    failedByStatus,
     rps: latencies.length / took,
     p50: q(0.5),
     p99: q(0.99),
