@@ -1,8 +1,9 @@
 // The request lane: every turn at once while the process keeps up (or serves one project alone); while saturated with
 // several projects' requests, PER_PROJECT requests of a project at once, the others in line, turns round-robin across
-// projects, and a request that waits too long answered 503 with Retry-After; a request running long stops counting.
+// projects, and a request that waits too long answered 503 with Retry-After; a request running long, or waiting for
+// PostgreSQL, stops counting.
 import { describe, expect, it } from '@jest/globals';
-import { createRequestLane } from './request-lane.ts';
+import { awayFromLane, createRequestLane } from './request-lane.ts';
 import { AppError } from './errors.ts';
 
 const tick = () => new Promise((r) => setImmediate(r));
@@ -93,6 +94,35 @@ describe('the request lane', () => {
     // Its end later lets nobody else run twice.
     a.ends[0]!();
     expect(lane.state()).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('does not count a request while it waits for PostgreSQL (awayFromLane): the next of its project goes, and it counts again after', async () => {
+    const lane = createRequestLane({ saturatedFor: () => true, perProject: 1 });
+    const first = enter(lane, 'a', 1);
+    await tick();
+    const second = enter(lane, 'a', 1);
+    await tick();
+    expect(second.ends[0]).toBeUndefined();
+    // The first sends its statement: the one waiting in line goes at once.
+    let answer!: () => void;
+    const statement = new Promise<void>((r) => (answer = r));
+    const running = lane.within(first.ends[0]!, () => awayFromLane(() => statement));
+    await tick();
+    expect(typeof second.ends[0]).toBe('function');
+    // Back from its statement, the first counts again: a third waits.
+    answer();
+    await running;
+    const third = enter(lane, 'a', 1);
+    await tick();
+    expect(third.ends[0]).toBeUndefined();
+    expect(lane.state()).toEqual({ running: 2, waiting: 1 });
+    // Outside any turn (background work, a subgraph process) it only runs the wait.
+    expect(await awayFromLane(async () => 7)).toBe(7);
+    // A turn that ended is no reason to let anyone else in twice.
+    first.ends[0]!();
+    second.ends[0]!();
+    await tick();
+    expect(lane.state()).toEqual({ running: 1, waiting: 0 });
   });
 
   it('stops counting a request that has run settledMs (it waits, as for another request of its own project): the next one goes', async () => {

@@ -10,7 +10,13 @@
 // A request running longer than SETTLED_MS no longer counts against its project's turns: it is waiting (for a
 // statement, a function run, another service), not taking the event loop, and a request that waits for another
 // request of its own project (a function's HTTP step calling its project's API) must not wait for a turn that only
-// its own end would give back.
+// its own end would give back. Nor does a request count while its statement runs in PostgreSQL (awayFromLane, called
+// by the data API's pools): the lane shares the event loop, and a find spends most of its time waiting for its
+// statement; counted, a neighbour's burst of quick finds waited 50-300 ms for its own turns while the event loop had
+// room for them (bench N1's timing marks). A request waiting for a connection still counts: a project's flood then
+// waits here, taking nothing, rather than in its pool's queue after its operation was parsed and planned; how many
+// statements a project runs at once is its plan's connections (the pools' fair share).
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { AppError } from './errors.ts';
 
 /** Requests of one project running at once while the process is saturated with several projects' requests. */
@@ -22,9 +28,34 @@ export const MAX_WAIT_MS = 30_000;
 /** While requests wait, how often the lane looks again whether the process is still saturated (ms). */
 const RECHECK_MS = 10;
 
+/** A request's turn: when it started, and how many of its waits for PostgreSQL are going on now. */
+type Turn = { since: number; away: number; left: () => void };
+
+/** The turn of the request whose operation runs here (RequestLane.within). */
+const current = new AsyncLocalStorage<Turn>();
+
+/**
+ * Runs `fn`, a wait outside the event loop (a statement in flight), with the current
+ * request's turn not counted against its project meanwhile: another request of the project may start. Outside a turn
+ * (no lane, background work, split mode's subgraph processes) it only runs `fn`.
+ */
+export async function awayFromLane<T>(fn: () => Promise<T>): Promise<T> {
+  const turn = current.getStore();
+  if (!turn) return await fn();
+  turn.away++;
+  turn.left();
+  try {
+    return await fn();
+  } finally {
+    turn.away--;
+  }
+}
+
 export type RequestLane = {
   /** A turn for one request of `projectId`: resolves with the function that ends it (call it once), or rejects 503. */
   enter: (projectId: string) => Promise<() => void>;
+  /** Runs `fn` (the request's operation) as the turn `end` ends, so its waits for PostgreSQL do not count (awayFromLane). */
+  within: <T>(end: () => void, fn: () => T) => T;
   /** Requests running per project and waiting in line now (tests, metrics). */
   state: () => { running: number; waiting: number };
 };
@@ -44,8 +75,10 @@ export function createRequestLane(opts: {
   const perProject = opts.perProject ?? PER_PROJECT;
   const maxWaitMs = opts.maxWaitMs ?? MAX_WAIT_MS;
   const settledMs = opts.settledMs ?? SETTLED_MS;
-  /** The start times of the requests running per project (one entry per request). */
-  const running = new Map<string, Set<{ since: number }>>();
+  /** The turns of the requests running per project. */
+  const running = new Map<string, Set<Turn>>();
+  /** Each turn by the function that ends it (RequestLane.within). */
+  const turns = new WeakMap<() => void, Turn>();
   let total = 0;
   /** Waiting requests per project, FIFO; the Map's order is the round-robin order (a served project goes last). */
   const queues = new Map<string, Waiter[]>();
@@ -53,13 +86,19 @@ export function createRequestLane(opts: {
   let recheck: NodeJS.Timeout | undefined;
 
   const start = (projectId: string): (() => void) => {
-    const turn = { since: Date.now() };
+    const turn: Turn = {
+      since: Date.now(),
+      away: 0,
+      left: () => {
+        if (waiting > 0) pump();
+      },
+    };
     const mine = running.get(projectId) ?? new Set();
     mine.add(turn);
     running.set(projectId, mine);
     total++;
     let ended = false;
-    return () => {
+    const end = () => {
       if (ended) return;
       ended = true;
       total--;
@@ -67,12 +106,14 @@ export function createRequestLane(opts: {
       if (mine.size === 0) running.delete(projectId);
       if (waiting > 0) pump();
     };
+    turns.set(end, turn);
+    return end;
   };
-  /** Requests of the project that started within the last settledMs (at most perProject counted). */
-  const recent = (mine: Set<{ since: number }>): number => {
+  /** Requests of the project that started within the last settledMs and are not waiting for PostgreSQL (at most perProject counted). */
+  const recent = (mine: Set<Turn>): number => {
     const after = Date.now() - settledMs;
     let n = 0;
-    for (const turn of mine) if (turn.since > after && ++n >= perProject) break;
+    for (const turn of mine) if (turn.since > after && turn.away === 0 && ++n >= perProject) break;
     return n;
   };
   const mayStart = (projectId: string): boolean => {
@@ -134,6 +175,10 @@ export function createRequestLane(opts: {
         waiting++;
         pump();
       });
+    },
+    within(end, fn) {
+      const turn = turns.get(end);
+      return turn ? current.run(turn, fn) : fn();
     },
     state: () => ({ running: total, waiting }),
   };

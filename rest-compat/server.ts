@@ -302,7 +302,7 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
         const leave = await turnOf(ctx.principal);
         let result;
         try {
-          result = await execute(row.operation, variables, ctx);
+          result = await lane.within(leave, () => execute(row.operation, variables, ctx));
         } finally {
           leave();
         }
@@ -334,7 +334,9 @@ export async function createFrontDoor(opts: FrontDoorOptions): Promise<FastifyIn
       if (!isMultipartRequest(req)) {
         const leave = await turnOf(ctx.principal);
         try {
-          return await serveGraphQL(router, req, reply, ctx, undefined, { jsonMaxDepth: config.jsonMaxDepth });
+          return await lane.within(leave, () =>
+            serveGraphQL(router, req, reply, ctx, undefined, { jsonMaxDepth: config.jsonMaxDepth }),
+          );
         } finally {
           leave();
         }

@@ -14,7 +14,7 @@ export type LoadFigures = {
   total: number;
   /** Steady loads: the slowest answer (ms) of each second's requests, by when they were sent (diagnosis). */
   slowestPerSecond?: number[];
-  /** Steady loads: the failed requests by status (0: no answer), e.g. `{"503": 2}`. */
+  /** Steady loads: the failed requests by status (0 and the socket error: no answer), e.g. `{"503": 2, "0 ECONNRESET": 1}`. */
   failedByStatus?: Record<string, number>;
 };
 
@@ -39,9 +39,9 @@ export async function loadTarget(t: Target, seconds: number, connections = 32): 
 
 /**
  * One request of a steady caller: when it was sent (performance.now() ms), how long it took (ms), whether it failed,
- * and its status (0: no answer).
+ * its status (0: no answer) and then the socket's error.
  */
-export type SteadySample = { sent: number; ms: number; failed: boolean; status: number };
+export type SteadySample = { sent: number; ms: number; failed: boolean; status: number; error?: string };
 
 /**
  * Sends `rate` requests a second to `t` until stopped, each at its scheduled time whatever the earlier ones take (an
@@ -76,8 +76,8 @@ export function steadyStream(t: Target, rate: number): { stop: () => Promise<Ste
           });
         },
       );
-      req.on('error', () => {
-        samples.push({ sent, ms: performance.now() - sent, failed: true, status: 0 });
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        samples.push({ sent, ms: performance.now() - sent, failed: true, status: 0, error: err.code ?? err.message });
         resolve();
       });
       req.end(t.body);
@@ -120,7 +120,11 @@ export function figuresOf(all: SteadySample[], from = -Infinity, to = Infinity):
   const q = (p: number) =>
     Math.round((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0) * 10) / 10;
   const failedByStatus: Record<string, number> = {};
-  for (const x of samples) if (x.failed) failedByStatus[x.status] = (failedByStatus[x.status] ?? 0) + 1;
+  for (const x of samples) {
+    if (!x.failed) continue;
+    const key = x.error ? `${x.status} ${x.error}` : String(x.status);
+    failedByStatus[key] = (failedByStatus[key] ?? 0) + 1;
+  }
   return {
     failedByStatus,
     rps: latencies.length / took,

@@ -29,6 +29,7 @@ import type { Logger } from '../../../platform/logger.ts';
 import type { PlanLimitValues } from '../../../platform/plan-limits.ts';
 import { createStatementClock, nextWaiter } from './fair-share.ts';
 import type { ProjectRole } from './provisioning.ts';
+import { awayFromLane } from '../../../platform/request-lane.ts';
 import { LONG_STATEMENT_MS, type BackendPriority } from './backend-priority.ts';
 
 /**
@@ -438,15 +439,18 @@ export function createProjectPools(opts: {
     try {
       for (;;) {
         const want = Math.min(CURSOR_BATCH, limits.maxRows + 1 - rows.length);
-        const batch = await new Promise<Record<string, unknown>[]>((resolve, reject) =>
-          cursor.read(want, (err, r, res) => {
-            if (err) {
-              failed = true;
-              return reject(err);
-            }
-            result = res;
-            resolve(r);
-          }),
+        const batch = await awayFromLane(
+          () =>
+            new Promise<Record<string, unknown>[]>((resolve, reject) =>
+              cursor.read(want, (err, r, res) => {
+                if (err) {
+                  failed = true;
+                  return reject(err);
+                }
+                result = res;
+                resolve(r);
+              }),
+            ),
         );
         for (const r of batch) {
           rows.push(r);
@@ -502,7 +506,8 @@ export function createProjectPools(opts: {
     if (name && !(named && (c.prepared.has(name) || c.prepared.size < MAX_PREPARED_PER_CONNECTION))) q = unnamed(q);
     startStatement(c);
     try {
-      const res = await c.client.query(q as string, values);
+      // The request's turn at the front door does not count while its statement runs (platform/request-lane.ts).
+      const res = await awayFromLane(() => c.client.query(q as string, values));
       if (name && typeof q === 'object' && q.name) c.prepared.add(name);
       return res;
     } finally {

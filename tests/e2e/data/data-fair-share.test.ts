@@ -139,9 +139,10 @@ describe("the process's event loop by share (platform/request-lane.ts)", () => {
     await setPlanLimits(databaseUrl, 'free', { max_database_connections: 2 });
   });
 
-  it("while saturated, runs a project's requests PER_PROJECT at a time, the rest in line, and serves another project before that backlog", async () => {
-    // Connections are not what holds the project back here: its plan allows more than the lane lets run.
-    await setPlanLimits(databaseUrl, 'free', { max_database_connections: 5 });
+  it("while saturated, runs a project's requests PER_PROJECT at a time while they use the event loop, its statements as many as its plan's connections, and serves another project before that backlog", async () => {
+    // Turns are held while a request uses the process, not while its statement runs in PostgreSQL: how many
+    // statements a project runs at once is its plan's connections (3 here, more than the lane's PER_PROJECT).
+    await setPlanLimits(databaseUrl, 'free', { max_database_connections: 3 });
     loadPressure.saturatedFor = () => true;
     const flood = dataCall(call, hostile[0]!.apiKey);
     const sleeping = async () => {
@@ -165,11 +166,11 @@ describe("the process's event loop by share (platform/request-lane.ts)", () => {
         return res.status;
       }),
     );
-    await waitFor(async () => (await sleeping()) === PER_PROJECT, { message: 'the first turns running' });
+    await waitFor(async () => (await sleeping()) >= 1, { message: 'the first statements running' });
     const victimFind = await dataCall(call, victim.apiKey)('find', { table: 'notes', select: ['title'] });
     answered.push('victim');
     expect(victimFind.status).toBe(200);
-    // The victim was answered while most of the flood still waited in line.
+    // The victim was answered while most of the flood still waited.
     expect(answered.indexOf('victim')).toBeLessThan(4);
     let most = 0;
     while (answered.length < 9) {
@@ -177,7 +178,8 @@ describe("the process's event loop by share (platform/request-lane.ts)", () => {
       await new Promise((r) => setTimeout(r, 50)); // sampling how many run at once, not waiting for a result
     }
     expect(await Promise.all(sent)).toEqual(Array(8).fill(200));
-    expect(most).toBeLessThanOrEqual(PER_PROJECT);
+    expect(most).toBeGreaterThan(PER_PROJECT);
+    expect(most).toBeLessThanOrEqual(3);
   }, 60_000);
 });
 
