@@ -288,15 +288,18 @@ describe('a request that opens a connection', () => {
   let door: Awaited<ReturnType<typeof slowDoor>>;
   let slow: ProjectPools;
   const pidOf = async (q: Promise<pg.QueryResult<{ pid: number }>>) => (await q).rows[0]!.pid;
-  beforeAll(async () => {
-    door = await slowDoor(new URL(db.url));
-    slow = createProjectPools({
+  /** Fresh pools whose every new connection goes through the slow door. */
+  const throughDoor = () =>
+    createProjectPools({
       databaseUrl: door.url,
       maxConnections: 4,
       size: 2,
       waitMs: 5000,
       logger: createLogger('silent'),
     });
+  beforeAll(async () => {
+    door = await slowDoor(new URL(db.url));
+    slow = throughDoor();
   });
   afterAll(async () => {
     await slow?.closeAll();
@@ -318,13 +321,7 @@ describe('a request that opens a connection', () => {
 
   it("fails only a request still waiting when its connection cannot be opened, and keeps the pool's count", async () => {
     await slow.closeAll();
-    slow = createProjectPools({
-      databaseUrl: door.url,
-      maxConnections: 4,
-      size: 2,
-      waitMs: 5000,
-      logger: createLogger('silent'),
-    });
+    slow = throughDoor();
     const first = await slow.get(B).connect();
     door.set({ drop: true });
     try {
