@@ -7,6 +7,7 @@ import {
   announceLocally,
   publishBroadcastNow,
   startBroadcastListener,
+  SYNC_LEASE_MS,
   type BroadcastListener,
 } from './broadcast.ts';
 
@@ -48,6 +49,33 @@ describe('broadcast sync: a barrier after which every committed broadcast has be
     );
   });
 
+  it('syncSince: has handled a message committed before `since` when it resolves, every time', async () => {
+    for (let i = 0; i < 30; i++) {
+      await publishBroadcastNow(publisher, 'credentials.changed', { projectId: `since-${i}` });
+      await listener.syncSince(performance.now());
+      expect(seen.at(-1)).toBe(`since-${i}`);
+    }
+  });
+
+  it('syncSince: answers at once from a round trip sent late enough, and waits when the last one is older', async () => {
+    // Resolved within a few microtasks (no I/O can complete meanwhile): no round trip was waited for.
+    const first = async (p: Promise<void>) => {
+      let done = false;
+      void p.then(() => (done = true));
+      for (let i = 0; i < 5; i++) await null;
+      return done ? 'at once' : 'waits';
+    };
+    const before = performance.now();
+    await listener.sync();
+    expect(await first(listener.syncSince(before))).toBe('at once');
+    expect(await first(listener.syncSince(before - SYNC_LEASE_MS))).toBe('at once');
+    const later = performance.now();
+    const pending = listener.syncSince(later);
+    expect(await first(pending)).toBe('waits');
+    await pending;
+    expect(await first(listener.syncSince(later))).toBe('at once');
+  });
+
   it('delivers announceLocally to the listeners of this process at once', () => {
     announceLocally('credentials.changed', { projectId: 'local' });
     expect(seen.at(-1)).toBe('local');
@@ -59,5 +87,6 @@ describe('broadcast sync: a barrier after which every committed broadcast has be
     await other.stop();
     expect(other.listening()).toBe(false);
     await expect(other.sync()).rejects.toThrow(/down/);
+    await expect(other.syncSince(0)).rejects.toThrow(/down/);
   });
 });

@@ -16,6 +16,19 @@ import { createLoop } from './loop.ts';
 
 const CHANNEL = 'tessera_broadcast';
 
+/**
+ * How old a confirmation a cache may act on (`syncSince`), and so how long a change that must apply at once is held
+ * after commit before its answer goes out (`afterCommitLease`). A cache serves an entry when a round trip on its
+ * listening connection was SENT at most this long before the request came in; the process that ended a credential
+ * answers only this long after its commit. A request that comes in after that answer finds the change handled:
+ * the round trip it relies on was sent after the commit, and the server hands pending notifications over before it
+ * answers. Under load round trips run back to back and requests rarely wait for one (router/credential-cache.ts).
+ */
+export const SYNC_LEASE_MS = 250;
+
+/** Waits out the lease after a commit whose broadcast must apply at once (see SYNC_LEASE_MS). */
+export const afterCommitLease = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, SYNC_LEASE_MS + 10)); // a timer may fire a millisecond early
+
 /** Topics and their payloads. Add a row here when something new is announced. */
 export type BroadcastTopics = {
   /** Credentials stopped being valid (or what they stand for changed): drop cached lookups. */
@@ -141,6 +154,13 @@ export type BroadcastListener = {
    * committed by ANOTHER process before the current request awaits this before trusting an entry.
    */
   sync: () => Promise<void>;
+  /**
+   * Resolves once a round trip SENT at or after `since` (performance.now()) has returned: at once when one has,
+   * else with the next one (the one on the wire, when it was sent late enough). A confirmation older than half
+   * the lease starts a round trip in the background, so steady callers keep finding a recent one. Rejects while
+   * the connection is down.
+   */
+  syncSince: (since: number) => Promise<void>;
   stop: () => Promise<void>;
 };
 
@@ -155,6 +175,7 @@ type Shared = {
   stopped: boolean;
   ready: Promise<void>;
   sync: () => Promise<void>;
+  syncSince: (since: number) => Promise<void>;
   close: () => Promise<void>;
 };
 type Handle = { dispatch: (topic: string, payload: unknown) => void; reset: () => void };
@@ -168,6 +189,7 @@ function openShared(url: string, logger: Logger): Shared {
     stopped: false,
     ready: Promise.resolve(),
     sync: () => Promise.resolve(),
+    syncSince: () => Promise.resolve(),
     close: async () => {},
   };
   const resetAll = () => {
@@ -226,18 +248,30 @@ function openShared(url: string, logger: Logger): Shared {
   // returns (the one on the wire may have been read by the server before their awaited change committed).
   type Batch = { promise: Promise<void>; resolve: () => void; reject: (err: unknown) => void };
   let assembling: Batch | undefined;
-  let onTheWire = false;
+  let onTheWire: { batch: Batch; sentAt: number } | undefined;
+  // The send time of the latest round trip that returned, and on which connection (a new one starts with none).
+  let confirmedAt = -Infinity;
+  let confirmedOn: pg.Client | undefined;
   const send = () => {
     const batch = assembling;
     if (!batch || onTheWire) return;
     assembling = undefined;
-    onTheWire = true;
     const c = state.client;
+    const sentAt = performance.now();
+    onTheWire = { batch, sentAt };
     const done = c ? c.query('').then(() => undefined) : Promise.reject(new Error('the broadcast connection is down'));
-    done.then(batch.resolve, batch.reject).finally(() => {
-      onTheWire = false;
-      if (assembling) setImmediate(send);
-    });
+    done
+      .then(() => {
+        if (c && state.client === c) {
+          confirmedAt = confirmedOn === c ? Math.max(confirmedAt, sentAt) : sentAt;
+          confirmedOn = c;
+        }
+        batch.resolve();
+      }, batch.reject)
+      .finally(() => {
+        onTheWire = undefined;
+        if (assembling) setImmediate(send);
+      });
   };
   state.sync = (): Promise<void> => {
     if (!assembling) {
@@ -251,6 +285,17 @@ function openShared(url: string, logger: Logger): Shared {
       if (!onTheWire) setImmediate(send);
     }
     return assembling.promise;
+  };
+  const confirmed = Promise.resolve();
+  state.syncSince = (since: number): Promise<void> => {
+    if (!state.client) return Promise.reject(new Error('the broadcast connection is down'));
+    if (confirmedOn === state.client && confirmedAt >= since) {
+      if (!assembling && !onTheWire && confirmedAt < performance.now() - SYNC_LEASE_MS / 2)
+        state.sync().catch(() => {}); // a loss is handled by the connection's own handlers
+      return confirmed;
+    }
+    if (onTheWire && onTheWire.sentAt >= since) return onTheWire.batch.promise;
+    return state.sync();
   };
   state.close = async () => {
     state.stopped = true;
@@ -301,6 +346,8 @@ export async function startBroadcastListener(opts: { url: string; logger: Logger
     onReset: (handler) => resets.push(handler),
     listening: () => !stopped && c.client !== undefined,
     sync: () => (stopped ? Promise.reject(new Error('the broadcast connection is down (listener stopped)')) : c.sync()),
+    syncSince: (since) =>
+      stopped ? Promise.reject(new Error('the broadcast connection is down (listener stopped)')) : c.syncSince(since),
     stop: async () => {
       if (stopped) return;
       stopped = true;

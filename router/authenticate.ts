@@ -33,6 +33,19 @@ export function credentialsOf(headers: Record<string, string | string[] | undefi
   return { apiKey, bearer };
 }
 
+/** The cache key of exactly the credential the tenant subgraph would check (a bearer token wins over an API key). */
+const cacheKeyOf = (cache: CredentialCache, creds: Credentials): string =>
+  cache.keyOf(creds.bearer ? { bearer: creds.bearer } : { apiKey: creds.apiKey });
+
+/**
+ * The principal the cache holds for the credentials as it stands, without waiting for changes committed elsewhere
+ * (a revoked credential may still be found): only for decisions that grant nothing, such as refusing a request.
+ */
+export function peekPrincipal(creds: Credentials, cache: CredentialCache | undefined): CachedPrincipal | undefined {
+  if (!cache || (!creds.apiKey && !creds.bearer)) return undefined;
+  return cache.peek(cacheKeyOf(cache, creds));
+}
+
 /**
  * Resolves credentials to a principal; anonymous when none are given. With `cache`, the tenant subgraph's
  * answers (API keys, tenant tokens) are remembered until revoked (router/credential-cache.ts).
@@ -44,9 +57,8 @@ export async function authenticate(
   cache?: CredentialCache,
 ): Promise<Principal> {
   if (!creds.apiKey && !creds.bearer) return { kind: 'anonymous' };
-  // Exactly the credential the tenant subgraph would check (a bearer token wins over an API key, as below).
-  // Only its answers are cached, each until its token's expiry at the latest: a hit needs no decoding.
-  const key = cache?.keyOf(creds.bearer ? { bearer: creds.bearer } : { apiKey: creds.apiKey });
+  // Only the tenant subgraph's answers are cached, each until its token's expiry at the latest: a hit needs no decoding.
+  const key = cache ? cacheKeyOf(cache, creds) : undefined;
   if (key) {
     const hit = await cache!.get(key);
     if (hit) return hit;

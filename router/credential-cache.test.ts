@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { sha256Hex } from '../platform/crypto.ts';
-import type { BroadcastTopics } from '../platform/broadcast.ts';
+import { SYNC_LEASE_MS, type BroadcastTopics } from '../platform/broadcast.ts';
 import { createCredentialCache } from './credential-cache.ts';
 
 type Change = BroadcastTopics['credentials.changed'];
@@ -15,9 +15,11 @@ function testListener() {
     onReset: (fn: () => void) => (onReset = fn),
     listening: () => up,
     syncs: 0,
-    sync: async function (this: { syncs: number }) {
+    since: [] as number[],
+    syncSince: async function (this: { syncs: number; since: number[] }, since: number) {
       if (!up) throw new Error('down');
       this.syncs++;
+      this.since.push(since);
     },
     stop: async () => {},
     deliver: (c: Change) => onChange!(c),
@@ -90,16 +92,26 @@ describe('credential cache', () => {
 
   it('serves a hit only after the broadcast connection caught up, honouring a change that arrives meanwhile', async () => {
     const { l, cache, keys } = filled();
-    l.sync = async function () {
+    l.syncSince = async function () {
       l.deliver({ projectId: 'p-a' }); // committed elsewhere just before the request: handed over by the round trip
     };
     expect(await cache.get(keys.a)).toBeUndefined();
     expect(await cache.get(keys.b)).toEqual(B);
   });
 
+  it('asks for a round trip sent at most a lease before the request (the lease a revoking process waits out)', async () => {
+    const { l, cache, keys } = filled();
+    const before = performance.now();
+    expect(await cache.get(keys.a)).toEqual(A);
+    const after = performance.now();
+    expect(l.since).toHaveLength(1);
+    expect(l.since[0]).toBeGreaterThanOrEqual(before - SYNC_LEASE_MS);
+    expect(l.since[0]).toBeLessThanOrEqual(after - SYNC_LEASE_MS);
+  });
+
   it('serves no hit when the round trip fails (the connection just went down)', async () => {
     const { l, cache, keys } = filled();
-    l.sync = async () => {
+    l.syncSince = async () => {
       throw new Error('down');
     };
     expect(await cache.get(keys.a)).toBeUndefined();

@@ -4,17 +4,25 @@
 //
 // Revocation stays instant: the tenant subgraph publishes `credentials.changed` (platform/broadcast.ts) in the
 // same transaction as every change that ends a credential (API key regenerated, project deleted, session
-// logged out or revoked, signing keys rotated) and announces it locally after commit; every process drops
-// the matching entries. A hit is served only after a round trip on the broadcast connection (`sync`, shared by
-// concurrent requests): whatever was committed before the request arrived has then been handled, even when
-// the NOTIFY would otherwise still be on its way from another process. While the broadcast connection is down
+// logged out or revoked, signing keys rotated), announces it locally after commit, and answers only a lease
+// (SYNC_LEASE_MS) later; every process drops the matching entries. A hit is served only once a round trip on the
+// broadcast connection SENT at most a lease before the request came in has returned (`syncSince`, shared by
+// concurrent requests): whatever was committed before the change's answer went out has then been handled, even when
+// the NOTIFY would otherwise still be on its way from another process. Round trips are kept going while requests
+// come, so a hit rarely waits for one (bench N1: a round trip on a busy machine took 10-80 ms, every request's
+// cost when each waited for its own). While the broadcast connection is down
 // the cache is bypassed, and it is emptied when it comes back (messages may have been missed). Entries also
 // expire (TTL, and a token's own `exp`) as a safety net. Only successful lookups are cached: a wrong key is
 // checked against the database every time. Keys are SHA-256 hashes, never the credentials themselves.
 import { LRUCache } from 'lru-cache';
 import type { Principal } from '../platform/auth.ts';
 import { sha256Hex } from '../platform/crypto.ts';
-import { startBroadcastListener, type BroadcastListener, type BroadcastTopics } from '../platform/broadcast.ts';
+import {
+  SYNC_LEASE_MS,
+  startBroadcastListener,
+  type BroadcastListener,
+  type BroadcastTopics,
+} from '../platform/broadcast.ts';
 import type { Logger } from '../platform/logger.ts';
 
 /** Principals the tenant subgraph vouches for. */
@@ -29,7 +37,7 @@ export const CREDENTIAL_CACHE_TTL_MS = 30_000;
 export type CredentialCache = {
   /** The cache key of an API key (its SHA-256, as stored in `projects.api_key_hash`) or of a token. */
   keyOf: (creds: { apiKey?: string; bearer?: string }) => string;
-  /** The principal, when cached and still valid after every change committed before the call (see `sync`). */
+  /** The principal, when cached and still valid after every change answered before the call (see `syncSince`). */
   get: (key: string) => Promise<CachedPrincipal | undefined>;
   /** The entry as it stands, without waiting for pending changes (inspection, tests). */
   peek: (key: string) => CachedPrincipal | undefined;
@@ -46,7 +54,7 @@ export type CredentialCache = {
 
 /** Creates the cache; without a listener (no database URL) it caches nothing. */
 export function createCredentialCache(
-  listener: Pick<BroadcastListener, 'on' | 'onReset' | 'listening' | 'sync' | 'stop'> | undefined,
+  listener: Pick<BroadcastListener, 'on' | 'onReset' | 'listening' | 'syncSince' | 'stop'> | undefined,
   opts: { max?: number; ttlMs?: number; now?: () => number } = {},
 ): CredentialCache {
   // `now` (milliseconds since the epoch): a test's clock, so that expiry is tested without waiting.
@@ -93,7 +101,7 @@ export function createCredentialCache(
     get: async (key) => {
       if (!trusted() || !entries.has(key)) return undefined;
       try {
-        await listener!.sync();
+        await listener!.syncSince(performance.now() - SYNC_LEASE_MS);
       } catch {
         return undefined; // the connection went down: nothing is trusted until it is back
       }

@@ -18,6 +18,12 @@ export type RequestQuota = {
    * operator suspended it (or its owner). Sync unless the plan must be read.
    */
   hit: (principal: Principal) => void | Promise<void>;
+  /**
+   * What the project's next request would be refused with now (past its rate, or suspended), from what this process
+   * already knows, without counting anything or reading the plan; undefined when it would be counted (or the plan is
+   * not known yet).
+   */
+  refusal: (projectId: string) => Error | undefined;
   /** Requests of the project counted in the current minute, here and (as heard) elsewhere. */
   used: (projectId: string) => number;
   stop: () => Promise<void>;
@@ -68,12 +74,14 @@ export async function startRequestQuota(opts: {
   });
   if (opts.broadcastUrl) await sharing.start(opts.broadcastUrl);
 
+  /** Refused until the minute `window` is over (Retry-After: the seconds left in it). */
+  const rateLimited = (window: number) =>
+    errors.rateLimited(Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now()) / 1000)));
   const count = (projectId: string, limit: number | null): void => {
     if (limit === null) return;
     const window = windowOf();
     const c = countOf(projectId, window);
-    if (c.local + c.remote >= limit)
-      throw errors.rateLimited(Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now()) / 1000)));
+    if (c.local + c.remote >= limit) throw rateLimited(window);
     c.local++;
     c.unsent++;
   };
@@ -93,6 +101,16 @@ export async function startRequestQuota(opts: {
       const known = opts.limits.peekPlan(projectId);
       if (known !== undefined) return admit(projectId, known);
       return opts.limits.plan(projectId).then((plan) => admit(projectId, plan));
+    },
+    refusal(projectId) {
+      const plan = opts.limits.peekPlan(projectId);
+      if (!plan) return undefined;
+      if (plan.suspended) return errors.projectSuspended(projectId, plan.suspended);
+      const limit = plan.limits.maxRequestsPerMinute;
+      const window = windowOf();
+      const c = counts.get(projectId);
+      if (limit === null || !c || c.window !== window || c.local + c.remote < limit) return undefined;
+      return rateLimited(window);
     },
     used(projectId) {
       const c = counts.get(projectId);

@@ -140,7 +140,7 @@ export function createAccountLifecycleService({
       if (revoked.length > 0) await publishCredentialChange(em, { sessionIds: revoked });
       return revoked;
     });
-    if (ids.length > 0) credentialChangeCommitted({ sessionIds: ids });
+    if (ids.length > 0) await credentialChangeCommitted({ sessionIds: ids });
     return ids.length;
   }
 
@@ -395,7 +395,7 @@ export function createAccountLifecycleService({
         return rows;
       });
       if (ids.length === 0) throw errors.notFound('session', id);
-      credentialChangeCommitted({ sessionIds: [id] });
+      await credentialChangeCommitted({ sessionIds: [id] });
     },
 
     /** "Sign out everywhere": ends every session of the account, or every other one with `keep`. */
@@ -429,7 +429,7 @@ export function createAccountLifecycleService({
         await publishCredentialChange(em, { tenantId: tenant.id, sessionIds: ids });
         return ids;
       });
-      credentialChangeCommitted({ tenantId: tenant.id, sessionIds });
+      await credentialChangeCommitted({ tenantId: tenant.id, sessionIds });
       logger.info({ tenantId: tenant.id, projects: deleted.length }, 'tenant account deleted');
       return deleted;
     },

@@ -126,7 +126,7 @@ export function createOperatorKeyService({ db, config }: Pick<ServiceDeps, 'db' 
         await writeAudit(em, by, 'operator_key.revoke', 'operator_key', id, { name: row.name });
         await publishCredentialChange(em, { operatorKeyIds: [id] });
       });
-      credentialChangeCommitted({ operatorKeyIds: [id] });
+      await credentialChangeCommitted({ operatorKeyIds: [id] });
     },
   };
 }

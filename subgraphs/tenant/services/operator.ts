@@ -76,10 +76,10 @@ export type OperatorService = ReturnType<typeof createOperatorService>;
 
 /** Tenants and projects as the operator governs them. */
 export function createOperatorService({ db, plans }: Pick<ServiceDeps, 'db'> & { plans: PlanService }) {
-  const after = (change: { tenantId?: string; projectId?: string }) => {
+  const after = async (change: { tenantId?: string; projectId?: string }) => {
     plans.invalidate();
     announceLocally('plans.changed', change);
-    credentialChangeCommitted(change);
+    await credentialChangeCommitted(change);
   };
 
   async function tenant(id: string): Promise<OperatorTenantView> {
@@ -120,7 +120,7 @@ export function createOperatorService({ db, plans }: Pick<ServiceDeps, 'db'> & {
       await publishPlansChanged(em, change);
       await publishCredentialChange(em, change);
     });
-    after(change);
+    await after(change);
   }
 
   return {

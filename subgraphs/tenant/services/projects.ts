@@ -169,7 +169,7 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
         await publishCredentialChange(em, { projectId: id });
       });
       oidcClientChangeCommitted({ projectId: id });
-      credentialChangeCommitted({ projectId: id });
+      await credentialChangeCommitted({ projectId: id });
     },
 
     /** Replaces the API key; the old one is refused from the next request on. */
@@ -186,7 +186,7 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
         );
         await publishCredentialChange(em, { projectId: project.id });
       });
-      credentialChangeCommitted({ projectId: project.id });
+      await credentialChangeCommitted({ projectId: project.id });
       return (await db.em().findOne(ProjectEntity, { id: project.id })) as Project;
     },
 
@@ -202,7 +202,7 @@ export function createProjectService({ db, box, plans }: Pick<ServiceDeps, 'db' 
         );
         await publishCredentialChange(em, { projectId: project.id });
       });
-      credentialChangeCommitted({ projectId: project.id });
+      await credentialChangeCommitted({ projectId: project.id });
       return (await db.em().findOne(ProjectEntity, { id: project.id })) as Project;
     },
 

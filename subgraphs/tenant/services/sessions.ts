@@ -138,7 +138,7 @@ export function createSessionService({ db, config, logger, accounts, mfa, signin
           if (ids.length > 0) await publishCredentialChange(tx, { sessionIds: ids });
           return ids;
         });
-        if (reused.length > 0) credentialChangeCommitted({ sessionIds: reused });
+        if (reused.length > 0) await credentialChangeCommitted({ sessionIds: reused });
         if (reused.length > 0)
           logger.warn({ sessionId: reused[0] }, 'rotated refresh token presented again: session revoked');
         throw errors.invalidToken(
@@ -161,7 +161,7 @@ export function createSessionService({ db, config, logger, accounts, mfa, signin
         );
         await publishCredentialChange(em, { sessionIds: [sessionId] });
       });
-      credentialChangeCommitted({ sessionIds: [sessionId] });
+      await credentialChangeCommitted({ sessionIds: [sessionId] });
     },
 
     /** Checks an access token: signature, expiry, audience, then that its session is still active. */

@@ -35,7 +35,7 @@ export function createSigningKeyService({ db, box, config }: Pick<ServiceDeps, '
       await ring.rotate();
       // The rotation retired the previous key: tokens it signed may sit in credential caches.
       await publishCredentialChange(db.em(), { all: true });
-      credentialChangeCommitted({ all: true });
+      await credentialChangeCommitted({ all: true });
     },
 
     /** Signs a tenant access token. */

@@ -336,6 +336,15 @@ describe('the operator admin API', () => {
     await op('PATCH', '/plans/pro', { limits: { max_requests_per_minute: 1 } });
     await call('POST', '/v1/find', { apiKey, body: { table: 'nothing_here' } });
     expectError(await call('POST', '/v1/find', { apiKey, body: { table: 'nothing_here' } }), 429, 'RATE_LIMITED');
+    // Once refused, the known key is refused before its check (the same answer); an unknown key is still a 401.
+    const again = await call('POST', '/v1/find', { apiKey, body: { table: 'nothing_here' } });
+    expectError(again, 429, 'RATE_LIMITED');
+    expect(Number(again.headers.get('retry-after'))).toBeGreaterThan(0);
+    expectError(
+      await call('POST', '/v1/find', { apiKey: `${apiKey}x`, body: { table: 'nothing_here' } }),
+      401,
+      'INVALID_API_KEY',
+    );
     await op('PATCH', '/plans/pro', { limits: { max_requests_per_minute: null } });
     expect((await call('POST', '/v1/find', { apiKey, body: { table: 'nothing_here' } })).status).not.toBe(429);
     await op('PUT', `/tenants/${tenantId}/plan`, { plan_id: 'free' });

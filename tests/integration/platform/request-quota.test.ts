@@ -69,6 +69,34 @@ describe('the request quota across processes', () => {
     expect(() => b.hit({ kind: 'tenant', tenantId: 't', sessionId: 's' })).not.toThrow();
   });
 
+  it('says what the next request would be refused with, without counting it', async () => {
+    await earlyInAMinute();
+    const projectId = crypto.randomUUID();
+    expect(a.refusal(projectId)).toBeUndefined();
+    for (let i = 0; i < LIMIT; i++) {
+      expect(a.refusal(projectId)).toBeUndefined();
+      expect(refused(a, projectId)).toBe(false);
+    }
+    expect(a.used(projectId)).toBe(LIMIT);
+    expect(a.refusal(projectId)).toMatchObject({ code: 'RATE_LIMITED' });
+    expect(a.used(projectId)).toBe(LIMIT);
+    // A plan this process has not read yet: nothing is known, nothing is refused early (the full check decides).
+    const logger = createLogger('silent');
+    const unread = await startRequestQuota({
+      limits: { ...heldPlan({ maxRequestsPerMinute: 0 }).reader, peekPlan: () => undefined },
+      logger,
+    });
+    // A suspended project is refused early too, with what the full check says.
+    const suspended = await startRequestQuota({ limits: heldPlan({}, 'tenant').reader, logger });
+    try {
+      expect(unread.refusal(projectId)).toBeUndefined();
+      expect(suspended.refusal(projectId)).toMatchObject({ code: 'PROJECT_SUSPENDED' });
+    } finally {
+      await unread.stop();
+      await suspended.stop();
+    }
+  });
+
   it('tells the other process the counts of 300 projects counted in one second (more than one NOTIFY holds)', async () => {
     await earlyInAMinute();
     // 1 to 3 requests each, so that each project's own count is checked, not only that some message arrived.
