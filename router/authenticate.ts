@@ -57,12 +57,30 @@ export async function authenticate(
   cache?: CredentialCache,
 ): Promise<Principal> {
   if (!creds.apiKey && !creds.bearer) return { kind: 'anonymous' };
+  if (!cache) return await lookUp(creds, handles, requestId);
   // Only the tenant subgraph's answers are cached, each until its token's expiry at the latest: a hit needs no decoding.
-  const key = cache ? cacheKeyOf(cache, creds) : undefined;
-  if (key) {
-    const hit = await cache!.get(key);
-    if (hit) return hit;
-  }
+  const key = cacheKeyOf(cache, creds);
+  const hit = await cache.get(key);
+  if (!hit) return await cache.shared(key, () => lookUp(creds, handles, requestId, cache, key));
+  // A busy credential is checked again in the background before its entry expires (credential-cache.ts dueForRecheck);
+  // one its subgraph no longer vouches for is dropped (a revocation is announced anyway: this is the safety net's).
+  if (cache.dueForRecheck(key))
+    cache
+      .shared(key, () => lookUp(creds, handles, requestId, cache, key))
+      .catch((err: unknown) => {
+        if (err instanceof AppError && err.status < 500) cache.forget(key);
+      });
+  return hit;
+}
+
+/** Asks the subgraph that owns the credentials who they stand for; with `cache`, remembers the tenant subgraph's answer. */
+async function lookUp(
+  creds: Credentials,
+  handles: Map<string, SubgraphHandle>,
+  requestId: string,
+  cache?: CredentialCache,
+  key?: string,
+): Promise<Principal> {
   const internal: RequestContext = { requestId, principal: { kind: 'internal' } };
   let op: typeof INTERNAL_OPERATIONS.authenticate | typeof INTERNAL_OPERATIONS.authenticateUser =
     INTERNAL_OPERATIONS.authenticate;
@@ -108,7 +126,7 @@ export async function authenticate(
   else if (p.kind === 'operator' && operatorKey && p.operator && p.keyId)
     principal = { kind: 'operator', operator: p.operator, keyId: p.keyId };
   else throw new AppError('INTERNAL', `unexpected principal kind ${p.kind}`);
-  if (key) cache!.remember(key, Object.freeze(principal), generation, expiresAt);
+  if (cache && key) cache.remember(key, Object.freeze(principal), generation, expiresAt);
   return principal;
 }
 

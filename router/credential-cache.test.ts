@@ -169,6 +169,69 @@ describe('credential cache', () => {
     expect(await cache.get(key)).toBeUndefined();
   });
 
+  it('asks for a check again in the last quarter of the TTL, unless a token expires before it would gain anything', () => {
+    let clock = 1_700_000_000_000;
+    const cache = createCredentialCache(testListener() as never, { ttlMs: 1000, now: () => clock });
+    const key = cache.keyOf({ apiKey: 'tsk_a' });
+    const token = cache.keyOf({ bearer: 'long-lived' });
+    const ending = cache.keyOf({ bearer: 'ending' });
+    cache.remember(key, A, cache.generation());
+    cache.remember(token, S, cache.generation(), clock + 60_000);
+    cache.remember(ending, S, cache.generation(), clock + 1_200);
+    expect([cache.dueForRecheck(key), cache.dueForRecheck(token), cache.dueForRecheck(ending)]).toEqual([
+      false,
+      false,
+      false,
+    ]);
+    clock += 800;
+    expect([cache.dueForRecheck(key), cache.dueForRecheck(token), cache.dueForRecheck(ending)]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+    expect(cache.dueForRecheck(cache.keyOf({ apiKey: 'unknown' }))).toBe(false);
+    // Checked again: a full TTL from now.
+    cache.remember(key, A, cache.generation());
+    expect(cache.dueForRecheck(key)).toBe(false);
+  });
+
+  it('shares a lookup among concurrent callers of one credential, not with a caller a lease later', async () => {
+    const { cache, keys } = filled();
+    let lookups = 0;
+    const release: (() => void)[] = [];
+    const lookup = () =>
+      new Promise<string>((resolve) => {
+        const n = ++lookups;
+        release.push(() => resolve(`answer ${n}`));
+      });
+    const first = cache.shared(keys.a, lookup);
+    const joined = cache.shared(keys.a, lookup);
+    const other = cache.shared(keys.b, lookup); // another credential: a lookup of its own
+    expect(lookups).toBe(2);
+    // While one is running, a recheck is not asked for again.
+    expect(cache.dueForRecheck(keys.a)).toBe(false);
+    await new Promise((r) => setTimeout(r, SYNC_LEASE_MS + 20));
+    // A lookup that started more than a lease ago may have read before a revocation answered meanwhile.
+    const late = cache.shared(keys.a, lookup);
+    expect(lookups).toBe(3);
+    release.forEach((r) => r());
+    expect(await Promise.all([first, joined, other, late])).toEqual(['answer 1', 'answer 1', 'answer 2', 'answer 3']);
+    // Done: the next caller makes a new one.
+    void cache.shared(keys.a, lookup);
+    expect(lookups).toBe(4);
+    release[3]!();
+  });
+
+  it('forgets one entry, and a lookup in flight meanwhile is not kept', async () => {
+    const { cache, keys } = filled();
+    const before = cache.generation();
+    cache.forget(keys.a);
+    expect(await cache.get(keys.a)).toBeUndefined();
+    expect(await cache.get(keys.b)).toEqual(B);
+    cache.remember(keys.a, A, before);
+    expect(await cache.get(keys.a)).toBeUndefined();
+  });
+
   it('stays within its size bound', async () => {
     const cache = createCredentialCache(testListener() as never, { max: 3 });
     for (let i = 0; i < 10; i++) cache.remember(cache.keyOf({ apiKey: `tsk_${i}` }), A, cache.generation());
