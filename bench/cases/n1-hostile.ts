@@ -2,8 +2,12 @@
 // the hostile projects' requests in pg_sleep, CPU-heavy statements and async invokes. A neighbour's load comes from
 // somewhere else than the victim's client: run in the harness's process, its ~400 answers a second shared one event
 // loop with autocannon, which then timed its own waits for that loop into the victim's latency.
-// Config: N1_HOSTILE (JSON {url, keys, sleepers, burners, asyncInvokers, invokeKey}). Prints `ready` once the loops
-// run; on SIGTERM the loops stop and it prints the answers counted by status as one JSON line, then exits.
+// Config: N1_HOSTILE (JSON {url, keys, sleepers, burners, asyncInvokers, invokeKey, startAt}). Prints `ready` once
+// loaded, and starts its loops at `startAt` (epoch ms; at once when absent or past): the harness starts this process
+// seconds before the hostile load begins, so the load's first second is the neighbour's requests and not this
+// process's own start-up (about half a second of CPU, loading and compiling, on the machine the victim's server
+// shares: a neighbour's client starts on its own machine). On SIGTERM the loops stop and it prints the answers
+// counted by status as one JSON line, then exits.
 import http from 'node:http';
 import { watchParent } from '../../platform/parent-watch.ts';
 
@@ -14,6 +18,7 @@ type Config = {
   burners: number;
   asyncInvokers: number;
   invokeKey: string;
+  startAt?: number;
 };
 
 const config = JSON.parse(process.env.N1_HOSTILE ?? '{}') as Config;
@@ -42,8 +47,8 @@ const post = (path: string, apiKey: string, body: unknown): Promise<number> =>
   });
 let stop = false;
 const statuses: Record<number, number> = {};
-/** Answers by status per second since `ready` (diagnosis: which second the hostile load changed shape). */
-const started = performance.now();
+/** Answers by status per second since the loops started (diagnosis: which second the hostile load changed shape). */
+let started = performance.now();
 const perSecond: Record<number, number>[] = [];
 
 // A refused request is sent again 100 ms later (a loop re-sending at once measured this machine's client more than
@@ -62,13 +67,18 @@ const loop = (fn: () => Promise<number>) =>
 const sql = (key: string, text: string) => () => post('/v1/rawSQL', key, { sql: text });
 
 const loops: Promise<void>[] = [];
-for (const key of config.keys) {
-  for (let i = 0; i < config.sleepers; i++) loops.push(loop(sql(key, 'select pg_sleep(1)')));
-  for (let i = 0; i < config.burners; i++)
-    loops.push(loop(sql(key, 'select count(*) from generate_series(1, 3000000) g where g % 7 = 3')));
-}
-for (let i = 0; i < config.asyncInvokers; i++)
-  loops.push(loop(() => post('/edge/api/v1/invoke/n1-tick?async=true', config.invokeKey, {})));
+const begin = () => {
+  if (stop) return;
+  started = performance.now();
+  for (const key of config.keys) {
+    for (let i = 0; i < config.sleepers; i++) loops.push(loop(sql(key, 'select pg_sleep(1)')));
+    for (let i = 0; i < config.burners; i++)
+      loops.push(loop(sql(key, 'select count(*) from generate_series(1, 3000000) g where g % 7 = 3')));
+  }
+  for (let i = 0; i < config.asyncInvokers; i++)
+    loops.push(loop(() => post('/edge/api/v1/invoke/n1-tick?async=true', config.invokeKey, {})));
+};
+setTimeout(begin, Math.max(0, (config.startAt ?? 0) - Date.now()));
 
 // It ends itself when the harness is gone (its loops would otherwise hit a closed port in a tight loop).
 watchParent(() => process.exit(1));

@@ -76,7 +76,7 @@ const ACTIVITY = process.env.BENCH_N1_ACTIVITY === '1';
  * statement's first words) until
  * stopped, then prints the most frequent on stderr: where the server's time goes, by who asks.
  */
-function sampleActivity(url: string): { stop: () => Promise<void> } {
+function sampleActivity(url: string, label: string): { stop: () => Promise<void> } {
   let done = false;
   const seen = new Map<string, number>();
   let samples = 0;
@@ -114,7 +114,7 @@ function sampleActivity(url: string): { stop: () => Promise<void> } {
     stop: async () => {
       done = true;
       await running;
-      console.error(`N1 activity: ${samples} samples of active backends (count = samples seen active)`);
+      console.error(`N1 activity (${label}): ${samples} samples of active backends (count = samples seen active)`);
       console.error(`  executions and scheduler jobs at the start ${first}, at the end ${last}`);
       for (const [k, n] of [...seen].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.error(`  ${n}\t${k}`);
     },
@@ -251,25 +251,12 @@ export const n1: CustomCase = {
       // wait for the neighbour to settle): it starts 2 s before, is measured over the loaded window after the ramp,
       // and the ramp's own figures are reported beside (steady_ramp_*). Until 2026-12-02 it started after the ramp,
       // so its first requests met the backlog the hostile had built while nothing else asked for the process.
-      let toBoundary = ctx.quick ? 2_000 : 60_000 - (Date.now() % 60_000);
-      if (toBoundary < 2_500) toBoundary += 60_000;
-      await new Promise((r) => setTimeout(r, toBoundary - 2_000));
-      const boundary = Date.now() + 2_000;
-      const victimStream = steadyStream(target, STEADY_RATE);
-      let victimSamples: Awaited<ReturnType<typeof victimStream.stop>> | undefined;
-      const stopVictim = async () => (victimSamples ??= await victimStream.stop());
-      await new Promise((r) => setTimeout(r, Math.max(0, boundary - Date.now())));
-      // The cron job is made before the loops start: they spend the project's request rate within seconds.
-      const cron = await (async () =>
-        OFF.has('cron')
-          ? { status: 0, body: { cron_job: { id: '' } } }
-          : await call('POST', '/edge/api/v1/cron', {
-              apiKey: hostile[0]!,
-              body: { name: `n1-${Date.now()}`, schedule: '* * * * * *', timezone: 'UTC', function: 'n1-tick' },
-            }))().catch(async (err: unknown) => {
-        await stopVictim();
-        throw err;
-      });
+      // The hostile load's process is started 5 s before its load begins (n1-hostile.ts `startAt`): its own start-up
+      // is not the neighbour's load on this install (a neighbour's client starts on its own machine).
+      let toBoundary = ctx.quick ? 5_500 : 60_000 - (Date.now() % 60_000);
+      if (toBoundary < 5_500) toBoundary += 60_000;
+      await new Promise((r) => setTimeout(r, toBoundary - 5_000));
+      const boundary = Date.now() + 5_000;
       // The hostile loops run in a process of their own (n1-hostile.ts): a neighbour's load does not share the
       // victim's client's event loop.
       const hostileLoad = await startChild(
@@ -282,21 +269,44 @@ export const n1: CustomCase = {
             burners: OFF.has('burners') ? 0 : BURNERS,
             asyncInvokers: OFF.has('async') ? 0 : ASYNC_INVOKERS,
             invokeKey: hostile[0]!,
+            startAt: boundary,
           }),
         },
         /ready\n/,
         true,
-      ).catch(async (err: unknown) => {
+      );
+      const stopHostile = async () => {
+        if (hostileLoad.child.exitCode !== null) return;
+        const ended = new Promise((resolve) => hostileLoad.child.once('exit', resolve));
+        hostileLoad.child.kill('SIGTERM');
+        await ended;
+      };
+      await new Promise((r) => setTimeout(r, Math.max(0, boundary - 2_000 - Date.now())));
+      const victimStream = steadyStream(target, STEADY_RATE);
+      let victimSamples: Awaited<ReturnType<typeof victimStream.stop>> | undefined;
+      const stopVictim = async () => (victimSamples ??= await victimStream.stop());
+      await new Promise((r) => setTimeout(r, Math.max(0, boundary - Date.now())));
+      // The cron job is made as the loops start: they spend the project's request rate within seconds.
+      const cron = await (async () =>
+        OFF.has('cron')
+          ? { status: 0, body: { cron_job: { id: '' } } }
+          : await call('POST', '/edge/api/v1/cron', {
+              apiKey: hostile[0]!,
+              body: { name: `n1-${Date.now()}`, schedule: '* * * * * *', timezone: 'UTC', function: 'n1-tick' },
+            }))().catch(async (err: unknown) => {
         await stopVictim();
+        await stopHostile();
         throw err;
       });
       // Let the hostile load take what it can before the victim is measured again.
-      const rampFrom = performance.now();
-      await new Promise((r) => setTimeout(r, 2000));
+      const rampFrom = performance.now() - (Date.now() - boundary);
+      const rampActivity = ACTIVITY ? sampleActivity(databaseUrl, 'the ramp') : undefined;
+      await new Promise((r) => setTimeout(r, Math.max(0, boundary + 2_000 - Date.now())));
+      await rampActivity?.stop();
       const loadedFromMs = performance.now();
       let loaded;
       const loadedFrom = new Date().toISOString();
-      const activity = ACTIVITY ? sampleActivity(databaseUrl) : undefined;
+      const activity = ACTIVITY ? sampleActivity(databaseUrl, 'the loaded window') : undefined;
       // prom-client resets its event-loop delay histogram at each scrape: this one starts the loaded window's.
       const metricsBefore = ACTIVITY ? await processMetrics(own.url) : undefined;
       const schedBefore = ACTIVITY ? schedOf(own.pid) : undefined;
@@ -311,9 +321,7 @@ export const n1: CustomCase = {
         loaded = await loadTarget(target, loadedS, VICTIM_CONNECTIONS);
       } finally {
         await stopVictim();
-        const ended = new Promise((resolve) => hostileLoad.child.once('exit', resolve));
-        hostileLoad.child.kill('SIGTERM');
-        await ended;
+        await stopHostile();
         await activity?.stop();
         if (schedBefore) {
           const [ran, waited] = schedOf(own.pid).map((v, i) => (v - schedBefore[i]!) / 1e6);
