@@ -208,6 +208,10 @@ export const n1: CustomCase = {
       },
       true,
     );
+    // Diagnosis only: BENCH_N1_TESSERA_NICE=<n> sets the spawned Tessera's autogroup nice value (needs root for n < 0):
+    // how much of what is left is the server process's share of the CPU against the database's backends.
+    if (process.env.BENCH_N1_TESSERA_NICE)
+      fs.writeFileSync(`/proc/${own.pid}/autogroup`, process.env.BENCH_N1_TESSERA_NICE);
     const octx: BenchContext = { ...ctx, tessera: own.url, databaseUrl };
     await hostilePlan(octx);
     const call = client(own.url);
