@@ -1,4 +1,4 @@
-// P7: a 1 GiB file (128 MiB with --quick) uploaded through POST /storage/api/v1/storage/upload (multipart,
+// P7: a 1 GiB file (32 MiB with --quick) uploaded through POST /storage/api/v1/storage/upload (multipart,
 // X-Api-Key) against the upload floor: a bare node:http server streaming the same multipart upload to a file with
 // busboy and answering its sha256 (bench/peers/upload-floor.ts), sent by the same client code from the same file,
 // written on the same disk. `cp` of the same file is reported as a reference (it copies inside the kernel, no fair
@@ -168,11 +168,11 @@ const met = (ratio: number, peakRssMb: number) => ratio >= GOAL_RATIO && peakRss
 export const p7: CustomCase = {
   kind: 'custom',
   id: 'P7-upload',
-  title: 'Storage: 1 GiB multipart upload POST /storage/api/v1/storage/upload (API key; --quick: 128 MiB)',
+  title: 'Storage: 1 GiB multipart upload POST /storage/api/v1/storage/upload (API key; --quick: 32 MiB)',
   peer: 'upload floor: bare node:http + busboy streaming the same upload to a file and answering its sha256 (same client, file, disk); cp of the file as a reference',
   goal: 'peak RSS <= 200 MB and >= 0.8x the upload floor',
   async setup(ctx) {
-    const size = (ctx.quick ? 128 : 1024) * MIB;
+    const size = (ctx.quick ? 32 : 1024) * MIB;
     const dir = fs.mkdtempSync(path.join(ctx.outDir, 'p7-'));
     const cleanup = async () => fs.rmSync(dir, { recursive: true, force: true });
     try {

@@ -1,6 +1,6 @@
 // P8-cron: cron tick drift. A cron job on the finest schedule the engine takes (every second: `* * * * * *`,
 // UTC) runs a 1-step function; over the ticks that follow its creation (10 per round, 3 rounds: 30 ticks;
-// --quick: 5), drift = the execution's start − its scheduled tick. Ticks and executions are matched in
+// --quick: 3), drift = the execution's start − its scheduled tick. Ticks and executions are matched in
 // order (each tick takes the first execution starting at or after it), so a late run that makes the
 // engine skip a tick shows as the drift of every tick it delays, and a tick with no execution left is
 // counted as missed. Executions are read through the executions API. The goal is absolute: the peer
@@ -43,11 +43,11 @@ export const p8Cron: CustomCase = {
   kind: 'custom',
   id: 'P8-cron',
   title:
-    'Cron tick drift: every-second cron (`* * * * * *`) → 1-step function, execution start − scheduled tick (10 ticks a round; --quick: 5)',
+    'Cron tick drift: every-second cron (`* * * * * *`) → 1-step function, execution start − scheduled tick (10 ticks a round; --quick: 3)',
   peer: 'goal: drift p99 250 ms (issue 19)',
   goal: 'p99 <= 250 ms (ratio = 250 ms / p99 >= 1), no tick missed',
   async setup(ctx) {
-    const ticksPerRound = ctx.quick ? 5 : 10;
+    const ticksPerRound = ctx.quick ? 3 : 10;
     const p = await dataProject(ctx);
     const call = client(ctx.tessera);
     await oneStepFunction(ctx, p.apiKey, FUNCTION, { tick: '{{ input.body.tick }}', at: '{{ now() }}' });
