@@ -302,10 +302,15 @@ export function createRealtime(opts: {
     /** Subscribers per project in this process (told to the other data processes: realtime-sharing.ts). */
     localCounts: (): [string, number][] => [...listeners].map(([projectId, l]) => [projectId, l.subscribers]),
 
-    /** Subscribers and listening projects of this process (tests, metrics). */
+    /**
+     * Subscribers and listening projects of this process (tests, metrics). A subscriber counts once its project's
+     * LISTEN connection is up (a change committed from then on reaches it): counted from its request on, a client
+     * that waited for the gauge and then wrote could commit before the LISTEN, on a busy machine where opening that
+     * connection takes a while, and never see its change. The plan's caps count from the request on (localCounts).
+     */
     stats: () => ({
       projects: listeners.size,
-      subscribers: [...listeners.values()].reduce((n, l) => n + l.subscribers, 0),
+      subscribers: [...listeners.values()].reduce((n, l) => n + (l.client ? l.subscribers : 0), 0),
     }),
 
     /**
