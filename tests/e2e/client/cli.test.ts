@@ -2,7 +2,7 @@
 // OIDC clients, functions deploy (a folder of JSON and YAML definitions, with its progress bar), invoke, delete,
 // secrets, executions list/show/tail, db sql from a file and stdin, storage ls/cp/rm, gen types; --json output;
 // exit codes; credentials kept with mode 0600.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -48,6 +48,10 @@ afterAll(async () => {
   await platform?.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+// Each test runs the CLI as a process per command (a Node start-up each, about a second on a loaded machine): the one
+// with ~25 commands outran Jest's default 30 s in a CI run.
+jest.setTimeout(120_000);
 
 describe('tessera', () => {
   it('answers --version and --help, and exit code 2 for a bad command line', async () => {
