@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { MALLOC_TUNABLES, NODE_FLAGS, TUNED_MARK, tunedExec } from './node-tuning.ts';
+import { execFileSync } from 'node:child_process';
+import { GC_THREAD_NICE, MALLOC_TUNABLES, NODE_FLAGS, TUNED_MARK, tunedExec } from './node-tuning.ts';
 import { serviceNameOf, TELEMETRY_PRELOAD } from './telemetry.ts';
 
 const argv = ['/usr/bin/node', '/srv/tessera/main.ts', '--role', 'router'];
@@ -62,5 +63,30 @@ describe('the settings `node main.ts` re-executes itself with', () => {
 
   it('does nothing once tuned (no re-execution loop) or when the mark is set by hand', () => {
     expect(tunedExec(argv, [], { [TUNED_MARK]: '1' })).toBeNull();
+  });
+});
+
+describe("V8's helper threads", () => {
+  it('run at GC_THREAD_NICE once lowered, and the event-loop thread keeps its priority', () => {
+    // In a process of its own: the test runner's threads are not changed.
+    const script = `
+      import fs from 'node:fs';
+      import { lowerHelperThreads } from ${JSON.stringify(new URL('./node-tuning.ts', import.meta.url).href)};
+      const nice = (tid) => Number(fs.readFileSync('/proc/self/task/' + tid + '/stat', 'utf8').split(') ')[1].split(' ')[16]);
+      const threads = () => fs.readdirSync('/proc/self/task').map((tid) => ({
+        comm: fs.readFileSync('/proc/self/task/' + tid + '/comm', 'utf8').trim(), nice: nice(tid), main: Number(tid) === process.pid,
+      }));
+      const lowered = lowerHelperThreads();
+      console.log(JSON.stringify({ lowered, threads: threads() }));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    const { lowered, threads } = JSON.parse(out) as {
+      lowered: number;
+      threads: { comm: string; nice: number; main: boolean }[];
+    };
+    const helpers = threads.filter((t) => t.comm === 'V8Worker');
+    expect(helpers.length).toBeGreaterThan(0);
+    expect(lowered).toBe(helpers.length);
+    for (const t of helpers) expect(t.nice).toBe(GC_THREAD_NICE);
+    expect(threads.find((t) => t.main)!.nice).toBe(0);
   });
 });

@@ -12,7 +12,16 @@
 // of the shared machine). glibc: two malloc arenas instead of one
 // per thread (libuv's pool threads hash passwords and write files), and a fixed mmap threshold so big blocks
 // (argon2id's 19 MiB) go back to the system when freed instead of raising the threshold and staying in an arena.
+//
+// V8's helper threads (concurrent marking and sweeping, parallel scavenges: the "V8Worker" threads, four whatever the
+// machine) run at a lower CPU priority than the event loop (nice GC_THREAD_NICE, set on the threads themselves, which
+// needs no privilege). At the default priority, while a major collection marks, the helpers and the event-loop thread
+// shared the process's CPU as equals: on two cores the helpers took both and the event loop waited for a CPU for
+// 5-25 ms at a time, every request of every project with it (bench N1's scheduler trace, 2026-12-07:
+// docs/architecture.md, "Fair shares"). Lowered, the helpers mark in the time the event loop leaves; on an idle
+// machine nothing changes.
 import fs from 'node:fs';
+import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { telemetryFlags } from './telemetry.ts';
 
@@ -20,6 +29,8 @@ import { telemetryFlags } from './telemetry.ts';
 export const NODE_FLAGS = ['--max-semi-space-size=16', '--heap-growing-percent=50'];
 /** glibc malloc tunables, used unless GLIBC_TUNABLES is already set. */
 export const MALLOC_TUNABLES = 'glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=131072';
+/** The nice value of V8's helper threads (the event loop keeps the process's own, 0 by default). */
+export const GC_THREAD_NICE = 10;
 /** Set once the process runs with the settings (set it yourself to keep Node's and glibc's defaults). */
 export const TUNED_MARK = 'TESSERA_NODE_TUNED';
 
@@ -56,6 +67,30 @@ export function tunedExec(
   };
 }
 
+/**
+ * Lowers the CPU priority of this process's V8 helper threads (named "V8Worker") to GC_THREAD_NICE; answers how many
+ * were lowered (0 where /proc is absent or a thread may not be changed: then they keep the process's priority).
+ */
+export function lowerHelperThreads(): number {
+  let lowered = 0;
+  let tasks: string[];
+  try {
+    tasks = fs.readdirSync('/proc/self/task');
+  } catch {
+    return 0;
+  }
+  for (const tid of tasks) {
+    try {
+      if (fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() !== 'V8Worker') continue;
+      os.setPriority(Number(tid), Math.max(os.getPriority(Number(tid)), GC_THREAD_NICE));
+      lowered++;
+    } catch {
+      // a thread that ended meanwhile, or a priority this process may not change: left as it is
+    }
+  }
+  return lowered;
+}
+
 function tune(): void {
   const entry = process.argv[1];
   if (!entry || realpath(entry) !== realpath(MAIN)) return;
@@ -63,11 +98,17 @@ function tune(): void {
   if (mark) {
     // Already tuned: the settings are read; keep them out of the environment of child processes.
     if (mark === 'GLIBC_TUNABLES') delete process.env.GLIBC_TUNABLES;
+    lowerHelperThreads();
     return;
   }
-  if (typeof process.execve !== 'function') return;
-  const exec = tunedExec([process.execPath, ...process.argv.slice(1)], process.execArgv, process.env);
-  if (exec) process.execve(process.execPath, exec.args, exec.env);
+  const execve = process.execve;
+  const exec =
+    typeof execve === 'function'
+      ? tunedExec([process.execPath, ...process.argv.slice(1)], process.execArgv, process.env)
+      : null;
+  if (exec && execve) execve.call(process, process.execPath, exec.args, exec.env);
+  // Here only when nothing was re-executed: threads made before an exec are gone with it.
+  lowerHelperThreads();
 }
 
 tune();

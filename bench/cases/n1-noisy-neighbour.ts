@@ -320,6 +320,23 @@ export const n1: CustomCase = {
         await new Promise((r) => setTimeout(r, loadedS * 1000));
         const loadedTo = performance.now();
         const samples = await stopVictim();
+        // Diagnosis only: BENCH_N1_SAMPLES=<file> appends the steady victim's requests (epoch ms sent, ms taken, status).
+        if (process.env.BENCH_N1_SAMPLES)
+          fs.appendFileSync(
+            process.env.BENCH_N1_SAMPLES,
+            samples
+              .map((x) => `${(performance.timeOrigin + x.sent).toFixed(3)} ${x.ms.toFixed(3)} ${x.status}\n`)
+              .join(''),
+          );
+        if (process.env.BENCH_N1_SAMPLES) {
+          const pids = await withPgClient(
+            databaseUrl,
+            async (c) =>
+              (await c.query(`select datname, usename, array_agg(pid) as pids from pg_stat_activity group by 1, 2`))
+                .rows,
+          );
+          fs.appendFileSync(`${process.env.BENCH_N1_SAMPLES}.pids`, JSON.stringify({ tessera: own.pid, pids }) + '\n');
+        }
         steadyLoaded = figuresOf(samples, loadedFromMs, loadedTo);
         steadyRamp = figuresOf(samples, rampFrom, loadedFromMs);
         loaded = await loadTarget(target, loadedS, VICTIM_CONNECTIONS);

@@ -203,9 +203,20 @@ const unnamed = (q: string | pg.QueryConfig): string | pg.QueryConfig =>
 
 /** How long past the statement timeout the pool waits before it cancels a statement itself. */
 const CANCEL_GRACE_MS = 1000;
-const WATCH_INTERVAL_MS = 25;
-/** How often the watch reads the CPU time of a backend whose statement has run LONG_STATEMENT_MS or more. */
+/**
+ * How often the watch looks at statements in flight (the timeout, and long statements). Short, because a long
+ * statement takes the CPU at the default priority until the watch finds it: with 25 ms and a first CPU reading after
+ * 100 ms, a neighbour's six heavy statements starting together each kept the default priority for 100-400 ms and
+ * held the machine's two cores for seconds (bench N1's scheduler trace, 2026-12-07).
+ */
+const WATCH_INTERVAL_MS = 10;
+/**
+ * How often the watch reads the CPU time of a statement's backend: every look during its first
+ * CPU_READ_SLOW_AFTER_MS (a long statement is found within a look or two of using LONG_STATEMENT_MS), then less
+ * often (a statement that has run that long without using the CPU is waiting: a lock, a sleep, I/O).
+ */
 const CPU_READ_INTERVAL_MS = 50;
+const CPU_READ_SLOW_AFTER_MS = 100;
 /** How long a project that ran a long statement has its next statements start at the lowered priority. */
 const HEAVY_MS = 10_000;
 
@@ -767,10 +778,10 @@ export function createProjectPools(opts: {
    * running makes its project heavy for a while (its next statements start lowered) and is lowered itself, while
    * another project has a statement in flight (othersBusy; alone it is looked at again at the next read). Its time
    * on the clock alone says nothing (waiting for a lock, a sleep or a CPU on a busy machine takes nothing from anyone).
-   * The CPU time is read once a statement has run WATCH_INTERVAL_MS (most never do), then every CPU_READ_INTERVAL_MS
-   * from LONG_STATEMENT_MS on.
+   * The CPU time is read once a statement has run WATCH_INTERVAL_MS (most never do), then at every look during its
+   * first CPU_READ_SLOW_AFTER_MS and every CPU_READ_INTERVAL_MS after that.
    */
-  const longStatement = (c: Conn, now: number, long: number): void => {
+  const longStatement = (c: Conn, now: number): void => {
     if (c.cpuFor === -c.busySince) {
       c.project.heavyUntil = now + (opts.heavyMs ?? HEAVY_MS);
       return;
@@ -784,7 +795,7 @@ export function createProjectPools(opts: {
       c.cpuReadAt = now;
       return;
     }
-    if (c.busySince > long || now - c.cpuReadAt < CPU_READ_INTERVAL_MS) return;
+    if (c.busySince < now - CPU_READ_SLOW_AFTER_MS && now - c.cpuReadAt < CPU_READ_INTERVAL_MS) return;
     c.cpuReadAt = now;
     if (!(opts.priority!.cpuMs(pid) - c.cpuAt >= LONG_STATEMENT_MS)) return;
     c.project.heavyUntil = now + (opts.heavyMs ?? HEAVY_MS);
@@ -798,9 +809,8 @@ export function createProjectPools(opts: {
   const watch = setInterval(() => {
     const now = Date.now();
     const late = now - statementTimeoutMs - CANCEL_GRACE_MS;
-    const long = now - LONG_STATEMENT_MS;
     for (const c of all) {
-      if (opts.priority && c.busySince > 0) longStatement(c, now, long);
+      if (opts.priority && c.busySince > 0) longStatement(c, now);
       if (c.busySince === 0 || c.busySince > late || c.cancelled === c.busySince) continue;
       c.cancelled = c.busySince;
       const pid = pidOf(c);
