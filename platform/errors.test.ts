@@ -99,3 +99,13 @@ describe('error table', () => {
     expect(shapeError(Object.assign(new Error('duplicate key'), { code: '23505' })).code).toBe('INTERNAL');
   });
 });
+
+describe('stack traces of AppErrors', () => {
+  it("are left out of the caller's mistakes (4xx), kept for server errors, and the global limit is given back", () => {
+    const limit = Error.stackTraceLimit;
+    const refused = errors.rateLimited(3);
+    expect(refused.stack).toBe(`AppError: ${refused.message}`);
+    expect(new AppError('INTERNAL').stack).toMatch(/\n\s+at /);
+    expect(Error.stackTraceLimit).toBe(limit);
+  });
+});
