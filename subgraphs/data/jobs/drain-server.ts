@@ -2,13 +2,13 @@
 // drainProjectServer. Taken over by another data instance if its own dies (the moves it left are finished or undone).
 import { defineJob } from '../../../platform/jobs.ts';
 import type { DataServices } from '../services/index.ts';
-import { DRAIN_JOB } from '../services/moves.ts';
+import { DRAIN_JOB, MOVE_LOCK_LIFETIME_MS } from '../services/moves.ts';
 
 export const drainServerJob = defineJob<DataServices, { serverId: string }>({
   name: DRAIN_JOB,
   retries: 0,
   concurrency: 1,
-  lockLifetimeMs: 30_000,
+  lockLifetimeMs: MOVE_LOCK_LIFETIME_MS,
   heartbeat: true,
   handler: async (s, data) => await s.moves.runDrain(data.serverId),
 });

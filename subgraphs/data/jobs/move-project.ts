@@ -3,7 +3,7 @@
 // switch was committed) or undoes it (it was not: the project stays on its source).
 import { defineJob } from '../../../platform/jobs.ts';
 import type { DataServices } from '../services/index.ts';
-import { MOVE_JOB } from '../services/moves.ts';
+import { MOVE_JOB, MOVE_LOCK_LIFETIME_MS } from '../services/moves.ts';
 
 export const moveProjectJob = defineJob<DataServices, { moveId: string }>({
   name: MOVE_JOB,
@@ -12,7 +12,7 @@ export const moveProjectJob = defineJob<DataServices, { moveId: string }>({
   concurrency: 2,
   // Renewed while the move runs (a copy takes as long as the database is large); a dead instance's move is taken
   // over this long after it died.
-  lockLifetimeMs: 30_000,
+  lockLifetimeMs: MOVE_LOCK_LIFETIME_MS,
   heartbeat: true,
   handler: async (s, data) => await s.moves.run(data.moveId),
 });

@@ -35,6 +35,13 @@ import type { ProjectRole, Provisioning } from './provisioning.ts';
 
 export const MOVE_JOB = 'data.project.move';
 export const DRAIN_JOB = 'data.server.drain';
+/**
+ * The scheduler lock of a move or a drain: renewed every third of it while the job runs (heartbeat), so it bounds only
+ * how long after its process died a move is taken over (finished, or undone). 15 s leaves a live mover four renewals
+ * missed in a row before another instance would take over (an event loop stalled that long is not running the move
+ * either), and a project held by a dead mover waits 15 s instead of the 30 s of the first version.
+ */
+export const MOVE_LOCK_LIFETIME_MS = 15_000;
 
 /** Projects a drain moves at once. */
 export const DRAIN_PARALLEL = 2;
