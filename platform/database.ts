@@ -127,6 +127,9 @@ export async function openSubgraphDatabase(opts: {
     discovery: { warnWhenNoEntities: false },
     extensions: [Migrator],
     pool: { min: 0, max: opts.poolMax ?? 8 },
+    // Named in pg_stat_activity (`tessera-<subgraph>`), as every pool of the platform is: an operator, or
+    // bench N1's diagnosis, tells whose backend is busy.
+    driverOptions: { application_name: `tessera-${opts.name}` },
     migrations: {
       tableName: `tessera_migrations_${opts.name}`,
       migrationsList: opts.migrations,

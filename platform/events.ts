@@ -160,7 +160,11 @@ export async function startEventConsumer(opts: {
 }): Promise<EventConsumer> {
   const log = opts.logger.child({ consumer: opts.name });
   // A connection dropped by the server (restart, database dropped) must not crash the process.
-  const pool = createPgPool({ connectionString: opts.url, max: 1 }, log, 'event consumer');
+  const pool = createPgPool(
+    { connectionString: opts.url, max: 1, application_name: `tessera-events-consumer-${opts.name}` },
+    log,
+    'event consumer',
+  );
   let stopped = false;
 
   /** One batch of up to 100 events in one transaction; answers whether more may be waiting. */

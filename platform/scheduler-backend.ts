@@ -33,7 +33,11 @@ export function createSchedulerBackend(url: string, name: string, log: Logger): 
   }
   // Our own pool, so a connection dropped by the server (restart, admin command) is logged instead of crashing the
   // process as an unhandled 'error' event.
-  const pool = createPgPool({ connectionString: url }, log, 'scheduler');
+  const pool = createPgPool(
+    { connectionString: url, application_name: `tessera-scheduler-${name.replaceAll(' ', '-')}` },
+    log,
+    'scheduler',
+  );
   trackPool(`scheduler:${name}`, pool);
   const backend = new PostgresBackend({ pool });
   // The backend creates its table, indexes and trigger at connect (IF NOT EXISTS / OR REPLACE), which is not safe

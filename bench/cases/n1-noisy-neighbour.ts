@@ -332,8 +332,11 @@ export const n1: CustomCase = {
           const pids = await withPgClient(
             databaseUrl,
             async (c) =>
-              (await c.query(`select datname, usename, array_agg(pid) as pids from pg_stat_activity group by 1, 2`))
-                .rows,
+              (
+                await c.query(
+                  `select datname, usename, application_name, array_agg(pid) as pids from pg_stat_activity group by 1, 2, 3`,
+                )
+              ).rows,
           );
           fs.appendFileSync(`${process.env.BENCH_N1_SAMPLES}.pids`, JSON.stringify({ tessera: own.pid, pids }) + '\n');
         }
