@@ -2,7 +2,7 @@
 // the hostile projects' requests in pg_sleep, CPU-heavy statements and async invokes. A neighbour's load comes from
 // somewhere else than the victim's client: run in the harness's process, its ~400 answers a second shared one event
 // loop with autocannon, which then timed its own waits for that loop into the victim's latency.
-// Config: N1_HOSTILE (JSON {url, keys, sleepers, burners, asyncInvokers, invokeKey, startAt}). Prints `ready` once
+// Config: N1_HOSTILE (JSON {url, keys, sleepers, burners, asyncInvokers, invokeKey, startAt, retryMs, countLimits}). Prints `ready` once
 // loaded, and starts its loops at `startAt` (epoch ms; at once when absent or past): the harness starts this process
 // seconds before the hostile load begins, so the load's first second is the neighbour's requests and not this
 // process's own start-up (about half a second of CPU, loading and compiling, on the machine the victim's server
@@ -19,6 +19,10 @@ type Config = {
   asyncInvokers: number;
   invokeKey: string;
   startAt?: number;
+  /** Wait (ms) before a refused request is sent again; 100 unless the harness says (BENCH_N1_RETRY_MS, diagnosis). */
+  retryMs?: number;
+  /** Count the 429s by the limit they name (BENCH_N1_ACTIVITY, diagnosis). */
+  countLimits?: boolean;
 };
 
 const config = JSON.parse(process.env.N1_HOSTILE ?? '{}') as Config;
@@ -38,14 +42,26 @@ const post = (path: string, apiKey: string, body: unknown): Promise<number> =>
         headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
       },
       (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
+        // Diagnosis (countLimits): a 429's body is read for the limit it names (`details.limit`; none: the request rate).
+        if (!(config.countLimits && res.statusCode === 429)) res.resume();
+        let body = '';
+        if (config.countLimits && res.statusCode === 429) res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => {
+          if (config.countLimits && res.statusCode === 429) {
+            const limit = /"limit":"(\w+)"/.exec(body)?.[1] ?? 'request rate';
+            const second = (refusedBy[Math.floor((performance.now() - started) / 1000)] ??= {});
+            second[limit] = (second[limit] ?? 0) + 1;
+          }
+          resolve(res.statusCode ?? 0);
+        });
       },
     );
     req.on('error', reject);
     req.end(JSON.stringify(body));
   });
 let stop = false;
+/** 429s per second since the loops started, by the limit they name (countLimits). */
+const refusedBy: Record<string, number>[] = [];
 const statuses: Record<number, number> = {};
 /** Answers by status per second since the loops started (diagnosis: which second the hostile load changed shape). */
 let started = performance.now();
@@ -60,7 +76,7 @@ const loop = (fn: () => Promise<number>) =>
       statuses[status] = (statuses[status] ?? 0) + 1;
       const second = (perSecond[Math.floor((performance.now() - started) / 1000)] ??= {});
       second[status] = (second[status] ?? 0) + 1;
-      if (status === 429) await new Promise((r) => setTimeout(r, 100));
+      if (status === 429) await new Promise((r) => setTimeout(r, config.retryMs ?? 100));
     }
   })();
 
@@ -88,6 +104,8 @@ process.on('SIGTERM', () => {
   stop = true;
   clearInterval(alive);
   void Promise.all(loops).then(() => {
+    if (config.countLimits)
+      process.stdout.write(`N1 hostile refusals per second by limit: ${JSON.stringify(refusedBy)}\n`);
     process.stdout.write(`N1 hostile answers per second: ${JSON.stringify(perSecond)}\n`);
     process.stdout.write(`${JSON.stringify(statuses)}\n`);
     process.exit(0);

@@ -130,6 +130,12 @@ function schedOf(pid: number): number[] {
   }
 }
 
+/** What the main thread ran and waited for a CPU since `before` (schedOf), in words. */
+function schedSince(pid: number, before: number[]): string {
+  const [ran, waited] = schedOf(pid).map((v, i) => (v - before[i]!) / 1e6);
+  return `main thread ran ${ran!.toFixed(0)} ms and waited for a CPU ${waited!.toFixed(0)} ms`;
+}
+
 /** The spawned Tessera's own process figures from GET /metrics (loopback), by series name (labels summed). */
 async function processMetrics(url: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${url}/metrics`)).text();
@@ -247,7 +253,9 @@ export const n1: CustomCase = {
     const run = async (): Promise<CustomFigures> => {
       // Warm-up (not measured): the first load of a round also pays for what the previous round left behind.
       await loadTarget(target, 2, VICTIM_CONNECTIONS);
+      const schedSolo = ACTIVITY ? schedOf(own.pid) : undefined;
       const steadySolo = await steadyLoad(target, soloS, STEADY_RATE);
+      if (schedSolo) console.error(`N1 process, steady victim alone: ${schedSince(own.pid, schedSolo)}`);
       const solo = await loadTarget(target, soloS, VICTIM_CONNECTIONS);
       // A full run starts the hostile load as a minute begins: its plan's request rate and statement time are
       // counted per minute, so that is when it has the most to spend, and every round then sees the same.
@@ -274,6 +282,10 @@ export const n1: CustomCase = {
             asyncInvokers: OFF.has('async') ? 0 : ASYNC_INVOKERS,
             invokeKey: hostile[0]!,
             startAt: boundary,
+            // Diagnosis only: BENCH_N1_RETRY_MS=<ms> is how long a refused hostile loop waits before sending again
+            // (100 by default: each loop then sends about ten refused requests a second).
+            ...(process.env.BENCH_N1_RETRY_MS ? { retryMs: Number(process.env.BENCH_N1_RETRY_MS) } : {}),
+            countLimits: ACTIVITY,
           }),
         },
         /ready\n/,
@@ -320,6 +332,7 @@ export const n1: CustomCase = {
         await new Promise((r) => setTimeout(r, loadedS * 1000));
         const loadedTo = performance.now();
         const samples = await stopVictim();
+        if (schedBefore) console.error(`N1 process, steady victim loaded: ${schedSince(own.pid, schedBefore)}`);
         // Diagnosis only: BENCH_N1_SAMPLES=<file> appends the steady victim's requests (epoch ms sent, ms taken, status).
         if (process.env.BENCH_N1_SAMPLES)
           fs.appendFileSync(
@@ -389,7 +402,8 @@ export const n1: CustomCase = {
           hostileLoad
             .output()
             .split('\n')
-            .find((l) => l.startsWith('N1 hostile answers per second')),
+            .filter((l) => l.startsWith('N1 hostile '))
+            .join('\n'),
         );
       }
       const ratio = steadySolo.p99 / Math.max(steadyLoaded.p99, 0.001);
